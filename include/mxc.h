@@ -1,0 +1,87 @@
+/* mxc.h — the public, stable C ABI of libmxc.
+ *
+ * Every entry point takes the same JSON request the CLI (mxc-exec) reads and
+ * answers with the same JSON envelope the CLI prints: {"result":{...}} or
+ * {"error":{...}}.  Strings returned by the library are freed with mxc_free. */
+#ifndef MXC_H
+#define MXC_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MXC_VERSION "0.1.0"
+
+/* Non-exec state-aware phases (provision, start, stop, deprovision).
+ * Returns 0 on success, -1 on error; *response_json always receives one
+ * envelope (free with mxc_free).  exec requests are refused here: use
+ * mxc_state_aware_exec or mxc_state_aware_exec_attached. */
+int mxc_state_aware(const char *request_json, char **response_json);
+
+void mxc_free(void *p);
+
+/* ---- in-process exec (spec 000, "In-process callers") ---------------- */
+
+typedef struct mxc_exec_handle mxc_exec_handle;
+
+typedef enum { MXC_EXEC_EXITED = 0, MXC_EXEC_TIMED_OUT = 1 } mxc_exec_outcome_kind;
+
+typedef struct {
+    mxc_exec_outcome_kind kind;
+    int exit_code; /* valid when kind == MXC_EXEC_EXITED; signal N -> 128+N */
+} mxc_exec_outcome;
+
+/* Starts an exec phase request inside a live session and returns at once.
+ * On failure returns -1 and *error_json receives an {"error":...} envelope. */
+int mxc_state_aware_exec(const char *request_json, mxc_exec_handle **handle, char **error_json);
+
+/* The workload's stdio.  The handle owns these fds; they stay valid until
+ * mxc_exec_handle_free.  A caller may close stdin early with
+ * mxc_exec_close_stdin to send EOF. */
+int mxc_exec_stdin_fd(const mxc_exec_handle *h);
+int mxc_exec_stdout_fd(const mxc_exec_handle *h);
+int mxc_exec_stderr_fd(const mxc_exec_handle *h);
+void mxc_exec_close_stdin(mxc_exec_handle *h);
+
+/* Waiter: blocks until the workload has exited (or the process.timeout
+ * ladder has ended it).  A spent deadline is sticky: TimedOut is reported
+ * even if an exit is observed after the deadline.  Idempotent. */
+int mxc_exec_wait(mxc_exec_handle *h, mxc_exec_outcome *outcome);
+
+/* Terminator: SIGKILLs every process of this exec.  Returns 0 when the kill
+ * was accepted (or, after a confirmed exit, without acting), -1 when the
+ * kernel refused it (errno set). */
+int mxc_exec_terminate(mxc_exec_handle *h);
+
+void mxc_exec_handle_free(mxc_exec_handle *h);
+
+/* Attached exec: stdin and stdout must be terminals; the workload runs on a
+ * pty inside the sandbox, this process's terminal is put in raw mode and
+ * restored on return.  A second concurrent call in the same process is
+ * refused.  Returns the workload's exit status (128+N for signal N, 255 on
+ * timeout) or -1 with *error_json set. */
+int mxc_state_aware_exec_attached(const char *request_json, char **error_json);
+
+/* ---- the executor, as mxc-exec runs it ----------------------------- */
+
+#define MXC_RUN_EXPERIMENTAL 1u /* state-aware phases allowed (--experimental) */
+#define MXC_RUN_DRY_RUN 2u      /* validate and print the plan; run nothing */
+
+/* Runs one request as the CLI does: one envelope on out for non-exec
+ * phases, dispatch errors and dry runs; the workload's stdio relayed
+ * through in/out/err for exec and one-shot.  Returns the process exit
+ * status. */
+int mxc_run_request(const char *request, size_t len, unsigned flags, int in, int out, int err);
+
+/* The capability report printed by mxc-exec --probe (malloc'd JSON). */
+char *mxc_probe_json(void);
+
+/* The honor matrix as a Markdown table (malloc'd), for the docs. */
+char *mxc_honor_matrix_markdown(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

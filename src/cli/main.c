@@ -1,0 +1,150 @@
+/* mxc-exec — the command-line executor: a thin argv shell over libmxc.
+ * Owns: flags, reading the request (--config FILE|-, --config-base64,
+ * or a positional path), diagnostics routing (--debug, --log-file).
+ * Everything else is the library's. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mxc.h"
+#include "error.h"
+#include "request.h"
+#include "sandbox_id.h"
+
+static const char USAGE[] =
+    "usage: mxc-exec [--experimental] [--debug] [--log-file PATH] [--dry-run]\n"
+    "                [--allow-testing-features] (--config FILE|- | --config-base64 B64 | FILE)\n"
+    "       mxc-exec --probe | --honor-matrix | --version | --help\n"
+    "\n"
+    "Runs one MXC request (JSON) in a Linux sandbox. Non-exec phases print one\n"
+    "{\"result\":...} or {\"error\":...} envelope on stdout; exec and one-shot\n"
+    "requests stream the workload's output and exit with its status.\n";
+
+static void fail_envelope(const char *fmt, const char *arg)
+{
+    mxc_error e = {0};
+    mxc_err(&e, MXC_E_MALFORMED_REQUEST, fmt, arg ? arg : "");
+    char *s = mxc_error_envelope_text(&e);
+    if (s)
+        printf("%s\n", s);
+    free(s);
+    mxc_error_clear(&e);
+}
+
+/* Reads at most MXC_REQUEST_MAX_BYTES + 1 so the library can say "too big". */
+static char *read_bounded(int fd, size_t *len)
+{
+    size_t cap = 65536, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (n == cap) {
+            if (cap > MXC_REQUEST_MAX_BYTES)
+                break;
+            cap *= 2;
+            char *g = realloc(buf, cap);
+            if (!g) {
+                free(buf);
+                return NULL;
+            }
+            buf = g;
+        }
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    *len = n;
+    return buf;
+}
+
+int main(int argc, char **argv)
+{
+    const char *config = NULL, *b64 = NULL, *log_file = NULL;
+    unsigned flags = 0;
+    bool debug = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(USAGE, stdout);
+            return 0;
+        } else if (!strcmp(a, "--version")) {
+            printf("mxc-exec %s\n", MXC_VERSION);
+            return 0;
+        } else if (!strcmp(a, "--probe")) {
+            char *p = mxc_probe_json();
+            printf("%s\n", p ? p : "{}");
+            mxc_free(p);
+            return 0;
+        } else if (!strcmp(a, "--honor-matrix")) {
+            char *m = mxc_honor_matrix_markdown();
+            fputs(m ? m : "", stdout);
+            mxc_free(m);
+            return 0;
+        } else if (!strcmp(a, "--experimental")) {
+            flags |= MXC_RUN_EXPERIMENTAL;
+        } else if (!strcmp(a, "--dry-run")) {
+            flags |= MXC_RUN_DRY_RUN;
+        } else if (!strcmp(a, "--debug")) {
+            debug = true;
+        } else if (!strcmp(a, "--allow-testing-features")) {
+            /* accepted: this build ships no testing-only features */
+        } else if ((!strcmp(a, "--config") || !strcmp(a, "--config-base64") || !strcmp(a, "--log-file")) &&
+                   i + 1 < argc) {
+            const char **slot = !strcmp(a, "--config") ? &config : !strcmp(a, "--log-file") ? &log_file : &b64;
+            *slot = argv[++i];
+        } else if (a[0] != '-' && !config) {
+            config = a;
+        } else {
+            fail_envelope("unknown or incomplete argument %s (see --help)", a);
+            return 2;
+        }
+    }
+    if (log_file) {
+        int fd = open(log_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            dup2(fd, 2); /* diagnostics only; stdout stays the envelope's */
+            close(fd);
+        }
+    }
+    if (debug)
+        fprintf(stderr, "mxc-exec %s: flags=%u\n", MXC_VERSION, flags);
+    char *buf = NULL;
+    size_t len = 0;
+    if (b64) { /* precedence as upstream: base64 > --config > positional */
+        size_t n = strlen(b64);
+        buf = malloc(n / 4 * 3 + 4);
+        long got = buf ? mxc_b64std_decode(b64, n, (unsigned char *)buf, n / 4 * 3 + 4) : -1;
+        if (got < 0) {
+            free(buf);
+            fail_envelope("--config-base64 is not valid padded standard base64%s", NULL);
+            return 1;
+        }
+        len = (size_t)got;
+    } else if (config) {
+        int fd = strcmp(config, "-") == 0 ? 0 : open(config, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            fail_envelope("cannot read the request file %s", config);
+            return 1;
+        }
+        buf = read_bounded(fd, &len);
+        if (fd != 0)
+            close(fd);
+    } else {
+        fputs(USAGE, stderr);
+        fail_envelope("no request given: use --config FILE|- or --config-base64 B64%s", NULL);
+        return 2;
+    }
+    if (!buf) {
+        fail_envelope("out of memory reading the request%s", NULL);
+        return 1;
+    }
+    fflush(stdout);
+    int status = mxc_run_request(buf, len, flags, 0, 1, 2);
+    free(buf);
+    return status;
+}

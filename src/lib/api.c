@@ -1,0 +1,324 @@
+/* api.c — the public entry points (include/mxc.h).
+ * Owns: the validation layers in their documented order (parse -> mode ->
+ * containment -> id -> honor matrix -> state -> OS work; first failure
+ * wins), the --experimental gate, dispatch to the backends, and turning
+ * every outcome into the one envelope the caller reads. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "mxc.h"
+#include "policy.h"
+#include "probe.h"
+#include "sandbox_id.h"
+#include "session.h"
+
+void mxc_free(void *p)
+{
+    free(p);
+}
+
+static int validate(const char *buf, size_t len, bool experimental, mxc_request *r, mxc_error *e)
+{
+    if (mxc_request_parse(buf, len, r, e) < 0)
+        return -1;
+    if (r->phase != MXC_PHASE_NONE && !experimental) {
+        mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "state-aware phases are experimental");
+        mxc_err_set_remediation(e, "pass --experimental to mxc-exec to use the state-aware lifecycle");
+        return -1;
+    }
+    if (r->phase != MXC_PHASE_NONE && r->phase != MXC_PHASE_PROVISION) {
+        mxc_sandbox_id id;
+        if (mxc_sandbox_id_decode(r->sandbox_id, &id, e) < 0 && e->code != MXC_E_STALE_ID)
+            return -1;
+        mxc_error_clear(e); /* a stale id is the state layer's answer, after policy */
+    }
+    return mxc_policy_validate(r, e);
+}
+
+static void write_all(int fd, const char *s)
+{
+    size_t len = strlen(s);
+    while (len) {
+        ssize_t n = write(fd, s, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+        s += n, len -= (size_t)n;
+    }
+}
+
+static void print_json_line(int fd, json_t *j)
+{
+    char *text = json_dumps(j, JSON_COMPACT);
+    if (text) {
+        write_all(fd, text);
+        write_all(fd, "\n");
+    }
+    free(text);
+}
+
+static void print_error(int fd, const mxc_error *e)
+{
+    json_t *env = mxc_error_envelope(e);
+    print_json_line(fd, env);
+    json_decref(env);
+}
+
+static void print_result(int fd, json_t *result)
+{
+    json_t *env = json_pack("{s:O}", "result", result);
+    print_json_line(fd, env);
+    json_decref(env);
+}
+
+static void print_timeout(int fd, uint32_t ms)
+{
+    mxc_error e = {0};
+    mxc_err(&e, MXC_E_BACKEND_ERROR, "timed out after %u ms", ms);
+    e.details = json_pack("{s:b, s:I}", "timedOut", 1, "timeoutMs", (json_int_t)ms);
+    print_error(fd, &e);
+    mxc_error_clear(&e);
+}
+
+int mxc_run_request(const char *request, size_t len, unsigned flags, int in, int out, int err)
+{
+    mxc_request r;
+    mxc_error e = {0};
+    int status = 1;
+    if (validate(request, len, flags & MXC_RUN_EXPERIMENTAL, &r, &e) < 0) {
+        print_error(out, &e);
+        goto done;
+    }
+    if (flags & MXC_RUN_DRY_RUN) {
+        json_t *plan = r.phase == MXC_PHASE_NONE || r.phase == MXC_PHASE_PROVISION ? mxc_plan_describe(&r, &e)
+                                                                                    : json_object();
+        if (!plan) {
+            print_error(out, &e);
+            goto done;
+        }
+        json_t *res = json_pack("{s:b, s:s, s:o}", "dryRun", 1, "phase", mxc_phase_name(r.phase), "plan", plan);
+        print_result(out, res);
+        json_decref(res);
+        status = 0;
+        goto done;
+    }
+    if (r.phase == MXC_PHASE_NONE || r.phase == MXC_PHASE_EXEC) {
+        int code = 255;
+        bool timed_out = false;
+        int rc;
+        if (r.phase == MXC_PHASE_NONE) {
+            rc = mxc_oneshot_run(&r, in, out, err, &code, &timed_out, &e);
+        } else {
+            mxc_proc proc;
+            rc = mxc_session_exec_start(&r, false, &proc, &e);
+            if (rc == 0) {
+                mxc_exec_run(&proc, in, out, err, &e);
+                code = proc.exit_code;
+                timed_out = proc.timed_out;
+                mxc_exec_close(&proc);
+            }
+        }
+        if (rc < 0) {
+            print_error(out, &e);
+            goto done;
+        }
+        if (timed_out) {
+            print_timeout(err, r.timeout_ms); /* stdout belongs to the workload */
+            code = 255;
+        }
+        status = code;
+        goto done;
+    }
+    json_t *result = NULL;
+    if (mxc_session_phase(&r, &result, &e) < 0) {
+        print_error(out, &e);
+        goto done;
+    }
+    print_result(out, result);
+    json_decref(result);
+    status = 0;
+done:
+    mxc_request_free(&r);
+    mxc_error_clear(&e);
+    return status;
+}
+
+static char *envelope_text(const mxc_error *e)
+{
+    return mxc_error_envelope_text(e);
+}
+
+int mxc_state_aware(const char *request_json, char **response_json)
+{
+    mxc_request r;
+    mxc_error e = {0};
+    int rc = -1;
+    *response_json = NULL;
+    if (!request_json) {
+        mxc_err(&e, MXC_E_MALFORMED_REQUEST, "request is NULL");
+    } else if (validate(request_json, strlen(request_json), true, &r, &e) == 0) {
+        if (r.phase == MXC_PHASE_NONE) {
+            mxc_err(&e, MXC_E_UNSUPPORTED_CONTAINMENT, "the one-shot surface is not reachable in-process");
+        } else if (r.phase == MXC_PHASE_EXEC) {
+            mxc_err(&e, MXC_E_UNSUPPORTED_PHASE, "exec is served by mxc_state_aware_exec or mxc_state_aware_exec_attached");
+        } else {
+            json_t *result = NULL;
+            if (mxc_session_phase(&r, &result, &e) == 0) {
+                json_t *env = json_pack("{s:o}", "result", result);
+                *response_json = json_dumps(env, JSON_COMPACT);
+                json_decref(env);
+                rc = 0;
+            }
+        }
+    }
+    if (rc < 0)
+        *response_json = envelope_text(&e);
+    if (request_json)
+        mxc_request_free(&r);
+    mxc_error_clear(&e);
+    return rc;
+}
+
+struct mxc_exec_handle {
+    mxc_proc proc;
+};
+
+static int exec_prepare(const char *request_json, bool pty, mxc_proc *proc, mxc_error *e)
+{
+    mxc_request r;
+    if (!request_json)
+        return mxc_err(e, MXC_E_MALFORMED_REQUEST, "request is NULL");
+    int rc = validate(request_json, strlen(request_json), true, &r, e);
+    if (rc == 0 && r.phase != MXC_PHASE_EXEC)
+        rc = mxc_err(e, MXC_E_UNSUPPORTED_PHASE, "this entry point takes exec requests only");
+    if (rc == 0)
+        rc = mxc_session_exec_start(&r, pty, proc, e);
+    mxc_request_free(&r);
+    return rc;
+}
+
+int mxc_state_aware_exec(const char *request_json, mxc_exec_handle **handle, char **error_json)
+{
+    mxc_error e = {0};
+    *handle = NULL;
+    if (error_json)
+        *error_json = NULL;
+    mxc_exec_handle *h = calloc(1, sizeof *h);
+    if (!h || exec_prepare(request_json, false, &h->proc, &e) < 0) {
+        if (!h)
+            mxc_err(&e, MXC_E_BACKEND_ERROR, "out of memory");
+        if (error_json)
+            *error_json = envelope_text(&e);
+        free(h);
+        mxc_error_clear(&e);
+        return -1;
+    }
+    *handle = h;
+    return 0;
+}
+
+int mxc_exec_stdin_fd(const mxc_exec_handle *h) { return h->proc.in_fd; }
+int mxc_exec_stdout_fd(const mxc_exec_handle *h) { return h->proc.out_fd; }
+int mxc_exec_stderr_fd(const mxc_exec_handle *h) { return h->proc.err_fd; }
+
+void mxc_exec_close_stdin(mxc_exec_handle *h)
+{
+    if (h->proc.in_fd >= 0)
+        close(h->proc.in_fd);
+    h->proc.in_fd = -1;
+}
+
+int mxc_exec_wait(mxc_exec_handle *h, mxc_exec_outcome *outcome)
+{
+    if (!h->proc.finished) {
+        mxc_error e = {0};
+        mxc_exec_run(&h->proc, -1, -1, -1, &e);
+        mxc_error_clear(&e);
+    }
+    outcome->kind = h->proc.timed_out ? MXC_EXEC_TIMED_OUT : MXC_EXEC_EXITED;
+    outcome->exit_code = h->proc.exit_code;
+    return 0;
+}
+
+int mxc_exec_terminate(mxc_exec_handle *h)
+{
+    return mxc_exec_kill(&h->proc);
+}
+
+void mxc_exec_handle_free(mxc_exec_handle *h)
+{
+    if (!h)
+        return;
+    if (!h->proc.finished)
+        mxc_exec_kill(&h->proc);
+    mxc_exec_close(&h->proc);
+    free(h);
+}
+
+static atomic_bool attached_busy;
+
+int mxc_state_aware_exec_attached(const char *request_json, char **error_json)
+{
+    mxc_error e = {0};
+    if (error_json)
+        *error_json = NULL;
+    int status = -1;
+    bool expected = false;
+    struct termios saved;
+    bool restore = false;
+    if (!isatty(0) || !isatty(1)) {
+        mxc_err(&e, MXC_E_BACKEND_ERROR, "attached exec needs terminals on stdin and stdout; use mxc_state_aware_exec");
+    } else if (!atomic_compare_exchange_strong(&attached_busy, &expected, true)) {
+        mxc_err(&e, MXC_E_BACKEND_ERROR, "another attached exec is running in this process");
+    } else {
+        mxc_proc proc;
+        if (exec_prepare(request_json, true, &proc, &e) == 0) {
+            struct winsize ws;
+            if (ioctl(0, TIOCGWINSZ, &ws) == 0)
+                ioctl(proc.out_fd, TIOCSWINSZ, &ws);
+            if (tcgetattr(0, &saved) == 0) {
+                struct termios raw = saved;
+                cfmakeraw(&raw);
+                restore = tcsetattr(0, TCSANOW, &raw) == 0;
+            }
+            mxc_exec_run(&proc, 0, 1, -1, &e);
+            status = proc.timed_out ? 255 : proc.exit_code;
+            mxc_exec_close(&proc);
+            if (restore)
+                tcsetattr(0, TCSANOW, &saved);
+        }
+        atomic_store(&attached_busy, false);
+    }
+    if (status < 0 && error_json)
+        *error_json = envelope_text(&e);
+    mxc_error_clear(&e);
+    return status;
+}
+
+char *mxc_probe_json(void)
+{
+    json_t *p = mxc_probe();
+    char *s = json_dumps(p, JSON_COMPACT);
+    json_decref(p);
+    return s;
+}
+
+char *mxc_honor_matrix_markdown(void)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    mxc_policy_print_matrix_markdown(f);
+    fclose(f);
+    return buf;
+}

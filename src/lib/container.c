@@ -1,0 +1,362 @@
+/* container.c — see container.h.
+ *
+ * Process tree at start:  caller ──fork──> C1 (drops to the plan's uid,
+ * unshares the user namespace; the caller writes its maps) ──unshare the
+ * rest, fork──> holder (PID 1).  C1 reports the holder's pid and exits, so
+ * the holder is nobody's child but init's and outlives the caller. */
+#include "container.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsview.h"
+
+typedef struct {
+    int kind;          /* MSG_* */
+    int err;           /* errno */
+    pid_t pid;
+    char stage[64];
+} ctl_msg;
+
+enum { MSG_MAPS_PLEASE = 1, MSG_MAPS_DONE, MSG_PID, MSG_READY, MSG_FAIL, MSG_RELEASE };
+
+static int send_msg(int fd, int kind, int err, pid_t pid, const char *stage)
+{
+    ctl_msg m = {.kind = kind, .err = err, .pid = pid};
+    if (stage)
+        snprintf(m.stage, sizeof m.stage, "%s", stage);
+    return send(fd, &m, sizeof m, MSG_NOSIGNAL) == (ssize_t)sizeof m ? 0 : -1;
+}
+
+static int recv_msg(int fd, ctl_msg *m)
+{
+    ssize_t n;
+    do
+        n = recv(fd, m, sizeof *m, 0);
+    while (n < 0 && errno == EINTR);
+    return n == (ssize_t)sizeof *m ? 0 : -1;
+}
+
+unsigned long long mxc_proc_start_time(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')'); /* comm may contain spaces */
+    if (!p)
+        return 0;
+    unsigned long long v = 0;
+    int field = 2;
+    for (char *tok = strtok(p + 1, " "); tok; tok = strtok(NULL, " "))
+        if (++field == 22) {
+            v = strtoull(tok, NULL, 10);
+            break;
+        }
+    return v;
+}
+
+bool mxc_holder_alive(pid_t pid, unsigned long long start_time)
+{
+    if (pid <= 0)
+        return false;
+    unsigned long long st = mxc_proc_start_time(pid);
+    if (st == 0 || st != start_time)
+        return false;
+    char path[64], state = 0;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (f) {
+        if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
+            state = 0;
+        fclose(f);
+    }
+    return state != 'Z' && state != 'X';
+}
+
+static int loopback_up(void)
+{
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return -errno;
+    struct ifreq ifr = {0};
+    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+    int rc = 0;
+    if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+        rc = -errno;
+    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+    if (rc == 0 && ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+        rc = -errno;
+    close(s);
+    return rc;
+}
+
+/* PID 1: reap everything; exit on SIGTERM or, when attached, on the
+ * caller's end of the control socket closing. */
+static _Noreturn void holder_loop(int ctl, bool detached)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    int sfd = (int)syscall(SYS_signalfd4, -1, &set, 8, O_CLOEXEC);
+    for (;;) {
+        struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN}, {.fd = detached ? -1 : ctl, .events = POLLIN}};
+        if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+            _exit(1);
+        if (pfd[1].revents)
+            _exit(0); /* attached: the caller is gone or done */
+        if (pfd[0].revents) {
+            struct { uint32_t signo; char pad[124]; } info;
+            if (read(sfd, &info, sizeof info) > 0 && info.signo != SIGCHLD)
+                _exit(0);
+            while (waitpid(-1, NULL, WNOHANG) > 0)
+                ;
+        }
+    }
+}
+
+static _Noreturn void holder_main(const mxc_plan *p, const mxc_fsview_sources *src, int ctl, bool detached)
+{
+    const char *stage = "holder.sethostname";
+    int rc = sethostname(p->hostname, strlen(p->hostname)) < 0 ? -errno : 0;
+    if (rc == 0 && !p->host_network) {
+        stage = "holder.loopback";
+        rc = loopback_up();
+    }
+    if (rc == 0)
+        rc = mxc_fsview_build(p, src, &stage);
+    if (rc < 0) {
+        send_msg(ctl, MSG_FAIL, -rc, 0, stage);
+        _exit(1);
+    }
+    /* Keep only the control socket; every source fd is spent. */
+    if (ctl > 3)
+        syscall(SYS_close_range, 3, ctl - 1, 0);
+    syscall(SYS_close_range, ctl + 1, ~0U, 0);
+    int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (devnull >= 0) {
+        dup2(devnull, 0), dup2(devnull, 1), dup2(devnull, 2);
+        if (devnull > 2)
+            close(devnull);
+    }
+    if (send_msg(ctl, MSG_READY, 0, getpid(), NULL) < 0)
+        _exit(1);
+    if (detached) {
+        ctl_msg m;
+        if (recv_msg(ctl, &m) < 0 || m.kind != MSG_RELEASE)
+            _exit(0); /* the caller died before recording us: leave nothing */
+        close(ctl);
+        ctl = -1;
+    }
+    holder_loop(ctl, detached);
+}
+
+/* C1: become the plan's identity, create the user namespace, get mapped,
+ * create the rest, fork PID 1. */
+static _Noreturn void first_child(const mxc_plan *p, const mxc_fsview_sources *src, int ctl, bool detached)
+{
+    const char *stage = "holder.setsid";
+    int rc = setsid() < 0 ? -errno : 0;
+    if (!detached)
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (rc == 0 && getuid() != p->uid) {
+        stage = "holder.setresuid";
+        if (setgroups(0, NULL) < 0 || setresgid(p->gid, p->gid, p->gid) < 0 || setresuid(p->uid, p->uid, p->uid) < 0)
+            rc = -errno;
+    }
+    if (rc == 0) {
+        stage = "holder.unshare_user";
+        if (unshare(CLONE_NEWUSER) < 0)
+            rc = -errno;
+    }
+    ctl_msg m;
+    if (rc == 0) {
+        if (send_msg(ctl, MSG_MAPS_PLEASE, 0, 0, NULL) < 0 || recv_msg(ctl, &m) < 0 || m.kind != MSG_MAPS_DONE)
+            _exit(1);
+        stage = "holder.unshare";
+        int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
+        if (!p->host_network)
+            flags |= CLONE_NEWNET;
+        if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0 || unshare(flags) < 0)
+            rc = -errno;
+    }
+    pid_t holder = -1;
+    if (rc == 0) {
+        stage = "holder.fork";
+        holder = fork();
+        if (holder < 0)
+            rc = -errno;
+        if (holder == 0) {
+            if (!detached)
+                prctl(PR_SET_PDEATHSIG, SIGKILL);
+            holder_main(p, src, ctl, detached);
+        }
+    }
+    if (rc < 0) {
+        send_msg(ctl, MSG_FAIL, -rc, 0, stage);
+        _exit(1);
+    }
+    send_msg(ctl, MSG_PID, 0, holder, NULL);
+    if (detached)
+        _exit(0);
+    /* attached: stay as the holder's parent so that PDEATHSIG chains */
+    int status;
+    while (waitpid(holder, &status, 0) < 0 && errno == EINTR)
+        ;
+    _exit(0);
+}
+
+static int write_map(pid_t pid, const char *file, unsigned id)
+{
+    char path[64], line[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
+    snprintf(line, sizeof line, "0 %u 1\n", id);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t n = write(fd, line, strlen(line));
+    int err = errno;
+    close(fd);
+    return n < 0 ? -err : 0;
+}
+
+static int fail_from(const ctl_msg *m, mxc_error *e)
+{
+    const char *remedy = NULL;
+    if (m->err == EPERM || m->err == ENOSPC)
+        remedy = "check that user namespaces are enabled (user.max_user_namespaces) and that mxc runs as root";
+    return mxc_err_os(e, MXC_E_BACKEND_ERROR, m->stage, m->err, remedy, "sandbox setup failed at %s", m->stage);
+}
+
+int mxc_holder_spawn(const mxc_plan *p, const mxc_cgroup *cg, bool detached, mxc_holder *h, mxc_error *e)
+{
+    memset(h, 0, sizeof *h);
+    h->ctl_fd = -1;
+    mxc_fsview_sources src;
+    if (mxc_fsview_open_sources(p, &src, e) < 0)
+        return -1;
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+        mxc_fsview_close_sources(&src);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.socketpair", errno, NULL, "cannot create the control socket");
+    }
+    pid_t c1 = fork();
+    if (c1 < 0) {
+        int err = errno;
+        close(sv[0]), close(sv[1]);
+        mxc_fsview_close_sources(&src);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.fork", err, NULL, "cannot fork the session holder");
+    }
+    if (c1 == 0) {
+        close(sv[0]);
+        first_child(p, &src, sv[1], detached);
+    }
+    close(sv[1]);
+    mxc_fsview_close_sources(&src);
+    int ctl = sv[0];
+    int rc = 0;
+    if (cg && mxc_cgroup_add(cg, c1, e) < 0)
+        rc = -1;
+    ctl_msg m = {0};
+    if (rc == 0 && recv_msg(ctl, &m) < 0)
+        rc = mxc_err(e, MXC_E_BACKEND_ERROR, "the session holder died during setup");
+    if (rc == 0 && m.kind == MSG_FAIL)
+        rc = fail_from(&m, e);
+    if (rc == 0) {
+        int err = write_map(c1, "uid_map", p->uid);
+        if (!err)
+            err = write_map(c1, "gid_map", p->gid);
+        if (err)
+            rc = mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.uid_map", -err, NULL, "cannot write the id maps");
+        else if (send_msg(ctl, MSG_MAPS_DONE, 0, 0, NULL) < 0)
+            rc = mxc_err(e, MXC_E_BACKEND_ERROR, "the session holder died during setup");
+    }
+    while (rc == 0) {
+        if (recv_msg(ctl, &m) < 0) {
+            rc = mxc_err(e, MXC_E_BACKEND_ERROR, "the session holder died during setup");
+        } else if (m.kind == MSG_FAIL) {
+            rc = fail_from(&m, e);
+        } else if (m.kind == MSG_PID) {
+            h->pid = m.pid;
+        } else if (m.kind == MSG_READY) {
+            break;
+        }
+    }
+    if (detached) {
+        int status;
+        waitpid(c1, &status, 0);
+    }
+    if (rc < 0) {
+        if (h->pid > 0)
+            kill(h->pid, SIGKILL);
+        if (!detached) {
+            kill(c1, SIGKILL);
+            waitpid(c1, NULL, 0);
+        }
+        close(ctl);
+        return -1;
+    }
+    h->start_time = mxc_proc_start_time(h->pid);
+    h->ctl_fd = ctl;
+    return 0;
+}
+
+int mxc_holder_release(mxc_holder *h, mxc_error *e)
+{
+    int rc = send_msg(h->ctl_fd, MSG_RELEASE, 0, 0, NULL);
+    close(h->ctl_fd);
+    h->ctl_fd = -1;
+    return rc < 0 ? mxc_err(e, MXC_E_BACKEND_ERROR, "the session holder exited before it was released") : 0;
+}
+
+int mxc_holder_kill(pid_t pid, unsigned long long start_time, mxc_error *e)
+{
+    int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pfd < 0)
+        return errno == ESRCH ? 0 : mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.pidfd_open", errno, NULL, "cannot open the session holder");
+    /* pid reuse: the pidfd now pins the process; check it is still ours */
+    if (mxc_proc_start_time(pid) != start_time) {
+        close(pfd);
+        return 0;
+    }
+    if (syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH) {
+        int err = errno;
+        close(pfd);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.pidfd_send_signal", err, NULL, "cannot kill the session holder");
+    }
+    struct pollfd p = {.fd = pfd, .events = POLLIN};
+    int rc = poll(&p, 1, 10000);
+    close(pfd);
+    if (rc <= 0)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "the session holder did not exit within 10 s of SIGKILL");
+    /* It is gone; wait for the kernel to finish tearing the namespace down
+     * (the zombie is reaped by init). */
+    for (int i = 0; i < 200 && mxc_holder_alive(pid, start_time); i++)
+        usleep(5000);
+    return 0;
+}

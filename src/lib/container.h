@@ -1,0 +1,38 @@
+/* container.h — the session holder: the process that owns a sandbox's
+ * namespaces and root.
+ * Owns: creating user (0 inside = the plan's host uid), mount, PID, IPC,
+ * UTS, cgroup and (unless host network) network namespaces; the uid/gid
+ * maps written by the privileged parent; the filesystem view; loopback;
+ * the readiness handshake; reaping as PID 1; killing it.  The holder runs
+ * no workload code itself. */
+#ifndef MXC_CONTAINER_H
+#define MXC_CONTAINER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+#include "error.h"
+#include "plan.h"
+
+typedef struct {
+    pid_t pid;                     /* host pid of PID 1 of the sandbox */
+    unsigned long long start_time; /* /proc/PID/stat field 22: defeats pid reuse */
+    int ctl_fd;                    /* handshake socket; -1 once released */
+} mxc_holder;
+
+/* Spawns the holder and waits until its view is ready.  A detached holder
+ * (session) outlives the caller once mxc_holder_release is called; an
+ * attached one (one-shot) dies with its caller. */
+int mxc_holder_spawn(const mxc_plan *p, const mxc_cgroup *cg, bool detached, mxc_holder *h, mxc_error *e);
+/* Tells a detached holder that its state is recorded; from here on it
+ * lives until killed.  A holder whose caller dies before this exits. */
+int mxc_holder_release(mxc_holder *h, mxc_error *e);
+/* SIGKILLs the holder (the kernel then kills every process of its PID
+ * namespace) and waits until it is gone. */
+int mxc_holder_kill(pid_t pid, unsigned long long start_time, mxc_error *e);
+bool mxc_holder_alive(pid_t pid, unsigned long long start_time);
+
+unsigned long long mxc_proc_start_time(pid_t pid);
+
+#endif

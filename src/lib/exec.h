@@ -1,0 +1,46 @@
+/* exec.h — running one workload inside a live sandbox.
+ * Owns: joining the holder's namespaces with setns(pidfd), the per-process
+ * hardening (harden.c), the workload's stdio (pipes, or a pty in attached
+ * mode — never the caller's terminal), the live relay, the 3-tier timeout
+ * ladder (close stdin -> SIGTERM -> SIGKILL) with its sticky TimedOut, the
+ * terminator, and the exit status (signal N -> 128+N). */
+#ifndef MXC_EXEC_H
+#define MXC_EXEC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "error.h"
+#include "plan.h"
+
+#define MXC_LADDER_TERM_AFTER_MS 1000 /* close stdin, then this long before SIGTERM */
+#define MXC_LADDER_KILL_AFTER_MS 2000 /* SIGTERM, then this long before SIGKILL */
+
+typedef struct mxc_proc {
+    pid_t joiner;     /* our child: entered the namespaces, parent of the workload */
+    int joiner_pidfd;
+    pid_t workload;   /* host pid; also its process group */
+    int in_fd, out_fd, err_fd; /* our ends; -1 when closed. With a pty out_fd is the master and in_fd == -1 */
+    bool pty;
+    uint32_t timeout_ms;
+    struct timespec started;
+    int ladder;       /* 0 none, 1 stdin closed, 2 SIGTERM sent, 3 SIGKILL sent */
+    bool finished, timed_out;
+    int exit_code;
+} mxc_proc;
+
+int mxc_exec_start(pid_t holder, const mxc_plan *p, const mxc_exec_spec *s, bool pty, mxc_proc *proc, mxc_error *e);
+
+/* Runs until the workload is done: relays (when the fds are >= 0) caller
+ * stdin -> workload, workload stdout/stderr -> out/err, and drives the
+ * ladder.  Sets proc->finished, timed_out, exit_code. */
+int mxc_exec_run(mxc_proc *proc, int relay_in, int relay_out, int relay_err, mxc_error *e);
+
+/* SIGKILL to the workload's process group.  0 = accepted (or already
+ * exited), -1 = refused. */
+int mxc_exec_kill(mxc_proc *proc);
+void mxc_exec_close(mxc_proc *proc);
+
+#endif

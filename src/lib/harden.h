@@ -1,0 +1,27 @@
+/* harden.h — per-process hardening of a workload, in the canonical order.
+ * Owns: capability and securebit dropping, no_new_privs, rlimits, closing
+ * inherited fds, Landlock (landlock.c) and the seccomp filter
+ * (seccomp_filter.c).  Runs in the forked workload child only; must never be
+ * called in a process that goes on to run libmxc code. */
+#ifndef MXC_HARDEN_H
+#define MXC_HARDEN_H
+
+#include "plan.h"
+
+#define MXC_LANDLOCK_ABI_NEEDED 3 /* REFER (2) and TRUNCATE (3) are part of what we promise */
+
+/* Returns the kernel's Landlock ABI (0 = unavailable). */
+int mxc_landlock_abi(void);
+/* Restricts the calling thread to the plan's view.  Returns 0 or -errno;
+ * *stage names the failing step. */
+int mxc_landlock_apply(const mxc_plan *p, const char **stage);
+/* Loads the seccomp filter.  Returns 0 or -errno. */
+int mxc_seccomp_apply(void);
+
+/* The whole checklist, after the namespaces and the root are in place:
+ * drop caps -> no_new_privs -> Landlock -> seccomp (last: it would block the
+ * earlier steps).  keep_fd stays open (CLOEXEC) for error reporting.
+ * Returns 0 or -errno with *stage set. */
+int mxc_harden_self(const mxc_plan *p, int keep_fd, const char **stage);
+
+#endif

@@ -1,0 +1,149 @@
+/* plan.c — see plan.h.  Pure except for one stat() per grant when picking
+ * the default cwd. */
+#include "plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define DEFAULT_PIDS_MAX 512
+#define DEFAULT_MEMORY_MAX (1024ull * 1024 * 1024)
+
+static int add_grant(mxc_plan *p, const char *path, mxc_grant_mode mode, mxc_error *e)
+{
+    for (size_t i = 0; i < p->ngrants; i++) {
+        if (strcmp(p->grants[i].path, path) == 0) {
+            if (mode > p->grants[i].mode) /* denied > read-only > read-write */
+                p->grants[i].mode = mode;
+            return 0;
+        }
+    }
+    if (p->ngrants >= MXC_MAX_GRANTS)
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "too many filesystem entries (limit %d)", MXC_MAX_GRANTS);
+    p->grants[p->ngrants].path = strdup(path);
+    p->grants[p->ngrants].mode = mode;
+    p->ngrants++;
+    return 0;
+}
+
+static size_t depth(const char *path)
+{
+    size_t d = 0;
+    for (; *path; path++)
+        d += *path == '/';
+    return d;
+}
+
+static int by_depth(const void *a, const void *b)
+{
+    const mxc_grant *x = a, *y = b;
+    size_t dx = depth(x->path), dy = depth(y->path);
+    if (dx != dy)
+        return dx < dy ? -1 : 1;
+    return strcmp(x->path, y->path);
+}
+
+static uint64_t env_u64(const char *name, uint64_t dflt)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return dflt;
+    char *end;
+    unsigned long long n = strtoull(v, &end, 10);
+    return *end ? dflt : (uint64_t)n;
+}
+
+int mxc_plan_from_request(const mxc_request *r, mxc_plan *p, mxc_error *e)
+{
+    memset(p, 0, sizeof *p);
+    const struct { const mxc_strlist *l; mxc_grant_mode m; } lists[] = {
+        {&r->rw, MXC_GRANT_RW}, {&r->ro, MXC_GRANT_RO}, {&r->denied, MXC_GRANT_DENIED}};
+    for (size_t k = 0; k < 3; k++)
+        for (size_t i = 0; i < lists[k].l->n; i++)
+            if (add_grant(p, lists[k].l->v[i], lists[k].m, e) < 0)
+                return -1;
+    /* Less specific first: a deeper grant is mounted over a shallower one,
+     * so a denied path below a grant is hidden and a grant below a denied
+     * path is reachable. */
+    qsort(p->grants, p->ngrants, sizeof p->grants[0], by_depth);
+    p->host_network = r->has_network && !r->net_directional && r->net_allow && r->net_allow_local == MXC_TRI_TRUE &&
+                      !r->allowed_hosts.n && !r->blocked_hosts.n;
+    snprintf(p->hostname, sizeof p->hostname, "mxc-sandbox");
+    p->pids_max = env_u64("MXC_PIDS_MAX", DEFAULT_PIDS_MAX);
+    p->memory_max = env_u64("MXC_MEMORY_MAX", DEFAULT_MEMORY_MAX);
+    return 0;
+}
+
+void mxc_plan_free(mxc_plan *p)
+{
+    for (size_t i = 0; i < p->ngrants; i++)
+        free(p->grants[i].path);
+    free(p->workspace);
+    memset(p, 0, sizeof *p);
+}
+
+const char *mxc_plan_default_cwd(const mxc_plan *p)
+{
+    if (p->workspace)
+        return p->workspace;
+    for (size_t i = 0; i < p->ngrants; i++) {
+        struct stat st;
+        if (p->grants[i].mode == MXC_GRANT_RW && stat(p->grants[i].path, &st) == 0 && S_ISDIR(st.st_mode))
+            return p->grants[i].path;
+    }
+    return "/tmp";
+}
+
+static int env_push(char ***envp, size_t *n, const char *kv)
+{
+    size_t klen = strcspn(kv, "=");
+    for (size_t i = 0; i < *n; i++) {
+        if (strncmp((*envp)[i], kv, klen) == 0 && (*envp)[i][klen] == '=') {
+            free((*envp)[i]);
+            (*envp)[i] = strdup(kv);
+            return 0;
+        }
+    }
+    char **grown = realloc(*envp, (*n + 2) * sizeof **envp);
+    if (!grown)
+        return -1;
+    *envp = grown;
+    (*envp)[(*n)++] = strdup(kv);
+    (*envp)[*n] = NULL;
+    return 0;
+}
+
+int mxc_exec_spec_build(const mxc_request *r, const mxc_plan *p, mxc_exec_spec *s, mxc_error *e)
+{
+    memset(s, 0, sizeof *s);
+    s->command_line = r->command_line;
+    s->cwd = r->cwd;
+    s->timeout_ms = r->timeout_ms;
+    size_t n = 0;
+    char home[4200];
+    snprintf(home, sizeof home, "HOME=%s", mxc_plan_default_cwd(p));
+    char user[64];
+    snprintf(user, sizeof user, "USER=%s", p->agent_name[0] ? p->agent_name : "root");
+    const char *boot[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", home,
+                          "LANG=C.UTF-8", user};
+    for (size_t i = 0; i < sizeof boot / sizeof boot[0]; i++)
+        if (env_push(&s->envp, &n, boot[i]) < 0)
+            return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory building the environment");
+    for (size_t i = 0; i < r->env.n; i++) {
+        const char *kv = r->env.v[i];
+        if (!strchr(kv, '=') || kv[0] == '=')
+            continue; /* entries without '=' are skipped, as upstream */
+        if (env_push(&s->envp, &n, kv) < 0)
+            return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory building the environment");
+    }
+    return 0;
+}
+
+void mxc_exec_spec_free(mxc_exec_spec *s)
+{
+    for (size_t i = 0; s->envp && s->envp[i]; i++)
+        free(s->envp[i]);
+    free(s->envp);
+    memset(s, 0, sizeof *s);
+}

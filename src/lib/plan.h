@@ -1,0 +1,58 @@
+/* plan.h — the immutable containment plan.
+ * Owns: the data a validated request becomes before any privileged step:
+ * identity, namespaces, the filesystem grants (sorted, most specific last),
+ * network posture, limits and the exec specification.  Built by
+ * mxc_plan_build from a request that passed policy validation; every OS
+ * module reads it, none changes it. */
+#ifndef MXC_PLAN_H
+#define MXC_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "request.h"
+
+typedef enum { MXC_GRANT_RW = 0, MXC_GRANT_RO, MXC_GRANT_DENIED } mxc_grant_mode;
+
+typedef struct {
+    char *path;          /* absolute, normalised; same path inside and outside */
+    mxc_grant_mode mode;
+} mxc_grant;
+
+#define MXC_MAX_GRANTS 800
+
+typedef struct mxc_plan {
+    uid_t uid;             /* host uid that is uid 0 inside the user namespace */
+    gid_t gid;
+    char agent_name[32];
+    char hostname[64];
+    bool host_network;     /* canonical allow acknowledgment */
+    char *workspace;       /* host path bound read-write at the same path; NULL for one-shot */
+    mxc_grant grants[MXC_MAX_GRANTS];
+    size_t ngrants;
+    uint64_t pids_max;
+    uint64_t memory_max;   /* bytes */
+} mxc_plan;
+
+typedef struct mxc_exec_spec {
+    const char *command_line;
+    const char *cwd;       /* NULL: the default (workspace, or the first directory grant, or /tmp) */
+    char **envp;           /* NULL-terminated, owned */
+    uint32_t timeout_ms;
+} mxc_exec_spec;
+
+/* Builds the policy part of the plan from a (policy-validated) request.
+ * Duplicates across lists take the most restrictive mode. */
+int mxc_plan_from_request(const mxc_request *r, mxc_plan *p, mxc_error *e);
+void mxc_plan_free(mxc_plan *p);
+
+/* process.env (entries without '=' skipped) over the Linux bootstrap set. */
+int mxc_exec_spec_build(const mxc_request *r, const mxc_plan *p, mxc_exec_spec *s, mxc_error *e);
+void mxc_exec_spec_free(mxc_exec_spec *s);
+
+/* The cwd the workload starts in when process.cwd is absent. */
+const char *mxc_plan_default_cwd(const mxc_plan *p);
+
+#endif

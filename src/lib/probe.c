@@ -1,0 +1,47 @@
+/* probe.c — see probe.h. */
+#include "probe.h"
+
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "harden.h"
+
+static long read_long(const char *path)
+{
+    FILE *f = fopen(path, "re");
+    long v = -1;
+    if (f) {
+        if (fscanf(f, "%ld", &v) != 1)
+            v = -1;
+        fclose(f);
+    }
+    return v;
+}
+
+json_t *mxc_probe(void)
+{
+    struct utsname u;
+    uname(&u);
+    int abi = mxc_landlock_abi();
+    long max_userns = read_long("/proc/sys/user/max_user_namespaces");
+    bool seccomp_ok = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
+    json_t *cg = json_object();
+    const char *ctrl[] = {"pids", "memory", "cpu"};
+    for (size_t i = 0; i < 3; i++)
+        json_object_set_new(cg, ctrl[i], json_string(mxc_cgroup_mode(ctrl[i])));
+    bool root = geteuid() == 0;
+    bool ready = root && abi >= MXC_LANDLOCK_ABI_NEEDED && max_userns > 0 && seccomp_ok;
+    return json_pack("{s:{s:s, s:s, s:s, s:b, s:{s:i, s:i, s:b}, s:{s:b, s:I, s:b}, s:b, s:o, s:s, s:{s:b, s:b}}}",
+                     "result", "kernel", u.release, "machine", u.machine, "mxcVersion", "0.1.0", "root", root,
+                     "landlock", "abi", abi, "needed", MXC_LANDLOCK_ABI_NEEDED, "ok", abi >= MXC_LANDLOCK_ABI_NEEDED,
+                     "namespaces", "user", max_userns > 0, "maxUserNamespaces", (json_int_t)max_userns, "net", true,
+                     "seccomp", seccomp_ok, "cgroups", cg,
+                     "resourceFallback", "the PID namespace is always the kill-all; limits are applied where a controller is listed",
+                     "backends", "process", ready, "isolation_session", ready);
+}

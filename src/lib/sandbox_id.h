@@ -1,0 +1,49 @@
+/* sandbox_id.h — the sandboxId codec and the identity-string validators.
+ * Owns: iso:<base64url-nopad(JSON)> encode/decode (deterministic key order,
+ * version gate), the routing prefix, the agent-name charset and appId rules.
+ * Pure: no syscalls, no filesystem. */
+#ifndef MXC_SANDBOX_ID_H
+#define MXC_SANDBOX_ID_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+
+#define MXC_SANDBOX_ID_VERSION 1
+#define MXC_AGENT_NAME_MAX 32    /* bytes, incl. NUL */
+#define MXC_APP_ID_MAX_CHARS 256 /* Unicode code points */
+#define MXC_APP_ID_MAX_BYTES (MXC_APP_ID_MAX_CHARS * 4 + 1)
+#define MXC_SANDBOX_ID_MAX 2048
+#define MXC_ISO_PREFIX "iso"
+
+typedef struct {
+    char agent_name[MXC_AGENT_NAME_MAX];
+    bool has_app_id;
+    char app_id[MXC_APP_ID_MAX_BYTES];
+} mxc_sandbox_id;
+
+/* Writes "iso:..." into out. */
+int mxc_sandbox_id_encode(const mxc_sandbox_id *id, char *out, size_t outsz, mxc_error *e);
+
+/* Parses a wire sandboxId.  Unknown prefix -> unsupported_containment; no or
+ * empty prefix, bad body -> malformed_id (newer version: message says
+ * "upgrade").  A well-formed id whose agent name is outside the safe
+ * charset -> stale_id: it cannot name anything we minted, and it never
+ * reaches the filesystem. */
+int mxc_sandbox_id_decode(const char *wire, mxc_sandbox_id *id, mxc_error *e);
+
+/* The charset we mint agent names in: "mxc-" followed by [a-z0-9], bounded. */
+bool mxc_agent_name_is_safe(const char *name);
+
+/* appId: <= 256 code points, valid UTF-8, no control characters (C0, DEL, C1). */
+int mxc_app_id_validate(const char *s, size_t len, mxc_error *e);
+
+/* RFC 4648 §5 without padding; strict (canonical trailing bits). */
+size_t mxc_b64url_encode(const unsigned char *in, size_t n, char *out, size_t outsz);
+/* Returns decoded length or -1. */
+long mxc_b64url_decode(const char *in, size_t n, unsigned char *out, size_t outsz);
+/* RFC 4648 §4 with padding, strict; for --config-base64.  Returns length or -1. */
+long mxc_b64std_decode(const char *in, size_t n, unsigned char *out, size_t outsz);
+
+#endif

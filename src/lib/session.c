@@ -1,0 +1,382 @@
+/* session.c — see session.h. */
+#include "session.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "container.h"
+#include "harden.h"
+#include "sandbox_id.h"
+#include "state.h"
+
+static int require_host(mxc_error *e)
+{
+    if (geteuid() != 0) {
+        mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "mxc for Linux currently needs root to create sandboxes");
+        mxc_err_set_remediation(e, "run mxc-exec as root (rootless mode is not implemented yet)");
+        return -1;
+    }
+    if (mxc_landlock_abi() < MXC_LANDLOCK_ABI_NEEDED) {
+        mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "this kernel's Landlock ABI is %d; mxc needs %d or newer",
+                mxc_landlock_abi(), MXC_LANDLOCK_ABI_NEEDED);
+        mxc_err_set_remediation(e, "boot a kernel >= 6.2 with Landlock enabled (lsm=landlock,...)");
+        return -1;
+    }
+    return 0;
+}
+
+static void mint_name(char *out, size_t outsz)
+{
+    static const char cs[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+    unsigned char rnd[12];
+    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+        memset(rnd, 0, sizeof rnd);
+    char tail[13];
+    for (size_t i = 0; i < 12; i++)
+        tail[i] = cs[rnd[i] % 36];
+    tail[12] = '\0';
+    snprintf(out, outsz, "mxc-%s", tail);
+}
+
+/* The policy part of the provision request, kept for the session's life. */
+static json_t *policy_of(const mxc_request *r)
+{
+    json_t *pol = json_object();
+    const char *keys[] = {"filesystem", "network", "ui"};
+    for (size_t i = 0; i < 3; i++) {
+        json_t *v = json_object_get(r->root, keys[i]);
+        if (v)
+            json_object_set(pol, keys[i], v);
+    }
+    return pol;
+}
+
+/* Rebuilds the plan of a provisioned sandbox from its state. */
+static int plan_from_state(json_t *state, const char *dir, mxc_plan *p, mxc_error *e)
+{
+    json_t *req = json_deep_copy(json_object_get(state, "policy"));
+    json_object_set_new(req, "containment", json_string("isolation_session"));
+    json_object_set_new(req, "phase", json_string("provision"));
+    char *text = json_dumps(req, JSON_COMPACT);
+    json_decref(req);
+    mxc_request r;
+    int rc = text ? mxc_request_parse(text, strlen(text), &r, e) : -1;
+    free(text);
+    if (rc == 0)
+        rc = mxc_plan_from_request(&r, p, e);
+    mxc_request_free(&r);
+    if (rc < 0)
+        return -1;
+    p->uid = (uid_t)json_integer_value(json_object_get(state, "uid"));
+    p->gid = (gid_t)json_integer_value(json_object_get(state, "gid"));
+    snprintf(p->agent_name, sizeof p->agent_name, "%s", json_string_value(json_object_get(state, "agentUserName")));
+    char ws[700];
+    snprintf(ws, sizeof ws, "%s/workspace", dir);
+    p->workspace = strdup(ws);
+    return 0;
+}
+
+static int provision(const mxc_request *r, json_t **result, mxc_error *e)
+{
+    if (require_host(e) < 0)
+        return -1;
+    mxc_sandbox_id id = {0};
+    mxc_state st;
+    mint_name(id.agent_name, sizeof id.agent_name);
+    if (mxc_state_create_locked(id.agent_name, &st, e) < 0)
+        return -1;
+    unsigned uid;
+    if (mxc_state_claim_uid(st.root, &uid, e) < 0) {
+        mxc_error ignored = {0};
+        mxc_state_destroy(&st, &ignored);
+        return -1;
+    }
+    char ws[700];
+    snprintf(ws, sizeof ws, "%s/workspace", st.dir);
+    /* The workspace: the agent's own, 0700; the caller (root) reaches it,
+     * no other agent can. */
+    if (mkdir(ws, 0700) < 0 || chown(ws, uid, uid) < 0) {
+        int err = errno;
+        mxc_error ignored = {0};
+        mxc_state_release_uid(st.root, uid);
+        mxc_state_destroy(&st, &ignored);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "provision.workspace", err, NULL, "cannot create the workspace");
+    }
+    if (r->has_app_id) {
+        id.has_app_id = true;
+        memcpy(id.app_id, r->app_id, r->app_id_len + 1);
+    }
+    char sid[MXC_SANDBOX_ID_MAX + 8];
+    json_t *state = json_object();
+    json_object_set_new(state, "agentUserName", json_string(id.agent_name));
+    json_object_set_new(state, "uid", json_integer(uid));
+    json_object_set_new(state, "gid", json_integer(uid));
+    json_object_set_new(state, "policy", policy_of(r));
+    int rc = mxc_sandbox_id_encode(&id, sid, sizeof sid, e);
+    if (rc == 0)
+        rc = mxc_state_write(&st, state, e);
+    json_decref(state);
+    if (rc < 0) {
+        mxc_error ignored = {0};
+        mxc_state_release_uid(st.root, uid);
+        mxc_state_destroy(&st, &ignored);
+        return -1;
+    }
+    mxc_state_unlock(&st);
+    char uidtext[16];
+    snprintf(uidtext, sizeof uidtext, "%u", uid);
+    *result = json_pack("{s:s, s:{s:s, s:s, s:s}}", "sandboxId", sid, "metadata", "agentUserName", id.agent_name,
+                        "agentUserSid", uidtext, "ephemeralWorkspacePath", ws);
+    return 0;
+}
+
+typedef struct {
+    mxc_state st;
+    json_t *state;
+    pid_t holder;
+    unsigned long long holder_start;
+    bool running;
+} opened;
+
+static void opened_close(opened *o)
+{
+    json_decref(o->state);
+    o->state = NULL;
+    mxc_state_unlock(&o->st);
+}
+
+static int open_sandbox(const mxc_request *r, opened *o, mxc_error *e)
+{
+    memset(o, 0, sizeof *o);
+    o->st.lock_fd = -1;
+    mxc_sandbox_id id;
+    if (mxc_sandbox_id_decode(r->sandbox_id, &id, e) < 0)
+        return -1;
+    if (mxc_state_open_locked(id.agent_name, &o->st, e) < 0)
+        return -1;
+    if (mxc_state_read(&o->st, &o->state, e) < 0) {
+        mxc_state_unlock(&o->st);
+        return -1;
+    }
+    o->holder = (pid_t)json_integer_value(json_object_get(o->state, "holderPid"));
+    o->holder_start = (unsigned long long)json_integer_value(json_object_get(o->state, "holderStart"));
+    o->running = mxc_holder_alive(o->holder, o->holder_start);
+    return 0;
+}
+
+static int start(opened *o, mxc_error *e)
+{
+    if (o->running)
+        return mxc_err(e, MXC_E_ALREADY_STARTED, "the sandbox is already started; its session is unchanged");
+    if (require_host(e) < 0)
+        return -1;
+    mxc_plan p;
+    if (plan_from_state(o->state, o->st.dir, &p, e) < 0)
+        return -1;
+    mxc_cgroup cg;
+    int rc = mxc_cgroup_create(p.agent_name, p.pids_max, p.memory_max, &cg, e);
+    mxc_holder h;
+    if (rc == 0)
+        rc = mxc_holder_spawn(&p, &cg, true, &h, e);
+    mxc_plan_free(&p);
+    if (rc < 0)
+        return -1;
+    json_object_set_new(o->state, "holderPid", json_integer(h.pid));
+    json_object_set_new(o->state, "holderStart", json_integer((json_int_t)h.start_time));
+    if (mxc_state_write(&o->st, o->state, e) < 0) {
+        close(h.ctl_fd); /* the holder exits on its own */
+        return -1;
+    }
+    return mxc_holder_release(&h, e);
+}
+
+static int stop_holder(opened *o, mxc_error *e)
+{
+    if (mxc_holder_kill(o->holder, o->holder_start, e) < 0)
+        return -1;
+    mxc_cgroup cg;
+    mxc_cgroup_open(json_string_value(json_object_get(o->state, "agentUserName")), &cg);
+    mxc_cgroup_kill_all(&cg); /* anything that slipped out of the PID namespace's reach */
+    mxc_cgroup_remove(&cg);
+    json_object_del(o->state, "holderPid");
+    json_object_del(o->state, "holderStart");
+    return mxc_state_write(&o->st, o->state, e);
+}
+
+static int stop(opened *o, mxc_error *e)
+{
+    if (!o->running)
+        return mxc_err(e, MXC_E_ALREADY_STOPPED, "the sandbox is already stopped; its identity remains");
+    return stop_holder(o, e);
+}
+
+static int deprovision(opened *o, mxc_error *e)
+{
+    if (o->running && stop_holder(o, e) < 0)
+        return -1;
+    unsigned uid = (unsigned)json_integer_value(json_object_get(o->state, "uid"));
+    char root[512];
+    snprintf(root, sizeof root, "%s", o->st.root);
+    if (mxc_state_destroy(&o->st, e) < 0)
+        return -1;
+    mxc_state_release_uid(root, uid);
+    return 0;
+}
+
+int mxc_session_phase(const mxc_request *r, json_t **result, mxc_error *e)
+{
+    *result = NULL;
+    if (r->phase == MXC_PHASE_PROVISION)
+        return provision(r, result, e);
+    opened o;
+    if (open_sandbox(r, &o, e) < 0)
+        return -1;
+    int rc;
+    switch (r->phase) {
+    case MXC_PHASE_START: rc = start(&o, e); break;
+    case MXC_PHASE_STOP: rc = stop(&o, e); break;
+    case MXC_PHASE_DEPROVISION: rc = deprovision(&o, e); break;
+    default: rc = mxc_err(e, MXC_E_UNSUPPORTED_PHASE, "exec is not a non-exec phase");
+    }
+    opened_close(&o);
+    if (rc == 0)
+        *result = json_object();
+    return rc;
+}
+
+int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_error *e)
+{
+    opened o;
+    if (open_sandbox(r, &o, e) < 0)
+        return -1;
+    if (!o.running) {
+        opened_close(&o);
+        return mxc_err(e, MXC_E_NOT_STARTED, "the sandbox is provisioned but not started; call start first");
+    }
+    static mxc_plan p; /* large; exec is not re-entered concurrently within one thread */
+    memset(&p, 0, sizeof p);
+    mxc_exec_spec s;
+    int rc = plan_from_state(o.state, o.st.dir, &p, e);
+    if (rc == 0)
+        rc = mxc_exec_spec_build(r, &p, &s, e);
+    if (rc == 0) {
+        rc = mxc_exec_start(o.holder, &p, &s, pty, proc, e);
+        mxc_exec_spec_free(&s);
+    }
+    mxc_plan_free(&p);
+    opened_close(&o);
+    return rc;
+}
+
+static int oneshot_process(const mxc_request *r, int in, int out, int err, int *code, bool *timed_out, mxc_error *e)
+{
+    if (require_host(e) < 0)
+        return -1;
+    mxc_plan p;
+    if (mxc_plan_from_request(r, &p, e) < 0)
+        return -1;
+    p.uid = getuid();
+    p.gid = getgid();
+    char cgname[64];
+    snprintf(cgname, sizeof cgname, "oneshot-%d", (int)getpid());
+    mxc_cgroup cg;
+    mxc_holder h = {.ctl_fd = -1};
+    mxc_exec_spec s = {0};
+    mxc_proc proc = {.in_fd = -1, .out_fd = -1, .err_fd = -1, .joiner_pidfd = -1};
+    int rc = mxc_cgroup_create(cgname, p.pids_max, p.memory_max, &cg, e);
+    if (rc == 0)
+        rc = mxc_holder_spawn(&p, &cg, false, &h, e);
+    if (rc == 0)
+        rc = mxc_exec_spec_build(r, &p, &s, e);
+    if (rc == 0)
+        rc = mxc_exec_start(h.pid, &p, &s, false, &proc, e);
+    if (rc == 0) {
+        mxc_exec_run(&proc, in, out, err, e);
+        *code = proc.exit_code;
+        *timed_out = proc.timed_out;
+    }
+    mxc_exec_close(&proc);
+    if (h.pid > 0) {
+        mxc_error ignored = {0};
+        mxc_holder_kill(h.pid, h.start_time, &ignored);
+    }
+    if (h.ctl_fd >= 0)
+        close(h.ctl_fd);
+    mxc_cgroup_kill_all(&cg);
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ; /* the holder's first child */
+    mxc_cgroup_remove(&cg);
+    mxc_exec_spec_free(&s);
+    mxc_plan_free(&p);
+    return rc;
+}
+
+/* isolation_session one-shot: the whole lifecycle in one call. */
+static int oneshot_session(const mxc_request *r, int in, int out, int err, int *code, bool *timed_out, mxc_error *e)
+{
+    json_t *res = NULL;
+    mxc_request pr = *r;
+    pr.phase = MXC_PHASE_PROVISION;
+    pr.has_app_id = false;
+    if (provision(&pr, &res, e) < 0)
+        return -1;
+    mxc_request sr = *r;
+    sr.sandbox_id = json_string_value(json_object_get(res, "sandboxId"));
+    opened o;
+    int rc = open_sandbox(&sr, &o, e);
+    if (rc == 0) {
+        rc = start(&o, e);
+        opened_close(&o);
+    }
+    mxc_proc proc;
+    if (rc == 0)
+        rc = mxc_session_exec_start(&sr, false, &proc, e);
+    if (rc == 0) {
+        mxc_exec_run(&proc, in, out, err, e);
+        *code = proc.exit_code;
+        *timed_out = proc.timed_out;
+        mxc_exec_close(&proc);
+    }
+    mxc_error ignored = {0};
+    if (open_sandbox(&sr, &o, &ignored) == 0) {
+        deprovision(&o, &ignored);
+        opened_close(&o);
+    }
+    json_decref(res);
+    return rc;
+}
+
+int mxc_oneshot_run(const mxc_request *r, int in, int out, int err, int *exit_code, bool *timed_out, mxc_error *e)
+{
+    *timed_out = false;
+    *exit_code = 255;
+    if (r->containment == MXC_CONT_ISOLATION_SESSION)
+        return oneshot_session(r, in, out, err, exit_code, timed_out, e);
+    return oneshot_process(r, in, out, err, exit_code, timed_out, e);
+}
+
+json_t *mxc_plan_describe(const mxc_request *r, mxc_error *e)
+{
+    mxc_plan p;
+    if (mxc_plan_from_request(r, &p, e) < 0)
+        return NULL;
+    json_t *grants = json_array();
+    static const char *const modes[] = {"readwrite", "readonly", "denied"};
+    for (size_t i = 0; i < p.ngrants; i++)
+        json_array_append_new(grants, json_pack("{s:s, s:s}", "path", p.grants[i].path, "mode", modes[p.grants[i].mode]));
+    json_t *plan = json_pack("{s:s, s:s, s:o, s:[s,s,s,s,s,s,s], s:I, s:I}", "containment",
+                             r->containment == MXC_CONT_ISOLATION_SESSION ? "isolation_session" : "process",
+                             "network", p.host_network ? "host (unrestricted, acknowledged)" : "own namespace, loopback only",
+                             "grants", grants, "namespaces", "user", "mount", "pid", "ipc", "uts", "cgroup",
+                             p.host_network ? "-" : "net", "pidsMax", (json_int_t)p.pids_max, "memoryMax",
+                             (json_int_t)p.memory_max);
+    mxc_plan_free(&p);
+    return plan;
+}

@@ -1,0 +1,209 @@
+"""State-aware lifecycle of isolation_session: provision, start, exec, stop, deprovision (issue 4)."""
+import os
+
+
+from conftest import (assert_error, assert_ok_envelope, sandbox_pids_on_host, unique)
+
+
+def test_full_lifecycle(mxc, state_dir):
+    res = mxc.provision(helper=False)
+    sid = res["sandboxId"]
+    ws = res["metadata"]["ephemeralWorkspacePath"]
+    assert os.path.isdir(ws)
+    assert os.listdir(state_dir), "provision left no state"
+
+    assert_ok_envelope(mxc.phase("start", sid))
+
+    r = mxc.exec(sid, "echo hi")
+    assert (r.rc, r.stdout) == (0, "hi\n"), r.describe()
+
+    r = mxc.exec(sid, "exit 7")
+    assert r.rc == 7, r.describe()
+    assert r.stdout == "", r.describe()
+
+    r = mxc.exec(sid, "kill -TERM $$")
+    assert r.rc == 128 + 15, r.describe()
+
+    r = mxc.exec(sid, "echo err >&2; echo out")
+    assert r.rc == 0 and r.stdout == "out\n" and "err\n" in r.stderr, r.describe()
+
+    # the workload's default cwd is the workspace, and it is writable
+    r = mxc.exec(sid, "pwd; echo w > in-ws.txt && cat in-ws.txt")
+    assert r.rc == 0 and r.stdout == "%s\nw\n" % ws, r.describe()
+    assert open(os.path.join(ws, "in-ws.txt")).read() == "w\n"
+
+    assert_ok_envelope(mxc.phase("stop", sid))
+    # identity and workspace survive stop
+    assert os.path.isdir(ws)
+    assert_error(mxc.exec(sid, "echo no"), "not_started")
+
+    assert_ok_envelope(mxc.phase("deprovision", sid))
+    assert not os.path.exists(ws), "workspace left behind by deprovision"
+
+    for phase in ("start", "stop", "deprovision"):
+        assert_error(mxc.phase(phase, sid), "stale_id")
+    assert_error(mxc.exec(sid, "true"), "stale_id")
+    name = res["metadata"]["agentUserName"]
+    for d, _, files in os.walk(state_dir):
+        for f in files:
+            p = os.path.join(d, f)
+            try:
+                data = open(p, "rb").read()
+            except OSError:
+                continue
+            assert name.encode() not in data and sid.encode() not in data, \
+                "state of a deprovisioned sandbox left behind: %s" % p
+
+
+def test_env_and_cwd_per_exec(session):
+    r = session.exec("echo $FOO; echo $BAR; pwd", env=["FOO=bar", "BAR=a=b=c", "NOEQUALS"],
+                     cwd="/tmp")
+    assert (r.rc, r.stdout) == (0, "bar\na=b=c\n/tmp\n"), r.describe()
+    r = session.exec('echo "${FOO-unset}"')
+    assert r.stdout == "unset\n", "env leaked from one exec to the next: " + r.describe()
+
+
+def test_exec_cwd_outside_view_rejected(session):
+    r = session.exec("pwd", cwd="/definitely/not/in/view")
+    assert r.rc != 0
+    assert_error(r, ["policy_validation", "backend_error", "malformed_request"])
+
+
+def test_state_persists_across_execs(session):
+    assert session.exec("echo kept > /tmp/persist").rc == 0
+    r = session.exec("cat /tmp/persist")
+    assert (r.rc, r.stdout) == (0, "kept\n"), r.describe()
+
+
+def test_exec_stdin_reaches_workload(session):
+    r = session.exec("cat; echo done", stdin=b"line-from-stdin\n")
+    assert (r.rc, r.stdout) == (0, "line-from-stdin\ndone\n"), r.describe()
+
+
+# ------------------------------------------------------------------------------------------------
+# idempotence table
+
+
+def test_second_start_already_started_session_still_works(session, mxc):
+    assert session.exec("echo before > /tmp/marker").rc == 0
+    err = assert_error(session.start(), "already_started")
+    assert err["message"]
+    r = session.exec("cat /tmp/marker")
+    assert (r.rc, r.stdout) == (0, "before\n"), "second start disturbed the session: " + r.describe()
+
+
+def test_second_stop_already_stopped_then_start_again(session):
+    ws = session.workspace
+    assert session.exec("echo persisted > %s/f" % ws).rc == 0
+    assert_ok_envelope(session.stop())
+    assert_error(session.stop(), "already_stopped")
+    assert_ok_envelope(session.start())
+    r = session.exec("cat %s/f; echo again" % ws)
+    assert (r.rc, r.stdout) == (0, "persisted\nagain\n"), r.describe()
+    # a restarted session is a fresh session: /tmp does not carry over
+    r = session.exec("ls /tmp")
+    assert r.rc == 0
+
+
+def test_stop_before_start_is_already_stopped(session_factory):
+    s = session_factory(start=False)
+    assert_error(s.stop(), "already_stopped")
+
+
+def test_exec_before_start_not_started(session_factory):
+    s = session_factory(start=False)
+    r = s.exec("echo should-not-run")
+    assert_error(r, "not_started")
+    assert "should-not-run" not in r.stdout
+
+
+def test_deprovision_twice_stale(session_factory):
+    s = session_factory(start=False)
+    assert_ok_envelope(s.deprovision())
+    assert_error(s.deprovision(), "stale_id")
+    assert_error(s.start(), "stale_id")
+
+
+def test_deprovision_of_running_session(session):
+    marker = unique("mxc-depro")
+    r = session.exec("setsid nohup sh -c 'while :; do sleep 1; done' %s >/dev/null 2>&1 &"
+                     % marker)
+    assert r.rc == 0, r.describe()
+    assert sandbox_pids_on_host(marker), "background process did not start"
+    ws = session.workspace
+    assert_ok_envelope(session.deprovision())
+    assert sandbox_pids_on_host(marker) == [], "process survived deprovision"
+    assert not os.path.exists(ws)
+    assert_error(session.exec("true"), "stale_id")
+
+
+def test_stop_kills_every_process(session):
+    marker = unique("mxc-stop")
+    r = session.exec("sh -c 'while :; do sleep 1; done' %s >/dev/null 2>&1 &" % marker)
+    assert r.rc == 0, r.describe()
+    assert sandbox_pids_on_host(marker)
+    assert_ok_envelope(session.stop())
+    assert sandbox_pids_on_host(marker) == []
+
+
+# ------------------------------------------------------------------------------------------------
+# per-phase policy rules
+
+
+def test_filesystem_after_provision_rejected(session, mxc):
+    r = mxc({"phase": "exec", "sandboxId": session.id, "process": {"commandLine": "true"},
+             "filesystem": {"readonlyPaths": ["/etc"]}})
+    assert_error(r, "policy_validation")
+
+
+def test_network_after_provision_rejected(session, mxc):
+    r = mxc({"phase": "start", "sandboxId": session.id,
+             "network": {"defaultPolicy": "block"}})
+    assert_error(r, ["policy_validation", "already_started"])
+    r = mxc({"phase": "exec", "sandboxId": session.id, "process": {"commandLine": "true"},
+             "network": {"defaultPolicy": "block"}})
+    assert_error(r, "policy_validation")
+
+
+def test_containment_on_non_provision_phase(session, mxc):
+    r = mxc({"phase": "stop", "sandboxId": session.id, "containment": "isolation_session"})
+    assert_error(r, "malformed_request")
+    # and the session was not stopped by the rejected request
+    assert session.exec("true").rc == 0
+
+
+def test_process_block_ignored_on_non_exec(session, mxc):
+    r = mxc({"phase": "stop", "sandboxId": session.id, "process": {"commandLine": "false"}})
+    assert_ok_envelope(r)
+
+
+def test_oneshot_isolation_session_leaves_nothing(mxc, state_dir):
+    r = mxc({"containment": "isolation_session", "process": {"commandLine": "echo once; pwd"}})
+    assert r.rc == 0 and r.stdout.startswith("once\n"), r.describe()
+    ws = r.stdout.splitlines()[1]
+    assert not os.path.exists(ws) or ws in ("/", "/tmp"), "one-shot left its workspace"
+    leftovers = [e for e in os.listdir(state_dir)
+                 if os.path.exists(os.path.join(state_dir, e, "state.json"))]
+    assert leftovers == [], leftovers
+
+
+def test_agent_identity_distinct_per_sandbox(mxc):
+    a = mxc.provision(helper=False)["metadata"]
+    b = mxc.provision(helper=False)["metadata"]
+    assert a["agentUserName"] != b["agentUserName"]
+    assert a["ephemeralWorkspacePath"] != b["ephemeralWorkspacePath"]
+    if os.geteuid() == 0:
+        assert a["agentUserSid"] != b["agentUserSid"], (a, b)
+        assert a["agentUserSid"] != "0"
+
+
+def test_workload_runs_as_agent_uid(session):
+    """What the workload creates is owned, on the host, by the agent's uid (agentUserSid)."""
+    r = session.exec("echo me > %s/owner-probe" % session.workspace)
+    assert r.rc == 0, r.describe()
+    st = os.stat(os.path.join(session.workspace, "owner-probe"))
+    if os.geteuid() == 0:
+        assert str(st.st_uid) == session.metadata["agentUserSid"], (st.st_uid, session.metadata)
+        assert st.st_uid != 0
+        ws = os.stat(session.workspace)
+        assert str(ws.st_uid) == session.metadata["agentUserSid"]
