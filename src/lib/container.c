@@ -142,6 +142,7 @@ static _Noreturn void holder_loop(int ctl, bool detached)
 
 static _Noreturn void holder_main(const mxc_plan *p, const mxc_fsview_sources *src, int ctl, bool detached)
 {
+    prctl(PR_SET_NAME, "mxc-holder");
     const char *stage = "holder.sethostname";
     int rc = sethostname(p->hostname, strlen(p->hostname)) < 0 ? -errno : 0;
     if (rc == 0 && !p->host_network) {

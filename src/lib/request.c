@@ -329,12 +329,14 @@ int mxc_request_parse(const char *buf, size_t len, mxc_request *r, mxc_error *e)
                        jerr.line, jerr.column);
     if (!json_is_object(r->root))
         return mxc_err(e, MXC_E_MALFORMED_REQUEST, "request must be a JSON object");
-    if (check_object(r->root, TOP_KEYS, "", e) < 0)
-        return -1;
     json_t *root = r->root;
     int minor = 9;
+    /* The version gate first: a newer client is the one that sends fields
+     * we do not know, and "upgrade" is the answer it needs. */
     const char *version = str_at(root, "version");
     if (version && check_version(version, &minor, e) < 0)
+        return -1;
+    if (check_object(r->root, TOP_KEYS, "", e) < 0)
         return -1;
     if (!version)
         minor = 7; /* an unversioned request speaks the 0.7 stable schema */

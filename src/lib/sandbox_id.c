@@ -149,6 +149,9 @@ int mxc_sandbox_id_encode(const mxc_sandbox_id *id, char *out, size_t outsz, mxc
 {
     /* Built by hand, not from a map, so key order is fixed: version,
      * agentUserName, appId. */
+    if (!mxc_agent_name_is_safe(id->agent_name) ||
+        (id->has_app_id && mxc_app_id_validate(id->app_id, strlen(id->app_id), e) < 0))
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "refusing to encode an invalid agent name or appId");
     json_t *o = json_object();
     json_object_set_new(o, "version", json_integer(MXC_SANDBOX_ID_VERSION));
     json_object_set_new(o, "agentUserName", json_string(id->agent_name));
@@ -193,8 +196,8 @@ static int decode_payload(json_t *o, mxc_sandbox_id *id, mxc_error *e)
     snprintf(id->agent_name, sizeof id->agent_name, "%s", n);
     if (json_is_string(app)) {
         size_t alen = json_string_length(app);
-        if (alen >= sizeof id->app_id)
-            return mxc_err(e, MXC_E_MALFORMED_ID, "sandboxId appId is too long");
+        if (alen >= sizeof id->app_id || mxc_app_id_validate(json_string_value(app), alen, e) < 0)
+            return mxc_err(e, MXC_E_MALFORMED_ID, "sandboxId carries an appId no provision could have accepted");
         memcpy(id->app_id, json_string_value(app), alen + 1);
         id->has_app_id = true;
     }

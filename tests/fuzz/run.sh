@@ -22,6 +22,7 @@ JANSSON=$(pkg-config --cflags --libs jansson) || { echo "run.sh: jansson not fou
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/mxc-fuzz.XXXXXX")
 status=0
+# shellcheck disable=SC2317 # invoked by the EXIT trap
 cleanup() {
     if [ "$status" -eq 0 ]; then
         rm -rf "$work"
@@ -51,7 +52,7 @@ for h in request sandbox_id; do
             -print_final_stats=1 -artifact_prefix="$work/artifacts_$h/" \
             "$work/corpus_$h" >"$work/fuzz_$h.log" 2>&1; then
         tail -n 12 "$work/fuzz_$h.log" | grep -E '^(stat::|Done|#[0-9]+.*DONE)' || true
-        echo "== fuzz_$h: ok ($(ls "$work/corpus_$h" | wc -l) corpus entries)"
+        echo "== fuzz_$h: ok ($(find "$work/corpus_$h" -type f | wc -l) corpus entries)"
     else
         echo "== fuzz_$h: FAILED" >&2
         grep -E 'ERROR|oracle violated|SUMMARY|runtime error|Test unit written' "$work/fuzz_$h.log" >&2 || tail -n 40 "$work/fuzz_$h.log" >&2

@@ -88,7 +88,18 @@ static void test_roundtrip(void)
     roundtrip("mxc-abc123", "");
     roundtrip("mxc-abc123", "PFN:Contoso.App_8wekyb3d8bbwe");
     roundtrip("mxc-0", "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"); /* é € 😀 */
-    roundtrip("mxc-0", "quote\" back\\slash / colon: tab\t");
+    roundtrip("mxc-0", "quote\" back\\slash / colon:");
+    {
+        /* an appId no provision accepts is never encoded */
+        mxc_sandbox_id bad = {0};
+        char w[256];
+        mxc_error be = {0};
+        snprintf(bad.agent_name, sizeof bad.agent_name, "mxc-0");
+        bad.has_app_id = true;
+        snprintf(bad.app_id, sizeof bad.app_id, "tab\t");
+        CHECK(mxc_sandbox_id_encode(&bad, w, sizeof w, &be) < 0);
+        mxc_error_clear(&be);
+    }
     roundtrip("mxc-abcdefghijklmnopqrstuvwxyz0", "x"); /* 31 bytes: the longest safe name */
 
     /* "" and absent are distinct ids */
@@ -107,9 +118,10 @@ static void test_roundtrip(void)
     CHECK_INT_EQ(mxc_sandbox_id_decode(iso("{\"version\":1,\"agentUserName\":\"mxc-x\",\"appId\":null}"), &out, &e), 0);
     CHECK(!out.has_app_id);
 
-    /* a long appId (1024 bytes, the buffer limit) round-trips */
+    /* the longest appId (256 four-byte characters = 1024 bytes) round-trips */
     char *big = malloc(1025);
-    memset(big, 'a', 1024);
+    for (int i = 0; i < 256; i++)
+        memcpy(big + 4 * i, "\xf0\x9f\x98\x80", 4);
     big[1024] = '\0';
     roundtrip("mxc-big", big);
     free(big);

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages mxc builds and tests with (idempotent).
+set -euo pipefail
+PKGS=(build-essential pkg-config meson ninja-build libjansson-dev libseccomp-dev
+      python3 python3-pytest clang libclang-rt-14-dev valgrind iproute2 util-linux
+      bubblewrap hyperfine)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# valgrind --leak-check=full over mxc-exec for requests that exercise the
+# parser, the policy layer and the envelope (no sandbox is created: valgrind
+# cannot follow the namespace setup, and these paths are where the
+# allocations are).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+exe=build/mxc-exec
+st=$(mktemp -d)
+reqs=(
+  '{"process":{"commandLine":"true"},"lifecycle":{"destroyOnExit":false}}'
+  '{"containment":"isolation_session","phase":"provision","ui":{"clipboard":"all"}}'
+  '{"phase":"start","sandboxId":"iso:!!"}'
+  '{"phase":"start","sandboxId":"iso:eyJ2ZXJzaW9uIjoxLCJhZ2VudFVzZXJOYW1lIjoibXhjLWRvZXMtbm90LWV4aXN0In0"}'
+  '{"bad json'
+  '{"process":{"commandLine":"true","env":["A=1"]},"filesystem":{"readonlyPaths":["/usr"]}}'
+  '{"version":"1.0.0","process":{"commandLine":"x"}}'
+)
+flags=(--experimental --dry-run)
+bad=0
+for r in "${reqs[@]}"; do
+  out=$(printf '%s' "$r" | MXC_STATE_DIR=$st valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
+        --errors-for-leak-kinds=definite,indirect --error-exitcode=99 "$exe" "${flags[@]}" --config - 2>&1)
+  if [ $? -eq 99 ]; then echo "valgrind errors for: $r"; echo "$out"; bad=1; fi
+done
+out=$(MXC_STATE_DIR=$st valgrind -q --leak-check=full --error-exitcode=99 "$exe" --probe 2>&1) || { [ $? -eq 99 ] && { echo "$out"; bad=1; }; }
+rm -rf "$st"
+[ $bad -eq 0 ] && echo "valgrind: clean"
+exit $bad
