@@ -18,6 +18,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "harden.h"
 
 typedef struct {
@@ -72,10 +73,34 @@ fail:
 /* The joiner: enters every namespace of the holder at once, becomes uid 0
  * of the sandbox's user namespace, forks the workload into its PID
  * namespace and waits for it. */
+static int cmp_int(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
+/* Closes every fd above 2 but the given ones: the joiner must not hold the
+ * caller's ends of the stdio pipes (the workload would never see EOF) nor
+ * anything else of the caller's. */
+static void close_all_but(int *keep, size_t n)
+{
+    qsort(keep, n, sizeof *keep, cmp_int);
+    unsigned from = 3;
+    for (size_t i = 0; i < n; i++) {
+        if (keep[i] < 3)
+            continue;
+        if ((unsigned)keep[i] > from)
+            syscall(SYS_close_range, from, (unsigned)keep[i] - 1, 0);
+        from = (unsigned)keep[i] + 1;
+    }
+    syscall(SYS_close_range, from, ~0U, 0);
+}
+
 static _Noreturn void joiner_main(pid_t holder, const mxc_plan *p, const mxc_exec_spec *s, int ctl, int in, int out,
                                   int err_fd)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    int keep[] = {ctl, in, out, err_fd};
+    close_all_but(keep, sizeof keep / sizeof keep[0]);
     const char *stage = "exec.pidfd_open";
     int pfd = (int)syscall(SYS_pidfd_open, holder, 0);
     if (pfd < 0)
@@ -89,6 +114,12 @@ static _Noreturn void joiner_main(pid_t holder, const mxc_plan *p, const mxc_exe
     close(pfd);
     stage = "exec.setresuid";
     if (setgroups(0, NULL) < 0 || setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+        goto fail;
+    /* Wait until the caller has moved us into the sandbox's cgroup, so
+     * that the workload is born under its limits. */
+    exec_msg go;
+    stage = "exec.cgroup_wait";
+    if (recv(ctl, &go, sizeof go, 0) != (ssize_t)sizeof go || go.kind != 3)
         goto fail;
     stage = "exec.fork";
     pid_t w = fork();
@@ -116,7 +147,8 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
-int mxc_exec_start(pid_t holder, const mxc_plan *p, const mxc_exec_spec *s, bool pty, mxc_proc *proc, mxc_error *e)
+int mxc_exec_start(pid_t holder, const mxc_plan *p, const mxc_exec_spec *s, const mxc_cgroup *cg, bool pty,
+                   mxc_proc *proc, mxc_error *e)
 {
     memset(proc, 0, sizeof *proc);
     proc->in_fd = proc->out_fd = proc->err_fd = proc->joiner_pidfd = -1;
@@ -165,10 +197,14 @@ int mxc_exec_start(pid_t holder, const mxc_plan *p, const mxc_exec_spec *s, bool
     }
     proc->joiner = j;
     proc->joiner_pidfd = (int)syscall(SYS_pidfd_open, j, 0);
-    exec_msg m;
+    exec_msg m = {.kind = 3};
     int rc = 0;
     ssize_t n;
-    while ((n = recv(sv[0], &m, sizeof m, 0)) == (ssize_t)sizeof m) {
+    if (cg && mxc_cgroup_add(cg, j, e) < 0)
+        rc = -1;
+    else if (send(sv[0], &m, sizeof m, MSG_NOSIGNAL) != (ssize_t)sizeof m)
+        rc = mxc_err(e, MXC_E_BACKEND_ERROR, "the exec joiner died before starting the workload");
+    while (rc == 0 && (n = recv(sv[0], &m, sizeof m, 0)) == (ssize_t)sizeof m) {
         if (m.kind == 1)
             proc->workload = m.pid;
         else if (m.kind == 2) {

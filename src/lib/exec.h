@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "cgroup.h"
 #include "error.h"
 #include "plan.h"
 
@@ -31,7 +32,9 @@ typedef struct mxc_proc {
     int exit_code;
 } mxc_proc;
 
-int mxc_exec_start(pid_t holder, const mxc_plan *p, const mxc_exec_spec *s, bool pty, mxc_proc *proc, mxc_error *e);
+/* cg: the sandbox cgroup the workload is born in (NULL: none). */
+int mxc_exec_start(pid_t holder, const mxc_plan *p, const mxc_exec_spec *s, const mxc_cgroup *cg, bool pty,
+                   mxc_proc *proc, mxc_error *e);
 
 /* Runs until the workload is done: relays (when the fds are >= 0) caller
  * stdin -> workload, workload stdout/stderr -> out/err, and drives the

@@ -267,7 +267,9 @@ int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_e
     if (rc == 0)
         rc = mxc_exec_spec_build(r, &p, &s, e);
     if (rc == 0) {
-        rc = mxc_exec_start(o.holder, &p, &s, pty, proc, e);
+        mxc_cgroup cg;
+        mxc_cgroup_open(p.agent_name, &cg);
+        rc = mxc_exec_start(o.holder, &p, &s, &cg, pty, proc, e);
         mxc_exec_spec_free(&s);
     }
     mxc_plan_free(&p);
@@ -296,7 +298,7 @@ static int oneshot_process(const mxc_request *r, int in, int out, int err, int *
     if (rc == 0)
         rc = mxc_exec_spec_build(r, &p, &s, e);
     if (rc == 0)
-        rc = mxc_exec_start(h.pid, &p, &s, false, &proc, e);
+        rc = mxc_exec_start(h.pid, &p, &s, &cg, false, &proc, e);
     if (rc == 0) {
         mxc_exec_run(&proc, in, out, err, e);
         *code = proc.exit_code;

@@ -233,9 +233,17 @@ def test_unknown_key_names_path(mxc, state_dir, name, req, path):
 
 
 def test_experimental_section_is_permissive(mxc):
+    # unknown keys inside our own experimental block are not a parse error
+    r = mxc({"containment": "isolation_session", "phase": "provision",
+             "experimental": {"isolation_session": {"somethingNew": {"x": 1}}}})
+    assert_ok_envelope(r)
+
+
+def test_foreign_experimental_section_rejected_on_provision(mxc):
+    # spec 000's matrix: another backend's experimental section is rejected on provision
     r = mxc({"containment": "isolation_session", "phase": "provision",
              "experimental": {"somethingNew": {"x": 1}}})
-    assert_ok_envelope(r)
+    assert r.rc != 0 and r.envelope["error"]["code"] == "policy_validation", r.describe()
 
 
 def test_schema_and_comment_allowed(mxc):
