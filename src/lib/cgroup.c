@@ -1,6 +1,7 @@
 /* cgroup.c — see cgroup.h. */
 #include "cgroup.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -177,11 +178,43 @@ void mxc_cgroup_kill_all(const mxc_cgroup *cg)
     }
 }
 
+bool mxc_cgroup_child(const mxc_cgroup *parent, const char *leaf, mxc_cgroup *child)
+{
+    memset(child, 0, sizeof *child);
+    if (!parent->pids_dir[0] || parent->v2) /* v2: no processes in inner nodes; the holder is in the parent */
+        return false;
+    int n = snprintf(child->pids_dir, sizeof child->pids_dir, "%s/%s", parent->pids_dir, leaf);
+    if (n < 0 || (size_t)n >= sizeof child->pids_dir || mkdir(child->pids_dir, 0755) < 0) {
+        child->pids_dir[0] = '\0';
+        return false;
+    }
+    snprintf(child->memory_dir, sizeof child->memory_dir, "%s", parent->memory_dir);
+    return true;
+}
+
+static void remove_dir(const char *dir)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s", dir);
+    DIR *d = opendir(path);
+    if (d) { /* per-exec children first */
+        struct dirent *de;
+        while ((de = readdir(d)))
+            if (de->d_type == DT_DIR && strncmp(de->d_name, "exec-", 5) == 0) {
+                char sub[1000];
+                snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
+                rmdir(sub);
+            }
+        closedir(d);
+    }
+    for (int tries = 0; tries < 100 && rmdir(path) < 0 && errno == EBUSY; tries++)
+        usleep(5000);
+}
+
 void mxc_cgroup_remove(const mxc_cgroup *cg)
 {
-    const char *dirs[] = {cg->pids_dir, cg->memory_dir};
-    for (size_t i = 0; i < 2; i++)
-        if (dirs[i][0])
-            for (int tries = 0; tries < 100 && rmdir(dirs[i]) < 0 && errno == EBUSY; tries++)
-                usleep(5000);
+    if (cg->pids_dir[0])
+        remove_dir(cg->pids_dir);
+    if (cg->memory_dir[0] && strcmp(cg->memory_dir, cg->pids_dir) != 0)
+        remove_dir(cg->memory_dir);
 }

@@ -28,6 +28,10 @@ int mxc_cgroup_create(const char *name, uint64_t pids_max, uint64_t memory_max, 
 void mxc_cgroup_open(const char *name, mxc_cgroup *cg);
 int mxc_cgroup_add(const mxc_cgroup *cg, pid_t pid, mxc_error *e);
 void mxc_cgroup_kill_all(const mxc_cgroup *cg);
+/* A child cgroup of the pids hierarchy for one exec, so that the timeout's
+ * last tier and the terminator reach every process of that exec, even one
+ * that left the process group.  Returns false where the host cannot. */
+bool mxc_cgroup_child(const mxc_cgroup *parent, const char *leaf, mxc_cgroup *child);
 void mxc_cgroup_remove(const mxc_cgroup *cg);
 
 #endif

@@ -37,42 +37,6 @@ static void report(int fd, int kind, int err, pid_t pid, const char *stage, cons
     (void)!send(fd, &m, sizeof m, MSG_NOSIGNAL);
 }
 
-/* The workload: everything here runs inside the sandbox, then execs. */
-static _Noreturn void workload_main(const mxc_plan *p, const mxc_exec_spec *s, int ctl, int in, int out, int err_fd)
-{
-    const char *stage = "exec.setsid";
-    if (setsid() < 0)
-        goto fail;
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    stage = "exec.stdio";
-    if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err_fd, 2) < 0)
-        goto fail;
-    if (in == out) /* pty: make it our controlling terminal */
-        ioctl(0, TIOCSCTTY, 0);
-    const char *cwd = s->cwd ? s->cwd : mxc_plan_default_cwd(p);
-    if (chdir(cwd) < 0) {
-        int err = errno;
-        char detail[256];
-        snprintf(detail, sizeof detail, "process.cwd %.150s is not a directory inside the sandbox", cwd);
-        report(ctl, 2, err, 0, "exec.chdir", detail);
-        _exit(127);
-    }
-    int rc = mxc_harden_self(p, ctl, &stage);
-    if (rc < 0) {
-        errno = -rc;
-        goto fail;
-    }
-    char *argv[] = {"sh", "-c", (char *)s->command_line, NULL};
-    stage = "exec.execve";
-    execve("/bin/sh", argv, s->envp);
-fail:
-    report(ctl, 2, errno, 0, stage, NULL);
-    _exit(127);
-}
-
-/* The joiner: enters every namespace of the holder at once, becomes uid 0
- * of the sandbox's user namespace, forks the workload into its PID
- * namespace and waits for it. */
 static int cmp_int(const void *a, const void *b)
 {
     return *(const int *)a - *(const int *)b;
@@ -95,6 +59,47 @@ static void close_all_but(int *keep, size_t n)
     syscall(SYS_close_range, from, ~0U, 0);
 }
 
+/* The workload: everything here runs inside the sandbox, then execs. */
+static _Noreturn void workload_main(const mxc_plan *p, const mxc_exec_spec *s, int ctl, int in, int out, int err_fd)
+{
+    const char *stage = "exec.setsid";
+    if (setsid() < 0)
+        goto fail;
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    stage = "exec.stdio";
+    if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err_fd, 2) < 0)
+        goto fail;
+    if (in == out) /* pty: make it our controlling terminal */
+        ioctl(0, TIOCSCTTY, 0);
+    /* Before chdir: a cwd of /proc/self/fd/N must not reach a leaked
+     * directory fd (CVE-2024-21626). */
+    int keep[] = {0, 1, 2, ctl};
+    close_all_but(keep, sizeof keep / sizeof keep[0]);
+    const char *cwd = s->cwd ? s->cwd : mxc_plan_default_cwd(p);
+    char where[8];
+    if (chdir(cwd) < 0 || (!getcwd(where, sizeof where) && errno != ERANGE)) {
+        int err = errno;
+        char detail[256];
+        snprintf(detail, sizeof detail, "process.cwd %.150s is not a directory inside the sandbox", cwd);
+        report(ctl, 2, err, 0, "exec.chdir", detail);
+        _exit(127);
+    }
+    int rc = mxc_harden_self(p, ctl, &stage);
+    if (rc < 0) {
+        errno = -rc;
+        goto fail;
+    }
+    char *argv[] = {"sh", "-c", (char *)s->command_line, NULL};
+    stage = "exec.execve";
+    execve("/bin/sh", argv, s->envp);
+fail:
+    report(ctl, 2, errno, 0, stage, NULL);
+    _exit(127);
+}
+
+/* The joiner: enters every namespace of the holder at once, becomes uid 0
+ * of the sandbox's user namespace, forks the workload into its PID
+ * namespace and waits for it. */
 static _Noreturn void joiner_main(pid_t holder, const mxc_plan *p, const mxc_exec_spec *s, int ctl, int in, int out,
                                   int err_fd)
 {
@@ -200,7 +205,10 @@ int mxc_exec_start(pid_t holder, const mxc_plan *p, const mxc_exec_spec *s, cons
     exec_msg m = {.kind = 3};
     int rc = 0;
     ssize_t n;
-    if (cg && mxc_cgroup_add(cg, j, e) < 0)
+    char leaf[32];
+    snprintf(leaf, sizeof leaf, "exec-%d", (int)j);
+    proc->has_cgroup = cg && mxc_cgroup_child(cg, leaf, &proc->cgroup);
+    if (cg && mxc_cgroup_add(proc->has_cgroup ? &proc->cgroup : cg, j, e) < 0)
         rc = -1;
     else if (send(sv[0], &m, sizeof m, MSG_NOSIGNAL) != (ssize_t)sizeof m)
         rc = mxc_err(e, MXC_E_BACKEND_ERROR, "the exec joiner died before starting the workload");
@@ -265,6 +273,8 @@ static void ladder_step(mxc_proc *proc)
     } else {
         kill(-proc->workload, SIGKILL);
         kill(proc->workload, SIGKILL);
+        if (proc->has_cgroup) /* and every descendant, in or out of the group */
+            mxc_cgroup_kill_all(&proc->cgroup);
     }
 }
 
@@ -308,7 +318,7 @@ int mxc_exec_run(mxc_proc *proc, int relay_in, int relay_out, int relay_err, mxc
     while (!proc->finished) {
         struct pollfd pf[4];
         int n = 0, i_in = -1, i_out = -1, i_err = -1;
-        pf[n++] = (struct pollfd){.fd = proc->joiner_pidfd, .events = POLLIN};
+        pf[n++] = (struct pollfd){.fd = joiner_done ? -1 : proc->joiner_pidfd, .events = POLLIN};
         if (relaying && proc->out_fd >= 0)
             i_out = n, pf[n++] = (struct pollfd){.fd = proc->out_fd, .events = POLLIN};
         if (relaying && proc->err_fd >= 0)
@@ -342,10 +352,15 @@ int mxc_exec_run(mxc_proc *proc, int relay_in, int relay_out, int relay_err, mxc
                 relay_in = -1;
             }
         }
-        if (pf[0].revents)
+        if (!joiner_done && pf[0].revents)
             joiner_done = true;
-        /* Done when the joiner exited and (when relaying) output is drained. */
-        if (joiner_done && (!relaying || ((proc->out_fd < 0 || proc->pty) && proc->err_fd < 0) || rc == 0))
+        else if (joiner_done && rc > 0 && !(i_out >= 0 && pf[i_out].revents) && !(i_err >= 0 && pf[i_err].revents))
+            rc = 0; /* only stdin was ready: nothing of the workload's left to drain */
+        /* Done when the joiner exited and (when relaying) the output is
+         * drained: EOF, or nothing more ready (a descendant that escaped the
+         * process group may hold the pipes open; it does not hold us). */
+        bool drained = (proc->out_fd < 0 || proc->pty) && proc->err_fd < 0;
+        if (joiner_done && (!relaying || drained || rc == 0))
             reap(proc);
     }
     if (!proc->finished)
@@ -359,11 +374,19 @@ int mxc_exec_kill(mxc_proc *proc)
         return 0; /* a confirmed exit retires the terminator */
     if (kill(-proc->workload, SIGKILL) < 0 && kill(proc->workload, SIGKILL) < 0 && errno != ESRCH)
         return -1;
+    if (proc->has_cgroup)
+        mxc_cgroup_kill_all(&proc->cgroup);
     return 0;
 }
 
 void mxc_exec_close(mxc_proc *proc)
 {
+    if (proc->has_cgroup) {
+        if (proc->timed_out)
+            mxc_cgroup_kill_all(&proc->cgroup);
+        rmdir(proc->cgroup.pids_dir); /* EBUSY while background jobs live: stop removes it */
+        proc->has_cgroup = false;
+    }
     if (proc->joiner > 0) {
         kill(proc->joiner, SIGKILL);
         waitpid(proc->joiner, NULL, 0);

@@ -30,6 +30,8 @@ typedef struct mxc_proc {
     int ladder;       /* 0 none, 1 stdin closed, 2 SIGTERM sent, 3 SIGKILL sent */
     bool finished, timed_out;
     int exit_code;
+    bool has_cgroup;  /* this exec's own cgroup: the kill-all of its last tier */
+    mxc_cgroup cgroup;
 } mxc_proc;
 
 /* cg: the sandbox cgroup the workload is born in (NULL: none). */
