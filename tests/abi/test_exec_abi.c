@@ -1,0 +1,184 @@
+/* test_exec_abi — the in-process C ABI against a real session (root).
+ * Streaming, waiter outcomes (Exited, TimedOut sticky), terminator results,
+ * attached mode under a pty this test creates, and its one-at-a-time rule.
+ * Prints "N passed, N failed". */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "mxc.h"
+
+static int passed, failed;
+#define EXPECT(cond, ...)                                                                \
+    do {                                                                                 \
+        if (cond) {                                                                      \
+            passed++;                                                                    \
+        } else {                                                                         \
+            failed++;                                                                    \
+            fprintf(stderr, "%s:%d: FAIL: %s: ", __FILE__, __LINE__, #cond);             \
+            fprintf(stderr, __VA_ARGS__);                                                \
+            fputc('\n', stderr);                                                         \
+        }                                                                                \
+    } while (0)
+
+static char sid[4096];
+
+static char *phase(const char *ph)
+{
+    char req[4300];
+    snprintf(req, sizeof req, "{\"phase\":\"%s\",\"sandboxId\":\"%s\"}", ph, sid);
+    char *resp = NULL;
+    mxc_state_aware(req, &resp);
+    return resp;
+}
+
+static void exec_req(char *out, size_t n, const char *cmd, unsigned timeout)
+{
+    snprintf(out, n, "{\"phase\":\"exec\",\"sandboxId\":\"%s\",\"process\":{\"commandLine\":\"%s\",\"timeout\":%u}}", sid,
+             cmd, timeout);
+}
+
+static size_t read_all(int fd, char *buf, size_t n)
+{
+    size_t got = 0;
+    ssize_t r;
+    while (got + 1 < n && (r = read(fd, buf + got, n - 1 - got)) > 0)
+        got += (size_t)r;
+    buf[got] = '\0';
+    return got;
+}
+
+static void test_streaming_and_exit(void)
+{
+    char req[4600];
+    exec_req(req, sizeof req, "read x; echo got:$x; echo err >&2; exit 5", 0);
+    mxc_exec_handle *h = NULL;
+    char *err = NULL;
+    EXPECT(mxc_state_aware_exec(req, &h, &err) == 0, "%s", err ? err : "");
+    if (!h)
+        return;
+    EXPECT(write(mxc_exec_stdin_fd(h), "hello\n", 6) == 6, "write stdin");
+    mxc_exec_close_stdin(h);
+    char out[256], errb[256];
+    read_all(mxc_exec_stdout_fd(h), out, sizeof out);
+    read_all(mxc_exec_stderr_fd(h), errb, sizeof errb);
+    EXPECT(strcmp(out, "got:hello\n") == 0, "stdout %s", out);
+    EXPECT(strcmp(errb, "err\n") == 0, "stderr %s", errb);
+    mxc_exec_outcome o;
+    EXPECT(mxc_exec_wait(h, &o) == 0 && o.kind == MXC_EXEC_EXITED && o.exit_code == 5, "kind %d code %d", o.kind,
+           o.exit_code);
+    EXPECT(mxc_exec_terminate(h) == 0, "terminate after a confirmed exit succeeds without acting");
+    mxc_exec_handle_free(h);
+}
+
+static void test_timeout_sticky(void)
+{
+    char req[4600];
+    exec_req(req, sizeof req, "trap '' TERM; sleep 30", 300);
+    mxc_exec_handle *h = NULL;
+    char *err = NULL;
+    EXPECT(mxc_state_aware_exec(req, &h, &err) == 0, "%s", err ? err : "");
+    if (!h)
+        return;
+    mxc_exec_outcome o;
+    EXPECT(mxc_exec_wait(h, &o) == 0 && o.kind == MXC_EXEC_TIMED_OUT, "kind %d", o.kind);
+    EXPECT(mxc_exec_wait(h, &o) == 0 && o.kind == MXC_EXEC_TIMED_OUT, "a spent deadline stays spent");
+    mxc_exec_handle_free(h);
+}
+
+static void test_terminator_kills(void)
+{
+    char req[4600];
+    exec_req(req, sizeof req, "sleep 30", 0);
+    mxc_exec_handle *h = NULL;
+    char *err = NULL;
+    EXPECT(mxc_state_aware_exec(req, &h, &err) == 0, "%s", err ? err : "");
+    if (!h)
+        return;
+    EXPECT(mxc_exec_terminate(h) == 0, "kill accepted");
+    mxc_exec_outcome o;
+    EXPECT(mxc_exec_wait(h, &o) == 0 && o.kind == MXC_EXEC_EXITED && o.exit_code == 128 + SIGKILL, "code %d",
+           o.exit_code);
+    mxc_exec_handle_free(h);
+}
+
+static void test_attached_needs_terminals(void)
+{
+    char req[4600];
+    exec_req(req, sizeof req, "true", 0);
+    char *err = NULL;
+    int saved = dup(0);
+    int null = open("/dev/null", 0);
+    dup2(null, 0);
+    int rc = mxc_state_aware_exec_attached(req, &err);
+    dup2(saved, 0);
+    close(saved), close(null);
+    EXPECT(rc == -1 && err && strstr(err, "terminal"), "%s", err ? err : "(none)");
+    mxc_free(err);
+}
+
+static void test_attached_under_pty(void)
+{
+    int master;
+    pid_t child = forkpty(&master, NULL, NULL, NULL);
+    if (child == 0) {
+        char req[4600];
+        exec_req(req, sizeof req, "test -t 0 && test -t 1 && echo on-a-tty; exit 3", 0);
+        char *err = NULL;
+        int rc = mxc_state_aware_exec_attached(req, &err);
+        _exit(rc < 0 ? 100 : rc);
+    }
+    char buf[4096];
+    size_t got = 0;
+    for (;;) {
+        struct pollfd p = {.fd = master, .events = POLLIN};
+        if (poll(&p, 1, 20000) <= 0)
+            break;
+        ssize_t r = read(master, buf + got, sizeof buf - 1 - got);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    buf[got] = '\0';
+    int status = 0;
+    waitpid(child, &status, 0);
+    EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 3, "status %d", status);
+    EXPECT(strstr(buf, "on-a-tty") != NULL, "output %s", buf);
+    close(master);
+}
+
+int main(void)
+{
+    char *resp = NULL;
+    int rc = mxc_state_aware("{\"containment\":\"isolation_session\",\"phase\":\"provision\"}", &resp);
+    char *p = resp ? strstr(resp, "\"sandboxId\":\"") : NULL;
+    if (rc != 0 || !p) {
+        printf("provision failed: %s\n0 passed, 1 failed\n", resp ? resp : "");
+        return 1;
+    }
+    p += strlen("\"sandboxId\":\"");
+    snprintf(sid, sizeof sid, "%.*s", (int)strcspn(p, "\""), p);
+    mxc_free(resp);
+    resp = phase("start");
+    EXPECT(resp && strcmp(resp, "{\"result\":{}}") == 0, "%s", resp ? resp : "");
+    mxc_free(resp);
+    resp = NULL;
+    EXPECT(mxc_state_aware("{\"phase\":\"exec\",\"sandboxId\":\"iso:x\",\"process\":{\"commandLine\":\"true\"}}", &resp) == -1,
+           "exec through mxc_state_aware is refused");
+    mxc_free(resp);
+    test_streaming_and_exit();
+    test_timeout_sticky();
+    test_terminator_kills();
+    test_attached_needs_terminals();
+    test_attached_under_pty();
+    mxc_free(phase("deprovision"));
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
