@@ -191,17 +191,23 @@ static int remount(const char *fdpath, bool readonly)
 
 /* Binds source (a path or /proc/self/fd/N) onto inside, through a
  * symlink-free fd of the target. */
+/* Creates (if needed) and opens, symlink-free, the mount target for a
+ * source of the given type. Returns an O_PATH fd or -errno. */
+static int target_for(const char *inside, bool is_dir)
+{
+    int rc = make_target(inside, is_dir);
+    return rc < 0 ? rc : open_target(inside);
+}
+
 static int bind_at(const char *source, const char *inside, bool readonly, bool recursive)
 {
     struct stat st;
     if (stat(source, &st) < 0)
         return -errno;
-    int rc = make_target(inside, S_ISDIR(st.st_mode));
-    if (rc < 0)
-        return rc;
-    int t = open_target(inside);
+    int t = target_for(inside, S_ISDIR(st.st_mode));
     if (t < 0)
         return t;
+    int rc;
     char tpath[64];
     snprintf(tpath, sizeof tpath, "/proc/self/fd/%d", t);
     rc = mount(source, tpath, NULL, MS_BIND | (recursive ? MS_REC : 0), NULL) < 0 ? -errno : 0;
@@ -224,13 +230,10 @@ static int attach_tree(int tree, const char *inside)
     struct stat st;
     if (fstat(tree, &st) < 0)
         return -errno;
-    int rc = make_target(inside, S_ISDIR(st.st_mode));
-    if (rc < 0)
-        return rc;
-    int t = open_target(inside);
+    int t = target_for(inside, S_ISDIR(st.st_mode));
     if (t < 0)
         return t;
-    rc = move_mount(tree, "", t, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0 ? -errno : 0;
+    int rc = move_mount(tree, "", t, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0 ? -errno : 0;
     close(t);
     return rc;
 }

@@ -61,18 +61,28 @@ static int lock_dir(mxc_state *st, mxc_error *e)
     return 0;
 }
 
-int mxc_state_open_locked(const char *name, mxc_state *st, mxc_error *e)
+static int state_init(const char *name, mxc_state *st, mxc_error *e)
 {
     memset(st, 0, sizeof *st);
     st->lock_fd = -1;
     if (mxc_state_root(st->root, sizeof st->root, e) < 0)
         return -1;
     snprintf(st->dir, sizeof st->dir, "%s/%s", st->root, name);
+    return 0;
+}
+
+int mxc_state_open_locked(const char *name, mxc_state *st, mxc_error *e)
+{
+    if (state_init(name, st, e) < 0)
+        return -1;
     struct stat sb;
     if (lstat(st->dir, &sb) < 0 || !S_ISDIR(sb.st_mode))
         return mxc_err(e, MXC_E_STALE_ID, "no sandbox %s exists on this host (deprovisioned, or never provisioned)", name);
-    if (lock_dir(st, e) < 0)
+    if (lock_dir(st, e) < 0) {
+        if (e->native == ENOENT) /* removed between the check and the open */
+            return mxc_err(e, MXC_E_STALE_ID, "no sandbox %s exists on this host (deprovisioned, or never provisioned)", name);
         return -1;
+    }
     char path[700];
     snprintf(path, sizeof path, "%s/state.json", st->dir);
     if (lstat(st->dir, &sb) < 0 || access(path, F_OK) < 0) { /* removed while we waited, or never completed */
@@ -84,11 +94,8 @@ int mxc_state_open_locked(const char *name, mxc_state *st, mxc_error *e)
 
 int mxc_state_create_locked(const char *name, mxc_state *st, mxc_error *e)
 {
-    memset(st, 0, sizeof *st);
-    st->lock_fd = -1;
-    if (mxc_state_root(st->root, sizeof st->root, e) < 0)
+    if (state_init(name, st, e) < 0)
         return -1;
-    snprintf(st->dir, sizeof st->dir, "%s/%s", st->root, name);
     if (mkdir(st->dir, 0700) < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.mkdir", errno, NULL, "cannot create the sandbox directory");
     return lock_dir(st, e);
