@@ -140,6 +140,14 @@ int mxc_exec_spec_build(const mxc_request *r, const mxc_plan *p, mxc_exec_spec *
     return 0;
 }
 
+int mxc_exec_spec_setenv(mxc_exec_spec *s, const char *kv)
+{
+    size_t n = 0;
+    while (s->envp && s->envp[n])
+        n++;
+    return env_push(&s->envp, &n, kv);
+}
+
 void mxc_exec_spec_free(mxc_exec_spec *s)
 {
     for (size_t i = 0; s->envp && s->envp[i]; i++)

@@ -51,6 +51,8 @@ void mxc_plan_free(mxc_plan *p);
 /* process.env (entries without '=' skipped) over the Linux bootstrap set. */
 int mxc_exec_spec_build(const mxc_request *r, const mxc_plan *p, mxc_exec_spec *s, mxc_error *e);
 void mxc_exec_spec_free(mxc_exec_spec *s);
+/* Sets (or replaces) one KEY=VALUE in the spec's environment. */
+int mxc_exec_spec_setenv(mxc_exec_spec *s, const char *kv);
 
 /* The cwd the workload starts in when process.cwd is absent. */
 const char *mxc_plan_default_cwd(const mxc_plan *p);

@@ -266,6 +266,18 @@ int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_e
     int rc = plan_from_state(o.state, o.st.dir, &p, e);
     if (rc == 0)
         rc = mxc_exec_spec_build(r, &p, &s, e);
+    if (rc == 0 && pty) { /* attached: the terminal type is the caller's (process.env still wins) */
+        const char *term = getenv("TERM");
+        char kv[128];
+        snprintf(kv, sizeof kv, "TERM=%.100s", term && *term ? term : "xterm-256color");
+        bool given = false;
+        for (size_t i = 0; i < r->env.n; i++)
+            given |= strncmp(r->env.v[i], "TERM=", 5) == 0;
+        if (!given && mxc_exec_spec_setenv(&s, kv) < 0) {
+            mxc_exec_spec_free(&s);
+            rc = mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory building the environment");
+        }
+    }
     if (rc == 0) {
         mxc_cgroup cg;
         mxc_cgroup_open(p.agent_name, &cg);

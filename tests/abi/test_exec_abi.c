@@ -130,7 +130,7 @@ static void test_attached_under_pty(void)
     pid_t child = forkpty(&master, NULL, NULL, NULL);
     if (child == 0) {
         char req[4600];
-        exec_req(req, sizeof req, "test -t 0 && test -t 1 && echo on-a-tty; exit 3", 0);
+        exec_req(req, sizeof req, "test -t 0 && test -t 1 && env | grep -q ^TERM= && echo on-a-tty; exit 3", 0);
         char *err = NULL;
         int rc = mxc_state_aware_exec_attached(req, &err);
         _exit(rc < 0 ? 100 : rc);
