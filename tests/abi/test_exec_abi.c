@@ -3,8 +3,10 @@
  * attached mode under a pty this test creates, and its one-at-a-time rule.
  * Prints "N passed, N failed". */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <pty.h>
 #include <signal.h>
 #include <stdio.h>
@@ -154,6 +156,46 @@ static void test_attached_under_pty(void)
     close(master);
 }
 
+static void *attached_sleeper(void *arg)
+{
+    (void)arg;
+    char req[4600];
+    exec_req(req, sizeof req, "sleep 2", 0);
+    char *err = NULL;
+    mxc_state_aware_exec_attached(req, &err);
+    mxc_free(err);
+    return NULL;
+}
+
+/* Only one attached exec at a time per process. */
+static void test_attached_one_at_a_time(void)
+{
+    int master;
+    pid_t child = forkpty(&master, NULL, NULL, NULL);
+    if (child == 0) {
+        pthread_t t;
+        pthread_create(&t, NULL, attached_sleeper, NULL);
+        usleep(700 * 1000);
+        char req[4600];
+        exec_req(req, sizeof req, "true", 0);
+        char *err = NULL;
+        int rc = mxc_state_aware_exec_attached(req, &err);
+        bool refused = rc == -1 && err && strstr(err, "another attached exec");
+        pthread_join(t, NULL);
+        _exit(refused ? 0 : 1);
+    }
+    char buf[1024];
+    for (;;) { /* drain the pty so the child never blocks on output */
+        struct pollfd p = {.fd = master, .events = POLLIN};
+        if (poll(&p, 1, 20000) <= 0 || read(master, buf, sizeof buf) <= 0)
+            break;
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "second concurrent attached call not refused (%d)", status);
+    close(master);
+}
+
 int main(void)
 {
     char *resp = NULL;
@@ -178,6 +220,7 @@ int main(void)
     test_terminator_kills();
     test_attached_needs_terminals();
     test_attached_under_pty();
+    test_attached_one_at_a_time();
     mxc_free(phase("deprovision"));
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
