@@ -260,12 +260,17 @@ int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_e
         opened_close(&o);
         return mxc_err(e, MXC_E_NOT_STARTED, "the sandbox is provisioned but not started; call start first");
     }
-    static mxc_plan p; /* large; exec is not re-entered concurrently within one thread */
-    memset(&p, 0, sizeof p);
+    /* The plan is large: on the heap, not static, since in-process callers
+     * may exec from many threads at once. */
+    mxc_plan *plan = calloc(1, sizeof *plan);
+    if (!plan) {
+        opened_close(&o);
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+    }
     mxc_exec_spec s;
-    int rc = plan_from_state(o.state, o.st.dir, &p, e);
+    int rc = plan_from_state(o.state, o.st.dir, plan, e);
     if (rc == 0)
-        rc = mxc_exec_spec_build(r, &p, &s, e);
+        rc = mxc_exec_spec_build(r, plan, &s, e);
     if (rc == 0 && pty) { /* attached: the terminal type is the caller's (process.env still wins) */
         const char *term = getenv("TERM");
         char kv[128];
@@ -280,11 +285,12 @@ int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_e
     }
     if (rc == 0) {
         mxc_cgroup cg;
-        mxc_cgroup_open(p.agent_name, &cg);
-        rc = mxc_exec_start(o.holder, &p, &s, &cg, pty, proc, e);
+        mxc_cgroup_open(plan->agent_name, &cg);
+        rc = mxc_exec_start(o.holder, plan, &s, &cg, pty, proc, e);
         mxc_exec_spec_free(&s);
     }
-    mxc_plan_free(&p);
+    mxc_plan_free(plan);
+    free(plan);
     opened_close(&o);
     return rc;
 }
