@@ -151,11 +151,6 @@ done:
     return status;
 }
 
-static char *envelope_text(const mxc_error *e)
-{
-    return mxc_error_envelope_text(e);
-}
-
 int mxc_state_aware(const char *request_json, char **response_json)
 {
     mxc_request r;
@@ -180,7 +175,7 @@ int mxc_state_aware(const char *request_json, char **response_json)
         }
     }
     if (rc < 0)
-        *response_json = envelope_text(&e);
+        *response_json = mxc_error_envelope_text(&e);
     if (request_json)
         mxc_request_free(&r);
     mxc_error_clear(&e);
@@ -216,7 +211,7 @@ int mxc_state_aware_exec(const char *request_json, mxc_exec_handle **handle, cha
         if (!h)
             mxc_err(&e, MXC_E_BACKEND_ERROR, "out of memory");
         if (error_json)
-            *error_json = envelope_text(&e);
+            *error_json = mxc_error_envelope_text(&e);
         free(h);
         mxc_error_clear(&e);
         return -1;
@@ -298,7 +293,7 @@ int mxc_state_aware_exec_attached(const char *request_json, char **error_json)
         atomic_store(&attached_busy, false);
     }
     if (status < 0 && error_json)
-        *error_json = envelope_text(&e);
+        *error_json = mxc_error_envelope_text(&e);
     mxc_error_clear(&e);
     return status;
 }

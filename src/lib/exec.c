@@ -261,20 +261,29 @@ static long next_step_at(const mxc_proc *proc)
     }
 }
 
+/* Signals the workload's process group (and the workload, should it have
+ * left it); SIGKILL also reaches every process of the exec's cgroup.
+ * Returns -1 only when the kernel refused the group signal. */
+static int signal_exec(mxc_proc *proc, int sig)
+{
+    int rc = 0;
+    if (kill(-proc->workload, sig) < 0 && kill(proc->workload, sig) < 0 && errno != ESRCH)
+        rc = -1;
+    else
+        kill(proc->workload, sig);
+    if (sig == SIGKILL && proc->has_cgroup) /* every descendant, in or out of the group */
+        mxc_cgroup_kill_all(&proc->cgroup);
+    return rc;
+}
+
 static void ladder_step(mxc_proc *proc)
 {
     proc->timed_out = true; /* sticky: the deadline was spent while it ran */
     proc->ladder++;
     if (proc->ladder == 1) {
         close_fd(&proc->in_fd);
-    } else if (proc->ladder == 2) {
-        kill(-proc->workload, SIGTERM);
-        kill(proc->workload, SIGTERM);
     } else {
-        kill(-proc->workload, SIGKILL);
-        kill(proc->workload, SIGKILL);
-        if (proc->has_cgroup) /* and every descendant, in or out of the group */
-            mxc_cgroup_kill_all(&proc->cgroup);
+        signal_exec(proc, proc->ladder == 2 ? SIGTERM : SIGKILL);
     }
 }
 
@@ -372,11 +381,7 @@ int mxc_exec_kill(mxc_proc *proc)
 {
     if (proc->finished)
         return 0; /* a confirmed exit retires the terminator */
-    if (kill(-proc->workload, SIGKILL) < 0 && kill(proc->workload, SIGKILL) < 0 && errno != ESRCH)
-        return -1;
-    if (proc->has_cgroup)
-        mxc_cgroup_kill_all(&proc->cgroup);
-    return 0;
+    return signal_exec(proc, SIGKILL);
 }
 
 void mxc_exec_close(mxc_proc *proc)

@@ -47,6 +47,18 @@ static void exec_req(char *out, size_t n, const char *cmd, unsigned timeout)
              cmd, timeout);
 }
 
+/* Starts an exec of cmd; NULL (with the failure counted) when refused. */
+static mxc_exec_handle *start_exec(const char *cmd, unsigned timeout)
+{
+    char req[4600];
+    exec_req(req, sizeof req, cmd, timeout);
+    mxc_exec_handle *h = NULL;
+    char *err = NULL;
+    EXPECT(mxc_state_aware_exec(req, &h, &err) == 0, "%s", err ? err : "");
+    mxc_free(err);
+    return h;
+}
+
 static size_t read_all(int fd, char *buf, size_t n)
 {
     size_t got = 0;
@@ -59,11 +71,7 @@ static size_t read_all(int fd, char *buf, size_t n)
 
 static void test_streaming_and_exit(void)
 {
-    char req[4600];
-    exec_req(req, sizeof req, "read x; echo got:$x; echo err >&2; exit 5", 0);
-    mxc_exec_handle *h = NULL;
-    char *err = NULL;
-    EXPECT(mxc_state_aware_exec(req, &h, &err) == 0, "%s", err ? err : "");
+    mxc_exec_handle *h = start_exec("read x; echo got:$x; echo err >&2; exit 5", 0);
     if (!h)
         return;
     EXPECT(write(mxc_exec_stdin_fd(h), "hello\n", 6) == 6, "write stdin");
@@ -82,11 +90,7 @@ static void test_streaming_and_exit(void)
 
 static void test_timeout_sticky(void)
 {
-    char req[4600];
-    exec_req(req, sizeof req, "trap '' TERM; sleep 30", 300);
-    mxc_exec_handle *h = NULL;
-    char *err = NULL;
-    EXPECT(mxc_state_aware_exec(req, &h, &err) == 0, "%s", err ? err : "");
+    mxc_exec_handle *h = start_exec("trap '' TERM; sleep 30", 300);
     if (!h)
         return;
     mxc_exec_outcome o;
@@ -97,11 +101,7 @@ static void test_timeout_sticky(void)
 
 static void test_terminator_kills(void)
 {
-    char req[4600];
-    exec_req(req, sizeof req, "sleep 30", 0);
-    mxc_exec_handle *h = NULL;
-    char *err = NULL;
-    EXPECT(mxc_state_aware_exec(req, &h, &err) == 0, "%s", err ? err : "");
+    mxc_exec_handle *h = start_exec("sleep 30", 0);
     if (!h)
         return;
     EXPECT(mxc_exec_terminate(h) == 0, "kill accepted");
