@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "fsview.h"
+#include "harden.h"
 
 typedef struct {
     int kind;          /* MSG_* */
@@ -112,9 +113,24 @@ static int loopback_up(void)
     return rc;
 }
 
+static int status_code(int status)
+{
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void reap_children(pid_t workload)
+{
+    int status;
+    pid_t r;
+    while ((r = waitpid(-1, &status, WNOHANG)) > 0)
+        if (r == workload)
+            _exit(status_code(status));
+}
+
 /* PID 1: reap everything; exit on SIGTERM or, when attached, on the
- * caller's end of the control socket closing. */
-static _Noreturn void holder_loop(int ctl, bool detached)
+ * caller's end of the control socket closing, or (one-shot) with the
+ * status of the workload once it is reaped. */
+static _Noreturn void holder_loop(int ctl, bool detached, pid_t workload)
 {
     sigset_t set;
     sigemptyset(&set);
@@ -124,6 +140,9 @@ static _Noreturn void holder_loop(int ctl, bool detached)
     sigaddset(&set, SIGHUP);
     sigprocmask(SIG_BLOCK, &set, NULL);
     int sfd = (int)syscall(SYS_signalfd4, -1, &set, 8, O_CLOEXEC);
+    /* A child that exited before SIGCHLD was blocked left no signal, only
+     * a zombie: sweep once before the first wait. */
+    reap_children(workload);
     for (;;) {
         struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN}, {.fd = detached ? -1 : ctl, .events = POLLIN}};
         if (poll(pfd, 2, -1) < 0 && errno != EINTR)
@@ -134,13 +153,23 @@ static _Noreturn void holder_loop(int ctl, bool detached)
             struct { uint32_t signo; char pad[124]; } info;
             if (read(sfd, &info, sizeof info) > 0 && info.signo != SIGCHLD)
                 _exit(0);
-            while (waitpid(-1, NULL, WNOHANG) > 0)
-                ;
+            reap_children(workload);
         }
     }
 }
 
-static _Noreturn void holder_main(const mxc_plan *p, const mxc_fsview_sources *src, int ctl, bool detached)
+/* Forks the one-shot workload; PID 1 keeps none of its fds. */
+static pid_t fork_first_exec(const mxc_plan *p, const mxc_first_exec *fx)
+{
+    pid_t w = fork();
+    if (w == 0)
+        mxc_exec_workload(p, fx->spec, fx->child);
+    mxc_exec_child_close((mxc_exec_child *)fx->child);
+    return w;
+}
+
+static _Noreturn void holder_main(const mxc_plan *p, const mxc_fsview_sources *src, int ctl, bool detached,
+                                  const mxc_first_exec *fx)
 {
     prctl(PR_SET_NAME, "mxc-holder");
     const char *stage = "holder.sethostname";
@@ -155,18 +184,22 @@ static _Noreturn void holder_main(const mxc_plan *p, const mxc_fsview_sources *s
         send_msg(ctl, MSG_FAIL, -rc, 0, stage);
         _exit(1);
     }
-    /* Keep only the control socket; every source fd is spent. */
-    if (ctl > 3)
-        syscall(SYS_close_range, 3, ctl - 1, 0);
-    syscall(SYS_close_range, ctl + 1, ~0U, 0);
+    /* Keep only the control socket (and the first exec's ends); every
+     * source fd is spent. */
+    int keep[] = {ctl, fx ? fx->child->in : -1, fx ? fx->child->out : -1, fx ? fx->child->err : -1,
+                  fx ? fx->child->ctl : -1};
+    mxc_close_all_but(keep, sizeof keep / sizeof keep[0]);
+    if (send_msg(ctl, MSG_READY, 0, getpid(), NULL) < 0)
+        _exit(1);
+    pid_t workload = fx ? fork_first_exec(p, fx) : 0;
+    if (workload < 0)
+        _exit(127);
     int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (devnull >= 0) {
         dup2(devnull, 0), dup2(devnull, 1), dup2(devnull, 2);
         if (devnull > 2)
             close(devnull);
     }
-    if (send_msg(ctl, MSG_READY, 0, getpid(), NULL) < 0)
-        _exit(1);
     if (detached) {
         ctl_msg m;
         if (recv_msg(ctl, &m) < 0 || m.kind != MSG_RELEASE)
@@ -174,13 +207,27 @@ static _Noreturn void holder_main(const mxc_plan *p, const mxc_fsview_sources *s
         close(ctl);
         ctl = -1;
     }
-    holder_loop(ctl, detached);
+    holder_loop(ctl, detached, workload);
 }
 
 /* C1: become the plan's identity, create the user namespace, get mapped,
  * create the rest, fork PID 1. */
-static _Noreturn void first_child(const mxc_plan *p, const mxc_fsview_sources *src, int ctl, bool detached)
+static _Noreturn void first_child(const mxc_plan *p, const mxc_fsview_sources *src, int ctl, bool detached,
+                                   const mxc_first_exec *fx)
 {
+    /* Nothing of the caller's but what the holder needs: in particular not
+     * the caller's end of the workload's stdin (it would never see EOF). */
+    int keep[MXC_MAX_GRANTS + 6];
+    size_t nkeep = 0;
+    for (size_t i = 0; i < p->ngrants; i++)
+        keep[nkeep++] = src->grant_fd[i];
+    keep[nkeep++] = src->workspace_fd;
+    keep[nkeep++] = ctl;
+    if (fx) {
+        keep[nkeep++] = fx->child->in, keep[nkeep++] = fx->child->out;
+        keep[nkeep++] = fx->child->err, keep[nkeep++] = fx->child->ctl;
+    }
+    mxc_close_all_but(keep, nkeep);
     const char *stage = "holder.setsid";
     int rc = setsid() < 0 ? -errno : 0;
     if (!detached)
@@ -215,8 +262,10 @@ static _Noreturn void first_child(const mxc_plan *p, const mxc_fsview_sources *s
         if (holder == 0) {
             if (!detached)
                 prctl(PR_SET_PDEATHSIG, SIGKILL);
-            holder_main(p, src, ctl, detached);
+            holder_main(p, src, ctl, detached, fx);
         }
+        if (fx)
+            mxc_exec_child_close((mxc_exec_child *)fx->child);
     }
     if (rc < 0) {
         send_msg(ctl, MSG_FAIL, -rc, 0, stage);
@@ -225,11 +274,12 @@ static _Noreturn void first_child(const mxc_plan *p, const mxc_fsview_sources *s
     send_msg(ctl, MSG_PID, 0, holder, NULL);
     if (detached)
         _exit(0);
-    /* attached: stay as the holder's parent so that PDEATHSIG chains */
-    int status;
+    /* attached: stay as the holder's parent so that PDEATHSIG chains, and
+     * hand its status (the one-shot workload's) to the caller */
+    int status = 0;
     while (waitpid(holder, &status, 0) < 0 && errno == EINTR)
         ;
-    _exit(0);
+    _exit(status_code(status));
 }
 
 static int write_map(pid_t pid, const char *file, unsigned id)
@@ -254,7 +304,8 @@ static int fail_from(const ctl_msg *m, mxc_error *e)
     return mxc_err_os(e, MXC_E_BACKEND_ERROR, m->stage, m->err, remedy, "sandbox setup failed at %s", m->stage);
 }
 
-int mxc_holder_spawn(const mxc_plan *p, const mxc_cgroup *cg, bool detached, mxc_holder *h, mxc_error *e)
+int mxc_holder_spawn(const mxc_plan *p, const mxc_cgroup *cg, bool detached, const mxc_first_exec *fx, mxc_holder *h,
+                     mxc_error *e)
 {
     memset(h, 0, sizeof *h);
     h->ctl_fd = -1;
@@ -275,7 +326,7 @@ int mxc_holder_spawn(const mxc_plan *p, const mxc_cgroup *cg, bool detached, mxc
     }
     if (c1 == 0) {
         close(sv[0]);
-        first_child(p, &src, sv[1], detached);
+        first_child(p, &src, sv[1], detached, detached ? NULL : fx);
     }
     close(sv[1]);
     mxc_fsview_close_sources(&src);
@@ -324,6 +375,7 @@ int mxc_holder_spawn(const mxc_plan *p, const mxc_cgroup *cg, bool detached, mxc
     }
     h->start_time = mxc_proc_start_time(h->pid);
     h->ctl_fd = ctl;
+    h->first_child = detached ? 0 : c1;
     return 0;
 }
 

@@ -13,18 +13,30 @@
 
 #include "cgroup.h"
 #include "error.h"
+#include "exec.h"
 #include "plan.h"
 
 typedef struct {
     pid_t pid;                     /* host pid of PID 1 of the sandbox */
+    pid_t first_child;             /* attached: our child, PID 1's parent; its exit status is PID 1's */
     unsigned long long start_time; /* /proc/PID/stat field 22: defeats pid reuse */
     int ctl_fd;                    /* handshake socket; -1 once released */
 } mxc_holder;
 
+/* One-shot: the workload PID 1 forks as soon as the view is ready (so it
+ * is born inside every namespace and the cgroup, with no setns and no
+ * second cgroup migration); PID 1 then exits with the workload's status. */
+typedef struct {
+    const mxc_exec_spec *spec;
+    const mxc_exec_child *child;
+} mxc_first_exec;
+
 /* Spawns the holder and waits until its view is ready.  A detached holder
  * (session) outlives the caller once mxc_holder_release is called; an
- * attached one (one-shot) dies with its caller. */
-int mxc_holder_spawn(const mxc_plan *p, const mxc_cgroup *cg, bool detached, mxc_holder *h, mxc_error *e);
+ * attached one (one-shot) dies with its caller.  fx (attached only, may be
+ * NULL): the workload PID 1 runs. */
+int mxc_holder_spawn(const mxc_plan *p, const mxc_cgroup *cg, bool detached, const mxc_first_exec *fx, mxc_holder *h,
+                     mxc_error *e);
 /* Tells a detached holder that its state is recorded; from here on it
  * lives until killed.  A holder whose caller dies before this exits. */
 int mxc_holder_release(mxc_holder *h, mxc_error *e);

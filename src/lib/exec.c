@@ -37,35 +37,17 @@ static void report(int fd, int kind, int err, pid_t pid, const char *stage, cons
     (void)!send(fd, &m, sizeof m, MSG_NOSIGNAL);
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-    return *(const int *)a - *(const int *)b;
-}
-
-/* Closes every fd above 2 but the given ones: the joiner must not hold the
- * caller's ends of the stdio pipes (the workload would never see EOF) nor
- * anything else of the caller's. */
-static void close_all_but(int *keep, size_t n)
-{
-    qsort(keep, n, sizeof *keep, cmp_int);
-    unsigned from = 3;
-    for (size_t i = 0; i < n; i++) {
-        if (keep[i] < 3)
-            continue;
-        if ((unsigned)keep[i] > from)
-            syscall(SYS_close_range, from, (unsigned)keep[i] - 1, 0);
-        from = (unsigned)keep[i] + 1;
-    }
-    syscall(SYS_close_range, from, ~0U, 0);
-}
-
 /* The workload: everything here runs inside the sandbox, then execs. */
-static _Noreturn void workload_main(const mxc_plan *p, const mxc_exec_spec *s, int ctl, int in, int out, int err_fd)
+_Noreturn void mxc_exec_workload(const mxc_plan *p, const mxc_exec_spec *s, const mxc_exec_child *c)
 {
+    int ctl = c->ctl, in = c->in, out = c->out, err_fd = c->err;
     const char *stage = "exec.setsid";
     if (setsid() < 0)
         goto fail;
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    /* Announce ourselves: the caller reads our host pid (= our process
+     * group) from the credentials the kernel attaches to this message. */
+    report(ctl, 1, 0, 0, NULL, NULL);
     stage = "exec.stdio";
     if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err_fd, 2) < 0)
         goto fail;
@@ -74,7 +56,7 @@ static _Noreturn void workload_main(const mxc_plan *p, const mxc_exec_spec *s, i
     /* Before chdir: a cwd of /proc/self/fd/N must not reach a leaked
      * directory fd (CVE-2024-21626). */
     int keep[] = {0, 1, 2, ctl};
-    close_all_but(keep, sizeof keep / sizeof keep[0]);
+    mxc_close_all_but(keep, sizeof keep / sizeof keep[0]);
     const char *cwd = s->cwd ? s->cwd : mxc_plan_default_cwd(p);
     char where[8];
     if (chdir(cwd) < 0 || (!getcwd(where, sizeof where) && errno != ERANGE)) {
@@ -100,12 +82,12 @@ fail:
 /* The joiner: enters every namespace of the holder at once, becomes uid 0
  * of the sandbox's user namespace, forks the workload into its PID
  * namespace and waits for it. */
-static _Noreturn void joiner_main(pid_t holder, const mxc_plan *p, const mxc_exec_spec *s, int ctl, int in, int out,
-                                  int err_fd)
+static _Noreturn void joiner_main(pid_t holder, const mxc_plan *p, const mxc_exec_spec *s, const mxc_exec_child *c)
 {
+    int ctl = c->ctl;
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    int keep[] = {ctl, in, out, err_fd};
-    close_all_but(keep, sizeof keep / sizeof keep[0]);
+    int keep[] = {c->ctl, c->in, c->out, c->err};
+    mxc_close_all_but(keep, sizeof keep / sizeof keep[0]);
     const char *stage = "exec.pidfd_open";
     int pfd = (int)syscall(SYS_pidfd_open, holder, 0);
     if (pfd < 0)
@@ -131,10 +113,8 @@ static _Noreturn void joiner_main(pid_t holder, const mxc_plan *p, const mxc_exe
     if (w < 0)
         goto fail;
     if (w == 0)
-        workload_main(p, s, ctl, in, out, err_fd);
-    report(ctl, 1, 0, w, NULL, NULL);
-    close(ctl);
-    close(in), close(out), close(err_fd);
+        mxc_exec_workload(p, s, c);
+    mxc_exec_child_close((mxc_exec_child *)c);
     int status;
     while (waitpid(w, &status, 0) < 0)
         if (errno != EINTR)
@@ -152,22 +132,33 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
-int mxc_exec_start(pid_t holder, const mxc_plan *p, const mxc_exec_spec *s, const mxc_cgroup *cg, bool pty,
-                   mxc_proc *proc, mxc_error *e)
+void mxc_exec_child_close(mxc_exec_child *c)
+{
+    if (c->out != c->in) {
+        close_fd(&c->out);
+        close_fd(&c->err);
+    }
+    c->out = c->err = -1;
+    close_fd(&c->in);
+    close_fd(&c->ctl);
+}
+
+int mxc_exec_prepare(bool pty, uint32_t timeout_ms, mxc_proc *proc, mxc_exec_child *c, mxc_error *e)
 {
     memset(proc, 0, sizeof *proc);
-    proc->in_fd = proc->out_fd = proc->err_fd = proc->joiner_pidfd = -1;
+    proc->in_fd = proc->out_fd = proc->err_fd = proc->joiner_pidfd = proc->ctl_fd = proc->killall_pidfd = -1;
     proc->pty = pty;
-    proc->timeout_ms = s->timeout_ms;
-    int child_in = -1, child_out = -1, child_err = -1;
+    proc->timeout_ms = timeout_ms;
+    *c = (mxc_exec_child){-1, -1, -1, -1};
     int pin[2] = {-1, -1}, pout[2] = {-1, -1}, perr[2] = {-1, -1};
     if (pty) {
         int master, slave;
         if (openpty(&master, &slave, NULL, NULL, NULL) < 0)
             return mxc_err_os(e, MXC_E_BACKEND_ERROR, "exec.openpty", errno, NULL, "cannot allocate a pty");
         fcntl(master, F_SETFD, FD_CLOEXEC);
+        fcntl(slave, F_SETFD, FD_CLOEXEC);
         proc->out_fd = master;
-        child_in = child_out = child_err = slave;
+        c->in = c->out = c->err = slave;
     } else {
         if (pipe2(pin, O_CLOEXEC) < 0 || pipe2(pout, O_CLOEXEC) < 0 || pipe2(perr, O_CLOEXEC) < 0) {
             int err = errno;
@@ -176,46 +167,61 @@ int mxc_exec_start(pid_t holder, const mxc_plan *p, const mxc_exec_spec *s, cons
             return mxc_err_os(e, MXC_E_BACKEND_ERROR, "exec.pipe2", err, NULL, "cannot create the stdio pipes");
         }
         proc->in_fd = pin[1], proc->out_fd = pout[0], proc->err_fd = perr[0];
-        child_in = pin[0], child_out = pout[1], child_err = perr[1];
+        c->in = pin[0], c->out = pout[1], c->err = perr[1];
     }
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+    int sv[2], on = 1;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 ||
+        setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof on) < 0) {
         int err = errno;
+        mxc_exec_child_close(c);
         mxc_exec_close(proc);
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "exec.socketpair", err, NULL, "cannot create the control socket");
     }
+    proc->ctl_fd = sv[0];
+    c->ctl = sv[1];
     clock_gettime(CLOCK_MONOTONIC, &proc->started);
-    pid_t j = fork();
-    if (j == 0) {
-        close(sv[0]);
-        joiner_main(holder, p, s, sv[1], child_in, child_out, child_err);
-    }
-    int fork_err = errno;
-    close(sv[1]);
-    close(child_in);
-    if (!pty)
-        close(child_out), close(child_err);
-    if (j < 0) {
-        close(sv[0]);
-        mxc_exec_close(proc);
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "exec.fork", fork_err, NULL, "cannot fork");
-    }
-    proc->joiner = j;
-    proc->joiner_pidfd = (int)syscall(SYS_pidfd_open, j, 0);
-    exec_msg m = {.kind = 3};
-    int rc = 0;
+    return 0;
+}
+
+/* One control message and, with it, the sender's host pid. */
+static ssize_t recv_report(int fd, exec_msg *m, pid_t *sender)
+{
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(struct ucred))];
+    } cm;
+    struct iovec iov = {.iov_base = m, .iov_len = sizeof *m};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = sizeof cm.buf};
     ssize_t n;
-    char leaf[32];
-    snprintf(leaf, sizeof leaf, "exec-%d", (int)j);
-    proc->has_cgroup = cg && mxc_cgroup_child(cg, leaf, &proc->cgroup);
-    if (cg && mxc_cgroup_add(proc->has_cgroup ? &proc->cgroup : cg, j, e) < 0)
-        rc = -1;
-    else if (send(sv[0], &m, sizeof m, MSG_NOSIGNAL) != (ssize_t)sizeof m)
-        rc = mxc_err(e, MXC_E_BACKEND_ERROR, "the exec joiner died before starting the workload");
-    while (rc == 0 && (n = recv(sv[0], &m, sizeof m, 0)) == (ssize_t)sizeof m) {
-        if (m.kind == 1)
-            proc->workload = m.pid;
-        else if (m.kind == 2) {
+    do
+        n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+    while (n < 0 && errno == EINTR);
+    *sender = 0;
+    for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); n > 0 && h; h = CMSG_NXTHDR(&mh, h))
+        if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_CREDENTIALS) {
+            struct ucred u;
+            memcpy(&u, CMSG_DATA(h), sizeof u);
+            *sender = u.pid;
+        }
+    return n;
+}
+
+int mxc_exec_adopt(mxc_proc *proc, mxc_exec_child *c, pid_t supervisor, int killall_pid, mxc_error *e)
+{
+    mxc_exec_child_close(c);
+    proc->joiner = supervisor;
+    proc->joiner_pidfd = (int)syscall(SYS_pidfd_open, supervisor, 0);
+    if (killall_pid > 0)
+        proc->killall_pidfd = (int)syscall(SYS_pidfd_open, killall_pid, 0);
+    int rc = 0;
+    exec_msg m;
+    pid_t sender;
+    /* Until every holder of the child end is gone: the workload's is
+     * CLOEXEC, so EOF means it exec'd (or died). */
+    while (rc == 0 && recv_report(proc->ctl_fd, &m, &sender) == (ssize_t)sizeof m) {
+        if (m.kind == 1 && sender > 0) {
+            proc->workload = sender;
+        } else if (m.kind == 2) {
             rc = -1;
             if (m.detail[0])
                 mxc_err_os(e, MXC_E_BACKEND_ERROR, m.stage, m.err, NULL, "%s", m.detail);
@@ -227,17 +233,54 @@ int mxc_exec_start(pid_t holder, const mxc_plan *p, const mxc_exec_spec *s, cons
                 e->code = MXC_E_BACKEND_UNAVAILABLE;
         }
     }
-    close(sv[0]);
+    close_fd(&proc->ctl_fd);
     if (rc == 0 && proc->workload <= 0)
-        rc = mxc_err(e, MXC_E_BACKEND_ERROR, "the exec joiner died before starting the workload");
+        rc = mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox's exec process died before starting the workload");
     if (rc < 0) {
-        int status;
-        waitpid(j, &status, 0);
+        waitpid(supervisor, NULL, 0);
         proc->joiner = 0;
         mxc_exec_close(proc);
         return -1;
     }
     return 0;
+}
+
+int mxc_exec_start(pid_t holder, const mxc_plan *p, const mxc_exec_spec *s, const mxc_cgroup *cg, bool pty,
+                   mxc_proc *proc, mxc_error *e)
+{
+    mxc_exec_child c;
+    if (mxc_exec_prepare(pty, s->timeout_ms, proc, &c, e) < 0)
+        return -1;
+    pid_t j = fork();
+    if (j == 0) {
+        close(proc->ctl_fd);
+        joiner_main(holder, p, s, &c);
+    }
+    if (j < 0) {
+        int err = errno;
+        mxc_exec_child_close(&c);
+        mxc_exec_close(proc);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "exec.fork", err, NULL, "cannot fork");
+    }
+    /* Into the sandbox's cgroup (this exec's own child of it where the host
+     * allows), then let the joiner fork the workload there. */
+    char leaf[32];
+    snprintf(leaf, sizeof leaf, "exec-%d", (int)j);
+    proc->has_cgroup = cg && mxc_cgroup_child(cg, leaf, &proc->cgroup);
+    exec_msg go = {.kind = 3};
+    int rc = 0;
+    if (cg && mxc_cgroup_add(proc->has_cgroup ? &proc->cgroup : cg, j, e) < 0)
+        rc = -1;
+    else if (send(proc->ctl_fd, &go, sizeof go, MSG_NOSIGNAL) != (ssize_t)sizeof go)
+        rc = mxc_err(e, MXC_E_BACKEND_ERROR, "the exec joiner died before starting the workload");
+    if (rc < 0) {
+        mxc_exec_child_close(&c);
+        kill(j, SIGKILL);
+        waitpid(j, NULL, 0);
+        mxc_exec_close(proc);
+        return -1;
+    }
+    return mxc_exec_adopt(proc, &c, j, 0, e);
 }
 
 static long elapsed_ms(const struct timespec *since)
@@ -273,6 +316,8 @@ static int signal_exec(mxc_proc *proc, int sig)
         kill(proc->workload, sig);
     if (sig == SIGKILL && proc->has_cgroup) /* every descendant, in or out of the group */
         mxc_cgroup_kill_all(&proc->cgroup);
+    if (sig == SIGKILL && proc->killall_pidfd >= 0) /* one-shot: PID 1, and with it the namespace */
+        syscall(SYS_pidfd_send_signal, proc->killall_pidfd, SIGKILL, NULL, 0);
     return rc;
 }
 
@@ -401,4 +446,6 @@ void mxc_exec_close(mxc_proc *proc)
     close_fd(&proc->out_fd);
     close_fd(&proc->err_fd);
     close_fd(&proc->joiner_pidfd);
+    close_fd(&proc->killall_pidfd);
+    close_fd(&proc->ctl_fd);
 }

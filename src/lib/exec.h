@@ -20,8 +20,11 @@
 #define MXC_LADDER_KILL_AFTER_MS 2000 /* SIGTERM, then this long before SIGKILL */
 
 typedef struct mxc_proc {
-    pid_t joiner;     /* our child: entered the namespaces, parent of the workload */
+    pid_t joiner;     /* our child whose exit status is the workload's: the setns joiner,
+                         or (one-shot) the holder's first child */
     int joiner_pidfd;
+    int ctl_fd;       /* our end of the control socket while starting; -1 after */
+    int killall_pidfd; /* one-shot: PID 1 of the sandbox, the last tier's kill-all; -1 */
     pid_t workload;   /* host pid; also its process group */
     int in_fd, out_fd, err_fd; /* our ends; -1 when closed. With a pty out_fd is the master and in_fd == -1 */
     bool pty;
@@ -34,7 +37,26 @@ typedef struct mxc_proc {
     mxc_cgroup cgroup;
 } mxc_proc;
 
-/* cg: the sandbox cgroup the workload is born in (NULL: none). */
+/* The workload's ends of its stdio and of the control socket, handed to
+ * whichever process forks it. */
+typedef struct {
+    int in, out, err, ctl;
+} mxc_exec_child;
+
+/* Creates the stdio (pipes, or a pty) and the control socket. */
+int mxc_exec_prepare(bool pty, uint32_t timeout_ms, mxc_proc *proc, mxc_exec_child *c, mxc_error *e);
+void mxc_exec_child_close(mxc_exec_child *c);
+/* In a process inside every namespace of the sandbox and its cgroup, as
+ * uid 0 of the sandbox: setsid, announce, stdio, cwd, hardening, execve. */
+_Noreturn void mxc_exec_workload(const mxc_plan *p, const mxc_exec_spec *s, const mxc_exec_child *c);
+/* In the caller, once the process that forks the workload runs: closes
+ * the child ends and waits until the workload exec'd (0) or failed (-1).
+ * supervisor is our child whose exit status is the workload's; killall_pid
+ * (> 0) is SIGKILLed by the last tier. */
+int mxc_exec_adopt(mxc_proc *proc, mxc_exec_child *c, pid_t supervisor, int killall_pid, mxc_error *e);
+
+/* Session exec: a joiner enters the holder with setns(pidfd) and forks
+ * the workload.  cg: the sandbox cgroup the workload is born in (NULL: none). */
 int mxc_exec_start(pid_t holder, const mxc_plan *p, const mxc_exec_spec *s, const mxc_cgroup *cg, bool pty,
                    mxc_proc *proc, mxc_error *e);
 

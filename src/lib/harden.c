@@ -5,10 +5,33 @@
 #include <errno.h>
 #include <linux/capability.h>
 #include <linux/securebits.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+static int cmp_int(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
+/* Why a keep list: the processes that fork a workload must not hold the
+ * caller's ends of the stdio pipes (the workload would never see EOF) nor
+ * anything else of the caller's. */
+void mxc_close_all_but(int *keep, size_t n)
+{
+    qsort(keep, n, sizeof *keep, cmp_int);
+    unsigned from = 3;
+    for (size_t i = 0; i < n; i++) {
+        if (keep[i] < 3 || (unsigned)keep[i] < from)
+            continue;
+        if ((unsigned)keep[i] > from)
+            syscall(SYS_close_range, from, (unsigned)keep[i] - 1, 0);
+        from = (unsigned)keep[i] + 1;
+    }
+    syscall(SYS_close_range, from, ~0U, 0);
+}
 
 static int drop_capabilities(void)
 {

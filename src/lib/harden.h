@@ -6,6 +6,8 @@
 #ifndef MXC_HARDEN_H
 #define MXC_HARDEN_H
 
+#include <stddef.h>
+
 #include "plan.h"
 
 #define MXC_LANDLOCK_ABI_NEEDED 3 /* REFER (2) and TRUNCATE (3) are part of what we promise */
@@ -17,6 +19,9 @@ int mxc_landlock_abi(void);
 int mxc_landlock_apply(const mxc_plan *p, const char **stage);
 /* Loads the seccomp filter.  Returns 0 or -errno. */
 int mxc_seccomp_apply(void);
+
+/* Closes every fd above 2 but the given ones (keep is sorted in place). */
+void mxc_close_all_but(int *keep, size_t n);
 
 /* The whole checklist, after the namespaces and the root are in place:
  * drop caps -> no_new_privs -> Landlock -> seccomp (last: it would block the

@@ -184,7 +184,7 @@ static int start(opened *o, mxc_error *e)
     int rc = mxc_cgroup_create(p.agent_name, p.pids_max, p.memory_max, &cg, e);
     mxc_holder h;
     if (rc == 0)
-        rc = mxc_holder_spawn(&p, &cg, true, &h, e);
+        rc = mxc_holder_spawn(&p, &cg, true, NULL, &h, e);
     mxc_plan_free(&p);
     if (rc < 0)
         return -1;
@@ -295,6 +295,9 @@ int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_e
     return rc;
 }
 
+/* The process backend: PID 1 forks the workload itself, so it is born in
+ * every namespace and in the cgroup — no joiner, no setns, one cgroup
+ * migration (the holder's) in all. */
 static int oneshot_process(const mxc_request *r, int in, int out, int err, int *code, bool *timed_out, mxc_error *e)
 {
     if (require_host(e) < 0)
@@ -309,20 +312,30 @@ static int oneshot_process(const mxc_request *r, int in, int out, int err, int *
     mxc_cgroup cg;
     mxc_holder h = {.ctl_fd = -1};
     mxc_exec_spec s = {0};
-    mxc_proc proc = {.in_fd = -1, .out_fd = -1, .err_fd = -1, .joiner_pidfd = -1};
+    mxc_proc proc;
+    mxc_exec_child child = {-1, -1, -1, -1};
+    bool prepared = false;
     int rc = mxc_cgroup_create(cgname, p.pids_max, p.memory_max, &cg, e);
-    if (rc == 0)
-        rc = mxc_holder_spawn(&p, &cg, false, &h, e);
     if (rc == 0)
         rc = mxc_exec_spec_build(r, &p, &s, e);
     if (rc == 0)
-        rc = mxc_exec_start(h.pid, &p, &s, &cg, false, &proc, e);
+        prepared = (rc = mxc_exec_prepare(false, s.timeout_ms, &proc, &child, e)) == 0;
+    if (rc == 0) {
+        mxc_first_exec fx = {.spec = &s, .child = &child};
+        rc = mxc_holder_spawn(&p, &cg, false, &fx, &h, e);
+    }
+    if (rc == 0)
+        rc = mxc_exec_adopt(&proc, &child, h.first_child, h.pid, e);
+    else if (prepared) {
+        mxc_exec_child_close(&child);
+        mxc_exec_close(&proc);
+    }
     if (rc == 0) {
         mxc_exec_run(&proc, in, out, err, e);
         *code = proc.exit_code;
         *timed_out = proc.timed_out;
+        mxc_exec_close(&proc);
     }
-    mxc_exec_close(&proc);
     if (h.pid > 0) {
         mxc_error ignored = {0};
         mxc_holder_kill(h.pid, h.start_time, &ignored);
@@ -330,8 +343,6 @@ static int oneshot_process(const mxc_request *r, int in, int out, int err, int *
     if (h.ctl_fd >= 0)
         close(h.ctl_fd);
     mxc_cgroup_kill_all(&cg);
-    while (waitpid(-1, NULL, WNOHANG) > 0)
-        ; /* the holder's first child */
     mxc_cgroup_remove(&cg);
     mxc_exec_spec_free(&s);
     mxc_plan_free(&p);
