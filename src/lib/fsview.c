@@ -199,28 +199,23 @@ static int target_for(const char *inside, bool is_dir)
     return rc < 0 ? rc : open_target(inside);
 }
 
+static int attach_tree(int tree, const char *inside);
+
+/* Binds a path of the holder's (host-copied) mount namespace onto inside:
+ * a detached clone, flagged before it is visible (recursively, so no
+ * submount of a read-only bind stays writable), attached through a
+ * symlink-free fd of the target. */
 static int bind_at(const char *source, const char *inside, bool readonly, bool recursive)
 {
-    struct stat st;
-    if (stat(source, &st) < 0)
+    unsigned rec = recursive ? AT_RECURSIVE : 0;
+    int tree = open_tree(AT_FDCWD, source, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | rec);
+    if (tree < 0)
         return -errno;
-    int t = target_for(inside, S_ISDIR(st.st_mode));
-    if (t < 0)
-        return t;
-    int rc;
-    char tpath[64];
-    snprintf(tpath, sizeof tpath, "/proc/self/fd/%d", t);
-    rc = mount(source, tpath, NULL, MS_BIND | (recursive ? MS_REC : 0), NULL) < 0 ? -errno : 0;
-    close(t);
-    if (rc < 0)
-        return rc;
-    /* Re-open: the fd above names the directory under the new mount. */
-    t = open_target(inside);
-    if (t < 0)
-        return t;
-    snprintf(tpath, sizeof tpath, "/proc/self/fd/%d", t);
-    rc = remount(tpath, readonly);
-    close(t);
+    struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (readonly ? MOUNT_ATTR_RDONLY : 0)};
+    int rc = mount_setattr(tree, "", AT_EMPTY_PATH | rec, &attr, sizeof attr) < 0 ? -errno : 0;
+    if (rc == 0)
+        rc = attach_tree(tree, inside);
+    close(tree);
     return rc;
 }
 
