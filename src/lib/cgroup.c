@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -37,22 +38,50 @@ static bool file_has_word(const char *path, const char *word)
     return found;
 }
 
+/* What the host offers is probed once per process: every one-shot and
+ * exec asks several times, and each probe is a handful of statfs/reads. */
+static const char *const CONTROLLERS[] = {"pids", "memory", "cpu"};
+#define NCONTROLLERS (sizeof CONTROLLERS / sizeof CONTROLLERS[0])
+static struct {
+    const char *v2_root;
+    bool v1;
+} detected[NCONTROLLERS];
+static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
+
+static void detect(void)
+{
+    bool root_is_v2 = is_cgroup2("/sys/fs/cgroup");
+    for (size_t c = 0; c < NCONTROLLERS; c++) {
+        for (size_t i = 0; !detected[c].v2_root && i < sizeof V2_ROOTS / sizeof V2_ROOTS[0]; i++) {
+            char path[256];
+            snprintf(path, sizeof path, "%s/cgroup.controllers", V2_ROOTS[i]);
+            if (is_cgroup2(V2_ROOTS[i]) && file_has_word(path, CONTROLLERS[c]))
+                detected[c].v2_root = V2_ROOTS[i];
+        }
+        char path[256];
+        snprintf(path, sizeof path, "/sys/fs/cgroup/%s/cgroup.procs", CONTROLLERS[c]);
+        detected[c].v1 = !root_is_v2 && access(path, W_OK) == 0;
+    }
+}
+
+static size_t controller_index(const char *controller)
+{
+    for (size_t c = 0; c < NCONTROLLERS; c++)
+        if (strcmp(CONTROLLERS[c], controller) == 0)
+            return c;
+    return 0;
+}
+
 static const char *v2_root_with(const char *controller)
 {
-    for (size_t i = 0; i < sizeof V2_ROOTS / sizeof V2_ROOTS[0]; i++) {
-        char path[256];
-        snprintf(path, sizeof path, "%s/cgroup.controllers", V2_ROOTS[i]);
-        if (is_cgroup2(V2_ROOTS[i]) && file_has_word(path, controller))
-            return V2_ROOTS[i];
-    }
-    return NULL;
+    pthread_once(&detect_once, detect);
+    return detected[controller_index(controller)].v2_root;
 }
 
 static bool v1_has(const char *controller)
 {
-    char path[256];
-    snprintf(path, sizeof path, "/sys/fs/cgroup/%s/cgroup.procs", controller);
-    return access(path, W_OK) == 0 && !is_cgroup2("/sys/fs/cgroup");
+    pthread_once(&detect_once, detect);
+    return detected[controller_index(controller)].v1;
 }
 
 const char *mxc_cgroup_mode(const char *controller)

@@ -210,13 +210,10 @@ static _Noreturn void holder_main(const mxc_plan *p, const mxc_fsview_sources *s
     holder_loop(ctl, detached, workload);
 }
 
-/* C1: become the plan's identity, create the user namespace, get mapped,
- * create the rest, fork PID 1. */
-static _Noreturn void first_child(const mxc_plan *p, const mxc_fsview_sources *src, int ctl, bool detached,
-                                   const mxc_first_exec *fx)
+/* Nothing of the caller's but what the holder needs: in particular not
+ * the caller's end of the workload's stdin (it would never see EOF). */
+static void close_inherited(const mxc_plan *p, const mxc_fsview_sources *src, int ctl, const mxc_first_exec *fx)
 {
-    /* Nothing of the caller's but what the holder needs: in particular not
-     * the caller's end of the workload's stdin (it would never see EOF). */
     int keep[MXC_MAX_GRANTS + 6];
     size_t nkeep = 0;
     for (size_t i = 0; i < p->ngrants; i++)
@@ -228,6 +225,60 @@ static _Noreturn void first_child(const mxc_plan *p, const mxc_fsview_sources *s
         keep[nkeep++] = fx->child->err, keep[nkeep++] = fx->child->ctl;
     }
     mxc_close_all_but(keep, nkeep);
+}
+
+/* One-shot, direct: we were cloned straight into the new user, mount,
+ * PID, IPC, UTS (and network) namespaces and are PID 1 already — one
+ * process fewer than the C1 path.  The cgroup namespace waits until the
+ * caller has moved us into the sandbox's cgroup, so that it is its root. */
+static _Noreturn void direct_child(const mxc_plan *p, const mxc_fsview_sources *src, int ctl, const mxc_first_exec *fx)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    close_inherited(p, src, ctl, fx);
+    ctl_msg m;
+    if (send_msg(ctl, MSG_MAPS_PLEASE, 0, 0, NULL) < 0 || recv_msg(ctl, &m) < 0 || m.kind != MSG_MAPS_DONE)
+        _exit(1);
+    const char *stage = "holder.setsid";
+    int rc = setsid() < 0 ? -errno : 0;
+    if (rc == 0) {
+        stage = "holder.unshare_cgroup";
+        if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0 || unshare(CLONE_NEWCGROUP) < 0)
+            rc = -errno;
+    }
+    if (rc < 0) {
+        send_msg(ctl, MSG_FAIL, -rc, 0, stage);
+        _exit(1);
+    }
+    holder_main(p, src, ctl, false, fx);
+}
+
+/* The direct clone skips glibc's fork handlers, which is only safe when no
+ * other thread can hold a libc lock the child would need. */
+static bool single_threaded(void)
+{
+    char buf[1024];
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    const char *q = strrchr(buf, ')');
+    int field = 2;
+    for (; q && *q; q++)
+        if (*q == ' ' && ++field == 20)
+            return strtol(q + 1, NULL, 10) == 1;
+    return false;
+}
+
+/* C1: become the plan's identity, create the user namespace, get mapped,
+ * create the rest, fork PID 1. */
+static _Noreturn void first_child(const mxc_plan *p, const mxc_fsview_sources *src, int ctl, bool detached,
+                                   const mxc_first_exec *fx)
+{
+    close_inherited(p, src, ctl, fx);
     const char *stage = "holder.setsid";
     int rc = setsid() < 0 ? -errno : 0;
     if (!detached)
@@ -317,7 +368,16 @@ int mxc_holder_spawn(const mxc_plan *p, const mxc_cgroup *cg, bool detached, con
         mxc_fsview_close_sources(&src);
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.socketpair", errno, NULL, "cannot create the control socket");
     }
-    pid_t c1 = fork();
+    bool direct = !detached && single_threaded();
+    pid_t c1;
+    if (direct) {
+        unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD;
+        if (!p->host_network)
+            flags |= CLONE_NEWNET;
+        c1 = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, 0);
+    } else {
+        c1 = fork();
+    }
     if (c1 < 0) {
         int err = errno;
         close(sv[0]), close(sv[1]);
@@ -326,6 +386,8 @@ int mxc_holder_spawn(const mxc_plan *p, const mxc_cgroup *cg, bool detached, con
     }
     if (c1 == 0) {
         close(sv[0]);
+        if (direct)
+            direct_child(p, &src, sv[1], fx);
         first_child(p, &src, sv[1], detached, detached ? NULL : fx);
     }
     close(sv[1]);
@@ -373,6 +435,8 @@ int mxc_holder_spawn(const mxc_plan *p, const mxc_cgroup *cg, bool detached, con
         close(ctl);
         return -1;
     }
+    if (direct)
+        h->pid = c1; /* it knows itself only as pid 1 */
     h->start_time = mxc_proc_start_time(h->pid);
     h->ctl_fd = ctl;
     h->first_child = detached ? 0 : c1;
