@@ -34,7 +34,7 @@ typedef struct {
     char stage[64];
 } ctl_msg;
 
-enum { MSG_MAPS_PLEASE = 1, MSG_MAPS_DONE, MSG_PID, MSG_READY, MSG_FAIL, MSG_RELEASE };
+enum { MSG_MAPS_PLEASE = 1, MSG_MAPS_DONE, MSG_PID, MSG_READY, MSG_FAIL, MSG_RELEASE, MSG_CGROUP_DONE };
 
 static int send_msg(int fd, int kind, int err, pid_t pid, const char *stage)
 {
@@ -168,8 +168,11 @@ static pid_t fork_first_exec(const mxc_plan *p, const mxc_first_exec *fx)
     return w;
 }
 
+/* await_cgroup: the caller moves us into the sandbox's cgroup while we
+ * build the view (direct one-shot); the workload must not be forked, nor
+ * the cgroup namespace made, before that is done. */
 static _Noreturn void holder_main(const mxc_plan *p, const mxc_fsview_sources *src, int ctl, bool detached,
-                                  const mxc_first_exec *fx)
+                                  const mxc_first_exec *fx, bool await_cgroup)
 {
     prctl(PR_SET_NAME, "mxc-holder");
     const char *stage = "holder.sethostname";
@@ -189,6 +192,15 @@ static _Noreturn void holder_main(const mxc_plan *p, const mxc_fsview_sources *s
     int keep[] = {ctl, fx ? fx->child->in : -1, fx ? fx->child->out : -1, fx ? fx->child->err : -1,
                   fx ? fx->child->ctl : -1};
     mxc_close_all_but(keep, sizeof keep / sizeof keep[0]);
+    if (await_cgroup) {
+        ctl_msg m;
+        if (recv_msg(ctl, &m) < 0 || m.kind != MSG_CGROUP_DONE)
+            _exit(1);
+        if (unshare(CLONE_NEWCGROUP) < 0) {
+            send_msg(ctl, MSG_FAIL, errno, 0, "holder.unshare_cgroup");
+            _exit(1);
+        }
+    }
     if (send_msg(ctl, MSG_READY, 0, getpid(), NULL) < 0)
         _exit(1);
     pid_t workload = fx ? fork_first_exec(p, fx) : 0;
@@ -229,8 +241,9 @@ static void close_inherited(const mxc_plan *p, const mxc_fsview_sources *src, in
 
 /* One-shot, direct: we were cloned straight into the new user, mount,
  * PID, IPC, UTS (and network) namespaces and are PID 1 already — one
- * process fewer than the C1 path.  The cgroup namespace waits until the
- * caller has moved us into the sandbox's cgroup, so that it is its root. */
+ * process fewer than the C1 path.  The caller creates the cgroup and moves
+ * us in while we build the view (two cores, two jobs); the cgroup
+ * namespace waits for that, so that the sandbox's cgroup is its root. */
 static _Noreturn void direct_child(const mxc_plan *p, const mxc_fsview_sources *src, int ctl, const mxc_first_exec *fx)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -241,15 +254,15 @@ static _Noreturn void direct_child(const mxc_plan *p, const mxc_fsview_sources *
     const char *stage = "holder.setsid";
     int rc = setsid() < 0 ? -errno : 0;
     if (rc == 0) {
-        stage = "holder.unshare_cgroup";
-        if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0 || unshare(CLONE_NEWCGROUP) < 0)
+        stage = "holder.setresuid";
+        if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
             rc = -errno;
     }
     if (rc < 0) {
         send_msg(ctl, MSG_FAIL, -rc, 0, stage);
         _exit(1);
     }
-    holder_main(p, src, ctl, false, fx);
+    holder_main(p, src, ctl, false, fx, true);
 }
 
 /* The direct clone skips glibc's fork handlers, which is only safe when no
@@ -313,7 +326,7 @@ static _Noreturn void first_child(const mxc_plan *p, const mxc_fsview_sources *s
         if (holder == 0) {
             if (!detached)
                 prctl(PR_SET_PDEATHSIG, SIGKILL);
-            holder_main(p, src, ctl, detached, fx);
+            holder_main(p, src, ctl, detached, fx, false);
         }
         if (fx)
             mxc_exec_child_close((mxc_exec_child *)fx->child);
@@ -355,11 +368,15 @@ static int fail_from(const ctl_msg *m, mxc_error *e)
     return mxc_err_os(e, MXC_E_BACKEND_ERROR, m->stage, m->err, remedy, "sandbox setup failed at %s", m->stage);
 }
 
-int mxc_holder_spawn(const mxc_plan *p, const mxc_cgroup *cg, bool detached, const mxc_first_exec *fx, mxc_holder *h,
-                     mxc_error *e)
+int mxc_holder_spawn(const mxc_plan *p, const char *cgroup_name, bool detached, const mxc_first_exec *fx, mxc_holder *h,
+                     mxc_cgroup *cg, mxc_error *e)
 {
     memset(h, 0, sizeof *h);
     h->ctl_fd = -1;
+    bool direct = !detached && single_threaded();
+    mxc_cgroup_open(cgroup_name, cg);
+    if (!direct && mxc_cgroup_create(cgroup_name, p->pids_max, p->memory_max, cg, e) < 0)
+        return -1;
     mxc_fsview_sources src;
     if (mxc_fsview_open_sources(p, &src, e) < 0)
         return -1;
@@ -368,7 +385,6 @@ int mxc_holder_spawn(const mxc_plan *p, const mxc_cgroup *cg, bool detached, con
         mxc_fsview_close_sources(&src);
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.socketpair", errno, NULL, "cannot create the control socket");
     }
-    bool direct = !detached && single_threaded();
     pid_t c1;
     if (direct) {
         unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD;
@@ -394,7 +410,7 @@ int mxc_holder_spawn(const mxc_plan *p, const mxc_cgroup *cg, bool detached, con
     mxc_fsview_close_sources(&src);
     int ctl = sv[0];
     int rc = 0;
-    if (cg && mxc_cgroup_add(cg, c1, e) < 0)
+    if (!direct && mxc_cgroup_add(cg, c1, e) < 0)
         rc = -1;
     ctl_msg m = {0};
     if (rc == 0 && recv_msg(ctl, &m) < 0)
@@ -409,6 +425,12 @@ int mxc_holder_spawn(const mxc_plan *p, const mxc_cgroup *cg, bool detached, con
             rc = mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.uid_map", -err, NULL, "cannot write the id maps");
         else if (send_msg(ctl, MSG_MAPS_DONE, 0, 0, NULL) < 0)
             rc = mxc_err(e, MXC_E_BACKEND_ERROR, "the session holder died during setup");
+    }
+    if (rc == 0 && direct) {
+        if (mxc_cgroup_create(cgroup_name, p->pids_max, p->memory_max, cg, e) < 0 || mxc_cgroup_add(cg, c1, e) < 0)
+            rc = -1;
+        else if (send_msg(ctl, MSG_CGROUP_DONE, 0, 0, NULL) < 0)
+            rc = mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox's PID 1 died during setup");
     }
     while (rc == 0) {
         if (recv_msg(ctl, &m) < 0) {

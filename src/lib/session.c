@@ -181,10 +181,8 @@ static int start(opened *o, mxc_error *e)
     if (plan_from_state(o->state, o->st.dir, &p, e) < 0)
         return -1;
     mxc_cgroup cg;
-    int rc = mxc_cgroup_create(p.agent_name, p.pids_max, p.memory_max, &cg, e);
     mxc_holder h;
-    if (rc == 0)
-        rc = mxc_holder_spawn(&p, &cg, true, NULL, &h, e);
+    int rc = mxc_holder_spawn(&p, p.agent_name, true, NULL, &h, &cg, e);
     mxc_plan_free(&p);
     if (rc < 0)
         return -1;
@@ -315,14 +313,13 @@ static int oneshot_process(const mxc_request *r, int in, int out, int err, int *
     mxc_proc proc;
     mxc_exec_child child = {-1, -1, -1, -1};
     bool prepared = false;
-    int rc = mxc_cgroup_create(cgname, p.pids_max, p.memory_max, &cg, e);
-    if (rc == 0)
-        rc = mxc_exec_spec_build(r, &p, &s, e);
+    mxc_cgroup_open(cgname, &cg);
+    int rc = mxc_exec_spec_build(r, &p, &s, e);
     if (rc == 0)
         prepared = (rc = mxc_exec_prepare(false, s.timeout_ms, &proc, &child, e)) == 0;
     if (rc == 0) {
         mxc_first_exec fx = {.spec = &s, .child = &child};
-        rc = mxc_holder_spawn(&p, &cg, false, &fx, &h, e);
+        rc = mxc_holder_spawn(&p, cgname, false, &fx, &h, &cg, e);
     }
     if (rc == 0)
         rc = mxc_exec_adopt(&proc, &child, h.first_child, h.pid, e);
