@@ -249,7 +249,9 @@ static _Noreturn void direct_child(const mxc_plan *p, const mxc_fsview_sources *
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     close_inherited(p, src, ctl, fx);
     ctl_msg m;
-    if (send_msg(ctl, MSG_MAPS_PLEASE, 0, 0, NULL) < 0 || recv_msg(ctl, &m) < 0 || m.kind != MSG_MAPS_DONE)
+    /* the user namespace existed when clone returned: the caller maps it
+     * without being asked */
+    if (recv_msg(ctl, &m) < 0 || m.kind != MSG_MAPS_DONE)
         _exit(1);
     const char *stage = "holder.setsid";
     int rc = setsid() < 0 ? -errno : 0;
@@ -413,7 +415,7 @@ int mxc_holder_spawn(const mxc_plan *p, const char *cgroup_name, bool detached, 
     if (!direct && mxc_cgroup_add(cg, c1, e) < 0)
         rc = -1;
     ctl_msg m = {0};
-    if (rc == 0 && recv_msg(ctl, &m) < 0)
+    if (rc == 0 && !direct && recv_msg(ctl, &m) < 0)
         rc = mxc_err(e, MXC_E_BACKEND_ERROR, "the session holder died during setup");
     if (rc == 0 && m.kind == MSG_FAIL)
         rc = fail_from(&m, e);
