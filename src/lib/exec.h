@@ -49,6 +49,9 @@ void mxc_exec_child_close(mxc_exec_child *c);
 /* In a process inside every namespace of the sandbox and its cgroup, as
  * uid 0 of the sandbox: setsid, announce, stdio, cwd, hardening, execve. */
 _Noreturn void mxc_exec_workload(const mxc_plan *p, const mxc_exec_spec *s, const mxc_exec_child *c);
+/* Starts mxc_exec_workload in a child (vfork-like, falling back to fork);
+ * returns its pid or -1. */
+pid_t mxc_exec_spawn(const mxc_plan *p, const mxc_exec_spec *s, const mxc_exec_child *c);
 /* In the caller, once the process that forks the workload runs: closes
  * the child ends and waits until the workload exec'd (0) or failed (-1).
  * supervisor is our child whose exit status is the workload's; killall_pid
