@@ -153,17 +153,16 @@ static int make_target(const char *inside, bool dir)
 
 /* Opens the target inside NEWROOT without following symlinks, so a link
  * planted in a granted directory cannot redirect the mount (CVE-2021-30465). */
+/* The new root, opened once the root tmpfs is mounted (this code runs
+ * only in the single-threaded holder). */
+static int newroot_fd = -1;
+
 static int open_target(const char *inside)
 {
-    int root = open(NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (root < 0)
-        return -errno;
     struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS |
                                                                   RESOLVE_NO_MAGICLINKS};
-    int fd = (int)syscall(SYS_openat2, root, inside[0] == '/' ? inside + 1 : inside, &how, sizeof how);
-    int err = errno;
-    close(root);
-    return fd < 0 ? -err : fd;
+    int fd = (int)syscall(SYS_openat2, newroot_fd, inside[0] == '/' ? inside + 1 : inside, &how, sizeof how);
+    return fd < 0 ? -errno : fd;
 }
 
 static unsigned long locked_flags(const char *path)
@@ -446,6 +445,8 @@ int mxc_fsview_build(const mxc_plan *p, const mxc_fsview_sources *s, const char 
     *stage = "fsview.root_tmpfs";
     if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=16m") < 0)
         return -errno;
+    if ((newroot_fd = open(NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return -errno;
     *stage = "fsview.system_dirs";
     if ((rc = system_dirs()) < 0)
         return rc;
@@ -473,5 +474,7 @@ int mxc_fsview_build(const mxc_plan *p, const mxc_fsview_sources *s, const char 
     if (mount(NULL, NEWROOT, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
         return -errno;
     *stage = "fsview.pivot_root";
+    close(newroot_fd);
+    newroot_fd = -1;
     return enter_root();
 }
