@@ -4,6 +4,11 @@
 #include "seccomp_rules.h"
 
 #include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sched.h>
 #include <stddef.h>
 #include <sys/ioctl.h>
@@ -21,7 +26,8 @@ static const char *const DENIED[] = {
     "ptrace", "process_vm_readv", "process_vm_writev", "syslog", "quotactl", "lookup_dcookie",
     "vhangup", "iopl", "ioperm", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
     "uselib", "nfsservctl", "fanotify_init", "kcmp", "pidfd_getfd", "mbind", "set_mempolicy",
-    "migrate_pages", "move_pages", "landlock_create_ruleset", "lsm_set_self_attr",
+    "migrate_pages", "move_pages", "set_mempolicy_home_node", "quotactl_fd", "landlock_create_ruleset",
+    "lsm_set_self_attr",
 };
 
 static int deny_all(scmp_filter_ctx ctx)
@@ -103,4 +109,35 @@ scmp_filter_ctx mxc_seccomp_rules(int *err)
         return NULL;
     }
     return ctx;
+}
+
+unsigned mxc_seccomp_known_limit(void)
+{
+    unsigned top = 0;
+    uint32_t arch = seccomp_arch_native();
+    for (int nr = 0; nr < 4096; nr++) {
+        char *name = seccomp_syscall_resolve_num_arch(arch, nr);
+        if (name) {
+            top = (unsigned)nr + 1;
+            free(name);
+        }
+    }
+    return top;
+}
+
+size_t mxc_seccomp_prologue(struct sock_filter out[MXC_SECCOMP_PROLOGUE_LEN], unsigned limit)
+{
+    /* nr >= limit and not an x32 number (bit 30; those reach the
+     * bad-arch action of the main program) -> ENOSYS; else fall through
+     * to the main program, which starts by checking the architecture.
+     * i386 numbers above the limit also get ENOSYS here: harmless, the
+     * main program would kill them. */
+    const struct sock_filter p[MXC_SECCOMP_PROLOGUE_LEN] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, limit, 0, 2),
+        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
+    };
+    memcpy(out, p, sizeof p);
+    return MXC_SECCOMP_PROLOGUE_LEN;
 }

@@ -7,10 +7,23 @@
 #ifndef MXC_SECCOMP_RULES_H
 #define MXC_SECCOMP_RULES_H
 
+#include <linux/filter.h>
 #include <seccomp.h>
+#include <stddef.h>
 
 /* A new libseccomp context holding every rule (caller releases), or NULL
  * with *err set to a negative errno. */
 scmp_filter_ctx mxc_seccomp_rules(int *err);
+
+/* One past the highest system-call number this libseccomp knows for the
+ * native architecture: what the build can name, it can judge. */
+unsigned mxc_seccomp_known_limit(void);
+
+/* The program's first instructions: any call numbered >= limit (a call
+ * newer than the build's syscall table, e.g. one a later kernel adds) is
+ * refused with ENOSYS — the answer of a kernel that lacks it, which
+ * programs handle — instead of being allowed until someone lists it. */
+#define MXC_SECCOMP_PROLOGUE_LEN 4
+size_t mxc_seccomp_prologue(struct sock_filter out[MXC_SECCOMP_PROLOGUE_LEN], unsigned limit);
 
 #endif

@@ -793,6 +793,19 @@ static int v_unknown_syscall(VERB_ARGS)
 	return 0;
 }
 
+/* mseal(2), Linux 6.10: newer than the build's syscall table (libseccomp
+ * 2.5.4 names up to 456), so the sandbox answers ENOSYS; a 6.10+ host
+ * kernel answers EINVAL (flags must be 0). */
+static int v_new_syscall(VERB_ARGS)
+{
+#if defined(__x86_64__)
+	TRY("new_syscall", syscall(462, 0, 0, 1));
+#else
+	printf("new_syscall: n/a\n");
+#endif
+	return 0;
+}
+
 /* ---- network --------------------------------------------------------------------------------- */
 
 static int v_connect(VERB_ARGS)
@@ -952,6 +965,7 @@ static const struct {
 	{"reboot", v_reboot},
 	{"x32_getpid", v_x32_getpid},
 	{"unknown_syscall", v_unknown_syscall},
+	{"new_syscall", v_new_syscall},
 	{"connect", v_connect},
 	{"socket", v_socket},
 	{"wait_file", v_wait_file},

@@ -5,6 +5,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -24,14 +25,24 @@ int main(void)
     CHECK_INT_EQ(seccomp_export_bpf(ctx, mfd), 0);
     seccomp_release(ctx);
     off_t len = lseek(mfd, 0, SEEK_END);
-    CHECK_INT_EQ(len, (off_t)sizeof mxc_seccomp_bpf);
-    struct sock_filter *fresh = malloc((size_t)len);
-    CHECK(fresh && pread(mfd, fresh, (size_t)len, 0) == len);
-    CHECK_MSG(len == (off_t)sizeof mxc_seccomp_bpf && memcmp(fresh, mxc_seccomp_bpf, (size_t)len) == 0,
+    const size_t pl = MXC_SECCOMP_PROLOGUE_LEN * sizeof(struct sock_filter);
+    CHECK_INT_EQ((size_t)len + pl, sizeof mxc_seccomp_bpf);
+    struct sock_filter *fresh = malloc(pl + (size_t)len);
+    CHECK(fresh != NULL);
+    unsigned limit = mxc_seccomp_known_limit();
+    CHECK_INT_EQ(limit, MXC_SECCOMP_KNOWN_LIMIT);
+    CHECK(limit > 400); /* x86_64 with libseccomp 2.5: up to set_mempolicy_home_node (450) */
+    CHECK_INT_EQ(mxc_seccomp_prologue(fresh, limit), MXC_SECCOMP_PROLOGUE_LEN);
+    CHECK(pread(mfd, fresh + MXC_SECCOMP_PROLOGUE_LEN, (size_t)len, 0) == len);
+    CHECK_MSG((size_t)len + pl == sizeof mxc_seccomp_bpf && memcmp(fresh, mxc_seccomp_bpf, sizeof mxc_seccomp_bpf) == 0,
               "the embedded program differs from a fresh compile: rebuild seccomp_bpf.h");
-    /* first instruction loads seccomp_data.arch */
-    CHECK_INT_EQ(mxc_seccomp_bpf[0].code, BPF_LD | BPF_W | BPF_ABS);
-    CHECK_INT_EQ(mxc_seccomp_bpf[0].k, offsetof(struct seccomp_data, arch));
+    /* the prologue: nr >= limit (not x32) -> ENOSYS */
+    CHECK_INT_EQ(mxc_seccomp_bpf[0].k, offsetof(struct seccomp_data, nr));
+    CHECK_INT_EQ(mxc_seccomp_bpf[1].k, limit);
+    CHECK_INT_EQ(mxc_seccomp_bpf[3].k, SECCOMP_RET_ERRNO | ENOSYS);
+    /* then libseccomp's program, which loads seccomp_data.arch first */
+    CHECK_INT_EQ(mxc_seccomp_bpf[4].code, BPF_LD | BPF_W | BPF_ABS);
+    CHECK_INT_EQ(mxc_seccomp_bpf[4].k, offsetof(struct seccomp_data, arch));
     size_t n = sizeof mxc_seccomp_bpf / sizeof mxc_seccomp_bpf[0];
     CHECK_INT_EQ(BPF_CLASS(mxc_seccomp_bpf[n - 1].code), BPF_RET);
     /* the filter returns ERRNO for something and KILL_PROCESS for a bad arch */
