@@ -55,9 +55,10 @@ static void write_all(int fd, const char *s)
     }
 }
 
+/* Reals (the plan's cpuMax) at 10 significant digits: 0.2, not 0.20000000000000001. */
 static void print_json_line(int fd, json_t *j)
 {
-    char *text = json_dumps(j, JSON_COMPACT);
+    char *text = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(10));
     if (text) {
         write_all(fd, text);
         write_all(fd, "\n");

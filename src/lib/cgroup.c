@@ -115,12 +115,27 @@ static void dir_for(const char *controller, const char *name, char *out, size_t 
         out[0] = '\0';
 }
 
-void mxc_cgroup_open(const char *name, mxc_cgroup *cg)
+static void fill_dirs(const char *name, mxc_cgroup *cg)
 {
     memset(cg, 0, sizeof *cg);
     dir_for("pids", name, cg->pids_dir, sizeof cg->pids_dir);
     dir_for("memory", name, cg->memory_dir, sizeof cg->memory_dir);
+    dir_for("cpu", name, cg->cpu_dir, sizeof cg->cpu_dir);
     cg->v2 = v2_root_with("pids") != NULL;
+}
+
+/* v2: the cpu controller lives in the sandbox's one directory. */
+static bool cpu_dir_shared(const mxc_cgroup *cg)
+{
+    return strcmp(cg->cpu_dir, cg->pids_dir) == 0 || strcmp(cg->cpu_dir, cg->memory_dir) == 0;
+}
+
+void mxc_cgroup_open(const char *name, mxc_cgroup *cg)
+{
+    fill_dirs(name, cg);
+    /* A cpu cgroup of its own (v1) exists only if the sandbox was started
+     * with a limit; v2's one directory is attached to and removed anyway. */
+    cg->cpu_limited = cg->cpu_dir[0] && !cpu_dir_shared(cg) && access(cg->cpu_dir, F_OK) == 0;
 }
 
 static int make_dir(const char *dir)
@@ -136,44 +151,124 @@ static int make_dir(const char *dir)
     return mkdir(dir, 0755) < 0 && errno != EEXIST ? -errno : 0;
 }
 
-int mxc_cgroup_create(const char *name, uint64_t pids_max, uint64_t memory_max, mxc_cgroup *cg, mxc_error *e)
+static int setup_pids(const mxc_cgroup *cg, uint64_t pids_max, mxc_error *e)
 {
-    mxc_cgroup_open(name, cg);
+    if (!cg->pids_dir[0])
+        return 0;
     char num[32];
-    if (cg->pids_dir[0]) {
-        int rc = make_dir(cg->pids_dir);
-        snprintf(num, sizeof num, "%llu", (unsigned long long)pids_max);
-        if (rc == 0)
-            rc = write_text(cg->pids_dir, "pids.max", num);
-        if (rc < 0)
-            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "cgroup.pids", -rc, NULL, "cannot set up the pids cgroup %s",
-                              cg->pids_dir);
+    snprintf(num, sizeof num, "%llu", (unsigned long long)pids_max);
+    int rc = make_dir(cg->pids_dir);
+    if (rc == 0)
+        rc = write_text(cg->pids_dir, "pids.max", num);
+    if (rc < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "cgroup.pids", -rc, NULL, "cannot set up the pids cgroup %s",
+                          cg->pids_dir);
+    return 0;
+}
+
+static int setup_memory(const mxc_cgroup *cg, uint64_t memory_max, mxc_error *e)
+{
+    if (!cg->memory_dir[0])
+        return 0;
+    char num[32];
+    snprintf(num, sizeof num, "%llu", (unsigned long long)memory_max);
+    bool v2 = v2_root_with("memory") != NULL;
+    int rc = make_dir(cg->memory_dir);
+    if (rc == 0)
+        rc = write_text(cg->memory_dir, v2 ? "memory.max" : "memory.limit_in_bytes", num);
+    if (rc == 0 && v2)
+        rc = write_text(cg->memory_dir, "memory.swap.max", "0") == -ENOENT ? 0 : 0;
+    if (rc == 0 && !v2) /* v1: keep swap out of it where the knob exists */
+        (void)write_text(cg->memory_dir, "memory.memsw.limit_in_bytes", num);
+    if (rc < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "cgroup.memory", -rc, NULL, "cannot set up the memory cgroup %s",
+                          cg->memory_dir);
+    return 0;
+}
+
+static int cpu_unavailable(mxc_error *e, const char *remediation, const char *why)
+{
+    mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "MXC_CPU_MAX asks for a CPU limit, but %s", why);
+    mxc_err_set_remediation(e, remediation);
+    return -1;
+}
+
+static int write_cpu_quota(const mxc_cgroup *cg, uint64_t quota_us)
+{
+    char text[64];
+    if (v2_root_with("cpu")) {
+        snprintf(text, sizeof text, "%llu %u", (unsigned long long)quota_us, MXC_CGROUP_CPU_PERIOD_US);
+        return write_text(cg->cpu_dir, "cpu.max", text);
     }
-    if (cg->memory_dir[0]) {
-        int rc = make_dir(cg->memory_dir);
-        snprintf(num, sizeof num, "%llu", (unsigned long long)memory_max);
-        bool v2 = v2_root_with("memory") != NULL;
-        if (rc == 0)
-            rc = write_text(cg->memory_dir, v2 ? "memory.max" : "memory.limit_in_bytes", num);
-        if (rc == 0 && v2)
-            rc = write_text(cg->memory_dir, "memory.swap.max", "0") == -ENOENT ? 0 : 0;
-        if (rc == 0 && !v2) /* v1: keep swap out of it where the knob exists */
-            (void)write_text(cg->memory_dir, "memory.memsw.limit_in_bytes", num);
-        if (rc < 0)
-            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "cgroup.memory", -rc, NULL,
-                              "cannot set up the memory cgroup %s", cg->memory_dir);
+    snprintf(text, sizeof text, "%u", MXC_CGROUP_CPU_PERIOD_US);
+    int rc = write_text(cg->cpu_dir, "cpu.cfs_period_us", text);
+    snprintf(text, sizeof text, "%llu", (unsigned long long)quota_us);
+    return rc < 0 ? rc : write_text(cg->cpu_dir, "cpu.cfs_quota_us", text);
+}
+
+static int no_cpu_controller(mxc_error *e)
+{
+    return cpu_unavailable(e,
+                           "run as root with the cgroup v1 cpu hierarchy at /sys/fs/cgroup/cpu or the cpu "
+                           "controller available in cgroup v2, or unset MXC_CPU_MAX to run without a CPU limit",
+                           "no cpu cgroup controller is available to mxc here (see mxc-exec --probe: cgroups.cpu)");
+}
+
+/* Only with a limit: the default costs no cpu cgroup at all. */
+static int setup_cpu(mxc_cgroup *cg, uint64_t quota_us, mxc_error *e)
+{
+    if (quota_us == 0)
+        return 0;
+    cg->cpu_limited = true; /* from here on it is ours to remove */
+    int rc = make_dir(cg->cpu_dir);
+    if (rc == 0)
+        rc = write_cpu_quota(cg, quota_us);
+    if (rc == -ENOENT && v2_root_with("cpu"))
+        return cpu_unavailable(e,
+                               "enable the controller for child cgroups: echo +cpu > <cgroup2 root>/cgroup.subtree_control, "
+                               "or unset MXC_CPU_MAX",
+                               "the cgroup v2 cpu controller is not enabled for child cgroups (no cpu.max)");
+    if (rc < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "cgroup.cpu", -rc, NULL, "cannot set up the cpu cgroup %s",
+                          cg->cpu_dir);
+    return 0;
+}
+
+int mxc_cgroup_create(const char *name, uint64_t pids_max, uint64_t memory_max, uint64_t cpu_quota_us, mxc_cgroup *cg,
+                      mxc_error *e)
+{
+    fill_dirs(name, cg);
+    if (cpu_quota_us && !cg->cpu_dir[0]) /* never unlimited in silence; refused before anything is made */
+        return no_cpu_controller(e);
+    if (setup_pids(cg, pids_max, e) < 0 || setup_memory(cg, memory_max, e) < 0 || setup_cpu(cg, cpu_quota_us, e) < 0) {
+        mxc_cgroup_remove(cg);
+        return -1;
     }
     return 0;
+}
+
+/* The distinct directories a process must be written into (v2: one). */
+static size_t attach_dirs(const mxc_cgroup *cg, const char *dirs[3])
+{
+    const char *all[] = {cg->pids_dir, cg->memory_dir, cg->cpu_limited ? cg->cpu_dir : ""};
+    size_t n = 0;
+    for (size_t i = 0; i < 3; i++) {
+        bool dup = !all[i][0];
+        for (size_t j = 0; j < n && !dup; j++)
+            dup = strcmp(dirs[j], all[i]) == 0;
+        if (!dup)
+            dirs[n++] = all[i];
+    }
+    return n;
 }
 
 int mxc_cgroup_add(const mxc_cgroup *cg, pid_t pid, mxc_error *e)
 {
     char num[32];
     snprintf(num, sizeof num, "%d", (int)pid);
-    const char *dirs[] = {cg->pids_dir, cg->memory_dir};
-    for (size_t i = 0; i < 2; i++) {
-        if (!dirs[i][0] || (i == 1 && strcmp(dirs[0], dirs[1]) == 0))
-            continue;
+    const char *dirs[3];
+    size_t n = attach_dirs(cg, dirs);
+    for (size_t i = 0; i < n; i++) {
         int rc = write_text(dirs[i], "cgroup.procs", num);
         if (rc < 0)
             return mxc_err_os(e, MXC_E_BACKEND_ERROR, "cgroup.attach", -rc, NULL, "cannot move pid %d into %s",
@@ -218,6 +313,8 @@ bool mxc_cgroup_child(const mxc_cgroup *parent, const char *leaf, mxc_cgroup *ch
         return false;
     }
     snprintf(child->memory_dir, sizeof child->memory_dir, "%s", parent->memory_dir);
+    snprintf(child->cpu_dir, sizeof child->cpu_dir, "%s", parent->cpu_dir);
+    child->cpu_limited = parent->cpu_limited;
     return true;
 }
 
@@ -242,8 +339,8 @@ static void remove_dir(const char *dir)
 
 void mxc_cgroup_remove(const mxc_cgroup *cg)
 {
-    if (cg->pids_dir[0])
-        remove_dir(cg->pids_dir);
-    if (cg->memory_dir[0] && strcmp(cg->memory_dir, cg->pids_dir) != 0)
-        remove_dir(cg->memory_dir);
+    const char *dirs[3];
+    size_t n = attach_dirs(cg, dirs);
+    for (size_t i = 0; i < n; i++)
+        remove_dir(dirs[i]);
 }

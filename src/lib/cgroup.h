@@ -1,9 +1,10 @@
 /* cgroup.h — resource limits and kill-all through cgroups.
- * Owns: detecting what this host delegates (cgroup v2 with pids/memory
- * controllers, else the v1 pids and memory hierarchies), one cgroup per
- * sandbox with pids.max / memory limits, moving a process in, killing
- * everything in it, removing it.  Degrades honestly: what is missing is
- * reported by --probe and the PID namespace stays the kill-all. */
+ * Owns: detecting what this host delegates (cgroup v2 with pids/memory/cpu
+ * controllers, else the v1 pids, memory and cpu hierarchies), one cgroup
+ * per sandbox with pids.max / memory limits and, when asked for, a CPU
+ * quota, moving a process in, killing everything in it, removing it.
+ * Degrades honestly: what is missing is reported by --probe and the PID
+ * namespace stays the kill-all; a CPU limit that cannot be had is an error. */
 #ifndef MXC_CGROUP_H
 #define MXC_CGROUP_H
 
@@ -17,14 +18,24 @@ typedef struct {
     bool v2;
     char pids_dir[512];   /* "" = no pids limit on this host */
     char memory_dir[512]; /* "" = no memory limit on this host */
+    char cpu_dir[512];    /* "" = no cpu controller on this host */
+    bool cpu_limited;     /* cpu_dir is in use: the sandbox has a CPU limit */
 } mxc_cgroup;
+
+/* The CFS period every CPU quota is expressed against. */
+#define MXC_CGROUP_CPU_PERIOD_US 100000u
 
 /* What the host offers, for --probe: "v2", "v1", or "none" per controller. */
 const char *mxc_cgroup_mode(const char *controller);
 
-/* Creates (or reuses) the sandbox's cgroups and writes the limits. */
-int mxc_cgroup_create(const char *name, uint64_t pids_max, uint64_t memory_max, mxc_cgroup *cg, mxc_error *e);
-/* Reattaches to existing cgroups of a sandbox (no creation). */
+/* Creates (or reuses) the sandbox's cgroups and writes the limits.
+ * cpu_quota_us: microseconds per MXC_CGROUP_CPU_PERIOD_US; 0 = no CPU
+ * limit, and then no cpu cgroup at all.  A quota on a host without a cpu
+ * controller is backend_unavailable.  On failure nothing made is left. */
+int mxc_cgroup_create(const char *name, uint64_t pids_max, uint64_t memory_max, uint64_t cpu_quota_us, mxc_cgroup *cg,
+                      mxc_error *e);
+/* Reattaches to existing cgroups of a sandbox (no creation); its cpu
+ * cgroup is used when it exists (the sandbox was started with a limit). */
 void mxc_cgroup_open(const char *name, mxc_cgroup *cg);
 int mxc_cgroup_add(const mxc_cgroup *cg, pid_t pid, mxc_error *e);
 void mxc_cgroup_kill_all(const mxc_cgroup *cg);

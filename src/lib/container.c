@@ -169,7 +169,7 @@ static pid_t fork_first_exec(const mxc_plan *p, const mxc_first_exec *fx)
 /* await_cgroup: the caller moves us into the sandbox's cgroup while we
  * build the view (direct one-shot); the workload must not be forked, nor
  * the cgroup namespace made, before that is done. */
-static _Noreturn void holder_main(const mxc_plan *p, const mxc_fsview_sources *src, int ctl, bool detached,
+static _Noreturn void holder_main(const mxc_plan *p, mxc_fsview_sources *src, int ctl, bool detached,
                                   const mxc_first_exec *fx, bool await_cgroup)
 {
     prctl(PR_SET_NAME, "mxc-holder");
@@ -222,7 +222,7 @@ static _Noreturn void holder_main(const mxc_plan *p, const mxc_fsview_sources *s
 
 /* Nothing of the caller's but what the holder needs: in particular not
  * the caller's end of the workload's stdin (it would never see EOF). */
-static void close_inherited(const mxc_plan *p, const mxc_fsview_sources *src, int ctl, const mxc_first_exec *fx)
+static void close_inherited(const mxc_plan *p, mxc_fsview_sources *src, int ctl, const mxc_first_exec *fx)
 {
     int keep[MXC_MAX_GRANTS + 6];
     size_t nkeep = 0;
@@ -242,7 +242,7 @@ static void close_inherited(const mxc_plan *p, const mxc_fsview_sources *src, in
  * process fewer than the C1 path.  The caller creates the cgroup and moves
  * us in while we build the view (two cores, two jobs); the cgroup
  * namespace waits for that, so that the sandbox's cgroup is its root. */
-static _Noreturn void direct_child(const mxc_plan *p, const mxc_fsview_sources *src, int ctl, const mxc_first_exec *fx)
+static _Noreturn void direct_child(const mxc_plan *p, mxc_fsview_sources *src, int ctl, const mxc_first_exec *fx)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     close_inherited(p, src, ctl, fx);
@@ -288,7 +288,7 @@ static bool single_threaded(void)
 
 /* C1: become the plan's identity, create the user namespace, get mapped,
  * create the rest, fork PID 1. */
-static _Noreturn void first_child(const mxc_plan *p, const mxc_fsview_sources *src, int ctl, bool detached,
+static _Noreturn void first_child(const mxc_plan *p, mxc_fsview_sources *src, int ctl, bool detached,
                                    const mxc_first_exec *fx)
 {
     close_inherited(p, src, ctl, fx);
@@ -346,6 +346,21 @@ static _Noreturn void first_child(const mxc_plan *p, const mxc_fsview_sources *s
     _exit(status_code(status));
 }
 
+/* Rootless, the kernel takes a gid map from an unprivileged writer only
+ * once setgroups(2) is disabled for the namespace. */
+static int deny_setgroups(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/setgroups", (int)pid);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t n = write(fd, "deny", 4);
+    int err = errno;
+    close(fd);
+    return n < 0 ? -err : 0;
+}
+
 static int write_map(pid_t pid, const char *file, unsigned id)
 {
     char path[64], line[64];
@@ -375,7 +390,7 @@ int mxc_holder_spawn(const mxc_plan *p, const char *cgroup_name, bool detached, 
     h->ctl_fd = -1;
     bool direct = !detached && single_threaded();
     mxc_cgroup_open(cgroup_name, cg);
-    if (!direct && mxc_cgroup_create(cgroup_name, p->pids_max, p->memory_max, cg, e) < 0)
+    if (!direct && mxc_cgroup_create(cgroup_name, p->pids_max, p->memory_max, p->cpu_quota_us, cg, e) < 0)
         return -1;
     mxc_fsview_sources src;
     if (mxc_fsview_open_sources(p, &src, e) < 0)
@@ -419,6 +434,8 @@ int mxc_holder_spawn(const mxc_plan *p, const char *cgroup_name, bool detached, 
         rc = fail_from(&m, e);
     if (rc == 0) {
         int err = write_map(c1, "uid_map", p->uid);
+        if (!err && p->rootless)
+            err = deny_setgroups(c1);
         if (!err)
             err = write_map(c1, "gid_map", p->gid);
         if (err)
@@ -427,7 +444,7 @@ int mxc_holder_spawn(const mxc_plan *p, const char *cgroup_name, bool detached, 
             rc = mxc_err(e, MXC_E_BACKEND_ERROR, "the session holder died during setup");
     }
     if (rc == 0 && direct) {
-        if (mxc_cgroup_create(cgroup_name, p->pids_max, p->memory_max, cg, e) < 0 || mxc_cgroup_add(cg, c1, e) < 0)
+        if (mxc_cgroup_create(cgroup_name, p->pids_max, p->memory_max, p->cpu_quota_us, cg, e) < 0 || mxc_cgroup_add(cg, c1, e) < 0)
             rc = -1;
         else if (send_msg(ctl, MSG_CGROUP_DONE, 0, 0, NULL) < 0)
             rc = mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox's PID 1 died during setup");

@@ -120,8 +120,46 @@ pid_t mxc_exec_spawn(const mxc_plan *p, const mxc_exec_spec *s, const mxc_exec_c
 /* The joiner: enters every namespace of the holder at once, becomes uid 0
  * of the sandbox's user namespace, forks the workload into its PID
  * namespace and waits for it. */
-static _Noreturn void joiner_main(pid_t holder, const mxc_plan *p, const mxc_exec_spec *s, const mxc_exec_child *c)
+/* Attached mode: the pty comes from the sandbox's own devpts (so the
+ * workload's ttyname(3) names a /dev/pts entry it can see); the master
+ * goes to the caller over the control socket, the slave to the workload. */
+static int sandbox_pty(int ctl, mxc_exec_child *c)
 {
+    int master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (master < 0)
+        return -1;
+    int unlock = 0;
+    int slave = ioctl(master, TIOCSPTLCK, &unlock) < 0 ? -1 : ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (slave < 0) {
+        close(master);
+        return -1;
+    }
+    exec_msg m = {.kind = 4};
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } cm;
+    memset(&cm, 0, sizeof cm);
+    struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = sizeof cm.buf};
+    struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
+    h->cmsg_level = SOL_SOCKET;
+    h->cmsg_type = SCM_RIGHTS;
+    h->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(h), &master, sizeof master);
+    ssize_t n = sendmsg(ctl, &mh, MSG_NOSIGNAL);
+    close(master);
+    if (n != (ssize_t)sizeof m) {
+        close(slave);
+        return -1;
+    }
+    c->in = c->out = c->err = slave;
+    return 0;
+}
+
+static _Noreturn void joiner_main(pid_t holder, const mxc_plan *p, const mxc_exec_spec *s, const mxc_exec_child *cc)
+{
+    mxc_exec_child own = *cc, *c = &own;
     int ctl = c->ctl;
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     int keep[] = {c->ctl, c->in, c->out, c->err};
@@ -138,7 +176,9 @@ static _Noreturn void joiner_main(pid_t holder, const mxc_plan *p, const mxc_exe
         goto fail;
     close(pfd);
     stage = "exec.setresuid";
-    if (setgroups(0, NULL) < 0 || setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+    /* rootless: setgroups is denied in the namespace (the caller's
+     * supplementary groups stay, as they do for the caller itself) */
+    if ((!p->rootless && setgroups(0, NULL) < 0) || setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
         goto fail;
     /* Wait until the caller has moved us into the sandbox's cgroup, so
      * that the workload is born under its limits. */
@@ -146,11 +186,14 @@ static _Noreturn void joiner_main(pid_t holder, const mxc_plan *p, const mxc_exe
     stage = "exec.cgroup_wait";
     if (recv(ctl, &go, sizeof go, 0) != (ssize_t)sizeof go || go.kind != 3)
         goto fail;
+    stage = "exec.pty";
+    if (c->in < 0 && sandbox_pty(ctl, c) < 0)
+        goto fail;
     stage = "exec.fork";
     pid_t w = mxc_exec_spawn(p, s, c);
     if (w < 0)
         goto fail;
-    mxc_exec_child_close((mxc_exec_child *)c);
+    mxc_exec_child_close(c);
     int status;
     while (waitpid(w, &status, 0) < 0)
         if (errno != EINTR)
@@ -188,13 +231,7 @@ int mxc_exec_prepare(bool pty, uint32_t timeout_ms, mxc_proc *proc, mxc_exec_chi
     *c = (mxc_exec_child){-1, -1, -1, -1};
     int pin[2] = {-1, -1}, pout[2] = {-1, -1}, perr[2] = {-1, -1};
     if (pty) {
-        int master, slave;
-        if (openpty(&master, &slave, NULL, NULL, NULL) < 0)
-            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "exec.openpty", errno, NULL, "cannot allocate a pty");
-        fcntl(master, F_SETFD, FD_CLOEXEC);
-        fcntl(slave, F_SETFD, FD_CLOEXEC);
-        proc->out_fd = master;
-        c->in = c->out = c->err = slave;
+        /* made inside the sandbox by the joiner (sandbox_pty) */
     } else {
         if (pipe2(pin, O_CLOEXEC) < 0 || pipe2(pout, O_CLOEXEC) < 0 || pipe2(perr, O_CLOEXEC) < 0) {
             int err = errno;
@@ -219,12 +256,13 @@ int mxc_exec_prepare(bool pty, uint32_t timeout_ms, mxc_proc *proc, mxc_exec_chi
     return 0;
 }
 
-/* One control message and, with it, the sender's host pid. */
-static ssize_t recv_report(int fd, exec_msg *m, pid_t *sender)
+/* One control message and, with it, the sender's host pid (and a passed
+ * fd, -1 if none). */
+static ssize_t recv_report(int fd, exec_msg *m, pid_t *sender, int *passed)
 {
     union {
         struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(struct ucred))];
+        char buf[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(sizeof(int))];
     } cm;
     struct iovec iov = {.iov_base = m, .iov_len = sizeof *m};
     struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = sizeof cm.buf};
@@ -233,12 +271,17 @@ static ssize_t recv_report(int fd, exec_msg *m, pid_t *sender)
         n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
     while (n < 0 && errno == EINTR);
     *sender = 0;
-    for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); n > 0 && h; h = CMSG_NXTHDR(&mh, h))
+    *passed = -1;
+    for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); n > 0 && h; h = CMSG_NXTHDR(&mh, h)) {
         if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_CREDENTIALS) {
             struct ucred u;
             memcpy(&u, CMSG_DATA(h), sizeof u);
             *sender = u.pid;
+        } else if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS && *passed < 0 &&
+                   h->cmsg_len == CMSG_LEN(sizeof(int))) {
+            memcpy(passed, CMSG_DATA(h), sizeof *passed);
         }
+    }
     return n;
 }
 
@@ -254,8 +297,12 @@ int mxc_exec_adopt(mxc_proc *proc, mxc_exec_child *c, pid_t supervisor, int kill
     pid_t sender;
     /* Until every holder of the child end is gone: the workload's is
      * CLOEXEC, so EOF means it exec'd (or died). */
-    while (rc == 0 && recv_report(proc->ctl_fd, &m, &sender) == (ssize_t)sizeof m) {
-        if (m.kind == 1 && sender > 0) {
+    int passed = -1;
+    while (rc == 0 && recv_report(proc->ctl_fd, &m, &sender, &passed) == (ssize_t)sizeof m) {
+        if (m.kind == 4 && passed >= 0 && proc->pty && proc->out_fd < 0) {
+            proc->out_fd = passed; /* the master of the sandbox's pty */
+            passed = -1;
+        } else if (m.kind == 1 && sender > 0) {
             proc->workload = sender;
         } else if (m.kind == 2) {
             rc = -1;
@@ -268,8 +315,12 @@ int mxc_exec_adopt(mxc_proc *proc, mxc_exec_child *c, pid_t supervisor, int kill
             if (m.err == EOPNOTSUPP)
                 e->code = MXC_E_BACKEND_UNAVAILABLE;
         }
+        if (passed >= 0) /* an fd nobody asked for */
+            close(passed);
     }
     close_fd(&proc->ctl_fd);
+    if (rc == 0 && proc->pty && proc->out_fd < 0)
+        rc = mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox's pty did not arrive");
     if (rc == 0 && proc->workload <= 0)
         rc = mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox's exec process died before starting the workload");
     if (rc < 0) {

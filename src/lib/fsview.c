@@ -46,6 +46,7 @@ int mxc_fsview_open_sources(const mxc_plan *p, mxc_fsview_sources *s, mxc_error 
     for (size_t i = 0; i < MXC_MAX_GRANTS; i++)
         s->grant_fd[i] = -1;
     s->workspace_fd = -1;
+    s->cloned = geteuid() == 0;
     for (size_t i = 0; i < p->ngrants; i++) {
         int fd = open_beneath_root(p->grants[i].path, O_PATH);
         if (fd < 0 && errno == ELOOP) {
@@ -61,7 +62,7 @@ int mxc_fsview_open_sources(const mxc_plan *p, mxc_fsview_sources *s, mxc_error 
             return mxc_err_os(e, MXC_E_BACKEND_ERROR, "fsview.openat2", err, NULL, "cannot open %.200s",
                               p->grants[i].path);
         }
-        if (fd >= 0 && p->grants[i].mode != MXC_GRANT_DENIED) {
+        if (fd >= 0 && s->cloned && p->grants[i].mode != MXC_GRANT_DENIED) {
             int tree = clone_tree(fd, p->grants[i].mode == MXC_GRANT_RO);
             int err = errno;
             close(fd);
@@ -76,8 +77,8 @@ int mxc_fsview_open_sources(const mxc_plan *p, mxc_fsview_sources *s, mxc_error 
     }
     if (p->workspace) {
         int fd = open_beneath_root(p->workspace, O_PATH | O_DIRECTORY);
-        s->workspace_fd = fd < 0 ? -1 : clone_tree(fd, false);
-        if (fd >= 0)
+        s->workspace_fd = fd < 0 || !s->cloned ? fd : clone_tree(fd, false);
+        if (fd >= 0 && s->cloned)
             close(fd);
         if (s->workspace_fd < 0) {
             int err = errno;
@@ -98,6 +99,44 @@ void mxc_fsview_close_sources(mxc_fsview_sources *s)
     if (s->workspace_fd >= 0)
         close(s->workspace_fd);
     s->workspace_fd = -1;
+}
+
+/* Rootless: replaces the parent's O_PATH fd by a clone made here, of the
+ * same inode re-resolved without symlinks (a swap in between is refused). */
+static int localize(const char *path, int *fd, bool readonly)
+{
+    struct stat before, now;
+    if (fstat(*fd, &before) < 0)
+        return -errno;
+    int here = open_beneath_root(path, O_PATH);
+    if (here < 0)
+        return -errno;
+    if (fstat(here, &now) < 0 || now.st_dev != before.st_dev || now.st_ino != before.st_ino) {
+        close(here);
+        return -ESTALE;
+    }
+    int tree = clone_tree(here, readonly);
+    int err = errno;
+    close(here);
+    if (tree < 0)
+        return -err;
+    close(*fd);
+    *fd = tree;
+    return 0;
+}
+
+static int localize_sources(const mxc_plan *p, mxc_fsview_sources *s)
+{
+    for (size_t i = 0; i < p->ngrants; i++) {
+        if (s->grant_fd[i] < 0 || p->grants[i].mode == MXC_GRANT_DENIED)
+            continue;
+        int rc = localize(p->grants[i].path, &s->grant_fd[i], p->grants[i].mode == MXC_GRANT_RO);
+        if (rc < 0)
+            return rc;
+    }
+    if (s->workspace_fd >= 0)
+        return localize(p->workspace, &s->workspace_fd, false);
+    return 0;
 }
 
 /* mkdir -p below NEWROOT; only ever creates in our own tmpfs. */
@@ -436,12 +475,15 @@ static int enter_root(void)
     return 0;
 }
 
-int mxc_fsview_build(const mxc_plan *p, const mxc_fsview_sources *s, const char **stage)
+int mxc_fsview_build(const mxc_plan *p, mxc_fsview_sources *s, const char **stage)
 {
     int rc;
     *stage = "fsview.make_private";
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) /* nothing propagates back to the host */
         return -errno;
+    *stage = "fsview.sources";
+    if (!s->cloned && (rc = localize_sources(p, s)) < 0)
+        return rc;
     *stage = "fsview.root_tmpfs";
     if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=16m") < 0)
         return -errno;

@@ -53,13 +53,21 @@ static int drop_capabilities(void)
     return 0;
 }
 
-static int set_limits(void)
+static int set_limits(const mxc_plan *p)
 {
-    const struct { int res; rlim_t val; } lim[] = {
-        {RLIMIT_CORE, 0},          /* no core file anywhere */
-        {RLIMIT_NOFILE, 4096},
+    const struct { int res; rlim_t val; bool on; } lim[] = {
+        {RLIMIT_CORE, 0, true},          /* no core file anywhere */
+        {RLIMIT_NOFILE, 4096, true},
+        /* the fallbacks: processes of this user namespace (Linux >= 5.14
+         * counts them per namespace), and data memory per process —
+         * RLIMIT_DATA, not RLIMIT_AS, so runtimes that reserve address
+         * space (V8, Go, the JVM) still start */
+        {RLIMIT_NPROC, (rlim_t)p->pids_max, p->nproc_rlimit},
+        {RLIMIT_DATA, (rlim_t)p->memory_max, p->data_rlimit},
     };
     for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++) {
+        if (!lim[i].on)
+            continue;
         struct rlimit rl = {lim[i].val, lim[i].val};
         if (setrlimit(lim[i].res, &rl) < 0)
             return -errno;
@@ -77,7 +85,7 @@ int mxc_harden_self(const mxc_plan *p, int keep_fd, const char **stage)
     if (syscall(SYS_close_range, keep_fd >= 3 ? keep_fd + 1 : 3, ~0U, 0) < 0)
         return -errno;
     *stage = "harden.rlimits";
-    if ((rc = set_limits()) < 0)
+    if ((rc = set_limits(p)) < 0)
         return rc;
     *stage = "harden.capabilities";
     if ((rc = drop_capabilities()) < 0)

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cgroup.h"
+
 #define DEFAULT_PIDS_MAX 512
 #define DEFAULT_MEMORY_MAX (1024ull * 1024 * 1024)
 
@@ -54,9 +56,74 @@ static uint64_t env_u64(const char *name, uint64_t dflt)
     return *end ? dflt : (uint64_t)n;
 }
 
+#define CPU_MAX_CPUS 1024
+#define CPU_MIN_QUOTA_US 1000 /* the kernel refuses a CFS quota below 1 ms */
+#define CPU_MAX_SYNTAX "a plain decimal number of CPUs (at most 5 decimals), greater than 0 and at most 1024 (e.g. 0.5, 1.5, 2)"
+
+/* "1.5" -> 150000: digits, optionally '.' and digits; below the period's
+ * microsecond resolution only zeros.  -1 on anything else. */
+static int parse_cpus(const char *s, uint64_t *quota_us)
+{
+    const char *c = s;
+    uint64_t whole = 0, frac = 0, scale = MXC_CGROUP_CPU_PERIOD_US;
+    for (; *c >= '0' && *c <= '9'; c++)
+        if (whole <= CPU_MAX_CPUS) /* past it: out of range anyway, and no overflow */
+            whole = whole * 10 + (uint64_t)(*c - '0');
+    if (c == s)
+        return -1;
+    if (*c == '.') {
+        const char *digits = ++c;
+        for (; *c >= '0' && *c <= '9'; c++) {
+            uint64_t d = (uint64_t)(*c - '0');
+            if (scale == 1) {
+                if (d)
+                    return -1;
+                continue;
+            }
+            scale /= 10;
+            frac += d * scale;
+        }
+        if (c == digits)
+            return -1;
+    }
+    if (*c)
+        return -1;
+    *quota_us = whole * MXC_CGROUP_CPU_PERIOD_US + frac;
+    return 0;
+}
+
+/* MXC_CPU_MAX, the host's CPU limit for every sandbox; unset or empty: none.
+ * A bad value fails the request: a limit is never dropped in silence. */
+static int cpu_quota_from_env(uint64_t *quota_us, mxc_error *e)
+{
+    const char *v = getenv("MXC_CPU_MAX");
+    *quota_us = 0;
+    if (!v || !*v)
+        return 0;
+    uint64_t q = 0;
+    const char *why = NULL;
+    if (parse_cpus(v, &q) < 0 || q == 0 || q > (uint64_t)CPU_MAX_CPUS * MXC_CGROUP_CPU_PERIOD_US)
+        why = "is not a CPU limit: it must be " CPU_MAX_SYNTAX;
+    else if (q < CPU_MIN_QUOTA_US)
+        why = "is below 0.01, the smallest CPU limit the kernel takes (1 ms per 100 ms)";
+    if (!why) {
+        *quota_us = q;
+        return 0;
+    }
+    mxc_err(e, MXC_E_BACKEND_ERROR, "MXC_CPU_MAX=\"%.64s\" %s", v, why);
+    mxc_err_set_remediation(e, "set MXC_CPU_MAX to " CPU_MAX_SYNTAX ", or unset it for no CPU limit");
+    return -1;
+}
+
 int mxc_plan_from_request(const mxc_request *r, mxc_plan *p, mxc_error *e)
 {
     memset(p, 0, sizeof *p);
+    if (cpu_quota_from_env(&p->cpu_quota_us, e) < 0) /* first: nothing to free yet */
+        return -1;
+    /* DESIGN §4 "Resources": where no cgroup takes a limit (rootless, or a
+     * host without the controller), the documented rlimit fallback. */
+    p->nproc_rlimit = strcmp(mxc_cgroup_mode("pids"), "none") == 0;
+    p->data_rlimit = strcmp(mxc_cgroup_mode("memory"), "none") == 0;
     const struct { const mxc_strlist *l; mxc_grant_mode m; } lists[] = {
         {&r->rw, MXC_GRANT_RW}, {&r->ro, MXC_GRANT_RO}, {&r->denied, MXC_GRANT_DENIED}};
     for (size_t k = 0; k < 3; k++)

@@ -29,11 +29,15 @@ typedef struct mxc_plan {
     char agent_name[32];
     char hostname[64];
     bool host_network;     /* canonical allow acknowledgment */
+    bool rootless;         /* no root: uid is the caller's, setgroups denied, no cgroups (rlimit fallback) */
     char *workspace;       /* host path bound read-write at the same path; NULL for one-shot */
     mxc_grant grants[MXC_MAX_GRANTS];
     size_t ngrants;
     uint64_t pids_max;
     uint64_t memory_max;   /* bytes */
+    uint64_t cpu_quota_us; /* per MXC_CGROUP_CPU_PERIOD_US (100 ms); 0 = no CPU limit */
+    bool nproc_rlimit;     /* no pids cgroup here: pids_max becomes RLIMIT_NPROC */
+    bool data_rlimit;      /* no memory cgroup here: memory_max becomes RLIMIT_DATA, per process */
 } mxc_plan;
 
 typedef struct mxc_exec_spec {

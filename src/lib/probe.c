@@ -36,12 +36,25 @@ json_t *mxc_probe(void)
     for (size_t i = 0; i < 3; i++)
         json_object_set_new(cg, ctrl[i], json_string(mxc_cgroup_mode(ctrl[i])));
     bool root = geteuid() == 0;
-    bool ready = root && abi >= MXC_LANDLOCK_ABI_NEEDED && max_userns > 0 && seccomp_ok;
-    return json_pack("{s:{s:s, s:s, s:s, s:b, s:{s:i, s:i, s:b}, s:{s:b, s:I, s:b}, s:b, s:o, s:s, s:{s:b, s:b}}}",
-                     "result", "kernel", u.release, "machine", u.machine, "mxcVersion", "0.1.0", "root", root,
-                     "landlock", "abi", abi, "needed", MXC_LANDLOCK_ABI_NEEDED, "ok", abi >= MXC_LANDLOCK_ABI_NEEDED,
-                     "namespaces", "user", max_userns > 0, "maxUserNamespaces", (json_int_t)max_userns, "net", true,
-                     "seccomp", seccomp_ok, "cgroups", cg,
-                     "resourceFallback", "the PID namespace is always the kill-all; limits are applied where a controller is listed",
-                     "backends", "process", ready, "isolation_session", ready);
+    bool ready = abi >= MXC_LANDLOCK_ABI_NEEDED && max_userns > 0 && seccomp_ok;
+    bool no_pids = strcmp(mxc_cgroup_mode("pids"), "none") == 0;
+    bool no_mem = strcmp(mxc_cgroup_mode("memory"), "none") == 0;
+    char fallback[200];
+    snprintf(fallback, sizeof fallback, "%s%s%s", no_pids ? "processes: RLIMIT_NPROC per sandbox" : "",
+             no_pids && no_mem ? "; " : "", no_mem ? "memory: RLIMIT_DATA per process" : "");
+    json_t *rootless = json_pack("{s:b, s:s}", "active", !root, "identity",
+                                 root ? "a dedicated host uid per sandbox (MXC_UID_BASE/MXC_UID_COUNT)"
+                                      : "the caller's own uid behind a user namespace, for every sandbox");
+    json_t *out = json_pack("{s:{s:s, s:s, s:s, s:b, s:o, s:{s:i, s:i, s:b}, s:{s:b, s:I, s:b}, s:b, s:o, s:s, "
+                            "s:{s:b, s:b}}}",
+                            "result", "kernel", u.release, "machine", u.machine, "mxcVersion", "0.1.0", "root", root,
+                            "rootless", rootless, "landlock", "abi", abi, "needed", MXC_LANDLOCK_ABI_NEEDED, "ok",
+                            abi >= MXC_LANDLOCK_ABI_NEEDED, "namespaces", "user", max_userns > 0, "maxUserNamespaces",
+                            (json_int_t)max_userns, "net", true, "seccomp", seccomp_ok, "cgroups", cg,
+                            "resourceFallback",
+                            "the PID namespace is always the kill-all; limits are applied where a controller is listed",
+                            "backends", "process", ready, "isolation_session", ready);
+    if (out && fallback[0])
+        json_object_set_new(json_object_get(out, "result"), "rlimitFallback", json_string(fallback));
+    return out;
 }

@@ -16,13 +16,15 @@
 #include "sandbox_id.h"
 #include "state.h"
 
+/* Rootless: without root every sandbox is the caller's own uid behind a
+ * user namespace (docs/design-decisions.md, "Rootless"). */
+static bool rootless(void)
+{
+    return geteuid() != 0;
+}
+
 static int require_host(mxc_error *e)
 {
-    if (geteuid() != 0) {
-        mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "mxc for Linux currently needs root to create sandboxes");
-        mxc_err_set_remediation(e, "run mxc-exec as root (rootless mode is not implemented yet)");
-        return -1;
-    }
     if (mxc_landlock_abi() < MXC_LANDLOCK_ABI_NEEDED) {
         mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "this kernel's Landlock ABI is %d; mxc needs %d or newer",
                 mxc_landlock_abi(), MXC_LANDLOCK_ABI_NEEDED);
@@ -76,6 +78,7 @@ static int plan_from_state(json_t *state, const char *dir, mxc_plan *p, mxc_erro
         return -1;
     p->uid = (uid_t)json_integer_value(json_object_get(state, "uid"));
     p->gid = (gid_t)json_integer_value(json_object_get(state, "gid"));
+    p->rootless = json_is_true(json_object_get(state, "rootless"));
     snprintf(p->agent_name, sizeof p->agent_name, "%s", json_string_value(json_object_get(state, "agentUserName")));
     char ws[700];
     snprintf(ws, sizeof ws, "%s/workspace", dir);
@@ -92,20 +95,24 @@ static int provision(const mxc_request *r, json_t **result, mxc_error *e)
     mint_name(id.agent_name, sizeof id.agent_name);
     if (mxc_state_create_locked(id.agent_name, &st, e) < 0)
         return -1;
-    unsigned uid;
-    if (mxc_state_claim_uid(st.root, &uid, e) < 0) {
+    bool rl = rootless();
+    unsigned uid = (unsigned)geteuid(), gid = (unsigned)getegid();
+    if (!rl && mxc_state_claim_uid(st.root, &uid, e) < 0) {
         mxc_error ignored = {0};
         mxc_state_destroy(&st, &ignored);
         return -1;
     }
+    if (!rl)
+        gid = uid;
     char ws[700];
     snprintf(ws, sizeof ws, "%s/workspace", st.dir);
     /* The workspace: the agent's own, 0700; the caller (root) reaches it,
-     * no other agent can. */
-    if (mkdir(ws, 0700) < 0 || chown(ws, uid, uid) < 0) {
+     * no other agent can.  Rootless it is the caller's like everything else. */
+    if (mkdir(ws, 0700) < 0 || (!rl && chown(ws, uid, gid) < 0)) {
         int err = errno;
         mxc_error ignored = {0};
-        mxc_state_release_uid(st.root, uid);
+        if (!rl)
+            mxc_state_release_uid(st.root, uid);
         mxc_state_destroy(&st, &ignored);
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "provision.workspace", err, NULL, "cannot create the workspace");
     }
@@ -117,7 +124,8 @@ static int provision(const mxc_request *r, json_t **result, mxc_error *e)
     json_t *state = json_object();
     json_object_set_new(state, "agentUserName", json_string(id.agent_name));
     json_object_set_new(state, "uid", json_integer(uid));
-    json_object_set_new(state, "gid", json_integer(uid));
+    json_object_set_new(state, "gid", json_integer(gid));
+    json_object_set_new(state, "rootless", json_boolean(rl));
     json_object_set_new(state, "policy", policy_of(r));
     int rc = mxc_sandbox_id_encode(&id, sid, sizeof sid, e);
     if (rc == 0)
@@ -125,7 +133,8 @@ static int provision(const mxc_request *r, json_t **result, mxc_error *e)
     json_decref(state);
     if (rc < 0) {
         mxc_error ignored = {0};
-        mxc_state_release_uid(st.root, uid);
+        if (!rl)
+            mxc_state_release_uid(st.root, uid);
         mxc_state_destroy(&st, &ignored);
         return -1;
     }
@@ -134,6 +143,8 @@ static int provision(const mxc_request *r, json_t **result, mxc_error *e)
     snprintf(uidtext, sizeof uidtext, "%u", uid);
     *result = json_pack("{s:s, s:{s:s, s:s, s:s}}", "sandboxId", sid, "metadata", "agentUserName", id.agent_name,
                         "agentUserSid", uidtext, "ephemeralWorkspacePath", ws);
+    if (rl) /* said, not pretended: the sandbox is the caller's own uid */
+        json_object_set_new(json_object_get(*result, "metadata"), "rootless", json_true());
     return 0;
 }
 
@@ -184,8 +195,10 @@ static int start(opened *o, mxc_error *e)
     mxc_holder h;
     int rc = mxc_holder_spawn(&p, p.agent_name, true, NULL, &h, &cg, e);
     mxc_plan_free(&p);
-    if (rc < 0)
+    if (rc < 0) {
+        mxc_cgroup_remove(&cg); /* nothing lives in it: the holder never ran */
         return -1;
+    }
     json_object_set_new(o->state, "holderPid", json_integer(h.pid));
     json_object_set_new(o->state, "holderStart", json_integer((json_int_t)h.start_time));
     if (mxc_state_write(&o->st, o->state, e) < 0) {
@@ -220,11 +233,13 @@ static int deprovision(opened *o, mxc_error *e)
     if (o->running && stop_holder(o, e) < 0)
         return -1;
     unsigned uid = (unsigned)json_integer_value(json_object_get(o->state, "uid"));
+    bool rl = json_is_true(json_object_get(o->state, "rootless"));
     char root[512];
     snprintf(root, sizeof root, "%s", o->st.root);
     if (mxc_state_destroy(&o->st, e) < 0)
         return -1;
-    mxc_state_release_uid(root, uid);
+    if (!rl)
+        mxc_state_release_uid(root, uid);
     return 0;
 }
 
@@ -303,8 +318,9 @@ static int oneshot_process(const mxc_request *r, int in, int out, int err, int *
     mxc_plan p;
     if (mxc_plan_from_request(r, &p, e) < 0)
         return -1;
-    p.uid = getuid();
-    p.gid = getgid();
+    p.uid = geteuid();
+    p.gid = getegid();
+    p.rootless = rootless();
     char cgname[64];
     snprintf(cgname, sizeof cgname, "oneshot-%d", (int)getpid());
     mxc_cgroup cg;
@@ -399,12 +415,13 @@ json_t *mxc_plan_describe(const mxc_request *r, mxc_error *e)
     static const char *const modes[] = {"readwrite", "readonly", "denied"};
     for (size_t i = 0; i < p.ngrants; i++)
         json_array_append_new(grants, json_pack("{s:s, s:s}", "path", p.grants[i].path, "mode", modes[p.grants[i].mode]));
-    json_t *plan = json_pack("{s:s, s:s, s:o, s:[s,s,s,s,s,s,s], s:I, s:I}", "containment",
+    json_t *cpu = p.cpu_quota_us ? json_real((double)p.cpu_quota_us / MXC_CGROUP_CPU_PERIOD_US) : json_null();
+    json_t *plan = json_pack("{s:s, s:s, s:o, s:[s,s,s,s,s,s,s], s:I, s:I, s:o}", "containment",
                              r->containment == MXC_CONT_ISOLATION_SESSION ? "isolation_session" : "process",
                              "network", p.host_network ? "host (unrestricted, acknowledged)" : "own namespace, loopback only",
                              "grants", grants, "namespaces", "user", "mount", "pid", "ipc", "uts", "cgroup",
                              p.host_network ? "-" : "net", "pidsMax", (json_int_t)p.pids_max, "memoryMax",
-                             (json_int_t)p.memory_max);
+                             (json_int_t)p.memory_max, "cpuMax", cpu);
     mxc_plan_free(&p);
     return plan;
 }

@@ -1,0 +1,187 @@
+"""Rootless mode: mxc run by an unprivileged user (DESIGN §4 "Identity").
+
+Every sandbox is the caller's own uid behind a user namespace — said in the provision metadata
+(`rootless: true`, `agentUserSid` = the caller's uid), not pretended. The containment that does
+not depend on root still holds: the view, Landlock, seccomp, no capabilities, no_new_privs, the
+PID namespace; resources fall back to rlimits where no cgroup is delegated.
+
+The tests drop from root to a test uid with setpriv (no supplementary groups) and drive the real
+CLI with real namespaces.
+"""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+from conftest import MXC_EXEC, Mxc, assert_error, assert_ok_envelope
+
+UID = int(os.environ.get("MXC_TEST_ROOTLESS_UID", "61234"))
+DROP = ["setpriv", "--reuid=%d" % UID, "--regid=%d" % UID, "--clear-groups"]
+
+
+class RootlessMxc(Mxc):
+    """The same runner, but every mxc-exec runs as UID with no supplementary groups."""
+
+    def argv(self, request, flags, via):
+        return DROP + super().argv(request, flags, via)
+
+    def __call__(self, request=None, flags=None, stdin=None, **kw):
+        if kw.get("argv") is not None:
+            p = subprocess.run(DROP + [MXC_EXEC] + list(kw.pop("argv")), capture_output=True,
+                               env=self.env(kw.get("env")), timeout=60)
+            return p
+        return super().__call__(request, flags=flags, stdin=stdin, **kw)
+
+
+def _owned_tmpdir(prefix):
+    d = tempfile.mkdtemp(prefix=prefix)
+    os.chown(d, UID, UID)
+    os.chmod(d, 0o700)
+    return d
+
+
+@pytest.fixture
+def rl():
+    state = _owned_tmpdir("mxc-rootless-state-")
+    scratch = _owned_tmpdir("mxc-rootless-scratch-")
+    os.chmod(scratch, 0o755)
+    m = RootlessMxc(state, scratch)
+    yield m
+    m.cleanup()
+    shutil.rmtree(state, ignore_errors=True)
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _grant_dir(rl, name):
+    d = os.path.join(rl.scratch, name)
+    os.mkdir(d)
+    os.chown(d, UID, UID)
+    return d
+
+
+def test_probe_reports_rootless(rl):
+    p = rl(argv=["--probe"])
+    assert p.returncode == 0, p.stderr
+    res = json.loads(p.stdout)["result"]
+    assert res["root"] is False
+    assert res["rootless"]["active"] is True, res
+    assert res["backends"] == {"process": True, "isolation_session": True}, res
+
+
+def test_oneshot_runs_as_the_caller_behind_a_user_namespace(rl):
+    rw = _grant_dir(rl, "rw")
+    r = rl.oneshot("id -u; cat /proc/self/uid_map; echo made > %s/out" % rw,
+                   filesystem={"readwritePaths": [rw]})
+    assert r.rc == 0, r.describe()
+    lines = r.stdout.split("\n")
+    assert lines[0] == "0"
+    assert lines[1].split() == ["0", str(UID), "1"], lines
+    st = os.stat(os.path.join(rw, "out"))
+    assert (st.st_uid, st.st_gid) == (UID, UID)
+
+
+def test_oneshot_containment_holds_without_root(rl):
+    rw = _grant_dir(rl, "rw")
+    ro = _grant_dir(rl, "ro")
+    hidden = _grant_dir(rl, "hidden")
+    with open(os.path.join(hidden, "secret"), "w") as f:
+        f.write("s")
+    os.chown(os.path.join(hidden, "secret"), UID, UID)
+    script = "; ".join([
+        "cat /etc/shadow 2>/dev/null && echo SHADOW",
+        "echo x > %s/f 2>/dev/null || echo ro-refused" % ro,
+        "echo x > /usr/mxc-probe 2>/dev/null || echo usr-refused",
+        "cat %s/secret 2>/dev/null || echo hidden-absent" % hidden,
+        "grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status",
+        "ls /proc | grep -c '^[0-9]'",
+    ])
+    r = rl.oneshot(script, filesystem={"readwritePaths": [rw], "readonlyPaths": [ro]})
+    assert r.rc == 0, r.describe()
+    out = r.stdout
+    assert "SHADOW" not in out
+    for word in ("ro-refused", "usr-refused", "hidden-absent"):
+        assert word in out, out
+    assert "CapEff:\t0000000000000000" in out and "CapBnd:\t0000000000000000" in out
+    assert "NoNewPrivs:\t1" in out and "Seccomp:\t2" in out
+    # a fresh PID namespace: only the shell and its children
+    assert int(out.strip().split("\n")[-1]) <= 4, out
+
+
+def test_no_new_user_namespace_and_no_mount_inside(rl):
+    r = rl.oneshot("unshare -U true 2>&1; echo rc=$?; mount -t tmpfs x /tmp 2>&1; echo rc=$?")
+    assert r.rc == 0, r.describe()
+    assert r.stdout.count("rc=0") == 0, r.stdout
+
+
+def test_rlimit_fallback_bounds_processes(rl):
+    """No cgroup is delegated to this uid here: the process count falls back to RLIMIT_NPROC."""
+    r = rl.oneshot("grep 'Max processes' /proc/self/limits", env=None)
+    assert r.rc == 0, r.describe()
+    fields = r.stdout.split()
+    assert fields[2] == fields[3] == "512", r.stdout
+    # the forking subshell is refused (dash gives up on the first failed fork); the sandbox
+    # holds at most the limit (counted with shell builtins: there is no room for a fork)
+    bomb = rl.oneshot("(i=0; while [ $i -lt 2000 ]; do sleep 5 & i=$((i+1)); done) 2>/dev/null; "
+                      "echo survived; set -- /proc/[0-9]*; echo $#")
+    assert bomb.rc == 0, bomb.describe()
+    lines = bomb.stdout.strip().split("\n")
+    assert lines[0] == "survived", bomb.stdout
+    assert 100 < int(lines[-1]) <= 515, bomb.stdout
+
+
+def test_session_lifecycle_rootless(rl):
+    res = rl.provision()
+    md = res["metadata"]
+    assert md["rootless"] is True
+    assert md["agentUserSid"] == str(UID)
+    ws = md["ephemeralWorkspacePath"]
+    st = os.stat(ws)
+    assert (st.st_uid, st.st_mode & 0o777) == (UID, 0o700)
+    sid = res["sandboxId"]
+    assert_ok_envelope(rl.phase("start", sid))
+    assert_error(rl.phase("start", sid), "already_started")
+    r = rl.exec(sid, "pwd; id -u; echo hi > note")
+    assert (r.rc, r.stdout) == (0, "%s\n0\n" % ws), r.describe()
+    assert os.stat(os.path.join(ws, "note")).st_uid == UID
+    assert_ok_envelope(rl.phase("stop", sid))
+    assert_error(rl.exec(sid, "true"), "not_started")
+    assert_ok_envelope(rl.phase("deprovision", sid))
+    assert_error(rl.phase("start", sid), "stale_id")
+    assert not os.path.exists(ws)
+
+
+def test_rootless_sandboxes_do_not_see_each_other(rl):
+    a = rl.provision()
+    b = rl.provision()
+    for s in (a, b):
+        assert_ok_envelope(rl.phase("start", s["sandboxId"]))
+    bws = b["metadata"]["ephemeralWorkspacePath"]
+    assert rl.exec(b["sandboxId"], "echo mine > own").rc == 0
+    r = rl.exec(a["sandboxId"], "cat %s/own 2>&1 || echo unreachable; ls %s 2>&1 | head -1"
+                % (bws, os.path.dirname(bws)))
+    assert r.rc == 0, r.describe()
+    assert "mine" not in r.stdout and "unreachable" in r.stdout, r.stdout
+
+
+def test_state_root_defaults_to_xdg_runtime_dir(rl):
+    xdg = _owned_tmpdir("mxc-rootless-xdg-")
+    try:
+        p = subprocess.run(DROP + ["env", "-u", "MXC_STATE_DIR", "XDG_RUNTIME_DIR=" + xdg, MXC_EXEC,
+                                   "--experimental", "--config", "-"],
+                           input=b'{"containment":"isolation_session","phase":"provision"}',
+                           capture_output=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        res = json.loads(p.stdout)["result"]
+        name = res["metadata"]["agentUserName"]
+        assert os.path.isdir(os.path.join(xdg, "mxc", name)), os.listdir(xdg)
+        q = subprocess.run(DROP + ["env", "-u", "MXC_STATE_DIR", "XDG_RUNTIME_DIR=" + xdg, MXC_EXEC,
+                                   "--experimental", "--config", "-"],
+                           input=json.dumps({"phase": "deprovision",
+                                             "sandboxId": res["sandboxId"]}).encode(),
+                           capture_output=True, timeout=60)
+        assert q.returncode == 0, q.stdout
+    finally:
+        shutil.rmtree(xdg, ignore_errors=True)
