@@ -46,14 +46,27 @@ static int by_depth(const void *a, const void *b)
     return strcmp(x->path, y->path);
 }
 
-static uint64_t env_u64(const char *name, uint64_t dflt)
+/* A positive decimal limit from the host's environment (unset or empty:
+ * dflt).  Like MXC_CPU_MAX, a bad value fails the request: a limit the
+ * operator set is never replaced by the default in silence. */
+static int env_limit(const char *name, uint64_t dflt, uint64_t lo, uint64_t hi, uint64_t *out, mxc_error *e)
 {
     const char *v = getenv(name);
+    *out = dflt;
     if (!v || !*v)
-        return dflt;
-    char *end;
-    unsigned long long n = strtoull(v, &end, 10);
-    return *end ? dflt : (uint64_t)n;
+        return 0;
+    uint64_t n = 0;
+    const char *c = v;
+    for (; *c >= '0' && *c <= '9' && n <= hi; c++)
+        n = n * 10 + (uint64_t)(*c - '0');
+    if (c != v && !*c && n >= lo && n <= hi) {
+        *out = n;
+        return 0;
+    }
+    mxc_err(e, MXC_E_BACKEND_ERROR, "%s=\"%.64s\" is not a limit: it must be a decimal integer from %llu to %llu",
+            name, v, (unsigned long long)lo, (unsigned long long)hi);
+    mxc_err_set_remediation(e, "fix or unset it (unset: the default)");
+    return -1;
 }
 
 #define CPU_MAX_CPUS 1024
@@ -118,7 +131,10 @@ static int cpu_quota_from_env(uint64_t *quota_us, mxc_error *e)
 int mxc_plan_from_request(const mxc_request *r, mxc_plan *p, mxc_error *e)
 {
     memset(p, 0, sizeof *p);
-    if (cpu_quota_from_env(&p->cpu_quota_us, e) < 0) /* first: nothing to free yet */
+    /* the limits first: nothing to free yet */
+    if (cpu_quota_from_env(&p->cpu_quota_us, e) < 0 ||
+        env_limit("MXC_PIDS_MAX", DEFAULT_PIDS_MAX, 8, 4194304, &p->pids_max, e) < 0 ||
+        env_limit("MXC_MEMORY_MAX", DEFAULT_MEMORY_MAX, 16ull << 20, 1ull << 50, &p->memory_max, e) < 0)
         return -1;
     /* DESIGN §4 "Resources": where no cgroup takes a limit (rootless, or a
      * host without the controller), the documented rlimit fallback. */
@@ -137,8 +153,6 @@ int mxc_plan_from_request(const mxc_request *r, mxc_plan *p, mxc_error *e)
     p->host_network = r->has_network && !r->net_directional && r->net_allow && r->net_allow_local == MXC_TRI_TRUE &&
                       !r->allowed_hosts.n && !r->blocked_hosts.n;
     snprintf(p->hostname, sizeof p->hostname, "mxc-sandbox");
-    p->pids_max = env_u64("MXC_PIDS_MAX", DEFAULT_PIDS_MAX);
-    p->memory_max = env_u64("MXC_MEMORY_MAX", DEFAULT_MEMORY_MAX);
     return 0;
 }
 

@@ -256,3 +256,26 @@ def test_probe_cpu_mode_matches_the_host(mxc):
         assert _v2_root_with_cpu()
     else:
         assert not _v2_root_with_cpu() and not os.path.exists("/sys/fs/cgroup/cpu/cgroup.procs")
+
+
+# --- MXC_PIDS_MAX / MXC_MEMORY_MAX: as strict as MXC_CPU_MAX, and enforced
+
+
+@pytest.mark.parametrize("name,value", [("MXC_PIDS_MAX", "abc"), ("MXC_PIDS_MAX", "0"), ("MXC_PIDS_MAX", "-5"),
+                                        ("MXC_PIDS_MAX", "7"), ("MXC_PIDS_MAX", "64k"),
+                                        ("MXC_MEMORY_MAX", "1G"), ("MXC_MEMORY_MAX", "1000"),
+                                        ("MXC_MEMORY_MAX", " 1073741824")])
+def test_invalid_pids_or_memory_limit_fails(mxc, name, value):
+    r = mxc(oneshot_request("echo ran"), env={name: value})
+    assert "ran" not in r.stdout, r.describe()
+    assert_error(r, "backend_error")
+    assert r.error["message"].startswith('%s="%s" is not a limit' % (name, value)), r.error
+
+
+def test_pids_limit_from_the_host_is_enforced(mxc):
+    """MXC_PIDS_MAX=64: the sandbox holds at most 64 processes, counted with shell builtins."""
+    r = mxc(oneshot_request("(i=0; while [ $i -lt 500 ]; do sleep 5 & i=$((i+1)); done) 2>/dev/null; "
+                            "set -- /proc/[0-9]*; echo $#"), env={"MXC_PIDS_MAX": "64"})
+    assert r.rc == 0, r.describe()
+    n = int(r.stdout.strip().split("\n")[-1])
+    assert 30 < n <= 64, r.stdout
