@@ -162,6 +162,8 @@ static _Noreturn void holder_loop(int ctl, bool detached, pid_t workload)
 static pid_t fork_first_exec(const mxc_plan *p, const mxc_first_exec *fx)
 {
     pid_t w = mxc_exec_spawn(p, fx->spec, fx->child);
+    if (w > 0)
+        mxc_exec_announce(fx->child->ctl, w, true);
     mxc_exec_child_close((mxc_exec_child *)fx->child);
     return w;
 }

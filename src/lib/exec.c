@@ -46,9 +46,6 @@ _Noreturn void mxc_exec_workload(const mxc_plan *p, const mxc_exec_spec *s, cons
     if (setsid() < 0)
         goto fail;
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    /* Announce ourselves: the caller reads our host pid (= our process
-     * group) from the credentials the kernel attaches to this message. */
-    report(ctl, 1, 0, 0, NULL, NULL);
     stage = "exec.stdio";
     if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err_fd, 2) < 0)
         goto fail;
@@ -78,6 +75,32 @@ _Noreturn void mxc_exec_workload(const mxc_plan *p, const mxc_exec_spec *s, cons
 fail:
     report(ctl, 2, errno, 0, stage, NULL);
     _exit(127);
+}
+
+void mxc_exec_announce(int ctl, pid_t w, bool translate)
+{
+    if (!translate) {
+        report(ctl, 1, 0, w, NULL, NULL);
+        return;
+    }
+    /* Our pid numbers are not the caller's: hand the kernel the workload's
+     * pid as credentials (we hold CAP_SYS_ADMIN over our PID namespace),
+     * and it arrives translated into the caller's namespace. */
+    exec_msg m = {.kind = 1};
+    struct ucred u = {.pid = w, .uid = getuid(), .gid = getgid()};
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(struct ucred))];
+    } cm;
+    memset(&cm, 0, sizeof cm);
+    struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = sizeof cm.buf};
+    struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
+    h->cmsg_level = SOL_SOCKET;
+    h->cmsg_type = SCM_CREDENTIALS;
+    h->cmsg_len = CMSG_LEN(sizeof u);
+    memcpy(CMSG_DATA(h), &u, sizeof u);
+    (void)!sendmsg(ctl, &mh, MSG_NOSIGNAL);
 }
 
 struct spawn_arg {
@@ -193,6 +216,7 @@ static _Noreturn void joiner_main(pid_t holder, const mxc_plan *p, const mxc_exe
     pid_t w = mxc_exec_spawn(p, s, c);
     if (w < 0)
         goto fail;
+    mxc_exec_announce(ctl, w, false); /* our pids are the caller's */
     mxc_exec_child_close(c);
     int status;
     while (waitpid(w, &status, 0) < 0)
@@ -302,8 +326,8 @@ int mxc_exec_adopt(mxc_proc *proc, mxc_exec_child *c, pid_t supervisor, int kill
         if (m.kind == 4 && passed >= 0 && proc->pty && proc->out_fd < 0) {
             proc->out_fd = passed; /* the master of the sandbox's pty */
             passed = -1;
-        } else if (m.kind == 1 && sender > 0) {
-            proc->workload = sender;
+        } else if (m.kind == 1 && (m.pid > 0 || sender > 0)) {
+            proc->workload = m.pid > 0 ? m.pid : sender;
         } else if (m.kind == 2) {
             rc = -1;
             if (m.detail[0])

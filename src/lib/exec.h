@@ -47,11 +47,16 @@ typedef struct {
 int mxc_exec_prepare(bool pty, uint32_t timeout_ms, mxc_proc *proc, mxc_exec_child *c, mxc_error *e);
 void mxc_exec_child_close(mxc_exec_child *c);
 /* In a process inside every namespace of the sandbox and its cgroup, as
- * uid 0 of the sandbox: setsid, announce, stdio, cwd, hardening, execve. */
+ * uid 0 of the sandbox: setsid, stdio, cwd, hardening, execve. */
 _Noreturn void mxc_exec_workload(const mxc_plan *p, const mxc_exec_spec *s, const mxc_exec_child *c);
 /* Starts mxc_exec_workload in a child (vfork-like, falling back to fork);
  * returns its pid or -1. */
 pid_t mxc_exec_spawn(const mxc_plan *p, const mxc_exec_spec *s, const mxc_exec_child *c);
+/* Tells the caller the workload's pid, once mxc_exec_spawn returned (with
+ * vfork semantics the workload has exec'd or failed by then, so the
+ * caller's one wake-up finds everything queued).  translate: we live in
+ * the sandbox's PID namespace and the kernel must translate. */
+void mxc_exec_announce(int ctl, pid_t w, bool translate);
 /* In the caller, once the process that forks the workload runs: closes
  * the child ends and waits until the workload exec'd (0) or failed (-1).
  * supervisor is our child whose exit status is the workload's; killall_pid
