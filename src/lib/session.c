@@ -232,6 +232,12 @@ static int deprovision(opened *o, mxc_error *e)
 {
     if (o->running && stop_holder(o, e) < 0)
         return -1;
+    if (!o->running) { /* a start killed half-way may have left its cgroup */
+        mxc_cgroup cg;
+        mxc_cgroup_open(json_string_value(json_object_get(o->state, "agentUserName")), &cg);
+        mxc_cgroup_kill_all(&cg);
+        mxc_cgroup_remove(&cg);
+    }
     unsigned uid = (unsigned)json_integer_value(json_object_get(o->state, "uid"));
     bool rl = json_is_true(json_object_get(o->state, "rootless"));
     char root[512];

@@ -203,6 +203,28 @@ def test_kill9_mid_start(mxc, delay):
     assert_error(mxc.phase("start", sid), "stale_id")
     leaked = [pid for pid, _ in foreign_pidns_procs() - before if _sees(pid, ws)]
     assert not leaked, "processes of this sandbox left after deprovision: %r" % leaked
+    name = res["metadata"]["agentUserName"]
+    left = [d for d in _cgroup_dirs_of(name) if os.path.exists(d)]
+    assert not left, "cgroups of this sandbox left after deprovision: %r" % left
+
+
+def _cgroup_dirs_of(name):
+    return (["/sys/fs/cgroup/%s/mxc/%s" % (c, name) for c in ("pids", "memory", "cpu")] +
+            ["%s/mxc-%s" % (r, name) for r in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified")])
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.003, 0.01, 0.03])
+def test_kill9_mid_start_then_deprovision(mxc, delay):
+    """A start killed at any point, then deprovision straight away: nothing of it remains —
+    no process, no cgroup, no state."""
+    res = mxc.provision()
+    sid, name = res["sandboxId"], res["metadata"]["agentUserName"]
+    p = mxc.popen({"phase": "start", "sandboxId": sid}, stdin=subprocess.DEVNULL)
+    _kill_after(p, delay)
+    assert_ok_envelope(mxc.phase("deprovision", sid))
+    assert wait_until(lambda: not [d for d in _cgroup_dirs_of(name) if os.path.exists(d)], 5.0), \
+        [d for d in _cgroup_dirs_of(name) if os.path.exists(d)]
+    assert_error(mxc.phase("start", sid), "stale_id")
 
 
 @pytest.mark.parametrize("delay", [0.0, 0.01, 0.05, 0.2])
