@@ -68,6 +68,9 @@ int mxc_state_aware_exec_attached(const char *request_json, char **error_json);
 
 #define MXC_RUN_EXPERIMENTAL 1u /* state-aware phases allowed (--experimental) */
 #define MXC_RUN_DRY_RUN 2u      /* validate and print the plan; run nothing */
+#define MXC_RUN_EXITING 4u      /* the caller exits on return: a one-shot returns once the workload's
+                                   status is known, a detached cleaner waits out the kernel's
+                                   teardown and removes the cgroup */
 
 /* Runs one request as the CLI does: one envelope on out for non-exec
  * phases, dispatch errors and dry runs; the workload's stdio relayed

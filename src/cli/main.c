@@ -144,7 +144,7 @@ int main(int argc, char **argv)
         return 1;
     }
     fflush(stdout);
-    int status = mxc_run_request(buf, len, flags, 0, 1, 2);
+    int status = mxc_run_request(buf, len, flags | MXC_RUN_EXITING, 0, 1, 2);
     free(buf);
     return status;
 }

@@ -116,7 +116,7 @@ int mxc_run_request(const char *request, size_t len, unsigned flags, int in, int
         bool timed_out = false;
         int rc;
         if (r.phase == MXC_PHASE_NONE) {
-            rc = mxc_oneshot_run(&r, in, out, err, &code, &timed_out, &e);
+            rc = mxc_oneshot_run(&r, flags & MXC_RUN_EXITING, in, out, err, &code, &timed_out, &e);
         } else {
             mxc_proc proc;
             rc = mxc_session_exec_start(&r, false, &proc, &e);

@@ -118,13 +118,21 @@ static int status_code(int status)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-static void reap_children(pid_t workload)
+/* One-shot: when the workload is reaped, everything else of the sandbox
+ * is SIGKILLed (no code of it runs after this), the status goes to the
+ * caller — who may return at once, as bwrap's parent does, instead of
+ * waiting for the kernel to tear the namespaces down — and PID 1 exits. */
+static void reap_children(int ctl, pid_t workload)
 {
     int status;
     pid_t r;
     while ((r = waitpid(-1, &status, WNOHANG)) > 0)
-        if (r == workload)
+        if (r == workload) {
+            kill(-1, SIGKILL);
+            if (ctl >= 0)
+                mxc_exec_report_exit(ctl, status_code(status));
             _exit(status_code(status));
+        }
 }
 
 /* PID 1: reap everything; exit on SIGTERM or, when attached, on the
@@ -142,7 +150,7 @@ static _Noreturn void holder_loop(int ctl, bool detached, pid_t workload)
     int sfd = (int)syscall(SYS_signalfd4, -1, &set, 8, O_CLOEXEC);
     /* A child that exited before SIGCHLD was blocked left no signal, only
      * a zombie: sweep once before the first wait. */
-    reap_children(workload);
+    reap_children(ctl, workload);
     for (;;) {
         struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN}, {.fd = detached ? -1 : ctl, .events = POLLIN}};
         if (poll(pfd, 2, -1) < 0 && errno != EINTR)
@@ -153,7 +161,7 @@ static _Noreturn void holder_loop(int ctl, bool detached, pid_t workload)
             struct { uint32_t signo; char pad[124]; } info;
             if (read(sfd, &info, sizeof info) > 0 && info.signo != SIGCHLD)
                 _exit(0);
-            reap_children(workload);
+            reap_children(ctl, workload);
         }
     }
 }

@@ -77,6 +77,11 @@ fail:
     _exit(127);
 }
 
+void mxc_exec_report_exit(int fd, int code)
+{
+    report(fd, 5, code, 0, NULL, NULL);
+}
+
 void mxc_exec_announce(int ctl, pid_t w, bool translate)
 {
     if (!translate) {
@@ -250,6 +255,7 @@ int mxc_exec_prepare(bool pty, uint32_t timeout_ms, mxc_proc *proc, mxc_exec_chi
 {
     memset(proc, 0, sizeof *proc);
     proc->in_fd = proc->out_fd = proc->err_fd = proc->joiner_pidfd = proc->ctl_fd = proc->killall_pidfd = -1;
+    proc->status_fd = -1;
     proc->pty = pty;
     proc->timeout_ms = timeout_ms;
     *c = (mxc_exec_child){-1, -1, -1, -1};
@@ -461,8 +467,33 @@ static bool pump(int from, int to)
     return true;
 }
 
+/* The one-shot's early status (mxc_exec_report_exit); false when PID 1
+ * went away without one (then its exit status is the answer). */
+static bool read_status(mxc_proc *proc)
+{
+    exec_msg m;
+    ssize_t n = recv(proc->status_fd, &m, sizeof m, MSG_DONTWAIT);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return false;
+    proc->status_fd = -1; /* not ours to close: the holder's control socket */
+    if (n != (ssize_t)sizeof m || m.kind != 5)
+        return false;
+    proc->exit_code = m.err;
+    proc->reported = true;
+    return true;
+}
+
 static void reap(mxc_proc *proc)
 {
+    if (proc->reported) {
+        /* PID 1 is tearing down; whoever reaps it (we, or init once we are
+         * gone), the status is already known */
+        proc->finished = true;
+        if (!proc->detach_teardown && proc->joiner > 0)
+            waitpid(proc->joiner, NULL, 0);
+        proc->joiner = 0;
+        return;
+    }
     int status;
     pid_t r;
     while ((r = waitpid(proc->joiner, &status, 0)) < 0 && errno == EINTR)
@@ -481,9 +512,11 @@ int mxc_exec_run(mxc_proc *proc, int relay_in, int relay_out, int relay_err, mxc
     bool relaying = relay_out >= 0 || relay_err >= 0;
     bool joiner_done = false;
     while (!proc->finished) {
-        struct pollfd pf[4];
-        int n = 0, i_in = -1, i_out = -1, i_err = -1;
+        struct pollfd pf[5];
+        int n = 0, i_in = -1, i_out = -1, i_err = -1, i_status = -1;
         pf[n++] = (struct pollfd){.fd = joiner_done ? -1 : proc->joiner_pidfd, .events = POLLIN};
+        if (!joiner_done && proc->status_fd >= 0)
+            i_status = n, pf[n++] = (struct pollfd){.fd = proc->status_fd, .events = POLLIN};
         if (relaying && proc->out_fd >= 0)
             i_out = n, pf[n++] = (struct pollfd){.fd = proc->out_fd, .events = POLLIN};
         if (relaying && proc->err_fd >= 0)
@@ -517,6 +550,8 @@ int mxc_exec_run(mxc_proc *proc, int relay_in, int relay_out, int relay_err, mxc
                 relay_in = -1;
             }
         }
+        if (!joiner_done && i_status >= 0 && pf[i_status].revents && read_status(proc))
+            joiner_done = true;
         if (!joiner_done && pf[0].revents)
             joiner_done = true;
         else if (joiner_done && rc > 0 && !(i_out >= 0 && pf[i_out].revents) && !(i_err >= 0 && pf[i_err].revents))
@@ -550,7 +585,8 @@ void mxc_exec_close(mxc_proc *proc)
     }
     if (proc->joiner > 0) {
         kill(proc->joiner, SIGKILL);
-        waitpid(proc->joiner, NULL, 0);
+        if (!proc->detach_teardown)
+            waitpid(proc->joiner, NULL, 0);
         proc->joiner = 0;
     }
     close_fd(&proc->in_fd);

@@ -25,6 +25,9 @@ typedef struct mxc_proc {
     int joiner_pidfd;
     int ctl_fd;       /* our end of the control socket while starting; -1 after */
     int killall_pidfd; /* one-shot: PID 1 of the sandbox, the last tier's kill-all; -1 */
+    int status_fd;    /* one-shot: where PID 1 reports the workload's status first; -1 */
+    bool reported;    /* ... and it did */
+    bool detach_teardown; /* the caller exits next: do not wait for PID 1's teardown */
     pid_t workload;   /* host pid; also its process group */
     int in_fd, out_fd, err_fd; /* our ends; -1 when closed. With a pty out_fd is the master and in_fd == -1 */
     bool pty;
@@ -52,6 +55,9 @@ _Noreturn void mxc_exec_workload(const mxc_plan *p, const mxc_exec_spec *s, cons
 /* Starts mxc_exec_workload in a child (vfork-like, falling back to fork);
  * returns its pid or -1. */
 pid_t mxc_exec_spawn(const mxc_plan *p, const mxc_exec_spec *s, const mxc_exec_child *c);
+/* PID 1 of a one-shot: the workload's status, before PID 1 exits. */
+void mxc_exec_report_exit(int fd, int code);
+
 /* Tells the caller the workload's pid, once mxc_exec_spawn returned (with
  * vfork semantics the workload has exec'd or failed by then, so the
  * caller's one wake-up finds everything queued).  translate: we live in

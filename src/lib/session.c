@@ -2,11 +2,14 @@
 #include "session.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -314,10 +317,41 @@ int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_e
     return rc;
 }
 
+/* When the caller exits right after the one-shot (the CLI), the wait for
+ * the kernel's teardown of PID 1 — its namespaces, ~0.3 ms here — moves
+ * off the caller's path: this detached process waits for PID 1 and then
+ * removes the (by then empty) cgroup.  It holds none of the caller's fds
+ * (a shell reading our stdout sees EOF when we exit) and sits in its own
+ * session (the terminal's ^C does not reach it).  It also cleans up after
+ * a caller killed with SIGKILL, whose PID 1 dies by PDEATHSIG. */
+static void spawn_cleaner(pid_t pid1, const mxc_cgroup *cg)
+{
+    int pfd = (int)syscall(SYS_pidfd_open, pid1, 0);
+    if (pfd < 0)
+        return;
+    pid_t c = fork();
+    if (c == 0) {
+        setsid();
+        int keep[] = {pfd};
+        mxc_close_all_but(keep, 1);
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null >= 0)
+            dup2(null, 0), dup2(null, 1), dup2(null, 2);
+        struct pollfd w = {.fd = pfd, .events = POLLIN};
+        while (poll(&w, 1, -1) < 0 && errno == EINTR)
+            ;
+        mxc_cgroup_kill_all(cg);
+        mxc_cgroup_remove(cg);
+        _exit(0);
+    }
+    close(pfd);
+}
+
 /* The process backend: PID 1 forks the workload itself, so it is born in
  * every namespace and in the cgroup — no joiner, no setns, one cgroup
  * migration (the holder's) in all. */
-static int oneshot_process(const mxc_request *r, int in, int out, int err, int *code, bool *timed_out, mxc_error *e)
+static int oneshot_process(const mxc_request *r, bool caller_exits, int in, int out, int err, int *code,
+                           bool *timed_out, mxc_error *e)
 {
     if (require_host(e) < 0)
         return -1;
@@ -343,6 +377,10 @@ static int oneshot_process(const mxc_request *r, int in, int out, int err, int *
         mxc_first_exec fx = {.spec = &s, .child = &child};
         rc = mxc_holder_spawn(&p, cgname, false, &fx, &h, &cg, e);
     }
+    /* early: only when PID 1 is our own child (the direct clone) */
+    bool early = rc == 0 && caller_exits && h.first_child == h.pid;
+    if (early)
+        spawn_cleaner(h.pid, &cg);
     if (rc == 0)
         rc = mxc_exec_adopt(&proc, &child, h.first_child, h.pid, e);
     else if (prepared) {
@@ -350,19 +388,26 @@ static int oneshot_process(const mxc_request *r, int in, int out, int err, int *
         mxc_exec_close(&proc);
     }
     if (rc == 0) {
+        proc.status_fd = h.ctl_fd;
+        proc.detach_teardown = early;
         mxc_exec_run(&proc, in, out, err, e);
         *code = proc.exit_code;
         *timed_out = proc.timed_out;
+        early &= proc.reported; /* no report: PID 1 died some other way; clean up here */
         mxc_exec_close(&proc);
+    } else {
+        early = false;
     }
-    if (h.pid > 0) {
+    if (h.pid > 0 && !early) {
         mxc_error ignored = {0};
         mxc_holder_kill(h.pid, h.start_time, &ignored);
     }
     if (h.ctl_fd >= 0)
         close(h.ctl_fd);
-    mxc_cgroup_kill_all(&cg);
-    mxc_cgroup_remove(&cg);
+    if (!early) {
+        mxc_cgroup_kill_all(&cg);
+        mxc_cgroup_remove(&cg);
+    }
     mxc_exec_spec_free(&s);
     mxc_plan_free(&p);
     return rc;
@@ -403,13 +448,14 @@ static int oneshot_session(const mxc_request *r, int in, int out, int err, int *
     return rc;
 }
 
-int mxc_oneshot_run(const mxc_request *r, int in, int out, int err, int *exit_code, bool *timed_out, mxc_error *e)
+int mxc_oneshot_run(const mxc_request *r, bool caller_exits, int in, int out, int err, int *exit_code, bool *timed_out,
+                    mxc_error *e)
 {
     *timed_out = false;
     *exit_code = 255;
     if (r->containment == MXC_CONT_ISOLATION_SESSION)
         return oneshot_session(r, in, out, err, exit_code, timed_out, e);
-    return oneshot_process(r, in, out, err, exit_code, timed_out, e);
+    return oneshot_process(r, caller_exits, in, out, err, exit_code, timed_out, e);
 }
 
 json_t *mxc_plan_describe(const mxc_request *r, mxc_error *e)

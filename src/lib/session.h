@@ -21,7 +21,8 @@ int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_e
 
 /* One-shot (containment process or isolation_session): runs the workload
  * with the given relays and leaves nothing behind.  *exit_code, *timed_out. */
-int mxc_oneshot_run(const mxc_request *r, int in, int out, int err, int *exit_code, bool *timed_out, mxc_error *e);
+int mxc_oneshot_run(const mxc_request *r, bool caller_exits, int in, int out, int err, int *exit_code, bool *timed_out,
+                    mxc_error *e);
 
 /* For --dry-run: the plan as JSON. */
 json_t *mxc_plan_describe(const mxc_request *r, mxc_error *e);

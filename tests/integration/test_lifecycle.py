@@ -1,8 +1,9 @@
 """State-aware lifecycle of isolation_session: provision, start, exec, stop, deprovision (issue 4)."""
 import os
+import subprocess
+import time
 
-
-from conftest import (assert_error, assert_ok_envelope, sandbox_pids_on_host, unique)
+from conftest import (assert_error, assert_ok_envelope, sandbox_pids_on_host, unique, wait_until)
 
 
 def test_full_lifecycle(mxc, state_dir):
@@ -207,3 +208,57 @@ def test_workload_runs_as_agent_uid(session):
         assert st.st_uid != 0
         ws = os.stat(session.workspace)
         assert str(ws.st_uid) == session.metadata["agentUserSid"]
+
+
+# --- the process one-shot returns once the workload's status is known; a detached cleaner
+# waits out the kernel's teardown and removes the cgroup
+
+
+def _oneshot_cgroups():
+    found = []
+    for c in ("pids", "memory", "cpu"):
+        d = "/sys/fs/cgroup/%s/mxc" % c
+        if os.path.isdir(d):
+            found += [os.path.join(d, n) for n in os.listdir(d) if n.startswith("oneshot-")]
+    return set(found)
+
+
+def _gone(paths, timeout=10.0):
+    end = time.time() + timeout
+    while time.time() < end:
+        if not [p for p in paths if os.path.exists(p)]:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_oneshot_leaves_no_cgroup_and_no_process(mxc):
+    """A workload that leaves a background job behind: the CLI returns (its stdout reaches EOF:
+    nothing of the sandbox, nor the cleaner, holds it), the job is dead, and the one-shot's
+    cgroups go away."""
+    before = _oneshot_cgroups()
+    marker = unique("bg")
+    # a job that outlives the runner's own timeout: waiting for it would fail the run
+    r = mxc.oneshot("(exec -a %s sleep 600) & echo started" % marker)
+    assert (r.rc, r.stdout) == (0, "started\n"), r.describe()
+    assert sandbox_pids_on_host(marker) == []
+    created = _oneshot_cgroups() - before
+    assert _gone(created), "one-shot cgroups left: %r" % sorted(p for p in created if os.path.exists(p))
+
+
+def test_oneshot_cgroup_removed_after_the_cli_is_killed(mxc):
+    """kill -9 of mxc-exec mid one-shot: PID 1 dies by PDEATHSIG and the cleaner still removes
+    the cgroup."""
+    before = _oneshot_cgroups()
+    marker = unique("k9")
+    p = mxc.popen({"process": {"commandLine": "(exec -a %s sleep 60) & sleep 60" % marker}},
+                  stdin=subprocess.DEVNULL)
+    assert wait_until(lambda: sandbox_pids_on_host(marker), 10), "workload never ran"
+    created = _oneshot_cgroups() - before
+    assert created, "no one-shot cgroup seen"
+    p.kill()
+    p.wait(timeout=30)
+    p.stdout.close()
+    p.stderr.close()
+    assert wait_until(lambda: sandbox_pids_on_host(marker) == [], 10)
+    assert _gone(created), "cgroups left after kill -9: %r" % sorted(c for c in created if os.path.exists(c))
