@@ -169,7 +169,7 @@ static _Noreturn void holder_loop(int ctl, bool detached, pid_t workload)
 /* Forks the one-shot workload; PID 1 keeps none of its fds. */
 static pid_t fork_first_exec(const mxc_plan *p, const mxc_first_exec *fx)
 {
-    pid_t w = mxc_exec_spawn(p, fx->spec, fx->child);
+    pid_t w = mxc_exec_spawn(p, fx->spec, fx->child, false);
     if (w > 0)
         mxc_exec_announce(fx->child->ctl, w, true);
     mxc_exec_child_close((mxc_exec_child *)fx->child);

@@ -120,7 +120,7 @@ static int workload_entry(void *arg)
     mxc_exec_workload(a->p, a->s, a->c);
 }
 
-pid_t mxc_exec_spawn(const mxc_plan *p, const mxc_exec_spec *s, const mxc_exec_child *c)
+pid_t mxc_exec_spawn(const mxc_plan *p, const mxc_exec_spec *s, const mxc_exec_child *c, bool sibling)
 {
     /* vfork semantics (shared memory, we sleep until it execs or exits):
      * no copy of our address space for a child that only sets itself up
@@ -133,12 +133,13 @@ pid_t mxc_exec_spawn(const mxc_plan *p, const mxc_exec_spec *s, const mxc_exec_c
     int err = ENOMEM;
     if (stack != MAP_FAILED) {
         struct spawn_arg a = {p, s, c};
-        pid = clone(workload_entry, (char *)stack + size, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
+        pid = clone(workload_entry, (char *)stack + size,
+                    CLONE_VM | CLONE_VFORK | (sibling ? CLONE_PARENT : 0) | SIGCHLD, &a);
         err = errno;
         munmap(stack, size);
     }
-    if (pid < 0 && err != EAGAIN) { /* e.g. under an emulator that refuses CLONE_VM: a plain fork */
-        pid = fork();
+    if (pid < 0 && err != EAGAIN) { /* e.g. under an emulator that refuses CLONE_VM: fork semantics */
+        pid = (pid_t)syscall(SYS_clone, (sibling ? CLONE_PARENT : 0) | SIGCHLD, NULL, NULL, NULL, 0);
         if (pid == 0)
             mxc_exec_workload(p, s, c);
     }
@@ -217,17 +218,16 @@ static _Noreturn void joiner_main(pid_t holder, const mxc_plan *p, const mxc_exe
     stage = "exec.pty";
     if (c->in < 0 && sandbox_pty(ctl, c) < 0)
         goto fail;
+    /* The workload is the caller's child, not ours (CLONE_PARENT): the
+     * caller waits for it directly and we are done once it runs — one
+     * process and one wake-up fewer between its exit and the caller. */
     stage = "exec.fork";
-    pid_t w = mxc_exec_spawn(p, s, c);
+    pid_t w = mxc_exec_spawn(p, s, c, true);
     if (w < 0)
         goto fail;
     mxc_exec_announce(ctl, w, false); /* our pids are the caller's */
     mxc_exec_child_close(c);
-    int status;
-    while (waitpid(w, &status, 0) < 0)
-        if (errno != EINTR)
-            _exit(255);
-    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    _exit(0);
 fail:
     report(ctl, 2, errno, 0, stage, NULL);
     _exit(127);
@@ -355,9 +355,19 @@ int mxc_exec_adopt(mxc_proc *proc, mxc_exec_child *c, pid_t supervisor, int kill
         rc = mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox's exec process died before starting the workload");
     if (rc < 0) {
         waitpid(supervisor, NULL, 0);
+        if (proc->workload_is_child && proc->workload > 0) {
+            kill(proc->workload, SIGKILL);
+            waitpid(proc->workload, NULL, 0);
+        }
         proc->joiner = 0;
         mxc_exec_close(proc);
         return -1;
+    }
+    if (proc->workload_is_child) { /* the joiner is done; the workload is ours to wait for */
+        waitpid(supervisor, NULL, 0);
+        close_fd(&proc->joiner_pidfd);
+        proc->joiner = proc->workload;
+        proc->joiner_pidfd = (int)syscall(SYS_pidfd_open, proc->workload, 0);
     }
     return 0;
 }
@@ -397,6 +407,7 @@ int mxc_exec_start(pid_t holder, const mxc_plan *p, const mxc_exec_spec *s, cons
         mxc_exec_close(proc);
         return -1;
     }
+    proc->workload_is_child = true;
     return mxc_exec_adopt(proc, &c, j, 0, e);
 }
 

@@ -28,6 +28,7 @@ typedef struct mxc_proc {
     int status_fd;    /* one-shot: where PID 1 reports the workload's status first; -1 */
     bool reported;    /* ... and it did */
     bool detach_teardown; /* the caller exits next: do not wait for PID 1's teardown */
+    bool workload_is_child; /* session exec: the workload is our own child (the joiner's sibling) */
     pid_t workload;   /* host pid; also its process group */
     int in_fd, out_fd, err_fd; /* our ends; -1 when closed. With a pty out_fd is the master and in_fd == -1 */
     bool pty;
@@ -52,9 +53,10 @@ void mxc_exec_child_close(mxc_exec_child *c);
 /* In a process inside every namespace of the sandbox and its cgroup, as
  * uid 0 of the sandbox: setsid, stdio, cwd, hardening, execve. */
 _Noreturn void mxc_exec_workload(const mxc_plan *p, const mxc_exec_spec *s, const mxc_exec_child *c);
-/* Starts mxc_exec_workload in a child (vfork-like, falling back to fork);
- * returns its pid or -1. */
-pid_t mxc_exec_spawn(const mxc_plan *p, const mxc_exec_spec *s, const mxc_exec_child *c);
+/* Starts mxc_exec_workload in a child (vfork-like, falling back to fork
+ * semantics); sibling: a child of our parent instead (CLONE_PARENT).
+ * Returns its pid or -1. */
+pid_t mxc_exec_spawn(const mxc_plan *p, const mxc_exec_spec *s, const mxc_exec_child *c, bool sibling);
 /* PID 1 of a one-shot: the workload's status, before PID 1 exits. */
 void mxc_exec_report_exit(int fd, int code);
 
