@@ -82,6 +82,27 @@ void mxc_exec_report_exit(int fd, int code)
     report(fd, 5, code, 0, NULL, NULL);
 }
 
+/* One control message with one ancillary item (SCM_RIGHTS or
+ * SCM_CREDENTIALS).  Returns what sendmsg returned. */
+static ssize_t send_with_cmsg(int fd, int kind, int type, const void *data, size_t len)
+{
+    exec_msg m = {.kind = kind};
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(struct ucred))]; /* the larger of the two */
+    } cm;
+    memset(&cm, 0, sizeof cm);
+    struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = CMSG_SPACE(len)};
+    struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
+    h->cmsg_level = SOL_SOCKET;
+    h->cmsg_type = type;
+    h->cmsg_len = CMSG_LEN(len);
+    memcpy(CMSG_DATA(h), data, len);
+    ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+    return n == (ssize_t)sizeof m ? n : -1;
+}
+
 void mxc_exec_announce(int ctl, pid_t w, bool translate)
 {
     if (!translate) {
@@ -91,21 +112,8 @@ void mxc_exec_announce(int ctl, pid_t w, bool translate)
     /* Our pid numbers are not the caller's: hand the kernel the workload's
      * pid as credentials (we hold CAP_SYS_ADMIN over our PID namespace),
      * and it arrives translated into the caller's namespace. */
-    exec_msg m = {.kind = 1};
     struct ucred u = {.pid = w, .uid = getuid(), .gid = getgid()};
-    union {
-        struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(struct ucred))];
-    } cm;
-    memset(&cm, 0, sizeof cm);
-    struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = sizeof cm.buf};
-    struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
-    h->cmsg_level = SOL_SOCKET;
-    h->cmsg_type = SCM_CREDENTIALS;
-    h->cmsg_len = CMSG_LEN(sizeof u);
-    memcpy(CMSG_DATA(h), &u, sizeof u);
-    (void)!sendmsg(ctl, &mh, MSG_NOSIGNAL);
+    (void)send_with_cmsg(ctl, 1, SCM_CREDENTIALS, &u, sizeof u);
 }
 
 struct spawn_arg {
@@ -146,9 +154,6 @@ pid_t mxc_exec_spawn(const mxc_plan *p, const mxc_exec_spec *s, const mxc_exec_c
     return pid;
 }
 
-/* The joiner: enters every namespace of the holder at once, becomes uid 0
- * of the sandbox's user namespace, forks the workload into its PID
- * namespace and waits for it. */
 /* Attached mode: the pty comes from the sandbox's own devpts (so the
  * workload's ttyname(3) names a /dev/pts entry it can see); the master
  * goes to the caller over the control socket, the slave to the workload. */
@@ -163,22 +168,9 @@ static int sandbox_pty(int ctl, mxc_exec_child *c)
         close(master);
         return -1;
     }
-    exec_msg m = {.kind = 4};
-    union {
-        struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int))];
-    } cm;
-    memset(&cm, 0, sizeof cm);
-    struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = sizeof cm.buf};
-    struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
-    h->cmsg_level = SOL_SOCKET;
-    h->cmsg_type = SCM_RIGHTS;
-    h->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(h), &master, sizeof master);
-    ssize_t n = sendmsg(ctl, &mh, MSG_NOSIGNAL);
+    ssize_t n = send_with_cmsg(ctl, 4, SCM_RIGHTS, &master, sizeof master);
     close(master);
-    if (n != (ssize_t)sizeof m) {
+    if (n < 0) {
         close(slave);
         return -1;
     }
@@ -186,6 +178,10 @@ static int sandbox_pty(int ctl, mxc_exec_child *c)
     return 0;
 }
 
+/* The joiner: enters every namespace of the holder at once, becomes uid 0
+ * of the sandbox's user namespace, waits to be moved into the exec's
+ * cgroup, starts the workload in the sandbox's PID namespace as the
+ * caller's child, reports it and exits. */
 static _Noreturn void joiner_main(pid_t holder, const mxc_plan *p, const mxc_exec_spec *s, const mxc_exec_child *cc)
 {
     mxc_exec_child own = *cc, *c = &own;
