@@ -84,6 +84,11 @@ static bool v1_has(const char *controller)
     return detected[controller_index(controller)].v1;
 }
 
+bool mxc_cgroup_available(const char *controller)
+{
+    return v2_root_with(controller) || v1_has(controller);
+}
+
 const char *mxc_cgroup_mode(const char *controller)
 {
     if (v2_root_with(controller))

@@ -27,6 +27,8 @@ typedef struct {
 
 /* What the host offers, for --probe: "v2", "v1", or "none" per controller. */
 const char *mxc_cgroup_mode(const char *controller);
+/* Whether a limit on this controller can be applied here at all. */
+bool mxc_cgroup_available(const char *controller);
 
 /* Creates (or reuses) the sandbox's cgroups and writes the limits.
  * cpu_quota_us: microseconds per MXC_CGROUP_CPU_PERIOD_US; 0 = no CPU

@@ -113,11 +113,6 @@ static int loopback_up(void)
     return rc;
 }
 
-static int status_code(int status)
-{
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 /* One-shot: when the workload is reaped, everything else of the sandbox
  * is SIGKILLed (no code of it runs after this), the status goes to the
  * caller — who may return at once, as bwrap's parent does, instead of
@@ -130,8 +125,8 @@ static void reap_children(int ctl, pid_t workload)
         if (r == workload) {
             kill(-1, SIGKILL);
             if (ctl >= 0)
-                mxc_exec_report_exit(ctl, status_code(status));
-            _exit(status_code(status));
+                mxc_exec_report_exit(ctl, mxc_exit_code(status));
+            _exit(mxc_exit_code(status));
         }
 }
 
@@ -353,7 +348,7 @@ static _Noreturn void first_child(const mxc_plan *p, mxc_fsview_sources *src, in
     int status = 0;
     while (waitpid(holder, &status, 0) < 0 && errno == EINTR)
         ;
-    _exit(status_code(status));
+    _exit(mxc_exit_code(status));
 }
 
 /* Rootless, the kernel takes a gid map from an unprivileged writer only

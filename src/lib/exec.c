@@ -5,12 +5,12 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
-#include <pty.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -75,6 +75,11 @@ _Noreturn void mxc_exec_workload(const mxc_plan *p, const mxc_exec_spec *s, cons
 fail:
     report(ctl, 2, errno, 0, stage, NULL);
     _exit(127);
+}
+
+int mxc_exit_code(int status)
+{
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 void mxc_exec_report_exit(int fd, int code)
@@ -256,9 +261,7 @@ int mxc_exec_prepare(bool pty, uint32_t timeout_ms, mxc_proc *proc, mxc_exec_chi
     proc->timeout_ms = timeout_ms;
     *c = (mxc_exec_child){-1, -1, -1, -1};
     int pin[2] = {-1, -1}, pout[2] = {-1, -1}, perr[2] = {-1, -1};
-    if (pty) {
-        /* made inside the sandbox by the joiner (sandbox_pty) */
-    } else {
+    if (!pty) { /* with a pty the joiner makes it inside the sandbox (sandbox_pty) */
         if (pipe2(pin, O_CLOEXEC) < 0 || pipe2(pout, O_CLOEXEC) < 0 || pipe2(perr, O_CLOEXEC) < 0) {
             int err = errno;
             for (int i = 0; i < 2; i++)
@@ -506,7 +509,7 @@ static void reap(mxc_proc *proc)
     while ((r = waitpid(proc->joiner, &status, 0)) < 0 && errno == EINTR)
         ;
     if (r == proc->joiner)
-        proc->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        proc->exit_code = mxc_exit_code(status);
     else
         proc->exit_code = 255;
     proc->finished = true;

@@ -57,6 +57,9 @@ _Noreturn void mxc_exec_workload(const mxc_plan *p, const mxc_exec_spec *s, cons
  * semantics); sibling: a child of our parent instead (CLONE_PARENT).
  * Returns its pid or -1. */
 pid_t mxc_exec_spawn(const mxc_plan *p, const mxc_exec_spec *s, const mxc_exec_child *c, bool sibling);
+/* A wait status as the workload's exit code: its code, or 128+N for signal N. */
+int mxc_exit_code(int status);
+
 /* PID 1 of a one-shot: the workload's status, before PID 1 exits. */
 void mxc_exec_report_exit(int fd, int code);
 

@@ -37,8 +37,8 @@ json_t *mxc_probe(void)
         json_object_set_new(cg, ctrl[i], json_string(mxc_cgroup_mode(ctrl[i])));
     bool root = geteuid() == 0;
     bool ready = abi >= MXC_LANDLOCK_ABI_NEEDED && max_userns > 0 && seccomp_ok;
-    bool no_pids = strcmp(mxc_cgroup_mode("pids"), "none") == 0;
-    bool no_mem = strcmp(mxc_cgroup_mode("memory"), "none") == 0;
+    bool no_pids = !mxc_cgroup_available("pids");
+    bool no_mem = !mxc_cgroup_available("memory");
     char fallback[200];
     snprintf(fallback, sizeof fallback, "%s%s%s", no_pids ? "processes: RLIMIT_NPROC per sandbox" : "",
              no_pids && no_mem ? "; " : "", no_mem ? "memory: RLIMIT_DATA per process" : "");

@@ -211,14 +211,21 @@ static int start(opened *o, mxc_error *e)
     return mxc_holder_release(&h, e);
 }
 
+/* The sandbox's cgroup, and anything in it that slipped out of the PID
+ * namespace's reach. */
+static void remove_cgroup(const opened *o)
+{
+    mxc_cgroup cg;
+    mxc_cgroup_open(json_string_value(json_object_get(o->state, "agentUserName")), &cg);
+    mxc_cgroup_kill_all(&cg);
+    mxc_cgroup_remove(&cg);
+}
+
 static int stop_holder(opened *o, mxc_error *e)
 {
     if (mxc_holder_kill(o->holder, o->holder_start, e) < 0)
         return -1;
-    mxc_cgroup cg;
-    mxc_cgroup_open(json_string_value(json_object_get(o->state, "agentUserName")), &cg);
-    mxc_cgroup_kill_all(&cg); /* anything that slipped out of the PID namespace's reach */
-    mxc_cgroup_remove(&cg);
+    remove_cgroup(o);
     json_object_del(o->state, "holderPid");
     json_object_del(o->state, "holderStart");
     return mxc_state_write(&o->st, o->state, e);
@@ -235,12 +242,8 @@ static int deprovision(opened *o, mxc_error *e)
 {
     if (o->running && stop_holder(o, e) < 0)
         return -1;
-    if (!o->running) { /* a start killed half-way may have left its cgroup */
-        mxc_cgroup cg;
-        mxc_cgroup_open(json_string_value(json_object_get(o->state, "agentUserName")), &cg);
-        mxc_cgroup_kill_all(&cg);
-        mxc_cgroup_remove(&cg);
-    }
+    if (!o->running) /* a start killed half-way may have left its cgroup */
+        remove_cgroup(o);
     unsigned uid = (unsigned)json_integer_value(json_object_get(o->state, "uid"));
     bool rl = json_is_true(json_object_get(o->state, "rootless"));
     char root[512];
