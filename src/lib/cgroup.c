@@ -282,6 +282,38 @@ int mxc_cgroup_add(const mxc_cgroup *cg, pid_t pid, mxc_error *e)
     return 0;
 }
 
+int mxc_cgroup_join_fds(const mxc_cgroup *cg, int fds[3], mxc_error *e)
+{
+    const char *dirs[3];
+    size_t n = attach_dirs(cg, dirs);
+    for (size_t i = 0; i < n; i++) {
+        char path[700];
+        snprintf(path, sizeof path, "%s/%s", dirs[i], cg->v2 ? "cgroup.procs" : "tasks");
+        fds[i] = open(path, O_WRONLY | O_CLOEXEC);
+        if (fds[i] < 0) {
+            int err = errno;
+            for (size_t j = 0; j < i; j++)
+                close(fds[j]);
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "cgroup.attach", err, NULL, "cannot open %s", path);
+        }
+    }
+    return (int)n;
+}
+
+int mxc_cgroup_join_self(int *fds, size_t n)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (fds[i] < 0)
+            continue;
+        if (rc == 0 && write(fds[i], "0", 1) != 1)
+            rc = -errno;
+        close(fds[i]);
+        fds[i] = -1;
+    }
+    return rc;
+}
+
 void mxc_cgroup_kill_all(const mxc_cgroup *cg)
 {
     if (!cg->pids_dir[0])

@@ -39,6 +39,17 @@ int mxc_cgroup_create(const char *name, uint64_t pids_max, uint64_t memory_max, 
 /* Reattaches to existing cgroups of a sandbox (no creation); its cpu
  * cgroup is used when it exists (the sandbox was started with a limit). */
 void mxc_cgroup_open(const char *name, mxc_cgroup *cg);
+/* Opens, as the (privileged) caller, the files through which a process
+ * moves itself into cg.  On v1 that is each hierarchy's `tasks`: a single
+ * thread that writes "0" there moves itself without the global threadgroup
+ * lock, so without the RCU grace period that every other migration waits
+ * for (5-15 ms after idle on this kind of host); the permission check uses
+ * the opener's credentials, so the sandbox's own uid can do it.  v2 gets
+ * cgroup.procs.  Returns how many fds (0-3) are in fds[], or -1. */
+int mxc_cgroup_join_fds(const mxc_cgroup *cg, int fds[3], mxc_error *e);
+/* In the process that moves: writes "0" to each fd and closes them.
+ * Returns 0 or -errno. */
+int mxc_cgroup_join_self(int *fds, size_t n);
 int mxc_cgroup_add(const mxc_cgroup *cg, pid_t pid, mxc_error *e);
 void mxc_cgroup_kill_all(const mxc_cgroup *cg);
 /* A child cgroup of the pids hierarchy for one exec, so that the timeout's

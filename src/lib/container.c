@@ -36,21 +36,72 @@ typedef struct {
 
 enum { MSG_MAPS_PLEASE = 1, MSG_MAPS_DONE, MSG_PID, MSG_READY, MSG_FAIL, MSG_RELEASE, MSG_CGROUP_DONE };
 
-static int send_msg(int fd, int kind, int err, pid_t pid, const char *stage)
+#define MAX_JOIN_FDS 3
+
+/* One message, optionally with fds (SCM_RIGHTS). */
+static int send_msg_fds(int fd, int kind, int err, pid_t pid, const char *stage, const int *fds, size_t nfds)
 {
     ctl_msg m = {.kind = kind, .err = err, .pid = pid};
     if (stage)
         snprintf(m.stage, sizeof m.stage, "%s", stage);
-    return send(fd, &m, sizeof m, MSG_NOSIGNAL) == (ssize_t)sizeof m ? 0 : -1;
+    struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int) * MAX_JOIN_FDS)];
+    } cm;
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (nfds) {
+        memset(&cm, 0, sizeof cm);
+        mh.msg_control = cm.buf;
+        mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+        struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
+        h->cmsg_level = SOL_SOCKET;
+        h->cmsg_type = SCM_RIGHTS;
+        h->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+        memcpy(CMSG_DATA(h), fds, sizeof(int) * nfds);
+    }
+    return sendmsg(fd, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof m ? 0 : -1;
+}
+
+static int send_msg(int fd, int kind, int err, pid_t pid, const char *stage)
+{
+    return send_msg_fds(fd, kind, err, pid, stage, NULL, 0);
+}
+
+/* One message; fds passed with it land in fds[] (*nfds of them). */
+static int recv_msg_fds(int fd, ctl_msg *m, int *fds, size_t *nfds, int flags)
+{
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int) * MAX_JOIN_FDS)];
+    } cm;
+    struct iovec iov = {.iov_base = m, .iov_len = sizeof *m};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = sizeof cm.buf};
+    ssize_t n;
+    do
+        n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | flags);
+    while (n < 0 && errno == EINTR);
+    if (nfds)
+        *nfds = 0;
+    for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); n > 0 && h; h = CMSG_NXTHDR(&mh, h)) {
+        if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
+            continue;
+        size_t k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        int got[MAX_JOIN_FDS];
+        memcpy(got, CMSG_DATA(h), sizeof(int) * (k > MAX_JOIN_FDS ? MAX_JOIN_FDS : k));
+        for (size_t i = 0; i < k && i < MAX_JOIN_FDS; i++) {
+            if (fds && nfds)
+                fds[(*nfds)++] = got[i];
+            else
+                close(got[i]);
+        }
+    }
+    return n == (ssize_t)sizeof *m ? 0 : -1;
 }
 
 static int recv_msg(int fd, ctl_msg *m)
 {
-    ssize_t n;
-    do
-        n = recv(fd, m, sizeof *m, 0);
-    while (n < 0 && errno == EINTR);
-    return n == (ssize_t)sizeof *m ? 0 : -1;
+    return recv_msg_fds(fd, m, NULL, NULL, 0);
 }
 
 unsigned long long mxc_proc_start_time(pid_t pid)
@@ -171,13 +222,34 @@ static pid_t fork_first_exec(const mxc_plan *p, const mxc_first_exec *fx)
     return w;
 }
 
-/* await_cgroup: the caller moves us into the sandbox's cgroup while we
- * build the view (direct one-shot); the workload must not be forked, nor
- * the cgroup namespace made, before that is done. */
+/* The sandbox's identity inside its user namespace: MXC_INNER_UID, never
+ * 0.  The capabilities the setup needs come from being the namespace's
+ * first process (or its creator's child), not from the uid: host root is
+ * unmapped inside, so these changes keep them. */
+static int become_inner(bool rootless)
+{
+    if (!rootless && setgroups(0, NULL) < 0)
+        return -errno;
+    if (setresgid(MXC_INNER_GID, MXC_INNER_GID, MXC_INNER_GID) < 0 ||
+        setresuid(MXC_INNER_UID, MXC_INNER_UID, MXC_INNER_UID) < 0)
+        return -errno;
+    return 0;
+}
+
+/* await_cgroup: the caller makes the sandbox's cgroup while we build the
+ * view (direct one-shot) and sends the files through which we move
+ * ourselves into it; the workload must not be forked, nor the cgroup
+ * namespace made, before that is done. */
 static _Noreturn void holder_main(const mxc_plan *p, mxc_fsview_sources *src, int ctl, bool detached,
                                   const mxc_first_exec *fx, bool await_cgroup)
 {
     prctl(PR_SET_NAME, "mxc-holder");
+    /* Nobody inside may read our memory, environ or fds (hidepid and
+     * Landlock hide us already; this holds without them).  Rootless, the
+     * caller's setns(pidfd) into us needs ptrace access, which a
+     * non-dumpable holder denies to an unprivileged caller. */
+    if (!p->rootless)
+        prctl(PR_SET_DUMPABLE, 0);
     const char *stage = "holder.sethostname";
     int rc = sethostname(p->hostname, strlen(p->hostname)) < 0 ? -errno : 0;
     if (rc == 0 && !p->host_network) {
@@ -197,8 +269,14 @@ static _Noreturn void holder_main(const mxc_plan *p, mxc_fsview_sources *src, in
     mxc_close_all_but(keep, sizeof keep / sizeof keep[0]);
     if (await_cgroup) {
         ctl_msg m;
-        if (recv_msg(ctl, &m) < 0 || m.kind != MSG_CGROUP_DONE)
+        int join[MAX_JOIN_FDS];
+        size_t njoin = 0;
+        if (recv_msg_fds(ctl, &m, join, &njoin, 0) < 0 || m.kind != MSG_CGROUP_DONE)
             _exit(1);
+        if ((rc = mxc_cgroup_join_self(join, njoin)) < 0) {
+            send_msg(ctl, MSG_FAIL, -rc, 0, "holder.cgroup_join");
+            _exit(1);
+        }
         if (unshare(CLONE_NEWCGROUP) < 0) {
             send_msg(ctl, MSG_FAIL, errno, 0, "holder.unshare_cgroup");
             _exit(1);
@@ -227,9 +305,10 @@ static _Noreturn void holder_main(const mxc_plan *p, mxc_fsview_sources *src, in
 
 /* Nothing of the caller's but what the holder needs: in particular not
  * the caller's end of the workload's stdin (it would never see EOF). */
-static void close_inherited(const mxc_plan *p, mxc_fsview_sources *src, int ctl, const mxc_first_exec *fx)
+static void close_inherited(const mxc_plan *p, mxc_fsview_sources *src, int ctl, const mxc_first_exec *fx,
+                            const int *join, size_t njoin)
 {
-    int keep[MXC_MAX_GRANTS + 6];
+    int keep[MXC_MAX_GRANTS + 6 + MAX_JOIN_FDS];
     size_t nkeep = 0;
     for (size_t i = 0; i < p->ngrants; i++)
         keep[nkeep++] = src->grant_fd[i];
@@ -239,18 +318,20 @@ static void close_inherited(const mxc_plan *p, mxc_fsview_sources *src, int ctl,
         keep[nkeep++] = fx->child->in, keep[nkeep++] = fx->child->out;
         keep[nkeep++] = fx->child->err, keep[nkeep++] = fx->child->ctl;
     }
+    for (size_t i = 0; i < njoin; i++)
+        keep[nkeep++] = join[i];
     mxc_close_all_but(keep, nkeep);
 }
 
 /* One-shot, direct: we were cloned straight into the new user, mount,
  * PID, IPC, UTS (and network) namespaces and are PID 1 already — one
- * process fewer than the C1 path.  The caller creates the cgroup and moves
- * us in while we build the view (two cores, two jobs); the cgroup
- * namespace waits for that, so that the sandbox's cgroup is its root. */
+ * process fewer than the C1 path.  The caller makes the cgroup while we
+ * build the view (two cores, two jobs); we move ourselves into it, and
+ * only then make the cgroup namespace and fork the workload. */
 static _Noreturn void direct_child(const mxc_plan *p, mxc_fsview_sources *src, int ctl, const mxc_first_exec *fx)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    close_inherited(p, src, ctl, fx);
+    close_inherited(p, src, ctl, fx, NULL, 0);
     ctl_msg m;
     /* the user namespace existed when clone returned: the caller maps it
      * without being asked */
@@ -260,8 +341,7 @@ static _Noreturn void direct_child(const mxc_plan *p, mxc_fsview_sources *src, i
     int rc = setsid() < 0 ? -errno : 0;
     if (rc == 0) {
         stage = "holder.setresuid";
-        if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
-            rc = -errno;
+        rc = become_inner(p->rootless);
     }
     if (rc < 0) {
         send_msg(ctl, MSG_FAIL, -rc, 0, stage);
@@ -291,21 +371,25 @@ static bool single_threaded(void)
     return false;
 }
 
-/* C1: become the plan's identity, create the user namespace, get mapped,
- * create the rest, fork PID 1. */
+/* C1: move into the sandbox's cgroup, become the plan's identity, create
+ * the user namespace, get mapped, create the rest, fork PID 1. */
 static _Noreturn void first_child(const mxc_plan *p, mxc_fsview_sources *src, int ctl, bool detached,
-                                   const mxc_first_exec *fx)
+                                   const mxc_first_exec *fx, int *join, size_t njoin)
 {
-    close_inherited(p, src, ctl, fx);
-    const char *stage = "holder.setsid";
-    int rc = setsid() < 0 ? -errno : 0;
-    if (!detached)
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
+    close_inherited(p, src, ctl, fx, join, njoin);
+    const char *stage = "holder.cgroup_join";
+    int rc = mxc_cgroup_join_self(join, njoin);
+    if (rc == 0) {
+        stage = "holder.setsid";
+        rc = setsid() < 0 ? -errno : 0;
+    }
     if (rc == 0 && getuid() != p->uid) {
         stage = "holder.setresuid";
         if (setgroups(0, NULL) < 0 || setresgid(p->gid, p->gid, p->gid) < 0 || setresuid(p->uid, p->uid, p->uid) < 0)
             rc = -errno;
     }
+    if (!detached) /* after the uid change, which clears it */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (rc == 0) {
         stage = "holder.unshare_user";
         if (unshare(CLONE_NEWUSER) < 0)
@@ -319,7 +403,7 @@ static _Noreturn void first_child(const mxc_plan *p, mxc_fsview_sources *src, in
         int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
         if (!p->host_network)
             flags |= CLONE_NEWNET;
-        if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0 || unshare(flags) < 0)
+        if ((rc = become_inner(true)) == 0 && unshare(flags) < 0)
             rc = -errno;
     }
     pid_t holder = -1;
@@ -366,11 +450,13 @@ static int deny_setgroups(pid_t pid)
     return n < 0 ? -err : 0;
 }
 
-static int write_map(pid_t pid, const char *file, unsigned id)
+/* MXC_INNER_UID inside is the plan's host uid; nothing else is mapped
+ * (host root in particular is not). */
+static int write_map(pid_t pid, const char *file, unsigned inner, unsigned id)
 {
     char path[64], line[64];
     snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
-    snprintf(line, sizeof line, "0 %u 1\n", id);
+    snprintf(line, sizeof line, "%u %u 1\n", inner, id);
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
@@ -388,21 +474,71 @@ static int fail_from(const ctl_msg *m, mxc_error *e)
     return mxc_err_os(e, MXC_E_BACKEND_ERROR, m->stage, m->err, remedy, "sandbox setup failed at %s", m->stage);
 }
 
-int mxc_holder_spawn(const mxc_plan *p, const char *cgroup_name, bool detached, const mxc_first_exec *fx, mxc_holder *h,
+/* The other side went away: if it said why first (a MSG_FAIL still
+ * queued), that is the answer — the stage and errno always reach the
+ * caller. */
+static int died(int ctl, mxc_error *e)
+{
+    ctl_msg m;
+    while (recv_msg_fds(ctl, &m, NULL, NULL, MSG_DONTWAIT) == 0)
+        if (m.kind == MSG_FAIL)
+            return fail_from(&m, e);
+    return mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox's setup process died before it reported a stage");
+}
+
+/* The one-shot's user namespace must belong to the sandbox's uid, not to
+ * host root: the kernel charges per-user limits (user namespaces, inotify
+ * instances, process counts) to the owner of a namespace.  A single-threaded
+ * caller borrows that euid for the clone (the real and saved uid stay 0, so
+ * it gets its privileges back at once). */
+static pid_t clone_as(const mxc_plan *p, unsigned long flags)
+{
+    bool borrow = geteuid() == 0 && p->uid != 0;
+    if (borrow && (syscall(SYS_setresgid, -1, p->gid, -1) < 0 || syscall(SYS_setresuid, -1, p->uid, -1) < 0)) {
+        int err = errno;
+        syscall(SYS_setresgid, -1, 0, -1);
+        errno = err;
+        return -1;
+    }
+    pid_t c = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, 0);
+    if (c == 0)
+        return 0;
+    int err = errno;
+    if (borrow) {
+        syscall(SYS_setresuid, -1, 0, -1);
+        syscall(SYS_setresgid, -1, 0, -1);
+    }
+    errno = err;
+    return c;
+}
+
+int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, bool detached, const mxc_first_exec *fx, mxc_holder *h,
                      mxc_cgroup *cg, mxc_error *e)
 {
     memset(h, 0, sizeof *h);
     h->ctl_fd = -1;
     bool direct = !detached && single_threaded();
+    int join[MAX_JOIN_FDS];
+    int njoin = 0;
     mxc_cgroup_open(cgroup_name, cg);
-    if (!direct && mxc_cgroup_create(cgroup_name, p->pids_max, p->memory_max, p->cpu_quota_us, cg, e) < 0)
+    if (!direct && (mxc_cgroup_create(cgroup_name, p->pids_max, p->memory_max, p->cpu_quota_us, cg, e) < 0 ||
+                    (njoin = mxc_cgroup_join_fds(cg, join, e)) < 0))
         return -1;
-    mxc_fsview_sources src;
-    if (mxc_fsview_open_sources(p, &src, e) < 0)
+    mxc_fsview_sources *src = malloc(sizeof *src);
+    if (!src || mxc_fsview_open_sources(p, src, e) < 0) {
+        if (!src)
+            mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+        free(src);
+        for (int i = 0; i < njoin; i++)
+            close(join[i]);
         return -1;
+    }
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-        mxc_fsview_close_sources(&src);
+        mxc_fsview_close_sources(src);
+        free(src);
+        for (int i = 0; i < njoin; i++)
+            close(join[i]);
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.socketpair", errno, NULL, "cannot create the control socket");
     }
     pid_t c1;
@@ -410,53 +546,62 @@ int mxc_holder_spawn(const mxc_plan *p, const char *cgroup_name, bool detached, 
         unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD;
         if (!p->host_network)
             flags |= CLONE_NEWNET;
-        c1 = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, 0);
+        c1 = clone_as(p, flags);
     } else {
         c1 = fork();
     }
     if (c1 < 0) {
         int err = errno;
         close(sv[0]), close(sv[1]);
-        mxc_fsview_close_sources(&src);
+        mxc_fsview_close_sources(src);
+        free(src);
+        for (int i = 0; i < njoin; i++)
+            close(join[i]);
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.fork", err, NULL, "cannot fork the session holder");
     }
     if (c1 == 0) {
         close(sv[0]);
         if (direct)
-            direct_child(p, &src, sv[1], fx);
-        first_child(p, &src, sv[1], detached, detached ? NULL : fx);
+            direct_child(p, src, sv[1], fx);
+        first_child(p, src, sv[1], detached, detached ? NULL : fx, join, (size_t)njoin);
     }
     close(sv[1]);
-    mxc_fsview_close_sources(&src);
+    mxc_fsview_close_sources(src);
+    free(src);
+    for (int i = 0; i < njoin; i++)
+        close(join[i]);
     int ctl = sv[0];
     int rc = 0;
-    if (!direct && mxc_cgroup_add(cg, c1, e) < 0)
-        rc = -1;
     ctl_msg m = {0};
-    if (rc == 0 && !direct && recv_msg(ctl, &m) < 0)
-        rc = mxc_err(e, MXC_E_BACKEND_ERROR, "the session holder died during setup");
+    if (!direct && recv_msg(ctl, &m) < 0)
+        rc = died(ctl, e);
     if (rc == 0 && m.kind == MSG_FAIL)
         rc = fail_from(&m, e);
     if (rc == 0) {
-        int err = write_map(c1, "uid_map", p->uid);
+        int err = write_map(c1, "uid_map", MXC_INNER_UID, p->uid);
         if (!err && p->rootless)
             err = deny_setgroups(c1);
         if (!err)
-            err = write_map(c1, "gid_map", p->gid);
+            err = write_map(c1, "gid_map", MXC_INNER_GID, p->gid);
         if (err)
             rc = mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.uid_map", -err, NULL, "cannot write the id maps");
         else if (send_msg(ctl, MSG_MAPS_DONE, 0, 0, NULL) < 0)
-            rc = mxc_err(e, MXC_E_BACKEND_ERROR, "the session holder died during setup");
+            rc = died(ctl, e);
     }
     if (rc == 0 && direct) {
-        if (mxc_cgroup_create(cgroup_name, p->pids_max, p->memory_max, p->cpu_quota_us, cg, e) < 0 || mxc_cgroup_add(cg, c1, e) < 0)
+        if (mxc_cgroup_create(cgroup_name, p->pids_max, p->memory_max, p->cpu_quota_us, cg, e) < 0 ||
+            (njoin = mxc_cgroup_join_fds(cg, join, e)) < 0) {
             rc = -1;
-        else if (send_msg(ctl, MSG_CGROUP_DONE, 0, 0, NULL) < 0)
-            rc = mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox's PID 1 died during setup");
+        } else {
+            if (send_msg_fds(ctl, MSG_CGROUP_DONE, 0, 0, NULL, join, (size_t)njoin) < 0)
+                rc = died(ctl, e);
+            for (int i = 0; i < njoin; i++)
+                close(join[i]);
+        }
     }
     while (rc == 0) {
         if (recv_msg(ctl, &m) < 0) {
-            rc = mxc_err(e, MXC_E_BACKEND_ERROR, "the session holder died during setup");
+            rc = died(ctl, e);
         } else if (m.kind == MSG_FAIL) {
             rc = fail_from(&m, e);
         } else if (m.kind == MSG_PID) {

@@ -1,6 +1,7 @@
 /* container.h — the session holder: the process that owns a sandbox's
  * namespaces and root.
- * Owns: creating user (0 inside = the plan's host uid), mount, PID, IPC,
+ * Owns: creating user (MXC_INNER_UID inside = the plan's host uid; the
+ * namespace owned by that uid, never by host root), mount, PID, IPC,
  * UTS, cgroup and (unless host network) network namespaces; the uid/gid
  * maps written by the privileged parent; the filesystem view; loopback;
  * the readiness handshake; reaping as PID 1; killing it.  The holder runs
@@ -31,13 +32,15 @@ typedef struct {
     const mxc_exec_child *child;
 } mxc_first_exec;
 
-/* Spawns the holder and waits until its view is ready.  A detached holder
+/* Resolves the plan's view (mxc_fsview_open_sources rewrites p->grants
+ * with the resolved paths), spawns the holder and waits until its view is
+ * ready.  A detached holder
  * (session) outlives the caller once mxc_holder_release is called; an
  * attached one (one-shot) dies with its caller.  fx (attached only, may be
  * NULL): the workload PID 1 runs.  The sandbox's cgroup (cgroup_name, with
  * the plan's limits) is created and the holder born or moved into it; *cg
  * names it even on failure, for the caller to remove. */
-int mxc_holder_spawn(const mxc_plan *p, const char *cgroup_name, bool detached, const mxc_first_exec *fx, mxc_holder *h,
+int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, bool detached, const mxc_first_exec *fx, mxc_holder *h,
                      mxc_cgroup *cg, mxc_error *e);
 /* Tells a detached holder that its state is recorded; from here on it
  * lives until killed.  A holder whose caller dies before this exits. */

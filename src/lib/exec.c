@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "fsview.h"
 #include "harden.h"
 
 typedef struct {
@@ -183,18 +184,31 @@ static int sandbox_pty(int ctl, mxc_exec_child *c)
     return 0;
 }
 
-/* The joiner: enters every namespace of the holder at once, becomes uid 0
- * of the sandbox's user namespace, waits to be moved into the exec's
- * cgroup, starts the workload in the sandbox's PID namespace as the
- * caller's child, reports it and exits. */
-static _Noreturn void joiner_main(pid_t holder, const mxc_plan *p, const mxc_exec_spec *s, const mxc_exec_child *cc)
+/* The joiner: moves itself into the exec's cgroup (no migration by the
+ * caller: see mxc_cgroup_join_fds), enters every namespace of the holder
+ * at once, re-verifies the view's masks, becomes the sandbox's uid, starts
+ * the workload in the sandbox's PID namespace as the caller's child,
+ * reports it and exits. */
+static _Noreturn void joiner_main(pid_t holder, const mxc_plan *p, const mxc_exec_spec *s, const mxc_exec_child *cc,
+                                  int *join, size_t njoin)
 {
     mxc_exec_child own = *cc, *c = &own;
     int ctl = c->ctl;
+    /* our memory holds the request (env included) until the workload
+     * execs, and the workload shares it: nobody may read it */
+    prctl(PR_SET_DUMPABLE, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    int keep[] = {c->ctl, c->in, c->out, c->err};
+    int keep[4 + 3] = {c->ctl, c->in, c->out, c->err, -1, -1, -1};
+    for (size_t i = 0; i < njoin && i < 3; i++)
+        keep[4 + i] = join[i];
     mxc_close_all_but(keep, sizeof keep / sizeof keep[0]);
-    const char *stage = "exec.pidfd_open";
+    const char *stage = "exec.cgroup_join";
+    int rc = mxc_cgroup_join_self(join, njoin);
+    if (rc < 0) {
+        errno = -rc;
+        goto fail;
+    }
+    stage = "exec.pidfd_open";
     int pfd = (int)syscall(SYS_pidfd_open, holder, 0);
     if (pfd < 0)
         goto fail;
@@ -205,16 +219,19 @@ static _Noreturn void joiner_main(pid_t holder, const mxc_plan *p, const mxc_exe
     if (setns(pfd, flags) < 0)
         goto fail;
     close(pfd);
+    /* The host may have replaced a masked file since the last exec (the
+     * kernel then drops its mount): put the masks back, or refuse. */
+    char why[256];
+    rc = mxc_fsview_verify(p, why, sizeof why);
+    if (rc < 0) {
+        report(ctl, 2, -rc, 0, "exec.verify", why);
+        _exit(127);
+    }
     stage = "exec.setresuid";
     /* rootless: setgroups is denied in the namespace (the caller's
      * supplementary groups stay, as they do for the caller itself) */
-    if ((!p->rootless && setgroups(0, NULL) < 0) || setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
-        goto fail;
-    /* Wait until the caller has moved us into the sandbox's cgroup, so
-     * that the workload is born under its limits. */
-    exec_msg go;
-    stage = "exec.cgroup_wait";
-    if (recv(ctl, &go, sizeof go, 0) != (ssize_t)sizeof go || go.kind != 3)
+    if ((!p->rootless && setgroups(0, NULL) < 0) || setresgid(MXC_INNER_GID, MXC_INNER_GID, MXC_INNER_GID) < 0 ||
+        setresuid(MXC_INNER_UID, MXC_INNER_UID, MXC_INNER_UID) < 0)
         goto fail;
     stage = "exec.pty";
     if (c->in < 0 && sandbox_pty(ctl, c) < 0)
@@ -377,34 +394,30 @@ int mxc_exec_start(pid_t holder, const mxc_plan *p, const mxc_exec_spec *s, cons
     mxc_exec_child c;
     if (mxc_exec_prepare(pty, s->timeout_ms, proc, &c, e) < 0)
         return -1;
+    /* This exec's own child of the sandbox's cgroup where the host allows
+     * (the last tier's kill-all), which the joiner moves itself into. */
+    char leaf[48];
+    snprintf(leaf, sizeof leaf, "exec-%d-%ld", (int)getpid(), (long)proc->started.tv_nsec);
+    proc->has_cgroup = cg && mxc_cgroup_child(cg, leaf, &proc->cgroup);
+    int join[3];
+    int njoin = cg ? mxc_cgroup_join_fds(proc->has_cgroup ? &proc->cgroup : cg, join, e) : 0;
+    if (njoin < 0) {
+        mxc_exec_child_close(&c);
+        mxc_exec_close(proc);
+        return -1;
+    }
     pid_t j = fork();
     if (j == 0) {
         close(proc->ctl_fd);
-        joiner_main(holder, p, s, &c);
+        joiner_main(holder, p, s, &c, join, (size_t)njoin);
     }
+    int err = errno;
+    for (int i = 0; i < njoin; i++)
+        close(join[i]);
     if (j < 0) {
-        int err = errno;
         mxc_exec_child_close(&c);
         mxc_exec_close(proc);
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "exec.fork", err, NULL, "cannot fork");
-    }
-    /* Into the sandbox's cgroup (this exec's own child of it where the host
-     * allows), then let the joiner fork the workload there. */
-    char leaf[32];
-    snprintf(leaf, sizeof leaf, "exec-%d", (int)j);
-    proc->has_cgroup = cg && mxc_cgroup_child(cg, leaf, &proc->cgroup);
-    exec_msg go = {.kind = 3};
-    int rc = 0;
-    if (cg && mxc_cgroup_add(proc->has_cgroup ? &proc->cgroup : cg, j, e) < 0)
-        rc = -1;
-    else if (send(proc->ctl_fd, &go, sizeof go, MSG_NOSIGNAL) != (ssize_t)sizeof go)
-        rc = mxc_err(e, MXC_E_BACKEND_ERROR, "the exec joiner died before starting the workload");
-    if (rc < 0) {
-        mxc_exec_child_close(&c);
-        kill(j, SIGKILL);
-        waitpid(j, NULL, 0);
-        mxc_exec_close(proc);
-        return -1;
     }
     proc->workload_is_child = true;
     return mxc_exec_adopt(proc, &c, j, 0, e);

@@ -1,105 +1,513 @@
-/* fsview.c — see fsview.h. */
+/* fsview.c — see fsview.h.
+ *
+ * The caller's half resolves policy paths on the host and opens the sources;
+ * the holder's half builds the view.  Both walk paths one component at a
+ * time from a directory descriptor: no path string ever goes through a
+ * directory that a sandbox can write (CVE-2021-30465 and friends), and
+ * nothing is created outside the view's own tmpfs mounts. */
 #include "fsview.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include "registry.h"
 
 #define NEWROOT "/tmp" /* a mountpoint inside our private mount namespace only */
 
-static int open_beneath_root(const char *path, int flags)
+static void close_fd(int *fd)
 {
-    struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
-                           .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
-    return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
 }
 
-/* A detached copy of the mount tree at fd, made in the caller's mount
- * namespace: the holder attaches it in its own with move_mount (a plain
- * bind cannot cross mount namespaces).  Flags are set on the copy before
- * it is ever visible. */
-static int clone_tree(int fd, bool readonly)
+static int dup_fd(int fd)
+{
+    return fcntl(fd, F_DUPFD_CLOEXEC, 3);
+}
+
+/* ------------------------------------------------------------------------
+ * The caller's half: resolution on the host, sources. */
+
+typedef struct {
+    const char *own[MXC_REGISTRY_MAX_WRITABLE]; /* host paths this sandbox can write */
+    size_t nown;
+    bool claims; /* root: other live sandboxes' writable areas count too */
+    mxc_fsview_sources *s;
+    bool record_links;
+} resolver;
+
+/* Resolves path as the caller sees it, one component at a time from "/".
+ * A symlink is followed (up to 40) only when the directory holding it is
+ * not writable by this sandbox or a live one; follow_final says whether a
+ * trailing symlink is followed at all.  0: *fd is an O_PATH fd of the
+ * object, *dir of the directory holding it, out its canonical path.
+ * -ENOENT: *dir is the deepest directory that exists, out the path as far
+ * as it resolved plus the rest.  Other -errno: why[] says what. */
+static int resolve(const resolver *rv, const char *path, bool follow_final, char *out, size_t outsz, int *fd,
+                   int *dir, char *why, size_t whysz)
+{
+    char rest[8192];
+    int links = 0;
+    snprintf(rest, sizeof rest, "%s", path);
+    *fd = *dir = -1;
+    int cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (cur < 0)
+        return -errno;
+    snprintf(out, outsz, "/");
+    char *p = rest;
+    for (;;) {
+        while (*p == '/')
+            p++;
+        if (!*p)
+            break;
+        char comp[256];
+        size_t len = strcspn(p, "/");
+        if (len >= sizeof comp) {
+            close(cur);
+            snprintf(why, whysz, "a component of %.200s is too long", path);
+            return -ENAMETOOLONG;
+        }
+        memcpy(comp, p, len);
+        comp[len] = '\0';
+        p += len;
+        while (*p == '/')
+            p++;
+        bool final = !*p;
+        if (!strcmp(comp, "."))
+            continue;
+        size_t olen = strlen(out);
+        if (!strcmp(comp, "..")) { /* only ever from a symlink's target: policy paths are normalised */
+            int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+            if (up < 0) {
+                int err = errno;
+                close(cur);
+                return -err;
+            }
+            close(cur);
+            cur = up;
+            char *slash = strrchr(out, '/');
+            if (slash && slash != out)
+                *slash = '\0';
+            else
+                snprintf(out, outsz, "/");
+            continue;
+        }
+        int nfd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (nfd < 0) {
+            int err = errno;
+            snprintf(out + olen, outsz - olen, "%s%s%s%s", olen > 1 ? "/" : "", comp, *p ? "/" : "", p);
+            if (err == ENOENT) {
+                *dir = cur;
+                return -ENOENT;
+            }
+            close(cur);
+            snprintf(why, whysz, "cannot open %.200s", out);
+            return -err;
+        }
+        struct stat st;
+        struct statfs sf;
+        if (fstat(nfd, &st) < 0 || fstatfs(nfd, &sf) < 0) {
+            int err = errno;
+            close(nfd), close(cur);
+            return -err;
+        }
+        if (sf.f_type == PROC_SUPER_MAGIC) {
+            close(nfd), close(cur);
+            snprintf(why, whysz, "%.200s lies in /proc: the sandbox has its own /proc, which no grant reaches", path);
+            return -EINVAL;
+        }
+        if (S_ISLNK(st.st_mode) && (!final || follow_final)) {
+            char target[4096];
+            ssize_t n = readlinkat(nfd, "", target, sizeof target - 1);
+            int err = errno;
+            close(nfd);
+            if (n < 0 || ++links > 40 || n == 0) {
+                close(cur);
+                snprintf(why, whysz, "%.200s: too many symlinks, or one that cannot be read", path);
+                return n < 0 ? -err : -ELOOP;
+            }
+            target[n] = '\0';
+            if (mxc_registry_inside_writable(cur, rv->own, rv->nown, rv->claims)) {
+                close(cur);
+                snprintf(why, whysz, "%.200s goes through the symlink %.150s%s%.100s, which lies in a directory "
+                         "that this or another live sandbox can write", path, out, olen > 1 ? "/" : "", comp);
+                return -ELOOP;
+            }
+            if (rv->record_links && rv->s->nlinks < MXC_MAX_VIEW_LINKS) {
+                char at[4200];
+                snprintf(at, sizeof at, "%s%s%s", out, olen > 1 ? "/" : "", comp);
+                mxc_view_link *l = &rv->s->links[rv->s->nlinks++];
+                l->at = strdup(at);
+                l->target = strdup(target);
+            }
+            char next[8192];
+            snprintf(next, sizeof next, "%s/%s", target, p);
+            snprintf(rest, sizeof rest, "%s", next);
+            p = rest;
+            if (target[0] == '/') {
+                close(cur);
+                if ((cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+                    return -errno;
+                snprintf(out, outsz, "/");
+            }
+            continue;
+        }
+        if (!final && !S_ISDIR(st.st_mode)) {
+            close(nfd), close(cur);
+            snprintf(why, whysz, "%.200s: a component is not a directory", path);
+            return -ENOTDIR;
+        }
+        snprintf(out + olen, outsz - olen, "%s%s", olen > 1 ? "/" : "", comp);
+        if (final) {
+            *fd = nfd;
+            *dir = cur;
+            return 0;
+        }
+        close(cur);
+        cur = nfd;
+    }
+    /* the path was "/" (or resolved to it) */
+    *fd = cur;
+    *dir = dup_fd(cur);
+    return 0;
+}
+
+/* A user namespace whose id maps translate the grant's owner (on disk) to
+ * the sandbox's uid: the idmapping of its mount.  Made by a child that
+ * only waits; kept per owner for the rest of the setup. */
+typedef struct {
+    uid_t uid[8];
+    gid_t gid[8];
+    int fd[8];
+    size_t n;
+} idmap_cache;
+
+static int write_proc(pid_t pid, const char *file, const char *text)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t n = write(fd, text, strlen(text));
+    int err = errno;
+    close(fd);
+    return n < 0 ? -err : 0;
+}
+
+static int idmap_userns(idmap_cache *c, uid_t owner, gid_t group, uid_t to, gid_t tog)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->uid[i] == owner && c->gid[i] == group)
+            return c->fd[i];
+    if (c->n == sizeof c->fd / sizeof c->fd[0])
+        return -ENOSPC;
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) < 0)
+        return -errno;
+    pid_t child = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0);
+    if (child == 0) {
+        char b;
+        close(pfd[1]);
+        (void)!read(pfd[0], &b, 1); /* only system calls here: safe in a threaded caller */
+        _exit(0);
+    }
+    close(pfd[0]);
+    if (child < 0) {
+        int err = errno;
+        close(pfd[1]);
+        return -err;
+    }
+    char map[64];
+    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)owner, (unsigned)to);
+    int rc = write_proc(child, "uid_map", map);
+    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)group, (unsigned)tog);
+    if (rc == 0)
+        rc = write_proc(child, "gid_map", map);
+    int fd = -1;
+    if (rc == 0) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/ns/user", (int)child);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            rc = -errno;
+    }
+    close(pfd[1]); /* the child exits */
+    waitpid(child, NULL, 0);
+    if (rc < 0)
+        return rc;
+    c->uid[c->n] = owner, c->gid[c->n] = group, c->fd[c->n++] = fd;
+    return fd;
+}
+
+/* A detached copy of the mount tree at fd, flagged (read-only, nosuid,
+ * nodev and, with userns >= 0, idmapped) before it is ever visible; the
+ * holder attaches it in its own namespace (a bind cannot cross them). */
+static int clone_tree(int fd, bool readonly, int userns)
 {
     int tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
     if (tree < 0)
-        return -1;
+        return -errno;
     struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (readonly ? MOUNT_ATTR_RDONLY : 0)};
+    if (userns >= 0) {
+        attr.attr_set |= MOUNT_ATTR_IDMAP;
+        attr.userns_fd = (uint64_t)userns;
+    }
     if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0) {
         int err = errno;
         close(tree);
-        errno = err;
-        return -1;
+        return -err;
     }
     return tree;
 }
 
-int mxc_fsview_open_sources(const mxc_plan *p, mxc_fsview_sources *s, mxc_error *e)
+/* As root: the grant's tree, idmapped from its owner to the sandbox's uid,
+ * so that the sandbox writes (and reads) as the owner would and what it
+ * creates belongs to the owner (setuid/setgid bits are refused by the
+ * seccomp filter).  A read-only grant on a filesystem without idmapped
+ * mounts is bound as it is (the sandbox reads with its own uid); a
+ * read-write one is refused. */
+static int grant_tree(const mxc_plan *p, idmap_cache *cache, int fd, const mxc_grant *g, mxc_error *e)
 {
+    bool ro = g->mode == MXC_GRANT_RO;
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "fsview.fstat", errno, NULL, "cannot inspect %.200s", g->path);
+    int userns = -1;
+    if (st.st_uid != p->uid || st.st_gid != p->gid) {
+        userns = idmap_userns(cache, st.st_uid, st.st_gid, p->uid, p->gid);
+        if (userns < 0)
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "fsview.idmap", -userns, NULL,
+                              "cannot make the id mapping for %.200s", g->path);
+    }
+    int tree = clone_tree(fd, ro, userns);
+    if (tree == -EINVAL && userns >= 0 && ro)
+        tree = clone_tree(fd, ro, -1);
+    if (tree == -EINVAL && userns >= 0) {
+        mxc_err(e, MXC_E_BACKEND_UNAVAILABLE,
+                "the filesystem holding %.200s does not support idmapped mounts, which a read-write grant needs "
+                "(the sandbox's uid writes as the grant's owner)", g->path);
+        mxc_err_set_remediation(e, "grant a directory on ext4, xfs, btrfs or tmpfs, or grant it read-only");
+        return -1;
+    }
+    if (tree < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "fsview.open_tree", -tree, NULL, "cannot clone %.200s", g->path);
+    return tree;
+}
+
+typedef struct {
+    mxc_grant g;
+    int fd;
+} entry;
+
+static int entry_cmp(const void *a, const void *b)
+{
+    return mxc_grant_depth_cmp(&((const entry *)a)->g, &((const entry *)b)->g);
+}
+
+static bool below(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return strncmp(path, dir, n) == 0 && (path[n] == '/' || (n == 1 && dir[0] == '/' && path[1]));
+}
+
+static int add_entry(entry *v, size_t *n, const char *path, mxc_grant_mode mode, int fd, bool present, bool is_dir,
+                     bool on_link, mxc_error *e)
+{
+    if (*n >= MXC_MAX_GRANTS) {
+        if (fd >= 0)
+            close(fd);
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "too many filesystem entries once resolved (limit %d)",
+                       MXC_MAX_GRANTS);
+    }
+    v[(*n)++] = (entry){.g = {.path = strdup(path), .mode = mode, .present = present, .is_dir = is_dir,
+                              .on_link = on_link},
+                        .fd = fd};
+    return 0;
+}
+
+static int fail_closed(const char *path, mxc_grant_mode mode, mxc_error *e)
+{
+    mxc_err_os(e, MXC_E_BACKEND_ERROR, "fsview.mask", ENOENT, NULL,
+               "the %s path %.200s does not exist on the host, and a read-write grant of this sandbox lies above it: "
+               "the sandbox could create it, and no mask can hold a name that does not exist",
+               mode == MXC_GRANT_DENIED ? "denied" : "read-only", path);
+    mxc_err_set_remediation(e, "create the path on the host (e.g. an empty file or directory), or drop it from the policy");
+    return -1;
+}
+
+/* One policy entry: resolved, opened, and added (twice for a denied
+ * symlink: the link and its target). */
+static int resolve_entry(const mxc_plan *p, resolver *rv, idmap_cache *cache, const mxc_grant *g, entry *v,
+                         size_t *n, mxc_error *e)
+{
+    char out[4200], why[600] = "";
+    int fd, dir;
+    bool denied = g->mode == MXC_GRANT_DENIED;
+    rv->record_links = !denied;
+    int rc = resolve(rv, g->path, !denied, out, sizeof out, &fd, &dir, why, sizeof why);
+    if (rc == -ENOENT) {
+        /* absent: skipped as upstream does, unless this sandbox could create it */
+        bool creatable = g->mode != MXC_GRANT_RW && mxc_registry_inside_writable(dir, rv->own, rv->nown, false);
+        close(dir);
+        if (creatable)
+            return fail_closed(g->path, g->mode, e);
+        return add_entry(v, n, out, g->mode, -1, false, false, false, e);
+    }
+    if (rc < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "fsview.resolve", -rc,
+                          -rc == ELOOP ? "grant the symlink's target path itself, outside anything a sandbox can write"
+                                       : NULL,
+                          "%s", why[0] ? why : "cannot resolve a filesystem path");
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        int err = errno;
+        close(fd), close(dir);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "fsview.fstat", err, NULL, "cannot inspect %.200s", out);
+    }
+    if (denied && S_ISLNK(st.st_mode)) {
+        /* upstream masks the target; we mask it and the link */
+        bool followable = !mxc_registry_inside_writable(dir, rv->own, rv->nown, rv->claims);
+        close(dir);
+        if (add_entry(v, n, out, MXC_GRANT_DENIED, fd, true, false, true, e) < 0)
+            return -1;
+        if (!followable)
+            return 0; /* the link is the sandbox's (or another's): its target is not ours to judge */
+        char target_path[4200];
+        snprintf(target_path, sizeof target_path, "%s", out);
+        int tfd, tdir;
+        rc = resolve(rv, target_path, true, out, sizeof out, &tfd, &tdir, why, sizeof why);
+        if (rc == -ENOENT) {
+            bool creatable = mxc_registry_inside_writable(tdir, rv->own, rv->nown, false);
+            close(tdir);
+            return creatable ? fail_closed(out, MXC_GRANT_DENIED, e) : 0;
+        }
+        if (rc < 0)
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "fsview.resolve", -rc, NULL, "%s", why);
+        close(tdir);
+        if (fstat(tfd, &st) < 0) {
+            close(tfd);
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "fsview.fstat", errno, NULL, "cannot inspect %.200s", out);
+        }
+        return add_entry(v, n, out, MXC_GRANT_DENIED, tfd, true, S_ISDIR(st.st_mode), false, e);
+    }
+    close(dir);
+    if (!denied && rv->s->cloned) {
+        mxc_grant rg = {.path = out, .mode = g->mode};
+        int tree = grant_tree(p, cache, fd, &rg, e);
+        close(fd);
+        if (tree < 0)
+            return -1;
+        fd = tree;
+    }
+    return add_entry(v, n, out, g->mode, fd, true, S_ISDIR(st.st_mode), false, e);
+}
+
+int mxc_fsview_open_sources(mxc_plan *p, mxc_fsview_sources *s, mxc_error *e)
+{
+    memset(s, 0, sizeof *s);
     for (size_t i = 0; i < MXC_MAX_GRANTS; i++)
         s->grant_fd[i] = -1;
     s->workspace_fd = -1;
     s->cloned = geteuid() == 0;
-    for (size_t i = 0; i < p->ngrants; i++) {
-        int fd = open_beneath_root(p->grants[i].path, O_PATH);
-        if (fd < 0 && errno == ELOOP) {
-            mxc_fsview_close_sources(s);
-            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "fsview.openat2", ELOOP,
-                              "grant the symlink's target path itself",
-                              "filesystem path %.200s goes through a symlink; grants are resolved without "
-                              "following symlinks", p->grants[i].path);
-        }
-        if (fd < 0 && errno != ENOENT && errno != ENOTDIR) {
-            int err = errno;
-            mxc_fsview_close_sources(s);
-            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "fsview.openat2", err, NULL, "cannot open %.200s",
-                              p->grants[i].path);
-        }
-        if (fd >= 0 && s->cloned && p->grants[i].mode != MXC_GRANT_DENIED) {
-            int tree = clone_tree(fd, p->grants[i].mode == MXC_GRANT_RO);
-            int err = errno;
+    resolver rv = {.claims = geteuid() == 0, .s = s};
+    for (size_t i = 0; i < p->ngrants && rv.nown < MXC_REGISTRY_MAX_WRITABLE - 1; i++)
+        if (p->grants[i].mode == MXC_GRANT_RW)
+            rv.own[rv.nown++] = p->grants[i].path;
+    if (p->workspace)
+        rv.own[rv.nown++] = p->workspace;
+    entry *v = calloc(MXC_MAX_GRANTS, sizeof *v);
+    if (!v)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+    size_t n = 0;
+    idmap_cache cache = {.n = 0};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < p->ngrants; i++)
+        rc = resolve_entry(p, &rv, &cache, &p->grants[i], v, &n, e);
+    for (size_t i = 0; i < cache.n; i++)
+        close(cache.fd[i]);
+    if (rc == 0 && p->workspace) {
+        struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                               .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+        int fd = (int)syscall(SYS_openat2, AT_FDCWD, p->workspace, &how, sizeof how);
+        s->workspace_fd = fd;
+        if (fd >= 0 && s->cloned) {
+            s->workspace_fd = clone_tree(fd, false, -1);
             close(fd);
-            if (tree < 0) {
-                mxc_fsview_close_sources(s);
-                return mxc_err_os(e, MXC_E_BACKEND_ERROR, "fsview.open_tree", err, NULL, "cannot clone %.200s",
-                                  p->grants[i].path);
+        }
+        if (s->workspace_fd < 0)
+            rc = mxc_err_os(e, MXC_E_BACKEND_ERROR, "fsview.workspace", fd < 0 ? errno : -s->workspace_fd, NULL,
+                            "cannot open the workspace");
+        if (s->workspace_fd < 0)
+            s->workspace_fd = -1;
+    }
+    if (rc == 0) {
+        /* merge paths that resolved alike (most restrictive wins), most specific last */
+        qsort(v, n, sizeof *v, entry_cmp);
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (m && strcmp(v[m - 1].g.path, v[i].g.path) == 0) {
+                entry *keep = &v[m - 1], *drop = &v[i];
+                if (drop->g.mode > keep->g.mode || (drop->g.on_link && !keep->g.on_link)) {
+                    entry t = *keep;
+                    *keep = *drop;
+                    *drop = t;
+                }
+                free(drop->g.path);
+                close_fd(&drop->fd);
+                continue;
             }
-            fd = tree;
+            v[m++] = v[i];
         }
-        s->grant_fd[i] = fd; /* -1 for a missing host path: skipped, as upstream warns */
-    }
-    if (p->workspace) {
-        int fd = open_beneath_root(p->workspace, O_PATH | O_DIRECTORY);
-        s->workspace_fd = fd < 0 || !s->cloned ? fd : clone_tree(fd, false);
-        if (fd >= 0 && s->cloned)
-            close(fd);
-        if (s->workspace_fd < 0) {
-            int err = errno;
-            mxc_fsview_close_sources(s);
-            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "fsview.openat2", err, NULL, "cannot open the workspace");
+        n = m;
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = i + 1; j < n && v[i].g.mode == MXC_GRANT_DENIED && v[i].g.is_dir; j++)
+                v[i].g.covers |= below(v[j].g.path, v[i].g.path);
+        for (size_t i = 0; i < p->ngrants; i++)
+            free(p->grants[i].path);
+        for (size_t i = 0; i < n; i++) {
+            p->grants[i] = v[i].g;
+            s->grant_fd[i] = v[i].fd;
         }
+        p->ngrants = n;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            free(v[i].g.path);
+            close_fd(&v[i].fd);
+        }
+        mxc_fsview_close_sources(s);
     }
-    return 0;
+    free(v);
+    return rc;
 }
 
 void mxc_fsview_close_sources(mxc_fsview_sources *s)
 {
     for (size_t i = 0; i < MXC_MAX_GRANTS; i++)
-        if (s->grant_fd[i] >= 0) {
-            close(s->grant_fd[i]);
-            s->grant_fd[i] = -1;
-        }
-    if (s->workspace_fd >= 0)
-        close(s->workspace_fd);
-    s->workspace_fd = -1;
+        close_fd(&s->grant_fd[i]);
+    close_fd(&s->workspace_fd);
+    for (size_t i = 0; i < s->nlinks; i++) {
+        free(s->links[i].at);
+        free(s->links[i].target);
+    }
+    s->nlinks = 0;
 }
 
 /* Rootless: replaces the parent's O_PATH fd by a clone made here, of the
@@ -109,18 +517,18 @@ static int localize(const char *path, int *fd, bool readonly)
     struct stat before, now;
     if (fstat(*fd, &before) < 0)
         return -errno;
-    int here = open_beneath_root(path, O_PATH);
+    struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+    int here = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
     if (here < 0)
         return -errno;
     if (fstat(here, &now) < 0 || now.st_dev != before.st_dev || now.st_ino != before.st_ino) {
         close(here);
         return -ESTALE;
     }
-    int tree = clone_tree(here, readonly);
-    int err = errno;
+    int tree = clone_tree(here, readonly, -1);
     close(here);
     if (tree < 0)
-        return -err;
+        return tree;
     close(*fd);
     *fd = tree;
     return 0;
@@ -140,168 +548,285 @@ static int localize_sources(const mxc_plan *p, mxc_fsview_sources *s)
     return 0;
 }
 
-/* mkdir -p below NEWROOT; only ever creates in our own tmpfs. */
-static int mkdirs(const char *inside, mode_t mode)
+/* ------------------------------------------------------------------------
+ * The holder's half: the view, from descriptors only. */
+
+#define VIEW_MAX_MOUNTS (MXC_MAX_GRANTS + 32)
+
+typedef struct {
+    int root;                  /* the new root */
+    bool by_flags;             /* verify: a mount is writable when it is not read-only */
+    uint64_t ours[MXC_MAX_GRANTS + 16]; /* our tmpfs mounts: mount targets may be made in them */
+    size_t nours;
+    uint64_t rw[VIEW_MAX_MOUNTS]; /* mounts the workload will be able to write */
+    size_t nrw;
+    int later_ro[MXC_MAX_GRANTS + 16]; /* our tmpfs mounts made read-only at the end */
+    size_t nlater;
+    int mask_src;              /* detached tmpfs: "f" (an empty mode-000 file), "d" (a mode-000 directory) */
+} view;
+
+static uint64_t mnt_id(int fd)
 {
-    char path[4200];
-    int n = snprintf(path, sizeof path, NEWROOT "%s", inside);
-    if (n < 0 || (size_t)n >= sizeof path)
-        return -ENAMETOOLONG;
-    for (char *c = path + strlen(NEWROOT) + 1; *c; c++) {
-        if (*c != '/')
-            continue;
-        *c = '\0';
-        if (mkdir(path, 0755) < 0 && errno != EEXIST)
-            return -errno;
-        *c = '/';
+    struct statx sx;
+    if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) < 0)
+        return 0;
+    return sx.stx_mnt_id;
+}
+
+static bool in_set(const uint64_t *set, size_t n, uint64_t id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (set[i] == id)
+            return true;
+    return false;
+}
+
+static void add_id(uint64_t *set, size_t *n, size_t cap, uint64_t id)
+{
+    if (*n < cap && id)
+        set[(*n)++] = id;
+}
+
+static bool writable_mount(const view *v, int fd)
+{
+    if (v->by_flags) {
+        struct statvfs sv;
+        return fstatvfs(fd, &sv) == 0 && !(sv.f_flag & ST_RDONLY);
     }
-    if (mkdir(path, mode) < 0 && errno != EEXIST)
+    return in_set(v->rw, v->nrw, mnt_id(fd));
+}
+
+/* One component, never through a symlink, never above dir. */
+static int step(int dir, const char *name)
+{
+    struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+    return (int)syscall(SYS_openat2, dir, name, &how, sizeof how);
+}
+
+enum { MAKE_NONE = 0, MAKE_DIR, MAKE_FILE };
+
+/* Next component of *p into comp; false at the end. */
+static bool next_comp(const char **p, char comp[256], bool *final)
+{
+    while (**p == '/')
+        (*p)++;
+    size_t len = strcspn(*p, "/");
+    if (!len || len > 255)
+        return false;
+    memcpy(comp, *p, len);
+    comp[len] = '\0';
+    *p += len;
+    while (**p == '/')
+        (*p)++;
+    *final = !**p;
+    return true;
+}
+
+/* Opens path in the view, component by component from the new root.
+ * Missing components are made (directories; the last per make) only in
+ * our own tmpfs mounts; a missing one elsewhere (inside a bound grant) is
+ * -ENOENT: the host changed under us, and we fail closed.  A symlink is
+ * -ELOOP, except a final one when allow_link. */
+static int walk(const view *v, const char *path, int make, bool allow_link)
+{
+    int cur = dup_fd(v->root);
+    if (cur < 0)
         return -errno;
-    return 0;
+    const char *p = path;
+    char comp[256];
+    bool final = true;
+    while (next_comp(&p, comp, &final)) {
+        int fd = step(cur, comp);
+        if (fd < 0 && errno == ENOENT && make && in_set(v->ours, v->nours, mnt_id(cur))) {
+            int r = !final || make == MAKE_DIR ? mkdirat(cur, comp, 0755) : mknodat(cur, comp, S_IFREG | 0644, 0);
+            if (r < 0 && errno != EEXIST) {
+                int err = errno;
+                close(cur);
+                return -err;
+            }
+            fd = step(cur, comp);
+        }
+        if (fd < 0) {
+            int err = errno;
+            close(cur);
+            return -err;
+        }
+        struct stat st;
+        if (fstat(fd, &st) < 0 || (S_ISLNK(st.st_mode) && !(final && allow_link)) ||
+            (!final && !S_ISDIR(st.st_mode))) {
+            int err = S_ISLNK(st.st_mode) ? ELOOP : ENOTDIR;
+            close(fd), close(cur);
+            return -err;
+        }
+        close(cur);
+        cur = fd;
+    }
+    return cur;
 }
 
-static int touch(const char *inside)
+/* A mount of the same directory onto itself: a mount point cannot be
+ * renamed or removed from inside, so a mask below it stays where the
+ * policy put it. */
+static int self_bind(view *v, int fd)
 {
-    char path[4200];
-    snprintf(path, sizeof path, NEWROOT "%s", inside);
-    int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0)
-        return errno == EEXIST ? 0 : -errno;
-    close(fd);
-    return 0;
+    int tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+    if (tree < 0)
+        return -errno;
+    int rc = move_mount(tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0 ? -errno : 0;
+    if (rc == 0)
+        add_id(v->rw, &v->nrw, VIEW_MAX_MOUNTS, mnt_id(tree));
+    close(tree);
+    return rc;
 }
 
-/* Creates the mount target for a source of the given type. */
-static int make_target(const char *inside, bool dir)
+/* Pins every directory on the way to path that lies in a mount the
+ * workload can write and is not a mount point already (each pin makes the
+ * next walk see a mount root there). */
+static int pin_dirs(view *v, const char *path)
 {
-    char full[4200];
-    struct stat st;
-    snprintf(full, sizeof full, NEWROOT "%s", inside);
-    if (lstat(full, &st) == 0)
-        return 0; /* exists (in our tmpfs or a bound grant); never recreated */
-    char parent[4200];
-    snprintf(parent, sizeof parent, "%s", inside);
-    char *slash = strrchr(parent, '/');
-    if (slash && slash != parent) {
-        *slash = '\0';
-        int rc = mkdirs(parent, 0755);
+    for (int round = 0; round < 256; round++) {
+        int cur = dup_fd(v->root);
+        if (cur < 0)
+            return -errno;
+        uint64_t mnt = mnt_id(cur);
+        const char *p = path;
+        char comp[256];
+        bool final = false;
+        int pin = -1;
+        while (pin < 0 && next_comp(&p, comp, &final) && !final) {
+            int fd = step(cur, comp);
+            if (fd < 0)
+                break; /* the attach that follows will say what is wrong */
+            uint64_t m = mnt_id(fd);
+            if (m == mnt && writable_mount(v, fd))
+                pin = fd;
+            else
+                mnt = m;
+            close(cur);
+            cur = pin >= 0 ? -1 : fd;
+        }
+        close_fd(&cur);
+        if (pin < 0)
+            return 0;
+        int rc = self_bind(v, pin);
+        close(pin);
         if (rc < 0)
             return rc;
     }
-    return dir ? mkdirs(inside, 0755) : touch(inside);
+    return -ELOOP;
 }
 
-/* Opens the target inside NEWROOT without following symlinks, so a link
- * planted in a granted directory cannot redirect the mount (CVE-2021-30465). */
-/* The new root, opened once the root tmpfs is mounted (this code runs
- * only in the single-threaded holder). */
-static int newroot_fd = -1;
-
-static int open_target(const char *inside)
+static int attach(int tree, int target)
 {
-    struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS |
-                                                                  RESOLVE_NO_MAGICLINKS};
-    int fd = (int)syscall(SYS_openat2, newroot_fd, inside[0] == '/' ? inside + 1 : inside, &how, sizeof how);
-    return fd < 0 ? -errno : fd;
+    return move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0 ? -errno : 0;
 }
 
-static unsigned long locked_flags(const char *path)
+/* A new tmpfs of ours, detached; ro_later: writable until the end of the
+ * setup (mount targets are made in it), then read-only. */
+static int new_tmpfs(view *v, const char *mode, const char *size, unsigned attrs, bool ro_later)
 {
-    struct statvfs sv;
-    if (statvfs(path, &sv) < 0)
-        return 0;
-    unsigned long f = 0;
-    if (sv.f_flag & ST_NOSUID) f |= MS_NOSUID;
-    if (sv.f_flag & ST_NODEV) f |= MS_NODEV;
-    if (sv.f_flag & ST_NOEXEC) f |= MS_NOEXEC;
-    if (sv.f_flag & ST_NOATIME) f |= MS_NOATIME;
-    if (sv.f_flag & ST_NODIRATIME) f |= MS_NODIRATIME;
-    if (sv.f_flag & ST_RELATIME) f |= MS_RELATIME;
-    return f;
+    int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
+    if (fs < 0)
+        return -errno;
+    int rc = 0;
+    if (fsconfig(fs, FSCONFIG_SET_STRING, "mode", mode, 0) < 0 || fsconfig(fs, FSCONFIG_SET_STRING, "size", size, 0) < 0 ||
+        fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+        rc = -errno;
+    int m = rc == 0 ? fsmount(fs, FSMOUNT_CLOEXEC, attrs) : -1;
+    if (rc == 0 && m < 0)
+        rc = -errno;
+    close(fs);
+    if (rc < 0)
+        return rc;
+    add_id(v->ours, &v->nours, sizeof v->ours / sizeof v->ours[0], mnt_id(m));
+    if (ro_later && v->nlater < sizeof v->later_ro / sizeof v->later_ro[0])
+        v->later_ro[v->nlater++] = dup_fd(m);
+    return m;
 }
 
-static int remount(const char *fdpath, bool readonly)
+static int set_readonly(int fd, bool recursive)
 {
-    unsigned long f = MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | locked_flags(fdpath);
-    if (readonly)
-        f |= MS_RDONLY;
-    return mount(NULL, fdpath, NULL, f, NULL) < 0 ? -errno : 0;
+    struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
+    return mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr, sizeof attr) < 0 ? -errno : 0;
 }
 
-/* Binds source (a path or /proc/self/fd/N) onto inside, through a
- * symlink-free fd of the target. */
-/* Creates (if needed) and opens, symlink-free, the mount target for a
- * source of the given type. Returns an O_PATH fd or -errno. */
-static int target_for(const char *inside, bool is_dir)
+/* The mask sources: one empty mode-000 file and one mode-000 directory,
+ * cloned (read-only) onto every denied path. */
+static int make_mask_src(view *v)
 {
-    int rc = make_target(inside, is_dir);
-    return rc < 0 ? rc : open_target(inside);
+    int m = new_tmpfs(v, "0755", "4k", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, false);
+    if (m < 0)
+        return m;
+    int f = openat(m, "f", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
+    if (f < 0 || mkdirat(m, "d", 0) < 0) {
+        int err = errno;
+        if (f >= 0)
+            close(f);
+        close(m);
+        return -err;
+    }
+    close(f);
+    v->mask_src = m;
+    return 0;
 }
 
-static int attach_tree(int tree, const char *inside);
+/* Masks the object at target: a directory by an empty mode-000 read-only
+ * directory (or, when covers, a tmpfs of its own in which the targets of
+ * the entries below it are made, read-only at the end, mode 0111 so that
+ * they stay reachable), anything else by an empty mode-000 read-only file:
+ * it stays a non-directory. */
+static int mask_at(view *v, int target, bool covers)
+{
+    struct stat st;
+    if (fstat(target, &st) < 0)
+        return -errno;
+    int tree;
+    if (S_ISDIR(st.st_mode) && covers) {
+        tree = new_tmpfs(v, "0111", "64k", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, true);
+    } else {
+        tree = open_tree(v->mask_src, S_ISDIR(st.st_mode) ? "d" : "f", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+        if (tree < 0)
+            return -errno;
+        int rc = set_readonly(tree, false);
+        if (rc < 0) {
+            close(tree);
+            return rc;
+        }
+    }
+    if (tree < 0)
+        return tree;
+    int rc = attach(tree, target);
+    close(tree);
+    return rc;
+}
 
-/* Binds a path of the holder's (host-copied) mount namespace onto inside:
- * a detached clone, flagged before it is visible (recursively, so no
- * submount of a read-only bind stays writable), attached through a
- * symlink-free fd of the target. */
-static int bind_at(const char *source, const char *inside, bool readonly, bool recursive)
+/* A host path of the holder's (copied) mount namespace, read-only, onto
+ * inside: system directories and /etc entries — the host's own files,
+ * not anything a sandbox writes. */
+static int bind_host(view *v, const char *source, const char *inside, bool recursive)
 {
     unsigned rec = recursive ? AT_RECURSIVE : 0;
     int tree = open_tree(AT_FDCWD, source, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | rec);
     if (tree < 0)
         return -errno;
-    struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (readonly ? MOUNT_ATTR_RDONLY : 0)};
+    struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_RDONLY};
     int rc = mount_setattr(tree, "", AT_EMPTY_PATH | rec, &attr, sizeof attr) < 0 ? -errno : 0;
-    if (rc == 0)
-        rc = attach_tree(tree, inside);
+    struct stat st;
+    if (rc == 0 && fstat(tree, &st) < 0)
+        rc = -errno;
+    int t = rc == 0 ? walk(v, inside, S_ISDIR(st.st_mode) ? MAKE_DIR : MAKE_FILE, false) : -1;
+    if (rc == 0 && t < 0)
+        rc = t;
+    if (rc == 0) {
+        rc = attach(tree, t);
+        close(t);
+    }
     close(tree);
     return rc;
 }
 
-/* Attaches a detached tree (see clone_tree) at inside. */
-static int attach_tree(int tree, const char *inside)
-{
-    struct stat st;
-    if (fstat(tree, &st) < 0)
-        return -errno;
-    int t = target_for(inside, S_ISDIR(st.st_mode));
-    if (t < 0)
-        return t;
-    int rc = move_mount(tree, "", t, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0 ? -errno : 0;
-    close(t);
-    return rc;
-}
-
-/* Masks: a denied directory becomes an empty read-only tmpfs, a denied
- * file /dev/null — it stays a non-directory. */
-static int mask(const char *inside, bool is_dir)
-{
-    int rc = make_target(inside, is_dir);
-    if (rc < 0)
-        return rc;
-    int t = open_target(inside);
-    if (t < 0)
-        return t;
-    char tpath[64];
-    snprintf(tpath, sizeof tpath, "/proc/self/fd/%d", t);
-    if (is_dir)
-        rc = mount("tmpfs", tpath, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=000");
-    else
-        rc = mount("/dev/null", tpath, NULL, MS_BIND, NULL);
-    rc = rc < 0 ? -errno : 0;
-    if (rc == 0 && !is_dir) {
-        close(t);
-        t = open_target(inside);
-        if (t < 0)
-            return t;
-        snprintf(tpath, sizeof tpath, "/proc/self/fd/%d", t);
-        rc = remount(tpath, true);
-    }
-    close(t);
-    return rc;
-}
-
-static int system_dirs(void)
+static int system_dirs(view *v)
 {
     const char *dirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
@@ -314,24 +839,20 @@ static int system_dirs(void)
             if (n < 0)
                 return -errno;
             target[n] = '\0';
-            char at[64];
-            snprintf(at, sizeof at, NEWROOT "%s", dirs[i]);
-            if (symlink(target, at) < 0)
+            if (symlinkat(target, v->root, dirs[i] + 1) < 0)
                 return -errno;
             continue;
         }
-        int rc = bind_at(dirs[i], dirs[i], true, true);
+        int rc = bind_host(v, dirs[i], dirs[i], true);
         if (rc < 0)
             return rc;
     }
     return 0;
 }
 
-static int write_file(const char *inside, const char *text, mode_t mode)
+static int write_at(int dir, const char *name, const char *text)
 {
-    char path[256];
-    snprintf(path, sizeof path, NEWROOT "%s", inside);
-    int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, mode);
+    int fd = openat(dir, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0)
         return -errno;
     size_t len = strlen(text);
@@ -347,14 +868,13 @@ static int write_file(const char *inside, const char *text, mode_t mode)
  * mounts.  The copy is the file as it was when the sandbox started. */
 #define ETC_COPY_MAX (256 * 1024)
 
-static int copy_in(const char *path, const struct stat *st)
+static int copy_in(int etc, const char *path, const struct stat *st)
 {
     int in = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (in < 0)
         return errno == EACCES ? -EAGAIN : -errno; /* unreadable here: bind it instead */
-    char at[256];
-    snprintf(at, sizeof at, NEWROOT "%s", path);
-    int out = open(at, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, st->st_mode & 0644);
+    int out = openat(etc, strrchr(path, '/') + 1, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW,
+                     st->st_mode & 0644);
     int rc = out < 0 ? -errno : 0;
     for (off_t left = st->st_size; rc == 0 && left > 0;) {
         ssize_t n = sendfile(out, in, NULL, (size_t)left);
@@ -369,134 +889,227 @@ static int copy_in(const char *path, const struct stat *st)
     return rc;
 }
 
-/* /etc: only what programs need to run; no shadow, no host identities. */
-static int curated_etc(const mxc_plan *p)
+/* /etc: only what programs need to run; no shadow, no host identities.
+ * The agent is MXC_INNER_UID, named after the sandbox, its home the
+ * workspace (or the default cwd of a one-shot). */
+static int curated_etc(view *v, const mxc_plan *p)
 {
-    int rc = mkdirs("/etc", 0755);
-    if (rc < 0)
-        return rc;
+    int etc = walk(v, "/etc", MAKE_DIR, false);
+    if (etc < 0)
+        return etc;
     const char *keep[] = {"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
                           "/etc/localtime", "/etc/nsswitch.conf", "/etc/ssl", "/etc/ca-certificates",
                           "/etc/hosts", "/etc/resolv.conf", "/etc/mime.types", "/etc/bash.bashrc",
                           "/etc/profile", "/etc/inputrc", "/etc/protocols", "/etc/services", "/etc/python3",
                           "/etc/python3.11", "/etc/debian_version", "/etc/os-release", "/etc/terminfo",
                           "/etc/magic", "/etc/locale.alias", "/etc/gai.conf"};
-    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < sizeof keep / sizeof keep[0]; i++) {
         struct stat st;
         if (stat(keep[i], &st) < 0)
             continue;
-        rc = S_ISREG(st.st_mode) && st.st_size <= ETC_COPY_MAX ? copy_in(keep[i], &st) : -EAGAIN;
+        rc = S_ISREG(st.st_mode) && st.st_size <= ETC_COPY_MAX ? copy_in(etc, keep[i], &st) : -EAGAIN;
         if (rc == -EAGAIN)
-            rc = bind_at(keep[i], keep[i], true, true);
-        if (rc < 0)
-            return rc;
+            rc = bind_host(v, keep[i], keep[i], true);
     }
-    char passwd[512], group[256];
-    const char *home = p->workspace ? p->workspace : "/tmp";
-    const char *name = p->agent_name[0] ? p->agent_name : "sandbox";
-    snprintf(passwd, sizeof passwd, "%s:x:0:0:mxc agent:%s:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
-             name, home);
-    snprintf(group, sizeof group, "%s:x:0:\nnogroup:x:65534:\n", name);
-    if ((rc = write_file("/etc/passwd", passwd, 0644)) < 0)
-        return rc;
-    if ((rc = write_file("/etc/group", group, 0644)) < 0)
-        return rc;
-    char hostname[80];
+    char passwd[600], group[256], hostname[80];
+    const char *name = p->agent_name[0] ? p->agent_name : "agent";
+    snprintf(passwd, sizeof passwd, "%s:x:%d:%d:mxc agent:%s:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+             name, MXC_INNER_UID, MXC_INNER_GID, mxc_plan_default_cwd(p));
+    snprintf(group, sizeof group, "%s:x:%d:\nnogroup:x:65534:\n", name, MXC_INNER_GID);
     snprintf(hostname, sizeof hostname, "%s\n", p->hostname);
-    return write_file("/etc/hostname", hostname, 0644);
+    if (rc == 0)
+        rc = write_at(etc, "passwd", passwd);
+    if (rc == 0)
+        rc = write_at(etc, "group", group);
+    if (rc == 0)
+        rc = write_at(etc, "hostname", hostname);
+    close(etc);
+    return rc;
 }
 
-static int minimal_dev(void)
+static int mount_new(const char *type, const char *const *opts, unsigned attrs)
 {
-    int rc = mkdirs("/dev", 0755);
-    if (rc < 0)
-        return rc;
-    if (mount("tmpfs", NEWROOT "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=755,size=64k") < 0)
+    int fs = fsopen(type, FSOPEN_CLOEXEC);
+    if (fs < 0)
         return -errno;
-    const char *nodes[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"};
-    for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
-        if ((rc = touch(nodes[i])) < 0)
-            return rc;
-        char at[64];
-        snprintf(at, sizeof at, NEWROOT "%s", nodes[i]);
-        if (mount(nodes[i], at, NULL, MS_BIND, NULL) < 0)
-            return -errno;
-    }
-    if ((rc = mkdirs("/dev/pts", 0755)) < 0 || (rc = mkdirs("/dev/shm", 01777)) < 0)
-        return rc;
-    if (mount("devpts", NEWROOT "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620") < 0)
-        return -errno;
-    if (mount("tmpfs", NEWROOT "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m") < 0)
-        return -errno;
-    const struct { const char *target, *at; } links[] = {
-        {"pts/ptmx", "/dev/ptmx"}, {"/proc/self/fd", "/dev/fd"}, {"/proc/self/fd/0", "/dev/stdin"},
-        {"/proc/self/fd/1", "/dev/stdout"}, {"/proc/self/fd/2", "/dev/stderr"}};
-    for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
-        char at[64];
-        snprintf(at, sizeof at, NEWROOT "%s", links[i].at);
-        if (symlink(links[i].target, at) < 0)
-            return -errno;
-    }
-    return 0;
+    int rc = 0;
+    for (size_t i = 0; opts && opts[i] && rc == 0; i += 2)
+        if (fsconfig(fs, opts[i + 1] ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG, opts[i], opts[i + 1], 0) < 0)
+            rc = -errno;
+    if (rc == 0 && fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+        rc = -errno;
+    int m = rc == 0 ? fsmount(fs, FSMOUNT_CLOEXEC, attrs) : -1;
+    if (rc == 0 && m < 0)
+        rc = -errno;
+    close(fs);
+    return rc < 0 ? rc : m;
 }
 
-/* Fresh proc for our PID namespace; kernel-wide knobs read-only, kernel
- * memory and key/timer listings masked. */
-static int fresh_proc(void)
+/* /dev: a tmpfs of its own, read-only once made, holding read-only binds
+ * of the host's harmless device nodes (a read-only mount still passes I/O
+ * to a device, but refuses chmod, chown, utimensat: the host's nodes keep
+ * their mode and times), a private devpts, /dev/shm. */
+static int minimal_dev(view *v)
 {
-    int rc = mkdirs("/proc", 0555);
-    if (rc < 0)
-        return rc;
-    if (mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-        return -errno;
-    const char *ro[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"};
-    for (size_t i = 0; i < sizeof ro / sizeof ro[0]; i++) {
-        char at[64];
-        snprintf(at, sizeof at, NEWROOT "%s", ro[i]);
-        if (access(at, F_OK) < 0)
-            continue;
-        if (mount(at, at, NULL, MS_BIND | MS_REC, NULL) < 0 || remount(at, true) < 0)
-            return -errno;
-    }
-    const char *masked[] = {"/proc/kcore", "/proc/keys", "/proc/key-users", "/proc/timer_list",
-                            "/proc/sched_debug", "/proc/kallsyms", "/proc/kmsg", "/proc/acpi", "/proc/scsi"};
-    for (size_t i = 0; i < sizeof masked / sizeof masked[0]; i++) {
-        char at[64];
-        snprintf(at, sizeof at, NEWROOT "%s", masked[i]);
-        struct stat st;
-        if (stat(at, &st) < 0)
-            continue;
-        if ((rc = mask(masked[i], S_ISDIR(st.st_mode))) < 0)
-            return rc;
-    }
-    return 0;
-}
-
-static int grants(const mxc_plan *p, const mxc_fsview_sources *s)
-{
-    for (size_t i = 0; i < p->ngrants; i++) {
-        const mxc_grant *g = &p->grants[i];
-        int fd = s->grant_fd[i];
-        if (fd < 0)
-            continue; /* host path absent */
-        int rc;
-        if (g->mode == MXC_GRANT_DENIED) {
-            struct stat st;
-            if (fstat(fd, &st) < 0)
-                return -errno;
-            rc = mask(g->path, S_ISDIR(st.st_mode));
-        } else {
-            rc = attach_tree(fd, g->path);
+    int dev = new_tmpfs(v, "0755", "64k", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, true);
+    if (dev < 0)
+        return dev;
+    int t = walk(v, "/dev", MAKE_DIR, false);
+    int rc = t < 0 ? t : attach(dev, t);
+    if (t >= 0)
+        close(t);
+    const char *nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
+    for (size_t i = 0; rc == 0 && i < sizeof nodes / sizeof nodes[0]; i++) {
+        char host[32];
+        snprintf(host, sizeof host, "/dev/%s", nodes[i]);
+        int tree = open_tree(AT_FDCWD, host, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+        if (tree < 0) {
+            rc = -errno;
+            break;
         }
-        if (rc < 0)
-            return rc;
+        struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC};
+        if (mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0 ||
+            mknodat(dev, nodes[i], S_IFREG | 0644, 0) < 0)
+            rc = -errno;
+        int target = rc == 0 ? step(dev, nodes[i]) : -1;
+        if (rc == 0 && target < 0)
+            rc = -errno;
+        if (rc == 0)
+            rc = attach(tree, target);
+        if (target >= 0)
+            close(target);
+        close(tree);
     }
-    return 0;
+    const char *pts_opts[] = {"newinstance", NULL, "ptmxmode", "0666", "mode", "0620", NULL};
+    const char *shm_opts[] = {"mode", "1777", "size", "64m", NULL};
+    const struct { const char *name, *type; const char *const *opts; unsigned attrs; bool writable; } fs[] = {
+        {"pts", "devpts", pts_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false},
+        {"shm", "tmpfs", shm_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true},
+    };
+    for (size_t i = 0; rc == 0 && i < sizeof fs / sizeof fs[0]; i++) {
+        int m = mount_new(fs[i].type, fs[i].opts, fs[i].attrs);
+        if (m < 0) {
+            rc = m;
+            break;
+        }
+        if (fs[i].writable)
+            add_id(v->rw, &v->nrw, VIEW_MAX_MOUNTS, mnt_id(m));
+        int target = mkdirat(dev, fs[i].name, 0755) < 0 ? -1 : step(dev, fs[i].name);
+        rc = target < 0 ? -errno : attach(m, target);
+        if (target >= 0)
+            close(target);
+        close(m);
+    }
+    const struct { const char *target, *at; } links[] = {
+        {"pts/ptmx", "ptmx"}, {"/proc/self/fd", "fd"}, {"/proc/self/fd/0", "stdin"},
+        {"/proc/self/fd/1", "stdout"}, {"/proc/self/fd/2", "stderr"}};
+    for (size_t i = 0; rc == 0 && i < sizeof links / sizeof links[0]; i++)
+        if (symlinkat(links[i].target, dev, links[i].at) < 0)
+            rc = -errno;
+    close(dev);
+    return rc;
 }
 
-static int enter_root(void)
+/* Fresh proc for our PID namespace, hidepid=invisible: a process sees
+ * only those it may ptrace, and each exec is its own Landlock domain, so
+ * an exec sees neither mxc's processes nor another exec's (their argv,
+ * environ, memory).  Kernel-wide knobs read-only; kernel memory, key,
+ * timer and allocator listings masked. */
+static int fresh_proc(view *v)
 {
-    if (chdir(NEWROOT) < 0)
+    const char *opts[] = {"hidepid", "invisible", NULL};
+    int m = mount_new("proc", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+    if (m < 0)
+        return m;
+    int t = walk(v, "/proc", MAKE_DIR, false);
+    int rc = t < 0 ? t : attach(m, t);
+    if (t >= 0)
+        close(t);
+    close(m);
+    const char *ro[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"};
+    for (size_t i = 0; rc == 0 && i < sizeof ro / sizeof ro[0]; i++) {
+        int at = walk(v, ro[i], MAKE_NONE, false);
+        if (at == -ENOENT)
+            continue;
+        int tree = at < 0 ? at : open_tree(at, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+        rc = at < 0 ? at : tree < 0 ? -errno : 0;
+        if (rc == 0 && (rc = set_readonly(tree, true)) == 0)
+            rc = attach(tree, at);
+        if (tree >= 0)
+            close(tree);
+        if (at >= 0)
+            close(at);
+    }
+    const char *masked[] = {"/proc/kcore", "/proc/keys", "/proc/key-users", "/proc/timer_list", "/proc/sched_debug",
+                            "/proc/kallsyms", "/proc/kmsg", "/proc/acpi", "/proc/scsi", "/proc/slabinfo",
+                            "/proc/vmallocinfo", "/proc/pagetypeinfo", "/proc/zoneinfo", "/proc/buddyinfo",
+                            "/proc/iomem", "/proc/ioports", "/proc/kpagecount", "/proc/kpageflags",
+                            "/proc/kpagecgroup", "/proc/latency_stats", "/proc/timer_stats", "/proc/config.gz",
+                            "/proc/mtrr", "/proc/vmcore"};
+    for (size_t i = 0; rc == 0 && i < sizeof masked / sizeof masked[0]; i++) {
+        int at = walk(v, masked[i], MAKE_NONE, false);
+        if (at == -ENOENT)
+            continue;
+        rc = at < 0 ? at : mask_at(v, at, false);
+        if (at >= 0)
+            close(at);
+    }
+    return rc;
+}
+
+static int attach_entry(view *v, const mxc_grant *g, int fd)
+{
+    int rc;
+    if (g->mode != MXC_GRANT_RW && (rc = pin_dirs(v, g->path)) < 0)
+        return rc;
+    if (g->mode == MXC_GRANT_DENIED) {
+        int t = walk(v, g->path, MAKE_NONE, g->on_link);
+        if (t == -ENOENT)
+            return 0; /* not in the view at all: nothing to hide */
+        if (t < 0)
+            return t;
+        rc = mask_at(v, t, g->covers);
+        close(t);
+        return rc;
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return -errno;
+    int t = walk(v, g->path, S_ISDIR(st.st_mode) ? MAKE_DIR : MAKE_FILE, false);
+    if (t < 0)
+        return t;
+    rc = attach(fd, t);
+    close(t);
+    if (rc == 0 && g->mode == MXC_GRANT_RW)
+        add_id(v->rw, &v->nrw, VIEW_MAX_MOUNTS, mnt_id(fd));
+    return rc;
+}
+
+/* The symlinks the caller's paths went through, where they would be
+ * missing: in our own tmpfs.  Elsewhere (a bound directory) they are the
+ * host's own and already there. */
+static void recreate_links(view *v, const mxc_fsview_sources *s)
+{
+    for (size_t i = 0; i < s->nlinks; i++) {
+        char parent[4200];
+        snprintf(parent, sizeof parent, "%s", s->links[i].at);
+        char *slash = strrchr(parent, '/');
+        if (!slash)
+            continue;
+        *slash = '\0';
+        int d = walk(v, parent[0] ? parent : "/", MAKE_DIR, false);
+        if (d < 0)
+            continue;
+        if (in_set(v->ours, v->nours, mnt_id(d)))
+            (void)symlinkat(s->links[i].target, d, slash + 1);
+        close(d);
+    }
+}
+
+static int enter_root(int root)
+{
+    if (fchdir(root) < 0)
         return -errno;
     if (syscall(SYS_pivot_root, ".", ".") < 0)
         return -errno;
@@ -507,48 +1120,192 @@ static int enter_root(void)
     return 0;
 }
 
+static void view_close(view *v)
+{
+    close_fd(&v->root);
+    close_fd(&v->mask_src);
+    for (size_t i = 0; i < v->nlater; i++)
+        close_fd(&v->later_ro[i]);
+    v->nlater = 0;
+}
+
 int mxc_fsview_build(const mxc_plan *p, mxc_fsview_sources *s, const char **stage)
 {
     int rc;
+    view *v = calloc(1, sizeof *v);
+    if (!v)
+        return -ENOMEM;
+    v->root = v->mask_src = -1;
     *stage = "fsview.make_private";
-    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) /* nothing propagates back to the host */
-        return -errno;
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) { /* nothing propagates back to the host */
+        rc = -errno;
+        goto out;
+    }
     *stage = "fsview.sources";
     if (!s->cloned && (rc = localize_sources(p, s)) < 0)
-        return rc;
+        goto out;
     *stage = "fsview.root_tmpfs";
-    if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=16m") < 0)
-        return -errno;
-    if ((newroot_fd = open(NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-        return -errno;
+    int root = new_tmpfs(v, "0755", "16m", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false);
+    if ((rc = root) < 0)
+        goto out;
+    rc = move_mount(root, "", AT_FDCWD, NEWROOT, MOVE_MOUNT_F_EMPTY_PATH) < 0 ? -errno : 0;
+    v->root = root;
+    if (rc < 0 || (rc = make_mask_src(v)) < 0)
+        goto out;
     *stage = "fsview.system_dirs";
-    if ((rc = system_dirs()) < 0)
-        return rc;
+    if ((rc = system_dirs(v)) < 0)
+        goto out;
     *stage = "fsview.etc";
-    if ((rc = curated_etc(p)) < 0)
-        return rc;
+    if ((rc = curated_etc(v, p)) < 0)
+        goto out;
     *stage = "fsview.dev";
-    if ((rc = minimal_dev()) < 0)
-        return rc;
+    if ((rc = minimal_dev(v)) < 0)
+        goto out;
     *stage = "fsview.tmp";
-    if ((rc = mkdirs("/tmp", 01777)) < 0)
-        return rc;
-    if (mount("tmpfs", NEWROOT "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=256m") < 0)
-        return -errno;
+    int tmp = new_tmpfs(v, "1777", "256m", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false);
+    if ((rc = tmp) < 0)
+        goto out;
+    add_id(v->rw, &v->nrw, VIEW_MAX_MOUNTS, mnt_id(tmp));
+    int t = walk(v, "/tmp", MAKE_DIR, false);
+    rc = t < 0 ? t : attach(tmp, t);
+    if (t >= 0)
+        close(t);
+    close(tmp);
+    if (rc < 0)
+        goto out;
     *stage = "fsview.workspace";
-    if (s->workspace_fd >= 0 && (rc = attach_tree(s->workspace_fd, p->workspace)) < 0)
-        return rc;
+    if (s->workspace_fd >= 0) {
+        t = walk(v, p->workspace, MAKE_DIR, false);
+        rc = t < 0 ? t : attach(s->workspace_fd, t);
+        if (t >= 0)
+            close(t);
+        if (rc < 0)
+            goto out;
+        add_id(v->rw, &v->nrw, VIEW_MAX_MOUNTS, mnt_id(s->workspace_fd));
+    }
     *stage = "fsview.grants";
-    if ((rc = grants(p, s)) < 0)
-        return rc;
+    for (size_t i = 0; i < p->ngrants; i++) {
+        if (!p->grants[i].present)
+            continue; /* absent on the host */
+        if ((rc = attach_entry(v, &p->grants[i], s->grant_fd[i])) < 0)
+            goto out;
+    }
+    recreate_links(v, s);
     *stage = "fsview.proc";
-    if ((rc = fresh_proc()) < 0)
-        return rc;
-    *stage = "fsview.root_readonly";
-    if (mount(NULL, NEWROOT, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
-        return -errno;
+    if ((rc = fresh_proc(v)) < 0)
+        goto out;
+    *stage = "fsview.readonly";
+    for (size_t i = 0; i < v->nlater; i++)
+        if ((rc = set_readonly(v->later_ro[i], false)) < 0)
+            goto out;
+    if ((rc = set_readonly(v->root, false)) < 0)
+        goto out;
     *stage = "fsview.pivot_root";
-    close(newroot_fd);
-    newroot_fd = -1;
-    return enter_root();
+    rc = enter_root(v->root);
+out:
+    view_close(v);
+    free(v);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * Re-verification inside a live session. */
+
+static bool is_mount_root(int fd)
+{
+    struct statx sx;
+    return statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, 0, &sx) == 0 &&
+           (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) && (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+}
+
+static bool is_readonly(int fd)
+{
+    struct statvfs sv;
+    return fstatvfs(fd, &sv) == 0 && (sv.f_flag & ST_RDONLY);
+}
+
+/* Whether the deepest existing directory on the way to path lies in a
+ * mount the workload can write (so a missing name could be made there). */
+static bool creatable(const view *v, const char *path)
+{
+    char parent[4200];
+    snprintf(parent, sizeof parent, "%s", path);
+    for (char *slash; (slash = strrchr(parent, '/')) != NULL;) {
+        *slash = '\0';
+        int d = walk(v, parent[0] ? parent : "/", MAKE_NONE, false);
+        if (d >= 0) {
+            bool w = writable_mount(v, d);
+            close(d);
+            return w;
+        }
+        if (!parent[0])
+            break;
+    }
+    return false;
+}
+
+static int refuse(char *why, size_t whysz, int err, const char *fmt, const char *path)
+{
+    snprintf(why, whysz, fmt, path);
+    return -err;
+}
+
+int mxc_fsview_verify(const mxc_plan *p, char *why, size_t whysz)
+{
+    view v = {.root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), .by_flags = true, .mask_src = -1};
+    if (v.root < 0)
+        return -errno;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < p->ngrants; i++) {
+        const mxc_grant *g = &p->grants[i];
+        if (g->mode == MXC_GRANT_RW)
+            continue;
+        if ((rc = pin_dirs(&v, g->path)) < 0) {
+            rc = refuse(why, whysz, -rc, "cannot pin the directories above %.300s", g->path);
+            break;
+        }
+        int t = walk(&v, g->path, MAKE_NONE, g->on_link);
+        if (t == -ENOENT) {
+            if (g->present && creatable(&v, g->path))
+                rc = refuse(why, whysz, ENOENT,
+                            "%.300s, which the policy masks or makes read-only, was removed or moved away on the host "
+                            "while the session runs, and the sandbox could now create it; stop and start the sandbox "
+                            "once the host has put it back", g->path);
+            continue;
+        }
+        if (t < 0) {
+            rc = refuse(why, whysz, -t, "%.300s, which the policy masks or makes read-only, cannot be reached "
+                        "without a symlink any more (changed on the host?); stop and start the sandbox", g->path);
+            break;
+        }
+        if (is_mount_root(t) && (g->mode == MXC_GRANT_DENIED || is_readonly(t))) {
+            close(t);
+            continue; /* intact */
+        }
+        /* The mount is gone (its dentry was replaced or removed on the
+         * host) or was never there (created on the host since): put it
+         * back on what the name is now. */
+        if (g->mode == MXC_GRANT_DENIED) {
+            if (g->covers) {
+                rc = refuse(why, whysz, ESTALE, "the denied directory %.300s was replaced on the host while the "
+                            "session runs, and grants lie below it; stop and start the sandbox", g->path);
+            } else {
+                if (v.mask_src < 0 && (rc = make_mask_src(&v)) < 0)
+                    rc = refuse(why, whysz, -rc, "cannot make a mask for %.300s", g->path);
+                if (rc == 0 && (rc = mask_at(&v, t, false)) < 0)
+                    rc = refuse(why, whysz, -rc, "cannot mask %.300s again", g->path);
+            }
+        } else {
+            int tree = open_tree(t, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+            struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
+            if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0 ||
+                attach(tree, t) < 0)
+                rc = refuse(why, whysz, errno, "cannot make %.300s read-only again", g->path);
+            if (tree >= 0)
+                close(tree);
+        }
+        close(t);
+    }
+    view_close(&v);
+    return rc;
 }

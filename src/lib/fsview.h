@@ -1,11 +1,15 @@
 /* fsview.h — the sandbox's filesystem view.
- * Owns: the new root on tmpfs (system directories read-only, curated /etc
- * with a generated passwd/group, fresh /proc with its dangerous files
- * masked, minimal /dev with a private devpts, private /tmp, the workspace
- * and the grants bound at their own paths, denied paths masked), then
- * pivot_root.  Sources are opened by the privileged parent without
- * following symlinks (mxc_fsview_open_sources) and bound through their fds,
- * so nothing the workload can plant redirects a mount. */
+ * Owns: resolving every policy path on the host (as the caller sees it, by
+ * descriptor; a symlink is followed only where no sandbox can write it),
+ * the detached (and, as root, idmapped) mount trees of the grants, and in
+ * the holder the new root on tmpfs — system directories read-only, curated
+ * /etc with a generated passwd/group, fresh /proc (hidepid, dangerous files
+ * masked), minimal read-only /dev with a private devpts, private /tmp, the
+ * workspace and the grants at their paths, denied paths masked — built from
+ * descriptors only (openat2 RESOLVE_BENEATH|NO_SYMLINKS, mkdirat), with every
+ * directory between a writable mount and a mask pinned (a mount point
+ * cannot be renamed), then pivot_root.  Also the re-verification of those
+ * masks inside a live session (a host edit that replaced a masked file). */
 #ifndef MXC_FSVIEW_H
 #define MXC_FSVIEW_H
 
@@ -15,22 +19,44 @@
 #include "plan.h"
 
 typedef struct {
-    int grant_fd[MXC_MAX_GRANTS]; /* -1: host path absent (a warning, not an error) */
+    char *at, *target; /* a symlink the caller's path went through, recreated in the view's own tmpfs */
+} mxc_view_link;
+
+#define MXC_MAX_VIEW_LINKS 64
+
+typedef struct {
+    int grant_fd[MXC_MAX_GRANTS]; /* per plan grant: a detached tree (root), an O_PATH fd (rootless,
+                                     and denied entries), or -1 (absent on the host) */
     int workspace_fd;             /* -1: none */
     bool cloned;                  /* detached trees (root); else O_PATH fds, cloned by the holder */
+    mxc_view_link links[MXC_MAX_VIEW_LINKS];
+    size_t nlinks;
 } mxc_fsview_sources;
 
-/* In the parent: O_PATH fds of every grant, resolved with
- * RESOLVE_NO_SYMLINKS (a symlink anywhere in a granted path is refused).
- * As root they become detached mount trees at once; rootless, the parent
- * may not clone mounts of the host's namespace, so the holder re-resolves
- * each path in its own (copied) mount namespace, checks it is the same
- * inode the parent saw, and clones it there. */
-int mxc_fsview_open_sources(const mxc_plan *p, mxc_fsview_sources *s, mxc_error *e);
+/* In the caller, before the holder exists: resolves every grant of the
+ * plan and rewrites p->grants with the result (resolved paths, the
+ * present/is_dir/on_link/covers flags, merged and re-sorted), opening the
+ * sources.  A symlink in a path is followed only when the directory that
+ * holds it is not writable by this sandbox or any live one (registry.h);
+ * else the request is refused.  A denied symlink masks its target and the
+ * link itself.  A denied or read-only path that is absent on the host
+ * while a writable grant of this sandbox lies above it is refused (the
+ * sandbox could create it: no mask can hold a name that does not exist).
+ * As root each grant is idmapped from its owner to the plan's uid. */
+int mxc_fsview_open_sources(mxc_plan *p, mxc_fsview_sources *s, mxc_error *e);
 void mxc_fsview_close_sources(mxc_fsview_sources *s);
 
-/* In the holder (uid 0 of its user namespace, new mount namespace, PID 1
- * of its PID namespace).  Returns 0 or -errno with *stage set. */
+/* In the holder (full capabilities in its user namespace, new mount
+ * namespace, PID 1 of its PID namespace).  Returns 0 or -errno with *stage
+ * set. */
 int mxc_fsview_build(const mxc_plan *p, mxc_fsview_sources *s, const char **stage);
+
+/* In a process inside a live sandbox's mount namespace with its
+ * capabilities (before an exec): checks that every mask and read-only
+ * grant still holds — the host may have replaced a masked file (sed -i,
+ * git checkout: the kernel then drops the mount) or moved a directory —
+ * and puts back what it can.  Returns 0, or -errno with why[] saying what
+ * cannot be restored (the exec is then refused). */
+int mxc_fsview_verify(const mxc_plan *p, char *why, size_t whysz);
 
 #endif

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/landlock.h>
+#include <linux/openat2.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -61,11 +62,16 @@ static uint64_t handled_fs(int abi)
     return h;
 }
 
+/* The rule's directory is opened without following any symlink: a name
+ * the workload of an earlier exec replaced by a link (say to "/") must not
+ * widen this exec's rules.  Absent, or reached only through a link: no
+ * rule, which is the safe direction. */
 static int add_path(int ruleset, const char *path, uint64_t access, uint64_t handled)
 {
-    int fd = open(path, O_PATH | O_CLOEXEC);
+    struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+    int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
     if (fd < 0)
-        return errno == ENOENT ? 0 : -errno; /* absent in the view: nothing to allow */
+        return errno == ENOENT || errno == ELOOP || errno == ENOTDIR ? 0 : -errno;
     struct landlock_path_beneath_attr attr = {.allowed_access = access & handled, .parent_fd = fd};
     long rc = syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &attr, 0);
     if (rc < 0 && errno == EINVAL) { /* a file takes only file rights */

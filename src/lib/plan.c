@@ -37,13 +37,17 @@ static size_t depth(const char *path)
     return d;
 }
 
-static int by_depth(const void *a, const void *b)
+int mxc_grant_depth_cmp(const mxc_grant *x, const mxc_grant *y)
 {
-    const mxc_grant *x = a, *y = b;
     size_t dx = depth(x->path), dy = depth(y->path);
     if (dx != dy)
         return dx < dy ? -1 : 1;
     return strcmp(x->path, y->path);
+}
+
+static int by_depth(const void *a, const void *b)
+{
+    return mxc_grant_depth_cmp(a, b);
 }
 
 /* A positive decimal limit from the host's environment (unset or empty:
@@ -205,7 +209,7 @@ int mxc_exec_spec_build(const mxc_request *r, const mxc_plan *p, mxc_exec_spec *
     char home[4200];
     snprintf(home, sizeof home, "HOME=%s", mxc_plan_default_cwd(p));
     char user[64];
-    snprintf(user, sizeof user, "USER=%s", p->agent_name[0] ? p->agent_name : "root");
+    snprintf(user, sizeof user, "USER=%s", p->agent_name[0] ? p->agent_name : "agent");
     const char *boot[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", home,
                           "LANG=C.UTF-8", user};
     for (size_t i = 0; i < sizeof boot / sizeof boot[0]; i++)

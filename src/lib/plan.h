@@ -17,14 +17,26 @@
 typedef enum { MXC_GRANT_RW = 0, MXC_GRANT_RO, MXC_GRANT_DENIED } mxc_grant_mode;
 
 typedef struct {
-    char *path;          /* absolute, normalised; same path inside and outside */
+    char *path;          /* absolute, normalised; same path inside and outside.  Once the view
+                            is resolved (mxc_fsview_open_sources): the host path with every
+                            symlink resolved, which is where it is mounted in the view */
     mxc_grant_mode mode;
+    /* filled by the resolution: */
+    bool present;        /* exists on the host (an absent grant is skipped, never created) */
+    bool is_dir;
+    bool on_link;        /* denied: the mask goes on the symlink itself, not on its target */
+    bool covers;         /* denied directory with other entries below it (its mask holds their targets) */
 } mxc_grant;
 
-#define MXC_MAX_GRANTS 800
+#define MXC_MAX_GRANTS 1100 /* 3 lists x MXC_LIST_MAX, plus the mask of each denied symlink */
+
+/* Inside every sandbox the workload is this ordinary uid/gid (the agent in
+ * the generated /etc/passwd), never 0; it maps to the plan's host uid. */
+#define MXC_INNER_UID 1000
+#define MXC_INNER_GID 1000
 
 typedef struct mxc_plan {
-    uid_t uid;             /* host uid that is uid 0 inside the user namespace */
+    uid_t uid;             /* host uid of the sandbox (MXC_INNER_UID inside the user namespace) */
     gid_t gid;
     char agent_name[32];
     char hostname[64];
@@ -57,6 +69,9 @@ int mxc_exec_spec_build(const mxc_request *r, const mxc_plan *p, mxc_exec_spec *
 void mxc_exec_spec_free(mxc_exec_spec *s);
 /* Sets (or replaces) one KEY=VALUE in the spec's environment. */
 int mxc_exec_spec_setenv(mxc_exec_spec *s, const char *kv);
+
+/* Orders grants by depth, most specific last (ties by path). */
+int mxc_grant_depth_cmp(const mxc_grant *a, const mxc_grant *b);
 
 /* The cwd the workload starts in when process.cwd is absent. */
 const char *mxc_plan_default_cwd(const mxc_plan *p);

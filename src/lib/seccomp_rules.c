@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <sys/ioctl.h>
 #include <sys/personality.h>
+#include <sys/stat.h>
+#include <fcntl.h>
 
 /* Denied with EPERM: kernel attack surface a workload never needs, and every
  * way to change the sandbox from inside. */
@@ -77,6 +79,55 @@ static int deny_namespace_clones(scmp_filter_ctx ctx)
     return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
 }
 
+/* No file the workload creates or changes may carry setuid or setgid: its
+ * writes into a grant land on the host as the grant's owner (root, often),
+ * and a nosuid mount in here protects no one out there.  The mode argument
+ * of every call that sets one is checked (open/openat/creat only with
+ * O_CREAT or O_TMPFILE, where the mode is read); openat2 hides its mode in
+ * memory seccomp cannot read, so it is ENOSYS (libc falls back to openat).
+ * Directories too: a setgid directory would hand its group to what the
+ * host's users create in it. */
+static int deny_setid_modes(scmp_filter_ctx ctx)
+{
+    const struct { const char *name; unsigned mode_arg; int flags_arg; } calls[] = {
+        {"chmod", 1, -1}, {"fchmod", 1, -1}, {"fchmodat", 2, -1}, {"fchmodat2", 2, -1},
+        {"mknod", 1, -1}, {"mknodat", 2, -1}, {"mkdir", 1, -1}, {"mkdirat", 2, -1},
+        {"creat", 1, -1}, {"open", 2, 1}, {"openat", 3, 2},
+    };
+    const unsigned long bits[] = {S_ISUID, S_ISGID};
+    const unsigned long creating[] = {O_CREAT, __O_TMPFILE};
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        int nr = seccomp_syscall_resolve_name(calls[i].name);
+        if (nr == __NR_SCMP_ERROR)
+            continue;
+        for (size_t b = 0; b < 2; b++) {
+            struct scmp_arg_cmp mode = {.arg = calls[i].mode_arg, .op = SCMP_CMP_MASKED_EQ, .datum_a = bits[b],
+                                        .datum_b = bits[b]};
+            int rc;
+            if (calls[i].flags_arg < 0) {
+                rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, mode);
+            } else {
+                rc = 0;
+                for (size_t c = 0; rc == 0 && c < 2; c++) {
+                    struct scmp_arg_cmp fl = {.arg = (unsigned)calls[i].flags_arg, .op = SCMP_CMP_MASKED_EQ,
+                                              .datum_a = creating[c], .datum_b = creating[c]};
+                    rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 2, fl, mode);
+                }
+            }
+            if (rc < 0)
+                return rc;
+        }
+    }
+    return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0);
+}
+
+/* prlimit64 on another process: the holder and earlier execs share the
+ * workload's uid, and lowering their limits would starve the session. */
+static int limit_prlimit(scmp_filter_ctx ctx)
+{
+    return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prlimit64), 1, SCMP_A0(SCMP_CMP_NE, 0));
+}
+
 /* personality(): only the query and the native persona. */
 static int limit_personality(scmp_filter_ctx ctx)
 {
@@ -103,6 +154,10 @@ scmp_filter_ctx mxc_seccomp_rules(int *err)
         rc = deny_namespace_clones(ctx);
     if (rc == 0)
         rc = limit_personality(ctx);
+    if (rc == 0)
+        rc = deny_setid_modes(ctx);
+    if (rc == 0)
+        rc = limit_prlimit(ctx);
     if (rc < 0) {
         seccomp_release(ctx);
         *err = rc;

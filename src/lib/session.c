@@ -16,6 +16,7 @@
 #include "cgroup.h"
 #include "container.h"
 #include "harden.h"
+#include "registry.h"
 #include "sandbox_id.h"
 #include "state.h"
 
@@ -63,10 +64,70 @@ static json_t *policy_of(const mxc_request *r)
     return pol;
 }
 
-/* Rebuilds the plan of a provisioned sandbox from its state. */
-static int plan_from_state(json_t *state, const char *dir, mxc_plan *p, mxc_error *e)
+/* An integer field of the state in [lo, hi]; a missing or out-of-range
+ * one fails closed (a state file that lost "uid" must never run a holder
+ * as host root). */
+static int state_int(json_t *state, const char *key, long long lo, long long hi, long long *out, mxc_error *e)
 {
+    json_t *v = json_object_get(state, key);
+    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox state is damaged: \"%s\" is missing or out of range", key);
+    *out = json_integer_value(v);
+    return 0;
+}
+
+/* The grants as the view resolved them when the session started (paths
+ * with symlinks resolved, and what each entry is): exec hardens and
+ * verifies against exactly what is mounted. */
+static json_t *view_of(const mxc_plan *p)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < p->ngrants; i++) {
+        const mxc_grant *g = &p->grants[i];
+        json_array_append_new(a, json_pack("{s:s, s:i, s:b, s:b, s:b, s:b}", "path", g->path, "mode", (int)g->mode,
+                                           "present", g->present, "dir", g->is_dir, "link", g->on_link, "covers",
+                                           g->covers));
+    }
+    return a;
+}
+
+static int view_from(json_t *view, mxc_plan *p, mxc_error *e)
+{
+    for (size_t i = 0; i < p->ngrants; i++)
+        free(p->grants[i].path);
+    p->ngrants = 0;
+    size_t i;
+    json_t *g;
+    json_array_foreach(view, i, g) {
+        const char *path = json_string_value(json_object_get(g, "path"));
+        json_int_t mode = json_integer_value(json_object_get(g, "mode"));
+        if (!path || path[0] != '/' || mode < MXC_GRANT_RW || mode > MXC_GRANT_DENIED || p->ngrants >= MXC_MAX_GRANTS)
+            return mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox state is damaged: a view entry is malformed");
+        p->grants[p->ngrants++] = (mxc_grant){.path = strdup(path), .mode = (mxc_grant_mode)mode,
+                                              .present = json_is_true(json_object_get(g, "present")),
+                                              .is_dir = json_is_true(json_object_get(g, "dir")),
+                                              .on_link = json_is_true(json_object_get(g, "link")),
+                                              .covers = json_is_true(json_object_get(g, "covers"))};
+    }
+    return 0;
+}
+
+/* Rebuilds the plan of a provisioned sandbox from its state; use_view: the
+ * grants as resolved at start (exec), else from the policy (start). */
+static int plan_from_state(json_t *state, const char *dir, bool use_view, mxc_plan *p, mxc_error *e)
+{
+    memset(p, 0, sizeof *p);
+    long long uid, gid;
+    const char *name = json_string_value(json_object_get(state, "agentUserName"));
+    if (state_int(state, "uid", 1, 4294967294ll, &uid, e) < 0 || state_int(state, "gid", 1, 4294967294ll, &gid, e) < 0)
+        return -1;
+    if (!name || !*name || strlen(name) >= sizeof p->agent_name)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox state is damaged: \"agentUserName\" is missing");
     json_t *req = json_deep_copy(json_object_get(state, "policy"));
+    if (!json_is_object(req)) {
+        json_decref(req);
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox state is damaged: \"policy\" is missing");
+    }
     json_object_set_new(req, "containment", json_string("isolation_session"));
     json_object_set_new(req, "phase", json_string("provision"));
     char *text = json_dumps(req, JSON_COMPACT);
@@ -79,10 +140,15 @@ static int plan_from_state(json_t *state, const char *dir, mxc_plan *p, mxc_erro
     mxc_request_free(&r);
     if (rc < 0)
         return -1;
-    p->uid = (uid_t)json_integer_value(json_object_get(state, "uid"));
-    p->gid = (gid_t)json_integer_value(json_object_get(state, "gid"));
+    json_t *view = json_object_get(state, "view");
+    if (use_view && json_is_array(view) && view_from(view, p, e) < 0) {
+        mxc_plan_free(p);
+        return -1;
+    }
+    p->uid = (uid_t)uid;
+    p->gid = (gid_t)gid;
     p->rootless = json_is_true(json_object_get(state, "rootless"));
-    snprintf(p->agent_name, sizeof p->agent_name, "%s", json_string_value(json_object_get(state, "agentUserName")));
+    snprintf(p->agent_name, sizeof p->agent_name, "%s", name);
     char ws[700];
     snprintf(ws, sizeof ws, "%s/workspace", dir);
     p->workspace = strdup(ws);
@@ -100,24 +166,37 @@ static int provision(const mxc_request *r, json_t **result, mxc_error *e)
         return -1;
     bool rl = rootless();
     unsigned uid = (unsigned)geteuid(), gid = (unsigned)getegid();
-    if (!rl && mxc_state_claim_uid(st.root, &uid, e) < 0) {
-        mxc_error ignored = {0};
-        mxc_state_destroy(&st, &ignored);
-        return -1;
-    }
-    if (!rl)
-        gid = uid;
     char ws[700];
     snprintf(ws, sizeof ws, "%s/workspace", st.dir);
     /* The workspace: the agent's own, 0700; the caller (root) reaches it,
-     * no other agent can.  Rootless it is the caller's like everything else. */
-    if (mkdir(ws, 0700) < 0 || (!rl && chown(ws, uid, gid) < 0)) {
+     * no other agent can.  Rootless it is the caller's like everything else.
+     * Made before the claim, which records it as writable by the sandbox. */
+    if (mkdir(ws, 0700) < 0) {
         int err = errno;
         mxc_error ignored = {0};
-        if (!rl)
-            mxc_state_release_uid(st.root, uid);
         mxc_state_destroy(&st, &ignored);
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "provision.workspace", err, NULL, "cannot create the workspace");
+    }
+    if (!rl) {
+        /* host-wide: no other state root hands out this uid, and what the
+         * sandbox can write is on record (fsview.h) */
+        mxc_claim c = {.kind = MXC_CLAIM_SESSION, .state_dir = st.dir};
+        for (size_t i = 0; i < r->rw.n && c.nwritable < MXC_REGISTRY_MAX_WRITABLE - 1; i++)
+            c.writable[c.nwritable++] = r->rw.v[i];
+        c.writable[c.nwritable++] = ws;
+        if (mxc_registry_claim(&c, &uid, e) < 0) {
+            mxc_error ignored = {0};
+            mxc_state_destroy(&st, &ignored);
+            return -1;
+        }
+        gid = uid;
+        if (chown(ws, uid, gid) < 0) {
+            int err = errno;
+            mxc_error ignored = {0};
+            mxc_registry_release(uid);
+            mxc_state_destroy(&st, &ignored);
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "provision.workspace", err, NULL, "cannot give the workspace to the agent");
+        }
     }
     if (r->has_app_id) {
         id.has_app_id = true;
@@ -137,7 +216,7 @@ static int provision(const mxc_request *r, json_t **result, mxc_error *e)
     if (rc < 0) {
         mxc_error ignored = {0};
         if (!rl)
-            mxc_state_release_uid(st.root, uid);
+            mxc_registry_release(uid);
         mxc_state_destroy(&st, &ignored);
         return -1;
     }
@@ -192,18 +271,21 @@ static int start(opened *o, mxc_error *e)
     if (require_host(e) < 0)
         return -1;
     mxc_plan p;
-    if (plan_from_state(o->state, o->st.dir, &p, e) < 0)
+    /* the view is resolved afresh from the policy at every start */
+    if (plan_from_state(o->state, o->st.dir, false, &p, e) < 0)
         return -1;
     mxc_cgroup cg;
     mxc_holder h;
     int rc = mxc_holder_spawn(&p, p.agent_name, true, NULL, &h, &cg, e);
-    mxc_plan_free(&p);
     if (rc < 0) {
+        mxc_plan_free(&p);
         mxc_cgroup_remove(&cg); /* nothing lives in it: the holder never ran */
         return -1;
     }
     json_object_set_new(o->state, "holderPid", json_integer(h.pid));
     json_object_set_new(o->state, "holderStart", json_integer((json_int_t)h.start_time));
+    json_object_set_new(o->state, "view", view_of(&p));
+    mxc_plan_free(&p);
     if (mxc_state_write(&o->st, o->state, e) < 0) {
         close(h.ctl_fd); /* the holder exits on its own */
         return -1;
@@ -244,14 +326,14 @@ static int deprovision(opened *o, mxc_error *e)
         return -1;
     if (!o->running) /* a start killed half-way may have left its cgroup */
         remove_cgroup(o);
-    unsigned uid = (unsigned)json_integer_value(json_object_get(o->state, "uid"));
+    json_t *uid = json_object_get(o->state, "uid");
     bool rl = json_is_true(json_object_get(o->state, "rootless"));
-    char root[512];
-    snprintf(root, sizeof root, "%s", o->st.root);
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s", o->st.dir);
     if (mxc_state_destroy(&o->st, e) < 0)
         return -1;
-    if (!rl)
-        mxc_state_release_uid(root, uid);
+    if (!rl && json_is_integer(uid)) /* only a claim that names this sandbox */
+        mxc_registry_release_owned((unsigned)json_integer_value(uid), dir);
     return 0;
 }
 
@@ -293,7 +375,7 @@ int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_e
         return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
     }
     mxc_exec_spec s;
-    int rc = plan_from_state(o.state, o.st.dir, plan, e);
+    int rc = plan_from_state(o.state, o.st.dir, true, plan, e);
     if (rc == 0)
         rc = mxc_exec_spec_build(r, plan, &s, e);
     if (rc == 0 && pty) { /* attached: the terminal type is the caller's (process.env still wins) */
@@ -326,12 +408,13 @@ int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_e
  * removes the (by then empty) cgroup.  It holds none of the caller's fds
  * (a shell reading our stdout sees EOF when we exit) and sits in its own
  * session (the terminal's ^C does not reach it).  It also cleans up after
- * a caller killed with SIGKILL, whose PID 1 dies by PDEATHSIG. */
-static void spawn_cleaner(pid_t pid1, const mxc_cgroup *cg)
+ * a caller killed with SIGKILL, whose PID 1 dies by PDEATHSIG, and then
+ * releases the run's uid claim. */
+static int spawn_cleaner(pid_t pid1, const mxc_cgroup *cg, unsigned uid)
 {
     int pfd = (int)syscall(SYS_pidfd_open, pid1, 0);
     if (pfd < 0)
-        return;
+        return -1;
     pid_t c = fork();
     if (c == 0) {
         setsid();
@@ -345,9 +428,12 @@ static void spawn_cleaner(pid_t pid1, const mxc_cgroup *cg)
             ;
         mxc_cgroup_kill_all(cg);
         mxc_cgroup_remove(cg);
+        if (uid) /* PID 1 has exited: its namespace, and every process of the sandbox, is gone */
+            mxc_registry_release(uid);
         _exit(0);
     }
     close(pfd);
+    return c > 0 ? 0 : -1;
 }
 
 /* The process backend: PID 1 forks the workload itself, so it is born in
@@ -361,9 +447,25 @@ static int oneshot_process(const mxc_request *r, bool caller_exits, int in, int 
     mxc_plan p;
     if (mxc_plan_from_request(r, &p, e) < 0)
         return -1;
+    p.rootless = rootless();
+    snprintf(p.agent_name, sizeof p.agent_name, "agent");
+    /* As root a one-shot is never host root either: it gets a uid of its
+     * own for the run, claimed host-wide like a session's. */
+    unsigned uid = 0;
     p.uid = geteuid();
     p.gid = getegid();
-    p.rootless = rootless();
+    if (!p.rootless) {
+        mxc_claim c = {.kind = MXC_CLAIM_ONESHOT};
+        for (size_t i = 0; i < p.ngrants && c.nwritable < MXC_REGISTRY_MAX_WRITABLE; i++)
+            if (p.grants[i].mode == MXC_GRANT_RW)
+                c.writable[c.nwritable++] = p.grants[i].path;
+        if (mxc_registry_claim(&c, &uid, e) < 0) {
+            mxc_plan_free(&p);
+            return -1;
+        }
+        p.uid = uid;
+        p.gid = uid;
+    }
     char cgname[64];
     snprintf(cgname, sizeof cgname, "oneshot-%d", (int)getpid());
     mxc_cgroup cg;
@@ -382,8 +484,10 @@ static int oneshot_process(const mxc_request *r, bool caller_exits, int in, int 
     }
     /* early: only when PID 1 is our own child (the direct clone) */
     bool early = rc == 0 && caller_exits && h.first_child == h.pid;
-    if (early)
-        spawn_cleaner(h.pid, &cg);
+    if (early && spawn_cleaner(h.pid, &cg, uid) == 0)
+        uid = 0; /* the cleaner releases it once PID 1 is gone, whatever happens here */
+    else
+        early = false;
     if (rc == 0)
         rc = mxc_exec_adopt(&proc, &child, h.first_child, h.pid, e);
     else if (prepared) {
@@ -410,6 +514,8 @@ static int oneshot_process(const mxc_request *r, bool caller_exits, int in, int 
     if (!early) {
         mxc_cgroup_kill_all(&cg);
         mxc_cgroup_remove(&cg);
+        if (uid) /* every process of the sandbox is gone */
+            mxc_registry_release(uid);
     }
     mxc_exec_spec_free(&s);
     mxc_plan_free(&p);

@@ -13,9 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define UID_BASE_DEFAULT 2100000000u
-#define UID_COUNT_DEFAULT 65536u
-
 static int mkdir_p(const char *path, mode_t mode)
 {
     char buf[512];
@@ -199,46 +196,4 @@ int mxc_state_destroy(mxc_state *st, mxc_error *e)
     if (rc < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.remove", -rc, NULL, "cannot remove the sandbox directory");
     return 0;
-}
-
-static unsigned env_uint(const char *name, unsigned dflt)
-{
-    const char *v = getenv(name);
-    char *end;
-    unsigned long n = v ? strtoul(v, &end, 10) : 0;
-    return v && *v && !*end && n > 0 && n < 4294967295ul ? (unsigned)n : dflt;
-}
-
-int mxc_state_claim_uid(const char *root, unsigned *uid, mxc_error *e)
-{
-    unsigned base = env_uint("MXC_UID_BASE", UID_BASE_DEFAULT);
-    unsigned count = env_uint("MXC_UID_COUNT", UID_COUNT_DEFAULT);
-    char dir[600];
-    snprintf(dir, sizeof dir, "%s/.uids", root);
-    if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.mkdir", errno, NULL, "cannot create the uid claims");
-    for (int attempt = 0; attempt < 256; attempt++) {
-        unsigned r;
-        if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
-            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.getrandom", errno, NULL, "no randomness");
-        unsigned candidate = base + r % count;
-        if (getpwuid(candidate)) /* never collide with a real account */
-            continue;
-        char claim[640];
-        snprintf(claim, sizeof claim, "%s/%u", dir, candidate);
-        if (mkdir(claim, 0700) == 0) {
-            *uid = candidate;
-            return 0;
-        }
-        if (errno != EEXIST)
-            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.claim_uid", errno, NULL, "cannot claim a uid");
-    }
-    return mxc_err(e, MXC_E_BACKEND_ERROR, "no free uid in the reserved range (MXC_UID_BASE/MXC_UID_COUNT)");
-}
-
-void mxc_state_release_uid(const char *root, unsigned uid)
-{
-    char claim[640];
-    snprintf(claim, sizeof claim, "%s/.uids/%u", root, uid);
-    rmdir(claim);
 }

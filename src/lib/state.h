@@ -2,8 +2,8 @@
  * Owns: the state root (MXC_STATE_DIR, /run/mxc as root,
  * $XDG_RUNTIME_DIR/mxc otherwise), one 0700 directory per sandbox named by
  * its (safe-charset) agent name, the JSON state file written atomically
- * (temp + fsync + rename), the per-sandbox flock held for every phase, uid
- * claims, and removal without following symlinks. */
+ * (temp + fsync + rename), the per-sandbox flock held for every phase, and
+ * removal without following symlinks. */
 #ifndef MXC_STATE_H
 #define MXC_STATE_H
 
@@ -28,8 +28,5 @@ int mxc_state_read(const mxc_state *st, json_t **out, mxc_error *e);
 int mxc_state_write(const mxc_state *st, json_t *state, mxc_error *e);
 /* Removes the whole sandbox directory, never following a symlink. */
 int mxc_state_destroy(mxc_state *st, mxc_error *e);
-/* Claims a host uid from the reserved range atomically. */
-int mxc_state_claim_uid(const char *root, unsigned *uid, mxc_error *e);
-void mxc_state_release_uid(const char *root, unsigned uid);
 
 #endif

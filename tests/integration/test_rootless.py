@@ -77,8 +77,8 @@ def test_oneshot_runs_as_the_caller_behind_a_user_namespace(rl):
                    filesystem={"readwritePaths": [rw]})
     assert r.rc == 0, r.describe()
     lines = r.stdout.split("\n")
-    assert lines[0] == "0"
-    assert lines[1].split() == ["0", str(UID), "1"], lines
+    assert lines[0] == "1000", lines  # an ordinary uid inside, never 0
+    assert lines[1].split() == ["1000", str(UID), "1"], lines
     st = os.stat(os.path.join(rw, "out"))
     assert (st.st_uid, st.st_gid) == (UID, UID)
 
@@ -144,7 +144,7 @@ def test_session_lifecycle_rootless(rl):
     assert_ok_envelope(rl.phase("start", sid))
     assert_error(rl.phase("start", sid), "already_started")
     r = rl.exec(sid, "pwd; id -u; echo hi > note")
-    assert (r.rc, r.stdout) == (0, "%s\n0\n" % ws), r.describe()
+    assert (r.rc, r.stdout) == (0, "%s\n1000\n" % ws), r.describe()
     assert os.stat(os.path.join(ws, "note")).st_uid == UID
     assert_ok_envelope(rl.phase("stop", sid))
     assert_error(rl.exec(sid, "true"), "not_started")

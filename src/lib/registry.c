@@ -1,0 +1,237 @@
+/* registry.c — see registry.h. */
+#include "registry.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CLAIM_DIR "/var/lib/mxc/claims"
+#define UID_BASE_DEFAULT 2100000000u
+#define UID_COUNT_DEFAULT 65536u
+
+const char *mxc_registry_dir(void)
+{
+    return CLAIM_DIR;
+}
+
+static unsigned env_uint(const char *name, unsigned dflt)
+{
+    const char *v = getenv(name);
+    char *end;
+    unsigned long n = v ? strtoul(v, &end, 10) : 0;
+    return v && *v && !*end && n > 0 && n < 4294967295ul ? (unsigned)n : dflt;
+}
+
+void mxc_registry_range(unsigned *base, unsigned *count)
+{
+    *base = env_uint("MXC_UID_BASE", UID_BASE_DEFAULT);
+    *count = env_uint("MXC_UID_COUNT", UID_COUNT_DEFAULT);
+    if (*base + (unsigned long long)*count > 4294967294ull)
+        *count = 4294967294u - *base;
+}
+
+static int ensure_dir(void)
+{
+    if (mkdir("/var/lib/mxc", 0755) < 0 && errno != EEXIST)
+        return -errno;
+    if (mkdir(CLAIM_DIR, 0700) < 0 && errno != EEXIST)
+        return -errno;
+    return 0;
+}
+
+static json_t *claim_json(const mxc_claim *c, unsigned uid)
+{
+    json_t *w = json_array();
+    for (size_t i = 0; i < c->nwritable; i++) {
+        struct stat st;
+        if (stat(c->writable[i], &st) < 0)
+            continue; /* absent on the host: nothing there to write */
+        json_array_append_new(w, json_pack("{s:s, s:I, s:I}", "path", c->writable[i], "dev", (json_int_t)st.st_dev,
+                                           "ino", (json_int_t)st.st_ino));
+    }
+    json_t *j = json_pack("{s:I, s:s, s:I, s:o}", "uid", (json_int_t)uid, "kind",
+                          c->kind == MXC_CLAIM_SESSION ? "session" : "oneshot", "pid", (json_int_t)getpid(),
+                          "writable", w);
+    if (c->state_dir)
+        json_object_set_new(j, "stateDir", json_string(c->state_dir));
+    return j;
+}
+
+/* A complete claim file under a temporary name, linked to its final name:
+ * link(2) fails with EEXIST when the uid is taken, and a claim is never
+ * seen half written. */
+static int try_claim(const mxc_claim *c, unsigned uid, const char *tmp)
+{
+    json_t *j = claim_json(c, uid);
+    char *text = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    if (!text)
+        return -ENOMEM;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    int rc = fd < 0 ? -errno : 0;
+    size_t len = strlen(text);
+    if (rc == 0 && write(fd, text, len) != (ssize_t)len)
+        rc = -EIO;
+    if (rc == 0 && c->kind == MXC_CLAIM_SESSION && fsync(fd) < 0)
+        rc = -errno;
+    free(text);
+    if (fd >= 0)
+        close(fd);
+    if (rc == 0) {
+        char final[64];
+        snprintf(final, sizeof final, CLAIM_DIR "/%u", uid);
+        if (link(tmp, final) < 0)
+            rc = -errno;
+    }
+    unlink(tmp);
+    return rc;
+}
+
+int mxc_registry_claim(const mxc_claim *c, unsigned *uid, mxc_error *e)
+{
+    int rc = ensure_dir();
+    if (rc < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "registry.mkdir", -rc, NULL, "cannot create the uid claims in %s",
+                          CLAIM_DIR);
+    unsigned base, count;
+    mxc_registry_range(&base, &count);
+    unsigned tag;
+    if (getrandom(&tag, sizeof tag, 0) != (ssize_t)sizeof tag)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "registry.getrandom", errno, NULL, "no randomness");
+    char tmp[96];
+    snprintf(tmp, sizeof tmp, CLAIM_DIR "/.new-%d-%08x", (int)getpid(), tag);
+    for (int attempt = 0; attempt < 256; attempt++) {
+        unsigned r;
+        if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "registry.getrandom", errno, NULL, "no randomness");
+        unsigned candidate = base + r % count;
+        if (getpwuid(candidate)) /* never collide with a real account */
+            continue;
+        rc = try_claim(c, candidate, tmp);
+        if (rc == 0) {
+            if (c->kind == MXC_CLAIM_SESSION) {
+                int d = open(CLAIM_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (d >= 0) {
+                    fsync(d);
+                    close(d);
+                }
+            }
+            *uid = candidate;
+            return 0;
+        }
+        if (rc != -EEXIST)
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "registry.claim", -rc, NULL, "cannot claim a uid in %s",
+                              CLAIM_DIR);
+    }
+    return mxc_err(e, MXC_E_BACKEND_ERROR, "no free uid in the reserved range (MXC_UID_BASE/MXC_UID_COUNT)");
+}
+
+void mxc_registry_release(unsigned uid)
+{
+    char path[64];
+    snprintf(path, sizeof path, CLAIM_DIR "/%u", uid);
+    unlink(path);
+}
+
+void mxc_registry_release_owned(unsigned uid, const char *state_dir)
+{
+    char path[64];
+    snprintf(path, sizeof path, CLAIM_DIR "/%u", uid);
+    json_t *j = json_load_file(path, 0, NULL);
+    const char *owner = json_string_value(json_object_get(j, "stateDir"));
+    if (owner && strcmp(owner, state_dir) == 0)
+        unlink(path);
+    json_decref(j);
+}
+
+typedef struct {
+    dev_t dev;
+    ino_t ino;
+} dev_ino;
+
+static bool listed(const dev_ino *set, size_t n, const struct stat *st)
+{
+    for (size_t i = 0; i < n; i++)
+        if (set[i].dev == st->st_dev && set[i].ino == st->st_ino)
+            return true;
+    return false;
+}
+
+/* Every writable root of every live claim, plus own[]. */
+static dev_ino *writable_set(const char *const *own, size_t nown, bool claims, size_t *n)
+{
+    size_t cap = nown + 64;
+    dev_ino *set = malloc(cap * sizeof *set);
+    *n = 0;
+    if (!set)
+        return NULL;
+    for (size_t i = 0; i < nown; i++) {
+        struct stat st;
+        if (stat(own[i], &st) == 0)
+            set[(*n)++] = (dev_ino){st.st_dev, st.st_ino};
+    }
+    DIR *d = claims ? opendir(CLAIM_DIR) : NULL;
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        if (de->d_name[0] < '0' || de->d_name[0] > '9')
+            continue;
+        char path[300];
+        snprintf(path, sizeof path, CLAIM_DIR "/%s", de->d_name);
+        json_t *j = json_load_file(path, 0, NULL);
+        size_t i;
+        json_t *w;
+        json_array_foreach(json_object_get(j, "writable"), i, w) {
+            if (*n == cap) {
+                dev_ino *g = realloc(set, (cap *= 2) * sizeof *set);
+                if (!g)
+                    break;
+                set = g;
+            }
+            set[(*n)++] = (dev_ino){(dev_t)json_integer_value(json_object_get(w, "dev")),
+                                    (ino_t)json_integer_value(json_object_get(w, "ino"))};
+        }
+        json_decref(j);
+    }
+    if (d)
+        closedir(d);
+    return set;
+}
+
+bool mxc_registry_inside_writable(int dirfd, const char *const *own, size_t nown, bool claims)
+{
+    size_t n;
+    dev_ino *set = writable_set(own, nown, claims, &n);
+    if (!set)
+        return true; /* cannot tell: treat it as writable (refuse) */
+    bool inside = false;
+    int cur = dup(dirfd);
+    for (int depth = 0; cur >= 0 && depth < 4096; depth++) {
+        struct stat st, up;
+        if (fstat(cur, &st) < 0)
+            break;
+        if (listed(set, n, &st)) {
+            inside = true;
+            break;
+        }
+        int parent = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (parent < 0 || fstat(parent, &up) < 0 || (up.st_dev == st.st_dev && up.st_ino == st.st_ino)) {
+            if (parent >= 0)
+                close(parent);
+            break; /* the root */
+        }
+        close(cur);
+        cur = parent;
+    }
+    if (cur >= 0)
+        close(cur);
+    free(set);
+    return inside;
+}

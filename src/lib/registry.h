@@ -1,0 +1,50 @@
+/* registry.h — host-wide claims of sandbox identities.
+ * Owns: the claim directory (/var/lib/mxc/claims: one for the whole host,
+ * whatever state root a caller uses, and not configurable for that reason), one file per claimed uid
+ * saying who holds it (a session: its state directory; a one-shot: the
+ * claiming process) and what that sandbox can write on the host (its
+ * read-write grants and workspace, by path, device and inode); claiming
+ * atomically (link(2) of a complete file: two state roots never hand out
+ * the same uid), releasing, listing, and answering "does this directory lie
+ * inside something a live sandbox can write?".  Root only: a rootless
+ * sandbox is its caller's own uid and claims nothing. */
+#ifndef MXC_REGISTRY_H
+#define MXC_REGISTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+#define MXC_REGISTRY_MAX_WRITABLE 260 /* read-write grants (MXC_LIST_MAX) + the workspace */
+
+typedef enum { MXC_CLAIM_SESSION = 0, MXC_CLAIM_ONESHOT } mxc_claim_kind;
+
+typedef struct {
+    mxc_claim_kind kind;
+    const char *state_dir;  /* session: its sandbox directory */
+    const char *writable[MXC_REGISTRY_MAX_WRITABLE]; /* host paths the sandbox can write */
+    size_t nwritable;
+} mxc_claim;
+
+/* The claim directory (created 0700 on first use). */
+const char *mxc_registry_dir(void);
+
+/* Claims a free uid of the reserved range (MXC_UID_BASE/MXC_UID_COUNT) that
+ * no account uses, recording c.  A session's claim is made durable (fsync). */
+int mxc_registry_claim(const mxc_claim *c, unsigned *uid, mxc_error *e);
+void mxc_registry_release(unsigned uid);
+/* Releases uid only when its claim is the session at state_dir. */
+void mxc_registry_release_owned(unsigned uid, const char *state_dir);
+
+/* True when the directory at dirfd is, or lies below, one of own[] (host
+ * paths the caller's own sandbox can write) or, with claims, a directory
+ * that a sandbox with a live claim can write.  Walks up by "..", comparing
+ * device and inode, so no spelling of the path can hide it. */
+bool mxc_registry_inside_writable(int dirfd, const char *const *own, size_t nown, bool claims);
+
+/* The reserved range, for tests and --probe. */
+void mxc_registry_range(unsigned *base, unsigned *count);
+
+#endif
