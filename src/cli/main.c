@@ -125,6 +125,9 @@ int main(int argc, char **argv)
             return 1;
         }
         len = (size_t)got;
+        /* The request (its env may hold tokens) stays out of our argv: a
+         * process that can read /proc/PID/cmdline must not find it there. */
+        memset((char *)b64, 0, n);
     } else if (config) {
         int fd = strcmp(config, "-") == 0 ? 0 : open(config, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {

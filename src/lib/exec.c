@@ -219,6 +219,14 @@ static _Noreturn void joiner_main(pid_t holder, const mxc_plan *p, const mxc_exe
     if (setns(pfd, flags) < 0)
         goto fail;
     close(pfd);
+    stage = "exec.setresuid";
+    /* rootless: setgroups is denied in the namespace (the caller's
+     * supplementary groups stay, as they do for the caller itself); the
+     * capabilities setns gave us in the namespace stay too (host root is
+     * unmapped inside) */
+    if ((!p->rootless && setgroups(0, NULL) < 0) || setresgid(MXC_INNER_GID, MXC_INNER_GID, MXC_INNER_GID) < 0 ||
+        setresuid(MXC_INNER_UID, MXC_INNER_UID, MXC_INNER_UID) < 0)
+        goto fail;
     /* The host may have replaced a masked file since the last exec (the
      * kernel then drops its mount): put the masks back, or refuse. */
     char why[256];
@@ -227,12 +235,6 @@ static _Noreturn void joiner_main(pid_t holder, const mxc_plan *p, const mxc_exe
         report(ctl, 2, -rc, 0, "exec.verify", why);
         _exit(127);
     }
-    stage = "exec.setresuid";
-    /* rootless: setgroups is denied in the namespace (the caller's
-     * supplementary groups stay, as they do for the caller itself) */
-    if ((!p->rootless && setgroups(0, NULL) < 0) || setresgid(MXC_INNER_GID, MXC_INNER_GID, MXC_INNER_GID) < 0 ||
-        setresuid(MXC_INNER_UID, MXC_INNER_UID, MXC_INNER_UID) < 0)
-        goto fail;
     stage = "exec.pty";
     if (c->in < 0 && sandbox_pty(ctl, c) < 0)
         goto fail;

@@ -383,13 +383,11 @@ static int resolve_entry(const mxc_plan *p, resolver *rv, idmap_cache *cache, co
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "fsview.fstat", err, NULL, "cannot inspect %.200s", out);
     }
     if (denied && S_ISLNK(st.st_mode)) {
-        /* upstream masks the target; we mask it and the link */
-        bool followable = !mxc_registry_inside_writable(dir, rv->own, rv->nown, rv->claims);
+        /* upstream masks the target; we mask it and the link (masking more
+         * than the sandbox could have asked for hides nothing of the host's) */
         close(dir);
         if (add_entry(v, n, out, MXC_GRANT_DENIED, fd, true, false, true, e) < 0)
             return -1;
-        if (!followable)
-            return 0; /* the link is the sandbox's (or another's): its target is not ours to judge */
         char target_path[4200];
         snprintf(target_path, sizeof target_path, "%s", out);
         int tfd, tdir;
@@ -400,7 +398,7 @@ static int resolve_entry(const mxc_plan *p, resolver *rv, idmap_cache *cache, co
             return creatable ? fail_closed(out, MXC_GRANT_DENIED, e) : 0;
         }
         if (rc < 0)
-            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "fsview.resolve", -rc, NULL, "%s", why);
+            return 0; /* the target is reached only through a link a sandbox can write: the link's mask stands */
         close(tdir);
         if (fstat(tfd, &st) < 0) {
             close(tfd);
@@ -674,8 +672,12 @@ static int self_bind(view *v, int fd)
     if (tree < 0)
         return -errno;
     int rc = move_mount(tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0 ? -errno : 0;
-    if (rc == 0)
-        add_id(v->rw, &v->nrw, VIEW_MAX_MOUNTS, mnt_id(tree));
+    if (rc == 0) {
+        uint64_t id = mnt_id(tree);
+        add_id(v->rw, &v->nrw, VIEW_MAX_MOUNTS, id);
+        if (in_set(v->ours, v->nours, mnt_id(fd))) /* still our tmpfs: targets may be made in it */
+            add_id(v->ours, &v->nours, sizeof v->ours / sizeof v->ours[0], id);
+    }
     close(tree);
     return rc;
 }
@@ -1058,10 +1060,26 @@ static int fresh_proc(view *v)
     return rc;
 }
 
+/* Entries come most specific last, and each pins the directories on its
+ * way before it is attached: so whatever lies below a directory when it is
+ * pinned was attached after it, on the pin — a pin never copies (and so
+ * never leaves behind) a mount of ours. */
 static int attach_entry(view *v, const mxc_grant *g, int fd)
 {
     int rc;
-    if (g->mode != MXC_GRANT_RW && (rc = pin_dirs(v, g->path)) < 0)
+    if (g->mode != MXC_GRANT_DENIED) { /* the way there first (in our tmpfs only), so that it is pinned */
+        char parent[4200];
+        snprintf(parent, sizeof parent, "%s", g->path);
+        char *slash = strrchr(parent, '/');
+        if (slash && slash != parent) {
+            *slash = '\0';
+            int d = walk(v, parent, MAKE_DIR, false);
+            if (d < 0)
+                return d;
+            close(d);
+        }
+    }
+    if ((rc = pin_dirs(v, g->path)) < 0)
         return rc;
     if (g->mode == MXC_GRANT_DENIED) {
         int t = walk(v, g->path, MAKE_NONE, g->on_link);

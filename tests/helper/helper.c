@@ -35,9 +35,12 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/types.h>
+#include <sys/inotify.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 
+#include <linux/openat2.h>
 #include <linux/perf_event.h>
 #include <linux/sched.h>
 #include <linux/tiocl.h>
@@ -886,6 +889,186 @@ static int v_socket(VERB_ARGS)
 	return 0;
 }
 
+/* ---- adversary: setuid planting, per-user limits, setup races, /proc scanning ---------------- */
+
+/* setid DIR: every way to create or change a file in DIR so that it carries setuid/setgid,
+ * each reported as "setid_<call>: RESULT"; a plain chmod that must still work; and
+ * "setid_scan: none" unless some file in DIR ended up with S_ISUID/S_ISGID. */
+static int v_setid(VERB_ARGS)
+{
+	if (argc < 1)
+		return usage("setid DIR");
+	char p[PATH_MAX];
+#define AT(name) (snprintf(p, sizeof p, "%s/%s", argv[0], name), p)
+	int fd = open(AT("a"), O_CREAT | O_WRONLY, 0755);
+	if (fd < 0) {
+		printf("setid: %s\n", errname(errno));
+		return 0;
+	}
+	TRY("setid_chmod", chmod(AT("a"), 04755));
+	TRY("setid_fchmod", fchmod(fd, 02755));
+	TRY("setid_fchmodat", fchmodat(AT_FDCWD, AT("a"), 06755, 0));
+	TRY("setid_fchmodat2", syscall(452 /* fchmodat2 */, AT_FDCWD, AT("a"), 04755, 0));
+	TRY("chmod_plain", chmod(AT("a"), 0700));
+	close(fd);
+	TRY("setid_open", open(AT("b"), O_CREAT | O_WRONLY, 04755));
+	TRY("setid_openat", openat(AT_FDCWD, AT("c"), O_CREAT | O_WRONLY, 02755));
+	TRY("setid_creat", creat(AT("d"), 04755));
+	TRY("setid_mknod", mknod(AT("e"), S_IFREG | 04755, 0));
+	TRY("setid_mknodat", mknodat(AT_FDCWD, AT("e2"), S_IFREG | 02755, 0));
+	TRY("setid_mkdir", mkdir(AT("f"), 02755));
+	TRY("setid_tmpfile", open(argv[0], O_TMPFILE | O_WRONLY, 04755));
+	struct open_how how = {.flags = O_CREAT | O_WRONLY, .mode = 04755};
+	TRY("setid_openat2", syscall(SYS_openat2, AT_FDCWD, AT("g"), &how, sizeof how));
+#undef AT
+	DIR *d = opendir(argv[0]);
+	struct dirent *de;
+	int found = 0;
+	while (d && (de = readdir(d))) {
+		struct stat st;
+		snprintf(p, sizeof p, "%s/%s", argv[0], de->d_name);
+		if (de->d_name[0] != '.' && lstat(p, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID))) {
+			printf("setid_scan: %s %o\n", de->d_name, st.st_mode & 07777);
+			found = 1;
+		}
+	}
+	if (d)
+		closedir(d);
+	if (!found)
+		printf("setid_scan: none\n");
+	return 0;
+}
+
+/* inotify_hold FILE: inotify instances until refused ("inotify_hold: EMFILE count=N"), then
+ * FILE is created and they are held until FILE is removed (bounded: 60 s). */
+static int v_inotify_hold(VERB_ARGS)
+{
+	if (argc < 1)
+		return usage("inotify_hold FILE");
+	int n = 0, err = 0;
+	for (; n < 100000; n++)
+		if (inotify_init1(IN_CLOEXEC) < 0) {
+			err = errno;
+			break;
+		}
+	printf("inotify_hold: %s count=%d\n", err ? errname(err) : "ok", n);
+	int fd = open(argv[0], O_CREAT | O_WRONLY, 0644);
+	if (fd >= 0)
+		close(fd);
+	for (int i = 0; i < 600 && access(argv[0], F_OK) == 0; i++)
+		usleep(100000);
+	return 0;
+}
+
+/* swaploop DIR SECONDS: exchanges DIR/x and DIR/x.alt (a directory and a symlink) as fast as
+ * it can, for SECONDS ("swaploop: ok swaps=N") */
+static int v_swaploop(VERB_ARGS)
+{
+	int ok;
+	if (argc < 2)
+		return usage("swaploop DIR SECONDS");
+	long secs = parse_long(argv[1], &ok);
+	char a[PATH_MAX], b[PATH_MAX];
+	snprintf(a, sizeof a, "%s/x", argv[0]);
+	snprintf(b, sizeof b, "%s/x.alt", argv[0]);
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	long n = 0;
+	int err = 0;
+	do {
+		for (int i = 0; i < 64; i++, n++)
+			if (syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, 2 /* RENAME_EXCHANGE */) < 0) {
+				err = errno;
+				break;
+			}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (!err && t.tv_sec - t0.tv_sec < secs);
+	printf("swaploop: %s swaps=%ld\n", err ? errname(err) : "ok", n);
+	return 0;
+}
+
+static int read_all_file(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, cap - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	for (ssize_t i = 0; i < n; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+	buf[n] = '\0';
+	return (int)n;
+}
+
+/* scan_proc SECONDS OUT NEEDLES: for SECONDS, reads /proc/PID/{cmdline,environ} of every other
+ * process it can see; each one holding a line of the file NEEDLES is appended to OUT (the
+ * needles come from a file so that no process's own argv or environment holds them).
+ * Reports "scan_proc: ok rounds=N pids=P hits=H" (P: distinct other pids ever seen) */
+static int v_scan_proc(VERB_ARGS)
+{
+	int ok;
+	if (argc < 3)
+		return usage("scan_proc SECONDS OUT NEEDLES");
+	long secs = parse_long(argv[0], &ok);
+	static char buf[1 << 16], needles[4096];
+	if (read_all_file(argv[2], needles, sizeof needles) < 0) {
+		printf("scan_proc: %s\n", errname(errno));
+		return 0;
+	}
+	char *needle[16];
+	int nn = 0;
+	for (char *tok = strtok(needles, "\n"); tok && nn < 16; tok = strtok(NULL, "\n"))
+		if (*tok)
+			needle[nn++] = tok;
+	static int seen[4096];
+	int nseen = 0, hits = 0;
+	long rounds = 0;
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pid_t self = getpid();
+	do {
+		DIR *d = opendir("/proc");
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			int pid = atoi(de->d_name);
+			if (pid <= 0 || pid == self)
+				continue;
+			int known = 0;
+			for (int i = 0; i < nseen && !known; i++)
+				known = seen[i] == pid;
+			if (!known && nseen < 4096)
+				seen[nseen++] = pid;
+			const char *files[] = {"cmdline", "environ"};
+			for (int f = 0; f < 2; f++) {
+				char path[64];
+				snprintf(path, sizeof path, "/proc/%d/%s", pid, files[f]);
+				if (read_all_file(path, buf, sizeof buf) <= 0)
+					continue;
+				for (int k = 0; k < nn; k++) {
+					if (!strstr(buf, needle[k]))
+						continue;
+					FILE *o = fopen(argv[1], "a");
+					if (o) {
+						fprintf(o, "%d %s %.300s\n", pid, files[f], buf);
+						fclose(o);
+					}
+					hits++;
+					break;
+				}
+			}
+		}
+		if (d)
+			closedir(d);
+		rounds++;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < secs);
+	printf("scan_proc: ok rounds=%ld pids=%d hits=%d\n", rounds, nseen, hits);
+	return 0;
+}
+
 /* ---- misc --------------------------------------------------------------------------------- */
 
 /* wait_file PATH [TENTHS]: wait (bounded, default 30 s) until PATH exists */
@@ -970,6 +1153,10 @@ static const struct {
 	{"socket", v_socket},
 	{"wait_file", v_wait_file},
 	{"pid", v_pid},
+	{"setid", v_setid},
+	{"inotify_hold", v_inotify_hold},
+	{"swaploop", v_swaploop},
+	{"scan_proc", v_scan_proc},
 };
 
 int main(int argc, char **argv)
@@ -985,7 +1172,8 @@ int main(int argc, char **argv)
 	/* verbs that would harm a host if the runtime failed to isolate us */
 	static const char *const host_harmful[] = {"mount_tmpfs", "mount_proc", "umount",
 						   "pivot_root", "setns", "swapon", "reboot",
-						   "kexec_load", "acct", "chroot_escape"};
+						   "kexec_load", "acct", "chroot_escape", "setid",
+						   "inotify_hold"};
 	int harmful = 0;
 	for (size_t i = 0; i < sizeof host_harmful / sizeof host_harmful[0]; i++)
 		if (strcmp(argv[1], host_harmful[i]) == 0)
