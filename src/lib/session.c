@@ -53,14 +53,7 @@ static void mint_name(char *out, size_t outsz)
 /* The policy part of the provision request, kept for the session's life. */
 static json_t *policy_of(const mxc_request *r)
 {
-    json_t *pol = json_object();
-    const char *keys[] = {"filesystem", "network", "ui"};
-    for (size_t i = 0; i < 3; i++) {
-        json_t *v = json_object_get(r->root, keys[i]);
-        if (v)
-            json_object_set(pol, keys[i], v);
-    }
-    return pol;
+    return mxc_request_policy_json(r); /* in the engine's shape, whatever the dialect */
 }
 
 /* Rebuilds the plan of a provisioned sandbox from its state. */
