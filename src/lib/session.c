@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -452,6 +453,99 @@ int mxc_oneshot_run(const mxc_request *r, bool caller_exits, int in, int out, in
     if (r->containment == MXC_CONT_ISOLATION_SESSION)
         return oneshot_session(r, in, out, err, exit_code, timed_out, e);
     return oneshot_process(r, caller_exits, in, out, err, exit_code, timed_out, e);
+}
+
+/* The process backend for an in-process caller that drives the workload
+ * itself (libmxc_ffi's spawn): the same steps as oneshot_process up to the
+ * running workload, and the teardown separately in mxc_oneshot_finish. */
+int mxc_oneshot_start(const mxc_request *r, bool pty, unsigned short rows, unsigned short cols, mxc_oneshot *os,
+                      mxc_error *e)
+{
+    static _Atomic unsigned long serial;
+    memset(os, 0, sizeof *os);
+    os->pid1_ctl = -1;
+    os->proc.in_fd = os->proc.out_fd = os->proc.err_fd = os->proc.joiner_pidfd = -1;
+    os->proc.ctl_fd = os->proc.killall_pidfd = os->proc.status_fd = -1;
+    if (r->containment != MXC_CONT_PROCESS)
+        return mxc_err(e, MXC_E_UNSUPPORTED_CONTAINMENT, "a running one-shot handle is served for containment process");
+    if (require_host(e) < 0)
+        return -1;
+    os->plan = calloc(1, sizeof *os->plan);
+    if (!os->plan)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+    if (mxc_plan_from_request(r, os->plan, e) < 0) {
+        free(os->plan);
+        os->plan = NULL;
+        return -1;
+    }
+    os->plan->uid = geteuid();
+    os->plan->gid = getegid();
+    os->plan->rootless = rootless();
+    char cgname[64]; /* one process may run many at once */
+    snprintf(cgname, sizeof cgname, "oneshot-%d-%lu", (int)getpid(), ++serial);
+    mxc_cgroup_open(cgname, &os->cg);
+    mxc_exec_child child = {-1, -1, -1, -1};
+    bool prepared = false;
+    int rc = mxc_exec_spec_build(r, os->plan, &os->spec, e);
+    if (rc == 0)
+        prepared = (rc = mxc_exec_prepare(pty, os->spec.timeout_ms, &os->proc, &child, e)) == 0;
+    if (rc == 0 && pty) { /* the terminal: the workload's three stdio ends, its master ours */
+        int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+        int slave = master < 0 || grantpt(master) < 0 || unlockpt(master) < 0
+                        ? -1 : ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (slave < 0) {
+            int err = errno;
+            if (master >= 0)
+                close(master);
+            rc = mxc_err_os(e, MXC_E_BACKEND_ERROR, "oneshot.pty", err, NULL, "cannot create the terminal");
+        } else {
+            struct winsize ws = {.ws_row = rows, .ws_col = cols};
+            ioctl(master, TIOCSWINSZ, &ws);
+            os->proc.out_fd = master;
+            child.in = child.out = child.err = slave;
+        }
+    }
+    mxc_holder h = {.ctl_fd = -1};
+    if (rc == 0) {
+        mxc_first_exec fx = {.spec = &os->spec, .child = &child};
+        rc = mxc_holder_spawn(os->plan, cgname, false, &fx, &h, &os->cg, e);
+    }
+    os->pid1 = h.pid > 0 ? h.pid : 0;
+    os->pid1_start = h.start_time;
+    os->pid1_ctl = h.ctl_fd;
+    if (rc == 0) {
+        rc = mxc_exec_adopt(&os->proc, &child, h.first_child, h.pid, e);
+    } else if (prepared) {
+        mxc_exec_child_close(&child);
+        mxc_exec_close(&os->proc);
+    }
+    if (rc < 0) {
+        mxc_oneshot_finish(os);
+        return -1;
+    }
+    os->proc.status_fd = h.ctl_fd;
+    return 0;
+}
+
+void mxc_oneshot_finish(mxc_oneshot *os)
+{
+    mxc_exec_close(&os->proc);
+    if (os->pid1 > 0) {
+        mxc_error ignored = {0};
+        mxc_holder_kill(os->pid1, os->pid1_start, &ignored);
+        os->pid1 = 0;
+    }
+    if (os->pid1_ctl >= 0)
+        close(os->pid1_ctl);
+    os->pid1_ctl = -1;
+    if (os->plan) {
+        mxc_cgroup_kill_all(&os->cg);
+        mxc_cgroup_remove(&os->cg);
+        mxc_exec_spec_free(&os->spec);
+        mxc_plan_free(os->plan);
+        free(os->plan);
+        os->plan = NULL;
+    }
 }
 
 json_t *mxc_plan_describe(const mxc_request *r, mxc_error *e)
