@@ -160,13 +160,17 @@ int32_t ffi_accept(const char *json, int32_t experimental, int kind, mxc_request
                         "Invalid version declaration: this library takes contract versions 0.9.0-alpha, 1.0.0 and "
                         "1.1.0-alpha (a \"version\" field is required)");
     }
-    if (rc < 0)
-        return ffi_status_of(e);
-    if (kind == FFI_ONESHOT && r->phase != MXC_PHASE_NONE)
+    /* the request's kind is known from its "phase" before anything else is */
+    bool state_aware = json_object_get(r->root, "phase") != NULL;
+    if (kind == FFI_ONESHOT && state_aware) {
+        mxc_error_clear(e);
         return ffi_fail(e, MXC_E_MALFORMED_REQUEST,
                         "expected a one-shot request; lifecycle requests use the state-aware JSON entry points");
-    if (kind == FFI_STATE_AWARE && r->phase == MXC_PHASE_NONE)
+    }
+    if (kind == FFI_STATE_AWARE && !state_aware) {
+        mxc_error_clear(e);
         return ffi_fail(e, MXC_E_MALFORMED_REQUEST,
                         "expected a state-aware lifecycle request (with a 'phase' field), got a one-shot config");
-    return 0;
+    }
+    return rc < 0 ? ffi_status_of(e) : 0;
 }

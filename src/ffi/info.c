@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ffi_internal.h"
+#include "run_v1.h"
 
 #define MXC_FFI_VERSION "1.0.1" /* the upstream ABI this library implements */
 
@@ -30,14 +31,9 @@ FFI_EXPORT void mxc_error_detail_free(MxcErrorDetail *d)
     memset(d, 0, sizeof *d);
 }
 
-static const char NO_PROXY[] = "mxc: runtimeConfig.networkProxy is not supported by this build (it has no governed "
-                               "egress path to the proxy yet); requests that name one are refused with backend_error.";
-
-/* Our one-shot backend answers to "bubblewrap" (upstream's Linux default)
- * and "process"; proxy enforcement is not offered. */
 FFI_EXPORT char *mxc_available_backends_json(void)
 {
-    json_t *a = json_pack("[{s:s, s:[s]}]", "backend", "bubblewrap", "warnings", NO_PROXY);
+    json_t *a = mxc_backends_json();
     char *s = a ? json_dumps(a, JSON_COMPACT) : NULL;
     json_decref(a);
     return s;
@@ -45,8 +41,11 @@ FFI_EXPORT char *mxc_available_backends_json(void)
 
 FFI_EXPORT char *mxc_platform_support_json(void)
 {
-    json_t *o = json_pack("{s:b, s:n, s:[s], s:{s:s, s:[s]}}", "isSupported", 1, "reason", "availableMethods",
-                          "bubblewrap", "bubblewrapNetwork", "proxyEnforcement", "unsupported", "warnings", NO_PROXY);
+    json_t *b = mxc_backends_json();
+    json_t *o = json_pack("{s:b, s:n, s:[s], s:{s:s, s:O}}", "isSupported", 1, "reason", "availableMethods",
+                          "bubblewrap", "bubblewrapNetwork", "proxyEnforcement", "unsupported", "warnings",
+                          json_object_get(json_array_get(b, 0), "warnings"));
+    json_decref(b);
     char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     return s;

@@ -85,7 +85,7 @@ int mxc_run_request(const char *request, size_t len, unsigned flags, int in, int
     int status = 1;
     int valid = validate(request, len, flags & MXC_RUN_EXPERIMENTAL, &r, &e);
     if (r.dialect == MXC_DIALECT_V1 && r.phase == MXC_PHASE_NONE) { /* upstream's lxc-exec surface */
-        status = valid < 0 ? mxc_v1_report_refusal(&e, flags, out, err) : mxc_v1_run_oneshot(&r, flags, in, out, err);
+        status = valid < 0 ? mxc_v1_report_refusal(&r, &e, flags, out, err) : mxc_v1_run_oneshot(&r, flags, in, out, err);
         goto done;
     }
     if (valid < 0) {
@@ -299,6 +299,18 @@ char *mxc_probe_json(void)
     char *s = json_dumps(p, JSON_COMPACT);
     json_decref(p);
     return s;
+}
+
+char *mxc_available_backends_text(void)
+{
+    json_t *b = mxc_backends_json();
+    char *s = json_dumps(b, JSON_INDENT(2));
+    json_decref(b);
+    char *line = s ? malloc(strlen(s) + 2) : NULL;
+    if (line)
+        sprintf(line, "%s\n", s);
+    free(s);
+    return line;
 }
 
 char *mxc_honor_matrix_markdown(void)

@@ -51,7 +51,15 @@ static int backend_failure(int err, const mxc_error *e)
     return 255;
 }
 
-int mxc_v1_report_refusal(const mxc_error *e, unsigned flags, int out, int err)
+static void dry_run_head(const mxc_request *r, int out)
+{
+    json_t *cid = json_object_get(r->root, "containerId");
+    putf(out, "Script code length: %zu\nWorking directory: %s\nScript timeout: %u\nContainer name: %s\n",
+         r->command_line ? strlen(r->command_line) : 0, r->cwd ? r->cwd : "", r->timeout_ms,
+         json_is_string(cid) ? json_string_value(cid) : "");
+}
+
+int mxc_v1_report_refusal(const mxc_request *r, const mxc_error *e, unsigned flags, int out, int err)
 {
     switch (e->code) {
     case MXC_E_MALFORMED_REQUEST:
@@ -65,7 +73,8 @@ int mxc_v1_report_refusal(const mxc_error *e, unsigned flags, int out, int err)
         return 1;
     default:
         if (flags & MXC_RUN_DRY_RUN) {
-            putf(out, "Dry run completed. Result: validation failed: %s\n", e->message);
+            dry_run_head(r, out);
+            putf(out, "Runner completed in 0ms\nDry run completed. Result: validation failed: %s\n", e->message);
             return 255;
         }
         return backend_failure(err, e);
@@ -88,12 +97,9 @@ int mxc_v1_run_oneshot(const mxc_request *r, unsigned flags, int in, int out, in
         json_t *plan = mxc_plan_describe(r, &e);
         int status;
         if (!plan) {
-            status = mxc_v1_report_refusal(&e, flags, out, err);
+            status = mxc_v1_report_refusal(r, &e, flags, out, err);
         } else {
-            json_t *cid = json_object_get(r->root, "containerId");
-            putf(out, "Script code length: %zu\nWorking directory: %s\nScript timeout: %u\nContainer name: %s\n",
-                 strlen(r->command_line), r->cwd ? r->cwd : "", r->timeout_ms,
-                 json_is_string(cid) ? json_string_value(cid) : "");
+            dry_run_head(r, out);
             putf(out, "Runner completed in %ldms\nDry run completed. Result: validation passed\n", ms_since(&t0));
             json_decref(plan);
             status = 0;
@@ -118,4 +124,14 @@ int mxc_v1_run_oneshot(const mxc_request *r, unsigned flags, int in, int out, in
     }
     mxc_error_clear(&e);
     return status;
+}
+
+json_t *mxc_backends_json(void)
+{
+    /* Our one-shot sandbox answers to "bubblewrap", upstream's Linux
+     * default; proxy enforcement is not offered (yet), said as upstream
+     * says it: a warning instead of the proxyEnforcement capability. */
+    return json_pack("[{s:s, s:[s]}]", "backend", "bubblewrap", "warnings",
+                     "mxc: runtimeConfig.networkProxy is not supported by this build (it has no governed egress "
+                     "path to the proxy yet); requests that name one are refused with backend_error.");
 }
