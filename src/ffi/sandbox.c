@@ -80,6 +80,27 @@ static int hand_over_stdio(MxcSandbox *h, mxc_error *e)
     return 0;
 }
 
+/* The terminal's last output: the engine's relay stops once the workload
+ * is reaped, and what it wrote just before may still be in the master. */
+static void drain_terminal(int master, int to)
+{
+    char buf[16384];
+    struct pollfd p = {.fd = master, .events = POLLIN};
+    while (master >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLIN)) {
+        ssize_t n = read(master, buf, sizeof buf);
+        if (n <= 0)
+            return;
+        for (ssize_t off = 0; off < n;) {
+            ssize_t w = write(to, buf + off, (size_t)(n - off));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                return; /* the reader is gone */
+            off += w;
+        }
+    }
+}
+
 static void *supervise(void *arg)
 {
     MxcSandbox *h = arg;
@@ -124,6 +145,8 @@ static void *supervise(void *arg)
     pthread_sigmask(SIG_BLOCK, &pipe_only, NULL);
     mxc_exec_run(h->proc, h->pty ? h->relay_in : -1, h->pty ? h->relay_out : -1, -1, &e);
     mxc_error_clear(&e);
+    if (h->pty)
+        drain_terminal(h->proc->out_fd, h->relay_out);
     int code = h->proc->exit_code;
     bool timed_out = h->proc->timed_out;
     if (h->session_exec)

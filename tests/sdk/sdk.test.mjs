@@ -191,6 +191,15 @@ test('spawnWithPty: the workload has a terminal of the requested size', async ()
   p.dispose();
 });
 
+test('spawnWithPty: output written just before the exit is all delivered', async () => {
+  const p = await mxc.spawnWithPty({ command: "head -c 50000 /dev/zero | tr '\\0' x; echo; echo END" });
+  const output = collect(p.output);
+  assert.equal((await p.wait()).exitCode, 0);
+  const text = (await output).replace(/\r/g, '');
+  assert.equal(text, 'x'.repeat(50000) + '\nEND\n');
+  p.dispose();
+});
+
 test('spawnWithPty: resize reaches the terminal', async () => {
   const p = await mxc.spawnWithPty({ command: 'read x; stty size' }, { size: { rows: 24, columns: 80 } });
   const output = collect(p.output);
