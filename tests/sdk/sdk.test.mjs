@@ -39,6 +39,17 @@ test('the SDK loads our library', () => {
   assert.ok(backends.some((b) => b.backend === 'bubblewrap'), JSON.stringify(backends));
 });
 
+test('getPlatformSupport: our lxc-exec answers --available-backends', () => {
+  const bin = fs.mkdtempSync(path.join(scratch, 'bin-'));
+  fs.mkdirSync(path.join(bin, 'x64'));
+  fs.symlinkSync(path.join(process.env.MXC_FFI_DIR, 'mxc-exec'), path.join(bin, 'x64', 'lxc-exec'));
+  process.env.MXC_BIN_DIR = bin;
+  const support = mxc.getPlatformSupport();
+  assert.equal(support.isSupported, true, JSON.stringify(support));
+  assert.equal(support.bubblewrapNetwork.proxyEnforcement, 'unsupported');
+  assert.ok(support.bubblewrapNetwork.warnings.some((w) => w.startsWith('mxc:')), JSON.stringify(support));
+});
+
 test('run: stdout, stderr and the exit code', async () => {
   const r = await mxc.run({ command: 'echo hello; echo oops >&2; exit 7' });
   assert.equal(r.stdout, 'hello\n');
