@@ -52,7 +52,8 @@ struct MxcSandbox {
     ffi_state state;
     /* what to start (read by the supervisor thread) */
     mxc_request req;
-    bool session_exec; /* an exec in a live session, else a one-shot */
+    bool session_exec; /* an exec in a live session (or an isolation_session one-shot's), else a one-shot */
+    char *oneshot_session; /* an isolation_session one-shot: the sandboxId it provisioned, deprovisioned at the end */
     bool pty;
     unsigned short rows, cols;
     /* the start's outcome */

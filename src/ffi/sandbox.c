@@ -28,12 +28,81 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
+/* One phase, from a request this module composed. */
+static int session_phase(json_t *req, json_t **result, mxc_error *e)
+{
+    char *text = json_dumps(req, JSON_COMPACT);
+    json_decref(req);
+    mxc_request r;
+    int rc = text ? mxc_request_parse(text, strlen(text), &r, e) : mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+    free(text);
+    if (rc == 0)
+        rc = mxc_session_phase(&r, result, e);
+    if (text)
+        mxc_request_free(&r);
+    return rc;
+}
+
+/* An isolation_session one-shot as a handle: provision (its policy as
+ * validated) and start a session, then its exec is the workload;
+ * deprovisioned when it is done. */
+static int oneshot_session_start(MxcSandbox *h, mxc_error *e)
+{
+    json_t *prov = mxc_request_policy_json(&h->req);
+    json_object_set_new(prov, "containment", json_string("isolation_session"));
+    json_object_set_new(prov, "phase", json_string("provision"));
+    json_t *res = NULL;
+    if (session_phase(prov, &res, e) < 0)
+        return -1;
+    h->oneshot_session = strdup(json_string_value(json_object_get(res, "sandboxId")));
+    json_decref(res);
+    if (!h->oneshot_session)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+    int rc = session_phase(json_pack("{s:s, s:s}", "phase", "start", "sandboxId", h->oneshot_session), &res, e);
+    json_decref(res);
+    json_t *exec = json_pack("{s:s, s:s, s:s, s:O}", "version", h->req.contract, "phase", "exec", "sandboxId",
+                             h->oneshot_session, "process", json_object_get(h->req.root, "process"));
+    char *text = rc == 0 ? json_dumps(exec, JSON_COMPACT) : NULL;
+    json_decref(exec);
+    mxc_request er;
+    if (rc == 0)
+        rc = text ? mxc_request_parse(text, strlen(text), &er, e) : mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+    free(text);
+    if (rc == 0) {
+        mxc_request_free(&h->req); /* the exec is what runs now */
+        h->req = er;
+    }
+    return rc;
+}
+
+static void oneshot_session_end(MxcSandbox *h)
+{
+    if (!h->oneshot_session)
+        return;
+    mxc_error ignored = {0};
+    json_t *res = NULL;
+    session_phase(json_pack("{s:s, s:s}", "phase", "deprovision", "sandboxId", h->oneshot_session), &res, &ignored);
+    json_decref(res);
+    mxc_error_clear(&ignored);
+    free(h->oneshot_session);
+    h->oneshot_session = NULL;
+}
+
 /* Starts the workload (on the supervisor thread). */
 static int start_workload(MxcSandbox *h, mxc_error *e)
 {
-    if (h->session_exec) {
-        if (mxc_session_exec_start(&h->req, h->pty, &h->exec_proc, e) < 0)
+    if (!h->session_exec && h->req.containment == MXC_CONT_ISOLATION_SESSION) {
+        h->session_exec = true;
+        if (oneshot_session_start(h, e) < 0) {
+            oneshot_session_end(h);
             return -1;
+        }
+    }
+    if (h->session_exec) {
+        if (mxc_session_exec_start(&h->req, h->pty, &h->exec_proc, e) < 0) {
+            oneshot_session_end(h);
+            return -1;
+        }
         h->proc = &h->exec_proc;
         if (h->pty) {
             struct winsize ws = {.ws_row = h->rows, .ws_col = h->cols};
@@ -126,6 +195,7 @@ static void *supervise(void *arg)
                 mxc_exec_close(h->proc);
             else
                 mxc_oneshot_finish(&h->os);
+            oneshot_session_end(h);
             pthread_mutex_lock(&h->mu);
         }
         h->state = H_DONE;
@@ -153,6 +223,7 @@ static void *supervise(void *arg)
         mxc_exec_close(h->proc);
     else
         mxc_oneshot_finish(&h->os);
+    oneshot_session_end(h); /* nothing of an isolation_session one-shot outlives it */
     close_fd(&h->relay_in);
     close_fd(&h->relay_out); /* the caller's terminal output ends here */
 
@@ -221,10 +292,6 @@ static int32_t spawn(const char *json, int32_t experimental, bool session_exec, 
     int32_t st = ffi_accept(json, experimental, session_exec ? FFI_STATE_AWARE : FFI_ONESHOT, &h->req, &e);
     if (st == 0 && session_exec && h->req.phase != MXC_PHASE_EXEC)
         st = ffi_fail(&e, MXC_E_MALFORMED_REQUEST, "this entry point takes exec requests only");
-    if (st == 0 && !session_exec && h->req.containment != MXC_CONT_PROCESS)
-        st = ffi_fail(&e, MXC_E_UNSUPPORTED_CONTAINMENT,
-                      "a streaming one-shot is served for containment process/bubblewrap; for isolation_session use "
-                      "mxc_run_json or the lifecycle entry points");
     h->session_exec = session_exec;
     h->pty = pty;
     h->rows = rows, h->cols = cols;

@@ -297,6 +297,21 @@ test('isolation_session: provision, start, execs, stop, restart, deprovision, th
   await rejectsWith(mxc.runInContainer(id, { command: 'true' }), 'stale_id');
 });
 
+test('isolation_session one-shots: run and spawn leave no sandbox behind', async () => {
+  const network = { egress: { default: 'allow' }, ingress: { default: 'allow', hostLoopback: 'allow' } };
+  const before = fs.readdirSync(process.env.MXC_STATE_DIR).filter((n) => !n.startsWith('.'));
+  const r = await mxc.run({ command: 'echo once', containment: { type: 'isolation_session' }, network });
+  assert.equal(r.stdout, 'once\n');
+  const p = await mxc.spawn({ command: 'read x; echo "got $x"; exit 4', containment: { type: 'isolation_session' }, network });
+  const out = collect(p.standardOutput);
+  p.standardInput.end('in\n');
+  assert.deepEqual(await p.wait(), { exitCode: 4, timedOut: false });
+  assert.equal(await out, 'got in\n');
+  p.dispose();
+  const after = fs.readdirSync(process.env.MXC_STATE_DIR).filter((n) => !n.startsWith('.'));
+  assert.deepEqual(after, before);
+});
+
 test('isolation_session: ids the SDK and the native side refuse', async () => {
   await rejectsWith(mxc.startContainer('abc'), 'malformed_id');
   await rejectsWith(mxc.startContainer('zzz:abc'), 'malformed_id');
