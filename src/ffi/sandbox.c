@@ -99,15 +99,12 @@ static int start_workload(MxcSandbox *h, mxc_error *e)
         }
     }
     if (h->session_exec) {
+        h->req.pty_rows = h->rows, h->req.pty_cols = h->cols; /* set before the workload starts */
         if (mxc_session_exec_start(&h->req, h->pty, &h->exec_proc, e) < 0) {
             oneshot_session_end(h);
             return -1;
         }
         h->proc = &h->exec_proc;
-        if (h->pty) {
-            struct winsize ws = {.ws_row = h->rows, .ws_col = h->cols};
-            ioctl(h->proc->out_fd, TIOCSWINSZ, &ws);
-        }
         h->id = (uint32_t)h->proc->workload;
         h->kill_pidfd = h->proc->joiner_pidfd >= 0 ? fcntl(h->proc->joiner_pidfd, F_DUPFD_CLOEXEC, 3) : -1;
         h->kill_cgroup = h->proc->has_cgroup;

@@ -201,6 +201,8 @@ int mxc_exec_spec_build(const mxc_request *r, const mxc_plan *p, mxc_exec_spec *
     s->command_line = r->command_line;
     s->cwd = r->cwd;
     s->timeout_ms = r->timeout_ms;
+    s->pty_rows = r->pty_rows;
+    s->pty_cols = r->pty_cols;
     size_t n = 0;
     char home[4200];
     snprintf(home, sizeof home, "HOME=%s", mxc_plan_default_cwd(p));

@@ -92,6 +92,9 @@ typedef struct mxc_request {
     const char *net_v1_what;  /* UNSUPPORTED: the shape, for the message */
     const char *network_proxy; /* runtimeConfig.networkProxy; NULL = absent */
 
+    /* not from the wire: an in-process caller's terminal size for an exec on a pty (0 = default) */
+    unsigned short pty_rows, pty_cols;
+
     json_t *experimental; /* borrowed; NULL = absent */
     bool has_app_id;      /* experimental.isolation_session.provision.appId (provision only) */
     const char *app_id;
