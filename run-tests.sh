@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # All tests: unit (plain and ASan+UBSan), the sandbox suites against the
-# ASan+UBSan CLI, valgrind on the CLI, bounded
-# fuzzing, the shared conformance cases (when ../shared exists), and the
-# pytest integration and escape suites (root, real namespaces) — last, so
-# its summary is the closing line.
+# ASan+UBSan CLI, libmxc_ffi's ABI under ASan+UBSan, valgrind on the CLI and
+# the FFI, bounded fuzzing, the shared conformance cases (when ../shared
+# exists), the published Node SDK 1.0.1 against libmxc_ffi.so, and the
+# pytest integration, escape and differential suites (root, real
+# namespaces; the differential one against upstream's lxc-exec from the
+# SDK package) — last, so its summary is the closing line.
 set -uo pipefail
 cd "$(dirname "$0")"
 bash scripts/deps.sh
@@ -27,6 +29,12 @@ ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1 MXC_EXEC="$PWD/build-a
   /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/integration/test_lifecycle.py \
   tests/integration/test_session.py tests/integration/test_rootless.py tests/escape | tail -1 || fail=1
 
+stage "libmxc_ffi.so ABI under ASan+UBSan"
+(st=$(mktemp -d); trap 'rm -rf "$st"' EXIT
+ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 MXC_STATE_DIR=$st \
+   build-asan/test-ffi-abi "$PWD/build-asan/libmxc_ffi.so" 2>&1 | grep -v 'handle_no_return\|False positive\|google/sanitizers\|take_native_stdio failed' | tail -3
+ exit "${PIPESTATUS[0]}") || fail=1
+
 stage "valgrind on mxc-exec (sample requests)"
 bash scripts/valgrind.sh || fail=1
 
@@ -38,7 +46,18 @@ if [ -f ../shared/conformance/run.py ]; then
   (cd /tmp && python3 "$OLDPWD/../shared/conformance/run.py" "$OLDPWD/build/mxc-exec") || fail=1
 fi
 
-stage "integration and escape tests (pytest)"
+stage "the published SDK (@microsoft/mxc-sdk 1.0.1, Node 24) against libmxc_ffi.so"
+# installs Node 24 and the SDK from tests/sdk/package-lock.json (npm ci), then
+# runs tests/sdk/sdk.test.mjs with MXC_FFI_DIR at our build
+sdk_log=$(mktemp)
+if bash tests/sdk/run.sh build >"$sdk_log" 2>&1; then
+  grep -E '^(✔|✖|ℹ (tests|pass|fail) )' "$sdk_log"
+else
+  tail -n 80 "$sdk_log"; fail=1
+fi
+rm -f "$sdk_log"
+
+stage "integration, escape and differential tests (pytest)"
 /usr/bin/python3 -m pytest -q -rfE tests/
 rc=$?
 [ $rc -eq 0 ] && [ $fail -eq 0 ] && exit 0

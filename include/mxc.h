@@ -81,6 +81,10 @@ int mxc_run_request(const char *request, size_t len, unsigned flags, int in, int
 /* The capability report printed by mxc-exec --probe (malloc'd JSON). */
 char *mxc_probe_json(void);
 
+/* The backends this host offers, as upstream's `lxc-exec --available-backends`
+ * prints them: a pretty JSON array with a trailing newline (malloc'd). */
+char *mxc_available_backends_text(void);
+
 /* The honor matrix as a Markdown table (malloc'd), for the docs. */
 char *mxc_honor_matrix_markdown(void);
 

@@ -15,6 +15,10 @@ reqs=(
   '{"bad json'
   '{"process":{"commandLine":"true","env":["A=1"]},"filesystem":{"readonlyPaths":["/usr"]}}'
   '{"version":"1.0.0","process":{"commandLine":"x"}}'
+  '{"version":"1.0.0","containment":"bubblewrap","process":{"commandLine":"x","env":["A=b"]},"network":{"egress":{"default":"deny","allow":[{"to":[{"cidr":"10.0.0.0/8","except":["10.1.0.0/16"]}],"ports":[{"port":80,"endPort":90}]}]}}}'
+  '{"version":"1.0.0","process":{"commandLine":"x"},"bogus":1}'
+  '{"version":"1.0.0","phase":"provision","containment":"isolation_session","network":{"egress":{"default":"allow"},"ingress":{"default":"allow","hostLoopback":"allow"}},"isolationSession":{"provision":{"appId":"a"}}}'
+  '{"version":"1.1.0-alpha","containment":"hyperlight","process":{"commandLine":"x"}}'
 )
 flags=(--experimental --dry-run)
 bad=0
@@ -24,6 +28,11 @@ for r in "${reqs[@]}"; do
   if [ $? -eq 99 ]; then echo "valgrind errors for: $r"; echo "$out"; bad=1; fi
 done
 out=$(MXC_STATE_DIR=$st valgrind -q --leak-check=full --error-exitcode=99 "$exe" --probe 2>&1) || { [ $? -eq 99 ] && { echo "$out"; bad=1; }; }
+out=$(MXC_STATE_DIR=$st valgrind -q --leak-check=full --error-exitcode=99 "$exe" --available-backends 2>&1) || { [ $? -eq 99 ] && { echo "$out"; bad=1; }; }
+# libmxc_ffi.so: argument checks, refusals, telemetry (no sandbox: see above)
+out=$(MXC_STATE_DIR=$st valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
+      --errors-for-leak-kinds=definite,indirect --error-exitcode=99 build/test-ffi-abi "$PWD/build/libmxc_ffi.so" --no-sandbox 2>&1)
+if [ $? -ne 0 ]; then echo "valgrind errors in test-ffi-abi --no-sandbox"; echo "$out"; bad=1; fi
 rm -rf "$st"
 [ $bad -eq 0 ] && echo "valgrind: clean"
 exit $bad

@@ -17,11 +17,12 @@
 static const char USAGE[] =
     "usage: mxc-exec [--experimental] [--debug] [--log-file PATH] [--dry-run]\n"
     "                [--allow-testing-features] (--config FILE|- | --config-base64 B64 | FILE)\n"
-    "       mxc-exec --probe | --honor-matrix | --version | --help\n"
+    "       mxc-exec --probe | --available-backends | --honor-matrix | --version | --help\n"
     "\n"
     "Runs one MXC request (JSON) in a Linux sandbox. Non-exec phases print one\n"
     "{\"result\":...} or {\"error\":...} envelope on stdout; exec and one-shot\n"
-    "requests stream the workload's output and exit with its status.\n";
+    "requests stream the workload's output and exit with its status.  A contract\n"
+    "1.0 one-shot is answered as upstream's lxc-exec answers it (docs/wire-contract.md).\n";
 
 static void fail_envelope(const char *fmt, const char *arg)
 {
@@ -79,6 +80,11 @@ int main(int argc, char **argv)
             char *p = mxc_probe_json();
             printf("%s\n", p ? p : "{}");
             mxc_free(p);
+            return 0;
+        } else if (!strcmp(a, "--available-backends")) { /* upstream lxc-exec's discovery */
+            char *b = mxc_available_backends_text();
+            fputs(b ? b : "[]\n", stdout);
+            mxc_free(b);
             return 0;
         } else if (!strcmp(a, "--honor-matrix")) {
             char *m = mxc_honor_matrix_markdown();

@@ -17,7 +17,9 @@
 #include "policy.h"
 #include "probe.h"
 #include "sandbox_id.h"
+#include "run_v1.h"
 #include "session.h"
+#include "validate.h"
 
 void mxc_free(void *p)
 {
@@ -26,20 +28,7 @@ void mxc_free(void *p)
 
 static int validate(const char *buf, size_t len, bool experimental, mxc_request *r, mxc_error *e)
 {
-    if (mxc_request_parse(buf, len, r, e) < 0)
-        return -1;
-    if (r->phase != MXC_PHASE_NONE && !experimental) {
-        mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "state-aware phases are experimental");
-        mxc_err_set_remediation(e, "pass --experimental to mxc-exec to use the state-aware lifecycle");
-        return -1;
-    }
-    if (r->phase != MXC_PHASE_NONE && r->phase != MXC_PHASE_PROVISION) {
-        mxc_sandbox_id id;
-        if (mxc_sandbox_id_decode(r->sandbox_id, &id, e) < 0 && e->code != MXC_E_STALE_ID)
-            return -1;
-        mxc_error_clear(e); /* a stale id is the state layer's answer, after policy */
-    }
-    return mxc_policy_validate(r, e);
+    return mxc_validate(buf, len, experimental ? MXC_VALIDATE_EXPERIMENTAL : 0, r, e);
 }
 
 static void write_all(int fd, const char *s)
@@ -94,7 +83,12 @@ int mxc_run_request(const char *request, size_t len, unsigned flags, int in, int
     mxc_request r;
     mxc_error e = {0};
     int status = 1;
-    if (validate(request, len, flags & MXC_RUN_EXPERIMENTAL, &r, &e) < 0) {
+    int valid = validate(request, len, flags & MXC_RUN_EXPERIMENTAL, &r, &e);
+    if (r.dialect == MXC_DIALECT_V1 && r.phase == MXC_PHASE_NONE) { /* upstream's lxc-exec surface */
+        status = valid < 0 ? mxc_v1_report_refusal(&r, &e, flags, out, err) : mxc_v1_run_oneshot(&r, flags, in, out, err);
+        goto done;
+    }
+    if (valid < 0) {
         print_error(out, &e);
         goto done;
     }
@@ -305,6 +299,18 @@ char *mxc_probe_json(void)
     char *s = json_dumps(p, JSON_COMPACT);
     json_decref(p);
     return s;
+}
+
+char *mxc_available_backends_text(void)
+{
+    json_t *b = mxc_backends_json();
+    char *s = json_dumps(b, JSON_INDENT(2));
+    json_decref(b);
+    char *line = s ? malloc(strlen(s) + 2) : NULL;
+    if (line)
+        sprintf(line, "%s\n", s);
+    free(s);
+    return line;
 }
 
 char *mxc_honor_matrix_markdown(void)

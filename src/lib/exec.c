@@ -163,7 +163,7 @@ pid_t mxc_exec_spawn(const mxc_plan *p, const mxc_exec_spec *s, const mxc_exec_c
 /* Attached mode: the pty comes from the sandbox's own devpts (so the
  * workload's ttyname(3) names a /dev/pts entry it can see); the master
  * goes to the caller over the control socket, the slave to the workload. */
-static int sandbox_pty(int ctl, mxc_exec_child *c)
+static int sandbox_pty(int ctl, const mxc_exec_spec *s, mxc_exec_child *c)
 {
     int master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
     if (master < 0)
@@ -173,6 +173,10 @@ static int sandbox_pty(int ctl, mxc_exec_child *c)
     if (slave < 0) {
         close(master);
         return -1;
+    }
+    if (s->pty_rows && s->pty_cols) { /* the size the caller asked for, before the workload can look */
+        struct winsize ws = {.ws_row = s->pty_rows, .ws_col = s->pty_cols};
+        ioctl(master, TIOCSWINSZ, &ws);
     }
     ssize_t n = send_with_cmsg(ctl, 4, SCM_RIGHTS, &master, sizeof master);
     close(master);
@@ -236,7 +240,7 @@ static _Noreturn void joiner_main(pid_t holder, const mxc_plan *p, const mxc_exe
         _exit(127);
     }
     stage = "exec.pty";
-    if (c->in < 0 && sandbox_pty(ctl, c) < 0)
+    if (c->in < 0 && sandbox_pty(ctl, s, c) < 0)
         goto fail;
     /* The workload is the caller's child, not ours (CLONE_PARENT): the
      * caller waits for it directly and we are done once it runs — one

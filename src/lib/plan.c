@@ -205,14 +205,20 @@ int mxc_exec_spec_build(const mxc_request *r, const mxc_plan *p, mxc_exec_spec *
     s->command_line = r->command_line;
     s->cwd = r->cwd;
     s->timeout_ms = r->timeout_ms;
+    s->pty_rows = r->pty_rows;
+    s->pty_cols = r->pty_cols;
     size_t n = 0;
     char home[4200];
     snprintf(home, sizeof home, "HOME=%s", mxc_plan_default_cwd(p));
     char user[64];
     snprintf(user, sizeof user, "USER=%s", p->agent_name[0] ? p->agent_name : "agent");
     const char *boot[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", home,
-                          "LANG=C.UTF-8", user};
-    for (size_t i = 0; i < sizeof boot / sizeof boot[0]; i++)
+                          "LANG=C.UTF-8", user, "TERM=xterm-256color"};
+    /* Contract 1.0: a given process.env is the whole environment unless
+     * inheritDefaultEnv layers it on the defaults (which add TERM there). */
+    bool v1 = r->dialect == MXC_DIALECT_V1;
+    size_t nboot = v1 && r->env_given && !r->inherit_default_env ? 0 : v1 ? 5 : 4;
+    for (size_t i = 0; i < nboot; i++)
         if (env_push(&s->envp, &n, boot[i]) < 0)
             return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory building the environment");
     for (size_t i = 0; i < r->env.n; i++) {

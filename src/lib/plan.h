@@ -57,6 +57,7 @@ typedef struct mxc_exec_spec {
     const char *cwd;       /* NULL: the default (workspace, or the first directory grant, or /tmp) */
     char **envp;           /* NULL-terminated, owned */
     uint32_t timeout_ms;
+    unsigned short pty_rows, pty_cols; /* a session exec's terminal size; 0: the kernel's default */
 } mxc_exec_spec;
 
 /* Builds the policy part of the plan from a (policy-validated) request.

@@ -49,7 +49,7 @@ const mxc_matrix_row MXC_MATRIX[MXC_F__COUNT] = {
     {MXC_F_FALLBACK, "fallback.allowDaclMutation", {N, N, N, N, N, N}, ""},
     {MXC_F_CONTAINER_ID, "containerId", {A, A, A, A, A, A}, ""},
     {MXC_F_PROCESS_COMMAND, "process.commandLine", {H, A, A, H, A, A}, ""},
-    {MXC_F_PROCESS_OPTIONS, "process.cwd / env / timeout", {H, A, A, H, A, A}, ""},
+    {MXC_F_PROCESS_OPTIONS, "process.cwd / env / timeout (contract 1.0: and inheritDefaultEnv)", {H, A, A, H, A, A}, ""},
     {MXC_F_APP_ID, "experimental.isolation_session.provision.appId", {A, H, N, N, N, N}, ""},
     {MXC_F_EXP_OWN_OTHER_PHASE, "experimental.<own backend>.<another phase>", {A, A, A, A, A, A}, ""},
     {MXC_F_STABLE_SECTION, "processContainer / appContainer / lxc / seatbelt / macos_sandbox", {R, R, R, R, R, R},
@@ -58,8 +58,16 @@ const mxc_matrix_row MXC_MATRIX[MXC_F__COUNT] = {
      "an experimental section of another backend cannot configure this one"},
     {MXC_F_FOREIGN_EXP_MANY, "two or more experimental.<another backend> sections", {R, R, R, R, R, R},
      "more than one experimental section of other backends"},
-    {MXC_F_RUNTIME_CONFIG, "runtimeConfig (non-empty)", {R, R, R, R, R, R},
-     "runtimeConfig is not supported by mxc for Linux"},
+    {MXC_F_RUNTIME_CONFIG, "runtimeConfig (non-empty; contract 1.0: runtimeConfig.networkProxy)", {R, R, R, R, R, R},
+     "runtimeConfig.networkProxy needs a governed egress path to the proxy, which this build does not ship yet"},
+    {MXC_F_NET_PROXY, "network.proxy (legacy)", {R, R, R, R, R, R},
+     "network.proxy is not supported by this build: it has no path to an upstream proxy"},
+    {MXC_F_NET_V1_UNSUPPORTED, "network.egress / ingress other than blocked or all-allow (contract 1.0)",
+     {R, R, R, R, R, R},
+     "this build enforces two network postures: blocked (egress.default deny, no rules: its own namespace, loopback "
+     "only) and all-allow (egress, ingress and hostLoopback allow: the host network); rules and partial allows need a "
+     "userspace network stack, which this build does not ship yet"},
+    {MXC_F_TELEMETRY, "telemetry.enabled (contract 1.0)", {A, A, A, A, A, A}, ""},
 };
 
 #undef H
@@ -94,6 +102,13 @@ static void collect_network(const mxc_request *r, bool *f)
         f[MXC_F_NET_ABSENT] = true;
         return;
     }
+    if (r->dialect == MXC_DIALECT_V1) {
+        f[r->net_v1 == MXC_NET_V1_ALLOW_ALL ? MXC_F_NET_ALLOW_ACK
+          : r->net_v1 == MXC_NET_V1_BLOCK   ? MXC_F_NET_BLOCK
+                                            : MXC_F_NET_V1_UNSUPPORTED] = true;
+        return;
+    }
+    f[MXC_F_NET_PROXY] = r->net_proxy;
     if (r->net_directional) {
         f[MXC_F_NET_DIRECTIONAL] = true;
         return;
@@ -163,6 +178,8 @@ static void collect(const mxc_request *r, bool *f)
     f[MXC_F_APP_ID] = r->has_app_id;
     f[MXC_F_STABLE_SECTION] = r->stable_section != NULL;
     f[MXC_F_RUNTIME_CONFIG] = r->has_runtime_config;
+    f[MXC_F_TELEMETRY] = r->has_telemetry;
+    f[MXC_F_PROCESS_OPTIONS] |= r->inherit_default_env;
     collect_experimental(r, f);
 }
 
@@ -210,9 +227,9 @@ static int check_paths(const mxc_request *r, mxc_error *e)
         for (size_t i = 0; i < lists[k].l->n; i++)
             if (mxc_policy_check_path(lists[k].what, lists[k].l->v[i], e) < 0)
                 return -1;
-    if (r->cwd && r->phase == MXC_PHASE_NONE && mxc_policy_check_path("process.cwd", r->cwd, e) < 0)
-        return -1;
-    if (r->cwd && r->phase == MXC_PHASE_EXEC && mxc_policy_check_path("process.cwd", r->cwd, e) < 0)
+    /* cwd "/" is a place to start, not a grant of the host */
+    bool runs = r->phase == MXC_PHASE_NONE || r->phase == MXC_PHASE_EXEC;
+    if (runs && r->cwd && strcmp(r->cwd, "/") != 0 && mxc_policy_check_path("process.cwd", r->cwd, e) < 0)
         return -1;
     return 0;
 }
@@ -225,7 +242,10 @@ static int validate(const mxc_request *r, mxc_error *e)
     for (int i = 0; i < MXC_F__COUNT; i++) {
         const mxc_matrix_row *row = &MXC_MATRIX[i];
         if (f[row->feature] && row->disp[s] == MXC_DISP_REJECTED)
-            return mxc_err(e, MXC_E_POLICY_VALIDATION, "%s is rejected on %s: %s", row->field,
+            return mxc_err(e, MXC_E_POLICY_VALIDATION, "%s%s%s%s is rejected on %s: %s", row->field,
+                           row->feature == MXC_F_NET_V1_UNSUPPORTED ? " (here: " : "",
+                           row->feature == MXC_F_NET_V1_UNSUPPORTED ? r->net_v1_what : "",
+                           row->feature == MXC_F_NET_V1_UNSUPPORTED ? ")" : "",
                            s == MXC_SURF_ONESHOT ? "the one-shot surface" : mxc_phase_name(r->phase), row->why);
     }
     if (s == MXC_SURF_PROVISION && r->has_app_id) {

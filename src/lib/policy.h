@@ -45,6 +45,9 @@ typedef enum {
     MXC_F_FOREIGN_EXP_ONE,
     MXC_F_FOREIGN_EXP_MANY,
     MXC_F_RUNTIME_CONFIG,
+    MXC_F_NET_PROXY,
+    MXC_F_NET_V1_UNSUPPORTED,
+    MXC_F_TELEMETRY,
     MXC_F__COUNT
 } mxc_feature;
 

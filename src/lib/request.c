@@ -176,7 +176,8 @@ static int check_version(const char *v, int *minor_out, mxc_error *e)
         return mxc_err(e, MXC_E_MALFORMED_REQUEST, "version \"%.40s\" is not a semantic version", v);
     if (part[0] > 0 || part[1] > 9)
         return mxc_err(e, MXC_E_MALFORMED_REQUEST,
-                       "version %.40s is newer than this build supports (0.6 to 0.9); upgrade mxc", v);
+                       "Unsupported contract version %.40s. Registered versions are: 0.9.0-alpha, 1.0.0, 1.1.0-alpha "
+                       "(and the legacy 0.6 to 0.9 dialect); a newer contract needs a newer mxc: upgrade mxc", v);
     if (part[1] < 6)
         return mxc_err(e, MXC_E_MALFORMED_REQUEST, "version %.40s is older than the oldest supported (0.6)", v);
     *minor_out = (int)part[1];
@@ -198,9 +199,7 @@ const char *mxc_phase_name(mxc_phase p)
 static int parse_network(json_t *n, int minor, mxc_request *r, mxc_error *e)
 {
     r->has_network = true;
-    if (json_object_get(n, "proxy"))
-        return mxc_err(e, MXC_E_MALFORMED_REQUEST,
-                       "network.proxy is not supported: governed egress is configured with allowedHosts");
+    r->net_proxy = json_object_get(n, "proxy") != NULL; /* refused like every unsupported field: policy.c */
     bool directional = json_object_get(n, "egress") || json_object_get(n, "ingress");
     bool legacy = json_object_size(n) > (size_t)((json_object_get(n, "egress") ? 1 : 0) +
                                                   (json_object_get(n, "ingress") ? 1 : 0));
@@ -316,6 +315,11 @@ static int resolve_containment(mxc_request *r, mxc_error *e)
 
 int mxc_request_parse(const char *buf, size_t len, mxc_request *r, mxc_error *e)
 {
+    return mxc_request_parse_opts(buf, len, 0, r, e);
+}
+
+int mxc_request_parse_opts(const char *buf, size_t len, unsigned opts, mxc_request *r, mxc_error *e)
+{
     memset(r, 0, sizeof *r);
     if (len > MXC_REQUEST_MAX_BYTES)
         return mxc_err(e, MXC_E_MALFORMED_REQUEST, "request is %zu bytes; the limit is %u", len,
@@ -330,12 +334,20 @@ int mxc_request_parse(const char *buf, size_t len, mxc_request *r, mxc_error *e)
     if (!json_is_object(r->root))
         return mxc_err(e, MXC_E_MALFORMED_REQUEST, "request must be a JSON object");
     json_t *root = r->root;
+    /* An exact registered contract version selects contract 1.0's rules
+     * (request_v1.c); anything else is the legacy dialect below. */
+    if (mxc_contract_is_registered(str_at(root, "version")))
+        return mxc_request_parse_v1(r, opts, e);
     int minor = 9;
     /* The version gate first: a newer client is the one that sends fields
      * we do not know, and "upgrade" is the answer it needs. */
     const char *version = str_at(root, "version");
-    if (version && check_version(version, &minor, e) < 0)
+    if (version && check_version(version, &minor, e) < 0) {
+        unsigned major, minor_v, patch;
+        if (sscanf(version, "%u.%u.%u", &major, &minor_v, &patch) == 3 && major >= 1)
+            r->dialect = MXC_DIALECT_V1; /* a newer contract: answered as contract 1.0 answers */
         return -1;
+    }
     if (check_object(r->root, TOP_KEYS, "", e) < 0)
         return -1;
     if (!version)
@@ -382,6 +394,22 @@ int mxc_request_parse(const char *buf, size_t len, mxc_request *r, mxc_error *e)
     if (r->phase == MXC_PHASE_PROVISION)
         parse_app_id(r);
     return resolve_containment(r, e);
+}
+
+json_t *mxc_request_policy_json(const mxc_request *r)
+{
+    json_t *pol = json_object();
+    const char *keys[] = {"filesystem", "network", "ui"};
+    for (size_t i = 0; i < 3; i++) {
+        json_t *v = json_object_get(r->root, keys[i]);
+        if (v)
+            json_object_set(pol, keys[i], v);
+    }
+    if (r->dialect == MXC_DIALECT_V1 && r->has_network) /* the posture it was accepted as, in the engine's terms */
+        json_object_set_new(pol, "network", r->net_v1 == MXC_NET_V1_ALLOW_ALL
+                                                ? json_pack("{s:s, s:b}", "defaultPolicy", "allow", "allowLocalNetwork", 1)
+                                                : json_pack("{s:s}", "defaultPolicy", "block"));
+    return pol;
 }
 
 void mxc_request_free(mxc_request *r)

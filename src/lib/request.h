@@ -24,6 +24,22 @@ typedef enum { MXC_CONT_PROCESS = 0, MXC_CONT_ISOLATION_SESSION } mxc_containmen
 
 typedef enum { MXC_TRI_ABSENT = 0, MXC_TRI_FALSE, MXC_TRI_TRUE } mxc_tri;
 
+/* Which wire dialect a request speaks, chosen by its "version": the legacy
+ * 0.6-0.9 schemas (version absent or a semver in that range), or the
+ * exact registered contracts 0.9.0-alpha, 1.0.0 and 1.1.0-alpha
+ * (request_v1.c). */
+typedef enum { MXC_DIALECT_LEGACY = 0, MXC_DIALECT_V1 } mxc_dialect;
+
+/* Contract 1.0's directional network, as one of the postures we enforce. */
+typedef enum {
+    MXC_NET_V1_NONE = 0,    /* legacy request */
+    MXC_NET_V1_BLOCK,       /* egress default deny, no rules, ingress deny: own namespace, loopback only */
+    MXC_NET_V1_ALLOW_ALL,   /* egress, ingress and hostLoopback allow, no rules: the host network */
+    MXC_NET_V1_UNSUPPORTED, /* anything else (rules, partial allow, ingress allow alone) */
+} mxc_net_v1;
+
+#define MXC_PARSE_EXPERIMENTAL 1u /* experimental backends are permitted (contract 1.1.0-alpha) */
+
 typedef struct {
     const char **v; /* borrowed from the JSON tree */
     size_t n;
@@ -31,6 +47,8 @@ typedef struct {
 
 typedef struct mxc_request {
     json_t *root;
+    mxc_dialect dialect;
+    const char *contract;     /* V1: the registered version it names */
     mxc_phase phase;
     bool has_containment;
     mxc_containment containment;
@@ -53,6 +71,7 @@ typedef struct mxc_request {
     bool net_has_enforcement_mode;
     mxc_tri net_allow_local;
     mxc_strlist allowed_hosts, blocked_hosts;
+    bool net_proxy;               /* legacy network.proxy (refused by the honor matrix) */
 
     bool has_ui;
     mxc_tri ui_disable, ui_injection;
@@ -65,6 +84,17 @@ typedef struct mxc_request {
     bool has_runtime_config;
     const char *stable_section; /* first stable backend section present, or NULL */
 
+    /* V1 only */
+    bool env_given;           /* process.env present (even []) */
+    bool inherit_default_env; /* process.inheritDefaultEnv true */
+    bool has_telemetry;
+    mxc_net_v1 net_v1;
+    const char *net_v1_what;  /* UNSUPPORTED: the shape, for the message */
+    const char *network_proxy; /* runtimeConfig.networkProxy; NULL = absent */
+
+    /* not from the wire: an in-process caller's terminal size for an exec on a pty (0 = default) */
+    unsigned short pty_rows, pty_cols;
+
     json_t *experimental; /* borrowed; NULL = absent */
     bool has_app_id;      /* experimental.isolation_session.provision.appId (provision only) */
     const char *app_id;
@@ -72,6 +102,19 @@ typedef struct mxc_request {
 } mxc_request;
 
 int mxc_request_parse(const char *buf, size_t len, mxc_request *r, mxc_error *e);
+/* The same, with MXC_PARSE_* options. */
+int mxc_request_parse_opts(const char *buf, size_t len, unsigned opts, mxc_request *r, mxc_error *e);
+
+/* request_v1.c: true for an exact registered contract version. */
+bool mxc_contract_is_registered(const char *version);
+/* request_v1.c: parses root (a JSON object whose "version" is registered;
+ * r->root already owns it) as contract 0.9.0-alpha / 1.0.0 / 1.1.0-alpha. */
+int mxc_request_parse_v1(mxc_request *r, unsigned opts, mxc_error *e);
+
+/* The policy a provision fixes for the session's life, in the engine's own
+ * (legacy) shape, whatever dialect the request spoke: {filesystem, network,
+ * ui}.  New reference. */
+json_t *mxc_request_policy_json(const mxc_request *r);
 void mxc_request_free(mxc_request *r);
 
 const char *mxc_phase_name(mxc_phase p);

@@ -180,7 +180,8 @@ static int decode_payload(json_t *o, mxc_sandbox_id *id, mxc_error *e)
     json_int_t ver = json_integer_value(v);
     if (ver > MXC_SANDBOX_ID_VERSION)
         return mxc_err(e, MXC_E_MALFORMED_ID,
-                       "sandboxId version %lld is newer than this build understands (%d); upgrade mxc",
+                       "sandboxId was minted by a newer MXC (payload version %lld, this build understands up to %d); "
+                       "upgrade MXC to use this sandbox",
                        (long long)ver, MXC_SANDBOX_ID_VERSION);
     if (ver < 1)
         return mxc_err(e, MXC_E_MALFORMED_ID, "sandboxId version %lld is not valid", (long long)ver);

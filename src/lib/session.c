@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -54,14 +55,7 @@ static void mint_name(char *out, size_t outsz)
 /* The policy part of the provision request, kept for the session's life. */
 static json_t *policy_of(const mxc_request *r)
 {
-    json_t *pol = json_object();
-    const char *keys[] = {"filesystem", "network", "ui"};
-    for (size_t i = 0; i < 3; i++) {
-        json_t *v = json_object_get(r->root, keys[i]);
-        if (v)
-            json_object_set(pol, keys[i], v);
-    }
-    return pol;
+    return mxc_request_policy_json(r); /* in the engine's shape, whatever the dialect */
 }
 
 /* An integer field of the state in [lo, hi]; a missing or out-of-range
@@ -437,89 +431,33 @@ static int spawn_cleaner(pid_t pid1, const mxc_cgroup *cg, unsigned uid)
 }
 
 /* The process backend: PID 1 forks the workload itself, so it is born in
- * every namespace and in the cgroup — no joiner, no setns, one cgroup
- * migration (the holder's) in all. */
+ * every namespace and in the cgroup — no joiner, no setns, no migration.
+ * caller_exits (the CLI): return on PID 1's status report and leave the
+ * teardown to a detached cleaner. */
 static int oneshot_process(const mxc_request *r, bool caller_exits, int in, int out, int err, int *code,
                            bool *timed_out, mxc_error *e)
 {
-    if (require_host(e) < 0)
+    mxc_oneshot os;
+    if (mxc_oneshot_start(r, false, 0, 0, &os, e) < 0)
         return -1;
-    mxc_plan p;
-    if (mxc_plan_from_request(r, &p, e) < 0)
-        return -1;
-    p.rootless = rootless();
-    snprintf(p.agent_name, sizeof p.agent_name, "agent");
-    /* As root a one-shot is never host root either: it gets a uid of its
-     * own for the run, claimed host-wide like a session's. */
-    unsigned uid = 0;
-    p.uid = geteuid();
-    p.gid = getegid();
-    if (!p.rootless) {
-        mxc_claim c = {.kind = MXC_CLAIM_ONESHOT};
-        for (size_t i = 0; i < p.ngrants && c.nwritable < MXC_REGISTRY_MAX_WRITABLE; i++)
-            if (p.grants[i].mode == MXC_GRANT_RW)
-                c.writable[c.nwritable++] = p.grants[i].path;
-        if (mxc_registry_claim(&c, &uid, e) < 0) {
-            mxc_plan_free(&p);
-            return -1;
-        }
-        p.uid = uid;
-        p.gid = uid;
+    bool early = caller_exits && os.direct && spawn_cleaner(os.pid1, &os.cg, os.uid) == 0;
+    if (early)
+        os.uid = 0; /* the cleaner releases it once PID 1 is gone, whatever happens here */
+    os.proc.detach_teardown = early;
+    mxc_exec_run(&os.proc, in, out, err, e);
+    *code = os.proc.exit_code;
+    *timed_out = os.proc.timed_out;
+    if (early && os.proc.reported) { /* PID 1 is tearing down; the cleaner finishes */
+        mxc_exec_close(&os.proc);
+        if (os.pid1_ctl >= 0)
+            close(os.pid1_ctl);
+        mxc_exec_spec_free(&os.spec);
+        mxc_plan_free(os.plan);
+        free(os.plan);
+        return 0;
     }
-    char cgname[64];
-    snprintf(cgname, sizeof cgname, "oneshot-%d", (int)getpid());
-    mxc_cgroup cg;
-    mxc_holder h = {.ctl_fd = -1};
-    mxc_exec_spec s = {0};
-    mxc_proc proc;
-    mxc_exec_child child = {-1, -1, -1, -1};
-    bool prepared = false;
-    mxc_cgroup_open(cgname, &cg);
-    int rc = mxc_exec_spec_build(r, &p, &s, e);
-    if (rc == 0)
-        prepared = (rc = mxc_exec_prepare(false, s.timeout_ms, &proc, &child, e)) == 0;
-    if (rc == 0) {
-        mxc_first_exec fx = {.spec = &s, .child = &child};
-        rc = mxc_holder_spawn(&p, cgname, false, &fx, &h, &cg, e);
-    }
-    /* early: only when PID 1 is our own child (the direct clone) */
-    bool early = rc == 0 && caller_exits && h.first_child == h.pid;
-    if (early && spawn_cleaner(h.pid, &cg, uid) == 0)
-        uid = 0; /* the cleaner releases it once PID 1 is gone, whatever happens here */
-    else
-        early = false;
-    if (rc == 0)
-        rc = mxc_exec_adopt(&proc, &child, h.first_child, h.pid, e);
-    else if (prepared) {
-        mxc_exec_child_close(&child);
-        mxc_exec_close(&proc);
-    }
-    if (rc == 0) {
-        proc.status_fd = h.ctl_fd;
-        proc.detach_teardown = early;
-        mxc_exec_run(&proc, in, out, err, e);
-        *code = proc.exit_code;
-        *timed_out = proc.timed_out;
-        early &= proc.reported; /* no report: PID 1 died some other way; clean up here */
-        mxc_exec_close(&proc);
-    } else {
-        early = false;
-    }
-    if (h.pid > 0 && !early) {
-        mxc_error ignored = {0};
-        mxc_holder_kill(h.pid, h.start_time, &ignored);
-    }
-    if (h.ctl_fd >= 0)
-        close(h.ctl_fd);
-    if (!early) {
-        mxc_cgroup_kill_all(&cg);
-        mxc_cgroup_remove(&cg);
-        if (uid) /* every process of the sandbox is gone */
-            mxc_registry_release(uid);
-    }
-    mxc_exec_spec_free(&s);
-    mxc_plan_free(&p);
-    return rc;
+    mxc_oneshot_finish(&os); /* no report: PID 1 died some other way; clean up here */
+    return 0;
 }
 
 /* isolation_session one-shot: the whole lifecycle in one call. */
@@ -565,6 +503,120 @@ int mxc_oneshot_run(const mxc_request *r, bool caller_exits, int in, int out, in
     if (r->containment == MXC_CONT_ISOLATION_SESSION)
         return oneshot_session(r, in, out, err, exit_code, timed_out, e);
     return oneshot_process(r, caller_exits, in, out, err, exit_code, timed_out, e);
+}
+
+/* The process backend for an in-process caller that drives the workload
+ * itself (libmxc_ffi's spawn): the same steps as oneshot_process up to the
+ * running workload, and the teardown separately in mxc_oneshot_finish. */
+int mxc_oneshot_start(const mxc_request *r, bool pty, unsigned short rows, unsigned short cols, mxc_oneshot *os,
+                      mxc_error *e)
+{
+    static _Atomic unsigned long serial;
+    memset(os, 0, sizeof *os);
+    os->pid1_ctl = -1;
+    os->proc.in_fd = os->proc.out_fd = os->proc.err_fd = os->proc.joiner_pidfd = -1;
+    os->proc.ctl_fd = os->proc.killall_pidfd = os->proc.status_fd = -1;
+    if (r->containment != MXC_CONT_PROCESS)
+        return mxc_err(e, MXC_E_UNSUPPORTED_CONTAINMENT, "a running one-shot handle is served for containment process");
+    if (require_host(e) < 0)
+        return -1;
+    os->plan = calloc(1, sizeof *os->plan);
+    if (!os->plan)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+    if (mxc_plan_from_request(r, os->plan, e) < 0) {
+        free(os->plan);
+        os->plan = NULL;
+        return -1;
+    }
+    os->plan->uid = geteuid();
+    os->plan->gid = getegid();
+    os->plan->rootless = rootless();
+    snprintf(os->plan->agent_name, sizeof os->plan->agent_name, "agent");
+    /* As root a one-shot is never host root either: it gets a uid of its
+     * own for the run, claimed host-wide like a session's. */
+    if (!os->plan->rootless) {
+        mxc_claim c = {.kind = MXC_CLAIM_ONESHOT};
+        for (size_t i = 0; i < os->plan->ngrants && c.nwritable < MXC_REGISTRY_MAX_WRITABLE; i++)
+            if (os->plan->grants[i].mode == MXC_GRANT_RW)
+                c.writable[c.nwritable++] = os->plan->grants[i].path;
+        if (mxc_registry_claim(&c, &os->uid, e) < 0) {
+            mxc_plan_free(os->plan);
+            free(os->plan);
+            os->plan = NULL;
+            return -1;
+        }
+        os->plan->uid = os->uid;
+        os->plan->gid = os->uid;
+    }
+    char cgname[64]; /* one process may run many at once */
+    snprintf(cgname, sizeof cgname, "oneshot-%d-%lu", (int)getpid(), ++serial);
+    mxc_cgroup_open(cgname, &os->cg);
+    mxc_exec_child child = {-1, -1, -1, -1};
+    bool prepared = false;
+    int rc = mxc_exec_spec_build(r, os->plan, &os->spec, e);
+    if (rc == 0)
+        prepared = (rc = mxc_exec_prepare(pty, os->spec.timeout_ms, &os->proc, &child, e)) == 0;
+    if (rc == 0 && pty) { /* the terminal: the workload's three stdio ends, its master ours */
+        int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+        int slave = master < 0 || grantpt(master) < 0 || unlockpt(master) < 0
+                        ? -1 : ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (slave < 0) {
+            int err = errno;
+            if (master >= 0)
+                close(master);
+            rc = mxc_err_os(e, MXC_E_BACKEND_ERROR, "oneshot.pty", err, NULL, "cannot create the terminal");
+        } else {
+            struct winsize ws = {.ws_row = rows, .ws_col = cols};
+            ioctl(master, TIOCSWINSZ, &ws);
+            os->proc.out_fd = master;
+            child.in = child.out = child.err = slave;
+        }
+    }
+    mxc_holder h = {.ctl_fd = -1};
+    if (rc == 0) {
+        mxc_first_exec fx = {.spec = &os->spec, .child = &child};
+        rc = mxc_holder_spawn(os->plan, cgname, false, &fx, &h, &os->cg, e);
+    }
+    os->pid1 = h.pid > 0 ? h.pid : 0;
+    os->pid1_start = h.start_time;
+    os->pid1_ctl = h.ctl_fd;
+    os->direct = rc == 0 && h.first_child == h.pid;
+    if (rc == 0) {
+        rc = mxc_exec_adopt(&os->proc, &child, h.first_child, h.pid, e);
+    } else if (prepared) {
+        mxc_exec_child_close(&child);
+        mxc_exec_close(&os->proc);
+    }
+    if (rc < 0) {
+        mxc_oneshot_finish(os);
+        return -1;
+    }
+    os->proc.status_fd = h.ctl_fd;
+    return 0;
+}
+
+void mxc_oneshot_finish(mxc_oneshot *os)
+{
+    mxc_exec_close(&os->proc);
+    if (os->pid1 > 0) {
+        mxc_error ignored = {0};
+        mxc_holder_kill(os->pid1, os->pid1_start, &ignored);
+        os->pid1 = 0;
+    }
+    if (os->pid1_ctl >= 0)
+        close(os->pid1_ctl);
+    os->pid1_ctl = -1;
+    if (os->plan) {
+        mxc_cgroup_kill_all(&os->cg);
+        mxc_cgroup_remove(&os->cg);
+        mxc_exec_spec_free(&os->spec);
+        mxc_plan_free(os->plan);
+        free(os->plan);
+        os->plan = NULL;
+    }
+    if (os->uid) /* every process of the sandbox is gone */
+        mxc_registry_release(os->uid);
+    os->uid = 0;
 }
 
 json_t *mxc_plan_describe(const mxc_request *r, mxc_error *e)

@@ -24,6 +24,31 @@ int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_e
 int mxc_oneshot_run(const mxc_request *r, bool caller_exits, int in, int out, int err, int *exit_code, bool *timed_out,
                     mxc_error *e);
 
+/* An in-process one-shot (containment process) handed back running: the
+ * workload's stdio, waiter and terminator are proc's (mxc_exec_run drives
+ * the timeout ladder and reaps; mxc_exec_kill), like a session exec's.
+ * pty: stdin, stdout and stderr are one terminal of rows x cols whose master
+ * is proc.out_fd.  After the workload is done (or to abandon it),
+ * mxc_oneshot_finish kills what is left, removes the cgroup and releases the
+ * run's uid claim.  The thread
+ * that starts it should outlive it: PID 1 dies with that thread
+ * (PR_SET_PDEATHSIG). */
+typedef struct mxc_oneshot {
+    mxc_proc proc;
+    pid_t pid1;                   /* host pid of the sandbox's PID 1; 0 = none */
+    unsigned long long pid1_start;
+    int pid1_ctl;                 /* PID 1's control socket (its early status report); -1 = none */
+    mxc_cgroup cg;
+    struct mxc_plan *plan;
+    mxc_exec_spec spec;
+    unsigned uid;                 /* the run's claimed host uid (root); 0 = none, or handed to a cleaner */
+    bool direct;                  /* PID 1 is our own child (the direct clone) */
+} mxc_oneshot;
+
+int mxc_oneshot_start(const mxc_request *r, bool pty, unsigned short rows, unsigned short cols, mxc_oneshot *os,
+                      mxc_error *e);
+void mxc_oneshot_finish(mxc_oneshot *os);
+
 /* For --dry-run: the plan as JSON. */
 json_t *mxc_plan_describe(const mxc_request *r, mxc_error *e);
 

@@ -5,6 +5,7 @@
  * envelope renders as JSON, and parse/policy rejections never carry OS fields.
  *   tests/fuzz/run.sh [SECONDS] */
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,8 +48,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     mxc_error e = {0};
     if (mxc_request_parse((const char *)data, size, &r, &e) < 0) {
         check_error(&e);
-        if (e.code != MXC_E_MALFORMED_REQUEST && e.code != MXC_E_UNSUPPORTED_CONTAINMENT)
-            abort();
+        bool v1_codes = r.dialect == MXC_DIALECT_V1 && (e.code == MXC_E_MALFORMED_ID || e.code == MXC_E_BACKEND_UNAVAILABLE);
+        if (e.code != MXC_E_MALFORMED_REQUEST && e.code != MXC_E_UNSUPPORTED_CONTAINMENT && !v1_codes)
+            abort(); /* contract 1.0 routes ids (malformed_id) and refuses absent backends by their gate */
     } else {
         /* what the parser accepted is self-consistent */
         if (r.phase != MXC_PHASE_NONE && r.phase != MXC_PHASE_PROVISION && !r.sandbox_id)

@@ -34,7 +34,7 @@ trap cleanup EXIT
 trap 'status=130; exit 130' INT TERM
 
 CFLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE"
-SOURCES="src/lib/error.c src/lib/sandbox_id.c src/lib/request.c src/lib/policy.c"
+SOURCES="src/lib/error.c src/lib/sandbox_id.c src/lib/request.c src/lib/request_v1.c src/lib/policy.c"
 
 for h in request sandbox_id; do
     echo "== fuzz_$h: building"

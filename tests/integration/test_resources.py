@@ -84,7 +84,7 @@ def _oneshot_holding(mxc, cmd, cpu_max):
     close; returns (popen, cgroup name)."""
     req = oneshot_request("%s; echo ready; read _; true" % cmd)
     p = mxc.popen(req, env={"MXC_CPU_MAX": cpu_max})
-    return p, "oneshot-%d" % p.pid
+    return p, "oneshot-%d-1" % p.pid  # the first one-shot of that mxc-exec
 
 
 # ------------------------------------------------------------------------------------------------

@@ -277,9 +277,18 @@ def test_version_rejected(mxc, version):
 
 def test_version_newer_says_upgrade(mxc):
     req = oneshot_request("echo v", helper=False)
-    req["version"] = "1.0.0"
+    req["version"] = "0.10.0"
     err = assert_error(mxc(req), "malformed_request")
     assert "upgrade" in (err["message"] + err.get("remediation", "")).lower(), err
+
+
+def test_contract_version_newer_than_1_says_upgrade(mxc):
+    # a newer contract than 1.x is answered the way contract 1.0 answers (lxc-exec's streams)
+    req = oneshot_request("echo v", helper=False)
+    req["version"] = "1.2.0"
+    r = mxc(req)
+    assert r.rc == 1 and r.stdout == "", r.describe()
+    assert r.stderr.startswith("Request error\n") and "upgrade" in r.stderr, r.describe()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -370,7 +379,7 @@ REJECTED_PROVISIONS = [
     ("lifecycle", {"lifecycle": {"destroyOnExit": True}}, None),
     ("unknown-key", {"bogus": 1}, "malformed_request"),
     ("proxy", {"network": {"defaultPolicy": "allow", "allowLocalNetwork": True,
-                           "proxy": {"localhost": 3128}}}, "malformed_request"),
+                           "proxy": {"localhost": 3128}}}, "policy_validation"),
     ("foreign-section", {"processContainer": {}}, None),
 ]
 

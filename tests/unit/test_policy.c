@@ -17,9 +17,26 @@ static char ID[256];
 static const char *const SURF_NAME[MXC_SURF__COUNT] = {"one-shot", "provision", "start", "exec", "stop",
                                                        "deprovision"};
 
-/* A valid minimal request for the surface, as a JSON object. */
-static json_t *base_request(mxc_surface s)
+/* A valid minimal request for the surface, as a JSON object; v1: in
+ * contract 1.0 (version required, a provision names its network). */
+static json_t *base_request(mxc_surface s, bool v1)
 {
+    if (v1) {
+        json_t *r;
+        switch (s) {
+        case MXC_SURF_ONESHOT: r = json_pack("{s:{s:s}}", "process", "commandLine", "true"); break;
+        case MXC_SURF_PROVISION:
+            r = json_pack("{s:s,s:s,s:{s:{s:s}}}", "containment", "isolation_session", "phase", "provision", "network",
+                          "egress", "default", "deny");
+            break;
+        case MXC_SURF_EXEC:
+            r = json_pack("{s:s,s:s,s:{s:s}}", "phase", "exec", "sandboxId", ID, "process", "commandLine", "true");
+            break;
+        default: r = json_pack("{s:s,s:s}", "phase", SURF_NAME[s], "sandboxId", ID);
+        }
+        json_object_set_new(r, "version", json_string("1.0.0"));
+        return r;
+    }
     switch (s) {
     case MXC_SURF_ONESHOT: return json_pack("{s:{s:s}}", "process", "commandLine", "true");
     case MXC_SURF_PROVISION: return json_pack("{s:s,s:s}", "containment", "isolation_session", "phase", "provision");
@@ -50,10 +67,10 @@ typedef struct {
     char text[4096];
 } outcome;
 
-static void run(mxc_surface s, const char *fragment, outcome *out)
+static void run_in(mxc_surface s, const char *fragment, bool v1, outcome *out)
 {
     memset(out, 0, sizeof *out);
-    json_t *req = base_request(s);
+    json_t *req = base_request(s, v1);
     json_error_t jerr;
     json_t *frag = json_loads(fragment, JSON_REJECT_DUPLICATES, &jerr);
     if (!frag) {
@@ -80,6 +97,11 @@ static void run(mxc_surface s, const char *fragment, outcome *out)
     free(text);
 }
 
+static void run(mxc_surface s, const char *fragment, outcome *out)
+{
+    run_in(s, fragment, false, out);
+}
+
 /* ---- one or more fragments per matrix feature ------------------------------ */
 
 typedef struct {
@@ -88,8 +110,14 @@ typedef struct {
     const char *frag_oneshot;  /* one-shot override, or NULL */
     const char *frag_provision;/* provision override, or NULL */
     bool names_row;            /* a rejection names this row's field (no companion feature rejected first) */
+    bool v1;                   /* a contract-1.0 request (base_request's v1 form) */
+    bool early_ok;             /* where the table rejects, the request layer may refuse it first (malformed_request):
+                                  contract 1.0's schema has no such field on that phase, or a stricter rule */
 } variant;
 
+/* Trailing flags left out are false. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 static const variant VARIANTS[] = {
     {MXC_F_FS_GRANTS, "{\"filesystem\":{\"readwritePaths\":[\"/tmp/x\"],\"readonlyPaths\":[\"/usr\"]}}", NULL, NULL, true},
     {MXC_F_FS_GRANTS, "{\"filesystem\":{\"readonlyPaths\":[\"/usr/lib\"]}}", NULL, NULL, true},
@@ -163,7 +191,26 @@ static const variant VARIANTS[] = {
     {MXC_F_FOREIGN_EXP_MANY, "{\"experimental\":{\"wslc\":{},\"microvm\":{}}}", NULL, NULL, true},
     {MXC_F_FOREIGN_EXP_MANY, "{\"experimental\":{\"a\":1,\"b\":2,\"c\":3,\"isolation_session\":{}}}", NULL, NULL, true},
     {MXC_F_RUNTIME_CONFIG, "{\"runtimeConfig\":{\"image\":\"x\"}}", NULL, NULL, true},
+    {MXC_F_RUNTIME_CONFIG, "{\"runtimeConfig\":{\"networkProxy\":\"http://127.0.0.1:3128\"}}", NULL, NULL, true, true, true},
+    /* legacy network.proxy: refused like every unsupported field (the block posture it implies rejects first
+     * on later phases) */
+    {MXC_F_NET_PROXY, "{\"network\":{\"proxy\":{\"url\":\"http://p:3128\"}}}", NULL, NULL, false},
+    {MXC_F_NET_PROXY, "{\"network\":{\"defaultPolicy\":\"block\",\"proxy\":null}}", NULL, NULL, false},
+    {MXC_F_NET_V1_UNSUPPORTED, "{\"network\":{\"egress\":{\"default\":\"allow\"}}}", NULL, NULL, true, true, true},
+    {MXC_F_NET_V1_UNSUPPORTED,
+     "{\"network\":{\"egress\":{\"default\":\"deny\",\"allow\":[{\"to\":[{\"cidr\":\"10.0.0.0/8\"}]}]}}}", NULL,
+     NULL, true, true, true},
+    {MXC_F_NET_V1_UNSUPPORTED, "{\"network\":{\"ingress\":{\"hostLoopback\":\"allow\"}}}", NULL, NULL, true, true, true},
+    {MXC_F_TELEMETRY, "{\"telemetry\":{\"enabled\":true}}", NULL, NULL, true, true},
+    {MXC_F_TELEMETRY, "{\"telemetry\":{}}", NULL, NULL, true, true},
+    {MXC_F_NET_BLOCK, "{\"network\":{\"egress\":{\"default\":\"deny\"},\"ingress\":{\"default\":\"deny\"}}}", NULL,
+     NULL, true, true, true},
+    {MXC_F_NET_ALLOW_ACK,
+     "{\"network\":{\"egress\":{\"default\":\"allow\"},\"ingress\":{\"default\":\"allow\",\"hostLoopback\":\"allow\"}}}",
+     NULL, NULL, true, true, true},
+    {MXC_F_PROCESS_OPTIONS, "{\"process\":{\"inheritDefaultEnv\":true}}", NULL, NULL, true, true, true},
 };
+#pragma GCC diagnostic pop
 
 static void test_matrix_is_indexed(void)
 {
@@ -201,8 +248,12 @@ static void test_matrix(void)
             if (s == MXC_SURF_PROVISION && var->frag_provision)
                 frag = var->frag_provision;
             outcome o;
-            run((mxc_surface)s, frag, &o);
+            run_in((mxc_surface)s, frag, var->v1, &o);
             g_cells++;
+            if (var->early_ok && o.parse_code == MXC_E_MALFORMED_REQUEST &&
+                (row->disp[s] == MXC_DISP_REJECTED || s == MXC_SURF_START || s == MXC_SURF_STOP ||
+                 s == MXC_SURF_DEPROVISION || (s == MXC_SURF_PROVISION && row->feature == MXC_F_PROCESS_OPTIONS)))
+                continue;
             CHECK_MSG(o.parse_code == MXC_E_NONE, "[%s on %s] request does not parse (%s): %s", row->field,
                       SURF_NAME[s], mxc_code_name(o.parse_code), o.msg);
             if (o.parse_code != MXC_E_NONE)
@@ -395,7 +446,7 @@ static void test_misc(void)
 {
     /* surface of each base request */
     for (int s = 0; s < MXC_SURF__COUNT; s++) {
-        json_t *req = base_request((mxc_surface)s);
+        json_t *req = base_request((mxc_surface)s, false);
         char *text = json_dumps(req, JSON_COMPACT);
         json_decref(req);
         mxc_request r;
