@@ -65,9 +65,7 @@ struct MxcSandbox {
     mxc_proc *proc;
     /* fixed once running */
     uint32_t id;
-    int kill_pidfd;    /* PID 1 (one-shot: the namespace dies with it) or the workload */
-    bool kill_cgroup;  /* session exec: its cgroup, every process in it */
-    mxc_cgroup cgroup;
+    mxc_exec_killer killer; /* every process of the exec, from any thread */
     int pty_master;    /* a duplicate, for resizing */
     /* the caller's ends until taken: stdin write end, stdout and stderr read
      * ends (pty: pipes the supervisor relays to and from the terminal) */

@@ -106,16 +106,15 @@ static int start_workload(MxcSandbox *h, mxc_error *e)
         }
         h->proc = &h->exec_proc;
         h->id = (uint32_t)h->proc->workload;
-        h->kill_pidfd = h->proc->joiner_pidfd >= 0 ? fcntl(h->proc->joiner_pidfd, F_DUPFD_CLOEXEC, 3) : -1;
-        h->kill_cgroup = h->proc->has_cgroup;
-        h->cgroup = h->proc->cgroup;
+        mxc_exec_killer_take(h->proc, &h->killer);
         return 0;
     }
     if (mxc_oneshot_start(&h->req, h->pty, h->rows, h->cols, &h->os, e) < 0)
         return -1;
     h->proc = &h->os.proc;
     h->id = (uint32_t)h->os.pid1;
-    h->kill_pidfd = h->proc->killall_pidfd >= 0 ? fcntl(h->proc->killall_pidfd, F_DUPFD_CLOEXEC, 3) : -1;
+    mxc_exec_killer_take(h->proc, &h->killer);
+    h->killer.group = 0; /* PID 1 ends it all */
     return 0;
 }
 
@@ -246,7 +245,8 @@ static MxcSandbox *handle_new(void)
         return NULL;
     pthread_mutex_init(&h->mu, NULL);
     pthread_cond_init(&h->cv, NULL);
-    h->in_fd = h->out_fd = h->err_fd = h->relay_in = h->relay_out = h->kill_pidfd = h->pty_master = -1;
+    h->in_fd = h->out_fd = h->err_fd = h->relay_in = h->relay_out = h->pty_master = -1;
+    h->killer = (mxc_exec_killer){.conn = -1, .pidfd = -1};
     return h;
 }
 
@@ -257,7 +257,7 @@ static void handle_destroy(MxcSandbox *h)
     close_fd(&h->err_fd);
     close_fd(&h->relay_in);
     close_fd(&h->relay_out);
-    close_fd(&h->kill_pidfd);
+    mxc_exec_killer_drop(&h->killer);
     close_fd(&h->pty_master);
     ffi_closer_unref(h->out_closer);
     ffi_closer_unref(h->err_closer);
@@ -433,16 +433,10 @@ static void kill_locked(MxcSandbox *h, bool for_timeout)
         return; /* a confirmed exit keeps its outcome */
     h->killed = true;
     h->kill_timeout |= for_timeout;
-    if (h->kill_pidfd >= 0)
-        syscall(SYS_pidfd_send_signal, h->kill_pidfd, SIGKILL, NULL, 0);
-    if (h->session_exec) {
-        /* the workload's process group (its leader is not reaped while we
-         * are RUNNING, so the number is still its), and its cgroup */
-        if (h->id > 0)
-            kill(-(pid_t)h->id, SIGKILL);
-        if (h->kill_cgroup)
-            mxc_cgroup_kill_all(&h->cgroup);
-    }
+    /* a session exec: its workload's process group (its leader is not
+     * reaped while we are RUNNING, so the number is still its) and the
+     * exec init, which kills the rest; a one-shot: PID 1 */
+    mxc_exec_killer_fire(&h->killer);
 }
 
 FFI_EXPORT int32_t mxc_sandbox_kill(MxcSandbox *h)

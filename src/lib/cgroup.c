@@ -267,21 +267,6 @@ static size_t attach_dirs(const mxc_cgroup *cg, const char *dirs[3])
     return n;
 }
 
-int mxc_cgroup_add(const mxc_cgroup *cg, pid_t pid, mxc_error *e)
-{
-    char num[32];
-    snprintf(num, sizeof num, "%d", (int)pid);
-    const char *dirs[3];
-    size_t n = attach_dirs(cg, dirs);
-    for (size_t i = 0; i < n; i++) {
-        int rc = write_text(dirs[i], "cgroup.procs", num);
-        if (rc < 0)
-            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "cgroup.attach", -rc, NULL, "cannot move pid %d into %s",
-                              (int)pid, dirs[i]);
-    }
-    return 0;
-}
-
 int mxc_cgroup_join_fds(const mxc_cgroup *cg, int fds[3], mxc_error *e)
 {
     const char *dirs[3];
@@ -339,28 +324,12 @@ void mxc_cgroup_kill_all(const mxc_cgroup *cg)
     }
 }
 
-bool mxc_cgroup_child(const mxc_cgroup *parent, const char *leaf, mxc_cgroup *child)
-{
-    memset(child, 0, sizeof *child);
-    if (!parent->pids_dir[0] || parent->v2) /* v2: no processes in inner nodes; the holder is in the parent */
-        return false;
-    int n = snprintf(child->pids_dir, sizeof child->pids_dir, "%s/%s", parent->pids_dir, leaf);
-    if (n < 0 || (size_t)n >= sizeof child->pids_dir || mkdir(child->pids_dir, 0755) < 0) {
-        child->pids_dir[0] = '\0';
-        return false;
-    }
-    snprintf(child->memory_dir, sizeof child->memory_dir, "%s", parent->memory_dir);
-    snprintf(child->cpu_dir, sizeof child->cpu_dir, "%s", parent->cpu_dir);
-    child->cpu_limited = parent->cpu_limited;
-    return true;
-}
-
 static void remove_dir(const char *dir)
 {
     char path[700];
     snprintf(path, sizeof path, "%s", dir);
     DIR *d = opendir(path);
-    if (d) { /* per-exec children first */
+    if (d) { /* per-exec children of earlier builds first */
         struct dirent *de;
         while ((de = readdir(d)))
             if (de->d_type == DT_DIR && strncmp(de->d_name, "exec-", 5) == 0) {

@@ -50,12 +50,7 @@ int mxc_cgroup_join_fds(const mxc_cgroup *cg, int fds[3], mxc_error *e);
 /* In the process that moves: writes "0" to each fd and closes them.
  * Returns 0 or -errno. */
 int mxc_cgroup_join_self(int *fds, size_t n);
-int mxc_cgroup_add(const mxc_cgroup *cg, pid_t pid, mxc_error *e);
 void mxc_cgroup_kill_all(const mxc_cgroup *cg);
-/* A child cgroup of the pids hierarchy for one exec, so that the timeout's
- * last tier and the terminator reach every process of that exec, even one
- * that left the process group.  Returns false where the host cannot. */
-bool mxc_cgroup_child(const mxc_cgroup *parent, const char *leaf, mxc_cgroup *child);
 void mxc_cgroup_remove(const mxc_cgroup *cg);
 
 #endif

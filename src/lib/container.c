@@ -183,8 +183,9 @@ static void reap_children(int ctl, pid_t workload)
 
 /* PID 1: reap everything; exit on SIGTERM or, when attached, on the
  * caller's end of the control socket closing, or (one-shot) with the
- * status of the workload once it is reaped. */
-static _Noreturn void holder_loop(int ctl, bool detached, pid_t workload)
+ * status of the workload once it is reaped; serve exec requests arriving
+ * on listen_fd (a session). */
+static _Noreturn void holder_loop(const mxc_plan *p, int ctl, bool detached, pid_t workload, int listen_fd)
 {
     sigset_t set;
     sigemptyset(&set);
@@ -198,8 +199,10 @@ static _Noreturn void holder_loop(int ctl, bool detached, pid_t workload)
      * a zombie: sweep once before the first wait. */
     reap_children(ctl, workload);
     for (;;) {
-        struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN}, {.fd = detached ? -1 : ctl, .events = POLLIN}};
-        if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+        struct pollfd pfd[3] = {{.fd = sfd, .events = POLLIN},
+                                {.fd = detached ? -1 : ctl, .events = POLLIN},
+                                {.fd = listen_fd, .events = POLLIN}};
+        if (poll(pfd, 3, -1) < 0 && errno != EINTR)
             _exit(1);
         if (pfd[1].revents)
             _exit(0); /* attached: the caller is gone or done */
@@ -209,15 +212,20 @@ static _Noreturn void holder_loop(int ctl, bool detached, pid_t workload)
                 _exit(0);
             reap_children(ctl, workload);
         }
+        if (pfd[2].revents) {
+            int conn = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+            if (conn >= 0)
+                mxc_exec_serve(p, conn, listen_fd, sfd);
+        }
     }
 }
 
 /* Forks the one-shot workload; PID 1 keeps none of its fds. */
 static pid_t fork_first_exec(const mxc_plan *p, const mxc_first_exec *fx)
 {
-    pid_t w = mxc_exec_spawn(p, fx->spec, fx->child, false);
+    pid_t w = mxc_exec_spawn(p, fx->spec, fx->child);
     if (w > 0)
-        mxc_exec_announce(fx->child->ctl, w, true);
+        mxc_exec_announce(fx->child->ctl, w);
     mxc_exec_child_close((mxc_exec_child *)fx->child);
     return w;
 }
@@ -241,7 +249,7 @@ static int become_inner(bool rootless)
  * ourselves into it; the workload must not be forked, nor the cgroup
  * namespace made, before that is done. */
 static _Noreturn void holder_main(const mxc_plan *p, mxc_fsview_sources *src, int ctl, bool detached,
-                                  const mxc_first_exec *fx, bool await_cgroup)
+                                  const mxc_first_exec *fx, bool await_cgroup, int listen_fd)
 {
     prctl(PR_SET_NAME, "mxc-holder");
     /* Nobody inside may read our memory, environ or fds (hidepid and
@@ -265,7 +273,7 @@ static _Noreturn void holder_main(const mxc_plan *p, mxc_fsview_sources *src, in
     /* Keep only the control socket (and the first exec's ends); every
      * source fd is spent. */
     int keep[] = {ctl, fx ? fx->child->in : -1, fx ? fx->child->out : -1, fx ? fx->child->err : -1,
-                  fx ? fx->child->ctl : -1};
+                  fx ? fx->child->ctl : -1, listen_fd};
     mxc_close_all_but(keep, sizeof keep / sizeof keep[0]);
     if (await_cgroup) {
         ctl_msg m;
@@ -300,16 +308,17 @@ static _Noreturn void holder_main(const mxc_plan *p, mxc_fsview_sources *src, in
         close(ctl);
         ctl = -1;
     }
-    holder_loop(ctl, detached, workload);
+    holder_loop(p, ctl, detached, workload, listen_fd);
 }
 
 /* Nothing of the caller's but what the holder needs: in particular not
  * the caller's end of the workload's stdin (it would never see EOF). */
 static void close_inherited(const mxc_plan *p, mxc_fsview_sources *src, int ctl, const mxc_first_exec *fx,
-                            const int *join, size_t njoin)
+                            const int *join, size_t njoin, int listen_fd)
 {
-    int keep[MXC_MAX_GRANTS + 6 + MAX_JOIN_FDS];
+    int keep[MXC_MAX_GRANTS + 7 + MAX_JOIN_FDS];
     size_t nkeep = 0;
+    keep[nkeep++] = listen_fd;
     for (size_t i = 0; i < p->ngrants; i++)
         keep[nkeep++] = src->grant_fd[i];
     keep[nkeep++] = src->workspace_fd;
@@ -331,7 +340,7 @@ static void close_inherited(const mxc_plan *p, mxc_fsview_sources *src, int ctl,
 static _Noreturn void direct_child(const mxc_plan *p, mxc_fsview_sources *src, int ctl, const mxc_first_exec *fx)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    close_inherited(p, src, ctl, fx, NULL, 0);
+    close_inherited(p, src, ctl, fx, NULL, 0, -1);
     ctl_msg m;
     /* the user namespace existed when clone returned: the caller maps it
      * without being asked */
@@ -347,7 +356,7 @@ static _Noreturn void direct_child(const mxc_plan *p, mxc_fsview_sources *src, i
         send_msg(ctl, MSG_FAIL, -rc, 0, stage);
         _exit(1);
     }
-    holder_main(p, src, ctl, false, fx, true);
+    holder_main(p, src, ctl, false, fx, true, -1);
 }
 
 /* The direct clone skips glibc's fork handlers, which is only safe when no
@@ -374,9 +383,9 @@ static bool single_threaded(void)
 /* C1: move into the sandbox's cgroup, become the plan's identity, create
  * the user namespace, get mapped, create the rest, fork PID 1. */
 static _Noreturn void first_child(const mxc_plan *p, mxc_fsview_sources *src, int ctl, bool detached,
-                                   const mxc_first_exec *fx, int *join, size_t njoin)
+                                   const mxc_first_exec *fx, int *join, size_t njoin, int listen_fd)
 {
-    close_inherited(p, src, ctl, fx, join, njoin);
+    close_inherited(p, src, ctl, fx, join, njoin, listen_fd);
     const char *stage = "holder.cgroup_join";
     int rc = mxc_cgroup_join_self(join, njoin);
     if (rc == 0) {
@@ -409,13 +418,16 @@ static _Noreturn void first_child(const mxc_plan *p, mxc_fsview_sources *src, in
     pid_t holder = -1;
     if (rc == 0) {
         stage = "holder.fork";
-        holder = fork();
+        /* raw: the caller's fork handlers ran once, for us (C1, forked by
+         * fork(3) so that libc's own state is sound); they must not run
+         * again in the holder, where fd numbers they remember are ours now */
+        holder = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0);
         if (holder < 0)
             rc = -errno;
         if (holder == 0) {
             if (!detached)
                 prctl(PR_SET_PDEATHSIG, SIGKILL);
-            holder_main(p, src, ctl, detached, fx, false);
+            holder_main(p, src, ctl, detached, fx, false, listen_fd);
         }
         if (fx)
             mxc_exec_child_close((mxc_exec_child *)fx->child);
@@ -512,8 +524,8 @@ static pid_t clone_as(const mxc_plan *p, unsigned long flags)
     return c;
 }
 
-int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, bool detached, const mxc_first_exec *fx, mxc_holder *h,
-                     mxc_cgroup *cg, mxc_error *e)
+int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, bool detached, const mxc_first_exec *fx, int listen_fd,
+                     mxc_holder *h, mxc_cgroup *cg, mxc_error *e)
 {
     memset(h, 0, sizeof *h);
     h->ctl_fd = -1;
@@ -563,7 +575,7 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, bool detached, const 
         close(sv[0]);
         if (direct)
             direct_child(p, src, sv[1], fx);
-        first_child(p, src, sv[1], detached, detached ? NULL : fx, join, (size_t)njoin);
+        first_child(p, src, sv[1], detached, detached ? NULL : fx, join, (size_t)njoin, listen_fd);
     }
     close(sv[1]);
     mxc_fsview_close_sources(src);

@@ -39,9 +39,11 @@ typedef struct {
  * attached one (one-shot) dies with its caller.  fx (attached only, may be
  * NULL): the workload PID 1 runs.  The sandbox's cgroup (cgroup_name, with
  * the plan's limits) is created and the holder born or moved into it; *cg
- * names it even on failure, for the caller to remove. */
-int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, bool detached, const mxc_first_exec *fx, mxc_holder *h,
-                     mxc_cgroup *cg, mxc_error *e);
+ * names it even on failure, for the caller to remove.  listen_fd (a
+ * session; else -1): the holder serves exec requests on it
+ * (mxc_exec_serve). */
+int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, bool detached, const mxc_first_exec *fx, int listen_fd,
+                     mxc_holder *h, mxc_cgroup *cg, mxc_error *e);
 /* Tells a detached holder that its state is recorded; from here on it
  * lives until killed.  A holder whose caller dies before this exits. */
 int mxc_holder_release(mxc_holder *h, mxc_error *e);

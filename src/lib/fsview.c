@@ -1229,6 +1229,12 @@ int mxc_fsview_build(const mxc_plan *p, mxc_fsview_sources *s, const char **stag
         goto out;
     *stage = "fsview.pivot_root";
     rc = enter_root(v->root);
+    /* Shared from here on: the mount namespace an exec makes for its own
+     * terminal is a slave of this one, so a mask the holder puts back
+     * before a later exec reaches it too. */
+    *stage = "fsview.make_shared";
+    if (rc == 0 && mount(NULL, "/", NULL, MS_REC | MS_SHARED, NULL) < 0)
+        rc = -errno;
 out:
     view_close(v);
     free(v);

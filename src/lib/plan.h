@@ -58,6 +58,7 @@ typedef struct mxc_exec_spec {
     char **envp;           /* NULL-terminated, owned */
     uint32_t timeout_ms;
     unsigned short pty_rows, pty_cols; /* a session exec's terminal size; 0: the kernel's default */
+    bool pty;              /* the exec init makes the workload a terminal of its own */
 } mxc_exec_spec;
 
 /* Builds the policy part of the plan from a (policy-validated) request.

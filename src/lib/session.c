@@ -9,8 +9,10 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -258,6 +260,40 @@ static int open_sandbox(const mxc_request *r, opened *o, mxc_error *e)
     return 0;
 }
 
+/* The sandbox directory's exec socket, by a short path that works
+ * whatever the length of the state root's (sun_path holds 107 bytes). */
+static int exec_sock_path(const char *dir, int *dirfd, char *out, size_t outsz)
+{
+    *dirfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (*dirfd < 0)
+        return -errno;
+    snprintf(out, outsz, "/proc/self/fd/%d/exec.sock", *dirfd);
+    return 0;
+}
+
+/* The socket on which the holder takes exec requests, in the sandbox's
+ * directory (0700: only the caller's side reaches it; the sandbox never
+ * sees the host's state root). */
+static int exec_listener(const mxc_state *st, mxc_error *e)
+{
+    int dirfd;
+    char path[80];
+    if (exec_sock_path(st->dir, &dirfd, path, sizeof path) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.socket", errno, NULL, "cannot open the sandbox directory");
+    unlinkat(dirfd, "exec.sock", 0); /* a dead holder's */
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+    int rc = fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 128) < 0 ? -errno : 0;
+    close(dirfd);
+    if (rc < 0) {
+        if (fd >= 0)
+            close(fd);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.socket", -rc, NULL, "cannot make the session's exec socket");
+    }
+    return fd;
+}
+
 static int start(opened *o, mxc_error *e)
 {
     if (o->running)
@@ -270,10 +306,14 @@ static int start(opened *o, mxc_error *e)
         return -1;
     mxc_cgroup cg;
     mxc_holder h;
-    int rc = mxc_holder_spawn(&p, p.agent_name, true, NULL, &h, &cg, e);
+    int listen_fd = exec_listener(&o->st, e);
+    int rc = listen_fd < 0 ? -1 : mxc_holder_spawn(&p, p.agent_name, true, NULL, listen_fd, &h, &cg, e);
+    if (listen_fd >= 0)
+        close(listen_fd); /* the holder's now */
     if (rc < 0) {
         mxc_plan_free(&p);
-        mxc_cgroup_remove(&cg); /* nothing lives in it: the holder never ran */
+        if (listen_fd >= 0)
+            mxc_cgroup_remove(&cg); /* nothing lives in it: the holder never ran */
         return -1;
     }
     json_object_set_new(o->state, "holderPid", json_integer(h.pid));
@@ -301,6 +341,9 @@ static int stop_holder(opened *o, mxc_error *e)
 {
     if (mxc_holder_kill(o->holder, o->holder_start, e) < 0)
         return -1;
+    char sock[700];
+    snprintf(sock, sizeof sock, "%s/exec.sock", o->st.dir);
+    unlink(sock);
     remove_cgroup(o);
     json_object_del(o->state, "holderPid");
     json_object_del(o->state, "holderStart");
@@ -352,26 +395,29 @@ int mxc_session_phase(const mxc_request *r, json_t **result, mxc_error *e)
     return rc;
 }
 
+/* exec: straight to the holder's socket — no lock, no state file on the
+ * way of a running session's exec (the holder serialises what must be:
+ * the view's verification).  Only a refused connection looks at the state,
+ * for the precise answer. */
 int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_error *e)
 {
-    opened o;
-    if (open_sandbox(r, &o, e) < 0)
+    mxc_sandbox_id id;
+    if (mxc_sandbox_id_decode(r->sandbox_id, &id, e) < 0)
         return -1;
-    if (!o.running) {
-        opened_close(&o);
-        return mxc_err(e, MXC_E_NOT_STARTED, "the sandbox is provisioned but not started; call start first");
-    }
-    /* The plan is large: on the heap, not static, since in-process callers
-     * may exec from many threads at once. */
+    char root[512], dir[600];
+    if (mxc_state_root(root, sizeof root, e) < 0)
+        return -1;
+    snprintf(dir, sizeof dir, "%s/%s", root, id.agent_name);
+    /* what the environment needs of the plan: the agent and its workspace */
     mxc_plan *plan = calloc(1, sizeof *plan);
-    if (!plan) {
-        opened_close(&o);
+    if (!plan)
         return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
-    }
+    snprintf(plan->agent_name, sizeof plan->agent_name, "%s", id.agent_name);
+    char ws[700];
+    snprintf(ws, sizeof ws, "%s/workspace", dir);
+    plan->workspace = strdup(ws);
     mxc_exec_spec s;
-    int rc = plan_from_state(o.state, o.st.dir, true, plan, e);
-    if (rc == 0)
-        rc = mxc_exec_spec_build(r, plan, &s, e);
+    int rc = mxc_exec_spec_build(r, plan, &s, e);
     if (rc == 0 && pty) { /* attached: the terminal type is the caller's (process.env still wins) */
         const char *term = getenv("TERM");
         char kv[128];
@@ -384,15 +430,40 @@ int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_e
             rc = mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory building the environment");
         }
     }
-    if (rc == 0) {
-        mxc_cgroup cg;
-        mxc_cgroup_open(plan->agent_name, &cg);
-        rc = mxc_exec_start(o.holder, plan, &s, &cg, pty, proc, e);
-        mxc_exec_spec_free(&s);
-    }
     mxc_plan_free(plan);
     free(plan);
-    opened_close(&o);
+    if (rc < 0)
+        return -1;
+    int dirfd;
+    char sock[80];
+    if (exec_sock_path(dir, &dirfd, sock, sizeof sock) < 0) {
+        mxc_exec_spec_free(&s);
+        opened o;
+        if (open_sandbox(r, &o, e) < 0) /* stale_id, most likely */
+            return -1;
+        opened_close(&o);
+        return mxc_err(e, MXC_E_NOT_STARTED, "the sandbox is provisioned but not started; call start first");
+    }
+    rc = mxc_exec_start(sock, &s, pty, proc, e);
+    close(dirfd);
+    mxc_exec_spec_free(&s);
+    if (rc < 0 && e->code == MXC_E_NOT_STARTED) {
+        /* no holder took it: say precisely why */
+        mxc_error why = {0};
+        opened o;
+        if (open_sandbox(r, &o, &why) < 0) {
+            mxc_error_clear(e);
+            *e = why;
+            return -1;
+        }
+        bool running = o.running;
+        opened_close(&o);
+        if (!running) {
+            mxc_error_clear(e);
+            return mxc_err(e, MXC_E_NOT_STARTED, "the sandbox is provisioned but not started; call start first");
+        }
+        e->code = MXC_E_BACKEND_ERROR; /* running, yet it refused: say what failed */
+    }
     return rc;
 }
 
@@ -443,7 +514,7 @@ static int oneshot_process(const mxc_request *r, bool caller_exits, int in, int 
     bool early = caller_exits && os.direct && spawn_cleaner(os.pid1, &os.cg, os.uid) == 0;
     if (early)
         os.uid = 0; /* the cleaner releases it once PID 1 is gone, whatever happens here */
-    os.proc.detach_teardown = early;
+    os.proc.oneshot.detach = early;
     mxc_exec_run(&os.proc, in, out, err, e);
     *code = os.proc.exit_code;
     *timed_out = os.proc.timed_out;
@@ -514,8 +585,8 @@ int mxc_oneshot_start(const mxc_request *r, bool pty, unsigned short rows, unsig
     static _Atomic unsigned long serial;
     memset(os, 0, sizeof *os);
     os->pid1_ctl = -1;
-    os->proc.in_fd = os->proc.out_fd = os->proc.err_fd = os->proc.joiner_pidfd = -1;
-    os->proc.ctl_fd = os->proc.killall_pidfd = os->proc.status_fd = -1;
+    os->proc.in_fd = os->proc.out_fd = os->proc.err_fd = os->proc.ctl_fd = -1;
+    os->proc.oneshot.child_pidfd = os->proc.oneshot.pid1_pidfd = os->proc.oneshot.report_fd = -1;
     if (r->containment != MXC_CONT_PROCESS)
         return mxc_err(e, MXC_E_UNSUPPORTED_CONTAINMENT, "a running one-shot handle is served for containment process");
     if (require_host(e) < 0)
@@ -575,7 +646,7 @@ int mxc_oneshot_start(const mxc_request *r, bool pty, unsigned short rows, unsig
     mxc_holder h = {.ctl_fd = -1};
     if (rc == 0) {
         mxc_first_exec fx = {.spec = &os->spec, .child = &child};
-        rc = mxc_holder_spawn(os->plan, cgname, false, &fx, &h, &os->cg, e);
+        rc = mxc_holder_spawn(os->plan, cgname, false, &fx, -1, &h, &os->cg, e);
     }
     os->pid1 = h.pid > 0 ? h.pid : 0;
     os->pid1_start = h.start_time;
@@ -591,7 +662,7 @@ int mxc_oneshot_start(const mxc_request *r, bool pty, unsigned short rows, unsig
         mxc_oneshot_finish(os);
         return -1;
     }
-    os->proc.status_fd = h.ctl_fd;
+    os->proc.oneshot.report_fd = h.ctl_fd;
     return 0;
 }
 
