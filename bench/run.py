@@ -108,10 +108,11 @@ sid = json.loads(mxc({"containment": "isolation_session", "phase": "provision"},
 mxc({"phase": "start", "sandboxId": sid}, True)
 holder = int(subprocess.run(["pgrep", "-x", "mxc-holder", "-n"], capture_output=True, text=True).stdout.split()[0])
 ex = lambda: mxc({"phase": "exec", "sandboxId": sid, "process": {"commandLine": "true"}}, True)
-ns = lambda: run(["nsenter", "-t", str(holder), "-a", "/bin/true"])
+# -S/-G: the sandbox's uid and gid inside (0 is not mapped there)
+ns = lambda: run(["nsenter", "-t", str(holder), "-a", "-S", "1000", "-G", "1000", "/bin/true"])
 for label, gap in (("hot", 0.0), ("idle gap", GAP)):
     a, b = pair(ex, ns, gap=gap)
-    rows.append(("exec `true` into a live session, %s" % label, a, "nsenter -t PID -a /bin/true", b))
+    rows.append(("exec `true` into a live session, %s" % label, a, "nsenter -t PID -a -S 1000 -G 1000 /bin/true", b))
 a, b = pair(ex, lambda: run(["/bin/true"]))
 rows.append(("exec `true` into a live session, hot", a, "posix_spawn /bin/true", b))
 mxc({"phase": "deprovision", "sandboxId": sid}, True)
