@@ -11,6 +11,8 @@
 
 #include "mxc.h"
 #include "error.h"
+#include "exec.h"
+#include "hostpath.h"
 #include "request.h"
 #include "sandbox_id.h"
 
@@ -111,14 +113,24 @@ int main(int argc, char **argv)
         }
     }
     if (log_file) {
-        int fd = open(log_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-        if (fd >= 0) {
-            dup2(fd, 2); /* diagnostics only; stdout stays the envelope's */
-            close(fd);
+        /* by descriptor, never through a link, never inside what a
+         * sandbox can write; and never the workload's stderr (fd 2 stays
+         * the caller's) */
+        mxc_error le = {0};
+        int fd = mxc_hostpath_open_log(log_file, &le);
+        if (fd < 0) {
+            char *s = mxc_error_envelope_text(&le);
+            if (s)
+                printf("%s\n", s);
+            free(s);
+            mxc_error_clear(&le);
+            return 1;
         }
+        mxc_debug_fd = fd;
+        debug = true;
     }
-    if (debug)
-        fprintf(stderr, "mxc-exec %s: flags=%u\n", MXC_VERSION, flags);
+    mxc_debug = debug;
+    mxc_debugf("mxc-exec %s: flags=%u", MXC_VERSION, flags);
     char *buf = NULL;
     size_t len = 0;
     if (b64) { /* precedence as upstream: base64 > --config > positional */
@@ -135,7 +147,9 @@ int main(int argc, char **argv)
          * process that can read /proc/PID/cmdline must not find it there. */
         memset((char *)b64, 0, n);
     } else if (config) {
-        int fd = strcmp(config, "-") == 0 ? 0 : open(config, O_RDONLY | O_CLOEXEC);
+        mxc_error ce = {0};
+        int fd = strcmp(config, "-") == 0 ? 0 : mxc_hostpath_open_read(config, &ce);
+        mxc_error_clear(&ce);
         if (fd < 0) {
             fail_envelope("cannot read the request file %s", config);
             return 1;

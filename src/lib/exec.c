@@ -31,6 +31,7 @@
 #include "harden.h"
 
 bool mxc_debug;
+int mxc_debug_fd = 2;
 
 void mxc_debugf(const char *fmt, ...)
 {
@@ -46,7 +47,7 @@ void mxc_debugf(const char *fmt, ...)
     if ((size_t)n > sizeof buf - 2)
         n = (int)sizeof buf - 2;
     buf[n++] = '\n';
-    (void)!write(2, buf, (size_t)n);
+    (void)!write(mxc_debug_fd, buf, (size_t)n);
 }
 
 /* The messages of a start channel and of a session exec's connection. */

@@ -126,8 +126,12 @@ void mxc_exec_killer_take(const mxc_proc *proc, mxc_exec_killer *k);
 void mxc_exec_killer_fire(const mxc_exec_killer *k);
 void mxc_exec_killer_drop(mxc_exec_killer *k);
 
-/* Diagnostics of the engine (mxc-exec --debug): to stderr when on. */
+/* Diagnostics of the engine (mxc-exec --debug, --log-file): to
+ * mxc_debug_fd (2 unless a log file was given) when on.  They never share
+ * a descriptor with a workload's stderr on purpose: a log file is opened
+ * apart and stays apart. */
 extern bool mxc_debug;
+extern int mxc_debug_fd;
 void mxc_debugf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "hostpath.h"
 #include "registry.h"
 
 #define NEWROOT "/tmp" /* a mountpoint inside our private mount namespace only */
@@ -48,145 +49,29 @@ static int dup_fd(int fd)
 typedef struct {
     const char *own[MXC_REGISTRY_MAX_WRITABLE]; /* host paths this sandbox can write */
     size_t nown;
-    bool claims; /* root: other live sandboxes' writable areas count too */
+    mxc_hostpath_rules rules;
     mxc_fsview_sources *s;
-    bool record_links;
 } resolver;
 
-/* Resolves path as the caller sees it, one component at a time from "/".
- * A symlink is followed (up to 40) only when the directory holding it is
- * not writable by this sandbox or a live one; follow_final says whether a
- * trailing symlink is followed at all.  0: *fd is an O_PATH fd of the
- * object, *dir of the directory holding it, out its canonical path.
- * -ENOENT: *dir is the deepest directory that exists, out the path as far
- * as it resolved plus the rest.  Other -errno: why[] says what. */
-static int resolve(const resolver *rv, const char *path, bool follow_final, char *out, size_t outsz, int *fd,
+/* The symlinks a grant's path went through, to recreate in the view. */
+static void record_link(void *ctx, const char *at, const char *target)
+{
+    mxc_fsview_sources *s = ctx;
+    if (s->nlinks < MXC_MAX_VIEW_LINKS) {
+        s->links[s->nlinks].at = strdup(at);
+        s->links[s->nlinks].target = strdup(target);
+        s->nlinks++;
+    }
+}
+
+static int resolve(resolver *rv, const char *path, bool follow_final, bool record, char *out, size_t outsz, int *fd,
                    int *dir, char *why, size_t whysz)
 {
-    char rest[8192];
-    int links = 0;
-    snprintf(rest, sizeof rest, "%s", path);
-    *fd = *dir = -1;
-    int cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (cur < 0)
-        return -errno;
-    snprintf(out, outsz, "/");
-    char *p = rest;
-    for (;;) {
-        while (*p == '/')
-            p++;
-        if (!*p)
-            break;
-        char comp[256];
-        size_t len = strcspn(p, "/");
-        if (len >= sizeof comp) {
-            close(cur);
-            snprintf(why, whysz, "a component of %.200s is too long", path);
-            return -ENAMETOOLONG;
-        }
-        memcpy(comp, p, len);
-        comp[len] = '\0';
-        p += len;
-        while (*p == '/')
-            p++;
-        bool final = !*p;
-        if (!strcmp(comp, "."))
-            continue;
-        size_t olen = strlen(out);
-        if (!strcmp(comp, "..")) { /* only ever from a symlink's target: policy paths are normalised */
-            int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-            if (up < 0) {
-                int err = errno;
-                close(cur);
-                return -err;
-            }
-            close(cur);
-            cur = up;
-            char *slash = strrchr(out, '/');
-            if (slash && slash != out)
-                *slash = '\0';
-            else
-                snprintf(out, outsz, "/");
-            continue;
-        }
-        int nfd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-        if (nfd < 0) {
-            int err = errno;
-            snprintf(out + olen, outsz - olen, "%s%s%s%s", olen > 1 ? "/" : "", comp, *p ? "/" : "", p);
-            if (err == ENOENT) {
-                *dir = cur;
-                return -ENOENT;
-            }
-            close(cur);
-            snprintf(why, whysz, "cannot open %.200s", out);
-            return -err;
-        }
-        struct stat st;
-        struct statfs sf;
-        if (fstat(nfd, &st) < 0 || fstatfs(nfd, &sf) < 0) {
-            int err = errno;
-            close(nfd), close(cur);
-            return -err;
-        }
-        if (sf.f_type == PROC_SUPER_MAGIC) {
-            close(nfd), close(cur);
-            snprintf(why, whysz, "%.200s lies in /proc: the sandbox has its own /proc, which no grant reaches", path);
-            return -EINVAL;
-        }
-        if (S_ISLNK(st.st_mode) && (!final || follow_final)) {
-            char target[4096];
-            ssize_t n = readlinkat(nfd, "", target, sizeof target - 1);
-            int err = errno;
-            close(nfd);
-            if (n < 0 || ++links > 40 || n == 0) {
-                close(cur);
-                snprintf(why, whysz, "%.200s: too many symlinks, or one that cannot be read", path);
-                return n < 0 ? -err : -ELOOP;
-            }
-            target[n] = '\0';
-            if (mxc_registry_inside_writable(cur, rv->own, rv->nown, rv->claims)) {
-                close(cur);
-                snprintf(why, whysz, "%.200s goes through the symlink %.150s%s%.100s, which lies in a directory "
-                         "that this or another live sandbox can write", path, out, olen > 1 ? "/" : "", comp);
-                return -ELOOP;
-            }
-            if (rv->record_links && rv->s->nlinks < MXC_MAX_VIEW_LINKS) {
-                char at[4200];
-                snprintf(at, sizeof at, "%s%s%s", out, olen > 1 ? "/" : "", comp);
-                mxc_view_link *l = &rv->s->links[rv->s->nlinks++];
-                l->at = strdup(at);
-                l->target = strdup(target);
-            }
-            char next[8192];
-            snprintf(next, sizeof next, "%s/%s", target, p);
-            snprintf(rest, sizeof rest, "%s", next);
-            p = rest;
-            if (target[0] == '/') {
-                close(cur);
-                if ((cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-                    return -errno;
-                snprintf(out, outsz, "/");
-            }
-            continue;
-        }
-        if (!final && !S_ISDIR(st.st_mode)) {
-            close(nfd), close(cur);
-            snprintf(why, whysz, "%.200s: a component is not a directory", path);
-            return -ENOTDIR;
-        }
-        snprintf(out + olen, outsz - olen, "%s%s", olen > 1 ? "/" : "", comp);
-        if (final) {
-            *fd = nfd;
-            *dir = cur;
-            return 0;
-        }
-        close(cur);
-        cur = nfd;
-    }
-    /* the path was "/" (or resolved to it) */
-    *fd = cur;
-    *dir = dup_fd(cur);
-    return 0;
+    rv->rules.own = rv->own;
+    rv->rules.nown = rv->nown;
+    rv->rules.on_link = record ? record_link : NULL;
+    rv->rules.ctx = rv->s;
+    return mxc_hostpath_resolve(&rv->rules, path, follow_final, out, outsz, fd, dir, why, whysz);
 }
 
 /* A user namespace whose id maps translate the grant's owner (on disk) to
@@ -361,8 +246,7 @@ static int resolve_entry(const mxc_plan *p, resolver *rv, idmap_cache *cache, co
     char out[4200], why[600] = "";
     int fd, dir;
     bool denied = g->mode == MXC_GRANT_DENIED;
-    rv->record_links = !denied;
-    int rc = resolve(rv, g->path, !denied, out, sizeof out, &fd, &dir, why, sizeof why);
+    int rc = resolve(rv, g->path, !denied, !denied, out, sizeof out, &fd, &dir, why, sizeof why);
     if (rc == -ENOENT) {
         /* absent: skipped as upstream does, unless this sandbox could create it */
         bool creatable = g->mode != MXC_GRANT_RW && mxc_registry_inside_writable(dir, rv->own, rv->nown, false);
@@ -391,7 +275,7 @@ static int resolve_entry(const mxc_plan *p, resolver *rv, idmap_cache *cache, co
         char target_path[4200];
         snprintf(target_path, sizeof target_path, "%s", out);
         int tfd, tdir;
-        rc = resolve(rv, target_path, true, out, sizeof out, &tfd, &tdir, why, sizeof why);
+        rc = resolve(rv, target_path, true, false, out, sizeof out, &tfd, &tdir, why, sizeof why);
         if (rc == -ENOENT) {
             bool creatable = mxc_registry_inside_writable(tdir, rv->own, rv->nown, false);
             close(tdir);
@@ -425,7 +309,7 @@ int mxc_fsview_open_sources(mxc_plan *p, mxc_fsview_sources *s, mxc_error *e)
         s->grant_fd[i] = -1;
     s->workspace_fd = -1;
     s->cloned = geteuid() == 0;
-    resolver rv = {.claims = geteuid() == 0, .s = s};
+    resolver rv = {.rules = {.claims = true}, .s = s};
     for (size_t i = 0; i < p->ngrants && rv.nown < MXC_REGISTRY_MAX_WRITABLE - 1; i++)
         if (p->grants[i].mode == MXC_GRANT_RW)
             rv.own[rv.nown++] = p->grants[i].path;

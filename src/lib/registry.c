@@ -16,9 +16,30 @@
 #define UID_BASE_DEFAULT 2100000000u
 #define UID_COUNT_DEFAULT 65536u
 
-const char *mxc_registry_dir(void)
+/* The claim directory: host-wide as root; rootless the caller's own,
+ * which must be a directory of its uid, mode 0700 (never one someone else
+ * planted). */
+static int claim_dir(char *out, size_t outsz)
 {
-    return CLAIM_DIR;
+    if (geteuid() == 0) {
+        snprintf(out, outsz, CLAIM_DIR);
+        if (mkdir("/var/lib/mxc", 0755) < 0 && errno != EEXIST)
+            return -errno;
+        return mkdir(CLAIM_DIR, 0700) < 0 && errno != EEXIST ? -errno : 0;
+    }
+    const char *xdg = getenv("XDG_RUNTIME_DIR");
+    if (xdg && xdg[0] == '/')
+        snprintf(out, outsz, "%s/mxc-claims", xdg);
+    else
+        snprintf(out, outsz, "/tmp/mxc-claims-%u", (unsigned)geteuid());
+    if (mkdir(out, 0700) < 0 && errno != EEXIST)
+        return -errno;
+    struct stat st;
+    if (lstat(out, &st) < 0)
+        return -errno;
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077))
+        return -EPERM;
+    return 0;
 }
 
 static unsigned env_uint(const char *name, unsigned dflt)
@@ -35,15 +56,6 @@ void mxc_registry_range(unsigned *base, unsigned *count)
     *count = env_uint("MXC_UID_COUNT", UID_COUNT_DEFAULT);
     if (*base + (unsigned long long)*count > 4294967294ull)
         *count = 4294967294u - *base;
-}
-
-static int ensure_dir(void)
-{
-    if (mkdir("/var/lib/mxc", 0755) < 0 && errno != EEXIST)
-        return -errno;
-    if (mkdir(CLAIM_DIR, 0700) < 0 && errno != EEXIST)
-        return -errno;
-    return 0;
 }
 
 static json_t *claim_json(const mxc_claim *c, unsigned uid)
@@ -67,7 +79,7 @@ static json_t *claim_json(const mxc_claim *c, unsigned uid)
 /* A complete claim file under a temporary name, linked to its final name:
  * link(2) fails with EEXIST when the uid is taken, and a claim is never
  * seen half written. */
-static int try_claim(const mxc_claim *c, unsigned uid, const char *tmp)
+static int try_claim(const mxc_claim *c, const char *dir, const char *name, unsigned uid, const char *tmp)
 {
     json_t *j = claim_json(c, uid);
     char *text = json_dumps(j, JSON_COMPACT);
@@ -85,8 +97,8 @@ static int try_claim(const mxc_claim *c, unsigned uid, const char *tmp)
     if (fd >= 0)
         close(fd);
     if (rc == 0) {
-        char final[64];
-        snprintf(final, sizeof final, CLAIM_DIR "/%u", uid);
+        char final[640];
+        snprintf(final, sizeof final, "%s/%s", dir, name);
         if (link(tmp, final) < 0)
             rc = -errno;
     }
@@ -118,56 +130,75 @@ static bool local_account(unsigned uid)
     return found;
 }
 
-int mxc_registry_claim(const mxc_claim *c, unsigned *uid, mxc_error *e)
+int mxc_registry_claim(const mxc_claim *c, unsigned *uid, char name[MXC_CLAIM_NAME_MAX], mxc_error *e)
 {
-    int rc = ensure_dir();
+    char dir[600];
+    int rc = claim_dir(dir, sizeof dir);
     if (rc < 0)
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "registry.mkdir", -rc, NULL, "cannot create the uid claims in %s",
-                          CLAIM_DIR);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "registry.mkdir", -rc, NULL, "cannot use the claim directory %s", dir);
+    bool root = geteuid() == 0;
     unsigned base, count;
     mxc_registry_range(&base, &count);
     unsigned tag;
     if (getrandom(&tag, sizeof tag, 0) != (ssize_t)sizeof tag)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "registry.getrandom", errno, NULL, "no randomness");
-    char tmp[96];
-    snprintf(tmp, sizeof tmp, CLAIM_DIR "/.new-%d-%08x", (int)getpid(), tag);
+    char tmp[700];
+    snprintf(tmp, sizeof tmp, "%s/.new-%d-%08x", dir, (int)getpid(), tag);
     for (int attempt = 0; attempt < 256; attempt++) {
         unsigned r;
         if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
             return mxc_err_os(e, MXC_E_BACKEND_ERROR, "registry.getrandom", errno, NULL, "no randomness");
         unsigned candidate = base + r % count;
-        if (local_account(candidate)) /* never collide with a real account */
-            continue;
-        rc = try_claim(c, candidate, tmp);
+        if (root) {
+            if (local_account(candidate)) /* never collide with a real account */
+                continue;
+            snprintf(name, MXC_CLAIM_NAME_MAX, "%u", candidate);
+        } else {
+            snprintf(name, MXC_CLAIM_NAME_MAX, "r-%08x%08x", tag, r);
+        }
+        rc = try_claim(c, dir, name, root ? candidate : 0, tmp);
         if (rc == 0) {
             if (c->kind == MXC_CLAIM_SESSION) {
-                int d = open(CLAIM_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (d >= 0) {
                     fsync(d);
                     close(d);
                 }
             }
-            *uid = candidate;
+            if (root)
+                *uid = candidate;
             return 0;
         }
         if (rc != -EEXIST)
-            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "registry.claim", -rc, NULL, "cannot claim a uid in %s",
-                              CLAIM_DIR);
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "registry.claim", -rc, NULL, "cannot claim a uid in %s", dir);
     }
     return mxc_err(e, MXC_E_BACKEND_ERROR, "no free uid in the reserved range (MXC_UID_BASE/MXC_UID_COUNT)");
 }
 
-void mxc_registry_release(unsigned uid)
+/* A claim's path, for a name that is one of ours (digits, or r- and hex). */
+static bool claim_path(const char *name, char *out, size_t outsz)
 {
-    char path[64];
-    snprintf(path, sizeof path, CLAIM_DIR "/%u", uid);
-    unlink(path);
+    if (!name || !*name || strlen(name) >= MXC_CLAIM_NAME_MAX || strspn(name, "r-0123456789abcdef") != strlen(name))
+        return false;
+    char dir[600];
+    if (claim_dir(dir, sizeof dir) < 0)
+        return false;
+    snprintf(out, outsz, "%s/%s", dir, name);
+    return true;
 }
 
-void mxc_registry_release_owned(unsigned uid, const char *state_dir)
+void mxc_registry_release(const char *name)
 {
-    char path[64];
-    snprintf(path, sizeof path, CLAIM_DIR "/%u", uid);
+    char path[700];
+    if (claim_path(name, path, sizeof path))
+        unlink(path);
+}
+
+void mxc_registry_release_owned(const char *name, const char *state_dir)
+{
+    char path[700];
+    if (!claim_path(name, path, sizeof path))
+        return;
     json_t *j = json_load_file(path, 0, NULL);
     const char *owner = json_string_value(json_object_get(j, "stateDir"));
     if (owner && strcmp(owner, state_dir) == 0)
@@ -201,13 +232,14 @@ static dev_ino *writable_set(const char *const *own, size_t nown, bool claims, s
         if (stat(own[i], &st) == 0)
             set[(*n)++] = (dev_ino){st.st_dev, st.st_ino};
     }
-    DIR *d = claims ? opendir(CLAIM_DIR) : NULL;
+    char dir[600];
+    DIR *d = claims && claim_dir(dir, sizeof dir) == 0 ? opendir(dir) : NULL;
     struct dirent *de;
     while (d && (de = readdir(d))) {
-        if (de->d_name[0] < '0' || de->d_name[0] > '9')
+        if (de->d_name[0] == '.')
             continue;
-        char path[300];
-        snprintf(path, sizeof path, CLAIM_DIR "/%s", de->d_name);
+        char path[900];
+        snprintf(path, sizeof path, "%s/%.255s", dir, de->d_name);
         json_t *j = json_load_file(path, 0, NULL);
         size_t i;
         json_t *w;

@@ -6,8 +6,10 @@
  * read-write grants and workspace, by path, device and inode); claiming
  * atomically (link(2) of a complete file: two state roots never hand out
  * the same uid), releasing, listing, and answering "does this directory lie
- * inside something a live sandbox can write?".  Root only: a rootless
- * sandbox is its caller's own uid and claims nothing. */
+ * inside something a live sandbox can write?".  Rootless, a sandbox is
+ * its caller's own uid and claims none; what it can write is recorded all
+ * the same, in the caller's own directory ($XDG_RUNTIME_DIR/mxc-claims),
+ * under a random name. */
 #ifndef MXC_REGISTRY_H
 #define MXC_REGISTRY_H
 
@@ -28,15 +30,16 @@ typedef struct {
     size_t nwritable;
 } mxc_claim;
 
-/* The claim directory (created 0700 on first use). */
-const char *mxc_registry_dir(void);
+#define MXC_CLAIM_NAME_MAX 24
 
-/* Claims a free uid of the reserved range (MXC_UID_BASE/MXC_UID_COUNT) that
- * no account uses, recording c.  A session's claim is made durable (fsync). */
-int mxc_registry_claim(const mxc_claim *c, unsigned *uid, mxc_error *e);
-void mxc_registry_release(unsigned uid);
-/* Releases uid only when its claim is the session at state_dir. */
-void mxc_registry_release_owned(unsigned uid, const char *state_dir);
+/* As root: claims a free uid of the reserved range (MXC_UID_BASE/
+ * MXC_UID_COUNT) that no account uses, recording c under that number.
+ * Rootless: records c under a random name (*uid untouched).  name[] gets
+ * the claim's name either way.  A session's claim is made durable. */
+int mxc_registry_claim(const mxc_claim *c, unsigned *uid, char name[MXC_CLAIM_NAME_MAX], mxc_error *e);
+void mxc_registry_release(const char *name);
+/* Releases the claim only when it is the session at state_dir. */
+void mxc_registry_release_owned(const char *name, const char *state_dir);
 
 /* True when the directory at dirfd is, or lies below, one of own[] (host
  * paths the caller's own sandbox can write) or, with claims, a directory

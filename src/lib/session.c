@@ -173,23 +173,25 @@ static int provision(const mxc_request *r, json_t **result, mxc_error *e)
         mxc_state_destroy(&st, &ignored);
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "provision.workspace", err, NULL, "cannot create the workspace");
     }
+    /* As root the claim gives the sandbox its uid, host-wide (no other
+     * state root hands it out); either way what the sandbox can write is
+     * on record (fsview.h, hostpath.h). */
+    mxc_claim c = {.kind = MXC_CLAIM_SESSION, .state_dir = st.dir};
+    for (size_t i = 0; i < r->rw.n && c.nwritable < MXC_REGISTRY_MAX_WRITABLE - 1; i++)
+        c.writable[c.nwritable++] = r->rw.v[i];
+    c.writable[c.nwritable++] = ws;
+    char claim[MXC_CLAIM_NAME_MAX];
+    if (mxc_registry_claim(&c, &uid, claim, e) < 0) {
+        mxc_error ignored = {0};
+        mxc_state_destroy(&st, &ignored);
+        return -1;
+    }
     if (!rl) {
-        /* host-wide: no other state root hands out this uid, and what the
-         * sandbox can write is on record (fsview.h) */
-        mxc_claim c = {.kind = MXC_CLAIM_SESSION, .state_dir = st.dir};
-        for (size_t i = 0; i < r->rw.n && c.nwritable < MXC_REGISTRY_MAX_WRITABLE - 1; i++)
-            c.writable[c.nwritable++] = r->rw.v[i];
-        c.writable[c.nwritable++] = ws;
-        if (mxc_registry_claim(&c, &uid, e) < 0) {
-            mxc_error ignored = {0};
-            mxc_state_destroy(&st, &ignored);
-            return -1;
-        }
         gid = uid;
         if (chown(ws, uid, gid) < 0) {
             int err = errno;
             mxc_error ignored = {0};
-            mxc_registry_release(uid);
+            mxc_registry_release(claim);
             mxc_state_destroy(&st, &ignored);
             return mxc_err_os(e, MXC_E_BACKEND_ERROR, "provision.workspace", err, NULL, "cannot give the workspace to the agent");
         }
@@ -204,6 +206,7 @@ static int provision(const mxc_request *r, json_t **result, mxc_error *e)
     json_object_set_new(state, "uid", json_integer(uid));
     json_object_set_new(state, "gid", json_integer(gid));
     json_object_set_new(state, "rootless", json_boolean(rl));
+    json_object_set_new(state, "claim", json_string(claim));
     json_object_set_new(state, "policy", policy_of(r));
     int rc = mxc_sandbox_id_encode(&id, sid, sizeof sid, e);
     if (rc == 0)
@@ -211,8 +214,7 @@ static int provision(const mxc_request *r, json_t **result, mxc_error *e)
     json_decref(state);
     if (rc < 0) {
         mxc_error ignored = {0};
-        if (!rl)
-            mxc_registry_release(uid);
+        mxc_registry_release(claim);
         mxc_state_destroy(&st, &ignored);
         return -1;
     }
@@ -363,14 +365,12 @@ static int deprovision(opened *o, mxc_error *e)
         return -1;
     if (!o->running) /* a start killed half-way may have left its cgroup */
         remove_cgroup(o);
-    json_t *uid = json_object_get(o->state, "uid");
-    bool rl = json_is_true(json_object_get(o->state, "rootless"));
-    char dir[600];
+    char claim[MXC_CLAIM_NAME_MAX + 1] = "", dir[600];
+    snprintf(claim, sizeof claim, "%s", json_string_value(json_object_get(o->state, "claim")) ?: "");
     snprintf(dir, sizeof dir, "%s", o->st.dir);
     if (mxc_state_destroy(&o->st, e) < 0)
         return -1;
-    if (!rl && json_is_integer(uid)) /* only a claim that names this sandbox */
-        mxc_registry_release_owned((unsigned)json_integer_value(uid), dir);
+    mxc_registry_release_owned(claim, dir); /* only a claim that names this sandbox */
     return 0;
 }
 
@@ -475,7 +475,7 @@ int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_e
  * session (the terminal's ^C does not reach it).  It also cleans up after
  * a caller killed with SIGKILL, whose PID 1 dies by PDEATHSIG, and then
  * releases the run's uid claim. */
-static int spawn_cleaner(pid_t pid1, const mxc_cgroup *cg, unsigned uid)
+static int spawn_cleaner(pid_t pid1, const mxc_cgroup *cg, const char *claim)
 {
     int pfd = (int)syscall(SYS_pidfd_open, pid1, 0);
     if (pfd < 0)
@@ -493,8 +493,8 @@ static int spawn_cleaner(pid_t pid1, const mxc_cgroup *cg, unsigned uid)
             ;
         mxc_cgroup_kill_all(cg);
         mxc_cgroup_remove(cg);
-        if (uid) /* PID 1 has exited: its namespace, and every process of the sandbox, is gone */
-            mxc_registry_release(uid);
+        /* PID 1 has exited: its namespace, and every process of the sandbox, is gone */
+        mxc_registry_release(claim);
         _exit(0);
     }
     close(pfd);
@@ -511,9 +511,9 @@ static int oneshot_process(const mxc_request *r, bool caller_exits, int in, int 
     mxc_oneshot os;
     if (mxc_oneshot_start(r, false, 0, 0, &os, e) < 0)
         return -1;
-    bool early = caller_exits && os.direct && spawn_cleaner(os.pid1, &os.cg, os.uid) == 0;
+    bool early = caller_exits && os.direct && spawn_cleaner(os.pid1, &os.cg, os.claim) == 0;
     if (early)
-        os.uid = 0; /* the cleaner releases it once PID 1 is gone, whatever happens here */
+        os.claim[0] = '\0'; /* the cleaner releases it once PID 1 is gone, whatever happens here */
     os.proc.oneshot.detach = early;
     mxc_exec_run(&os.proc, in, out, err, e);
     *code = os.proc.exit_code;
@@ -604,21 +604,21 @@ int mxc_oneshot_start(const mxc_request *r, bool pty, unsigned short rows, unsig
     os->plan->rootless = rootless();
     snprintf(os->plan->agent_name, sizeof os->plan->agent_name, "agent");
     /* As root a one-shot is never host root either: it gets a uid of its
-     * own for the run, claimed host-wide like a session's. */
-    if (!os->plan->rootless) {
-        mxc_claim c = {.kind = MXC_CLAIM_ONESHOT};
-        for (size_t i = 0; i < os->plan->ngrants && c.nwritable < MXC_REGISTRY_MAX_WRITABLE; i++)
-            if (os->plan->grants[i].mode == MXC_GRANT_RW)
-                c.writable[c.nwritable++] = os->plan->grants[i].path;
-        if (mxc_registry_claim(&c, &os->uid, e) < 0) {
-            mxc_plan_free(os->plan);
-            free(os->plan);
-            os->plan = NULL;
-            return -1;
-        }
-        os->plan->uid = os->uid;
-        os->plan->gid = os->uid;
+     * own for the run, claimed host-wide like a session's (and, rootless
+     * too, what it can write is on record). */
+    mxc_claim c = {.kind = MXC_CLAIM_ONESHOT};
+    for (size_t i = 0; i < os->plan->ngrants && c.nwritable < MXC_REGISTRY_MAX_WRITABLE; i++)
+        if (os->plan->grants[i].mode == MXC_GRANT_RW)
+            c.writable[c.nwritable++] = os->plan->grants[i].path;
+    unsigned uid = 0;
+    if (mxc_registry_claim(&c, &uid, os->claim, e) < 0) {
+        mxc_plan_free(os->plan);
+        free(os->plan);
+        os->plan = NULL;
+        return -1;
     }
+    if (!os->plan->rootless)
+        os->plan->uid = os->plan->gid = uid;
     char cgname[64]; /* one process may run many at once */
     snprintf(cgname, sizeof cgname, "oneshot-%d-%lu", (int)getpid(), ++serial);
     mxc_cgroup_open(cgname, &os->cg);
@@ -685,9 +685,9 @@ void mxc_oneshot_finish(mxc_oneshot *os)
         free(os->plan);
         os->plan = NULL;
     }
-    if (os->uid) /* every process of the sandbox is gone */
-        mxc_registry_release(os->uid);
-    os->uid = 0;
+    if (os->claim[0]) /* every process of the sandbox is gone */
+        mxc_registry_release(os->claim);
+    os->claim[0] = '\0';
 }
 
 json_t *mxc_plan_describe(const mxc_request *r, mxc_error *e)

@@ -41,7 +41,7 @@ typedef struct mxc_oneshot {
     mxc_cgroup cg;
     struct mxc_plan *plan;
     mxc_exec_spec spec;
-    unsigned uid;                 /* the run's claimed host uid (root); 0 = none, or handed to a cleaner */
+    char claim[24];               /* the run's claim (registry.h); "" = none, or handed to a cleaner */
     bool direct;                  /* PID 1 is our own child (the direct clone) */
 } mxc_oneshot;
 

@@ -1,0 +1,49 @@
+/* hostpath.h — host paths that the caller's side opens, resolved safely.
+ * Owns: walking a path as the caller sees it, one component at a time from
+ * "/" (O_PATH|O_NOFOLLOW, never into /proc), following a symlink only when
+ * the directory that holds it is not writable by a sandbox (registry.h);
+ * and opening the files the executor writes on its caller's behalf (the
+ * log file) by descriptor, refused inside anything a live sandbox can
+ * write, never through a link, never as a controlling terminal.  Used for
+ * policy paths (fsview.c) and by the CLIs. */
+#ifndef MXC_HOSTPATH_H
+#define MXC_HOSTPATH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+
+typedef struct {
+    const char *const *own;  /* host paths the sandbox being made can write */
+    size_t nown;
+    bool claims;             /* live sandboxes' writable areas count too */
+    void (*on_link)(void *ctx, const char *at, const char *target); /* each symlink followed */
+    void *ctx;
+} mxc_hostpath_rules;
+
+/* Resolves path.  A symlink is followed (up to 40) only when the directory
+ * holding it is not writable by the sandbox being made or (claims) a live
+ * one; follow_final says whether a trailing symlink is followed at all.
+ * 0: *fd is an O_PATH fd of the object, *dir of the directory holding it,
+ * out its canonical path.  -ENOENT: *dir is the deepest directory that
+ * exists, out the path as far as it resolved plus the rest.  Other
+ * -errno: why[] says what. */
+int mxc_hostpath_resolve(const mxc_hostpath_rules *rules, const char *path, bool follow_final, char *out,
+                         size_t outsz, int *fd, int *dir, char *why, size_t whysz);
+
+/* Opens a file the executor writes for its caller (--log-file) for
+ * appending, creating it 0600: its directory resolved as above with every
+ * live sandbox's writable area counting, and refused when it lies inside
+ * one (a sandbox could have planted the name); the file itself opened
+ * O_NOFOLLOW|O_NOCTTY.  Returns the fd, or -1 with *e set. */
+int mxc_hostpath_open_log(const char *path, mxc_error *e);
+
+/* Opens a file the executor reads for its caller (--config FILE): its
+ * directory resolved as above (no link a sandbox could have planted), the
+ * file O_NOFOLLOW|O_NOCTTY and regular; it may lie inside a sandbox's
+ * workspace (a caller stages requests there).  Relative paths are taken
+ * from the current directory as they are.  Returns the fd or -1, *e set. */
+int mxc_hostpath_open_read(const char *path, mxc_error *e);
+
+#endif

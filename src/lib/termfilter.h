@@ -1,0 +1,31 @@
+/* termfilter.h — what a sandboxed workload's terminal output may do to the
+ * person's terminal.
+ * Owns: a streaming filter (state kept across chunks, bounded) that drops
+ * the control sequences that act on the person's machine rather than on
+ * the screen: OSC 52 (clipboard), window titles and their reports, colour
+ * and font queries, DECRQSS and XTGETTCAP (DCS $q, +q), device attributes
+ * and status reports (CSI c, CSI n, ESC Z, DECREQTPARM), window operations
+ * (CSI t) — every query whose reply the terminal would type into the
+ * workload's input, or into the person's shell once it is gone.  Everything
+ * else passes byte for byte.  Pure: no syscalls. */
+#ifndef MXC_TERMFILTER_H
+#define MXC_TERMFILTER_H
+
+#include <stddef.h>
+
+#define MXC_TERMFILTER_SEQ_MAX 4096 /* a longer sequence is dropped whole */
+
+typedef struct {
+    int state;   /* where in a sequence we are */
+    size_t len;  /* bytes of the sequence held */
+    unsigned char seq[MXC_TERMFILTER_SEQ_MAX];
+    size_t dropped; /* sequences dropped so far */
+} mxc_termfilter;
+
+void mxc_termfilter_init(mxc_termfilter *f);
+/* Filters in[0..n) into out (at least n + MXC_TERMFILTER_SEQ_MAX bytes);
+ * returns the bytes written.  A sequence cut by the chunk boundary is held
+ * until its end arrives. */
+size_t mxc_termfilter_run(mxc_termfilter *f, const unsigned char *in, size_t n, unsigned char *out);
+
+#endif
