@@ -68,14 +68,20 @@ int mxc_state_aware_exec_attached(const char *request_json, char **error_json);
 
 #define MXC_RUN_EXPERIMENTAL 1u /* state-aware phases allowed (--experimental) */
 #define MXC_RUN_DRY_RUN 2u      /* validate and print the plan; run nothing */
+#define MXC_RUN_RAW_TERMINAL 8u /* on a terminal: relay the workload's output unfiltered (--raw-terminal) */
 #define MXC_RUN_EXITING 4u      /* the caller exits on return: a one-shot returns once the workload's
                                    status is known, a detached cleaner waits out the kernel's
                                    teardown and removes the cgroup */
 
 /* Runs one request as the CLI does: one envelope on out for non-exec
  * phases, dispatch errors and dry runs; the workload's stdio relayed
- * through in/out/err for exec and one-shot.  Returns the process exit
- * status. */
+ * through in/out/err for exec and one-shot.  When in and out are
+ * terminals (and the caller exits next), the workload gets a terminal of
+ * its own from the sandbox's devpts: the caller's is put in raw mode
+ * (restored on return and on SIGTERM, SIGINT, SIGHUP, SIGQUIT), its size
+ * and SIGWINCH passed on, and the workload's output filtered of what would
+ * act on the person's machine (termfilter.h) unless MXC_RUN_RAW_TERMINAL.
+ * Returns the process exit status. */
 int mxc_run_request(const char *request, size_t len, unsigned flags, int in, int out, int err);
 
 /* The capability report printed by mxc-exec --probe (malloc'd JSON). */

@@ -593,3 +593,43 @@ def read_all_bg(popen, timeout):
         t.join(10)
     return rc, outs.get("out", b"").decode(errors="replace"), outs.get("err", b"").decode(
         errors="replace")
+
+
+# ------------------------------------------------------------------------------------------------
+# rootless: every mxc-exec as an unprivileged uid
+
+UID = int(os.environ.get("MXC_TEST_ROOTLESS_UID", "61234"))
+DROP = ["setpriv", "--reuid=%d" % UID, "--regid=%d" % UID, "--clear-groups"]
+
+
+class RootlessMxc(Mxc):
+    """The same runner, but every mxc-exec runs as UID with no supplementary groups."""
+
+    def argv(self, request, flags, via):
+        return DROP + super().argv(request, flags, via)
+
+    def __call__(self, request=None, flags=None, stdin=None, **kw):
+        if kw.get("argv") is not None:
+            p = subprocess.run(DROP + [MXC_EXEC] + list(kw.pop("argv")), capture_output=True,
+                               env=self.env(kw.get("env")), timeout=60)
+            return p
+        return super().__call__(request, flags=flags, stdin=stdin, **kw)
+
+
+def owned_tmpdir(prefix):
+    d = tempfile.mkdtemp(prefix=prefix)
+    os.chown(d, UID, UID)
+    os.chmod(d, 0o700)
+    return d
+
+
+@pytest.fixture
+def rl():
+    state = owned_tmpdir("mxc-rootless-state-")
+    scratch = owned_tmpdir("mxc-rootless-scratch-")
+    os.chmod(scratch, 0o755)
+    m = RootlessMxc(state, scratch)
+    yield m
+    m.cleanup()
+    shutil.rmtree(state, ignore_errors=True)
+    shutil.rmtree(scratch, ignore_errors=True)

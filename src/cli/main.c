@@ -17,7 +17,7 @@
 #include "sandbox_id.h"
 
 static const char USAGE[] =
-    "usage: mxc-exec [--experimental] [--debug] [--log-file PATH] [--dry-run]\n"
+    "usage: mxc-exec [--experimental] [--debug] [--log-file PATH] [--dry-run] [--raw-terminal]\n"
     "                [--allow-testing-features] (--config FILE|- | --config-base64 B64 | FILE)\n"
     "       mxc-exec --probe | --available-backends | --honor-matrix | --version | --help\n"
     "\n"
@@ -99,6 +99,8 @@ int main(int argc, char **argv)
             flags |= MXC_RUN_DRY_RUN;
         } else if (!strcmp(a, "--debug")) {
             debug = true;
+        } else if (!strcmp(a, "--raw-terminal")) {
+            flags |= MXC_RUN_RAW_TERMINAL; /* on a terminal: the workload's output unfiltered */
         } else if (!strcmp(a, "--allow-testing-features")) {
             /* accepted: this build ships no testing-only features */
         } else if ((!strcmp(a, "--config") || !strcmp(a, "--config-base64") || !strcmp(a, "--log-file")) &&

@@ -4,6 +4,8 @@
  * wins), the --experimental gate, dispatch to the backends, and turning
  * every outcome into the one envelope the caller reads. */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -25,6 +27,8 @@ void mxc_free(void *p)
 {
     free(p);
 }
+
+static int run_on_terminal(mxc_request *r, unsigned flags, int in, int out, int *code, bool *timed_out, mxc_error *e);
 
 static int validate(const char *buf, size_t len, bool experimental, mxc_request *r, mxc_error *e)
 {
@@ -109,7 +113,10 @@ int mxc_run_request(const char *request, size_t len, unsigned flags, int in, int
         int code = 255;
         bool timed_out = false;
         int rc;
-        if (r.phase == MXC_PHASE_NONE) {
+        if ((flags & MXC_RUN_EXITING) && isatty(in) && isatty(out)) {
+            /* a person at a terminal: the workload gets one of its own */
+            rc = run_on_terminal(&r, flags, in, out, &code, &timed_out, &e);
+        } else if (r.phase == MXC_PHASE_NONE) {
             rc = mxc_oneshot_run(&r, flags & MXC_RUN_EXITING, in, out, err, &code, &timed_out, &e);
         } else {
             mxc_proc proc;
@@ -255,6 +262,134 @@ void mxc_exec_handle_free(mxc_exec_handle *h)
 
 static atomic_bool attached_busy;
 
+/* ---- a person's terminal ----------------------------------------------- */
+
+/* The caller's terminal while a workload is attached to it: raw, and put
+ * back on return and on every signal that would end the caller — then the
+ * signal does what it did before.  One per process (attached_busy). */
+static struct {
+    int fd;
+    struct termios saved;
+    bool raw;
+    int winch[2];
+    struct sigaction old[5], old_winch;
+} att = {.fd = -1, .winch = {-1, -1}};
+
+static const int FATAL[5] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE};
+
+static void att_restore(void)
+{
+    if (att.raw)
+        tcsetattr(att.fd, TCSANOW, &att.saved);
+    att.raw = false;
+}
+
+static void att_fatal(int sig)
+{
+    att_restore();
+    for (int i = 0; i < 5; i++)
+        if (FATAL[i] == sig)
+            sigaction(sig, &att.old[i], NULL);
+    raise(sig);
+}
+
+static void att_winch(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    (void)!write(att.winch[1], "w", 1);
+    errno = saved;
+}
+
+/* Takes the caller's terminal fd for proc (a pty exec): raw mode, the
+ * handlers, SIGWINCH onto the workload's terminal, the output filter. */
+static void attach_begin(mxc_proc *proc, int fd, mxc_termfilter *filter)
+{
+    att.fd = fd;
+    if (pipe2(att.winch, O_CLOEXEC | O_NONBLOCK) == 0) {
+        struct sigaction sa = {.sa_handler = att_winch, .sa_flags = SA_RESTART};
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGWINCH, &sa, &att.old_winch);
+        proc->resize_fd = att.winch[0];
+        proc->resize_from = fd;
+    }
+    struct winsize ws;
+    if (ioctl(fd, TIOCGWINSZ, &ws) == 0)
+        ioctl(proc->out_fd, TIOCSWINSZ, &ws);
+    proc->filter = filter;
+    if (filter)
+        mxc_termfilter_init(filter);
+    if (tcgetattr(fd, &att.saved) == 0) {
+        struct sigaction sa = {.sa_handler = att_fatal, .sa_flags = SA_RESETHAND};
+        sigemptyset(&sa.sa_mask);
+        for (int i = 0; i < 5; i++)
+            sigaction(FATAL[i], &sa, &att.old[i]);
+        struct termios raw = att.saved;
+        cfmakeraw(&raw);
+        att.raw = tcsetattr(fd, TCSANOW, &raw) == 0;
+    }
+}
+
+static void attach_end(mxc_proc *proc)
+{
+    att_restore();
+    for (int i = 0; i < 5; i++)
+        sigaction(FATAL[i], &att.old[i], NULL);
+    if (att.winch[0] >= 0) {
+        sigaction(SIGWINCH, &att.old_winch, NULL);
+        close(att.winch[0]), close(att.winch[1]);
+        att.winch[0] = att.winch[1] = -1;
+    }
+    proc->resize_fd = -1;
+    proc->filter = NULL;
+}
+
+/* The caller's terminal size, for a workload's terminal made before it starts. */
+static void term_size(int fd, unsigned short *rows, unsigned short *cols)
+{
+    struct winsize ws;
+    *rows = *cols = 0;
+    if (ioctl(fd, TIOCGWINSZ, &ws) == 0)
+        *rows = ws.ws_row, *cols = ws.ws_col;
+}
+
+/* An exec or one-shot on the caller's terminal (the CLI under a terminal).
+ * Returns 0 with code and timed_out set, or -1 with e. */
+static int run_on_terminal(mxc_request *r, unsigned flags, int in, int out, int *code, bool *timed_out, mxc_error *e)
+{
+    bool expected = false;
+    if (!atomic_compare_exchange_strong(&attached_busy, &expected, true))
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "another attached exec is running in this process");
+    static mxc_termfilter filter;
+    unsigned short rows, cols;
+    term_size(in, &rows, &cols);
+    mxc_proc *proc;
+    mxc_proc sproc;
+    mxc_oneshot os;
+    int rc;
+    if (r->phase == MXC_PHASE_NONE) {
+        rc = mxc_oneshot_start(r, true, rows, cols, &os, e);
+        proc = &os.proc;
+    } else {
+        r->pty_rows = rows, r->pty_cols = cols;
+        rc = mxc_session_exec_start(r, true, &sproc, e);
+        proc = &sproc;
+    }
+    if (rc == 0) {
+        attach_begin(proc, in, flags & MXC_RUN_RAW_TERMINAL ? NULL : &filter);
+        mxc_exec_run(proc, in, out, -1, e);
+        attach_end(proc);
+        *code = proc->exit_code;
+        *timed_out = proc->timed_out;
+        if (r->phase == MXC_PHASE_NONE)
+            mxc_oneshot_finish(&os);
+        else
+            mxc_exec_close(proc);
+    }
+    atomic_store(&attached_busy, false);
+    return rc;
+}
+
 int mxc_state_aware_exec_attached(const char *request_json, char **error_json)
 {
     mxc_error e = {0};
@@ -262,28 +397,19 @@ int mxc_state_aware_exec_attached(const char *request_json, char **error_json)
         *error_json = NULL;
     int status = -1;
     bool expected = false;
-    struct termios saved;
-    bool restore = false;
     if (!isatty(0) || !isatty(1)) {
         mxc_err(&e, MXC_E_BACKEND_ERROR, "attached exec needs terminals on stdin and stdout; use mxc_state_aware_exec");
     } else if (!atomic_compare_exchange_strong(&attached_busy, &expected, true)) {
         mxc_err(&e, MXC_E_BACKEND_ERROR, "another attached exec is running in this process");
     } else {
         mxc_proc proc;
+        static mxc_termfilter filter;
         if (exec_prepare(request_json, true, &proc, &e) == 0) {
-            struct winsize ws;
-            if (ioctl(0, TIOCGWINSZ, &ws) == 0)
-                ioctl(proc.out_fd, TIOCSWINSZ, &ws);
-            if (tcgetattr(0, &saved) == 0) {
-                struct termios raw = saved;
-                cfmakeraw(&raw);
-                restore = tcsetattr(0, TCSANOW, &raw) == 0;
-            }
+            attach_begin(&proc, 0, &filter);
             mxc_exec_run(&proc, 0, 1, -1, &e);
+            attach_end(&proc);
             status = proc.timed_out ? 255 : proc.exit_code;
             mxc_exec_close(&proc);
-            if (restore)
-                tcsetattr(0, TCSANOW, &saved);
         }
         atomic_store(&attached_busy, false);
     }

@@ -220,9 +220,12 @@ static _Noreturn void holder_loop(const mxc_plan *p, int ctl, bool detached, pid
     }
 }
 
-/* Forks the one-shot workload; PID 1 keeps none of its fds. */
+/* Forks the one-shot workload (on a terminal of the sandbox's devpts when
+ * asked: its master goes to the caller); PID 1 keeps none of its fds. */
 static pid_t fork_first_exec(const mxc_plan *p, const mxc_first_exec *fx)
 {
+    if (fx->spec->pty && mxc_exec_make_pty(fx->child->ctl, fx->spec, (mxc_exec_child *)fx->child) < 0)
+        return -1;
     pid_t w = mxc_exec_spawn(p, fx->spec, fx->child);
     if (w > 0)
         mxc_exec_announce(fx->child->ctl, w);

@@ -226,7 +226,7 @@ void mxc_exec_child_close(mxc_exec_child *c)
 static void proc_init(mxc_proc *proc, mxc_proc_role role, bool pty, uint32_t timeout_ms)
 {
     memset(proc, 0, sizeof *proc);
-    proc->in_fd = proc->out_fd = proc->err_fd = proc->ctl_fd = -1;
+    proc->in_fd = proc->out_fd = proc->err_fd = proc->ctl_fd = proc->resize_fd = -1;
     proc->role = role;
     proc->pty = pty;
     proc->timeout_ms = timeout_ms;
@@ -394,6 +394,11 @@ static int own_pty(int conn, const mxc_exec_spec *s, mxc_exec_child *c)
     close(m);
     if (rc < 0)
         return -1;
+    return mxc_exec_make_pty(conn, s, c);
+}
+
+int mxc_exec_make_pty(int ctl, const mxc_exec_spec *s, mxc_exec_child *c)
+{
     int master = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
     if (master < 0)
         return -1;
@@ -403,10 +408,12 @@ static int own_pty(int conn, const mxc_exec_spec *s, mxc_exec_child *c)
         struct winsize ws = {.ws_row = s->pty_rows, .ws_col = s->pty_cols};
         ioctl(master, TIOCSWINSZ, &ws);
     }
-    if (slave < 0 || send_with_cmsg(conn, M_PTY, SCM_RIGHTS, &master, sizeof master) < 0) {
+    if (slave < 0 || send_with_cmsg(ctl, M_PTY, SCM_RIGHTS, &master, sizeof master) < 0) {
+        int err = errno;
         close(master);
         if (slave >= 0)
             close(slave);
+        errno = err;
         return -1;
     }
     close(master);
@@ -794,15 +801,21 @@ static void ladder_step(mxc_proc *proc)
         signal_exec(proc, proc->ladder == 2 ? SIGTERM : SIGKILL);
 }
 
-/* One read and its relay: 1 data, 0 EOF (or an error), -1 nothing now. */
-static int pump(int from, int to)
+/* One read and its relay (through the terminal filter when one is set):
+ * 1 data, 0 EOF (or an error), -1 nothing now. */
+static int pump(int from, int to, mxc_termfilter *filter)
 {
-    char buf[65536];
-    ssize_t n = read(from, buf, sizeof buf);
+    static _Thread_local unsigned char raw[65536], filtered[65536 + MXC_TERMFILTER_SEQ_MAX];
+    ssize_t n = read(from, raw, sizeof raw);
     if (n < 0)
         return errno == EINTR || errno == EAGAIN ? -1 : 0;
     if (n == 0)
         return 0;
+    unsigned char *buf = raw;
+    if (filter) {
+        n = (ssize_t)mxc_termfilter_run(filter, raw, (size_t)n, filtered);
+        buf = filtered;
+    }
     for (ssize_t off = 0; to >= 0 && off < n;) {
         ssize_t w = write(to, buf + off, (size_t)(n - off));
         if (w < 0) {
@@ -870,7 +883,7 @@ int mxc_exec_run(mxc_proc *proc, int relay_in, int relay_out, int relay_err, mxc
     struct timespec done_at = {0}, last_data = {0};
     bool session = proc->role == MXC_PROC_SESSION;
     while (!proc->finished) {
-        struct pollfd pf[5];
+        struct pollfd pf[6];
         int n = 0, i_status = -1, i_child = -1, i_in = -1, i_out = -1, i_err = -1;
         int status_fd = session ? proc->session.conn : proc->oneshot.report_fd;
         if (!done && status_fd >= 0)
@@ -883,6 +896,9 @@ int mxc_exec_run(mxc_proc *proc, int relay_in, int relay_out, int relay_err, mxc
             i_err = n, pf[n++] = (struct pollfd){.fd = proc->err_fd, .events = POLLIN};
         if (!done && relay_in >= 0 && (proc->in_fd >= 0 || proc->pty))
             i_in = n, pf[n++] = (struct pollfd){.fd = relay_in, .events = POLLIN};
+        int i_resize = -1;
+        if (!done && proc->resize_fd >= 0 && proc->pty && proc->out_fd >= 0)
+            i_resize = n, pf[n++] = (struct pollfd){.fd = proc->resize_fd, .events = POLLIN};
         int wait_ms = -1;
         long due = done ? -1 : next_step_at(proc);
         if (due >= 0) {
@@ -908,15 +924,23 @@ int mxc_exec_run(mxc_proc *proc, int relay_in, int relay_out, int relay_err, mxc
             ladder_step(proc);
             continue;
         }
+        if (i_resize >= 0 && pf[i_resize].revents) { /* SIGWINCH: the caller's size, onto the workload's terminal */
+            char b[64];
+            while (read(proc->resize_fd, b, sizeof b) > 0)
+                ;
+            struct winsize ws;
+            if (ioctl(proc->resize_from, TIOCGWINSZ, &ws) == 0)
+                ioctl(proc->out_fd, TIOCSWINSZ, &ws);
+        }
         if (i_out >= 0 && pf[i_out].revents) {
-            int r = pump(proc->out_fd, relay_out);
+            int r = pump(proc->out_fd, relay_out, proc->pty ? proc->filter : NULL);
             if (r == 0)
                 close_fd(&proc->out_fd);
             if (r == 1)
                 clock_gettime(CLOCK_MONOTONIC, &last_data);
         }
         if (i_err >= 0 && pf[i_err].revents) {
-            int r = pump(proc->err_fd, relay_err);
+            int r = pump(proc->err_fd, relay_err, NULL);
             if (r == 0)
                 close_fd(&proc->err_fd);
             if (r == 1)
@@ -924,7 +948,7 @@ int mxc_exec_run(mxc_proc *proc, int relay_in, int relay_out, int relay_err, mxc
         }
         if (i_in >= 0 && pf[i_in].revents) {
             int to = proc->pty ? proc->out_fd : proc->in_fd;
-            if (pump(relay_in, to) == 0) {
+            if (pump(relay_in, to, NULL) == 0) {
                 if (!proc->pty)
                     close_fd(&proc->in_fd);
                 relay_in = -1;
@@ -934,6 +958,10 @@ int mxc_exec_run(mxc_proc *proc, int relay_in, int relay_out, int relay_err, mxc
                         (i_child >= 0 && pf[i_child].revents);
         if (!done && now_done) {
             done = true;
+            /* A spent deadline ends the whole exec, whichever tier ended
+             * the workload: what it left running goes too. */
+            if (proc->timed_out && session && proc->session.conn >= 0)
+                report(proc->session.conn, M_KILL, 0, 0, NULL, NULL);
             if (!session)
                 reap_oneshot(proc);
             clock_gettime(CLOCK_MONOTONIC, &done_at);

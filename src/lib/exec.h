@@ -21,6 +21,7 @@
 #include "cgroup.h"
 #include "error.h"
 #include "plan.h"
+#include "termfilter.h"
 
 #define MXC_LADDER_TERM_AFTER_MS 1000 /* close stdin, then this long before SIGTERM */
 #define MXC_LADDER_KILL_AFTER_MS 2000 /* SIGTERM, then this long before SIGKILL */
@@ -58,6 +59,10 @@ typedef struct mxc_proc {
     bool finished, timed_out, reported;
     int exit_code;
     int ctl_fd;          /* while starting: the channel the start reports on; -1 after */
+    /* attached to a person's terminal (pty): */
+    int resize_fd;       /* readable when the caller's terminal changed size (SIGWINCH); -1 none */
+    int resize_from;     /* the caller's terminal, whose size is copied onto the workload's */
+    struct mxc_termfilter *filter; /* applied to the workload's terminal output; NULL: raw */
     mxc_proc_role role;
     union {
         mxc_oneshot_link oneshot;
@@ -95,6 +100,12 @@ void mxc_exec_announce(int ctl, pid_t w);
  * waits until the workload exec'd (0) or failed (-1).  child: our child
  * whose exit status is the workload's; pid1: SIGKILLed by the last tier. */
 int mxc_exec_adopt(mxc_proc *proc, mxc_exec_child *c, pid_t child, pid_t pid1, mxc_error *e);
+
+/* Makes a pty from the devpts at /dev/pts of the current mount namespace
+ * (the sandbox's, or an exec's own), sets s's size, sends the master on
+ * ctl (the caller adopts it as proc->out_fd) and gives the slave to c's
+ * stdio.  0, or -1 with errno. */
+int mxc_exec_make_pty(int ctl, const mxc_exec_spec *s, mxc_exec_child *c);
 
 /* Session exec, in the caller: asks the holder listening on sock (a path,
  * at most 107 bytes) to run s, and waits until the workload runs. */

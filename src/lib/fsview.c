@@ -841,11 +841,22 @@ static int mount_new(const char *type, const char *const *opts, unsigned attrs)
     return rc < 0 ? rc : m;
 }
 
+/* A tmpfs's size: dflt, or — where only RLIMIT_AS bounds memory (no
+ * memory cgroup) — at most 1/share of the memory limit, since tmpfs pages
+ * count against no rlimit. */
+static void tmpfs_size(const mxc_plan *p, unsigned long long dflt, unsigned share, char *out, size_t outsz)
+{
+    unsigned long long size = dflt;
+    if (p->as_rlimit && p->memory_max / share < size)
+        size = p->memory_max / share;
+    snprintf(out, outsz, "%llu", size < 4096 ? 4096 : size);
+}
+
 /* /dev: a tmpfs of its own, read-only once made, holding read-only binds
  * of the host's harmless device nodes (a read-only mount still passes I/O
  * to a device, but refuses chmod, chown, utimensat: the host's nodes keep
  * their mode and times), a private devpts, /dev/shm. */
-static int minimal_dev(view *v)
+static int minimal_dev(view *v, const mxc_plan *p)
 {
     int dev = new_tmpfs(v, "0755", "64k", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, true);
     if (dev < 0)
@@ -877,7 +888,9 @@ static int minimal_dev(view *v)
         close(tree);
     }
     const char *pts_opts[] = {"newinstance", NULL, "ptmxmode", "0666", "mode", "0620", NULL};
-    const char *shm_opts[] = {"mode", "1777", "size", "64m", NULL};
+    char shm_size[32];
+    tmpfs_size(p, 64ull << 20, 8, shm_size, sizeof shm_size);
+    const char *shm_opts[] = {"mode", "1777", "size", shm_size, NULL};
     const struct { const char *name, *type; const char *const *opts; unsigned attrs; bool writable; } fs[] = {
         {"pts", "devpts", pts_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false},
         {"shm", "tmpfs", shm_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true},
@@ -1070,10 +1083,12 @@ int mxc_fsview_build(const mxc_plan *p, mxc_fsview_sources *s, const char **stag
     if ((rc = curated_etc(v, p)) < 0)
         goto out;
     *stage = "fsview.dev";
-    if ((rc = minimal_dev(v)) < 0)
+    if ((rc = minimal_dev(v, p)) < 0)
         goto out;
     *stage = "fsview.tmp";
-    int tmp = new_tmpfs(v, "1777", "256m", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false);
+    char tmp_size[32];
+    tmpfs_size(p, 256ull << 20, 4, tmp_size, sizeof tmp_size);
+    int tmp = new_tmpfs(v, "1777", tmp_size, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false);
     if ((rc = tmp) < 0)
         goto out;
     add_id(v->rw, &v->nrw, VIEW_MAX_MOUNTS, mnt_id(tmp));

@@ -58,12 +58,15 @@ static int set_limits(const mxc_plan *p)
     const struct { int res; rlim_t val; bool on; } lim[] = {
         {RLIMIT_CORE, 0, true},          /* no core file anywhere */
         {RLIMIT_NOFILE, 4096, true},
-        /* the fallbacks: processes of this user namespace (Linux >= 5.14
-         * counts them per namespace), and data memory per process —
-         * RLIMIT_DATA, not RLIMIT_AS, so runtimes that reserve address
-         * space (V8, Go, the JVM) still start */
+        /* the fallbacks where no cgroup takes a limit: processes of this
+         * user namespace (Linux >= 5.14 counts them per namespace), and the
+         * address space per process — RLIMIT_AS counts what RLIMIT_DATA
+         * does not: shared anonymous mappings, mapped memfds, stack growth
+         * (memfd_create itself is refused then: written, not mapped, its
+         * pages count against nothing).  Node 20 starts under 1 GiB; a JVM
+         * needs -Xmx below the limit. */
         {RLIMIT_NPROC, (rlim_t)p->pids_max, p->nproc_rlimit},
-        {RLIMIT_DATA, (rlim_t)p->memory_max, p->data_rlimit},
+        {RLIMIT_AS, (rlim_t)p->memory_max, p->as_rlimit},
     };
     for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++) {
         if (!lim[i].on)
@@ -100,5 +103,5 @@ int mxc_harden_self(const mxc_plan *p, int keep_fd, const char **stage)
     /* seccomp last: it denies calls (landlock_*, prctl variants) the steps
      * above needed. */
     *stage = "harden.seccomp";
-    return mxc_seccomp_apply();
+    return mxc_seccomp_apply(p->as_rlimit);
 }

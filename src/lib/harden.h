@@ -6,6 +6,7 @@
 #ifndef MXC_HARDEN_H
 #define MXC_HARDEN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "plan.h"
@@ -17,8 +18,9 @@ int mxc_landlock_abi(void);
 /* Restricts the calling thread to the plan's view.  Returns 0 or -errno;
  * *stage names the failing step. */
 int mxc_landlock_apply(const mxc_plan *p, const char **stage);
-/* Loads the seccomp filter.  Returns 0 or -errno. */
-int mxc_seccomp_apply(void);
+/* Loads the seccomp filter (no_memfd: the variant that also refuses
+ * memfd_create).  Returns 0 or -errno. */
+int mxc_seccomp_apply(bool no_memfd);
 
 /* Closes every fd above 2 but the given ones (keep is sorted in place). */
 void mxc_close_all_but(int *keep, size_t n);

@@ -143,7 +143,7 @@ int mxc_plan_from_request(const mxc_request *r, mxc_plan *p, mxc_error *e)
     /* DESIGN §4 "Resources": where no cgroup takes a limit (rootless, or a
      * host without the controller), the documented rlimit fallback. */
     p->nproc_rlimit = !mxc_cgroup_available("pids");
-    p->data_rlimit = !mxc_cgroup_available("memory");
+    p->as_rlimit = !mxc_cgroup_available("memory");
     const struct { const mxc_strlist *l; mxc_grant_mode m; } lists[] = {
         {&r->rw, MXC_GRANT_RW}, {&r->ro, MXC_GRANT_RO}, {&r->denied, MXC_GRANT_DENIED}};
     for (size_t k = 0; k < 3; k++)

@@ -49,7 +49,8 @@ typedef struct mxc_plan {
     uint64_t memory_max;   /* bytes */
     uint64_t cpu_quota_us; /* per MXC_CGROUP_CPU_PERIOD_US (100 ms); 0 = no CPU limit */
     bool nproc_rlimit;     /* no pids cgroup here: pids_max becomes RLIMIT_NPROC */
-    bool data_rlimit;      /* no memory cgroup here: memory_max becomes RLIMIT_DATA, per process */
+    bool as_rlimit;        /* no memory cgroup here: memory_max becomes RLIMIT_AS per process,
+                              memfd_create is refused, /tmp and /dev/shm sized within it */
 } mxc_plan;
 
 typedef struct mxc_exec_spec {

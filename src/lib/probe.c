@@ -39,9 +39,10 @@ json_t *mxc_probe(void)
     bool ready = abi >= MXC_LANDLOCK_ABI_NEEDED && max_userns > 0 && seccomp_ok;
     bool no_pids = !mxc_cgroup_available("pids");
     bool no_mem = !mxc_cgroup_available("memory");
-    char fallback[200];
+    char fallback[400];
     snprintf(fallback, sizeof fallback, "%s%s%s", no_pids ? "processes: RLIMIT_NPROC per sandbox" : "",
-             no_pids && no_mem ? "; " : "", no_mem ? "memory: RLIMIT_DATA per process" : "");
+             no_pids && no_mem ? "; " : "", no_mem ? "memory: RLIMIT_AS per process (memfd_create refused; /tmp and /dev/shm sized within it), no "
+                                                 "sandbox-wide bound" : "");
     json_t *rootless = json_pack("{s:b, s:s}", "active", !root, "identity",
                                  root ? "a dedicated host uid per sandbox (MXC_UID_BASE/MXC_UID_COUNT)"
                                       : "the caller's own uid behind a user namespace, for every sandbox");

@@ -13,11 +13,12 @@
 #include "harden.h"
 #include "seccomp_bpf.h"
 
-int mxc_seccomp_apply(void)
+int mxc_seccomp_apply(bool no_memfd)
 {
     struct sock_fprog prog = {
-        .len = (unsigned short)(sizeof mxc_seccomp_bpf / sizeof mxc_seccomp_bpf[0]),
-        .filter = (struct sock_filter *)mxc_seccomp_bpf,
+        .len = no_memfd ? (unsigned short)(sizeof mxc_seccomp_bpf_no_memfd / sizeof mxc_seccomp_bpf_no_memfd[0])
+                        : (unsigned short)(sizeof mxc_seccomp_bpf / sizeof mxc_seccomp_bpf[0]),
+        .filter = (struct sock_filter *)(no_memfd ? mxc_seccomp_bpf_no_memfd : mxc_seccomp_bpf),
     };
     if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) != 0)
         return errno ? -errno : -EINVAL;

@@ -138,7 +138,7 @@ static int limit_personality(scmp_filter_ctx ctx)
     return 0;
 }
 
-scmp_filter_ctx mxc_seccomp_rules(int *err)
+scmp_filter_ctx mxc_seccomp_rules(bool no_memfd, int *err)
 {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
     if (!ctx) {
@@ -158,6 +158,8 @@ scmp_filter_ctx mxc_seccomp_rules(int *err)
         rc = deny_setid_modes(ctx);
     if (rc == 0)
         rc = limit_prlimit(ctx);
+    if (rc == 0 && no_memfd)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(memfd_create), 0);
     if (rc < 0) {
         seccomp_release(ctx);
         *err = rc;

@@ -9,11 +9,15 @@
 
 #include <linux/filter.h>
 #include <seccomp.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* A new libseccomp context holding every rule (caller releases), or NULL
- * with *err set to a negative errno. */
-scmp_filter_ctx mxc_seccomp_rules(int *err);
+ * with *err set to a negative errno.  no_memfd: also refuse memfd_create
+ * (EPERM) — the variant for sandboxes whose memory only RLIMIT_AS bounds
+ * (no memory cgroup), since pages written into a memfd are counted by no
+ * rlimit. */
+scmp_filter_ctx mxc_seccomp_rules(bool no_memfd, int *err);
 
 /* One past the highest system-call number this libseccomp knows for the
  * native architecture: what the build can name, it can judge. */

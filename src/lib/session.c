@@ -627,21 +627,10 @@ int mxc_oneshot_start(const mxc_request *r, bool pty, unsigned short rows, unsig
     int rc = mxc_exec_spec_build(r, os->plan, &os->spec, e);
     if (rc == 0)
         prepared = (rc = mxc_exec_prepare(pty, os->spec.timeout_ms, &os->proc, &child, e)) == 0;
-    if (rc == 0 && pty) { /* the terminal: the workload's three stdio ends, its master ours */
-        int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-        int slave = master < 0 || grantpt(master) < 0 || unlockpt(master) < 0
-                        ? -1 : ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
-        if (slave < 0) {
-            int err = errno;
-            if (master >= 0)
-                close(master);
-            rc = mxc_err_os(e, MXC_E_BACKEND_ERROR, "oneshot.pty", err, NULL, "cannot create the terminal");
-        } else {
-            struct winsize ws = {.ws_row = rows, .ws_col = cols};
-            ioctl(master, TIOCSWINSZ, &ws);
-            os->proc.out_fd = master;
-            child.in = child.out = child.err = slave;
-        }
+    if (rc == 0 && pty) { /* PID 1 makes it from the sandbox's own devpts and sends us the master */
+        os->spec.pty = true;
+        os->spec.pty_rows = rows;
+        os->spec.pty_cols = cols;
     }
     mxc_holder h = {.ctl_fd = -1};
     if (rc == 0) {

@@ -15,7 +15,7 @@
 
 #define MXC_TERMFILTER_SEQ_MAX 4096 /* a longer sequence is dropped whole */
 
-typedef struct {
+typedef struct mxc_termfilter {
     int state;   /* where in a sequence we are */
     size_t len;  /* bytes of the sequence held */
     unsigned char seq[MXC_TERMFILTER_SEQ_MAX];

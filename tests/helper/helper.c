@@ -1069,6 +1069,48 @@ static int v_scan_proc(VERB_ARGS)
 	return 0;
 }
 
+/* memtricks MB: the ways past RLIMIT_DATA, each allocating and touching MB megabytes:
+ * "memtricks_shared: RESULT", "memtricks_memfd: RESULT", "memtricks_growsdown: RESULT" */
+static int v_memtricks(VERB_ARGS)
+{
+	int ok;
+	if (argc < 1)
+		return usage("memtricks MB");
+	size_t len = (size_t)parse_long(argv[0], &ok) << 20;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p != MAP_FAILED) {
+		for (size_t i = 0; i < len; i += 4096)
+			p[i] = 1;
+		munmap(p, len);
+	}
+	report("memtricks_shared", p == MAP_FAILED ? -1 : 0, errno);
+	int fd = memfd_create("hog", 0);
+	int err = errno;
+	if (fd >= 0) {
+		err = 0;
+		if (ftruncate(fd, (off_t)len) < 0)
+			err = errno;
+		char *m = err ? MAP_FAILED : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (!err && m == MAP_FAILED)
+			err = errno;
+		if (m != MAP_FAILED) {
+			for (size_t i = 0; i < len; i += 4096)
+				m[i] = 1;
+			munmap(m, len);
+		}
+		close(fd);
+	}
+	report("memtricks_memfd", err ? -1 : 0, err);
+	char *g = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN, -1, 0);
+	if (g != MAP_FAILED) {
+		for (size_t i = 0; i < len; i += 4096)
+			g[i] = 1;
+		munmap(g, len);
+	}
+	report("memtricks_growsdown", g == MAP_FAILED ? -1 : 0, errno);
+	return 0;
+}
+
 /* ---- misc --------------------------------------------------------------------------------- */
 
 /* wait_file PATH [TENTHS]: wait (bounded, default 30 s) until PATH exists */
@@ -1157,6 +1199,7 @@ static const struct {
 	{"inotify_hold", v_inotify_hold},
 	{"swaploop", v_swaploop},
 	{"scan_proc", v_scan_proc},
+	{"memtricks", v_memtricks},
 };
 
 int main(int argc, char **argv)

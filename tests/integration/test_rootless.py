@@ -16,44 +16,7 @@ import tempfile
 
 import pytest
 
-from conftest import MXC_EXEC, Mxc, assert_error, assert_ok_envelope
-
-UID = int(os.environ.get("MXC_TEST_ROOTLESS_UID", "61234"))
-DROP = ["setpriv", "--reuid=%d" % UID, "--regid=%d" % UID, "--clear-groups"]
-
-
-class RootlessMxc(Mxc):
-    """The same runner, but every mxc-exec runs as UID with no supplementary groups."""
-
-    def argv(self, request, flags, via):
-        return DROP + super().argv(request, flags, via)
-
-    def __call__(self, request=None, flags=None, stdin=None, **kw):
-        if kw.get("argv") is not None:
-            p = subprocess.run(DROP + [MXC_EXEC] + list(kw.pop("argv")), capture_output=True,
-                               env=self.env(kw.get("env")), timeout=60)
-            return p
-        return super().__call__(request, flags=flags, stdin=stdin, **kw)
-
-
-def _owned_tmpdir(prefix):
-    d = tempfile.mkdtemp(prefix=prefix)
-    os.chown(d, UID, UID)
-    os.chmod(d, 0o700)
-    return d
-
-
-@pytest.fixture
-def rl():
-    state = _owned_tmpdir("mxc-rootless-state-")
-    scratch = _owned_tmpdir("mxc-rootless-scratch-")
-    os.chmod(scratch, 0o755)
-    m = RootlessMxc(state, scratch)
-    yield m
-    m.cleanup()
-    shutil.rmtree(state, ignore_errors=True)
-    shutil.rmtree(scratch, ignore_errors=True)
-
+from conftest import DROP, MXC_EXEC, UID, Mxc, assert_error, assert_ok_envelope, owned_tmpdir, rl  # noqa: F401
 
 def _grant_dir(rl, name):
     d = os.path.join(rl.scratch, name)
@@ -167,7 +130,7 @@ def test_rootless_sandboxes_do_not_see_each_other(rl):
 
 
 def test_state_root_defaults_to_xdg_runtime_dir(rl):
-    xdg = _owned_tmpdir("mxc-rootless-xdg-")
+    xdg = owned_tmpdir("mxc-rootless-xdg-")
     try:
         p = subprocess.run(DROP + ["env", "-u", "MXC_STATE_DIR", "XDG_RUNTIME_DIR=" + xdg, MXC_EXEC,
                                    "--experimental", "--config", "-"],

@@ -6,6 +6,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -15,10 +16,31 @@
 #include "seccomp_bpf.h"
 #include "seccomp_rules.h"
 
-int main(void)
+static void same_as_fresh(bool no_memfd, const struct sock_filter *embedded, size_t size)
 {
     int err = 0;
-    scmp_filter_ctx ctx = mxc_seccomp_rules(&err);
+    scmp_filter_ctx ctx = mxc_seccomp_rules(no_memfd, &err);
+    CHECK(ctx != NULL);
+    int mfd = memfd_create("bpf", MFD_CLOEXEC);
+    CHECK_INT_EQ(seccomp_export_bpf(ctx, mfd), 0);
+    seccomp_release(ctx);
+    off_t len = lseek(mfd, 0, SEEK_END);
+    const size_t pl = MXC_SECCOMP_PROLOGUE_LEN * sizeof(struct sock_filter);
+    struct sock_filter *fresh = malloc(pl + (size_t)len);
+    mxc_seccomp_prologue(fresh, mxc_seccomp_known_limit());
+    CHECK(pread(mfd, fresh + MXC_SECCOMP_PROLOGUE_LEN, (size_t)len, 0) == len);
+    CHECK_MSG((size_t)len + pl == size && memcmp(fresh, embedded, size) == 0,
+              "the embedded program (no_memfd=%d) differs from a fresh compile: rebuild seccomp_bpf.h", no_memfd);
+    free(fresh);
+    close(mfd);
+}
+
+int main(void)
+{
+    same_as_fresh(true, mxc_seccomp_bpf_no_memfd, sizeof mxc_seccomp_bpf_no_memfd);
+    CHECK(sizeof mxc_seccomp_bpf_no_memfd > sizeof mxc_seccomp_bpf);
+    int err = 0;
+    scmp_filter_ctx ctx = mxc_seccomp_rules(false, &err);
     CHECK(ctx != NULL);
     int mfd = memfd_create("bpf", MFD_CLOEXEC);
     CHECK(mfd >= 0);
