@@ -84,8 +84,15 @@ int mxc_state_aware_exec_attached(const char *request_json, char **error_json);
  * Returns the process exit status. */
 int mxc_run_request(const char *request, size_t len, unsigned flags, int in, int out, int err);
 
-/* The capability report printed by mxc-exec --probe (malloc'd JSON). */
+/* The capability report printed by mxc-exec --probe (malloc'd JSON); its
+ * "leftovers" say what a sweep would reclaim. */
 char *mxc_probe_json(void);
+
+/* The sweeper (mxc-exec --gc): removes what crashes left — tombstones and
+ * half-made sandboxes of the state root, claims whose sandbox is gone,
+ * cgroups without a live owner, orphaned holders — and returns
+ * {"result":{"swept":{...counts...}}} or an error envelope (malloc'd). */
+char *mxc_gc_json(void);
 
 /* The backends this host offers, as upstream's `lxc-exec --available-backends`
  * prints them: a pretty JSON array with a trailing newline (malloc'd). */

@@ -169,7 +169,8 @@ class Mxc:
 
     # -- plumbing
     def env(self, extra=None):
-        env = dict(os.environ, MXC_STATE_DIR=self.state_dir)
+        # the workspaces apart from the state, as in production, per test
+        env = dict(os.environ, MXC_STATE_DIR=self.state_dir, MXC_WORKSPACE_ROOT=self.state_dir + ".ws")
         if extra:
             env.update(extra)
         return env
@@ -404,6 +405,7 @@ def state_dir():
     os.chmod(d, 0o755)
     yield d
     shutil.rmtree(d, ignore_errors=True)
+    shutil.rmtree(d + ".ws", ignore_errors=True)
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@
  * Everything else is the library's. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,10 @@ static char *read_bounded(int fd, size_t *len)
 
 int main(int argc, char **argv)
 {
+    /* a reader that goes away (| head) must not kill us in the middle of a
+     * phase: writes fail with EPIPE instead (the workload gets SIGPIPE's
+     * default back: mxc_exec_workload resets every disposition) */
+    signal(SIGPIPE, SIG_IGN);
     const char *config = NULL, *b64 = NULL, *log_file = NULL;
     unsigned flags = 0;
     bool debug = false;
@@ -88,6 +93,12 @@ int main(int argc, char **argv)
             fputs(b ? b : "[]\n", stdout);
             mxc_free(b);
             return 0;
+        } else if (!strcmp(a, "--gc")) {
+            char *g = mxc_gc_json();
+            printf("%s\n", g ? g : "{}");
+            int bad = !g || strncmp(g, "{\"result\":", 10) != 0;
+            mxc_free(g);
+            return bad;
         } else if (!strcmp(a, "--honor-matrix")) {
             char *m = mxc_honor_matrix_markdown();
             fputs(m ? m : "", stdout);

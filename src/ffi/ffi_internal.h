@@ -13,6 +13,7 @@
 #include "error.h"
 #include "mxc_ffi.h"
 #include "request.h"
+#include "oneshot.h"
 #include "session.h"
 
 #define FFI_EXPORT __attribute__((visibility("default")))

@@ -20,7 +20,9 @@
 #include "probe.h"
 #include "sandbox_id.h"
 #include "run_v1.h"
+#include "oneshot.h"
 #include "session.h"
+#include "sweep.h"
 #include "validate.h"
 
 void mxc_free(void *p)
@@ -437,6 +439,22 @@ char *mxc_available_backends_text(void)
         sprintf(line, "%s\n", s);
     free(s);
     return line;
+}
+
+char *mxc_gc_json(void)
+{
+    mxc_error e = {0};
+    json_t *swept = mxc_sweep(true, &e);
+    char *out;
+    if (!swept) {
+        out = mxc_error_envelope_text(&e);
+    } else {
+        json_t *env = json_pack("{s:{s:o}}", "result", "swept", swept);
+        out = json_dumps(env, JSON_COMPACT);
+        json_decref(env);
+    }
+    mxc_error_clear(&e);
+    return out;
 }
 
 char *mxc_honor_matrix_markdown(void)

@@ -104,49 +104,6 @@ static int recv_msg(int fd, ctl_msg *m)
     return recv_msg_fds(fd, m, NULL, NULL, 0);
 }
 
-unsigned long long mxc_proc_start_time(pid_t pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')'); /* comm may contain spaces */
-    if (!p)
-        return 0;
-    unsigned long long v = 0;
-    int field = 2;
-    for (char *tok = strtok(p + 1, " "); tok; tok = strtok(NULL, " "))
-        if (++field == 22) {
-            v = strtoull(tok, NULL, 10);
-            break;
-        }
-    return v;
-}
-
-bool mxc_holder_alive(pid_t pid, unsigned long long start_time)
-{
-    if (pid <= 0)
-        return false;
-    unsigned long long st = mxc_proc_start_time(pid);
-    if (st == 0 || st != start_time)
-        return false;
-    char path[64], state = 0;
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (f) {
-        if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
-            state = 0;
-        fclose(f);
-    }
-    return state != 'Z' && state != 'X';
-}
-
 static int loopback_up(void)
 {
     int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -409,7 +366,7 @@ static _Noreturn void first_child(const mxc_plan *p, mxc_fsview_sources *src, in
     }
     ctl_msg m;
     if (rc == 0) {
-        if (send_msg(ctl, MSG_MAPS_PLEASE, 0, 0, NULL) < 0 || recv_msg(ctl, &m) < 0 || m.kind != MSG_MAPS_DONE)
+        if (send_msg(ctl, MSG_MAPS_PLEASE, 0, getpid(), NULL) < 0 || recv_msg(ctl, &m) < 0 || m.kind != MSG_MAPS_DONE)
             _exit(1);
         stage = "holder.unshare";
         int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
@@ -439,6 +396,10 @@ static _Noreturn void first_child(const mxc_plan *p, mxc_fsview_sources *src, in
         send_msg(ctl, MSG_FAIL, -rc, 0, stage);
         _exit(1);
     }
+    /* fault injection (tests/faults): let the holder's MSG_READY overtake */
+    const char *late = getenv("MXC_FAULT_PID_LATE_MS");
+    if (late && *late)
+        usleep((useconds_t)atoi(late) * 1000);
     send_msg(ctl, MSG_PID, 0, holder, NULL);
     if (detached)
         _exit(0);
@@ -527,9 +488,76 @@ static pid_t clone_as(const mxc_plan *p, unsigned long flags)
     return c;
 }
 
-int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, bool detached, const mxc_first_exec *fx, int listen_fd,
+/* "killed by signal 9" / "exited with status 1". */
+static void describe_status(int status, char *out, size_t outsz)
+{
+    if (WIFSIGNALED(status))
+        snprintf(out, outsz, "killed by signal %d\n", WTERMSIG(status));
+    else
+        snprintf(out, outsz, "exited with status %d\n", WEXITSTATUS(status));
+}
+
+/* The monitor of a session: starts C1 (which starts the holder and exits,
+ * so that the holder becomes our child: we are a subreaper), then waits
+ * for the holder.  If it dies while its record still exists — not a stop,
+ * which removes the record first — how it died goes into holder.exit, for
+ * the next phase to report.  It keeps nothing of the caller's but the
+ * sandbox's directory. */
+static _Noreturn void monitor_main(const mxc_plan *p, mxc_fsview_sources *src, int ctl, int *join, size_t njoin,
+                                   const mxc_holder_session *session)
+{
+    setsid();
+    prctl(PR_SET_NAME, "mxc-monitor");
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    /* raw: the caller's fork handlers ran once, for us; never again below */
+    pid_t c1 = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0);
+    if (c1 == 0)
+        first_child(p, src, ctl, true, NULL, join, njoin, session->listen_fd);
+    int dirfd = session->dirfd;
+    int keep[] = {dirfd};
+    mxc_close_all_but(keep, 1);
+    int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (devnull >= 0) {
+        dup2(devnull, 0), dup2(devnull, 1), dup2(devnull, 2);
+        if (devnull > 2)
+            close(devnull);
+    }
+    if (c1 < 0)
+        _exit(1);
+    for (;;) {
+        int status;
+        pid_t r = waitpid(-1, &status, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            _exit(0); /* nothing left to watch */
+        if (r == c1)
+            continue;
+        /* The holder's death while its record names it is a crash (a stop
+         * clears the record first).  Anything else reaped here (a setup
+         * process orphaned to this subreaper) is not the holder. */
+        char rec[96] = "";
+        int rfd = openat(dirfd, "holder", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        ssize_t n = rfd < 0 ? -1 : read(rfd, rec, sizeof rec - 1);
+        if (rfd >= 0)
+            close(rfd);
+        if (n > 0 && atoi(rec) == (int)r) {
+            char text[64];
+            describe_status(status, text, sizeof text);
+            int fd = openat(dirfd, "holder.exit", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+            if (fd >= 0) {
+                (void)!write(fd, text, strlen(text));
+                close(fd);
+            }
+        }
+    }
+}
+
+int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_session *session, const mxc_first_exec *fx,
                      mxc_holder *h, mxc_cgroup *cg, mxc_error *e)
 {
+    bool detached = session != NULL;
+    int listen_fd = session ? session->listen_fd : -1;
     memset(h, 0, sizeof *h);
     h->ctl_fd = -1;
     bool direct = !detached && single_threaded();
@@ -578,8 +606,16 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, bool detached, const 
         close(sv[0]);
         if (direct)
             direct_child(p, src, sv[1], fx);
-        first_child(p, src, sv[1], detached, detached ? NULL : fx, join, (size_t)njoin, listen_fd);
+        if (detached) { /* the monitor, orphaned at once: nobody's zombie when it is done */
+            if ((pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0) == 0)
+                monitor_main(p, src, sv[1], join, (size_t)njoin, session);
+            _exit(0);
+        }
+        first_child(p, src, sv[1], false, fx, join, (size_t)njoin, listen_fd);
     }
+    if (detached)
+        waitpid(c1, NULL, 0);
+    pid_t mapped = c1; /* whose user namespace the maps are for: C1 (a session's is the monitor's child) */
     close(sv[1]);
     mxc_fsview_close_sources(src);
     free(src);
@@ -592,12 +628,14 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, bool detached, const 
         rc = died(ctl, e);
     if (rc == 0 && m.kind == MSG_FAIL)
         rc = fail_from(&m, e);
+    if (rc == 0 && detached)
+        mapped = m.pid;
     if (rc == 0) {
-        int err = write_map(c1, "uid_map", MXC_INNER_UID, p->uid);
+        int err = write_map(mapped, "uid_map", MXC_INNER_UID, p->uid);
         if (!err && p->rootless)
-            err = deny_setgroups(c1);
+            err = deny_setgroups(mapped);
         if (!err)
-            err = write_map(c1, "gid_map", MXC_INNER_GID, p->gid);
+            err = write_map(mapped, "gid_map", MXC_INNER_GID, p->gid);
         if (err)
             rc = mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.uid_map", -err, NULL, "cannot write the id maps");
         else if (send_msg(ctl, MSG_MAPS_DONE, 0, 0, NULL) < 0)
@@ -614,7 +652,12 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, bool detached, const 
                 close(join[i]);
         }
     }
-    while (rc == 0) {
+    /* MSG_PID comes from C1 after its clone returns, MSG_READY from the
+     * holder itself: two writers, either order (a busy machine runs the
+     * holder first).  Both are needed — a holder recorded as pid 0 is a
+     * session nobody can reach or stop. */
+    bool ready = false;
+    while (rc == 0 && !(ready && (direct || h->pid > 0))) {
         if (recv_msg(ctl, &m) < 0) {
             rc = died(ctl, e);
         } else if (m.kind == MSG_FAIL) {
@@ -622,12 +665,8 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, bool detached, const 
         } else if (m.kind == MSG_PID) {
             h->pid = m.pid;
         } else if (m.kind == MSG_READY) {
-            break;
+            ready = true;
         }
-    }
-    if (detached) {
-        int status;
-        waitpid(c1, &status, 0);
     }
     if (rc < 0) {
         if (h->pid > 0)
@@ -677,7 +716,7 @@ int mxc_holder_kill(pid_t pid, unsigned long long start_time, mxc_error *e)
         return mxc_err(e, MXC_E_BACKEND_ERROR, "the session holder did not exit within 10 s of SIGKILL");
     /* It is gone; wait for the kernel to finish tearing the namespace down
      * (the zombie is reaped by init). */
-    for (int i = 0; i < 200 && mxc_holder_alive(pid, start_time); i++)
+    for (int i = 0; i < 200 && mxc_pid_alive(pid, start_time); i++)
         usleep(5000);
     return 0;
 }

@@ -16,6 +16,7 @@
 #include "error.h"
 #include "exec.h"
 #include "plan.h"
+#include "procs.h"
 
 typedef struct {
     pid_t pid;                     /* host pid of PID 1 of the sandbox */
@@ -32,17 +33,24 @@ typedef struct {
     const mxc_exec_child *child;
 } mxc_first_exec;
 
+/* What a session's holder gets beyond a one-shot's: the socket it serves
+ * exec requests on (mxc_exec_serve), and the sandbox's directory, where its
+ * monitor writes how it died. */
+typedef struct {
+    int listen_fd;
+    int dirfd;
+} mxc_holder_session;
+
 /* Resolves the plan's view (mxc_fsview_open_sources rewrites p->grants
  * with the resolved paths), spawns the holder and waits until its view is
- * ready.  A detached holder
- * (session) outlives the caller once mxc_holder_release is called; an
- * attached one (one-shot) dies with its caller.  fx (attached only, may be
+ * ready.  A session's holder (session != NULL) is detached: it outlives
+ * the caller once mxc_holder_release is called, and a monitor — its reaper
+ * outside the sandbox, in the caller's PID namespace — records how it
+ * died; a one-shot's dies with its caller.  fx (one-shot only, may be
  * NULL): the workload PID 1 runs.  The sandbox's cgroup (cgroup_name, with
  * the plan's limits) is created and the holder born or moved into it; *cg
- * names it even on failure, for the caller to remove.  listen_fd (a
- * session; else -1): the holder serves exec requests on it
- * (mxc_exec_serve). */
-int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, bool detached, const mxc_first_exec *fx, int listen_fd,
+ * names it even on failure, for the caller to remove. */
+int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_session *session, const mxc_first_exec *fx,
                      mxc_holder *h, mxc_cgroup *cg, mxc_error *e);
 /* Tells a detached holder that its state is recorded; from here on it
  * lives until killed.  A holder whose caller dies before this exits. */
@@ -50,8 +58,5 @@ int mxc_holder_release(mxc_holder *h, mxc_error *e);
 /* SIGKILLs the holder (the kernel then kills every process of its PID
  * namespace) and waits until it is gone. */
 int mxc_holder_kill(pid_t pid, unsigned long long start_time, mxc_error *e);
-bool mxc_holder_alive(pid_t pid, unsigned long long start_time);
-
-unsigned long long mxc_proc_start_time(pid_t pid);
 
 #endif

@@ -9,12 +9,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "error.h"
 #include "plan.h"
 
 #define MXC_LANDLOCK_ABI_NEEDED 3 /* REFER (2) and TRUNCATE (3) are part of what we promise */
 
 /* Returns the kernel's Landlock ABI (0 = unavailable). */
 int mxc_landlock_abi(void);
+/* backend_unavailable (with the remediation) when the kernel's Landlock
+ * is older than what mxc promises; checked before anything is made. */
+int mxc_landlock_require(mxc_error *e);
 /* Restricts the calling thread to the plan's view.  Returns 0 or -errno;
  * *stage names the failing step. */
 int mxc_landlock_apply(const mxc_plan *p, const char **stage);

@@ -41,6 +41,17 @@ int mxc_landlock_abi(void)
     return abi < 0 ? 0 : (int)abi;
 }
 
+int mxc_landlock_require(mxc_error *e)
+{
+    int abi = mxc_landlock_abi();
+    if (abi >= MXC_LANDLOCK_ABI_NEEDED)
+        return 0;
+    mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "this kernel's Landlock ABI is %d; mxc needs %d or newer", abi,
+            MXC_LANDLOCK_ABI_NEEDED);
+    mxc_err_set_remediation(e, "boot a kernel >= 6.2 with Landlock enabled (lsm=landlock,...)");
+    return -1;
+}
+
 #define FS_READ (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
 #define FS_WRITE_V1                                                                                     \
     (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |   \

@@ -11,6 +11,7 @@
 
 #include "cgroup.h"
 #include "harden.h"
+#include "sweep.h"
 
 static long read_long(const char *path)
 {
@@ -57,5 +58,12 @@ json_t *mxc_probe(void)
                             "backends", "process", ready, "isolation_session", ready);
     if (out && fallback[0])
         json_object_set_new(json_object_get(out, "result"), "rlimitFallback", json_string(fallback));
+    mxc_error e = {0};
+    json_t *left = mxc_sweep(false, &e); /* what mxc-exec --gc would reclaim */
+    if (out && left)
+        json_object_set_new(json_object_get(out, "result"), "leftovers", left);
+    else
+        json_decref(left);
+    mxc_error_clear(&e);
     return out;
 }

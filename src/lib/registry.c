@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "procs.h"
+
 #define CLAIM_DIR "/var/lib/mxc/claims"
 #define UID_BASE_DEFAULT 2100000000u
 #define UID_COUNT_DEFAULT 65536u
@@ -73,6 +75,9 @@ static json_t *claim_json(const mxc_claim *c, unsigned uid)
                           "writable", w);
     if (c->state_dir)
         json_object_set_new(j, "stateDir", json_string(c->state_dir));
+    if (c->workspace)
+        json_object_set_new(j, "workspace", json_string(c->workspace));
+    json_object_set_new(j, "start", json_integer((json_int_t)mxc_proc_start_time(getpid())));
     return j;
 }
 
@@ -204,6 +209,33 @@ void mxc_registry_release_owned(const char *name, const char *state_dir)
     if (owner && strcmp(owner, state_dir) == 0)
         unlink(path);
     json_decref(j);
+}
+
+bool mxc_registry_find_session(const char *state_dir, char name[MXC_CLAIM_NAME_MAX], char *workspace, size_t wsz)
+{
+    char dir[600];
+    if (claim_dir(dir, sizeof dir) < 0)
+        return false;
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    bool found = false;
+    while (d && !found && (de = readdir(d))) {
+        if (de->d_name[0] == '.' || strlen(de->d_name) >= MXC_CLAIM_NAME_MAX)
+            continue;
+        char path[900];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        json_t *j = json_load_file(path, 0, NULL);
+        const char *owner = json_string_value(json_object_get(j, "stateDir"));
+        if (owner && strcmp(owner, state_dir) == 0) {
+            found = true;
+            snprintf(name, MXC_CLAIM_NAME_MAX, "%s", de->d_name);
+            snprintf(workspace, wsz, "%s", json_string_value(json_object_get(j, "workspace")) ?: "");
+        }
+        json_decref(j);
+    }
+    if (d)
+        closedir(d);
+    return found;
 }
 
 typedef struct {

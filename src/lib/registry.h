@@ -26,6 +26,7 @@ typedef enum { MXC_CLAIM_SESSION = 0, MXC_CLAIM_ONESHOT } mxc_claim_kind;
 typedef struct {
     mxc_claim_kind kind;
     const char *state_dir;  /* session: its sandbox directory */
+    const char *workspace;  /* session: its workspace (also among writable[]) */
     const char *writable[MXC_REGISTRY_MAX_WRITABLE]; /* host paths the sandbox can write */
     size_t nwritable;
 } mxc_claim;
@@ -40,6 +41,9 @@ int mxc_registry_claim(const mxc_claim *c, unsigned *uid, char name[MXC_CLAIM_NA
 void mxc_registry_release(const char *name);
 /* Releases the claim only when it is the session at state_dir. */
 void mxc_registry_release_owned(const char *name, const char *state_dir);
+/* The claim of the session at state_dir (for a sandbox whose state file is
+ * damaged): its name and workspace.  False when there is none. */
+bool mxc_registry_find_session(const char *state_dir, char name[MXC_CLAIM_NAME_MAX], char *workspace, size_t wsz);
 
 /* True when the directory at dirfd is, or lies below, one of own[] (host
  * paths the caller's own sandbox can write) or, with claims, a directory

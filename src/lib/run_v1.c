@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "run_v1.h"
+#include "oneshot.h"
 #include "session.h"
 
 static void put(int fd, const char *s)

@@ -1,6 +1,7 @@
 /* session.c — see session.h. */
 #include "session.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -19,6 +20,7 @@
 #include "cgroup.h"
 #include "container.h"
 #include "harden.h"
+#include "procs.h"
 #include "registry.h"
 #include "sandbox_id.h"
 #include "state.h"
@@ -28,17 +30,6 @@
 static bool rootless(void)
 {
     return geteuid() != 0;
-}
-
-static int require_host(mxc_error *e)
-{
-    if (mxc_landlock_abi() < MXC_LANDLOCK_ABI_NEEDED) {
-        mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "this kernel's Landlock ABI is %d; mxc needs %d or newer",
-                mxc_landlock_abi(), MXC_LANDLOCK_ABI_NEEDED);
-        mxc_err_set_remediation(e, "boot a kernel >= 6.2 with Landlock enabled (lsm=landlock,...)");
-        return -1;
-    }
-    return 0;
 }
 
 static void mint_name(char *out, size_t outsz)
@@ -110,7 +101,7 @@ static int view_from(json_t *view, mxc_plan *p, mxc_error *e)
 
 /* Rebuilds the plan of a provisioned sandbox from its state; use_view: the
  * grants as resolved at start (exec), else from the policy (start). */
-static int plan_from_state(json_t *state, const char *dir, bool use_view, mxc_plan *p, mxc_error *e)
+static int plan_from_state(json_t *state, bool use_view, mxc_plan *p, mxc_error *e)
 {
     memset(p, 0, sizeof *p);
     long long uid, gid;
@@ -145,76 +136,84 @@ static int plan_from_state(json_t *state, const char *dir, bool use_view, mxc_pl
     p->gid = (gid_t)gid;
     p->rootless = json_is_true(json_object_get(state, "rootless"));
     snprintf(p->agent_name, sizeof p->agent_name, "%s", name);
-    char ws[700];
-    snprintf(ws, sizeof ws, "%s/workspace", dir);
+    const char *ws = json_string_value(json_object_get(state, "workspace"));
+    if (!ws || ws[0] != '/') {
+        mxc_plan_free(p);
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox state is damaged: \"workspace\" is missing");
+    }
     p->workspace = strdup(ws);
     return 0;
 }
 
+/* ------------------------------------------------------------------------
+ * provision: staged, then committed under its name in one rename */
+
 static int provision(const mxc_request *r, json_t **result, mxc_error *e)
 {
-    if (require_host(e) < 0)
+    if (mxc_landlock_require(e) < 0)
         return -1;
     mxc_sandbox_id id = {0};
     mxc_state st;
     mint_name(id.agent_name, sizeof id.agent_name);
-    if (mxc_state_create_locked(id.agent_name, &st, e) < 0)
+    if (mxc_state_stage(id.agent_name, &st, e) < 0)
         return -1;
     bool rl = rootless();
     unsigned uid = (unsigned)geteuid(), gid = (unsigned)getegid();
-    char ws[700];
-    snprintf(ws, sizeof ws, "%s/workspace", st.dir);
+    char ws[700], final[700];
+    snprintf(final, sizeof final, "%s/%s", st.root, id.agent_name);
+    char claim[MXC_CLAIM_NAME_MAX] = "";
+    int rc = mxc_workspace_path(id.agent_name, ws, sizeof ws, e);
     /* The workspace: the agent's own, 0700; the caller (root) reaches it,
      * no other agent can.  Rootless it is the caller's like everything else.
      * Made before the claim, which records it as writable by the sandbox. */
-    if (mkdir(ws, 0700) < 0) {
-        int err = errno;
-        mxc_error ignored = {0};
-        mxc_state_destroy(&st, &ignored);
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "provision.workspace", err, NULL, "cannot create the workspace");
+    if (rc == 0 && (rc = mxc_state_note_workspace(&st, ws)) < 0)
+        rc = mxc_err_os(e, MXC_E_BACKEND_ERROR, "provision.stage", -rc, NULL, "cannot write the sandbox state");
+    if (rc == 0 && mkdir(ws, 0700) < 0)
+        rc = mxc_err_os(e, MXC_E_BACKEND_ERROR, "provision.workspace", errno, NULL, "cannot create the workspace");
+    bool made_ws = rc == 0;
+    if (rc == 0) {
+        /* As root the claim gives the sandbox its uid, host-wide (no other
+         * state root hands it out); either way what the sandbox can write
+         * is on record (fsview.h, hostpath.h). */
+        mxc_claim c = {.kind = MXC_CLAIM_SESSION, .state_dir = final, .workspace = ws};
+        for (size_t i = 0; i < r->rw.n && c.nwritable < MXC_REGISTRY_MAX_WRITABLE - 1; i++)
+            c.writable[c.nwritable++] = r->rw.v[i];
+        c.writable[c.nwritable++] = ws;
+        rc = mxc_registry_claim(&c, &uid, claim, e);
     }
-    /* As root the claim gives the sandbox its uid, host-wide (no other
-     * state root hands it out); either way what the sandbox can write is
-     * on record (fsview.h, hostpath.h). */
-    mxc_claim c = {.kind = MXC_CLAIM_SESSION, .state_dir = st.dir};
-    for (size_t i = 0; i < r->rw.n && c.nwritable < MXC_REGISTRY_MAX_WRITABLE - 1; i++)
-        c.writable[c.nwritable++] = r->rw.v[i];
-    c.writable[c.nwritable++] = ws;
-    char claim[MXC_CLAIM_NAME_MAX];
-    if (mxc_registry_claim(&c, &uid, claim, e) < 0) {
-        mxc_error ignored = {0};
-        mxc_state_destroy(&st, &ignored);
-        return -1;
-    }
-    if (!rl) {
+    if (rc == 0 && !rl) {
         gid = uid;
-        if (chown(ws, uid, gid) < 0) {
-            int err = errno;
-            mxc_error ignored = {0};
-            mxc_registry_release(claim);
-            mxc_state_destroy(&st, &ignored);
-            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "provision.workspace", err, NULL, "cannot give the workspace to the agent");
-        }
+        if (chown(ws, uid, gid) < 0)
+            rc = mxc_err_os(e, MXC_E_BACKEND_ERROR, "provision.workspace", errno, NULL,
+                            "cannot give the workspace to the agent");
     }
-    if (r->has_app_id) {
+    if (rc == 0 && r->has_app_id) {
         id.has_app_id = true;
         memcpy(id.app_id, r->app_id, r->app_id_len + 1);
     }
     char sid[MXC_SANDBOX_ID_MAX + 8];
-    json_t *state = json_object();
-    json_object_set_new(state, "agentUserName", json_string(id.agent_name));
-    json_object_set_new(state, "uid", json_integer(uid));
-    json_object_set_new(state, "gid", json_integer(gid));
-    json_object_set_new(state, "rootless", json_boolean(rl));
-    json_object_set_new(state, "claim", json_string(claim));
-    json_object_set_new(state, "policy", policy_of(r));
-    int rc = mxc_sandbox_id_encode(&id, sid, sizeof sid, e);
     if (rc == 0)
+        rc = mxc_sandbox_id_encode(&id, sid, sizeof sid, e);
+    if (rc == 0) {
+        json_t *state = json_object();
+        json_object_set_new(state, "agentUserName", json_string(id.agent_name));
+        json_object_set_new(state, "uid", json_integer(uid));
+        json_object_set_new(state, "gid", json_integer(gid));
+        json_object_set_new(state, "rootless", json_boolean(rl));
+        json_object_set_new(state, "claim", json_string(claim));
+        json_object_set_new(state, "workspace", json_string(ws));
+        json_object_set_new(state, "policy", policy_of(r));
         rc = mxc_state_write(&st, state, e);
-    json_decref(state);
+        json_decref(state);
+    }
+    if (rc == 0)
+        rc = mxc_state_commit(&st, e); /* from here on the sandbox exists */
     if (rc < 0) {
+        if (claim[0])
+            mxc_registry_release(claim);
+        if (made_ws)
+            mxc_state_remove_tree(ws);
         mxc_error ignored = {0};
-        mxc_registry_release(claim);
         mxc_state_destroy(&st, &ignored);
         return -1;
     }
@@ -228,12 +227,17 @@ static int provision(const mxc_request *r, json_t **result, mxc_error *e)
     return 0;
 }
 
+/* ------------------------------------------------------------------------
+ * an existing sandbox, damaged or not */
+
 typedef struct {
     mxc_state st;
-    json_t *state;
+    json_t *state;          /* NULL: the state file is damaged (damage[] says how) */
+    char damage[300];
     pid_t holder;
     unsigned long long holder_start;
     bool running;
+    char death[64];         /* how a crashed holder ended ("" = no crash on record) */
 } opened;
 
 static void opened_close(opened *o)
@@ -243,6 +247,27 @@ static void opened_close(opened *o)
     mxc_state_unlock(&o->st);
 }
 
+static void finish_tomb(const char *tomb)
+{
+    mxc_session_finish(tomb, NULL);
+}
+
+/* The holder, from the state file or (the state damaged, or holderPid
+ * gone) from its record beside it. */
+static void find_holder(const char *dir, json_t *state, pid_t *pid, unsigned long long *start)
+{
+    json_t *hp = json_object_get(state, "holderPid"), *hs = json_object_get(state, "holderStart");
+    *pid = 0, *start = 0;
+    if (json_is_integer(hp) && json_is_integer(hs) && json_integer_value(hp) > 0) {
+        *pid = (pid_t)json_integer_value(hp);
+        *start = (unsigned long long)json_integer_value(hs);
+    }
+    pid_t rp;
+    unsigned long long rs;
+    if ((*pid <= 0 || !mxc_pid_alive(*pid, *start)) && mxc_state_read_holder(dir, &rp, &rs))
+        *pid = rp, *start = rs;
+}
+
 static int open_sandbox(const mxc_request *r, opened *o, mxc_error *e)
 {
     memset(o, 0, sizeof *o);
@@ -250,16 +275,25 @@ static int open_sandbox(const mxc_request *r, opened *o, mxc_error *e)
     mxc_sandbox_id id;
     if (mxc_sandbox_id_decode(r->sandbox_id, &id, e) < 0)
         return -1;
-    if (mxc_state_open_locked(id.agent_name, &o->st, e) < 0)
+    if (mxc_state_open_locked(id.agent_name, finish_tomb, &o->st, e) < 0)
         return -1;
-    if (mxc_state_read(&o->st, &o->state, e) < 0) {
-        mxc_state_unlock(&o->st);
-        return -1;
+    mxc_error why = {0};
+    if (mxc_state_read(&o->st, &o->state, &why) < 0) {
+        snprintf(o->damage, sizeof o->damage, "%.299s", why.message);
+        mxc_error_clear(&why);
     }
-    o->holder = (pid_t)json_integer_value(json_object_get(o->state, "holderPid"));
-    o->holder_start = (unsigned long long)json_integer_value(json_object_get(o->state, "holderStart"));
-    o->running = mxc_holder_alive(o->holder, o->holder_start);
+    find_holder(o->st.dir, o->state, &o->holder, &o->holder_start);
+    o->running = mxc_pid_alive(o->holder, o->holder_start);
+    if (!o->running && !mxc_state_holder_death(o->st.dir, o->death, sizeof o->death))
+        o->death[0] = '\0';
     return 0;
+}
+
+static int damaged(const opened *o, mxc_error *e)
+{
+    mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox's state is damaged (%s)", o->damage);
+    mxc_err_set_remediation(e, "deprovision the sandbox (it tears down whatever is left of it) and provision a new one");
+    return -1;
 }
 
 /* The sandbox directory's exec socket, by a short path that works
@@ -296,25 +330,62 @@ static int exec_listener(const mxc_state *st, mxc_error *e)
     return fd;
 }
 
+/* The sandbox's cgroup, and anything in it that slipped out of the PID
+ * namespace's reach. */
+static void remove_cgroup(const char *name)
+{
+    mxc_cgroup cg;
+    mxc_cgroup_open(name, &cg);
+    mxc_cgroup_kill_all(&cg);
+    mxc_cgroup_remove(&cg);
+}
+
+/* Ends a session: the record goes first (so its monitor knows this is no
+ * crash), then the holder, its cgroup and socket.  Correct after acting:
+ * nothing here needs to write (a full disk cannot make a stopped session
+ * look running). */
+static int end_session(const char *dir, const char *name, pid_t holder, unsigned long long start, mxc_error *e)
+{
+    mxc_state_clear_holder(dir);
+    if (holder > 0 && mxc_holder_kill(holder, start, e) < 0)
+        return -1;
+    remove_cgroup(name);
+    char sock[760];
+    snprintf(sock, sizeof sock, "%s/exec.sock", dir);
+    unlink(sock);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * the phases */
+
 static int start(opened *o, mxc_error *e)
 {
+    if (!o->state)
+        return damaged(o, e);
     if (o->running)
         return mxc_err(e, MXC_E_ALREADY_STARTED, "the sandbox is already started; its session is unchanged");
-    if (require_host(e) < 0)
+    if (mxc_landlock_require(e) < 0)
         return -1;
+    mxc_state_clear_holder(o->st.dir); /* a crashed holder's record: this start is its answer */
     mxc_plan p;
     /* the view is resolved afresh from the policy at every start */
-    if (plan_from_state(o->state, o->st.dir, false, &p, e) < 0)
+    if (plan_from_state(o->state, false, &p, e) < 0)
         return -1;
     mxc_cgroup cg;
     mxc_holder h;
-    int listen_fd = exec_listener(&o->st, e);
-    int rc = listen_fd < 0 ? -1 : mxc_holder_spawn(&p, p.agent_name, true, NULL, listen_fd, &h, &cg, e);
-    if (listen_fd >= 0)
-        close(listen_fd); /* the holder's now */
+    mxc_holder_session hs = {.listen_fd = exec_listener(&o->st, e),
+                             .dirfd = open(o->st.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)};
+    int rc = hs.listen_fd < 0 ? -1 : hs.dirfd < 0 ? mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.open", errno, NULL,
+                                                               "cannot open the sandbox directory")
+                                                  : mxc_holder_spawn(&p, p.agent_name, &hs, NULL, &h, &cg, e);
+    if (hs.listen_fd >= 0)
+        close(hs.listen_fd); /* the holder's now */
+    if (hs.dirfd >= 0)
+        close(hs.dirfd);
     if (rc < 0) {
         mxc_plan_free(&p);
-        if (listen_fd >= 0)
+        if (hs.listen_fd >= 0)
             mxc_cgroup_remove(&cg); /* nothing lives in it: the holder never ran */
         return -1;
     }
@@ -322,100 +393,241 @@ static int start(opened *o, mxc_error *e)
     json_object_set_new(o->state, "holderStart", json_integer((json_int_t)h.start_time));
     json_object_set_new(o->state, "view", view_of(&p));
     mxc_plan_free(&p);
-    if (mxc_state_write(&o->st, o->state, e) < 0) {
-        close(h.ctl_fd); /* the holder exits on its own */
+    if (mxc_state_write_holder(&o->st, h.pid, h.start_time) < 0 || mxc_state_write(&o->st, o->state, e) < 0) {
+        if (!e->code)
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.write", errno, NULL, "cannot record the session's holder");
+        mxc_state_clear_holder(o->st.dir);
+        close(h.ctl_fd); /* the holder exits on its own: it was never released */
         return -1;
     }
     return mxc_holder_release(&h, e);
 }
 
-/* The sandbox's cgroup, and anything in it that slipped out of the PID
- * namespace's reach. */
-static void remove_cgroup(const opened *o)
+static int stop(opened *o, json_t **result, mxc_error *e)
 {
-    mxc_cgroup cg;
-    mxc_cgroup_open(json_string_value(json_object_get(o->state, "agentUserName")), &cg);
-    mxc_cgroup_kill_all(&cg);
-    mxc_cgroup_remove(&cg);
-}
-
-static int stop_holder(opened *o, mxc_error *e)
-{
-    if (mxc_holder_kill(o->holder, o->holder_start, e) < 0)
+    const char *name = o->st.name;
+    if (!o->running) {
+        if (!o->death[0])
+            return mxc_err(e, MXC_E_ALREADY_STOPPED, "the sandbox is already stopped; its identity remains");
+        /* the holder crashed: what it left goes now, and the caller hears how it ended */
+        *result = json_pack("{s:{s:s}}", "metadata", "holderDied", o->death);
+        return end_session(o->st.dir, name, 0, 0, e);
+    }
+    if (end_session(o->st.dir, name, o->holder, o->holder_start, e) < 0)
         return -1;
-    char sock[700];
-    snprintf(sock, sizeof sock, "%s/exec.sock", o->st.dir);
-    unlink(sock);
-    remove_cgroup(o);
-    json_object_del(o->state, "holderPid");
-    json_object_del(o->state, "holderStart");
-    return mxc_state_write(&o->st, o->state, e);
-}
-
-static int stop(opened *o, mxc_error *e)
-{
-    if (!o->running)
-        return mxc_err(e, MXC_E_ALREADY_STOPPED, "the sandbox is already stopped; its identity remains");
-    return stop_holder(o, e);
-}
-
-static int deprovision(opened *o, mxc_error *e)
-{
-    if (o->running && stop_holder(o, e) < 0)
-        return -1;
-    if (!o->running) /* a start killed half-way may have left its cgroup */
-        remove_cgroup(o);
-    char claim[MXC_CLAIM_NAME_MAX + 1] = "", dir[600];
-    snprintf(claim, sizeof claim, "%s", json_string_value(json_object_get(o->state, "claim")) ?: "");
-    snprintf(dir, sizeof dir, "%s", o->st.dir);
-    if (mxc_state_destroy(&o->st, e) < 0)
-        return -1;
-    mxc_registry_release_owned(claim, dir); /* only a claim that names this sandbox */
+    if (o->state) { /* best effort: liveness never relies on it */
+        mxc_error ignored = {0};
+        json_object_del(o->state, "holderPid");
+        json_object_del(o->state, "holderStart");
+        mxc_state_write(&o->st, o->state, &ignored);
+        mxc_error_clear(&ignored);
+    } else {
+        *result = json_pack("{s:{s:s}}", "metadata", "damagedState", o->damage);
+    }
     return 0;
+}
+
+/* Everything of a sandbox whose directory is at dir (a tombstone, or a
+ * staging directory): holder, cgroup, claim, workspace, files. */
+static void finish_locked(const char *dir, json_t *report);
+
+void mxc_session_finish(const char *dir, json_t *report)
+{
+    int lock;
+    if (mxc_state_lock_transient(dir, &lock) < 0)
+        return; /* committed, or finished by someone else, meanwhile */
+    finish_locked(dir, report);
+    if (lock >= 0)
+        close(lock);
+}
+
+static void finish_locked(const char *dir, json_t *report)
+{
+    bool tomb, alive;
+    char name[64] = "";
+    const char *base = strrchr(dir, '/');
+    if (!base || !mxc_state_transient(base + 1, &tomb, name, sizeof name, &alive))
+        return;
+    char root[512];
+    snprintf(root, sizeof root, "%.*s", (int)(base - dir), dir);
+    char final[700];
+    snprintf(final, sizeof final, "%s/%s", root, name);
+    mxc_state st = {.lock_fd = -1};
+    snprintf(st.root, sizeof st.root, "%s", root);
+    snprintf(st.name, sizeof st.name, "%s", name);
+    snprintf(st.dir, sizeof st.dir, "%s", dir);
+    json_t *state = NULL;
+    mxc_error ignored = {0};
+    mxc_state_read(&st, &state, &ignored);
+    mxc_error_clear(&ignored);
+    pid_t holder;
+    unsigned long long start;
+    find_holder(dir, state, &holder, &start);
+    bool was_running = mxc_pid_alive(holder, start);
+    end_session(dir, name, was_running ? holder : 0, start, &ignored);
+    mxc_error_clear(&ignored);
+    char claim[MXC_CLAIM_NAME_MAX] = "", ws[700] = "";
+    snprintf(claim, sizeof claim, "%s", json_string_value(json_object_get(state, "claim")) ?: "");
+    snprintf(ws, sizeof ws, "%s", json_string_value(json_object_get(state, "workspace")) ?: "");
+    struct stat fst;
+    bool final_exists = lstat(final, &fst) == 0;
+    if ((!claim[0] || !ws[0]) && !final_exists) { /* the state is damaged: the claim knows the rest */
+        char wsc[700];
+        if (mxc_registry_find_session(final, claim, wsc, sizeof wsc) && !ws[0])
+            snprintf(ws, sizeof ws, "%s", wsc);
+    }
+    if (!ws[0])
+        mxc_state_noted_workspace(dir, ws, sizeof ws); /* killed before the state was written */
+    if (ws[0])
+        mxc_state_remove_tree(ws);
+    mxc_registry_release_owned(claim, final);
+    json_decref(state);
+    mxc_state_destroy(&st, &ignored);
+    mxc_error_clear(&ignored);
+    if (report)
+        json_object_set_new(report, "tornDown", json_pack("{s:s, s:b}", "sandbox", name, "holderWasRunning", was_running));
+}
+
+/* A transaction: the name is retired first (a tombstone), so that no later
+ * call can bring it back; then everything goes, whatever the state file
+ * says or fails to say.  A crash in between leaves a tombstone that the
+ * next call on the id, any phase's sweep, or --gc finishes. */
+static int deprovision(opened *o, json_t **result, mxc_error *e)
+{
+    if (mxc_state_entomb(&o->st, e) < 0)
+        return -1;
+    char tomb[700];
+    snprintf(tomb, sizeof tomb, "%s", o->st.dir);
+    json_t *report = json_object();
+    finish_locked(tomb, report); /* under the lock taken at open, carried through the rename */
+    mxc_state_unlock(&o->st); /* the tombstone, lock file and all, is gone */
+    if (!o->state || o->death[0]) {
+        json_t *md = json_object();
+        if (!o->state)
+            json_object_set_new(md, "damagedState", json_string(o->damage));
+        if (o->death[0])
+            json_object_set_new(md, "holderDied", json_string(o->death));
+        *result = json_pack("{s:o}", "metadata", md);
+    }
+    json_decref(report);
+    return 0;
+}
+
+/* The cheap sweep every phase does: transient directories of this state
+ * root whose makers are dead (a crash mid-provision or mid-deprovision). */
+static void sweep_root(void)
+{
+    char root[512];
+    mxc_error ignored = {0};
+    if (mxc_state_root(root, sizeof root, &ignored) < 0) {
+        mxc_error_clear(&ignored);
+        return;
+    }
+    DIR *d = opendir(root);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        bool tomb, alive;
+        char name[64];
+        if (!mxc_state_transient(de->d_name, &tomb, name, sizeof name, &alive) || alive)
+            continue;
+        char path[1000];
+        snprintf(path, sizeof path, "%s/%s", root, de->d_name);
+        mxc_session_finish(path, NULL);
+    }
+    if (d)
+        closedir(d);
 }
 
 int mxc_session_phase(const mxc_request *r, json_t **result, mxc_error *e)
 {
     *result = NULL;
+    sweep_root();
     if (r->phase == MXC_PHASE_PROVISION)
         return provision(r, result, e);
     opened o;
     if (open_sandbox(r, &o, e) < 0)
         return -1;
+    json_t *res = NULL;
     int rc;
     switch (r->phase) {
     case MXC_PHASE_START: rc = start(&o, e); break;
-    case MXC_PHASE_STOP: rc = stop(&o, e); break;
-    case MXC_PHASE_DEPROVISION: rc = deprovision(&o, e); break;
+    case MXC_PHASE_STOP: rc = stop(&o, &res, e); break;
+    case MXC_PHASE_DEPROVISION: rc = deprovision(&o, &res, e); break;
     default: rc = mxc_err(e, MXC_E_UNSUPPORTED_PHASE, "exec is not a non-exec phase");
     }
     opened_close(&o);
     if (rc == 0)
-        *result = json_object();
+        *result = res ? res : json_object();
+    else
+        json_decref(res);
     return rc;
 }
 
-/* exec: straight to the holder's socket — no lock, no state file on the
- * way of a running session's exec (the holder serialises what must be:
- * the view's verification).  Only a refused connection looks at the state,
- * for the precise answer. */
+/* ------------------------------------------------------------------------
+ * exec */
+
+/* Why a holder would not take the exec: said precisely (the state read
+ * only now, on this slow path). */
+static int why_no_holder(const mxc_request *r, mxc_error *e)
+{
+    opened o;
+    mxc_error why = {0};
+    if (open_sandbox(r, &o, &why) < 0) {
+        mxc_error_clear(e);
+        *e = why;
+        return -1;
+    }
+    int rc;
+    if (!o.state)
+        rc = damaged(&o, &why);
+    else if (o.death[0])
+        rc = mxc_err(&why, MXC_E_BACKEND_ERROR, "the session's holder died (%s); stop the sandbox to clean up, then "
+                     "start it again", o.death);
+    else if (!o.running)
+        rc = mxc_err(&why, MXC_E_NOT_STARTED, "the sandbox is provisioned but not started; call start first");
+    else
+        rc = 0; /* running, yet it refused: the first error stands */
+    opened_close(&o);
+    if (rc < 0) {
+        mxc_error_clear(e);
+        *e = why;
+    } else {
+        e->code = MXC_E_BACKEND_ERROR;
+    }
+    return -1;
+}
+
+/* exec: straight to the holder's socket — no lock and no state file on the
+ * way of a running session's exec (the holder serialises what must be: the
+ * view's verification), only the workspace's path, read lock-free from the
+ * state file (written whole, by rename). */
 int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_error *e)
 {
     mxc_sandbox_id id;
     if (mxc_sandbox_id_decode(r->sandbox_id, &id, e) < 0)
         return -1;
-    char root[512], dir[600];
-    if (mxc_state_root(root, sizeof root, e) < 0)
+    char dir[700];
+    if (mxc_state_dir_of(id.agent_name, dir, sizeof dir, e) < 0)
         return -1;
-    snprintf(dir, sizeof dir, "%s/%s", root, id.agent_name);
+    mxc_state st = {.lock_fd = -1};
+    snprintf(st.dir, sizeof st.dir, "%s", dir);
+    json_t *state = NULL;
+    mxc_error ignored = {0};
+    if (mxc_state_read(&st, &state, &ignored) < 0) {
+        mxc_error_clear(&ignored);
+        return why_no_holder(r, e);
+    }
     /* what the environment needs of the plan: the agent and its workspace */
     mxc_plan *plan = calloc(1, sizeof *plan);
-    if (!plan)
-        return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+    const char *ws = json_string_value(json_object_get(state, "workspace"));
+    if (!plan || !ws) {
+        free(plan);
+        json_decref(state);
+        return why_no_holder(r, e);
+    }
     snprintf(plan->agent_name, sizeof plan->agent_name, "%s", id.agent_name);
-    char ws[700];
-    snprintf(ws, sizeof ws, "%s/workspace", dir);
     plan->workspace = strdup(ws);
+    json_decref(state);
     mxc_exec_spec s;
     int rc = mxc_exec_spec_build(r, plan, &s, e);
     if (rc == 0 && pty) { /* attached: the terminal type is the caller's (process.env still wins) */
@@ -438,101 +650,24 @@ int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_e
     char sock[80];
     if (exec_sock_path(dir, &dirfd, sock, sizeof sock) < 0) {
         mxc_exec_spec_free(&s);
-        opened o;
-        if (open_sandbox(r, &o, e) < 0) /* stale_id, most likely */
-            return -1;
-        opened_close(&o);
-        return mxc_err(e, MXC_E_NOT_STARTED, "the sandbox is provisioned but not started; call start first");
+        return why_no_holder(r, e);
     }
     rc = mxc_exec_start(sock, &s, pty, proc, e);
     close(dirfd);
     mxc_exec_spec_free(&s);
-    if (rc < 0 && e->code == MXC_E_NOT_STARTED) {
-        /* no holder took it: say precisely why */
-        mxc_error why = {0};
-        opened o;
-        if (open_sandbox(r, &o, &why) < 0) {
-            mxc_error_clear(e);
-            *e = why;
-            return -1;
-        }
-        bool running = o.running;
-        opened_close(&o);
-        if (!running) {
-            mxc_error_clear(e);
-            return mxc_err(e, MXC_E_NOT_STARTED, "the sandbox is provisioned but not started; call start first");
-        }
-        e->code = MXC_E_BACKEND_ERROR; /* running, yet it refused: say what failed */
-    }
+    pid_t h;
+    unsigned long long hs;
+    /* no holder took it, or the holder went away under it (a stop or a
+     * deprovision that won the race): say which, as for any later call */
+    if (rc < 0 && (e->code == MXC_E_NOT_STARTED || !mxc_state_read_holder(dir, &h, &hs) || !mxc_pid_alive(h, hs)))
+        return why_no_holder(r, e);
     return rc;
 }
 
-/* When the caller exits right after the one-shot (the CLI), the wait for
- * the kernel's teardown of PID 1 — its namespaces, ~0.3 ms here — moves
- * off the caller's path: this detached process waits for PID 1 and then
- * removes the (by then empty) cgroup.  It holds none of the caller's fds
- * (a shell reading our stdout sees EOF when we exit) and sits in its own
- * session (the terminal's ^C does not reach it).  It also cleans up after
- * a caller killed with SIGKILL, whose PID 1 dies by PDEATHSIG, and then
- * releases the run's uid claim. */
-static int spawn_cleaner(pid_t pid1, const mxc_cgroup *cg, const char *claim)
-{
-    int pfd = (int)syscall(SYS_pidfd_open, pid1, 0);
-    if (pfd < 0)
-        return -1;
-    pid_t c = fork();
-    if (c == 0) {
-        setsid();
-        int keep[] = {pfd};
-        mxc_close_all_but(keep, 1);
-        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (null >= 0)
-            dup2(null, 0), dup2(null, 1), dup2(null, 2);
-        struct pollfd w = {.fd = pfd, .events = POLLIN};
-        while (poll(&w, 1, -1) < 0 && errno == EINTR)
-            ;
-        mxc_cgroup_kill_all(cg);
-        mxc_cgroup_remove(cg);
-        /* PID 1 has exited: its namespace, and every process of the sandbox, is gone */
-        mxc_registry_release(claim);
-        _exit(0);
-    }
-    close(pfd);
-    return c > 0 ? 0 : -1;
-}
+/* ------------------------------------------------------------------------
+ * one-shot */
 
-/* The process backend: PID 1 forks the workload itself, so it is born in
- * every namespace and in the cgroup — no joiner, no setns, no migration.
- * caller_exits (the CLI): return on PID 1's status report and leave the
- * teardown to a detached cleaner. */
-static int oneshot_process(const mxc_request *r, bool caller_exits, int in, int out, int err, int *code,
-                           bool *timed_out, mxc_error *e)
-{
-    mxc_oneshot os;
-    if (mxc_oneshot_start(r, false, 0, 0, &os, e) < 0)
-        return -1;
-    bool early = caller_exits && os.direct && spawn_cleaner(os.pid1, &os.cg, os.claim) == 0;
-    if (early)
-        os.claim[0] = '\0'; /* the cleaner releases it once PID 1 is gone, whatever happens here */
-    os.proc.oneshot.detach = early;
-    mxc_exec_run(&os.proc, in, out, err, e);
-    *code = os.proc.exit_code;
-    *timed_out = os.proc.timed_out;
-    if (early && os.proc.reported) { /* PID 1 is tearing down; the cleaner finishes */
-        mxc_exec_close(&os.proc);
-        if (os.pid1_ctl >= 0)
-            close(os.pid1_ctl);
-        mxc_exec_spec_free(&os.spec);
-        mxc_plan_free(os.plan);
-        free(os.plan);
-        return 0;
-    }
-    mxc_oneshot_finish(&os); /* no report: PID 1 died some other way; clean up here */
-    return 0;
-}
-
-/* isolation_session one-shot: the whole lifecycle in one call. */
-static int oneshot_session(const mxc_request *r, int in, int out, int err, int *code, bool *timed_out, mxc_error *e)
+int mxc_session_oneshot(const mxc_request *r, int in, int out, int err, int *code, bool *timed_out, mxc_error *e)
 {
     json_t *res = NULL;
     mxc_request pr = *r;
@@ -558,143 +693,14 @@ static int oneshot_session(const mxc_request *r, int in, int out, int err, int *
         mxc_exec_close(&proc);
     }
     mxc_error ignored = {0};
+    json_t *unused = NULL;
     if (open_sandbox(&sr, &o, &ignored) == 0) {
-        deprovision(&o, &ignored);
+        deprovision(&o, &unused, &ignored);
         opened_close(&o);
     }
+    json_decref(unused);
+    mxc_error_clear(&ignored);
     json_decref(res);
     return rc;
 }
 
-int mxc_oneshot_run(const mxc_request *r, bool caller_exits, int in, int out, int err, int *exit_code, bool *timed_out,
-                    mxc_error *e)
-{
-    *timed_out = false;
-    *exit_code = 255;
-    if (r->containment == MXC_CONT_ISOLATION_SESSION)
-        return oneshot_session(r, in, out, err, exit_code, timed_out, e);
-    return oneshot_process(r, caller_exits, in, out, err, exit_code, timed_out, e);
-}
-
-/* The process backend for an in-process caller that drives the workload
- * itself (libmxc_ffi's spawn): the same steps as oneshot_process up to the
- * running workload, and the teardown separately in mxc_oneshot_finish. */
-int mxc_oneshot_start(const mxc_request *r, bool pty, unsigned short rows, unsigned short cols, mxc_oneshot *os,
-                      mxc_error *e)
-{
-    static _Atomic unsigned long serial;
-    memset(os, 0, sizeof *os);
-    os->pid1_ctl = -1;
-    os->proc.in_fd = os->proc.out_fd = os->proc.err_fd = os->proc.ctl_fd = -1;
-    os->proc.oneshot.child_pidfd = os->proc.oneshot.pid1_pidfd = os->proc.oneshot.report_fd = -1;
-    if (r->containment != MXC_CONT_PROCESS)
-        return mxc_err(e, MXC_E_UNSUPPORTED_CONTAINMENT, "a running one-shot handle is served for containment process");
-    if (require_host(e) < 0)
-        return -1;
-    os->plan = calloc(1, sizeof *os->plan);
-    if (!os->plan)
-        return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
-    if (mxc_plan_from_request(r, os->plan, e) < 0) {
-        free(os->plan);
-        os->plan = NULL;
-        return -1;
-    }
-    os->plan->uid = geteuid();
-    os->plan->gid = getegid();
-    os->plan->rootless = rootless();
-    snprintf(os->plan->agent_name, sizeof os->plan->agent_name, "agent");
-    /* As root a one-shot is never host root either: it gets a uid of its
-     * own for the run, claimed host-wide like a session's (and, rootless
-     * too, what it can write is on record). */
-    mxc_claim c = {.kind = MXC_CLAIM_ONESHOT};
-    for (size_t i = 0; i < os->plan->ngrants && c.nwritable < MXC_REGISTRY_MAX_WRITABLE; i++)
-        if (os->plan->grants[i].mode == MXC_GRANT_RW)
-            c.writable[c.nwritable++] = os->plan->grants[i].path;
-    unsigned uid = 0;
-    if (mxc_registry_claim(&c, &uid, os->claim, e) < 0) {
-        mxc_plan_free(os->plan);
-        free(os->plan);
-        os->plan = NULL;
-        return -1;
-    }
-    if (!os->plan->rootless)
-        os->plan->uid = os->plan->gid = uid;
-    char cgname[64]; /* one process may run many at once */
-    snprintf(cgname, sizeof cgname, "oneshot-%d-%lu", (int)getpid(), ++serial);
-    mxc_cgroup_open(cgname, &os->cg);
-    mxc_exec_child child = {-1, -1, -1, -1};
-    bool prepared = false;
-    int rc = mxc_exec_spec_build(r, os->plan, &os->spec, e);
-    if (rc == 0)
-        prepared = (rc = mxc_exec_prepare(pty, os->spec.timeout_ms, &os->proc, &child, e)) == 0;
-    if (rc == 0 && pty) { /* PID 1 makes it from the sandbox's own devpts and sends us the master */
-        os->spec.pty = true;
-        os->spec.pty_rows = rows;
-        os->spec.pty_cols = cols;
-    }
-    mxc_holder h = {.ctl_fd = -1};
-    if (rc == 0) {
-        mxc_first_exec fx = {.spec = &os->spec, .child = &child};
-        rc = mxc_holder_spawn(os->plan, cgname, false, &fx, -1, &h, &os->cg, e);
-    }
-    os->pid1 = h.pid > 0 ? h.pid : 0;
-    os->pid1_start = h.start_time;
-    os->pid1_ctl = h.ctl_fd;
-    os->direct = rc == 0 && h.first_child == h.pid;
-    if (rc == 0) {
-        rc = mxc_exec_adopt(&os->proc, &child, h.first_child, h.pid, e);
-    } else if (prepared) {
-        mxc_exec_child_close(&child);
-        mxc_exec_close(&os->proc);
-    }
-    if (rc < 0) {
-        mxc_oneshot_finish(os);
-        return -1;
-    }
-    os->proc.oneshot.report_fd = h.ctl_fd;
-    return 0;
-}
-
-void mxc_oneshot_finish(mxc_oneshot *os)
-{
-    mxc_exec_close(&os->proc);
-    if (os->pid1 > 0) {
-        mxc_error ignored = {0};
-        mxc_holder_kill(os->pid1, os->pid1_start, &ignored);
-        os->pid1 = 0;
-    }
-    if (os->pid1_ctl >= 0)
-        close(os->pid1_ctl);
-    os->pid1_ctl = -1;
-    if (os->plan) {
-        mxc_cgroup_kill_all(&os->cg);
-        mxc_cgroup_remove(&os->cg);
-        mxc_exec_spec_free(&os->spec);
-        mxc_plan_free(os->plan);
-        free(os->plan);
-        os->plan = NULL;
-    }
-    if (os->claim[0]) /* every process of the sandbox is gone */
-        mxc_registry_release(os->claim);
-    os->claim[0] = '\0';
-}
-
-json_t *mxc_plan_describe(const mxc_request *r, mxc_error *e)
-{
-    mxc_plan p;
-    if (mxc_plan_from_request(r, &p, e) < 0)
-        return NULL;
-    json_t *grants = json_array();
-    static const char *const modes[] = {"readwrite", "readonly", "denied"};
-    for (size_t i = 0; i < p.ngrants; i++)
-        json_array_append_new(grants, json_pack("{s:s, s:s}", "path", p.grants[i].path, "mode", modes[p.grants[i].mode]));
-    json_t *cpu = p.cpu_quota_us ? json_real((double)p.cpu_quota_us / MXC_CGROUP_CPU_PERIOD_US) : json_null();
-    json_t *plan = json_pack("{s:s, s:s, s:o, s:[s,s,s,s,s,s,s], s:I, s:I, s:o}", "containment",
-                             r->containment == MXC_CONT_ISOLATION_SESSION ? "isolation_session" : "process",
-                             "network", p.host_network ? "host (unrestricted, acknowledged)" : "own namespace, loopback only",
-                             "grants", grants, "namespaces", "user", "mount", "pid", "ipc", "uts", "cgroup",
-                             p.host_network ? "-" : "net", "pidsMax", (json_int_t)p.pids_max, "memoryMax",
-                             (json_int_t)p.memory_max, "cpuMax", cpu);
-    mxc_plan_free(&p);
-    return plan;
-}

@@ -1,10 +1,10 @@
-/* session.h — the isolation_session backend's phases and the one-shot
- * backends.
- * Owns: provision (identity, workspace, fixed policy), start (holder),
- * exec (into the live holder), stop, deprovision, the idempotence codes,
- * and the one-shot lifecycles of both backends.  Every phase on a sandbox
- * holds its flock; exec releases it once the workload runs, so execs in one
- * session run side by side. */
+/* session.h — the isolation_session backend.
+ * Owns: provision (identity, workspace, fixed policy: staged, then
+ * committed), start (holder, monitor, holder record), exec (into the live
+ * holder, no lock on the way), stop, deprovision (a tombstone first, then
+ * the teardown), the teardown of a damaged or interrupted sandbox, the
+ * idempotence codes, and this backend's one-shot (the whole lifecycle in
+ * one call).  Every phase but exec holds the sandbox's flock. */
 #ifndef MXC_SESSION_H
 #define MXC_SESSION_H
 
@@ -16,40 +16,17 @@
 /* Non-exec phases: *result receives the success object (new reference). */
 int mxc_session_phase(const mxc_request *r, json_t **result, mxc_error *e);
 
-/* exec: starts the workload in the live session (lock released on return). */
+/* exec: starts the workload in the live session. */
 int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_error *e);
 
-/* One-shot (containment process or isolation_session): runs the workload
- * with the given relays and leaves nothing behind.  *exit_code, *timed_out. */
-int mxc_oneshot_run(const mxc_request *r, bool caller_exits, int in, int out, int err, int *exit_code, bool *timed_out,
-                    mxc_error *e);
+/* containment isolation_session, one-shot: provision, start, exec, stop,
+ * deprovision in one call, nothing left behind. */
+int mxc_session_oneshot(const mxc_request *r, int in, int out, int err, int *code, bool *timed_out, mxc_error *e);
 
-/* An in-process one-shot (containment process) handed back running: the
- * workload's stdio, waiter and terminator are proc's (mxc_exec_run drives
- * the timeout ladder and reaps; mxc_exec_kill), like a session exec's.
- * pty: stdin, stdout and stderr are one terminal of rows x cols whose master
- * is proc.out_fd.  After the workload is done (or to abandon it),
- * mxc_oneshot_finish kills what is left, removes the cgroup and releases the
- * run's uid claim.  The thread
- * that starts it should outlive it: PID 1 dies with that thread
- * (PR_SET_PDEATHSIG). */
-typedef struct mxc_oneshot {
-    mxc_proc proc;
-    pid_t pid1;                   /* host pid of the sandbox's PID 1; 0 = none */
-    unsigned long long pid1_start;
-    int pid1_ctl;                 /* PID 1's control socket (its early status report); -1 = none */
-    mxc_cgroup cg;
-    struct mxc_plan *plan;
-    mxc_exec_spec spec;
-    char claim[24];               /* the run's claim (registry.h); "" = none, or handed to a cleaner */
-    bool direct;                  /* PID 1 is our own child (the direct clone) */
-} mxc_oneshot;
-
-int mxc_oneshot_start(const mxc_request *r, bool pty, unsigned short rows, unsigned short cols, mxc_oneshot *os,
-                      mxc_error *e);
-void mxc_oneshot_finish(mxc_oneshot *os);
-
-/* For --dry-run: the plan as JSON. */
-json_t *mxc_plan_describe(const mxc_request *r, mxc_error *e);
+/* Finishes an entombed or interrupted sandbox at path (a tombstone or a
+ * staging directory of root): its holder, cgroup, claim, workspace and
+ * files.  Used by deprovision, by a later call that finds a dead one's
+ * tombstone, and by the sweeper.  *report (may be NULL) gets what was done. */
+void mxc_session_finish(const char *path, json_t *report);
 
 #endif

@@ -4,14 +4,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "procs.h"
 
 static int mkdir_p(const char *path, mode_t mode)
 {
@@ -45,16 +45,46 @@ int mxc_state_root(char *out, size_t outsz, mxc_error *e)
     return 0;
 }
 
-static int lock_dir(mxc_state *st, mxc_error *e)
+/* Apart from the state: one agent filling its workspace must not fill the
+ * state root that every sandbox's phases write (and /run is memory). */
+int mxc_workspace_root(char *out, size_t outsz, mxc_error *e)
 {
-    char path[700];
-    snprintf(path, sizeof path, "%s/lock", st->dir);
-    st->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (st->lock_fd < 0)
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.lock", errno, NULL, "cannot open the sandbox lock");
-    while (flock(st->lock_fd, LOCK_EX) < 0)
-        if (errno != EINTR)
-            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.flock", errno, NULL, "cannot lock the sandbox");
+    const char *env = getenv("MXC_WORKSPACE_ROOT");
+    const char *data = getenv("XDG_DATA_HOME"), *home = getenv("HOME"), *xdg = getenv("XDG_RUNTIME_DIR");
+    struct stat hs;
+    if (env && env[0] == '/')
+        snprintf(out, outsz, "%s", env);
+    else if (geteuid() == 0)
+        snprintf(out, outsz, "/var/lib/mxc/workspaces");
+    else if (data && data[0] == '/')
+        snprintf(out, outsz, "%s/mxc/workspaces", data);
+    else if (home && home[0] == '/' && stat(home, &hs) == 0 && hs.st_uid == geteuid()) /* the caller's own home */
+        snprintf(out, outsz, "%s/.local/share/mxc/workspaces", home);
+    else if (xdg && xdg[0] == '/')
+        snprintf(out, outsz, "%s/mxc-workspaces", xdg);
+    else
+        return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "no workspace directory: set MXC_WORKSPACE_ROOT or HOME");
+    if (mkdir_p(out, 0711) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.mkdir", errno, NULL, "cannot create the workspace root %s",
+                          out);
+    return 0;
+}
+
+int mxc_workspace_path(const char *name, char *out, size_t outsz, mxc_error *e)
+{
+    char root[512];
+    if (mxc_workspace_root(root, sizeof root, e) < 0)
+        return -1;
+    snprintf(out, outsz, "%s/%s", root, name);
+    return 0;
+}
+
+int mxc_state_dir_of(const char *name, char *out, size_t outsz, mxc_error *e)
+{
+    char root[512];
+    if (mxc_state_root(root, sizeof root, e) < 0)
+        return -1;
+    snprintf(out, outsz, "%s/%s", root, name);
     return 0;
 }
 
@@ -64,38 +94,147 @@ static int state_init(const char *name, mxc_state *st, mxc_error *e)
     st->lock_fd = -1;
     if (mxc_state_root(st->root, sizeof st->root, e) < 0)
         return -1;
+    snprintf(st->name, sizeof st->name, "%s", name);
     snprintf(st->dir, sizeof st->dir, "%s/%s", st->root, name);
     return 0;
 }
 
-int mxc_state_open_locked(const char *name, mxc_state *st, mxc_error *e)
+/* flock of an existing lock file (never created here: a call that races a
+ * deprovision must not bring the directory back to life). */
+static int lock_at(const char *dir, bool create, int *fd_out)
+{
+    char path[760];
+    snprintf(path, sizeof path, "%s/lock", dir);
+    int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT | O_EXCL : 0), 0600);
+    if (fd < 0)
+        return -errno;
+    while (flock(fd, LOCK_EX) < 0)
+        if (errno != EINTR) {
+            int err = errno;
+            close(fd);
+            return -err;
+        }
+    *fd_out = fd;
+    return 0;
+}
+
+/* "<kind>.<name>.<pid>.<start>": a transient directory, and whose. */
+static void transient_name(char *out, size_t outsz, const char *root, const char *kind, const char *name)
+{
+    snprintf(out, outsz, "%s/.%s.%s.%d.%llu", root, kind, name, (int)getpid(), mxc_proc_start_time(getpid()));
+}
+
+bool mxc_state_transient(const char *entry, bool *tomb, char *name, size_t namesz, bool *maker_alive)
+{
+    const char *rest;
+    if (strncmp(entry, ".tomb.", 6) == 0)
+        *tomb = true, rest = entry + 6;
+    else if (strncmp(entry, ".new.", 5) == 0)
+        *tomb = false, rest = entry + 5;
+    else
+        return false;
+    const char *a = strchr(rest, '.');
+    const char *b = a ? strchr(a + 1, '.') : NULL;
+    if (!a || !b || (size_t)(a - rest) >= namesz)
+        return false;
+    snprintf(name, namesz, "%.*s", (int)(a - rest), rest);
+    pid_t pid = (pid_t)strtol(a + 1, NULL, 10);
+    unsigned long long start = strtoull(b + 1, NULL, 10);
+    *maker_alive = pid > 0 && mxc_pid_alive(pid, start);
+    return true;
+}
+
+int mxc_state_stage(const char *name, mxc_state *st, mxc_error *e)
 {
     if (state_init(name, st, e) < 0)
         return -1;
-    struct stat sb;
-    if (lstat(st->dir, &sb) < 0 || !S_ISDIR(sb.st_mode))
-        return mxc_err(e, MXC_E_STALE_ID, "no sandbox %s exists on this host (deprovisioned, or never provisioned)", name);
-    if (lock_dir(st, e) < 0) {
-        if (e->native == ENOENT) /* removed between the check and the open */
-            return mxc_err(e, MXC_E_STALE_ID, "no sandbox %s exists on this host (deprovisioned, or never provisioned)", name);
-        return -1;
-    }
-    char path[700];
-    snprintf(path, sizeof path, "%s/state.json", st->dir);
-    if (lstat(st->dir, &sb) < 0 || access(path, F_OK) < 0) { /* removed while we waited, or never completed */
-        mxc_state_unlock(st);
-        return mxc_err(e, MXC_E_STALE_ID, "no sandbox %s exists on this host (deprovisioned, or never provisioned)", name);
+    transient_name(st->dir, sizeof st->dir, st->root, "new", name);
+    if (mkdir(st->dir, 0700) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.mkdir", errno, NULL, "cannot create the sandbox directory");
+    int rc = lock_at(st->dir, true, &st->lock_fd);
+    if (rc < 0) {
+        rmdir(st->dir);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.lock", -rc, NULL, "cannot lock the sandbox");
     }
     return 0;
 }
 
-int mxc_state_create_locked(const char *name, mxc_state *st, mxc_error *e)
+int mxc_state_commit(mxc_state *st, mxc_error *e)
+{
+    char final[700];
+    snprintf(final, sizeof final, "%s/%s", st->root, st->name);
+    if (renameat2(AT_FDCWD, st->dir, AT_FDCWD, final, RENAME_NOREPLACE) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.commit", errno, NULL, "cannot commit the sandbox directory");
+    snprintf(st->dir, sizeof st->dir, "%s", final);
+    return 0;
+}
+
+/* A deprovision of this name under way (its maker holds the tombstone's
+ * lock: wait for it) or interrupted (finish it): either way, nothing of it
+ * is left when this returns. */
+static void settle_tombstones(const mxc_state *st, mxc_tomb_finisher fin)
+{
+    DIR *d = opendir(st->root);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        bool tomb, alive;
+        char name[64];
+        if (!mxc_state_transient(de->d_name, &tomb, name, sizeof name, &alive) || !tomb ||
+            strcmp(name, st->name) != 0)
+            continue;
+        char path[1000];
+        snprintf(path, sizeof path, "%s/%s", st->root, de->d_name);
+        if (fin) /* waits for its maker (mxc_state_lock_transient), then finishes what is left */
+            fin(path);
+    }
+    if (d)
+        closedir(d);
+}
+
+int mxc_state_lock_transient(const char *dir, int *lock_fd)
+{
+    *lock_fd = -1;
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return -ENOENT;
+    int lfd = openat(dfd, "lock", O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    while (lfd >= 0 && flock(lfd, LOCK_EX) < 0 && errno == EINTR)
+        ;
+    /* a staging directory is renamed to its final name under its lock: once
+     * the lock is ours, the path must still name the directory we locked */
+    struct stat a, b;
+    bool same = fstat(dfd, &a) == 0 && lstat(dir, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    close(dfd);
+    if (!same) {
+        if (lfd >= 0)
+            close(lfd);
+        return -ENOENT;
+    }
+    *lock_fd = lfd;
+    return 0;
+}
+
+static int stale(const char *name, mxc_error *e)
+{
+    return mxc_err(e, MXC_E_STALE_ID, "no sandbox %s exists on this host (deprovisioned, or never provisioned)", name);
+}
+
+int mxc_state_open_locked(const char *name, mxc_tomb_finisher fin, mxc_state *st, mxc_error *e)
 {
     if (state_init(name, st, e) < 0)
         return -1;
-    if (mkdir(st->dir, 0700) < 0)
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.mkdir", errno, NULL, "cannot create the sandbox directory");
-    return lock_dir(st, e);
+    int rc = lock_at(st->dir, false, &st->lock_fd);
+    if (rc == 0) {
+        struct stat sb;
+        if (lstat(st->dir, &sb) == 0 && S_ISDIR(sb.st_mode))
+            return 0; /* the directory is ours (it was not renamed while we waited) */
+        mxc_state_unlock(st);
+        rc = -ENOENT;
+    }
+    if (rc != -ENOENT && rc != -ENOTDIR)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.lock", -rc, NULL, "cannot lock the sandbox");
+    settle_tombstones(st, fin);
+    return stale(name, e);
 }
 
 void mxc_state_unlock(mxc_state *st)
@@ -107,7 +246,7 @@ void mxc_state_unlock(mxc_state *st)
 
 int mxc_state_read(const mxc_state *st, json_t **out, mxc_error *e)
 {
-    char path[700];
+    char path[760];
     snprintf(path, sizeof path, "%s/state.json", st->dir);
     json_error_t jerr;
     *out = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
@@ -121,7 +260,7 @@ int mxc_state_read(const mxc_state *st, json_t **out, mxc_error *e)
 
 int mxc_state_write(const mxc_state *st, json_t *state, mxc_error *e)
 {
-    char tmp[720], path[700];
+    char tmp[780], path[760];
     snprintf(path, sizeof path, "%s/state.json", st->dir);
     snprintf(tmp, sizeof tmp, "%s/.state.json.%d", st->dir, (int)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -133,6 +272,7 @@ int mxc_state_write(const mxc_state *st, json_t *state, mxc_error *e)
     free(text);
     int err = errno;
     if (n != (ssize_t)len || fsync(fd) < 0) {
+        err = n != (ssize_t)len ? (n < 0 ? err : ENOSPC) : errno;
         close(fd);
         unlink(tmp);
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.write", err ? err : EIO, NULL, "cannot write the sandbox state");
@@ -146,12 +286,24 @@ int mxc_state_write(const mxc_state *st, json_t *state, mxc_error *e)
     return 0;
 }
 
+int mxc_state_entomb(mxc_state *st, mxc_error *e)
+{
+    char tomb[700];
+    transient_name(tomb, sizeof tomb, st->root, "tomb", st->name);
+    if (rename(st->dir, tomb) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.entomb", errno, NULL, "cannot retire the sandbox directory");
+    snprintf(st->dir, sizeof st->dir, "%s", tomb);
+    return 0;
+}
+
 /* rm -rf below dirfd; O_NOFOLLOW everywhere, so a symlink planted by the
  * agent in its workspace is removed, never followed. */
 static int remove_tree_at(int dirfd, int depth)
 {
-    if (depth > 256)
+    if (depth > 256) {
+        close(dirfd);
         return -ELOOP;
+    }
     DIR *d = fdopendir(dirfd);
     if (!d) {
         close(dirfd);
@@ -184,16 +336,103 @@ static int remove_tree_at(int dirfd, int depth)
     return rc;
 }
 
+int mxc_state_remove_tree(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -errno;
+    int rc = remove_tree_at(fd, 0);
+    if (rc == 0 && rmdir(path) < 0)
+        rc = -errno;
+    return rc;
+}
+
 int mxc_state_destroy(mxc_state *st, mxc_error *e)
 {
-    int fd = open(st->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.remove", errno, NULL, "cannot open the sandbox directory");
-    int rc = remove_tree_at(fd, 0);
-    if (rc == 0 && rmdir(st->dir) < 0)
-        rc = -errno;
+    int rc = mxc_state_remove_tree(st->dir);
     mxc_state_unlock(st);
     if (rc < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.remove", -rc, NULL, "cannot remove the sandbox directory");
     return 0;
+}
+
+/* Small records beside the state file: written whole (temp + rename). */
+static int write_small(const char *dir, const char *file, const char *text)
+{
+    char path[760], tmp[780];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    snprintf(tmp, sizeof tmp, "%s/.%s.%d", dir, file, (int)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return -errno;
+    size_t len = strlen(text);
+    int rc = write(fd, text, len) == (ssize_t)len ? 0 : -EIO;
+    close(fd);
+    if (rc == 0 && rename(tmp, path) < 0)
+        rc = -errno;
+    if (rc < 0)
+        unlink(tmp);
+    return rc;
+}
+
+static bool read_small(const char *dir, const char *file, char *buf, size_t bufsz)
+{
+    char path[760];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, bufsz - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    return true;
+}
+
+int mxc_state_write_holder(const mxc_state *st, pid_t holder, unsigned long long start)
+{
+    char text[96];
+    snprintf(text, sizeof text, "%d %llu\n", (int)holder, start);
+    return write_small(st->dir, "holder", text);
+}
+
+bool mxc_state_read_holder(const char *dir, pid_t *holder, unsigned long long *start)
+{
+    char buf[128];
+    int h = 0;
+    unsigned long long s = 0;
+    if (!read_small(dir, "holder", buf, sizeof buf) || sscanf(buf, "%d %llu", &h, &s) != 2 || h <= 0)
+        return false;
+    *holder = h, *start = s;
+    return true;
+}
+
+int mxc_state_note_workspace(const mxc_state *st, const char *ws)
+{
+    return write_small(st->dir, "workspace", ws);
+}
+
+bool mxc_state_noted_workspace(const char *dir, char *out, size_t outsz)
+{
+    return read_small(dir, "workspace", out, outsz) && out[0] == '/';
+}
+
+void mxc_state_clear_holder(const char *dir)
+{
+    char path[760];
+    snprintf(path, sizeof path, "%s/holder", dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/holder.exit", dir);
+    unlink(path);
+}
+
+bool mxc_state_holder_death(const char *dir, char *out, size_t outsz)
+{
+    char buf[128];
+    if (!read_small(dir, "holder.exit", buf, sizeof buf))
+        return false;
+    buf[strcspn(buf, "\n")] = '\0';
+    snprintf(out, outsz, "%s", buf);
+    return true;
 }

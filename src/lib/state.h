@@ -1,32 +1,94 @@
-/* state.h — per-sandbox state on disk.
- * Owns: the state root (MXC_STATE_DIR, /run/mxc as root,
- * $XDG_RUNTIME_DIR/mxc otherwise), one 0700 directory per sandbox named by
- * its (safe-charset) agent name, the JSON state file written atomically
- * (temp + fsync + rename), the per-sandbox flock held for every phase, and
- * removal without following symlinks. */
+/* state.h — per-sandbox state on disk, and its transactions.
+ * Owns: the state root (MXC_STATE_DIR, /run/mxc as root, $XDG_RUNTIME_DIR/mxc
+ * otherwise) and the workspace root (MXC_WORKSPACE_ROOT; by default apart
+ * from the state, on disk: /var/lib/mxc/workspaces as root), one 0700
+ * directory per sandbox named by its (safe-charset) agent name, made in a
+ * staging directory and renamed into place when complete (provision), and
+ * renamed to a tombstone before anything is torn down (deprovision), so a
+ * crash leaves either nothing or something the sweeper recognises; the
+ * per-sandbox flock held for every phase (opening a sandbox never creates
+ * its lock file); the JSON state file written atomically (temp + fsync +
+ * rename); the holder record (pid and start time, kept apart from the state
+ * file) and the holder's death as its monitor saw it; removal without
+ * following symlinks. */
 #ifndef MXC_STATE_H
 #define MXC_STATE_H
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "error.h"
 
 typedef struct {
     char root[512];
-    char dir[600];
+    char name[64];
+    char dir[700];  /* the sandbox's directory: its name, or (staged, entombed) the transient one */
     int lock_fd;
 } mxc_state;
 
 int mxc_state_root(char *out, size_t outsz, mxc_error *e);
-/* Opens and locks an existing sandbox; stale_id when there is none. */
-int mxc_state_open_locked(const char *name, mxc_state *st, mxc_error *e);
-/* Creates a new sandbox directory (fails if the name exists) and locks it. */
-int mxc_state_create_locked(const char *name, mxc_state *st, mxc_error *e);
+int mxc_workspace_root(char *out, size_t outsz, mxc_error *e);
+/* <workspace root>/<name>. */
+int mxc_workspace_path(const char *name, char *out, size_t outsz, mxc_error *e);
+/* <state root>/<name>. */
+int mxc_state_dir_of(const char *name, char *out, size_t outsz, mxc_error *e);
+
+/* Provision: a new, locked staging directory for name (its lock file made
+ * there); nothing under the sandbox's name exists until mxc_state_commit. */
+int mxc_state_stage(const char *name, mxc_state *st, mxc_error *e);
+/* Renames the staged directory to its name (atomically; EEXIST if taken).
+ * st->dir becomes the final path; the lock stays held. */
+int mxc_state_commit(mxc_state *st, mxc_error *e);
+
+/* Opens and locks an existing sandbox.  A tombstone of the same name (a
+ * deprovision under way or interrupted) is waited for, or finished, first
+ * (fin); then stale_id when there is no sandbox of that name. */
+/* Before finishing a transient directory (a tombstone or a staging
+ * directory) that its maker may still be working on: waits for the maker's
+ * lock, then checks that the path still names what was locked (a staging
+ * directory is committed under its final name while locked).  0: it is the
+ * caller's to finish (*lock_fd, or -1 when the maker died before making its
+ * lock; close it when done); -ENOENT: nothing there to finish. */
+int mxc_state_lock_transient(const char *dir, int *lock_fd);
+
+typedef void (*mxc_tomb_finisher)(const char *tomb);
+int mxc_state_open_locked(const char *name, mxc_tomb_finisher fin, mxc_state *st, mxc_error *e);
 void mxc_state_unlock(mxc_state *st);
+
 int mxc_state_read(const mxc_state *st, json_t **out, mxc_error *e);
 int mxc_state_write(const mxc_state *st, json_t *state, mxc_error *e);
-/* Removes the whole sandbox directory, never following a symlink. */
+
+/* Deprovision, first step: the directory becomes a tombstone
+ * (.tomb.<name>.<pid>.<start> in the state root, locked by us); the name is
+ * free from here on.  st->dir becomes the tombstone. */
+int mxc_state_entomb(mxc_state *st, mxc_error *e);
+/* Removes st->dir (a tombstone or a staging directory) and everything in
+ * it, never following a symlink; unlocks. */
 int mxc_state_destroy(mxc_state *st, mxc_error *e);
+/* Removes a whole tree by path, never following a symlink (workspaces). */
+int mxc_state_remove_tree(const char *path);
+
+/* A staging directory's note of the workspace it is about to make, written
+ * before the mkdir: a provision killed before its state file exists leaves
+ * nothing else that names it. */
+int mxc_state_note_workspace(const mxc_state *st, const char *ws);
+bool mxc_state_noted_workspace(const char *dir, char *out, size_t outsz);
+
+/* The holder of a started session: pid and start time, beside (not in)
+ * the state file, so that a damaged state file still leads to it.  The
+ * monitor, the holder's reaper outside the sandbox, writes holder.exit
+ * with how it ended if it ended while its record still existed (a crash,
+ * not a stop). */
+int mxc_state_write_holder(const mxc_state *st, pid_t holder, unsigned long long start);
+bool mxc_state_read_holder(const char *dir, pid_t *holder, unsigned long long *start);
+void mxc_state_clear_holder(const char *dir);
+/* "killed by signal 9" / "exited with status 1"; false when no crash is on record. */
+bool mxc_state_holder_death(const char *dir, char *out, size_t outsz);
+
+/* Transient directories of the state root: ".new.<name>.<pid>.<start>" and
+ * ".tomb.<name>.<pid>.<start>".  True when name is one, with its sandbox
+ * name and whether its maker is still alive. */
+bool mxc_state_transient(const char *entry, bool *tomb, char *name, size_t namesz, bool *maker_alive);
 
 #endif

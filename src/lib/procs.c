@@ -1,0 +1,54 @@
+/* procs.c — see procs.h. */
+#include "procs.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* State (field 3) and start time (field 22) from one read of
+ * /proc/PID/stat; comm (field 2) may hold spaces and parentheses, so the
+ * fields are counted from the last ')'.  Thread-safe (no strtok). */
+static int read_stat(pid_t pid, char *state, unsigned long long *start)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');
+    if (!p || p[1] != ' ')
+        return -1;
+    p += 2;
+    *state = *p;
+    for (int field = 3; field < 22; field++) {
+        p = strchr(p, ' ');
+        if (!p)
+            return -1;
+        p++;
+    }
+    *start = strtoull(p, NULL, 10);
+    return 0;
+}
+
+unsigned long long mxc_proc_start_time(pid_t pid)
+{
+    char state;
+    unsigned long long start;
+    return pid > 0 && read_stat(pid, &state, &start) == 0 ? start : 0;
+}
+
+bool mxc_pid_alive(pid_t pid, unsigned long long start_time)
+{
+    char state;
+    unsigned long long start;
+    if (pid <= 0 || read_stat(pid, &state, &start) < 0 || start == 0 || start != start_time)
+        return false;
+    return state != 'Z' && state != 'X';
+}

@@ -1,0 +1,326 @@
+/* sweep.c — see sweep.h.
+ * "Young" things (made in the last MXC_SWEEP_MIN_AGE seconds, default 10)
+ * are left alone besides the ownership checks: something being made right
+ * now may be seen half-way. */
+#include "sweep.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "procs.h"
+#include "session.h"
+#include "state.h"
+
+static long young_s(void)
+{
+    const char *v = getenv("MXC_SWEEP_MIN_AGE");
+    char *end;
+    long n = v && *v ? strtol(v, &end, 10) : 10;
+    return v && *v && !*end && n >= 0 && n <= 86400 ? n : 10;
+}
+
+static void bump(json_t *r, const char *k)
+{
+    json_object_set_new(r, k, json_integer(json_integer_value(json_object_get(r, k)) + 1));
+}
+
+static bool young_path(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && time(NULL) - st.st_ctime < young_s();
+}
+
+static bool young_pid(pid_t pid)
+{
+    unsigned long long start = mxc_proc_start_time(pid); /* clock ticks after boot */
+    struct timespec up;
+    clock_gettime(CLOCK_BOOTTIME, &up);
+    long hz = sysconf(_SC_CLK_TCK);
+    return start && hz > 0 && (double)up.tv_sec - (double)start / (double)hz < (double)young_s();
+}
+
+/* 1. this state root's transient directories whose makers are dead */
+static void sweep_transients(const char *root, bool act, json_t *r)
+{
+    DIR *d = opendir(root);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        bool tomb, alive;
+        char name[64];
+        if (!mxc_state_transient(de->d_name, &tomb, name, sizeof name, &alive) || alive)
+            continue;
+        bump(r, tomb ? "tombstones" : "halfProvisions");
+        if (act) {
+            char path[1000];
+            snprintf(path, sizeof path, "%s/%s", root, de->d_name);
+            mxc_session_finish(path, NULL);
+        }
+    }
+    if (d)
+        closedir(d);
+}
+
+/* A process's real uid (status: "Uid:\t<real>\t..."). */
+static bool proc_uid(pid_t pid, uid_t *uid, char comm[16])
+{
+    char path[64], buf[2048];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    const char *state = strstr(buf, "\nState:\t");
+    if (state && state[8] == 'Z')
+        return false; /* a zombie runs nothing and holds nothing but its pid; its reaper is not us */
+    const char *u = strstr(buf, "\nUid:");
+    if (!u || strncmp(buf, "Name:\t", 6) != 0)
+        return false;
+    snprintf(comm, 16, "%.*s", (int)strcspn(buf + 6, "\n"), buf + 6);
+    *uid = (uid_t)strtoul(u + 5, NULL, 10);
+    return true;
+}
+
+/* Every process of uid; kill: SIGKILL them.  Returns how many. */
+static size_t procs_of(uid_t uid, bool kill_them)
+{
+    size_t n = 0;
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        pid_t pid = (pid_t)atoi(de->d_name);
+        uid_t u;
+        char comm[16];
+        if (pid <= 0 || !proc_uid(pid, &u, comm) || u != uid)
+            continue;
+        n++;
+        if (kill_them)
+            kill(pid, SIGKILL);
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Whether a session's sandbox directory (or a transient one of it that is
+ * still being worked on) exists. */
+static bool session_exists(const char *state_dir)
+{
+    struct stat st;
+    if (lstat(state_dir, &st) == 0 && S_ISDIR(st.st_mode))
+        return true;
+    const char *base = strrchr(state_dir, '/');
+    if (!base)
+        return false;
+    char root[700];
+    snprintf(root, sizeof root, "%.*s", (int)(base - state_dir), state_dir);
+    DIR *d = opendir(root);
+    struct dirent *de;
+    bool found = false;
+    while (d && !found && (de = readdir(d))) {
+        bool tomb, alive;
+        char name[64];
+        found = mxc_state_transient(de->d_name, &tomb, name, sizeof name, &alive) && alive &&
+                strcmp(name, base + 1) == 0;
+    }
+    if (d)
+        closedir(d);
+    /* committed while we looked (the staging directory renamed to its final
+     * name between the first lstat and the scan) */
+    return found || (lstat(state_dir, &st) == 0 && S_ISDIR(st.st_mode));
+}
+
+static bool claim_dir_path(char *out, size_t outsz)
+{
+    if (geteuid() == 0) {
+        snprintf(out, outsz, "/var/lib/mxc/claims");
+        return true;
+    }
+    const char *xdg = getenv("XDG_RUNTIME_DIR");
+    if (xdg && xdg[0] == '/')
+        snprintf(out, outsz, "%s/mxc-claims", xdg);
+    else
+        snprintf(out, outsz, "/tmp/mxc-claims-%u", (unsigned)geteuid());
+    return true;
+}
+
+/* 2. claims whose sandbox is gone */
+static void sweep_claims(bool act, json_t *r)
+{
+    char dir[600];
+    claim_dir_path(dir, sizeof dir);
+    bool root = geteuid() == 0;
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        char path[900];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        int writer;
+        if (de->d_name[0] == '.') {
+            /* a claim being written (.new-<pid>-<tag>): left over when its writer was killed
+             * between open and unlink */
+            if (sscanf(de->d_name, ".new-%d-", &writer) == 1 && writer > 0 && kill(writer, 0) < 0 &&
+                errno == ESRCH && !young_path(path)) {
+                bump(r, "claims");
+                if (act)
+                    unlink(path);
+            }
+            continue;
+        }
+        if (young_path(path))
+            continue;
+        json_t *j = json_load_file(path, 0, NULL);
+        const char *kind = json_string_value(json_object_get(j, "kind"));
+        const char *state_dir = json_string_value(json_object_get(j, "stateDir"));
+        uid_t uid = (uid_t)json_integer_value(json_object_get(j, "uid"));
+        pid_t pid = (pid_t)json_integer_value(json_object_get(j, "pid"));
+        unsigned long long start = (unsigned long long)json_integer_value(json_object_get(j, "start"));
+        bool live;
+        if (kind && !strcmp(kind, "session"))
+            live = state_dir && session_exists(state_dir);
+        else /* a one-shot lives as long as its caller: without it, what is left is an orphan */
+            live = mxc_pid_alive(pid, start);
+        json_decref(j);
+        if (live)
+            continue;
+        bump(r, "claims");
+        if (act) {
+            /* an orphaned holder of that uid and everything in it; the uid is handed out
+             * again only once none of them is left (SIGKILL is not instant: a dying
+             * process keeps its uid until its namespaces are torn down) */
+            bool gone = true;
+            for (int i = 0; root && uid && i < 200 && (gone = procs_of(uid, true) == 0) == false; i++)
+                nanosleep(&(struct timespec){.tv_nsec = 5000000}, NULL);
+            if (gone)
+                unlink(path);
+        }
+    }
+    if (d)
+        closedir(d);
+}
+
+/* Whether the cgroup named name belongs to something alive. */
+static bool cgroup_owned(const char *name)
+{
+    if (!strncmp(name, "oneshot-", 8)) /* its caller's pid */
+        return kill((pid_t)atoi(name + 8), 0) == 0;
+    /* a session's: while its sandbox exists (its own phases remove it) */
+    char dir[600];
+    claim_dir_path(dir, sizeof dir);
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    bool owned = false;
+    while (d && !owned && (de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        char path[900];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        json_t *j = json_load_file(path, 0, NULL);
+        const char *state_dir = json_string_value(json_object_get(j, "stateDir"));
+        const char *base = state_dir ? strrchr(state_dir, '/') : NULL;
+        owned = base && !strcmp(base + 1, name) && session_exists(state_dir); /* its start/stop/deprovision own it */
+        json_decref(j);
+    }
+    if (d)
+        closedir(d);
+    return owned;
+}
+
+/* 3. cgroups without a live owner, in every place mxc makes them */
+static void sweep_cgroups(bool act, json_t *r)
+{
+    const char *bases[] = {"/sys/fs/cgroup/pids/mxc", "/sys/fs/cgroup/memory/mxc", "/sys/fs/cgroup/cpu/mxc",
+                           "/sys/fs/cgroup", "/sys/fs/cgroup/unified"};
+    char seen[512][64];
+    size_t nseen = 0;
+    for (size_t b = 0; b < sizeof bases / sizeof bases[0]; b++) {
+        bool v2_root = b >= 3;
+        DIR *d = opendir(bases[b]);
+        struct dirent *de;
+        while (d && (de = readdir(d))) {
+            if (de->d_type != DT_DIR || de->d_name[0] == '.')
+                continue;
+            const char *name = de->d_name;
+            if (v2_root) { /* v2: "mxc-<name>" beside the host's own */
+                if (strncmp(name, "mxc-", 4) != 0)
+                    continue;
+                name += 4;
+            }
+            bool dup = false;
+            for (size_t i = 0; i < nseen && !dup; i++)
+                dup = !strcmp(seen[i], name);
+            if (dup || nseen == sizeof seen / sizeof seen[0] || strlen(name) >= sizeof seen[0])
+                continue;
+            snprintf(seen[nseen++], sizeof seen[0], "%s", name);
+            char path[900];
+            snprintf(path, sizeof path, "%s/%s", bases[b], de->d_name);
+            if (young_path(path) || cgroup_owned(name))
+                continue;
+            bump(r, "cgroups");
+            if (act) {
+                mxc_cgroup cg;
+                mxc_cgroup_open(name, &cg);
+                mxc_cgroup_kill_all(&cg);
+                mxc_cgroup_remove(&cg);
+            }
+        }
+        if (d)
+            closedir(d);
+    }
+}
+
+/* 4. session holders (root) whose uid no claim names: their sandbox is gone */
+static void sweep_holders(bool act, json_t *r)
+{
+    if (geteuid() != 0)
+        return;
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        pid_t pid = (pid_t)atoi(de->d_name);
+        uid_t uid;
+        char comm[16];
+        if (pid <= 0 || !proc_uid(pid, &uid, comm) || strcmp(comm, "mxc-holder") != 0 || uid == 0 || young_pid(pid))
+            continue;
+        char claim[64];
+        snprintf(claim, sizeof claim, "/var/lib/mxc/claims/%u", (unsigned)uid);
+        if (access(claim, F_OK) == 0)
+            continue;
+        bump(r, "holders");
+        if (act) {
+            int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+            if (pfd >= 0) {
+                syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+                close(pfd);
+            }
+        }
+    }
+    if (d)
+        closedir(d);
+}
+
+json_t *mxc_sweep(bool act, mxc_error *e)
+{
+    char root[512];
+    if (mxc_state_root(root, sizeof root, e) < 0)
+        return NULL;
+    json_t *r = json_pack("{s:i, s:i, s:i, s:i, s:i}", "tombstones", 0, "halfProvisions", 0, "claims", 0, "cgroups", 0,
+                          "holders", 0);
+    sweep_transients(root, act, r);
+    sweep_claims(act, r);
+    sweep_cgroups(act, r);
+    sweep_holders(act, r);
+    return r;
+}
