@@ -20,7 +20,7 @@
 static const char USAGE[] =
     "usage: mxc-exec [--experimental] [--debug] [--log-file PATH] [--dry-run] [--raw-terminal]\n"
     "                [--allow-testing-features] (--config FILE|- | --config-base64 B64 | FILE)\n"
-    "       mxc-exec --probe | --available-backends | --honor-matrix | --version | --help\n"
+    "       mxc-exec --probe | --gc | --available-backends | --honor-matrix | --version | --help\n"
     "\n"
     "Runs one MXC request (JSON) in a Linux sandbox. Non-exec phases print one\n"
     "{\"result\":...} or {\"error\":...} envelope on stdout; exec and one-shot\n"

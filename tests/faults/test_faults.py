@@ -442,3 +442,20 @@ def test_holder_ready_before_its_pid_is_known(f, kind):
         assert f.phase("stop", sid)[0] == 0
         assert f.phase("deprovision", sid)[0] == 0
     f.assert_clean("holder ready before its pid (%s)" % kind)
+
+
+def test_probe_reports_leftovers_without_touching_them(f):
+    """--probe runs the sweep dry: it counts what a crash left and removes nothing; --gc does."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    half = os.path.join(f.root, ".new.mxc-probeleft01.%d.1" % dead.pid)
+    os.makedirs(half)
+    open(os.path.join(half, "lock"), "w").close()
+    p = subprocess.run([MXC_EXEC, "--probe"], capture_output=True, env=f.env(), timeout=60)
+    assert p.returncode == 0, p.stderr
+    left = json.loads(p.stdout)["result"]["leftovers"]
+    assert left["halfProvisions"] >= 1, left
+    assert os.path.isdir(half), "--probe removed something"
+    assert f.gc()["halfProvisions"] >= 1
+    assert not os.path.exists(half)
+    f.assert_clean("probe, then --gc")
