@@ -1,29 +1,38 @@
 #!/usr/bin/env python3
-"""Side-by-side benchmarks, one run: mxc against the tools a user would
-otherwise pick. Prints a Markdown table with medians and ratios.
+"""Side-by-side benchmarks, one run: mxc against what a user would otherwise
+pick. Prints the host context and a Markdown table with medians and ratios.
 
-  one-shot `true`, full default policy   vs  bwrap --unshare-all (same binds)  vs  posix_spawn
-  exec into a live session               vs  nsenter -t HOLDER -a /bin/true     vs  posix_spawn
-  provision -> start -> exec -> stop -> deprovision (one full cycle)
+  one-shot `true`, full default policy   vs  bwrap --unshare-all (same binds)
+                                         vs  upstream MXC 1.0's own lxc-exec (@microsoft/mxc-sdk 1.0.1)
+                                         vs  posix_spawn sh -c true
+  exec into a live session               vs  nsenter -t HOLDER -a -S 1000 -G 1000 /bin/true
+                                         vs  posix_spawn /bin/true
+  provision -> start -> exec -> stop -> deprovision (one full cycle)  vs  a bwrap one-shot
+  100 idle sessions: host memory per idle session, and exec latency while they idle
 
 Each pair is measured interleaved (A B A B ...), so drift of the machine
 hits both sides alike, twice: back to back ("hot") and with 100 ms of idle
 before every run ("idle gap"), which is how an agent platform calls us and
 where per-call kernel costs that back-to-back runs amortise (RCU grace
-periods behind cgroup migration, CPU wake-up) show.
+periods behind a cgroup migration, CPU wake-up) show.
 
-The host context that decides the cgroup cost is printed too: the
-controllers mxc uses and the measured cost of one cgroup migration.
+The host context that decides the cgroup cost is printed first: the
+controllers mxc uses and the measured cost of one cgroup migration after
+idle (about 0.3 ms once the kernel has been put in a fast mode; 5-15 ms on a
+host as it boots — that figure says which kind of host the run was on).
 
-Usage: sudo bench/run.py [N]   (needs build/mxc-exec, bwrap, nsenter)
+Usage: sudo bench/run.py [N] [--sessions K]   (needs build/mxc-exec, bwrap, nsenter;
+       upstream's lxc-exec comes from tests/sdk/install.sh, which npm-installs the SDK)
 """
-import json, os, statistics, subprocess, sys, tempfile, time
+import json, os, shutil, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXE = os.path.join(ROOT, "build", "mxc-exec")
-N = int(sys.argv[1]) if len(sys.argv) > 1 else 30
+args = [a for a in sys.argv[1:] if not a.startswith("--")]
+N = int(args[0]) if args else 30
+IDLE_SESSIONS = int(sys.argv[sys.argv.index("--sessions") + 1]) if "--sessions" in sys.argv else 100
 STATE = tempfile.mkdtemp(prefix="mxc-bench-")
-ENV = dict(os.environ, MXC_STATE_DIR=STATE)
+ENV = dict(os.environ, MXC_STATE_DIR=STATE, MXC_WORKSPACE_ROOT=STATE + ".ws")
 GAP = 0.1
 
 
@@ -47,18 +56,21 @@ def pair(fa, fb, n=N, gap=0.0):
     return statistics.median(xa), statistics.median(xb)
 
 
-def mxc(req, experimental=False):
-    args = [EXE] + (["--experimental"] if experimental else []) + ["--config", "-"]
-    return subprocess.run(args, input=json.dumps(req).encode(), capture_output=True, env=ENV)
+def mxc(req, experimental=False, check=True):
+    argv = [EXE] + (["--experimental"] if experimental else []) + ["--config", "-"]
+    p = subprocess.run(argv, input=json.dumps(req).encode(), capture_output=True, env=ENV)
+    if check and p.returncode != 0:
+        sys.exit("mxc-exec failed on %s: %s %s" % (req, p.stdout[-400:], p.stderr[-400:]))
+    return p
 
 
-def run(argv):
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+def run(argv, stdin=None):
+    subprocess.run(argv, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
 
 
 def migration_ms():
-    """Median cost of moving one process into a fresh v1 pids cgroup (the
-    step whose RCU grace period dominates on cgroup v1 hosts)."""
+    """Median cost of moving one process into a fresh v1 pids cgroup after
+    idle (the step whose RCU grace period dominates on cgroup v1 hosts)."""
     base = "/sys/fs/cgroup/pids/mxc-bench-%d" % os.getpid()
     try:
         os.mkdir(base)
@@ -83,53 +95,143 @@ def migration_ms():
     return statistics.median(xs)
 
 
-probe = json.loads(subprocess.run([EXE, "--probe"], capture_output=True).stdout)["result"]
-mig = migration_ms()
-print("host: kernel %s, cgroups %s, one v1 cgroup migration after idle: %s" % (
-    probe["kernel"], json.dumps(probe["cgroups"]), "%.2f ms" % mig if mig is not None else "n/a"))
-print()
-
-bwrap_argv = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr",
-              "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
-              "--symlink", "usr/sbin", "/sbin", "--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache",
-              "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--cap-drop", "ALL", "/bin/sh", "-c", "true"]
-oneshot = lambda: mxc({"process": {"commandLine": "true"}})
-bwrap = lambda: run(bwrap_argv)
-spawn = lambda: run(["/bin/sh", "-c", "true"])
-
-rows = []
-for label, gap in (("hot", 0.0), ("idle gap", GAP)):
-    a, b = pair(oneshot, bwrap, gap=gap)
-    rows.append(("one-shot `true` (full default policy), %s" % label, a, "bwrap --unshare-all", b))
-a, b = pair(oneshot, spawn)
-rows.append(("one-shot `true` (full default policy), hot", a, "posix_spawn sh -c true", b))
-
-sid = json.loads(mxc({"containment": "isolation_session", "phase": "provision"}, True).stdout)["result"]["sandboxId"]
-mxc({"phase": "start", "sandboxId": sid}, True)
-holder = int(subprocess.run(["pgrep", "-x", "mxc-holder", "-n"], capture_output=True, text=True).stdout.split()[0])
-ex = lambda: mxc({"phase": "exec", "sandboxId": sid, "process": {"commandLine": "true"}}, True)
-# -S/-G: the sandbox's uid and gid inside (0 is not mapped there)
-ns = lambda: run(["nsenter", "-t", str(holder), "-a", "-S", "1000", "-G", "1000", "/bin/true"])
-for label, gap in (("hot", 0.0), ("idle gap", GAP)):
-    a, b = pair(ex, ns, gap=gap)
-    rows.append(("exec `true` into a live session, %s" % label, a, "nsenter -t PID -a -S 1000 -G 1000 /bin/true", b))
-a, b = pair(ex, lambda: run(["/bin/true"]))
-rows.append(("exec `true` into a live session, hot", a, "posix_spawn /bin/true", b))
-mxc({"phase": "deprovision", "sandboxId": sid}, True)
+def upstream_lxc_exec():
+    """upstream MXC 1.0's Linux executor, from the npm package the SDK suite pins."""
+    try:
+        pkg = subprocess.run(["bash", os.path.join(ROOT, "tests", "sdk", "install.sh")], capture_output=True,
+                             text=True, check=True).stdout.strip().splitlines()[-1]
+    except (subprocess.CalledProcessError, IndexError, FileNotFoundError):
+        return None
+    exe = os.path.join(pkg, "bin", "x64", "lxc-exec")
+    return exe if os.access(exe, os.X_OK) else None
 
 
-def cycle():
-    s = json.loads(mxc({"containment": "isolation_session", "phase": "provision"}, True).stdout)["result"]["sandboxId"]
-    mxc({"phase": "start", "sandboxId": s}, True)
-    mxc({"phase": "exec", "sandboxId": s, "process": {"commandLine": "true"}}, True)
-    for ph in ("stop", "deprovision"):
-        mxc({"phase": ph, "sandboxId": s}, True)
+def provision_started():
+    """A started session: (sandboxId, its holder's host pid)."""
+    res = json.loads(mxc({"containment": "isolation_session", "phase": "provision"}, True).stdout)["result"]
+    mxc({"phase": "start", "sandboxId": res["sandboxId"]}, True)
+    holder = open(os.path.join(STATE, res["metadata"]["agentUserName"], "holder")).read().split()[0]
+    return res["sandboxId"], int(holder)
 
 
-a, b = pair(cycle, bwrap, max(5, N // 3))
-rows.append(("provision→start→exec→stop→deprovision, hot", a, "bwrap one-shot (no persistence)", b))
+def kb_of(pid, field):
+    """A field of /proc/PID/smaps_rollup (kB)."""
+    try:
+        for line in open("/proc/%d/smaps_rollup" % pid):
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
 
-print("| mxc | median ms | compared with | median ms | ratio |")
-print("|---|---|---|---|---|")
-for a, ta, b, tb in rows:
-    print("| %s | %.2f | %s | %.2f | %.2fx |" % (a, ta, b, tb, ta / tb))
+
+def mem_available_kb():
+    for line in open("/proc/meminfo"):
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1])
+    return 0
+
+
+def session_pids(holder):
+    """The holder, its monitor (its parent), and everything below the holder."""
+    kids = {}
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                ppid = int(open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            kids.setdefault(ppid, []).append(int(p))
+    monitor = int(open("/proc/%d/stat" % holder).read().rsplit(")", 1)[1].split()[1])
+    out, todo = [monitor], [holder]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(kids.get(p, []))
+    return out
+
+
+def main():
+    probe = json.loads(subprocess.run([EXE, "--probe"], capture_output=True).stdout)["result"]
+    mig = migration_ms()
+    print("host: kernel %s, cgroups %s, one v1 cgroup migration after idle: %s" % (
+        probe["kernel"], json.dumps(probe["cgroups"]), "%.2f ms" % mig if mig is not None else "n/a"))
+    print("N = %d per side, interleaved; idle gap %d ms\n" % (N, GAP * 1000))
+
+    bwrap_argv = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr",
+                  "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+                  "--symlink", "usr/sbin", "/sbin", "--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache",
+                  "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--cap-drop", "ALL", "/bin/sh", "-c", "true"]
+    oneshot = lambda: mxc({"process": {"commandLine": "true"}})
+    bwrap = lambda: run(bwrap_argv)
+    spawn_sh = lambda: run(["/bin/sh", "-c", "true"])
+    rows = []
+
+    def both(label, fa, peer, fb, n=N):
+        for kind, gap in (("hot", 0.0), ("idle gap", GAP)):
+            a, b = pair(fa, fb, n=n, gap=gap)
+            rows.append(("%s, %s" % (label, kind), a, peer, b))
+
+    both("one-shot `true` (full default policy)", oneshot, "bwrap --unshare-all", bwrap)
+    lxc = upstream_lxc_exec()
+    if lxc:
+        req = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+        json.dump({"version": "1.0.0", "containment": "bubblewrap", "process": {"commandLine": "true"}}, req)
+        req.close()
+        both("one-shot `true` (full default policy)", oneshot, "upstream lxc-exec 1.0.1 (bubblewrap)",
+             lambda: run([lxc, "--config", req.name]))
+    else:
+        print("(upstream lxc-exec unavailable: tests/sdk/install.sh failed; its rows are missing)\n")
+    both("one-shot `true` (full default policy)", oneshot, "posix_spawn sh -c true", spawn_sh)
+
+    sid, holder = provision_started()
+    ex = lambda: mxc({"phase": "exec", "sandboxId": sid, "process": {"commandLine": "true"}}, True)
+    # -S/-G: the sandbox's uid and gid inside (0 is not mapped there)
+    ns = lambda: run(["nsenter", "-t", str(holder), "-a", "-S", "1000", "-G", "1000", "/bin/true"])
+    both("exec `true` into a live session", ex, "nsenter -t PID -a -S 1000 -G 1000 /bin/true", ns)
+    both("exec `true` into a live session", ex, "posix_spawn /bin/true", lambda: run(["/bin/true"]))
+
+    def cycle():
+        s = json.loads(mxc({"containment": "isolation_session", "phase": "provision"}, True).stdout)["result"]["sandboxId"]
+        mxc({"phase": "start", "sandboxId": s}, True)
+        mxc({"phase": "exec", "sandboxId": s, "process": {"commandLine": "true"}}, True)
+        for ph in ("stop", "deprovision"):
+            mxc({"phase": ph, "sandboxId": s}, True)
+
+    both("provision→start→exec→stop→deprovision", cycle, "bwrap one-shot (no persistence)", bwrap)
+
+    # K idle sessions: what each costs the host while it waits, and what an exec costs beside them
+    before = mem_available_kb()
+    started = [provision_started() for _ in range(IDLE_SESSIONS)]
+    sids, holders = [s for s, _ in started], [h for _, h in started]
+    time.sleep(1)
+    after = mem_available_kb()
+    pss = rss = 0
+    for h in holders:
+        for p in session_pids(h):
+            pss += kb_of(p, "Pss")
+            rss += kb_of(p, "Rss")
+    idle_rows = [("exec `true` into one of %d idle sessions" % IDLE_SESSIONS, sids[IDLE_SESSIONS // 2],
+                  holders[IDLE_SESSIONS // 2])]
+    for label, s, h in idle_rows:
+        e1 = lambda: mxc({"phase": "exec", "sandboxId": s, "process": {"commandLine": "true"}}, True)
+        n1 = lambda: run(["nsenter", "-t", str(h), "-a", "-S", "1000", "-G", "1000", "/bin/true"])
+        both(label, e1, "nsenter -t PID -a -S 1000 -G 1000 /bin/true", n1)
+    for s in sids:
+        mxc({"phase": "deprovision", "sandboxId": s}, True)
+    mxc({"phase": "deprovision", "sandboxId": sid}, True)
+
+    print("| mxc | median ms | compared with | median ms | ratio |")
+    print("|---|---|---|---|---|")
+    for a, ta, b, tb in rows:
+        print("| %s | %.2f | %s | %.2f | %.2fx |" % (a, ta, b, tb, ta / tb))
+    print()
+    print("%d idle sessions (holder + monitor each): PSS %.2f MB per session (RSS %.2f MB); "
+          "host MemAvailable fell by %.2f MB per session (processes, page tables, namespaces, mounts)"
+          % (IDLE_SESSIONS, pss / 1024 / IDLE_SESSIONS, rss / 1024 / IDLE_SESSIONS,
+             (before - after) / 1024 / IDLE_SESSIONS))
+    shutil.rmtree(STATE, ignore_errors=True)
+    shutil.rmtree(STATE + ".ws", ignore_errors=True)
+
+
+main()
