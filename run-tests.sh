@@ -26,8 +26,9 @@ stage "sandbox suites against the ASan+UBSan mxc-exec"
 # teardown) under the sanitizers; leak checking is off because LSan cannot
 # follow a process into new namespaces
 ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1 MXC_EXEC="$PWD/build-asan/mxc-exec" \
-  /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/integration/test_lifecycle.py \
-  tests/integration/test_session.py tests/integration/test_rootless.py tests/escape | tail -1 || fail=1
+  /usr/bin/python3 -m pytest -q -rfE -p no:cacheprovider tests/integration/test_lifecycle.py \
+  tests/integration/test_session.py tests/integration/test_rootless.py tests/escape \
+  | grep -E '^(FAILED|ERROR)|(passed|failed|error)(,| in )' || fail=1
 
 stage "libmxc_ffi.so ABI under ASan+UBSan"
 (st=$(mktemp -d); trap 'rm -rf "$st"' EXIT
@@ -62,8 +63,8 @@ stage "session suites a second time, under a parallel lifecycle load (8 loops)"
 # next exec not_started) are caught here, and the load checks itself too
 /usr/bin/python3 scripts/lifecycle_load.py "$PWD/build/mxc-exec" 8 & load=$!
 sleep 2
-/usr/bin/python3 -m pytest -q -p no:cacheprovider tests/integration/test_session.py \
-  tests/integration/test_lifecycle.py tests/faults | tail -1 || fail=1
+/usr/bin/python3 -m pytest -q -rfE -p no:cacheprovider tests/integration/test_session.py \
+  tests/integration/test_lifecycle.py tests/faults | grep -E '^(FAILED|ERROR)|(passed|failed|error)(,| in )' || fail=1
 kill -TERM $load; wait $load || fail=1
 
 stage "integration, escape and differential tests (pytest)"
