@@ -3,7 +3,7 @@
 set -euo pipefail
 PKGS=(build-essential pkg-config meson ninja-build libjansson-dev libseccomp-dev
       python3 python3-pytest clang libclang-rt-14-dev valgrind iproute2 util-linux
-      bubblewrap hyperfine)
+      bubblewrap hyperfine strace procps)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

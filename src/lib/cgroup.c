@@ -11,13 +11,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #endif
-
-static const char *const V2_ROOTS[] = {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"};
 
 static bool is_cgroup2(const char *path)
 {
@@ -43,25 +42,47 @@ static bool file_has_word(const char *path, const char *word)
 static const char *const CONTROLLERS[] = {"pids", "memory", "cpu"};
 #define NCONTROLLERS (sizeof CONTROLLERS / sizeof CONTROLLERS[0])
 static struct {
-    const char *v2_root;
+    bool v2; /* enabled for the children of the v2 root */
     bool v1;
 } detected[NCONTROLLERS];
+static char v2_root[400];      /* "" = no cgroup v2 use */
+static bool v2_root_bad;       /* MXC_CGROUP2_ROOT names no usable cgroup2 directory */
 static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
 
+/* v2 where the whole host is cgroup2, or where the caller delegates a
+ * cgroup2 directory to us (MXC_CGROUP2_ROOT: a systemd Delegate= unit, a
+ * container's own subtree, a test's private directory).  A hybrid host's
+ * /sys/fs/cgroup/unified carries no controllers and is left alone unless
+ * named: its v1 hierarchies hold the limits.  A controller counts on v2
+ * only when it is enabled for the root's children (cgroup.subtree_control):
+ * mxc does not enable controllers on a hierarchy it does not own. */
 static void detect(void)
 {
-    bool root_is_v2 = is_cgroup2("/sys/fs/cgroup");
-    for (size_t c = 0; c < NCONTROLLERS; c++) {
-        for (size_t i = 0; !detected[c].v2_root && i < sizeof V2_ROOTS / sizeof V2_ROOTS[0]; i++) {
-            char path[256];
-            snprintf(path, sizeof path, "%s/cgroup.controllers", V2_ROOTS[i]);
-            if (is_cgroup2(V2_ROOTS[i]) && file_has_word(path, CONTROLLERS[c]))
-                detected[c].v2_root = V2_ROOTS[i];
-        }
-        char path[256];
-        snprintf(path, sizeof path, "/sys/fs/cgroup/%s/cgroup.procs", CONTROLLERS[c]);
-        detected[c].v1 = !root_is_v2 && access(path, W_OK) == 0;
+    const char *forced = getenv("MXC_CGROUP2_ROOT");
+    if (forced && *forced) {
+        if (forced[0] == '/' && strlen(forced) < sizeof v2_root && is_cgroup2(forced))
+            snprintf(v2_root, sizeof v2_root, "%s", forced);
+        else
+            v2_root_bad = true;
+    } else if (is_cgroup2("/sys/fs/cgroup")) {
+        snprintf(v2_root, sizeof v2_root, "/sys/fs/cgroup");
     }
+    for (size_t c = 0; c < NCONTROLLERS; c++) {
+        char path[512];
+        if (v2_root[0]) {
+            snprintf(path, sizeof path, "%s/cgroup.subtree_control", v2_root);
+            detected[c].v2 = file_has_word(path, CONTROLLERS[c]);
+        } else if (!v2_root_bad) {
+            snprintf(path, sizeof path, "/sys/fs/cgroup/%s/cgroup.procs", CONTROLLERS[c]);
+            detected[c].v1 = access(path, W_OK) == 0;
+        }
+    }
+}
+
+const char *mxc_cgroup_v2_root(void)
+{
+    pthread_once(&detect_once, detect);
+    return v2_root[0] ? v2_root : NULL;
 }
 
 static size_t controller_index(const char *controller)
@@ -72,10 +93,10 @@ static size_t controller_index(const char *controller)
     return 0;
 }
 
-static const char *v2_root_with(const char *controller)
+static bool v2_has(const char *controller)
 {
     pthread_once(&detect_once, detect);
-    return detected[controller_index(controller)].v2_root;
+    return detected[controller_index(controller)].v2;
 }
 
 static bool v1_has(const char *controller)
@@ -86,12 +107,12 @@ static bool v1_has(const char *controller)
 
 bool mxc_cgroup_available(const char *controller)
 {
-    return v2_root_with(controller) || v1_has(controller);
+    return v2_has(controller) || v1_has(controller);
 }
 
 const char *mxc_cgroup_mode(const char *controller)
 {
-    if (v2_root_with(controller))
+    if (v2_has(controller))
         return "v2";
     return v1_has(controller) ? "v1" : "none";
 }
@@ -109,11 +130,10 @@ static int write_text(const char *dir, const char *file, const char *text)
     return n < 0 ? -err : 0;
 }
 
-static void dir_for(const char *controller, const char *name, char *out, size_t outsz)
+static void dir_for(const char *controller, const char *name, const mxc_cgroup *cg, char *out, size_t outsz)
 {
-    const char *root = v2_root_with(controller);
-    if (root)
-        snprintf(out, outsz, "%s/mxc-%s", root, name);
+    if (cg->v2 && v2_has(controller))
+        snprintf(out, outsz, "%s", cg->v2_dir);
     else if (v1_has(controller))
         snprintf(out, outsz, "/sys/fs/cgroup/%s/mxc/%s", controller, name);
     else
@@ -123,16 +143,20 @@ static void dir_for(const char *controller, const char *name, char *out, size_t 
 static void fill_dirs(const char *name, mxc_cgroup *cg)
 {
     memset(cg, 0, sizeof *cg);
-    dir_for("pids", name, cg->pids_dir, sizeof cg->pids_dir);
-    dir_for("memory", name, cg->memory_dir, sizeof cg->memory_dir);
-    dir_for("cpu", name, cg->cpu_dir, sizeof cg->cpu_dir);
-    cg->v2 = v2_root_with("pids") != NULL;
+    const char *root = mxc_cgroup_v2_root();
+    if (root) {
+        cg->v2 = true;
+        snprintf(cg->v2_dir, sizeof cg->v2_dir, "%s/mxc-%s", root, name);
+    }
+    dir_for("pids", name, cg, cg->pids_dir, sizeof cg->pids_dir);
+    dir_for("memory", name, cg, cg->memory_dir, sizeof cg->memory_dir);
+    dir_for("cpu", name, cg, cg->cpu_dir, sizeof cg->cpu_dir);
 }
 
 /* v2: the cpu controller lives in the sandbox's one directory. */
 static bool cpu_dir_shared(const mxc_cgroup *cg)
 {
-    return strcmp(cg->cpu_dir, cg->pids_dir) == 0 || strcmp(cg->cpu_dir, cg->memory_dir) == 0;
+    return cg->v2 || strcmp(cg->cpu_dir, cg->pids_dir) == 0 || strcmp(cg->cpu_dir, cg->memory_dir) == 0;
 }
 
 void mxc_cgroup_open(const char *name, mxc_cgroup *cg)
@@ -177,7 +201,7 @@ static int setup_memory(const mxc_cgroup *cg, uint64_t memory_max, mxc_error *e)
         return 0;
     char num[32];
     snprintf(num, sizeof num, "%llu", (unsigned long long)memory_max);
-    bool v2 = v2_root_with("memory") != NULL;
+    bool v2 = v2_has("memory");
     int rc = make_dir(cg->memory_dir);
     if (rc == 0)
         rc = write_text(cg->memory_dir, v2 ? "memory.max" : "memory.limit_in_bytes", num);
@@ -201,7 +225,7 @@ static int cpu_unavailable(mxc_error *e, const char *remediation, const char *wh
 static int write_cpu_quota(const mxc_cgroup *cg, uint64_t quota_us)
 {
     char text[64];
-    if (v2_root_with("cpu")) {
+    if (v2_has("cpu")) {
         snprintf(text, sizeof text, "%llu %u", (unsigned long long)quota_us, MXC_CGROUP_CPU_PERIOD_US);
         return write_text(cg->cpu_dir, "cpu.max", text);
     }
@@ -228,7 +252,7 @@ static int setup_cpu(mxc_cgroup *cg, uint64_t quota_us, mxc_error *e)
     int rc = make_dir(cg->cpu_dir);
     if (rc == 0)
         rc = write_cpu_quota(cg, quota_us);
-    if (rc == -ENOENT && v2_root_with("cpu"))
+    if (rc == -ENOENT && v2_has("cpu"))
         return cpu_unavailable(e,
                                "enable the controller for child cgroups: echo +cpu > <cgroup2 root>/cgroup.subtree_control, "
                                "or unset MXC_CPU_MAX",
@@ -243,8 +267,17 @@ int mxc_cgroup_create(const char *name, uint64_t pids_max, uint64_t memory_max, 
                       mxc_error *e)
 {
     fill_dirs(name, cg);
+    if (v2_root_bad) {
+        mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "MXC_CGROUP2_ROOT does not name a cgroup2 directory");
+        mxc_err_set_remediation(e, "set MXC_CGROUP2_ROOT to an absolute path on a cgroup2 mount that mxc may "
+                                   "create directories in, or unset it");
+        return -1;
+    }
     if (cpu_quota_us && !cg->cpu_dir[0]) /* never unlimited in silence; refused before anything is made */
         return no_cpu_controller(e);
+    if (cg->v2 && mkdir(cg->v2_dir, 0755) < 0 && errno != EEXIST)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "cgroup.create", errno, NULL, "cannot create the cgroup %s",
+                          cg->v2_dir);
     if (setup_pids(cg, pids_max, e) < 0 || setup_memory(cg, memory_max, e) < 0 || setup_cpu(cg, cpu_quota_us, e) < 0) {
         mxc_cgroup_remove(cg);
         return -1;
@@ -255,6 +288,10 @@ int mxc_cgroup_create(const char *name, uint64_t pids_max, uint64_t memory_max, 
 /* The distinct directories a process must be written into (v2: one). */
 static size_t attach_dirs(const mxc_cgroup *cg, const char *dirs[3])
 {
+    if (cg->v2) {
+        dirs[0] = cg->v2_dir;
+        return 1;
+    }
     const char *all[] = {cg->pids_dir, cg->memory_dir, cg->cpu_limited ? cg->cpu_dir : ""};
     size_t n = 0;
     for (size_t i = 0; i < 3; i++) {
@@ -285,6 +322,32 @@ int mxc_cgroup_join_fds(const mxc_cgroup *cg, int fds[3], mxc_error *e)
     return (int)n;
 }
 
+int mxc_cgroup_dir_fd(const mxc_cgroup *cg)
+{
+    if (!cg->v2) {
+        errno = ENOTSUP;
+        return -1;
+    }
+    return open(cg->v2_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* struct clone_args as of Linux 5.7 (CLONE_ARGS_SIZE_VER2), spelled out
+ * here rather than taken from <linux/sched.h>, whose CLONE_* macros clash
+ * with glibc's. */
+struct mxc_clone_args {
+    uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size, cgroup;
+};
+#define MXC_CLONE_INTO_CGROUP 0x200000000ULL
+
+pid_t mxc_cgroup_clone(unsigned long long flags, int cgroup_fd)
+{
+    if (cgroup_fd < 0)
+        return (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, NULL, NULL, NULL, 0);
+    struct mxc_clone_args ca = {.flags = flags | MXC_CLONE_INTO_CGROUP, .exit_signal = SIGCHLD,
+                                .cgroup = (uint64_t)cgroup_fd};
+    return (pid_t)syscall(SYS_clone3, &ca, sizeof ca);
+}
+
 int mxc_cgroup_join_self(int *fds, size_t n)
 {
     int rc = 0;
@@ -301,14 +364,15 @@ int mxc_cgroup_join_self(int *fds, size_t n)
 
 void mxc_cgroup_kill_all(const mxc_cgroup *cg)
 {
-    if (!cg->pids_dir[0])
+    const char *dir = cg->v2 ? cg->v2_dir : cg->pids_dir[0] ? cg->pids_dir : cg->memory_dir;
+    if (!dir[0])
         return;
-    if (cg->v2 && write_text(cg->pids_dir, "cgroup.kill", "1") == 0)
+    if (cg->v2 && write_text(dir, "cgroup.kill", "1") == 0)
         return;
-    /* v1: no cgroup.kill; sweep until empty (bounded) */
+    /* v1 (or a v2 kernel before 5.14): no cgroup.kill; sweep until empty (bounded) */
     for (int round = 0; round < 50; round++) {
         char path[700];
-        snprintf(path, sizeof path, "%s/cgroup.procs", cg->pids_dir);
+        snprintf(path, sizeof path, "%s/cgroup.procs", dir);
         FILE *f = fopen(path, "re");
         if (!f)
             return;

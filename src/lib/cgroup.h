@@ -3,6 +3,12 @@
  * controllers, else the v1 pids, memory and cpu hierarchies), one cgroup
  * per sandbox with pids.max / memory limits and, when asked for, a CPU
  * quota, moving a process in, killing everything in it, removing it.
+ * cgroup v2 is used where /sys/fs/cgroup is cgroup2, or under a delegated
+ * cgroup2 directory named by MXC_CGROUP2_ROOT: one directory per sandbox
+ * (made even when no controller is enabled there: it is still the exact
+ * kill-all, cgroup.kill), and processes are born in it with
+ * clone3(CLONE_INTO_CGROUP) instead of being moved.  On v1 a process moves
+ * itself by writing "0" to `tasks` (no global lock).
  * Degrades honestly: what is missing is reported by --probe and the PID
  * namespace stays the kill-all; a CPU limit that cannot be had is an error. */
 #ifndef MXC_CGROUP_H
@@ -16,6 +22,7 @@
 
 typedef struct {
     bool v2;
+    char v2_dir[512];     /* v2: the sandbox's one directory ("" on v1) */
     char pids_dir[512];   /* "" = no pids limit on this host */
     char memory_dir[512]; /* "" = no memory limit on this host */
     char cpu_dir[512];    /* "" = no cpu controller on this host */
@@ -27,6 +34,8 @@ typedef struct {
 
 /* What the host offers, for --probe: "v2", "v1", or "none" per controller. */
 const char *mxc_cgroup_mode(const char *controller);
+/* The cgroup2 directory under which sandboxes get theirs (NULL: v1 or none). */
+const char *mxc_cgroup_v2_root(void);
 /* Whether a limit on this controller can be applied here at all. */
 bool mxc_cgroup_available(const char *controller);
 
@@ -47,6 +56,13 @@ void mxc_cgroup_open(const char *name, mxc_cgroup *cg);
  * the opener's credentials, so the sandbox's own uid can do it.  v2 gets
  * cgroup.procs.  Returns how many fds (0-3) are in fds[], or -1. */
 int mxc_cgroup_join_fds(const mxc_cgroup *cg, int fds[3], mxc_error *e);
+/* v2: an fd of the sandbox's directory, for clone3(CLONE_INTO_CGROUP) —
+ * the child is born inside, no migration.  -1 with errno on v1 (ENOTSUP)
+ * or failure. */
+int mxc_cgroup_dir_fd(const mxc_cgroup *cg);
+/* clone3 with CLONE_INTO_CGROUP when cgroup_fd >= 0 (else a plain
+ * clone): flags are namespace flags; SIGCHLD on exit.  Returns as fork. */
+pid_t mxc_cgroup_clone(unsigned long long flags, int cgroup_fd);
 /* In the process that moves: writes "0" to each fd and closes them.
  * Returns 0 or -errno. */
 int mxc_cgroup_join_self(int *fds, size_t n);

@@ -467,7 +467,7 @@ static int died(int ctl, mxc_error *e)
  * instances, process counts) to the owner of a namespace.  A single-threaded
  * caller borrows that euid for the clone (the real and saved uid stay 0, so
  * it gets its privileges back at once). */
-static pid_t clone_as(const mxc_plan *p, unsigned long flags)
+static pid_t clone_as(const mxc_plan *p, unsigned long flags, int cgroup_fd)
 {
     bool borrow = geteuid() == 0 && p->uid != 0;
     if (borrow && (syscall(SYS_setresgid, -1, p->gid, -1) < 0 || syscall(SYS_setresuid, -1, p->uid, -1) < 0)) {
@@ -476,7 +476,11 @@ static pid_t clone_as(const mxc_plan *p, unsigned long flags)
         errno = err;
         return -1;
     }
-    pid_t c = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, 0);
+    /* CLONE_INTO_CGROUP checks write access to cgroup.procs with the
+     * filesystem ids: those stay root's (the namespace owner is the euid) */
+    if (borrow && cgroup_fd >= 0)
+        syscall(SYS_setfsuid, 0), syscall(SYS_setfsgid, 0);
+    pid_t c = mxc_cgroup_clone(flags, cgroup_fd);
     if (c == 0)
         return 0;
     int err = errno;
@@ -504,13 +508,16 @@ static void describe_status(int status, char *out, size_t outsz)
  * the next phase to report.  It keeps nothing of the caller's but the
  * sandbox's directory. */
 static _Noreturn void monitor_main(const mxc_plan *p, mxc_fsview_sources *src, int ctl, int *join, size_t njoin,
-                                   const mxc_holder_session *session)
+                                   int cgfd, const mxc_holder_session *session)
 {
     setsid();
     prctl(PR_SET_NAME, "mxc-monitor");
     prctl(PR_SET_CHILD_SUBREAPER, 1);
-    /* raw: the caller's fork handlers ran once, for us; never again below */
-    pid_t c1 = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0);
+    /* raw: the caller's fork handlers ran once, for us; never again below.
+     * v2: C1, and so the holder, is born in the sandbox's cgroup. */
+    pid_t c1 = mxc_cgroup_clone(0, cgfd);
+    if (c1 < 0)
+        send_msg(ctl, MSG_FAIL, errno, 0, "holder.clone_into_cgroup");
     if (c1 == 0)
         first_child(p, src, ctl, true, NULL, join, njoin, session->listen_fd);
     int dirfd = session->dirfd;
@@ -563,10 +570,24 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
     bool direct = !detached && single_threaded();
     int join[MAX_JOIN_FDS];
     int njoin = 0;
+    /* v2: the first process of the sandbox is born in its cgroup
+     * (clone3 CLONE_INTO_CGROUP), so the cgroup is made first; v1: the
+     * direct path makes it while PID 1 builds the view, and the process
+     * moves itself in through `tasks` */
+    int cgfd = -1;
     mxc_cgroup_open(cgroup_name, cg);
-    if (!direct && (mxc_cgroup_create(cgroup_name, p->pids_max, p->memory_max, p->cpu_quota_us, cg, e) < 0 ||
-                    (njoin = mxc_cgroup_join_fds(cg, join, e)) < 0))
+    bool born_in = cg->v2 && (direct || detached);
+    if ((!direct || born_in) && mxc_cgroup_create(cgroup_name, p->pids_max, p->memory_max, p->cpu_quota_us, cg, e) < 0)
         return -1;
+    if (born_in && (cgfd = mxc_cgroup_dir_fd(cg)) < 0) {
+        int err = errno;
+        mxc_cgroup_remove(cg);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "cgroup.open", err, NULL, "cannot open the cgroup %s", cg->v2_dir);
+    }
+    if (!direct && !born_in && (njoin = mxc_cgroup_join_fds(cg, join, e)) < 0) {
+        mxc_cgroup_remove(cg);
+        return -1;
+    }
     mxc_fsview_sources *src = malloc(sizeof *src);
     if (!src || mxc_fsview_open_sources(p, src, e) < 0) {
         if (!src)
@@ -574,22 +595,29 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
         free(src);
         for (int i = 0; i < njoin; i++)
             close(join[i]);
+        if (cgfd >= 0)
+            close(cgfd);
         return -1;
     }
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+        int err = errno;
         mxc_fsview_close_sources(src);
         free(src);
         for (int i = 0; i < njoin; i++)
             close(join[i]);
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.socketpair", errno, NULL, "cannot create the control socket");
+        if (cgfd >= 0)
+            close(cgfd);
+        if (!direct || born_in)
+            mxc_cgroup_remove(cg);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.socketpair", err, NULL, "cannot create the control socket");
     }
     pid_t c1;
     if (direct) {
-        unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD;
+        unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
         if (!p->host_network)
             flags |= CLONE_NEWNET;
-        c1 = clone_as(p, flags);
+        c1 = clone_as(p, flags, cgfd);
     } else {
         c1 = fork();
     }
@@ -600,6 +628,10 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
         free(src);
         for (int i = 0; i < njoin; i++)
             close(join[i]);
+        if (cgfd >= 0)
+            close(cgfd);
+        if (!direct || born_in)
+            mxc_cgroup_remove(cg);
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.fork", err, NULL, "cannot fork the session holder");
     }
     if (c1 == 0) {
@@ -608,7 +640,7 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
             direct_child(p, src, sv[1], fx);
         if (detached) { /* the monitor, orphaned at once: nobody's zombie when it is done */
             if ((pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0) == 0)
-                monitor_main(p, src, sv[1], join, (size_t)njoin, session);
+                monitor_main(p, src, sv[1], join, (size_t)njoin, cgfd, session);
             _exit(0);
         }
         first_child(p, src, sv[1], false, fx, join, (size_t)njoin, listen_fd);
@@ -621,6 +653,8 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
     free(src);
     for (int i = 0; i < njoin; i++)
         close(join[i]);
+    if (cgfd >= 0)
+        close(cgfd);
     int ctl = sv[0];
     int rc = 0;
     ctl_msg m = {0};
@@ -642,8 +676,10 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
             rc = died(ctl, e);
     }
     if (rc == 0 && direct) {
-        if (mxc_cgroup_create(cgroup_name, p->pids_max, p->memory_max, p->cpu_quota_us, cg, e) < 0 ||
-            (njoin = mxc_cgroup_join_fds(cg, join, e)) < 0) {
+        /* v2: PID 1 was born inside; the message (with no fds) only says
+         * that it may go on */
+        if (!born_in && (mxc_cgroup_create(cgroup_name, p->pids_max, p->memory_max, p->cpu_quota_us, cg, e) < 0 ||
+                         (njoin = mxc_cgroup_join_fds(cg, join, e)) < 0)) {
             rc = -1;
         } else {
             if (send_msg_fds(ctl, MSG_CGROUP_DONE, 0, 0, NULL, join, (size_t)njoin) < 0)

@@ -241,8 +241,11 @@ static bool cgroup_owned(const char *name)
 /* 3. cgroups without a live owner, in every place mxc makes them */
 static void sweep_cgroups(bool act, json_t *r)
 {
+    /* v1's, then v2's: a delegated root (MXC_CGROUP2_ROOT) and the places
+     * earlier builds used */
+    const char *v2 = mxc_cgroup_v2_root();
     const char *bases[] = {"/sys/fs/cgroup/pids/mxc", "/sys/fs/cgroup/memory/mxc", "/sys/fs/cgroup/cpu/mxc",
-                           "/sys/fs/cgroup", "/sys/fs/cgroup/unified"};
+                           "/sys/fs/cgroup", "/sys/fs/cgroup/unified", v2 ? v2 : "/sys/fs/cgroup"};
     char seen[512][64];
     size_t nseen = 0;
     for (size_t b = 0; b < sizeof bases / sizeof bases[0]; b++) {
