@@ -598,11 +598,23 @@ typedef struct {
 
 static void served_free(served_spec *v)
 {
-    for (size_t i = 0; v->s.envp && v->s.envp[i]; i++)
+    /* The request may hold secrets (a token in env, in the command line):
+     * the holder lives as long as the session, so none of it stays in its
+     * heap, where a later exec's child (a copy of the holder) could find it. */
+    for (size_t i = 0; v->s.envp && v->s.envp[i]; i++) {
+        explicit_bzero(v->s.envp[i], strlen(v->s.envp[i]));
         free(v->s.envp[i]);
+    }
     free(v->s.envp);
-    free(v->cmd);
-    free(v->cwd);
+    char *own[] = {v->cmd, v->cwd};
+    for (size_t i = 0; i < 2; i++)
+        if (own[i]) {
+            explicit_bzero(own[i], strlen(own[i]));
+            free(own[i]);
+        }
+    v->s.envp = NULL;
+    v->s.command_line = v->s.cwd = NULL;
+    v->cmd = v->cwd = NULL;
 }
 
 static int spec_from_memfd(int fd, served_spec *v)

@@ -137,6 +137,10 @@ static bool local_account(unsigned uid)
 
 int mxc_registry_claim(const mxc_claim *c, unsigned *uid, char name[MXC_CLAIM_NAME_MAX], mxc_error *e)
 {
+    /* name is ours only on success: on every failure it is empty, never
+     * the last name tried (someone else's claim, which a caller releasing
+     * "its" claim on the way out would delete). */
+    name[0] = '\0';
     char dir[600];
     int rc = claim_dir(dir, sizeof dir);
     if (rc < 0)
@@ -151,6 +155,7 @@ int mxc_registry_claim(const mxc_claim *c, unsigned *uid, char name[MXC_CLAIM_NA
     snprintf(tmp, sizeof tmp, "%s/.new-%d-%08x", dir, (int)getpid(), tag);
     for (int attempt = 0; attempt < 256; attempt++) {
         unsigned r;
+        name[0] = '\0';
         if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
             return mxc_err_os(e, MXC_E_BACKEND_ERROR, "registry.getrandom", errno, NULL, "no randomness");
         unsigned candidate = base + r % count;
@@ -174,6 +179,7 @@ int mxc_registry_claim(const mxc_claim *c, unsigned *uid, char name[MXC_CLAIM_NA
                 *uid = candidate;
             return 0;
         }
+        name[0] = '\0'; /* not ours: EEXIST is another sandbox's claim, any other error made none */
         if (rc != -EEXIST)
             return mxc_err_os(e, MXC_E_BACKEND_ERROR, "registry.claim", -rc, NULL, "cannot claim a uid in %s", dir);
     }

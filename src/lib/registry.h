@@ -36,7 +36,9 @@ typedef struct {
 /* As root: claims a free uid of the reserved range (MXC_UID_BASE/
  * MXC_UID_COUNT) that no account uses, recording c under that number.
  * Rootless: records c under a random name (*uid untouched).  name[] gets
- * the claim's name either way.  A session's claim is made durable. */
+ * the claim's name either way.  A session's claim is made durable.  On
+ * failure name[] is empty: there is no claim of the caller's to release
+ * (never the last name tried, which is another sandbox's). */
 int mxc_registry_claim(const mxc_claim *c, unsigned *uid, char name[MXC_CLAIM_NAME_MAX], mxc_error *e);
 void mxc_registry_release(const char *name);
 /* Releases the claim only when it is the session at state_dir. */

@@ -209,8 +209,10 @@ static int provision(const mxc_request *r, json_t **result, mxc_error *e)
     if (rc == 0)
         rc = mxc_state_commit(&st, e); /* from here on the sandbox exists */
     if (rc < 0) {
+        /* only a claim this provision made (claim[] is empty when the claim
+         * failed), and only while it names this sandbox */
         if (claim[0])
-            mxc_registry_release(claim);
+            mxc_registry_release_owned(claim, final);
         if (made_ws)
             mxc_state_remove_tree(ws);
         mxc_error ignored = {0};
