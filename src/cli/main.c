@@ -1,6 +1,8 @@
 /* mxc-exec — the command-line executor: a thin argv shell over libmxc.
  * Owns: flags, reading the request (--config FILE|-, --config-base64,
- * or a positional path), diagnostics routing (--debug, --log-file).
+ * or a positional path) and the answer when there is none to read (both
+ * dialects at once: upstream lxc-exec's lines on stderr, the legacy
+ * envelope on stdout, exit 1), diagnostics routing (--debug, --log-file).
  * Everything else is the library's. */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +28,23 @@ static const char USAGE[] =
     "{\"result\":...} or {\"error\":...} envelope on stdout; exec and one-shot\n"
     "requests stream the workload's output and exit with its status.  A contract\n"
     "1.0 one-shot is answered as upstream's lxc-exec answers it (docs/wire-contract.md).\n";
+
+/* No request could be read: the dialect is unknown, so both are answered —
+ * upstream lxc-exec's "Request error" lines on stderr (what a contract-1.0
+ * caller reads) and one malformed_request envelope on stdout (what a
+ * legacy caller reads).  Exit 1, as upstream. */
+static int fail_input(const char *upstream, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "Request error\nConfiguration parse error: %s%s\n", upstream, arg ? arg : "");
+    mxc_error e = {0};
+    mxc_err(&e, MXC_E_MALFORMED_REQUEST, fmt, arg ? arg : "");
+    char *s = mxc_error_envelope_text(&e);
+    if (s)
+        printf("%s\n", s);
+    free(s);
+    mxc_error_clear(&e);
+    return 1;
+}
 
 static void fail_envelope(const char *fmt, const char *arg)
 {
@@ -152,8 +171,8 @@ int main(int argc, char **argv)
         long got = buf ? mxc_b64std_decode(b64, n, (unsigned char *)buf, n / 4 * 3 + 4) : -1;
         if (got < 0) {
             free(buf);
-            fail_envelope("--config-base64 is not valid padded standard base64%s", NULL);
-            return 1;
+            return fail_input("Failed to decode base64 configuration", "--config-base64 is not valid padded standard base64%s",
+                              NULL);
         }
         len = (size_t)got;
         /* The request (its env may hold tokens) stays out of our argv: a
@@ -163,17 +182,16 @@ int main(int argc, char **argv)
         mxc_error ce = {0};
         int fd = strcmp(config, "-") == 0 ? 0 : mxc_hostpath_open_read(config, &ce);
         mxc_error_clear(&ce);
-        if (fd < 0) {
-            fail_envelope("cannot read the request file %s", config);
-            return 1;
-        }
+        if (fd < 0)
+            return fail_input("Configuration file not found: ", "cannot read the request file %s", config);
         buf = read_bounded(fd, &len);
         if (fd != 0)
             close(fd);
-    } else {
+    } else { /* upstream's words first: its callers match them */
+        fputs("Error: No config provided. Use a positional path, --config, or --config-base64\n\n", stderr);
         fputs(USAGE, stderr);
         fail_envelope("no request given: use --config FILE|- or --config-base64 B64%s", NULL);
-        return 2;
+        return 1;
     }
     if (!buf) {
         fail_envelope("out of memory reading the request%s", NULL);

@@ -2,7 +2,8 @@
  * Owns: the validation layers in their documented order (parse -> mode ->
  * containment -> id -> honor matrix -> state -> OS work; first failure
  * wins), the --experimental gate, dispatch to the backends, and turning
- * every outcome into the one envelope the caller reads. */
+ * every outcome into the one envelope the caller reads; and a person's
+ * terminal: when the workload gets one of its own, attached and restored. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -31,6 +32,29 @@ void mxc_free(void *p)
 }
 
 static int run_on_terminal(mxc_request *r, unsigned flags, int in, int out, int *code, bool *timed_out, mxc_error *e);
+
+/* A person at a terminal: the CLI (it exits next) with every one of its
+ * streams on a terminal.  The workload's terminal carries its stdin, stdout
+ * and stderr alike (exec.h: one pty for all three), so it is given only
+ * then: a stream the caller redirected (2>file, a pipe in or out) stays its
+ * own pipe or file and is never merged into the terminal. */
+static bool on_terminal(const mxc_request *r, unsigned flags, int in, int out, int err)
+{
+    if (!(flags & MXC_RUN_EXITING) || !isatty(in) || !isatty(out) || !isatty(err))
+        return false;
+    /* a session's one-shot runs on pipes: its exec is not a handle we drive */
+    return r->phase == MXC_PHASE_EXEC || r->containment == MXC_CONT_PROCESS;
+}
+
+/* A one-shot's workload, legacy or contract 1.0: on the caller's terminal
+ * (a pty of the sandbox's own) or on pipes. */
+static int run_oneshot(mxc_request *r, unsigned flags, int in, int out, int err, int *code, bool *timed_out,
+                       mxc_error *e)
+{
+    if (on_terminal(r, flags, in, out, err))
+        return run_on_terminal(r, flags, in, out, code, timed_out, e);
+    return mxc_oneshot_run(r, flags & MXC_RUN_EXITING, in, out, err, code, timed_out, e);
+}
 
 static int validate(const char *buf, size_t len, bool experimental, mxc_request *r, mxc_error *e)
 {
@@ -91,7 +115,8 @@ int mxc_run_request(const char *request, size_t len, unsigned flags, int in, int
     int status = 1;
     int valid = validate(request, len, flags & MXC_RUN_EXPERIMENTAL, &r, &e);
     if (r.dialect == MXC_DIALECT_V1 && r.phase == MXC_PHASE_NONE) { /* upstream's lxc-exec surface */
-        status = valid < 0 ? mxc_v1_report_refusal(&r, &e, flags, out, err) : mxc_v1_run_oneshot(&r, flags, in, out, err);
+        status = valid < 0 ? mxc_v1_report_refusal(&r, &e, flags, out, err)
+                           : mxc_v1_run_oneshot(&r, flags, in, out, err, run_oneshot);
         goto done;
     }
     if (valid < 0) {
@@ -115,11 +140,11 @@ int mxc_run_request(const char *request, size_t len, unsigned flags, int in, int
         int code = 255;
         bool timed_out = false;
         int rc;
-        if ((flags & MXC_RUN_EXITING) && isatty(in) && isatty(out)) {
+        if (r.phase == MXC_PHASE_NONE) {
+            rc = run_oneshot(&r, flags, in, out, err, &code, &timed_out, &e);
+        } else if (on_terminal(&r, flags, in, out, err)) {
             /* a person at a terminal: the workload gets one of its own */
             rc = run_on_terminal(&r, flags, in, out, &code, &timed_out, &e);
-        } else if (r.phase == MXC_PHASE_NONE) {
-            rc = mxc_oneshot_run(&r, flags & MXC_RUN_EXITING, in, out, err, &code, &timed_out, &e);
         } else {
             mxc_proc proc;
             rc = mxc_session_exec_start(&r, false, &proc, &e);

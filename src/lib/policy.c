@@ -51,9 +51,13 @@ const mxc_matrix_row MXC_MATRIX[MXC_F__COUNT] = {
     {MXC_F_PROCESS_COMMAND, "process.commandLine", {H, A, A, H, A, A}, ""},
     {MXC_F_PROCESS_OPTIONS, "process.cwd / env / timeout (contract 1.0: and inheritDefaultEnv)", {H, A, A, H, A, A}, ""},
     {MXC_F_APP_ID, "experimental.isolation_session.provision.appId", {A, H, N, N, N, N}, ""},
+    {MXC_F_APP_ID_V1, "isolationSession.provision.appId (contract 1.0)", {R, H, R, R, R, R},
+     "contract 1.0 takes isolationSession.provision only on an isolation_session provision"},
     {MXC_F_EXP_OWN_OTHER_PHASE, "experimental.<own backend>.<another phase>", {A, A, A, A, A, A}, ""},
     {MXC_F_STABLE_SECTION, "processContainer / appContainer / lxc / seatbelt / macos_sandbox", {R, R, R, R, R, R},
      "a stable section of another backend cannot configure this one"},
+    {MXC_F_WSLC_SECTION, "wslc (section; contract 1.0)", {R, R, R, R, R, R},
+     "the WSLc backend is not available in mxc for Linux, and a section of another backend cannot configure this one"},
     {MXC_F_FOREIGN_EXP_ONE, "one experimental.<another backend> section", {R, R, A, A, A, A},
      "an experimental section of another backend cannot configure this one"},
     {MXC_F_FOREIGN_EXP_MANY, "two or more experimental.<another backend> sections", {R, R, R, R, R, R},
@@ -67,6 +71,11 @@ const mxc_matrix_row MXC_MATRIX[MXC_F__COUNT] = {
      "this build enforces two network postures: blocked (egress.default deny, no rules: its own namespace, loopback "
      "only) and all-allow (egress, ingress and hostLoopback allow: the host network); rules and partial allows need a "
      "userspace network stack, which this build does not ship yet"},
+    {MXC_F_NET_V1_BLOCK, "network blocked: egress.default deny or absent, ingress deny or absent, no rules (contract 1.0)",
+     {H, H, R, R, R, R}, "network policy is fixed at provision; it cannot be supplied on later phases"},
+    {MXC_F_NET_V1_ALLOW_ALL,
+     "network all-allow: egress, ingress and hostLoopback allow, no rules (contract 1.0; the host network)",
+     {H, H, R, R, R, R}, "network policy is fixed at provision; it cannot be supplied on later phases"},
     {MXC_F_TELEMETRY, "telemetry.enabled (contract 1.0)", {A, A, A, A, A, A}, ""},
 };
 
@@ -103,8 +112,8 @@ static void collect_network(const mxc_request *r, bool *f)
         return;
     }
     if (r->dialect == MXC_DIALECT_V1) {
-        f[r->net_v1 == MXC_NET_V1_ALLOW_ALL ? MXC_F_NET_ALLOW_ACK
-          : r->net_v1 == MXC_NET_V1_BLOCK   ? MXC_F_NET_BLOCK
+        f[r->net_v1 == MXC_NET_V1_ALLOW_ALL ? MXC_F_NET_V1_ALLOW_ALL
+          : r->net_v1 == MXC_NET_V1_BLOCK   ? MXC_F_NET_V1_BLOCK
                                             : MXC_F_NET_V1_UNSUPPORTED] = true;
         return;
     }
@@ -175,8 +184,9 @@ static void collect(const mxc_request *r, bool *f)
     f[MXC_F_CONTAINER_ID] = r->has_container_id;
     f[MXC_F_PROCESS_COMMAND] = r->command_line != NULL;
     f[MXC_F_PROCESS_OPTIONS] = r->cwd || r->env.n || r->timeout_ms;
-    f[MXC_F_APP_ID] = r->has_app_id;
+    f[r->dialect == MXC_DIALECT_V1 ? MXC_F_APP_ID_V1 : MXC_F_APP_ID] = r->has_app_id;
     f[MXC_F_STABLE_SECTION] = r->stable_section != NULL;
+    f[MXC_F_WSLC_SECTION] = r->has_wslc_section;
     f[MXC_F_RUNTIME_CONFIG] = r->has_runtime_config;
     f[MXC_F_TELEMETRY] = r->has_telemetry;
     f[MXC_F_PROCESS_OPTIONS] |= r->inherit_default_env;

@@ -88,6 +88,7 @@ typedef struct mxc_request {
     bool env_given;           /* process.env present (even []) */
     bool inherit_default_env; /* process.inheritDefaultEnv true */
     bool has_telemetry;
+    bool has_wslc_section;    /* a top-level wslc section (the schema refuses it first; the matrix says why) */
     mxc_net_v1 net_v1;
     const char *net_v1_what;  /* UNSUPPORTED: the shape, for the message */
     const char *network_proxy; /* runtimeConfig.networkProxy; NULL = absent */
@@ -96,7 +97,8 @@ typedef struct mxc_request {
     unsigned short pty_rows, pty_cols;
 
     json_t *experimental; /* borrowed; NULL = absent */
-    bool has_app_id;      /* experimental.isolation_session.provision.appId (provision only) */
+    bool has_app_id;      /* the provision's appId: experimental.isolation_session.provision.appId;
+                             contract 1.0: isolationSession.provision.appId */
     const char *app_id;
     size_t app_id_len;
 } mxc_request;

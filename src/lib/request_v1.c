@@ -2,7 +2,8 @@
  * differ): the exact-version dialect upstream MXC 1.0 and its SDK speak.
  * Owns: the typed schema of every 1.0 request shape as data (one table per
  * object, per-version availability), null refused everywhere, required
- * fields, the semantic checks (CIDRs, ports, proxy URL, one backend section,
+ * fields, non-empty rule lists, the semantic checks (no empty filesystem
+ * path, CIDRs, ports, proxy URL, one backend section,
  * the IsolationSession network rule) and the mapping of a valid request onto
  * the engine's mxc_request.  Codes follow upstream: every parse or semantic
  * failure is malformed_request.  Pure: no syscalls. */
@@ -30,7 +31,7 @@ bool mxc_contract_is_registered(const char *version)
 
 /* ---- the typed schema, as data ------------------------------------------ */
 
-typedef enum { F_STR, F_NESTR, F_BOOL, F_U32, F_PORT, F_UINT, F_ENUM, F_OBJ, F_STRS, F_OBJS, F_ANY } ftype;
+typedef enum { F_STR, F_NESTR, F_BOOL, F_U32, F_PORT, F_UINT, F_ENUM, F_OBJ, F_STRS, F_OBJS, F_NEOBJS, F_ANY } ftype;
 
 typedef struct {
     const char *name;
@@ -80,7 +81,8 @@ static const fspec PORT[] = {{"protocol", F_ENUM, 0, false, NULL, PROTOCOLS},
                              {"port", F_PORT, 0, false, NULL, NULL},
                              {"endPort", F_PORT, 0, false, NULL, NULL},
                              END};
-static const fspec RULE[] = {{"to", F_OBJS, 0, false, PEER, NULL}, {"ports", F_OBJS, 0, false, PORT, NULL}, END};
+/* A rule's to/ports: absent means any, present must name something. */
+static const fspec RULE[] = {{"to", F_NEOBJS, 0, false, PEER, NULL}, {"ports", F_NEOBJS, 0, false, PORT, NULL}, END};
 static const fspec EGRESS[] = {{"default", F_ENUM, 0, false, NULL, ACTIONS},
                                {"allow", F_OBJS, 0, false, RULE, NULL},
                                {"deny", F_OBJS, 0, false, RULE, NULL},
@@ -240,7 +242,8 @@ static const char *expected(ftype t)
     case F_UINT: return "an unsigned integer";
     case F_OBJ: return "a struct (JSON object)";
     case F_STRS:
-    case F_OBJS: return "a sequence (JSON array)";
+    case F_OBJS:
+    case F_NEOBJS: return "a sequence (JSON array)";
     default: return "a value";
     }
 }
@@ -314,8 +317,12 @@ static int check_value(walk *w, json_t *v, const fspec *f, const char *path)
     case F_OBJ: return json_is_object(v) ? check_obj(w, v, f->sub, path) : bad_type(w, path, v, f->type);
     case F_STRS:
     case F_OBJS:
+    case F_NEOBJS:
         if (!json_is_array(v))
             return bad_type(w, path, v, f->type);
+        if (f->type == F_NEOBJS && json_array_size(v) == 0)
+            return mxc_err(w->e, MXC_E_MALFORMED_REQUEST, "Invalid configuration at `%s`: array must not be empty",
+                           path);
         if (json_array_size(v) > MXC_LIST_MAX)
             return mxc_err(w->e, MXC_E_MALFORMED_REQUEST, "Invalid configuration at `%s`: at most %d entries", path,
                            MXC_LIST_MAX);
@@ -501,6 +508,24 @@ static int check_proxy(walk *w, const char *url, json_t *net)
     return 0;
 }
 
+/* Every filesystem list entry names something: "" or whitespace alone is
+ * refused here, as upstream refuses it, before the policy layer's path rules. */
+static int check_filesystem(walk *w, json_t *fs)
+{
+    static const char *const LISTS[] = {"readwritePaths", "readonlyPaths", "deniedPaths"};
+    for (size_t k = 0; k < sizeof LISTS / sizeof LISTS[0]; k++) {
+        json_t *list = json_object_get(fs, LISTS[k]);
+        for (size_t i = 0; i < json_array_size(list); i++) {
+            const char *p = json_string_value(json_array_get(list, i));
+            while (p && *p && strchr(" \t\n\r\v\f", *p))
+                p++;
+            if (p && !*p)
+                return mxc_err(w->e, MXC_E_MALFORMED_REQUEST, "Filesystem path is empty");
+        }
+    }
+    return 0;
+}
+
 static int check_network(walk *w, json_t *net)
 {
     json_t *eg = json_object_get(net, "egress");
@@ -616,6 +641,7 @@ static void map_common(mxc_request *r)
     r->has_fallback = json_object_get(root, "fallback") != NULL;
     r->has_container_id = json_object_get(root, "containerId") != NULL;
     r->has_telemetry = json_object_get(root, "telemetry") != NULL;
+    r->has_wslc_section = json_object_get(root, "wslc") != NULL;
     r->network_proxy = json_string_value(json_object_get(json_object_get(root, "runtimeConfig"), "networkProxy"));
     r->has_runtime_config = r->network_proxy != NULL;
 }
@@ -637,7 +663,7 @@ static int refuse_backend(const char *c, unsigned opts, bool experimental_backen
 static int parse_oneshot(walk *w, mxc_request *r, unsigned opts)
 {
     json_t *root = r->root;
-    if (check_obj(w, root, ONESHOT, "") < 0)
+    if (check_obj(w, root, ONESHOT, "") < 0 || check_filesystem(w, json_object_get(root, "filesystem")) < 0)
         return -1;
     const char *c = json_string_value(json_object_get(root, "containment"));
     r->has_containment = c != NULL;
@@ -688,7 +714,7 @@ static int parse_provision(walk *w, mxc_request *r, unsigned opts)
     r->containment_name = c;
     r->has_containment = true;
     if (strcmp(c, "isolation_session") == 0) {
-        if (check_obj(w, root, PROVISION_ISO, "") < 0)
+        if (check_obj(w, root, PROVISION_ISO, "") < 0 || check_filesystem(w, json_object_get(root, "filesystem")) < 0)
             return -1;
         json_t *net = json_object_get(root, "network");
         if (check_network(w, net) < 0)

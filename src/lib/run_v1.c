@@ -4,7 +4,8 @@
  * error" and the message on stderr, exit 1; a backend this host lacks:
  * "error: ..." on stderr, exit 1; any later failure and a timeout: the
  * message and one {"error":...} envelope on stderr, exit 255; otherwise the
- * workload's own exit code) and --dry-run's report on stdout.  The legacy
+ * workload's own exit code) and --dry-run's report on stdout; the workload
+ * itself is run by the caller's runner (api.c: the terminal).  The legacy
  * dialect and state-aware requests keep api.c's envelopes on stdout. */
 #include <errno.h>
 #include <stdarg.h>
@@ -89,7 +90,7 @@ static long ms_since(const struct timespec *t0)
     return (t.tv_sec - t0->tv_sec) * 1000L + (t.tv_nsec - t0->tv_nsec) / 1000000L;
 }
 
-int mxc_v1_run_oneshot(const mxc_request *r, unsigned flags, int in, int out, int err)
+int mxc_v1_run_oneshot(mxc_request *r, unsigned flags, int in, int out, int err, mxc_v1_runner *run)
 {
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -111,7 +112,7 @@ int mxc_v1_run_oneshot(const mxc_request *r, unsigned flags, int in, int out, in
     int code = 255;
     bool timed_out = false;
     int status;
-    if (mxc_oneshot_run(r, flags & MXC_RUN_EXITING, in, out, err, &code, &timed_out, &e) < 0) {
+    if (run(r, flags, in, out, err, &code, &timed_out, &e) < 0) {
         status = backend_failure(err, &e);
     } else if (timed_out) {
         mxc_err(&e, MXC_E_BACKEND_ERROR, "script timed out after %ums", r->timeout_ms);

@@ -2,11 +2,14 @@
 
 Every case is sent, unchanged, to upstream's `lxc-exec` (from @microsoft/mxc-sdk@1.0.1) and to
 ours.  A case whose outcome is allowed to differ names the difference (`differs="Dn"`); each Dn is
-listed with its reason in docs/wire-contract.md ("Differences from upstream").  Workloads print
-a marker so that a request that must be refused and still ran is caught.
+listed with its reason in docs/wire-contract.md ("Differences from upstream").  A case whose
+upstream outcome depends on what the host has installed names that (`varies="Dn"`): it is
+compared only on a host where upstream's answer is the one documented (see HOST_DEPENDENT).
+Workloads print a marker so that a request that must be refused and still ran is caught.
 """
 import copy
 import json
+import shutil
 
 BASE = {"version": "1.0.0", "containment": "bubblewrap", "process": {"commandLine": "echo ok"}}
 
@@ -26,14 +29,19 @@ def with_(path, value, base=None):
 
 
 DELETE = object()
+
+# Upstream's bubblewrap decides network rules, egress allow and runtimeConfig.networkProxy by
+# whether slirp4netns (and, for rules, iptables) is on PATH: without them it refuses them with
+# backend_error, as we do; with them it may run them.  Difference D14.
+HOST_DEPENDENT = {"D14": lambda: shutil.which("slirp4netns") is None}
 ALL_ALLOW = {"egress": {"default": "allow"}, "ingress": {"default": "allow", "hostLoopback": "allow"}}
 
 
 def cases():
     c = []
 
-    def add(name, req, differs=None):
-        c.append({"name": name, "request": req, "differs": differs})
+    def add(name, req, differs=None, varies=None):
+        c.append({"name": name, "request": req, "differs": differs, "varies": varies})
 
     # --- bytes and JSON ---------------------------------------------------------------
     add("not JSON", "this is not json")
@@ -61,6 +69,10 @@ def cases():
     add("$schema integer", with_("$schema", 5))
     add("_comment object", with_("_comment", {"any": ["thing", 1]}))
     add("_comment string", with_("_comment", "note"))
+    # the request nests 1 level at the top; _comment adds its own
+    add("nesting 32 levels", with_("_comment", json.loads("[" * 31 + "]" * 31)))
+    add("nesting 33 levels", with_("_comment", json.loads("[" * 32 + "]" * 32)), differs="D12")
+    add("request over 1 MiB", with_("_comment", "x" * (1 << 20)), differs="D12")
     add("containerId string", with_("containerId", "my-container"))
     add("containerId integer", with_("containerId", 7))
     add("containerId null", with_("containerId", None))
@@ -121,18 +133,25 @@ def cases():
     add("workload exit 300", with_("process.commandLine", "exit 300"))
     add("workload exit 255", with_("process.commandLine", "exit 255"))
     add("workload kills itself", with_("process.commandLine", "kill -9 $$"))
+    for sig in ("TERM", "INT", "HUP"):
+        add(f"workload kills itself with SIG{sig}", with_("process.commandLine", f"kill -{sig} $$"), differs="D10")
     add("workload writes stderr", with_("process.commandLine", "echo err >&2; echo out"))
     add("workload reads empty stdin", with_("process.commandLine", "cat; echo done"))
     add("workload sees sh", with_("process.commandLine", "test -n \"$0\" && echo ok"))
     add("cwd /tmp", with_("process.cwd", "/tmp"))
     add("cwd /", with_("process.cwd", "/"))
     add("cwd relative", with_("process.cwd", "rel"), differs="D4")
+    add("cwd absolute, missing in the sandbox", with_("process.cwd", "/nonexistent/mxc-diff"), differs="D11")
     add("cwd integer", with_("process.cwd", 5))
     add("cwd null", with_("process.cwd", None))
     add("env empty", with_("process.env", []))
     add("env one entry", with_("process.env", ["FOO=bar"], with_("process.commandLine", "echo $FOO")))
     add("env value with =", with_("process.env", ["A=b=c"], with_("process.commandLine", "echo $A")))
     add("env entry without =", with_("process.env", ["NOEQUALS"]))
+    add("env entry with empty name", with_("process.env", ["=x"]), differs="D13")
+    add("env PATH empty", with_("process.env", ["PATH="]), differs="D13")
+    add("env 256 entries", with_("process.env", ["V%d=1" % i for i in range(256)]))
+    add("env 257 entries", with_("process.env", ["V%d=1" % i for i in range(257)]), differs="D12")
     add("env string", with_("process.env", "FOO=bar"))
     add("env integer entry", with_("process.env", [1]))
     add("env null entry", with_("process.env", [None]))
@@ -170,6 +189,9 @@ def cases():
     add("filesystem null", with_("filesystem", None))
     add("filesystem unknown key", with_("filesystem", {"bogus": []}))
     add("filesystem legacy clearPolicyOnExit", with_("filesystem", {"clearPolicyOnExit": True}))
+    add("readonlyPaths empty string", with_("filesystem", {"readonlyPaths": [""]}))
+    add("readwritePaths empty string", with_("filesystem", {"readwritePaths": ["/tmp", ""]}))
+    add("deniedPaths blank string", with_("filesystem", {"deniedPaths": ["  "]}))
     # --- fallback ---------------------------------------------------------------------
     add("fallback empty", with_("fallback", {}))
     add("fallback allowDaclMutation true", with_("fallback", {"allowDaclMutation": True}))
@@ -199,20 +221,23 @@ def cases():
                                                                "ingress": {"default": "deny",
                                                                            "hostLoopback": "deny"}}))
     add("network ingress deny only", with_("network", {"ingress": {"default": "deny"}}))
-    add("network egress allow", with_("network", {"egress": {"default": "allow"}}))
+    add("network egress allow", with_("network", {"egress": {"default": "allow"}}), varies="D14")
     add("network all-allow", with_("network", ALL_ALLOW), differs="D2")
     add("network ingress allow", with_("network", {"egress": {"default": "deny"},
                                                    "ingress": {"default": "allow"}}))
     add("network hostLoopback allow", with_("network", {"ingress": {"hostLoopback": "allow"}}))
     add("network egress default block", with_("network", {"egress": {"default": "block"}}))
     rule = {"to": [{"cidr": "127.0.0.1/32"}], "ports": [{"protocol": "tcp", "port": 8080}]}
-    add("network egress allow rule", with_("network", {"egress": {"default": "deny", "allow": [rule]}}))
+    add("network egress allow rule", with_("network", {"egress": {"default": "deny", "allow": [rule]}}),
+        varies="D14")
     add("network egress deny rule", with_("network", {"egress": {"default": "allow",
-                                                                 "deny": [{"to": [{"cidr": "10.0.0.0/8"}]}]}}))
+                                                                 "deny": [{"to": [{"cidr": "10.0.0.0/8"}]}]}}),
+        varies="D14")
     add("network rule ipv6 cidr", with_("network", {"egress": {"default": "deny",
-                                                               "allow": [{"to": [{"cidr": "::1/128"}]}]}}))
+                                                               "allow": [{"to": [{"cidr": "::1/128"}]}]}}),
+        varies="D14")
     add("network rule with except", with_("network", {"egress": {"default": "deny", "allow": [
-        {"to": [{"cidr": "10.0.0.0/8", "except": ["10.1.0.0/16"]}]}]}}))
+        {"to": [{"cidr": "10.0.0.0/8", "except": ["10.1.0.0/16"]}]}]}}), varies="D14")
     add("network rule bad cidr", with_("network", {"egress": {"default": "deny",
                                                               "allow": [{"to": [{"cidr": "300.1.1.1/8"}]}]}}))
     add("network rule cidr not a string", with_("network", {"egress": {"default": "deny",
@@ -233,7 +258,13 @@ def cases():
     add("network rule protocol sctp", with_("network", {"egress": {"default": "deny", "allow": [
         {"ports": [{"protocol": "sctp"}]}]}}))
     add("network rule unknown key", with_("network", {"egress": {"default": "deny", "allow": [{"bogus": 1}]}}))
-    add("network rule empty", with_("network", {"egress": {"default": "deny", "allow": [{}]}}))
+    add("network rule empty", with_("network", {"egress": {"default": "deny", "allow": [{}]}}), varies="D14")
+    add("network rule to empty", with_("network", {"egress": {"default": "deny", "allow": [{"to": []}]}}))
+    add("network rule ports empty", with_("network", {"egress": {"default": "deny", "allow": [{"ports": []}]}}))
+    add("network deny rule to empty", with_("network", {"egress": {"default": "allow", "deny": [
+        {"to": [], "ports": [{"port": 80}]}]}}))
+    add("network rule to and ports empty", with_("network", {"egress": {"default": "deny", "allow": [
+        {"to": [{"cidr": "10.0.0.0/8"}], "ports": []}]}}))
     add("network egress unknown key", with_("network", {"egress": {"default": "deny", "bogus": 1}}))
     add("network ingress unknown key", with_("network", {"ingress": {"bogus": 1}}))
     add("network egress null", with_("network", {"egress": None}))
@@ -245,9 +276,9 @@ def cases():
     add("runtimeConfig empty", with_("runtimeConfig", {}))
     deny = {"egress": {"default": "deny"}}
     add("networkProxy loopback with egress deny",
-        with_("runtimeConfig", {"networkProxy": "http://127.0.0.1:3128"}, with_("network", deny)))
+        with_("runtimeConfig", {"networkProxy": "http://127.0.0.1:3128"}, with_("network", deny)), varies="D14")
     add("networkProxy without network",
-        with_("runtimeConfig", {"networkProxy": "http://127.0.0.1:3128"}))
+        with_("runtimeConfig", {"networkProxy": "http://127.0.0.1:3128"}), varies="D14")
     add("networkProxy socks5",
         with_("runtimeConfig", {"networkProxy": "socks5://127.0.0.1:1080"}, with_("network", deny)))
     add("networkProxy remote host",

@@ -25,6 +25,25 @@ function collect(stream) {
   });
 }
 
+// Host pids whose command line is exactly `cmd` (argv joined by spaces).
+function hostPids(cmd) {
+  const pids = [];
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const argv = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0').filter((a) => a !== '');
+      if (argv.join(' ') === cmd) pids.push(Number(d));
+    } catch { /* gone meanwhile */ }
+  }
+  return pids;
+}
+
+async function waitFor(pred, ms = 5000) {
+  const end = Date.now() + ms;
+  while (!pred() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+  return pred();
+}
+
 async function rejectsWith(promise, code) {
   await assert.rejects(promise, (e) => {
     assert.ok(e instanceof mxc.MxcError, `not an MxcError: ${e}`);
@@ -267,6 +286,10 @@ test('isolation_session: provision, start, execs, stop, restart, deprovision, th
     await mxc.runInContainer(id, { command: 'sleep 300 >/dev/null 2>&1 &' });
     const ps = await mxc.runInContainer(id, { command: 'ls /proc | grep -c "^[0-9]"' });
     assert.ok(Number(ps.stdout) >= 2, ps.stdout);
+    // a marked background process: alive on the host after its exec returned
+    const marker = `sleep 3000.${process.pid % 100000}`;
+    await mxc.runInContainer(id, { command: `${marker} >/dev/null 2>&1 &` });
+    assert.ok(await waitFor(() => hostPids(marker).length === 1), 'the background sleep is not running');
     // streaming exec
     const p = await mxc.spawnInContainer(id, { command: 'read x; echo "in session $x"' });
     const out = collect(p.standardOutput);
@@ -289,6 +312,8 @@ test('isolation_session: provision, start, execs, stop, restart, deprovision, th
     await mxc.startContainer(id);
     const d = await mxc.runInContainer(id, { command: `cat ${ws}/note; ls /proc | grep -c "^[0-9]"` });
     assert.equal(d.stdout.split('\n')[0], 'first');
+    // the earlier exec's background process did not survive stop + start
+    assert.ok(await waitFor(() => hostPids(marker).length === 0), `still running: ${hostPids(marker)}`);
   } finally {
     await mxc.deprovisionContainer(id);
   }

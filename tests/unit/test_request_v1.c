@@ -48,6 +48,13 @@ static const v1_case CASES[] = {
     {"{\"version\":\"1.0.0\",\"process\":{\"commandLine\":\"x\",\"timeout\":1.0}}", MXC_E_MALFORMED_REQUEST,
      "floating point"},
     {OS(",\"ui\":{\"clipboard\":\"some\"}"), MXC_E_MALFORMED_REQUEST, "unknown variant `some`"},
+    /* empty filesystem paths and empty rule lists: the schema layer, as upstream */
+    {OS(",\"filesystem\":{\"readonlyPaths\":[\"\"]}"), MXC_E_MALFORMED_REQUEST, "Filesystem path is empty"},
+    {OS(",\"filesystem\":{\"deniedPaths\":[\"/tmp\",\" \"]}"), MXC_E_MALFORMED_REQUEST, "Filesystem path is empty"},
+    {NET("{\"egress\":{\"default\":\"deny\",\"allow\":[{\"to\":[]}]}}"), MXC_E_MALFORMED_REQUEST,
+     "at `network.egress.allow[0].to`: array must not be empty"},
+    {NET("{\"egress\":{\"default\":\"allow\",\"deny\":[{\"ports\":[]}]}}"), MXC_E_MALFORMED_REQUEST,
+     "at `network.egress.deny[0].ports`: array must not be empty"},
     /* per-version fields and values */
     {OS(",\"containment\":\"appcontainer\""), MXC_E_MALFORMED_REQUEST, "unknown variant `appcontainer`"},
     {"{\"version\":\"0.9.0-alpha\",\"containment\":\"appcontainer\",\"process\":{\"commandLine\":\"x\"}}",

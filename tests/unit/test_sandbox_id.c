@@ -277,10 +277,13 @@ static void test_version_gate(void)
     for (size_t i = 0; i < sizeof newer / sizeof newer[0]; i++) {
         CHECK_INT_EQ(decode_code(iso(newer[i]), &e), MXC_E_MALFORMED_ID);
         CHECK_CONTAINS(e.message, "upgrade");
+        /* the SDK's tests match these words */
+        CHECK_CONTAINS(e.message, "newer MXC");
     }
     /* version 0 is malformed but not an upgrade */
     CHECK_INT_EQ(decode_code(iso("{\"version\":0,\"agentUserName\":\"mxc-a\"}"), &e), MXC_E_MALFORMED_ID);
     CHECK(strstr(e.message, "upgrade") == NULL);
+    CHECK(strstr(e.message, "newer MXC") == NULL);
 
     /* unknown keys are ignored (additive evolution) */
     const char *extra[] = {
