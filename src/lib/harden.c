@@ -75,6 +75,19 @@ static int set_limits(const mxc_plan *p)
         if (setrlimit(lim[i].res, &rl) < 0)
             return -errno;
     }
+    /* POSIX message queues: their bytes count against RLIMIT_MSGQUEUE, not
+     * RLIMIT_AS; without a memory cgroup keep it at most Linux's default
+     * (800 KiB) and within the bound (only ever lowered). */
+    struct rlimit mq;
+    if (p->as_rlimit && getrlimit(RLIMIT_MSGQUEUE, &mq) == 0) {
+        rlim_t cap = (rlim_t)p->memory_max < 819200 ? (rlim_t)p->memory_max : 819200;
+        if (mq.rlim_max == RLIM_INFINITY || mq.rlim_max > cap)
+            mq.rlim_max = cap;
+        if (mq.rlim_cur == RLIM_INFINITY || mq.rlim_cur > mq.rlim_max)
+            mq.rlim_cur = mq.rlim_max;
+        if (setrlimit(RLIMIT_MSGQUEUE, &mq) < 0)
+            return -errno;
+    }
     return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "registry.h"
+#include "state.h"
 
 static int dup_fd(int fd)
 {
@@ -175,31 +176,102 @@ static int parent_of(const char *path, const char **name, char *why, size_t whys
     return rc < 0 ? rc : fd;
 }
 
-static int open_in(int dir, const char *name, int flags, const char *path, const char *what, mxc_error *e)
+static int open_in(int dir, const char *name, int flags, const char *path, const char *what, const char *op,
+                   mxc_error *e)
 {
     int fd = openat(dir, name, flags | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
     int err = errno;
     close(dir);
     if (fd < 0)
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "hostpath.open", err, NULL, "cannot open %s %.200s%s", what, path,
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, op, err, NULL, "cannot open %s %.200s%s", what, path,
                           err == ELOOP ? " (it is a symlink)" : "");
     struct stat st;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "hostpath.open", EINVAL, NULL, "%s %.200s is not a regular file",
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, op, EINVAL, NULL, "%s %.200s is not a regular file",
                           what, path);
     }
     return fd;
+}
+
+/* The directory of a log path, walked one component at a time from "/"
+ * with no symlink followed anywhere (O_PATH|O_NOFOLLOW, each component
+ * checked): whether a link was planted by a sandbox that has since ended,
+ * or by one whose grants are claimed only after the log is opened, cannot
+ * be told from the live claims, so no link is taken at all.  Returns an
+ * O_PATH fd of the directory; -errno with why[] set otherwise. */
+static int log_parent(const char *path, const char **name, char *why, size_t whysz)
+{
+    char abs[4200];
+    if (path[0] == '/') {
+        snprintf(abs, sizeof abs, "%s", path);
+    } else {
+        char cwd[4096]; /* getcwd is the physical path: it holds no link */
+        if (!getcwd(cwd, sizeof cwd))
+            return -errno;
+        snprintf(abs, sizeof abs, "%s/%s", cwd, path);
+    }
+    const char *slash = strrchr(path, '/');
+    *name = slash ? slash + 1 : path;
+    if (!**name || !strcmp(*name, ".") || !strcmp(*name, ".."))
+        return -EISDIR;
+    *strrchr(abs, '/') = '\0';
+    int cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (cur < 0)
+        return -errno;
+    char walked[4200] = "";
+    for (char *p = abs, *comp; cur >= 0 && (comp = strsep(&p, "/"));) {
+        if (!*comp || !strcmp(comp, "."))
+            continue;
+        size_t wl = strlen(walked);
+        snprintf(walked + wl, sizeof walked - wl, "/%s", comp);
+        int nfd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        int err = errno;
+        close(cur);
+        cur = -1;
+        struct stat st;
+        struct statfs sf;
+        if (nfd < 0 || fstat(nfd, &st) < 0 || fstatfs(nfd, &sf) < 0) {
+            err = nfd < 0 ? err : errno;
+            if (nfd >= 0)
+                close(nfd);
+            snprintf(why, whysz, "cannot open its directory %.200s: %s", walked, strerror(err));
+            return -err;
+        }
+        if (S_ISLNK(st.st_mode)) {
+            close(nfd);
+            snprintf(why, whysz, "%.200s is a symlink: no component of a log path may be a symlink (one "
+                     "could have been planted by a sandbox)", walked);
+            return -ELOOP;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+            close(nfd);
+            snprintf(why, whysz, "%.200s is not a directory", walked);
+            return -ENOTDIR;
+        }
+        if (sf.f_type == PROC_SUPER_MAGIC) {
+            close(nfd);
+            snprintf(why, whysz, "%.200s lies in /proc", walked);
+            return -EINVAL;
+        }
+        cur = nfd;
+    }
+    return cur;
 }
 
 int mxc_hostpath_open_log(const char *path, mxc_error *e)
 {
     const char *name;
     char why[600] = "";
-    int dir = path ? parent_of(path, &name, why, sizeof why) : -EINVAL;
-    if (dir < 0)
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "log.open", -dir, NULL, "cannot use --log-file %.200s: %s",
-                          path ? path : "", why[0] ? why : "its directory cannot be resolved");
+    int dir = path ? log_parent(path, &name, why, sizeof why) : -EINVAL;
+    if (dir < 0) {
+        mxc_err_os(e, MXC_E_BACKEND_ERROR, "log.open", -dir, NULL, "cannot use --log-file %.200s: %s",
+                   path ? path : "", why[0] ? why : "its directory cannot be resolved");
+        mxc_err_set_remediation(e, -dir == ELOOP ? "give --log-file as a path with no symlink in it (its physical "
+                                                  "path, e.g. from realpath), outside every sandbox's grants"
+                                                : "give --log-file in an existing directory");
+        return -1;
+    }
     if (mxc_registry_inside_writable(dir, NULL, 0, true)) {
         close(dir);
         mxc_err_os(e, MXC_E_BACKEND_ERROR, "log.open", EACCES, NULL,
@@ -207,7 +279,17 @@ int mxc_hostpath_open_log(const char *path, mxc_error *e)
         mxc_err_set_remediation(e, "write the log outside every sandbox's workspace and read-write grants");
         return -1;
     }
-    return open_in(dir, name, O_WRONLY | O_CREAT | O_APPEND, path, "--log-file", e);
+    int fd = open_in(dir, name, O_WRONLY | O_CREAT | O_APPEND, path, "--log-file", "log.open", e);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && st.st_nlink > 1) { /* a hard link a sandbox made to another file */
+        close(fd);
+        mxc_err_os(e, MXC_E_BACKEND_ERROR, "log.open", EMLINK, NULL,
+                   "--log-file %.200s has %lu hard links: it may be another file under a planted name", path,
+                   (unsigned long)st.st_nlink);
+        mxc_err_set_remediation(e, "give --log-file a file of its own (one link), or a new name");
+        return -1;
+    }
+    return fd;
 }
 
 int mxc_hostpath_open_read(const char *path, mxc_error *e)
@@ -218,5 +300,85 @@ int mxc_hostpath_open_read(const char *path, mxc_error *e)
     if (dir < 0)
         return mxc_err_os(e, MXC_E_MALFORMED_REQUEST, "hostpath.open", -dir, NULL, "cannot read %.200s: %s", path,
                           why[0] ? why : "its directory cannot be resolved");
-    return open_in(dir, name, O_RDONLY, path, "the request file", e);
+    return open_in(dir, name, O_RDONLY, path, "the request file", "hostpath.open", e);
+}
+
+/* Whether the object of fd is dir or lies below it, by walking up from fd
+ * ("..", device and inode compared: no path string is trusted). */
+static bool at_or_below(int fd, const struct stat *dir)
+{
+    int cur = dup_fd(fd);
+    for (int depth = 0; cur >= 0 && depth < 4096; depth++) {
+        struct stat st, up;
+        if (fstat(cur, &st) < 0)
+            break;
+        if (st.st_dev == dir->st_dev && st.st_ino == dir->st_ino) {
+            close(cur);
+            return true;
+        }
+        int parent = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (parent < 0 || fstat(parent, &up) < 0 || (up.st_dev == st.st_dev && up.st_ino == st.st_ino)) {
+            if (parent >= 0)
+                close(parent);
+            break;
+        }
+        close(cur);
+        cur = parent;
+    }
+    if (cur >= 0)
+        close(cur);
+    return false;
+}
+
+int mxc_hostpath_check_grant(const char *path, const char *what, mxc_error *e)
+{
+    char state[512] = "", claims[512], ws[512] = "";
+    const char *sd = getenv("MXC_STATE_DIR"), *xdg = getenv("XDG_RUNTIME_DIR");
+    /* where state.c and registry.c put them (none is made here) */
+    if (sd && sd[0] == '/')
+        snprintf(state, sizeof state, "%s", sd);
+    else if (geteuid() == 0)
+        snprintf(state, sizeof state, "/run/mxc");
+    else if (xdg && xdg[0] == '/')
+        snprintf(state, sizeof state, "%s/mxc", xdg);
+    if (geteuid() == 0)
+        snprintf(claims, sizeof claims, "/var/lib/mxc/claims");
+    else if (xdg && xdg[0] == '/')
+        snprintf(claims, sizeof claims, "%s/mxc-claims", xdg);
+    else
+        snprintf(claims, sizeof claims, "/tmp/mxc-claims-%u", (unsigned)geteuid());
+    if (!mxc_workspace_root_path(ws, sizeof ws))
+        ws[0] = '\0';
+    const struct { const char *path, *name; bool inside_too; } own[] = {
+        {state, "mxc's state root", true}, {claims, "mxc's claims directory", true}, {ws, "the workspace root", false}};
+    int g = open(path, O_PATH | O_CLOEXEC); /* as the grant will be reached: links followed */
+    if (g < 0)
+        return 0; /* nothing there to cover (fsview says what it makes of a missing path) */
+    struct stat gst;
+    int rc = fstat(g, &gst);
+    for (size_t i = 0; rc == 0 && i < sizeof own / sizeof own[0]; i++) {
+        if (!own[i].path[0])
+            continue;
+        int o = open(own[i].path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        struct stat ost;
+        if (o < 0 || fstat(o, &ost) < 0) {
+            if (o >= 0)
+                close(o);
+            continue;
+        }
+        bool covers = at_or_below(o, &gst), inside = own[i].inside_too && at_or_below(g, &ost);
+        close(o);
+        if (covers || inside) {
+            close(g);
+            mxc_err(e, MXC_E_POLICY_VALIDATION, "the %s grant %.200s %s %s (%.200s): a sandbox must not reach "
+                    "the state of mxc and of other sandboxes", what, path, covers ? "covers" : "lies inside",
+                    own[i].name, own[i].path);
+            mxc_err_set_remediation(e, "grant a directory that neither contains nor lies inside mxc's state root, "
+                                       "claims directory or workspace root (MXC_STATE_DIR, MXC_WORKSPACE_ROOT move "
+                                       "them)");
+            return -1;
+        }
+    }
+    close(g);
+    return 0;
 }

@@ -4,7 +4,7 @@
  * the directory that holds it is not writable by a sandbox (registry.h);
  * and opening the files the executor writes on its caller's behalf (the
  * log file) by descriptor, refused inside anything a live sandbox can
- * write, never through a link, never as a controlling terminal.  Used for
+ * write, with no symlink in its path, never as a controlling terminal.  Used for
  * policy paths (fsview.c) and by the CLIs. */
 #ifndef MXC_HOSTPATH_H
 #define MXC_HOSTPATH_H
@@ -33,10 +33,12 @@ int mxc_hostpath_resolve(const mxc_hostpath_rules *rules, const char *path, bool
                          size_t outsz, int *fd, int *dir, char *why, size_t whysz);
 
 /* Opens a file the executor writes for its caller (--log-file) for
- * appending, creating it 0600: its directory resolved as above with every
- * live sandbox's writable area counting, and refused when it lies inside
- * one (a sandbox could have planted the name); the file itself opened
- * O_NOFOLLOW|O_NOCTTY.  Returns the fd, or -1 with *e set. */
+ * appending, creating it 0600: its directory walked from "/" with no
+ * symlink in any component (a link planted by a sandbox that has ended, or
+ * whose grants are claimed only later, is invisible to the live claims),
+ * refused when it lies inside what a live sandbox can write; the file
+ * itself opened O_NOFOLLOW|O_NOCTTY|O_APPEND, regular, with one link.
+ * Returns the fd, or -1 with *e set (operation "log.open"). */
 int mxc_hostpath_open_log(const char *path, mxc_error *e);
 
 /* Opens a file the executor reads for its caller (--config FILE): its
@@ -45,5 +47,14 @@ int mxc_hostpath_open_log(const char *path, mxc_error *e);
  * workspace (a caller stages requests there).  Relative paths are taken
  * from the current directory as they are.  Returns the fd or -1, *e set. */
 int mxc_hostpath_open_read(const char *path, mxc_error *e);
+
+/* Refuses (policy_validation, *e set, -1) a read-write or read-only grant
+ * (what: "read-write", "read-only") whose directory is, or contains, mxc's
+ * state root, claims directory (/var/lib/mxc/claims; rootless
+ * $XDG_RUNTIME_DIR/mxc-claims) or workspace root, or lies inside the state
+ * root or claims directory.  Compared by device and inode from descriptors
+ * (the grant as the kernel resolves it), walking up with "..".  0 if fine
+ * or if the path does not exist. */
+int mxc_hostpath_check_grant(const char *path, const char *what, mxc_error *e);
 
 #endif

@@ -138,6 +138,24 @@ static int limit_personality(scmp_filter_ctx ctx)
     return 0;
 }
 
+/* The variant for sandboxes whose memory only RLIMIT_AS bounds (no memory
+ * cgroup): the allocators whose pages no rlimit counts are refused.
+ * memfd_create (EPERM): pages written, never mapped.  SysV IPC — shmget,
+ * msgget, semget (ENOSYS, the answer of a kernel built without
+ * CONFIG_SYSVIPC, which programs handle): a segment or queue belongs to the
+ * IPC namespace, not to a process, so it stays resident after every
+ * process has detached, across execs of a session, outside RLIMIT_AS.
+ * (POSIX message queues are bounded by RLIMIT_MSGQUEUE, harden.c; pipes
+ * and socket buffers by the kernel's per-user limits.) */
+static int deny_uncounted_memory(scmp_filter_ctx ctx)
+{
+    int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(memfd_create), 0);
+    const int sysv[] = {SCMP_SYS(shmget), SCMP_SYS(msgget), SCMP_SYS(semget)};
+    for (size_t i = 0; rc == 0 && i < sizeof sysv / sizeof sysv[0]; i++)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), sysv[i], 0);
+    return rc;
+}
+
 scmp_filter_ctx mxc_seccomp_rules(bool no_memfd, int *err)
 {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -159,7 +177,7 @@ scmp_filter_ctx mxc_seccomp_rules(bool no_memfd, int *err)
     if (rc == 0)
         rc = limit_prlimit(ctx);
     if (rc == 0 && no_memfd)
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(memfd_create), 0);
+        rc = deny_uncounted_memory(ctx);
     if (rc < 0) {
         seccomp_release(ctx);
         *err = rc;

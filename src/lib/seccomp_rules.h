@@ -14,8 +14,10 @@
 
 /* A new libseccomp context holding every rule (caller releases), or NULL
  * with *err set to a negative errno.  no_memfd: also refuse memfd_create
- * (EPERM) — the variant for sandboxes whose memory only RLIMIT_AS bounds
- * (no memory cgroup), since pages written into a memfd are counted by no
+ * (EPERM) and SysV shmget/msgget/semget (ENOSYS) — the variant for
+ * sandboxes whose memory only RLIMIT_AS bounds (no memory cgroup), since
+ * pages written into a memfd, and SysV segments and queues (held by the IPC
+ * namespace, resident after every process detached), are counted by no
  * rlimit. */
 scmp_filter_ctx mxc_seccomp_rules(bool no_memfd, int *err);
 

@@ -1,8 +1,24 @@
 /* termfilter.c — see termfilter.h.
  * Sequences (ECMA-48 / xterm): ESC [ params intermediates final (CSI);
  * ESC ] payload BEL|ST (OSC); ESC P ... ST (DCS); ESC _ / ^ / X ... ST
- * (APC, PM, SOS); ESC intermediates final (the rest).  8-bit C1 controls
- * are not interpreted: in UTF-8 output those bytes belong to characters. */
+ * (APC, PM, SOS); ESC intermediates final (the rest).
+ *
+ * The parser follows the DEC/ECMA-48 model a terminal uses (vt100.net's
+ * "A parser for DEC's ANSI-compatible video terminals"), so that what it
+ * judges is what the terminal will act on:
+ *  - a C0 control inside ESC/CSI is executed and the sequence goes on
+ *    (so ESC [ CR 6 n is still a CSI 6 n); inside OSC and a DCS header C0
+ *    is ignored (so ESC ] 5 CR 2 ; is still OSC 52); inside a passed DCS it
+ *    is passed;
+ *  - CAN and SUB abort any sequence; ESC restarts one;
+ *  - the C1 controls in UTF-8 (U+0080..U+009F, C2 80..C2 9F) are their 7-bit
+ *    forms ESC 0x40..0x5f and judged as those (C2 9B is CSI, C2 9D OSC, C2 90
+ *    DCS), and a raw 8-bit C1 byte that is not part of a UTF-8 character is
+ *    dropped, together with the sequence it introduces;
+ *  - a character of 0x80 or above inside ESC or CSI ends it: what was held
+ *    is dropped, never emitted (the terminal saw none of it).
+ * Bytes are first grouped into UTF-8 characters (held across chunks, at most
+ * 3 bytes), then run through the sequence states. */
 #include "termfilter.h"
 
 #include <stdbool.h>
@@ -13,14 +29,16 @@ enum {
     S_TEXT = 0,
     S_ESC,        /* after ESC */
     S_ESC_INTER,  /* ESC and intermediates: waits for the final byte */
+    S_ESC_IGN,    /* ESC and too many intermediates: discarded until the final byte */
     S_CSI,
+    S_CSI_IGN,    /* a CSI too long, or introduced by a raw 8-bit C1: discarded until its final byte */
     S_OSC,        /* held until BEL or ST */
     S_OSC_ESC,    /* ESC inside an OSC: ST, or the OSC is cut */
-    S_STR,        /* DCS introducer, APC, PM, SOS: held until decided */
+    S_STR,        /* DCS introducer: held until decided */
     S_STR_ESC,
     S_PASS,       /* a DCS found harmless (sixel): streamed until ST */
     S_PASS_ESC,
-    S_DROP,       /* a string found harmful or too long: discarded until its end */
+    S_DROP,       /* a string found harmful (DCS, APC, PM, SOS): discarded until its end */
     S_DROP_ESC,
     S_DROP_OSC,   /* an OSC too long: discarded until BEL or ST */
     S_DROP_OSC_ESC,
@@ -28,12 +46,19 @@ enum {
 
 #define ESC 0x1b
 #define BEL 0x07
+#define CAN 0x18
+#define SUB 0x1a
+#define HOLD_MAX (MXC_TERMFILTER_SEQ_MAX - 4) /* room for a UTF-8 character held beside */
+
+enum { U_BYTE, U_CHAR, U_RAWC1 }; /* an ASCII byte; a character >= 0x80 (or an invalid byte); a raw C1 */
 
 void mxc_termfilter_init(mxc_termfilter *f)
 {
     f->state = S_TEXT;
     f->len = 0;
     f->dropped = 0;
+    f->u8len = 0;
+    f->u8need = 0;
 }
 
 static void hold(mxc_termfilter *f, unsigned char c)
@@ -51,8 +76,9 @@ static size_t emit_held(mxc_termfilter *f, unsigned char *out)
 
 static void drop_held(mxc_termfilter *f)
 {
+    if (f->len)
+        f->dropped++;
     f->len = 0;
-    f->dropped++;
 }
 
 /* CSI: params at seq[2..], final is the last byte. */
@@ -118,12 +144,67 @@ static int dcs_decision(const mxc_termfilter *f)
     return -1;
 }
 
-size_t mxc_termfilter_run(mxc_termfilter *f, const unsigned char *in, size_t n, unsigned char *out)
+/* One unit through the sequence states; returns the bytes written. */
+static size_t unit(mxc_termfilter *f, int kind, const unsigned char *u, size_t ulen, unsigned char *out)
 {
     size_t o = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = in[i];
-        switch (f->state) {
+    unsigned char c = u[0];
+    for (;;) { /* "continue" looks at the same unit again in the new state */
+        int st = f->state;
+        if (kind == U_RAWC1) { /* a raw 8-bit C1: what is held goes, and what it introduces */
+            drop_held(f);
+            f->state = c == 0x9b ? S_CSI_IGN
+                     : c == 0x9d ? S_DROP_OSC
+                     : (c == 0x90 || c == 0x98 || c == 0x9e || c == 0x9f) ? S_DROP
+                     : S_TEXT;
+            f->dropped++;
+            return o;
+        }
+        if (kind == U_CHAR) {
+            switch (st) {
+            case S_TEXT:
+            case S_PASS:
+                memcpy(out + o, u, ulen);
+                return o + ulen;
+            case S_OSC:
+                if (f->len + ulen <= HOLD_MAX) {
+                    memcpy(f->seq + f->len, u, ulen);
+                    f->len += ulen;
+                } else {
+                    drop_held(f);
+                    f->state = S_DROP_OSC;
+                }
+                return o;
+            case S_STR:
+                drop_held(f);
+                f->state = S_DROP;
+                return o;
+            case S_DROP:
+            case S_DROP_OSC:
+                return o;
+            case S_OSC_ESC:
+            case S_STR_ESC:
+            case S_PASS_ESC:
+            case S_DROP_ESC:
+            case S_DROP_OSC_ESC: /* the ESC cut the string */
+                drop_held(f);
+                hold(f, ESC);
+                f->state = S_ESC;
+                continue;
+            default: /* ESC, CSI: not a sequence after all; the terminal saw none of it */
+                drop_held(f);
+                f->state = S_TEXT;
+                continue;
+            }
+        }
+        /* an ASCII byte */
+        if (c == CAN || c == SUB) { /* aborts any sequence; executed */
+            drop_held(f);
+            f->state = S_TEXT;
+            out[o++] = c;
+            return o;
+        }
+        switch (st) {
         case S_TEXT:
             if (c == ESC) {
                 hold(f, c);
@@ -131,165 +212,204 @@ size_t mxc_termfilter_run(mxc_termfilter *f, const unsigned char *in, size_t n, 
             } else {
                 out[o++] = c;
             }
-            break;
+            return o;
         case S_ESC:
-            if (c == ESC)
-                break; /* ESC ESC: the first is cancelled, the second starts over, as a terminal reads it */
+        case S_ESC_INTER:
+        case S_ESC_IGN:
+        case S_CSI:
+        case S_CSI_IGN:
+            if (c == ESC) { /* restarts: what was held is dropped */
+                drop_held(f);
+                hold(f, ESC);
+                f->state = S_ESC;
+                return o;
+            }
+            if (c < 0x20) { /* executed; the sequence goes on */
+                out[o++] = c;
+                return o;
+            }
+            if (c == 0x7f)
+                return o; /* ignored */
+            break;
+        case S_OSC:
+        case S_DROP_OSC:
+            if (c == ESC) {
+                f->state = st == S_OSC ? S_OSC_ESC : S_DROP_OSC_ESC;
+                return o;
+            }
+            if (c == BEL) {
+                if (st == S_OSC && !osc_harmful(f, f->len)) {
+                    o += emit_held(f, out + o);
+                    out[o++] = c;
+                } else {
+                    drop_held(f);
+                }
+                f->state = S_TEXT;
+                return o;
+            }
+            if (c < 0x20)
+                return o; /* ignored, as the terminal ignores it */
+            if (st == S_OSC && f->len < HOLD_MAX) {
+                hold(f, c);
+            } else if (st == S_OSC) {
+                drop_held(f);
+                f->state = S_DROP_OSC;
+            }
+            return o;
+        case S_STR:
+        case S_PASS:
+        case S_DROP:
+            if (c == ESC) {
+                f->state = st == S_STR ? S_STR_ESC : st == S_PASS ? S_PASS_ESC : S_DROP_ESC;
+                return o;
+            }
+            if (st == S_PASS) {
+                out[o++] = c;
+                return o;
+            }
+            if (st == S_DROP || c < 0x20 || c == 0x7f)
+                return o;
+            hold(f, c);
+            int d = dcs_decision(f);
+            if (d == 1) {
+                o += emit_held(f, out + o);
+                f->state = S_PASS;
+            } else if (d == 0 || f->len >= HOLD_MAX) {
+                drop_held(f);
+                f->state = S_DROP;
+            }
+            return o;
+        default: /* an ESC inside a string: ST ends it, anything else cuts it */
+            if (c == '\\') {
+                if (st == S_OSC_ESC && !osc_harmful(f, f->len)) {
+                    o += emit_held(f, out + o);
+                    out[o++] = ESC, out[o++] = '\\';
+                } else if (st == S_PASS_ESC) {
+                    out[o++] = ESC, out[o++] = '\\';
+                } else {
+                    drop_held(f);
+                }
+                f->state = S_TEXT;
+                return o;
+            }
+            drop_held(f);
+            hold(f, ESC);
+            f->state = S_ESC;
+            continue;
+        }
+        /* printable (0x20..0x7e) in ESC / CSI */
+        switch (st) {
+        case S_ESC:
             hold(f, c);
             if (c == '[') {
                 f->state = S_CSI;
             } else if (c == ']') {
                 f->state = S_OSC;
-            } else if (c == 'P' || c == '_' || c == '^' || c == 'X') {
-                f->state = c == 'P' ? S_STR : S_DROP;
-                if (c != 'P')
-                    drop_held(f);
+            } else if (c == 'P') {
+                f->state = S_STR;
+            } else if (c == '_' || c == '^' || c == 'X') { /* APC, PM, SOS */
+                drop_held(f);
+                f->state = S_DROP;
             } else if (c == 'Z') { /* DECID: a device attributes query */
                 drop_held(f);
                 f->state = S_TEXT;
-            } else if (c >= 0x20 && c <= 0x2f) {
+            } else if (c <= 0x2f) {
                 f->state = S_ESC_INTER;
             } else {
                 o += emit_held(f, out + o);
                 f->state = S_TEXT;
             }
-            break;
+            return o;
         case S_ESC_INTER:
-            if (c >= 0x30 && c <= 0x7e) {
-                hold(f, c);
-                o += emit_held(f, out + o);
+        case S_ESC_IGN:
+            if (c >= 0x30) {
+                if (st == S_ESC_INTER) {
+                    hold(f, c);
+                    o += emit_held(f, out + o);
+                }
                 f->state = S_TEXT;
-            } else if (c >= 0x20 && c <= 0x2f && f->len < MXC_TERMFILTER_SEQ_MAX) {
+            } else if (st == S_ESC_INTER && f->len < 16) {
                 hold(f, c);
-            } else { /* not such an escape after all: what we held is text, this byte starts over */
-                o += emit_held(f, out + o);
-                f->state = S_TEXT;
-                i--;
+            } else {
+                drop_held(f);
+                f->state = S_ESC_IGN;
             }
-            break;
+            return o;
         case S_CSI:
-            if (c >= 0x40 && c <= 0x7e) {
+            if (c >= 0x40) {
                 hold(f, c);
                 if (csi_harmful(f))
                     drop_held(f);
                 else
                     o += emit_held(f, out + o);
                 f->state = S_TEXT;
-            } else if (c >= 0x20 && c <= 0x3f && f->len < MXC_TERMFILTER_SEQ_MAX - 1) {
+            } else if (f->len < HOLD_MAX - 1) {
                 hold(f, c);
-            } else if (c >= 0x20 && c <= 0x3f) { /* absurdly long: not a sequence worth keeping */
+            } else { /* absurdly long: not a sequence worth keeping */
                 drop_held(f);
+                f->state = S_CSI_IGN;
+            }
+            return o;
+        default: /* S_CSI_IGN */
+            if (c >= 0x40)
                 f->state = S_TEXT;
-            } else { /* not a CSI after all: what we held is text, this byte starts over */
-                o += emit_held(f, out + o);
-                f->state = S_TEXT;
-                i--;
-            }
-            break;
-        case S_OSC:
-            if (c == BEL) {
-                if (osc_harmful(f, f->len)) {
-                    drop_held(f);
-                } else {
-                    o += emit_held(f, out + o);
-                    out[o++] = c;
-                }
-                f->state = S_TEXT;
-            } else if (c == ESC) {
-                f->state = S_OSC_ESC;
-            } else if (f->len < MXC_TERMFILTER_SEQ_MAX - 2) {
-                hold(f, c);
-            } else {
-                drop_held(f);
-                f->state = S_DROP_OSC;
-            }
-            break;
-        case S_OSC_ESC:
-            if (c == '\\') {
-                if (osc_harmful(f, f->len)) {
-                    drop_held(f);
-                } else {
-                    o += emit_held(f, out + o);
-                    out[o++] = ESC, out[o++] = '\\';
-                }
-                f->state = S_TEXT;
-            } else { /* the OSC was cut by a new sequence: it is dropped, the ESC starts over */
-                drop_held(f);
-                hold(f, ESC);
-                f->state = S_ESC;
-                i--;
-            }
-            break;
-        case S_STR: {
-            if (c == ESC) {
-                f->state = S_STR_ESC;
-                break;
-            }
-            hold(f, c);
-            int d = dcs_decision(f);
-            if (d == 1) {
-                o += emit_held(f, out + o);
-                f->state = S_PASS;
-            } else if (d == 0 || f->len == MXC_TERMFILTER_SEQ_MAX) {
-                drop_held(f);
-                f->state = S_DROP;
-            }
-            break;
+            return o;
         }
-        case S_STR_ESC: /* an ESC before the introducer was decided: it ends (or cuts) the DCS */
-            drop_held(f);
-            if (c == '\\') {
-                f->state = S_TEXT;
-            } else {
-                hold(f, ESC);
-                f->state = S_ESC;
-                i--;
+    }
+}
+
+static size_t stray(mxc_termfilter *f, unsigned char b, unsigned char *out)
+{
+    return unit(f, b >= 0x80 && b <= 0x9f ? U_RAWC1 : b < 0x80 ? U_BYTE : U_CHAR, &b, 1, out);
+}
+
+size_t mxc_termfilter_run(mxc_termfilter *f, const unsigned char *in, size_t n, unsigned char *out)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char b = in[i];
+        if (f->u8len) { /* inside a UTF-8 character */
+            unsigned char lead = f->u8[0], lo = 0x80, hi = 0xbf;
+            if (f->u8len == 1) {
+                if (lead == 0xe0)
+                    lo = 0xa0;
+                else if (lead == 0xed)
+                    hi = 0x9f;
+                else if (lead == 0xf0)
+                    lo = 0x90;
+                else if (lead == 0xf4)
+                    hi = 0x8f;
             }
-            break;
-        case S_PASS:
-            if (c == ESC)
-                f->state = S_PASS_ESC; /* held back until we know whether it ends the string */
-            else
-                out[o++] = c;
-            break;
-        case S_PASS_ESC:
-            if (c == '\\') {
-                out[o++] = ESC, out[o++] = c;
-                f->state = S_TEXT;
-            } else { /* the ESC starts a sequence of its own: look at it afresh */
-                hold(f, ESC);
-                f->state = S_ESC;
-                i--;
+            if (lead == 0xc2 && b >= 0x80 && b <= 0x9f) { /* U+0080..U+009F: a C1 control, as ESC Fe */
+                f->u8len = 0;
+                unsigned char esc = ESC, fe = (unsigned char)(b - 0x40);
+                o += unit(f, U_BYTE, &esc, 1, out + o);
+                o += unit(f, U_BYTE, &fe, 1, out + o);
+                continue;
             }
-            break;
-        case S_DROP:
-            if (c == ESC)
-                f->state = S_DROP_ESC;
-            break;
-        case S_DROP_ESC:
-            if (c == '\\') {
-                f->state = S_TEXT;
-            } else {
-                hold(f, ESC);
-                f->state = S_ESC;
-                i--;
+            if (b >= lo && b <= hi) {
+                f->u8[f->u8len++] = b;
+                if (f->u8len == f->u8need) {
+                    f->u8len = 0;
+                    o += unit(f, U_CHAR, f->u8, f->u8need, out + o);
+                }
+                continue;
             }
-            break;
-        case S_DROP_OSC:
-            if (c == BEL)
-                f->state = S_TEXT;
-            else if (c == ESC)
-                f->state = S_DROP_OSC_ESC;
-            break;
-        case S_DROP_OSC_ESC:
-            if (c == '\\') {
-                f->state = S_TEXT;
-            } else {
-                hold(f, ESC);
-                f->state = S_ESC;
-                i--;
-            }
-            break;
+            /* not a character after all: the lead is a byte of its own, what followed it strays */
+            unsigned char held[4];
+            size_t k = f->u8len;
+            memcpy(held, f->u8, k);
+            f->u8len = 0;
+            o += unit(f, U_CHAR, held, 1, out + o);
+            for (size_t j = 1; j < k; j++)
+                o += stray(f, held[j], out + o);
+        }
+        if (b >= 0xc2 && b <= 0xf4) {
+            f->u8[0] = b;
+            f->u8len = 1;
+            f->u8need = b < 0xe0 ? 2 : b < 0xf0 ? 3 : 4;
+        } else {
+            o += stray(f, b, out + o);
         }
     }
     return o;

@@ -6,8 +6,11 @@
  * and font queries, DECRQSS and XTGETTCAP (DCS $q, +q), device attributes
  * and status reports (CSI c, CSI n, ESC Z, DECREQTPARM), window operations
  * (CSI t) — every query whose reply the terminal would type into the
- * workload's input, or into the person's shell once it is gone.  Everything
- * else passes byte for byte.  Pure: no syscalls. */
+ * workload's input, or into the person's shell once it is gone.  Parsed as
+ * a terminal parses (C0 inside a sequence, CAN/SUB, C1 in 7-bit, UTF-8 and
+ * raw 8-bit form: see termfilter.c), so no control byte smuggles one past.
+ * Everything else passes byte for byte (C1 controls written in UTF-8 pass
+ * in their 7-bit form).  Pure: no syscalls. */
 #ifndef MXC_TERMFILTER_H
 #define MXC_TERMFILTER_H
 
@@ -20,6 +23,8 @@ typedef struct mxc_termfilter {
     size_t len;  /* bytes of the sequence held */
     unsigned char seq[MXC_TERMFILTER_SEQ_MAX];
     size_t dropped; /* sequences dropped so far */
+    unsigned char u8[4]; /* a UTF-8 character begun, not yet complete */
+    size_t u8len, u8need;
 } mxc_termfilter;
 
 void mxc_termfilter_init(mxc_termfilter *f);

