@@ -63,12 +63,13 @@ stage "session suites a second time, under a parallel lifecycle load (8 loops)"
 # next exec not_started) are caught here, and the load checks itself too
 /usr/bin/python3 scripts/lifecycle_load.py "$PWD/build/mxc-exec" 8 & load=$!
 sleep 2
-/usr/bin/python3 -m pytest -q -rfE -p no:cacheprovider tests/integration/test_session.py \
-  tests/integration/test_lifecycle.py tests/faults | grep -E '^(FAILED|ERROR)|(passed|failed|error)(,| in )' || fail=1
+/usr/bin/python3 -m pytest -q -rfE -s -p no:cacheprovider tests/integration/test_session.py \
+  tests/integration/test_lifecycle.py tests/faults \
+  | grep -E '^(FAILED|ERROR)|(passed|failed|error)(,| in )|landed inside|after --gc|exec tree gone' || fail=1
 kill -TERM $load; wait $load || fail=1
 
 stage "integration, escape and differential tests (pytest)"
-/usr/bin/python3 -m pytest -q -rfE tests/
+/usr/bin/python3 -m pytest -q -rfE -s tests/
 rc=$?
 [ $rc -eq 0 ] && [ $fail -eq 0 ] && exit 0
 [ $fail -ne 0 ] && echo "an earlier stage failed (see above)"

@@ -61,7 +61,7 @@ static int validate(const char *buf, size_t len, bool experimental, mxc_request 
     return mxc_validate(buf, len, experimental ? MXC_VALIDATE_EXPERIMENTAL : 0, r, e);
 }
 
-static void write_all(int fd, const char *s)
+static bool write_all(int fd, const char *s)
 {
     size_t len = strlen(s);
     while (len) {
@@ -69,20 +69,19 @@ static void write_all(int fd, const char *s)
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
-            return;
+            return false;
         s += n, len -= (size_t)n;
     }
+    return true;
 }
 
 /* Reals (the plan's cpuMax) at 10 significant digits: 0.2, not 0.20000000000000001. */
-static void print_json_line(int fd, json_t *j)
+static bool print_json_line(int fd, json_t *j)
 {
     char *text = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(10));
-    if (text) {
-        write_all(fd, text);
-        write_all(fd, "\n");
-    }
+    bool ok = text && write_all(fd, text) && write_all(fd, "\n");
     free(text);
+    return ok;
 }
 
 static void print_error(int fd, const mxc_error *e)
@@ -92,11 +91,12 @@ static void print_error(int fd, const mxc_error *e)
     json_decref(env);
 }
 
-static void print_result(int fd, json_t *result)
+static bool print_result(int fd, json_t *result)
 {
     json_t *env = json_pack("{s:O}", "result", result);
-    print_json_line(fd, env);
+    bool ok = print_json_line(fd, env);
     json_decref(env);
+    return ok;
 }
 
 static void print_timeout(int fd, uint32_t ms)
@@ -167,11 +167,14 @@ int mxc_run_request(const char *request, size_t len, unsigned flags, int in, int
         goto done;
     }
     json_t *result = NULL;
-    if (mxc_session_phase(&r, &result, &e) < 0) {
+    /* a provision's sandbox counts as known only once its answer is out
+     * (session.h): the sweeper finishes it if we die before */
+    if (mxc_session_phase_deliver(&r, &result, &e) < 0) {
         print_error(out, &e);
         goto done;
     }
-    print_result(out, result);
+    if (print_result(out, result))
+        mxc_session_answered(result);
     json_decref(result);
     status = 0;
 done:
@@ -350,7 +353,8 @@ static void attach_begin(mxc_proc *proc, int fd, mxc_termfilter *filter)
         struct sigaction sa = {.sa_handler = att_fatal, .sa_flags = SA_RESETHAND};
         sigemptyset(&sa.sa_mask);
         for (int i = 0; i < 5; i++)
-            sigaction(FATAL[i], &sa, &att.old[i]);
+            if (sigaction(FATAL[i], NULL, &att.old[i]) == 0 && att.old[i].sa_handler != SIG_IGN) /* kept ignored */
+                sigaction(FATAL[i], &sa, NULL);
         struct termios raw = att.saved;
         cfmakeraw(&raw);
         att.raw = tcsetattr(fd, TCSANOW, &raw) == 0;

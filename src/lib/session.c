@@ -21,6 +21,7 @@
 #include "container.h"
 #include "harden.h"
 #include "procs.h"
+#include "quota.h"
 #include "registry.h"
 #include "sandbox_id.h"
 #include "state.h"
@@ -45,6 +46,20 @@ static void mint_name(char *out, size_t outsz)
     snprintf(out, outsz, "mxc-%s", tail);
 }
 
+/* fault injection (tests/faults): the phase has begun (a kill from here on
+ * lands inside it) */
+void mxc_session_fault_mark(void)
+{
+    const char *path = getenv("MXC_FAULT_PHASE_MARK");
+    if (!path || path[0] != '/')
+        return;
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd >= 0) {
+        (void)!write(fd, "begin\n", 6);
+        close(fd);
+    }
+}
+
 /* The policy part of the provision request, kept for the session's life. */
 static json_t *policy_of(const mxc_request *r)
 {
@@ -60,6 +75,45 @@ static int state_int(json_t *state, const char *key, long long lo, long long hi,
     if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
         return mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox state is damaged: \"%s\" is missing or out of range", key);
     *out = json_integer_value(v);
+    return 0;
+}
+
+/* The fields that name things outside the state file, checked against
+ * their owners before anything acts on them (D4): the name is the
+ * sandbox directory's, the workspace the one path provision makes for that
+ * name, the uid the one this sandbox claimed (as root: in the reserved
+ * range, claimed for exactly this directory; rootless: the caller's). */
+static int check_owners(json_t *state, const char *name, const char *dir, mxc_error *e)
+{
+    const char *an = json_string_value(json_object_get(state, "agentUserName"));
+    if (!an || strcmp(an, name) != 0)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox state is damaged: \"agentUserName\" is not the sandbox's "
+                       "name %s", name);
+    if (!mxc_workspace_is(name, json_string_value(json_object_get(state, "workspace"))))
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox state is damaged: \"workspace\" is not the sandbox's "
+                       "workspace (<workspace root>/%s)", name);
+    if (json_is_true(json_object_get(state, "rootless")) != rootless())
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox state is damaged: \"rootless\" does not match the caller");
+    long long uid, gid;
+    if (state_int(state, "uid", 0, 4294967294ll, &uid, e) < 0 || state_int(state, "gid", 0, 4294967294ll, &gid, e) < 0)
+        return -1;
+    if (rootless()) {
+        if (uid != (long long)geteuid() || gid != (long long)getegid())
+            return mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox state is damaged: \"uid\"/\"gid\" are not the "
+                           "caller's (a rootless sandbox is its caller's uid)");
+        return 0;
+    }
+    unsigned base, count;
+    mxc_registry_range(&base, &count);
+    if (uid < (long long)base || uid >= (long long)base + count || gid != uid)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox state is damaged: \"uid\" %lld / \"gid\" %lld lie "
+                       "outside the reserved range (MXC_UID_BASE/MXC_UID_COUNT)", uid, gid);
+    char claim[MXC_CLAIM_NAME_MAX], num[24], ws[700];
+    snprintf(num, sizeof num, "%lld", uid);
+    const char *sc = json_string_value(json_object_get(state, "claim"));
+    if (!mxc_registry_find_session(dir, claim, ws, sizeof ws) || strcmp(claim, num) != 0 || !sc || strcmp(sc, claim))
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox state is damaged: \"uid\" %lld is not the uid claimed "
+                       "for this sandbox", uid);
     return 0;
 }
 
@@ -155,8 +209,18 @@ static int provision(const mxc_request *r, json_t **result, mxc_error *e)
     mxc_sandbox_id id = {0};
     mxc_state st;
     mint_name(id.agent_name, sizeof id.agent_name);
+    /* a workspace limit asked for is enforced or refused, never ignored */
+    unsigned long long ws_max = 0;
+    if (mxc_quota_requested(&ws_max, e) < 0)
+        return -1;
+    if (ws_max) {
+        char wroot[512];
+        if (mxc_workspace_root(wroot, sizeof wroot, e) < 0 || mxc_quota_require(wroot, e) < 0)
+            return -1;
+    }
     if (mxc_state_stage(id.agent_name, &st, e) < 0)
         return -1;
+    mxc_session_fault_mark();
     bool rl = rootless();
     unsigned uid = (unsigned)geteuid(), gid = (unsigned)getegid();
     char ws[700], final[700];
@@ -187,6 +251,8 @@ static int provision(const mxc_request *r, json_t **result, mxc_error *e)
             rc = mxc_err_os(e, MXC_E_BACKEND_ERROR, "provision.workspace", errno, NULL,
                             "cannot give the workspace to the agent");
     }
+    if (rc == 0 && ws_max) /* the sandbox's uid is its project id: unique host-wide, as its claim */
+        rc = mxc_quota_apply(ws, uid, ws_max, e);
     if (rc == 0 && r->has_app_id) {
         id.has_app_id = true;
         memcpy(id.app_id, r->app_id, r->app_id_len + 1);
@@ -202,12 +268,29 @@ static int provision(const mxc_request *r, json_t **result, mxc_error *e)
         json_object_set_new(state, "rootless", json_boolean(rl));
         json_object_set_new(state, "claim", json_string(claim));
         json_object_set_new(state, "workspace", json_string(ws));
+        if (ws_max) {
+            json_object_set_new(state, "workspaceMax", json_integer((json_int_t)ws_max));
+            json_object_set_new(state, "workspaceProject", json_integer(uid));
+        }
         json_object_set_new(state, "policy", policy_of(r));
         rc = mxc_state_write(&st, state, e);
         json_decref(state);
     }
+    /* its answer not yet delivered: if this process dies before it is, the
+     * sweeper finishes the sandbox (nobody knows its id) */
+    bool marked = false;
+    if (rc == 0) {
+        int mr = mxc_state_mark_unanswered(&st);
+        if (mr < 0)
+            rc = mxc_err_os(e, MXC_E_BACKEND_ERROR, "provision.mark", -mr, NULL, "cannot write the sandbox state");
+        marked = mr == 0;
+    }
     if (rc == 0)
         rc = mxc_state_commit(&st, e); /* from here on the sandbox exists */
+    if (rc < 0 && marked)
+        mxc_state_mark_answered(st.root, id.agent_name);
+    if (rc == 0 && getenv("MXC_FAULT_KILL_AFTER_COMMIT")) /* fault injection (tests/faults) */
+        kill(getpid(), SIGKILL);
     if (rc < 0) {
         /* only a claim this provision made (claim[] is empty when the claim
          * failed), and only while it names this sandbox */
@@ -240,6 +323,7 @@ typedef struct {
     unsigned long long holder_start;
     bool running;
     char death[64];         /* how a crashed holder ended ("" = no crash on record) */
+    bool death_unknown;     /* its record names a dead holder, and nothing recorded how it ended */
 } opened;
 
 static void opened_close(opened *o)
@@ -254,9 +338,59 @@ static void finish_tomb(const char *tomb)
     mxc_session_finish(tomb, NULL);
 }
 
+/* The holder among the processes of the sandbox's cgroup (named after
+ * the sandbox): the one called mxc-holder whose parent is outside the
+ * cgroup (every other process there descends from it: it is PID 1 of the
+ * sandbox's PID namespace, and the exec inits are its children). */
+static bool holder_in_cgroup(const char *name, pid_t *pid, unsigned long long *start)
+{
+    mxc_cgroup cg;
+    mxc_cgroup_open(name, &cg);
+    const char *dir = cg.v2 ? cg.v2_dir : cg.pids_dir[0] ? cg.pids_dir : cg.memory_dir;
+    if (!dir[0])
+        return false;
+    char path[700];
+    snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    pid_t in[4096];
+    size_t n = 0;
+    int p;
+    while (n < sizeof in / sizeof in[0] && fscanf(f, "%d", &p) == 1)
+        in[n++] = p;
+    fclose(f);
+    for (size_t i = 0; i < n; i++) {
+        char sp[64], buf[512];
+        snprintf(sp, sizeof sp, "/proc/%d/stat", (int)in[i]);
+        int fd = open(sp, O_RDONLY | O_CLOEXEC);
+        ssize_t len = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+        if (fd >= 0)
+            close(fd);
+        if (len <= 0)
+            continue;
+        buf[len] = '\0';
+        char *lp = strchr(buf, '('), *rp = strrchr(buf, ')');
+        char state;
+        int ppid;
+        if (!lp || !rp || strncmp(lp, "(mxc-holder)", 12) != 0 || sscanf(rp + 1, " %c %d", &state, &ppid) != 2 ||
+            state == 'Z')
+            continue;
+        bool parent_inside = false;
+        for (size_t j = 0; j < n && !parent_inside; j++)
+            parent_inside = in[j] == ppid;
+        if (parent_inside)
+            continue;
+        *pid = in[i];
+        *start = mxc_proc_start_time(in[i]);
+        return *start != 0;
+    }
+    return false;
+}
+
 /* The holder, from the state file or (the state damaged, or holderPid
- * gone) from its record beside it. */
-static void find_holder(const char *dir, json_t *state, pid_t *pid, unsigned long long *start)
+ * gone) from its record beside it, or (both gone) from its cgroup. */
+static void find_holder(const char *dir, const char *name, json_t *state, pid_t *pid, unsigned long long *start)
 {
     json_t *hp = json_object_get(state, "holderPid"), *hs = json_object_get(state, "holderStart");
     *pid = 0, *start = 0;
@@ -268,6 +402,54 @@ static void find_holder(const char *dir, json_t *state, pid_t *pid, unsigned lon
     unsigned long long rs;
     if ((*pid <= 0 || !mxc_pid_alive(*pid, *start)) && mxc_state_read_holder(dir, &rp, &rs))
         *pid = rp, *start = rs;
+    if ((*pid <= 0 || !mxc_pid_alive(*pid, *start)) && holder_in_cgroup(name, &rp, &rs))
+        *pid = rp, *start = rs;
+}
+
+static void remove_cgroup(const char *name);
+
+/* Whether a provision of name is under way (a staging directory of a live maker). */
+static bool being_provisioned(const char *root, const char *name)
+{
+    DIR *d = opendir(root);
+    struct dirent *de;
+    bool found = false;
+    while (d && !found && (de = readdir(d))) {
+        bool tomb, alive;
+        char n[64];
+        found = mxc_state_transient(de->d_name, &tomb, n, sizeof n, &alive) && !tomb && alive && !strcmp(n, name);
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+/* stale_id only for an id that has nothing left on the host: a sandbox
+ * whose directory is gone (deleted under it) may still have a holder (in
+ * its cgroup, named after it), a claim (naming its directory) and a
+ * workspace.  They go before the answer. */
+static void teardown_remnants(const char *name)
+{
+    char dir[700], ws[700], cws[700] = "", claim[MXC_CLAIM_NAME_MAX] = "";
+    mxc_error ignored = {0};
+    if (mxc_state_dir_of(name, dir, sizeof dir, &ignored) < 0) {
+        mxc_error_clear(&ignored);
+        return;
+    }
+    char root[700];
+    snprintf(root, sizeof root, "%.*s", (int)(strrchr(dir, '/') - dir), dir);
+    if (being_provisioned(root, name))
+        return;
+    remove_cgroup(name); /* the holder and everything in it */
+    mxc_registry_find_session(dir, claim, cws, sizeof cws);
+    if (mxc_workspace_path(name, ws, sizeof ws, &ignored) == 0)
+        mxc_state_remove_tree(ws);
+    mxc_error_clear(&ignored);
+    const char *cb = strrchr(cws, '/');
+    if (cb && !strcmp(cb + 1, name) && strcmp(cws, ws) != 0) /* made under another workspace root */
+        mxc_state_remove_tree(cws);
+    if (claim[0])
+        mxc_registry_release_owned(claim, dir);
 }
 
 static int open_sandbox(const mxc_request *r, opened *o, mxc_error *e)
@@ -277,17 +459,29 @@ static int open_sandbox(const mxc_request *r, opened *o, mxc_error *e)
     mxc_sandbox_id id;
     if (mxc_sandbox_id_decode(r->sandbox_id, &id, e) < 0)
         return -1;
-    if (mxc_state_open_locked(id.agent_name, finish_tomb, &o->st, e) < 0)
+    if (mxc_state_open_locked(id.agent_name, finish_tomb, &o->st, e) < 0) {
+        if (e->code == MXC_E_STALE_ID)
+            teardown_remnants(id.agent_name);
         return -1;
+    }
     mxc_error why = {0};
     if (mxc_state_read(&o->st, &o->state, &why) < 0) {
         snprintf(o->damage, sizeof o->damage, "%.299s", why.message);
         mxc_error_clear(&why);
     }
-    find_holder(o->st.dir, o->state, &o->holder, &o->holder_start);
+    find_holder(o->st.dir, o->st.name, o->state, &o->holder, &o->holder_start);
     o->running = mxc_pid_alive(o->holder, o->holder_start);
-    if (!o->running && !mxc_state_holder_death(o->st.dir, o->death, sizeof o->death))
+    pid_t rp;
+    unsigned long long rs;
+    if (!o->running && !mxc_state_holder_death(o->st.dir, o->death, sizeof o->death)) {
         o->death[0] = '\0';
+        /* its record names a dead holder and nothing said how it ended (its
+         * monitor died with it): a crash all the same, never "not started" */
+        if (mxc_state_read_holder(o->st.dir, &rp, &rs)) {
+            snprintf(o->death, sizeof o->death, "cause unknown");
+            o->death_unknown = true;
+        }
+    }
     return 0;
 }
 
@@ -369,6 +563,8 @@ static int start(opened *o, mxc_error *e)
         return mxc_err(e, MXC_E_ALREADY_STARTED, "the sandbox is already started; its session is unchanged");
     if (mxc_landlock_require(e) < 0)
         return -1;
+    if (check_owners(o->state, o->st.name, o->st.dir, e) < 0)
+        return -1;
     mxc_state_clear_holder(o->st.dir); /* a crashed holder's record: this start is its answer */
     mxc_plan p;
     /* the view is resolved afresh from the policy at every start */
@@ -412,17 +608,27 @@ static int stop(opened *o, json_t **result, mxc_error *e)
         if (!o->death[0])
             return mxc_err(e, MXC_E_ALREADY_STOPPED, "the sandbox is already stopped; its identity remains");
         /* the holder crashed: what it left goes now, and the caller hears how it ended */
+        if (end_session(o->st.dir, name, 0, 0, e) < 0)
+            return -1;
+        if (o->death_unknown)
+            return mxc_err(e, MXC_E_BACKEND_ERROR, "the session's holder died; cause unknown (nothing recorded how "
+                           "it ended: its monitor died with it); what it left is cleaned up, start it again");
         *result = json_pack("{s:{s:s}}", "metadata", "holderDied", o->death);
-        return end_session(o->st.dir, name, 0, 0, e);
+        return 0;
     }
     if (end_session(o->st.dir, name, o->holder, o->holder_start, e) < 0)
         return -1;
+    char record[760];
+    snprintf(record, sizeof record, "%s/holder", o->st.dir);
+    bool record_left = access(record, F_OK) == 0;
     if (o->state) { /* best effort: liveness never relies on it */
-        mxc_error ignored = {0};
+        mxc_error why = {0};
         json_object_del(o->state, "holderPid");
         json_object_del(o->state, "holderStart");
-        mxc_state_write(&o->st, o->state, &ignored);
-        mxc_error_clear(&ignored);
+        if (mxc_state_write(&o->st, o->state, &why) < 0 || record_left) /* e.g. a read-only state root */
+            *result = json_pack("{s:{s:s}}", "metadata", "stateNotUpdated",
+                                record_left ? "the holder record could not be removed" : why.message);
+        mxc_error_clear(&why);
     } else {
         *result = json_pack("{s:{s:s}}", "metadata", "damagedState", o->damage);
     }
@@ -464,7 +670,7 @@ static void finish_locked(const char *dir, json_t *report)
     mxc_error_clear(&ignored);
     pid_t holder;
     unsigned long long start;
-    find_holder(dir, state, &holder, &start);
+    find_holder(dir, name, state, &holder, &start);
     bool was_running = mxc_pid_alive(holder, start);
     end_session(dir, name, was_running ? holder : 0, start, &ignored);
     mxc_error_clear(&ignored);
@@ -480,8 +686,25 @@ static void finish_locked(const char *dir, json_t *report)
     }
     if (!ws[0])
         mxc_state_noted_workspace(dir, ws, sizeof ws); /* killed before the state was written */
-    if (ws[0])
-        mxc_state_remove_tree(ws);
+    /* only ever the sandbox's own workspace: a state file naming another
+     * path (damaged, or pointed at a decoy) gets nothing removed there */
+    char own[700];
+    if (mxc_workspace_path(name, own, sizeof own, &ignored) == 0) {
+        long long pj = json_integer_value(json_object_get(state, "workspaceProject"));
+        if (pj > 0)
+            mxc_quota_clear(own, (unsigned)pj);
+        mxc_state_remove_tree(own);
+    }
+    mxc_error_clear(&ignored);
+    const char *wb = strrchr(ws, '/');
+    if (ws[0] && strcmp(ws, own) != 0 && wb && !strcmp(wb + 1, name) && !strncmp(ws, "/", 1)) {
+        /* made under another workspace root (the configuration changed): the
+         * claim's record of it, written by provision, is trusted, a state
+         * file's is not */
+        char cn[MXC_CLAIM_NAME_MAX], cws[700];
+        if (mxc_registry_find_session(final, cn, cws, sizeof cws) && !strcmp(cws, ws))
+            mxc_state_remove_tree(ws);
+    }
     mxc_registry_release_owned(claim, final);
     json_decref(state);
     mxc_state_destroy(&st, &ignored);
@@ -494,10 +717,48 @@ static void finish_locked(const char *dir, json_t *report)
  * call can bring it back; then everything goes, whatever the state file
  * says or fails to say.  A crash in between leaves a tombstone that the
  * next call on the id, any phase's sweep, or --gc finishes. */
+/* The directory cannot be retired (a read-only state root): everything
+ * else goes — holder, cgroup, workspace, uid claim — and the answer says
+ * precisely what is left; mxc-exec --gc removes the directory (a sandbox
+ * directory without a claim) once the state root is writable. */
+static int deprovision_in_place(opened *o, mxc_error *e)
+{
+    char why[200];
+    snprintf(why, sizeof why, "%s", strerror(e->native ? e->native : EIO));
+    mxc_error_clear(e);
+    mxc_error ignored = {0};
+    const char *name = o->st.name;
+    end_session(o->st.dir, name, o->running ? o->holder : 0, o->holder_start, &ignored);
+    mxc_error_clear(&ignored);
+    bool ws_gone = true;
+    char ws[700];
+    if (mxc_workspace_path(name, ws, sizeof ws, &ignored) == 0) {
+        long long pj = json_integer_value(json_object_get(o->state, "workspaceProject"));
+        if (pj > 0)
+            mxc_quota_clear(ws, (unsigned)pj);
+        ws_gone = mxc_state_remove_tree(ws) == 0;
+    }
+    mxc_error_clear(&ignored);
+    char claim[MXC_CLAIM_NAME_MAX] = "", cws[700];
+    if (mxc_registry_find_session(o->st.dir, claim, cws, sizeof cws))
+        mxc_registry_release_owned(claim, o->st.dir);
+    mxc_err(e, MXC_E_BACKEND_ERROR, "deprovision incomplete: the sandbox directory %s could not be removed (%s); "
+            "the holder is stopped, the cgroup, %sthe uid claim released", o->st.dir, why,
+            ws_gone ? "the workspace and " : "");
+    if (!ws_gone)
+        snprintf(e->message + strlen(e->message), sizeof e->message - strlen(e->message),
+                 "; the workspace %s could not be removed either", ws);
+    mxc_err_set_remediation(e, "mxc-exec --gc removes what is left once the state root is writable again");
+    e->details = json_pack("{s:[s], s:b}", "notRemoved", o->st.dir, "holderStopped", true);
+    if (!ws_gone)
+        json_array_append_new(json_object_get(e->details, "notRemoved"), json_string(ws));
+    return -1;
+}
+
 static int deprovision(opened *o, json_t **result, mxc_error *e)
 {
     if (mxc_state_entomb(&o->st, e) < 0)
-        return -1;
+        return deprovision_in_place(o, e);
     char tomb[700];
     snprintf(tomb, sizeof tomb, "%s", o->st.dir);
     json_t *report = json_object();
@@ -530,6 +791,8 @@ static void sweep_root(void)
     while (d && (de = readdir(d))) {
         bool tomb, alive;
         char name[64];
+        if (mxc_state_unanswered(de->d_name, name, sizeof name, &alive) && !alive)
+            mxc_session_reap_unanswered(root, de->d_name, true);
         if (!mxc_state_transient(de->d_name, &tomb, name, sizeof name, &alive) || alive)
             continue;
         char path[1000];
@@ -540,15 +803,83 @@ static void sweep_root(void)
         closedir(d);
 }
 
-int mxc_session_phase(const mxc_request *r, json_t **result, mxc_error *e)
+void mxc_session_answered(json_t *result)
+{
+    const char *name = json_string_value(json_object_get(json_object_get(result, "metadata"), "agentUserName"));
+    char root[512];
+    mxc_error ignored = {0};
+    if (name && mxc_state_root(root, sizeof root, &ignored) == 0)
+        mxc_state_mark_answered(root, name);
+    mxc_error_clear(&ignored);
+}
+
+bool mxc_session_reap_unanswered(const char *root, const char *entry, bool act)
+{
+    char name[64];
+    bool alive;
+    if (!mxc_state_unanswered(entry, name, sizeof name, &alive) || alive)
+        return false;
+    if (!act)
+        return true;
+    char mark[1000];
+    snprintf(mark, sizeof mark, "%s/%s", root, entry);
+    mxc_state st;
+    int rc = mxc_state_try_lock(root, name, &st);
+    if (rc == -EWOULDBLOCK || rc == -EAGAIN)
+        return true; /* a phase is on it (someone knows the id): left for later */
+    if (rc == 0) {
+        /* still unanswered under the lock: nobody has the id, nobody ever will */
+        mxc_error ignored = {0};
+        if (access(mark, F_OK) == 0 && mxc_state_entomb(&st, &ignored) == 0) {
+            char tomb[700];
+            snprintf(tomb, sizeof tomb, "%s", st.dir);
+            finish_locked(tomb, NULL);
+        }
+        mxc_error_clear(&ignored);
+        mxc_state_unlock(&st);
+    }
+    unlink(mark); /* the sandbox is gone, or was never committed (its staging directory is swept apart) */
+    return true;
+}
+
+bool mxc_session_reap_unclaimed(const char *root, const char *name, bool act)
+{
+    char dir[700], claim[MXC_CLAIM_NAME_MAX], ws[700];
+    snprintf(dir, sizeof dir, "%s/%s", root, name);
+    struct stat sb;
+    if (lstat(dir, &sb) < 0 || !S_ISDIR(sb.st_mode) || mxc_registry_find_session(dir, claim, ws, sizeof ws))
+        return false;
+    if (!act)
+        return true;
+    mxc_state st;
+    if (mxc_state_try_lock(root, name, &st) < 0)
+        return true;
+    mxc_error ignored = {0};
+    /* re-checked under the lock: a claim is made before the directory is committed */
+    if (!mxc_registry_find_session(dir, claim, ws, sizeof ws) && mxc_state_entomb(&st, &ignored) == 0) {
+        char tomb[700];
+        snprintf(tomb, sizeof tomb, "%s", st.dir);
+        finish_locked(tomb, NULL);
+    }
+    mxc_error_clear(&ignored);
+    mxc_state_unlock(&st);
+    return true;
+}
+
+static int phase(const mxc_request *r, bool deliver, json_t **result, mxc_error *e)
 {
     *result = NULL;
     sweep_root();
-    if (r->phase == MXC_PHASE_PROVISION)
-        return provision(r, result, e);
+    if (r->phase == MXC_PHASE_PROVISION) {
+        int rc = provision(r, result, e);
+        if (rc == 0 && !deliver) /* in-process: returned is answered */
+            mxc_session_answered(*result);
+        return rc;
+    }
     opened o;
     if (open_sandbox(r, &o, e) < 0)
         return -1;
+    mxc_session_fault_mark();
     json_t *res = NULL;
     int rc;
     switch (r->phase) {
@@ -563,6 +894,16 @@ int mxc_session_phase(const mxc_request *r, json_t **result, mxc_error *e)
     else
         json_decref(res);
     return rc;
+}
+
+int mxc_session_phase(const mxc_request *r, json_t **result, mxc_error *e)
+{
+    return phase(r, false, result, e);
+}
+
+int mxc_session_phase_deliver(const mxc_request *r, json_t **result, mxc_error *e)
+{
+    return phase(r, true, result, e);
 }
 
 /* ------------------------------------------------------------------------
@@ -582,6 +923,9 @@ static int why_no_holder(const mxc_request *r, mxc_error *e)
     int rc;
     if (!o.state)
         rc = damaged(&o, &why);
+    else if (o.death_unknown)
+        rc = mxc_err(&why, MXC_E_BACKEND_ERROR, "the session's holder died; cause unknown (nothing recorded how it "
+                     "ended: its monitor died with it); stop the sandbox to clean up, then start it again");
     else if (o.death[0])
         rc = mxc_err(&why, MXC_E_BACKEND_ERROR, "the session's holder died (%s); stop the sandbox to clean up, then "
                      "start it again", o.death);
@@ -622,6 +966,12 @@ int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_e
     /* what the environment needs of the plan: the agent and its workspace */
     mxc_plan *plan = calloc(1, sizeof *plan);
     const char *ws = json_string_value(json_object_get(state, "workspace"));
+    if (plan && ws && !mxc_workspace_is(id.agent_name, ws)) {
+        free(plan);
+        json_decref(state);
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox state is damaged: \"workspace\" is not the sandbox's "
+                       "workspace");
+    }
     if (!plan || !ws) {
         free(plan);
         json_decref(state);
@@ -697,8 +1047,11 @@ int mxc_session_oneshot(const mxc_request *r, int in, int out, int err, int *cod
     mxc_error ignored = {0};
     json_t *unused = NULL;
     if (open_sandbox(&sr, &o, &ignored) == 0) {
+        char root[512];
+        snprintf(root, sizeof root, "%s", o.st.root);
         deprovision(&o, &unused, &ignored);
         opened_close(&o);
+        mxc_state_mark_answered(root, o.st.name); /* nothing of it is left to answer for */
     }
     json_decref(unused);
     mxc_error_clear(&ignored);

@@ -9,12 +9,35 @@
 #define MXC_SESSION_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "exec.h"
 #include "request.h"
 
 /* Non-exec phases: *result receives the success object (new reference). */
 int mxc_session_phase(const mxc_request *r, json_t **result, mxc_error *e);
+
+/* As mxc_session_phase, for a caller that delivers the answer itself (the
+ * CLI writes it to its stdout): a provision's sandbox stays marked
+ * unanswered until mxc_session_answered(result), called once the answer is
+ * written; if the caller dies before that, the sweeper tears the sandbox
+ * down (nobody knows its id).  mxc_session_phase counts returning as
+ * answering. */
+int mxc_session_phase_deliver(const mxc_request *r, json_t **result, mxc_error *e);
+void mxc_session_answered(json_t *result);
+
+/* The sweeper's: a ".unanswered." mark of root whose maker is dead (its
+ * sandbox, committed or not, is finished; the mark removed), and a sandbox
+ * directory of root that no claim names (damaged, or a deprovision that
+ * could not remove it).  True when entry/name is one (act: and was dealt
+ * with). */
+bool mxc_session_reap_unanswered(const char *root, const char *entry, bool act);
+bool mxc_session_reap_unclaimed(const char *root, const char *name, bool act);
+
+/* Fault injection (tests/faults): appends "begin" to $MXC_FAULT_PHASE_MARK
+ * once a phase (or a one-shot) has begun, so that a test knows its kill
+ * landed inside it. */
+void mxc_session_fault_mark(void);
 
 /* exec: starts the workload in the live session. */
 int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_error *e);

@@ -47,7 +47,7 @@ int mxc_state_root(char *out, size_t outsz, mxc_error *e)
 
 /* Apart from the state: one agent filling its workspace must not fill the
  * state root that every sandbox's phases write (and /run is memory). */
-int mxc_workspace_root(char *out, size_t outsz, mxc_error *e)
+static int workspace_root_at(char *out, size_t outsz, bool create, mxc_error *e)
 {
     const char *env = getenv("MXC_WORKSPACE_ROOT");
     const char *data = getenv("XDG_DATA_HOME"), *home = getenv("HOME"), *xdg = getenv("XDG_RUNTIME_DIR");
@@ -64,10 +64,15 @@ int mxc_workspace_root(char *out, size_t outsz, mxc_error *e)
         snprintf(out, outsz, "%s/mxc-workspaces", xdg);
     else
         return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "no workspace directory: set MXC_WORKSPACE_ROOT or HOME");
-    if (mkdir_p(out, 0711) < 0)
+    if (create && mkdir_p(out, 0711) < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.mkdir", errno, NULL, "cannot create the workspace root %s",
                           out);
     return 0;
+}
+
+int mxc_workspace_root(char *out, size_t outsz, mxc_error *e)
+{
+    return workspace_root_at(out, outsz, true, e);
 }
 
 int mxc_workspace_path(const char *name, char *out, size_t outsz, mxc_error *e)
@@ -77,6 +82,26 @@ int mxc_workspace_path(const char *name, char *out, size_t outsz, mxc_error *e)
         return -1;
     snprintf(out, outsz, "%s/%s", root, name);
     return 0;
+}
+
+bool mxc_workspace_root_path(char *out, size_t outsz)
+{
+    mxc_error ignored = {0};
+    int rc = workspace_root_at(out, outsz, false, &ignored);
+    mxc_error_clear(&ignored);
+    return rc == 0;
+}
+
+bool mxc_workspace_is(const char *name, const char *path)
+{
+    char root[512], want[700];
+    mxc_error ignored = {0};
+    int rc = workspace_root_at(root, sizeof root, false, &ignored);
+    mxc_error_clear(&ignored);
+    if (rc < 0 || !path)
+        return false;
+    snprintf(want, sizeof want, "%s/%s", root, name);
+    return strcmp(want, path) == 0;
 }
 
 int mxc_state_dir_of(const char *name, char *out, size_t outsz, mxc_error *e)
@@ -105,7 +130,9 @@ static int lock_at(const char *dir, bool create, int *fd_out)
 {
     char path[760];
     snprintf(path, sizeof path, "%s/lock", dir);
-    int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT | O_EXCL : 0), 0600);
+    /* read-only: flock needs no write access, and a read-only state root
+     * must still let stop and deprovision kill what runs */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT | O_EXCL : 0), 0600);
     if (fd < 0)
         return -errno;
     while (flock(fd, LOCK_EX) < 0)
@@ -197,7 +224,7 @@ int mxc_state_lock_transient(const char *dir, int *lock_fd)
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dfd < 0)
         return -ENOENT;
-    int lfd = openat(dfd, "lock", O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    int lfd = openat(dfd, "lock", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     while (lfd >= 0 && flock(lfd, LOCK_EX) < 0 && errno == EINTR)
         ;
     /* a staging directory is renamed to its final name under its lock: once
@@ -435,4 +462,73 @@ bool mxc_state_holder_death(const char *dir, char *out, size_t outsz)
     buf[strcspn(buf, "\n")] = '\0';
     snprintf(out, outsz, "%s", buf);
     return true;
+}
+
+/* ".unanswered.<name>.<pid>.<start>" in the state root: a provision's
+ * answer not yet delivered (state.h). */
+static void unanswered_path(char *out, size_t outsz, const char *root, const char *name)
+{
+    snprintf(out, outsz, "%s/.unanswered.%s.%d.%llu", root, name, (int)getpid(), mxc_proc_start_time(getpid()));
+}
+
+int mxc_state_mark_unanswered(const mxc_state *st)
+{
+    char path[700];
+    unanswered_path(path, sizeof path, st->root, st->name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return -errno;
+    close(fd);
+    return 0;
+}
+
+void mxc_state_mark_answered(const char *root, const char *name)
+{
+    char path[700];
+    unanswered_path(path, sizeof path, root, name);
+    unlink(path);
+}
+
+bool mxc_state_unanswered(const char *entry, char *name, size_t namesz, bool *maker_alive)
+{
+    if (strncmp(entry, ".unanswered.", 12) != 0)
+        return false;
+    const char *rest = entry + 12;
+    const char *a = strchr(rest, '.');
+    const char *b = a ? strchr(a + 1, '.') : NULL;
+    if (!a || !b || a == rest || (size_t)(a - rest) >= namesz)
+        return false;
+    snprintf(name, namesz, "%.*s", (int)(a - rest), rest);
+    pid_t pid = (pid_t)strtol(a + 1, NULL, 10);
+    unsigned long long start = strtoull(b + 1, NULL, 10);
+    *maker_alive = pid > 0 && mxc_pid_alive(pid, start);
+    return true;
+}
+
+int mxc_state_try_lock(const char *root, const char *name, mxc_state *st)
+{
+    memset(st, 0, sizeof *st);
+    st->lock_fd = -1;
+    snprintf(st->root, sizeof st->root, "%s", root);
+    snprintf(st->name, sizeof st->name, "%s", name);
+    snprintf(st->dir, sizeof st->dir, "%s/%s", root, name);
+    int dfd = open(st->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return -errno;
+    int fd = openat(dfd, "lock", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int rc = fd < 0 ? -errno : 0;
+    while (rc == 0 && flock(fd, LOCK_EX | LOCK_NB) < 0)
+        if (errno != EINTR)
+            rc = -errno;
+    struct stat a, b;
+    if (rc == 0 && !(fstat(dfd, &a) == 0 && lstat(st->dir, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+        rc = -ENOENT; /* renamed (entombed) while we locked it */
+    close(dfd);
+    if (rc < 0) {
+        if (fd >= 0)
+            close(fd);
+        return rc;
+    }
+    st->lock_fd = fd;
+    return 0;
 }

@@ -31,6 +31,10 @@ int mxc_state_root(char *out, size_t outsz, mxc_error *e);
 int mxc_workspace_root(char *out, size_t outsz, mxc_error *e);
 /* <workspace root>/<name>. */
 int mxc_workspace_path(const char *name, char *out, size_t outsz, mxc_error *e);
+/* The workspace root's path, without making it. */
+bool mxc_workspace_root_path(char *out, size_t outsz);
+/* Whether path is exactly <workspace root>/<name> (the root is not made). */
+bool mxc_workspace_is(const char *name, const char *path);
 /* <state root>/<name>. */
 int mxc_state_dir_of(const char *name, char *out, size_t outsz, mxc_error *e);
 
@@ -90,5 +94,19 @@ bool mxc_state_holder_death(const char *dir, char *out, size_t outsz);
  * ".tomb.<name>.<pid>.<start>".  True when name is one, with its sandbox
  * name and whether its maker is still alive. */
 bool mxc_state_transient(const char *entry, bool *tomb, char *name, size_t namesz, bool *maker_alive);
+
+/* A provision's answer not yet delivered: ".unanswered.<name>.<pid>.<start>"
+ * in the state root, made (by the provision's maker, this process) before
+ * the commit and removed once the answer is written.  A committed sandbox
+ * still marked after its maker died is one nobody knows: the sweeper
+ * tears it down. */
+int mxc_state_mark_unanswered(const mxc_state *st);
+void mxc_state_mark_answered(const char *root, const char *name);
+/* True when entry is such a mark, with its sandbox name and whether its
+ * maker is alive. */
+bool mxc_state_unanswered(const char *entry, char *name, size_t namesz, bool *maker_alive);
+/* Locks <root>/<name> without waiting: 0 (st filled, locked), -EWOULDBLOCK
+ * (someone is working on it), -ENOENT (gone). */
+int mxc_state_try_lock(const char *root, const char *name, mxc_state *st);
 
 #endif

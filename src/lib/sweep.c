@@ -18,6 +18,7 @@
 
 #include "cgroup.h"
 #include "procs.h"
+#include "registry.h"
 #include "session.h"
 #include "state.h"
 
@@ -65,6 +66,28 @@ static void sweep_transients(const char *root, bool act, json_t *r)
             snprintf(path, sizeof path, "%s/%s", root, de->d_name);
             mxc_session_finish(path, NULL);
         }
+    }
+    if (d)
+        closedir(d);
+}
+
+/* 1b. this state root's sandboxes nobody knows: committed, their answer
+ * never delivered (the maker died in between), and sandbox directories no
+ * claim names (a deprovision that could not remove its directory) */
+static void sweep_unknown(const char *root, bool act, json_t *r)
+{
+    DIR *d = opendir(root);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        char path[1000];
+        snprintf(path, sizeof path, "%s/%s", root, de->d_name);
+        if (de->d_name[0] == '.') {
+            if (mxc_session_reap_unanswered(root, de->d_name, act))
+                bump(r, "unanswered");
+            continue;
+        }
+        if (!young_path(path) && mxc_session_reap_unclaimed(root, de->d_name, act))
+            bump(r, "unclaimed");
     }
     if (d)
         closedir(d);
@@ -192,10 +215,19 @@ static void sweep_claims(bool act, json_t *r)
             live = state_dir && session_exists(state_dir);
         else /* a one-shot lives as long as its caller: without it, what is left is an orphan */
             live = mxc_pid_alive(pid, start);
+        /* a session's workspace, by the claim's own record of it (made for
+         * that sandbox's name, which it must end in) */
+        char ws[700] = "";
+        const char *cws = json_string_value(json_object_get(j, "workspace"));
+        const char *wb = cws ? strrchr(cws, '/') : NULL, *sb = state_dir ? strrchr(state_dir, '/') : NULL;
+        if (!live && kind && !strcmp(kind, "session") && cws && cws[0] == '/' && wb && sb && !strcmp(wb, sb))
+            snprintf(ws, sizeof ws, "%s", cws);
         json_decref(j);
         if (live)
             continue;
         bump(r, "claims");
+        if (act && ws[0])
+            mxc_state_remove_tree(ws);
         if (act) {
             /* an orphaned holder of that uid and everything in it; the uid is handed out
              * again only once none of them is left (SIGKILL is not instant: a dying
@@ -284,11 +316,16 @@ static void sweep_cgroups(bool act, json_t *r)
     }
 }
 
-/* 4. session holders (root) whose uid no claim names: their sandbox is gone */
+/* 4. session holders (root) whose uid no claim names: their sandbox is gone.
+ * Only uids of the reserved range root hands out: a holder of any other uid
+ * is a rootless session, some user's own process with its claims in that
+ * user's runtime directory, never root's to judge or kill. */
 static void sweep_holders(bool act, json_t *r)
 {
     if (geteuid() != 0)
         return;
+    unsigned base, count;
+    mxc_registry_range(&base, &count);
     DIR *d = opendir("/proc");
     struct dirent *de;
     while (d && (de = readdir(d))) {
@@ -296,6 +333,8 @@ static void sweep_holders(bool act, json_t *r)
         uid_t uid;
         char comm[16];
         if (pid <= 0 || !proc_uid(pid, &uid, comm) || strcmp(comm, "mxc-holder") != 0 || uid == 0 || young_pid(pid))
+            continue;
+        if (uid < base || uid - base >= count)
             continue;
         char claim[64];
         snprintf(claim, sizeof claim, "/var/lib/mxc/claims/%u", (unsigned)uid);
@@ -322,6 +361,9 @@ json_t *mxc_sweep(bool act, mxc_error *e)
     json_t *r = json_pack("{s:i, s:i, s:i, s:i, s:i}", "tombstones", 0, "halfProvisions", 0, "claims", 0, "cgroups", 0,
                           "holders", 0);
     sweep_transients(root, act, r);
+    json_object_set_new(r, "unanswered", json_integer(0));
+    json_object_set_new(r, "unclaimed", json_integer(0));
+    sweep_unknown(root, act, r);
     sweep_claims(act, r);
     sweep_cgroups(act, r);
     sweep_holders(act, r);

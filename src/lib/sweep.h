@@ -15,7 +15,10 @@
 
 #include "error.h"
 
-/* {"tombstones":n, "halfProvisions":n, "claims":n, "cgroups":n, "holders":n}:
+/* {"tombstones":n, "halfProvisions":n, "unanswered":n, "unclaimed":n,
+ *  "claims":n, "cgroups":n, "holders":n} (unanswered: provisions committed
+ * whose maker died before delivering the id; unclaimed: sandbox
+ * directories no claim names):
  * what was removed (act) or would be (dry). */
 json_t *mxc_sweep(bool act, mxc_error *e);
 

@@ -9,6 +9,7 @@ roots, so that what is counted is this test's only.
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -37,8 +38,10 @@ class Faults:
         self.names = set()  # every agent name
 
     def env(self, extra=None):
-        e = self.mxc.env(extra)
-        e["MXC_SWEEP_MIN_AGE"] = "0"
+        # this test's roots, whatever a scenario pointed them at (f.root, f.wsroot)
+        e = self.mxc.env()
+        e.update(MXC_STATE_DIR=self.root, MXC_WORKSPACE_ROOT=self.wsroot, MXC_SWEEP_MIN_AGE="0")
+        e.update(extra or {})
         return e
 
     def popen(self, req, env=None):
@@ -82,11 +85,24 @@ class Faults:
         assert rc == 0, (out, err)
         return sid, md
 
-    def kill_at_random(self, req, lo=0.0, hi=0.02, env=None):
-        p = self.popen(req, env)
-        time.sleep(random.uniform(lo, hi))
+    def kill_at_random(self, req, lo=0.0, hi=0.02, env=None, landed=None):
+        """kill -9 of a CLI at a random delay; landed (a list) gets (the delay, whether the phase had
+        begun — MXC_FAULT_PHASE_MARK —, whether an answer came out): inside the phase = begun and no
+        answer."""
+        mark = tempfile.mktemp(prefix="mxc-phase-mark-")
+        p = self.popen(req, dict(env or {}, MXC_FAULT_PHASE_MARK=mark))
+        delay = random.uniform(lo, hi)
+        time.sleep(delay)
         p.kill()
         out, _ = p.communicate(timeout=60)
+        try:
+            began = "begin" in open(mark).read()
+            os.unlink(mark)
+        except OSError:
+            began = False
+        if landed is not None:
+            answered = any(l.startswith("{") for l in out.decode(errors="replace").splitlines())
+            landed.append((delay, began, answered))
         for line in out.decode(errors="replace").splitlines():
             try:
                 res = json.loads(line).get("result", {})
@@ -99,6 +115,30 @@ class Faults:
             if "sandboxId" in res:
                 return res["sandboxId"]
         return None
+
+    def kill_loop(self, scenario, make_req, after, lo=0.0, hi=0.03):
+        """Kills until PER_PHASE of them landed inside the phase (at most 25x as many tries); the
+        random window closes in on the phase by what each kill hit (too early: before the phase
+        began; too late: after it answered). Prints the count."""
+        n, tries = 0, 0
+        while n < PER_PHASE and tries < 25 * PER_PHASE:
+            tries += 1
+            req, ctx = make_req()
+            got = []
+            sid = self.kill_at_random(req, lo, hi, landed=got)
+            after(ctx, sid)
+            delay, began, answered = got[0]
+            if began and not answered:
+                n += 1
+            elif not began and not answered:
+                lo += (delay - lo) / 2   # too early
+            elif answered:
+                hi -= (hi - delay) / 2   # too late
+            if hi - lo < 0.002:
+                lo, hi = max(0.0, lo - 0.002), hi + 0.002
+        print("\n%s: %d of %d kills landed inside the phase" % (scenario, n, tries))
+        assert n >= PER_PHASE, "only %d of %d kills landed inside the phase" % (n, tries)
+        return n
 
     def gc(self):
         p = subprocess.run([MXC_EXEC, "--gc"], capture_output=True, env=self.env(), timeout=120)
@@ -159,22 +199,29 @@ def f(mxc):
 
 
 def test_kill_during_provision(f):
-    for _ in range(PER_PHASE):
-        sid = f.kill_at_random({"containment": "isolation_session", "phase": "provision"}, 0, 0.015)
+    def after(ctx, sid):
         if sid:
-            assert f.phase("deprovision", sid)[0] == 0
-    f.assert_clean("kill -9 mid-provision x%d" % PER_PHASE)
+            # the answer came out, and the kill came before the CLI marked it delivered: the
+            # sandbox may already have been finished as one nobody knows (docs/design-decisions.md)
+            rc, env, out, err = f.phase("deprovision", sid)
+            assert rc == 0 or env["error"]["code"] == "stale_id", (out, err)
+    n = f.kill_loop("kill -9 mid-provision", lambda: ({"containment": "isolation_session", "phase": "provision"},
+                                                       None), after, 0, 0.015)
+    f.assert_clean("kill -9 mid-provision x%d" % n)
 
 
 def test_kill_during_start(f):
-    for _ in range(PER_PHASE):
+    def make():
         sid, _ = f.provision()
-        f.kill_at_random({"phase": "start", "sandboxId": sid}, 0, 0.03)
+        return {"phase": "start", "sandboxId": sid}, sid
+
+    def after(sid, _):
         rc, env, out, err = f.phase("stop", sid)
         assert rc == 0 or env["error"]["code"] == "already_stopped", (out, err)
         rc, env, out, err = f.phase("deprovision", sid)
         assert rc == 0, (out, err)
-    f.assert_clean("kill -9 mid-start x%d" % PER_PHASE)
+    n = f.kill_loop("kill -9 mid-start", make, after, 0, 0.03)
+    f.assert_clean("kill -9 mid-start x%d" % n)
 
 
 def _with_cmdline(needle):
@@ -188,23 +235,35 @@ def _with_cmdline(needle):
     return found
 
 
+def _running(pid):
+    try:
+        return open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0] not in "ZX"
+    except OSError:
+        return False
+
+
 def test_kill_during_exec_kills_the_exec(f):
-    """Cancellation (issue 11, D5): the exec's whole tree, setsid'd children included, dies with its CLI.
-    Prints how long that took after the SIGKILL (measured, not asserted: no timing thresholds)."""
+    """Cancellation (issue 11, D5): the exec's whole tree, setsid'd children included, dies with its CLI,
+    within 100 ms of the SIGKILL (the issue's own bound; polled every millisecond)."""
     sid, _ = f.started()
     gone = []
     for i in range(PER_PHASE):
         marker = "77.%d%d" % (os.getpid() % 100, i)
         p = f.popen({"phase": "exec", "sandboxId": sid,
                      "process": {"commandLine": "sleep %s & setsid sleep %s & sleep %s" % (marker, marker, marker)}})
-        time.sleep(random.uniform(0.02, 0.08))
+        # the whole tree is running before the kill
+        assert wait_until(lambda: len(_with_cmdline("sleep\0%s" % marker)) >= 3, 10, 0.001), "the tree never ran"
+        tree = [int(x) for x in _with_cmdline("sleep\0%s" % marker)]
         p.kill()
         t0 = time.monotonic()
+        while any(_running(t) for t in tree) and time.monotonic() - t0 < 0.1:
+            time.sleep(0.001)
+        ms = (time.monotonic() - t0) * 1000
+        assert not any(_running(t) for t in tree), "the exec outlived its killed CLI by 100 ms"
         p.communicate(timeout=60)
-        assert wait_until(lambda: not _with_cmdline("sleep\0%s" % marker), 10), "the exec outlived its killed CLI"
-        gone.append((time.monotonic() - t0) * 1000)
+        gone.append(ms)
     gone.sort()
-    print("\nexec tree gone after its CLI's SIGKILL: median %.1f ms, max %.1f ms (n=%d)"
+    print("\nexec tree gone after its CLI's SIGKILL: median %.1f ms, max %.1f ms (n=%d, bound 100 ms)"
           % (gone[len(gone) // 2], gone[-1], len(gone)))
     rc, env, out, err = f.run({"phase": "exec", "sandboxId": sid, "process": {"commandLine": "echo still-here"}})
     assert (rc, out) == (0, "still-here\n"), (out, err)
@@ -213,41 +272,100 @@ def test_kill_during_exec_kills_the_exec(f):
 
 
 def test_kill_during_stop(f):
-    for _ in range(PER_PHASE):
+    def make():
         sid, _ = f.started()
-        f.kill_at_random({"phase": "stop", "sandboxId": sid}, 0, 0.02)
+        return {"phase": "stop", "sandboxId": sid}, sid
+
+    def after(sid, _):
         rc, env, out, err = f.phase("stop", sid)
         assert rc == 0 or env["error"]["code"] == "already_stopped", (out, err)
         assert f.phase("deprovision", sid)[0] == 0
-    f.assert_clean("kill -9 mid-stop x%d" % PER_PHASE)
+    n = f.kill_loop("kill -9 mid-stop", make, after, 0, 0.02)
+    f.assert_clean("kill -9 mid-stop x%d" % n)
 
 
 def test_kill_during_deprovision(f):
-    for _ in range(PER_PHASE):
-        sid, _ = f.started()
-        open(os.path.join(f.wsroot, sorted(f.names)[-1], "bulk"), "w").write("x" * 100000) \
-            if os.path.isdir(os.path.join(f.wsroot, sorted(f.names)[-1])) else None
-        f.kill_at_random({"phase": "deprovision", "sandboxId": sid}, 0, 0.02)
+    def make():
+        sid, md = f.started()
+        # a workspace with something in it: the sandbox just made (not whichever name sorts last)
+        open(os.path.join(md["ephemeralWorkspacePath"], "bulk"), "w").write("x" * 100000)
+        return {"phase": "deprovision", "sandboxId": sid}, sid
+
+    def after(sid, _):
         rc, env, out, err = f.phase("deprovision", sid)
         assert rc == 0 or env["error"]["code"] == "stale_id", (out, err)
         # a stale_id is only ever said of an id that has nothing left
         rc, env, out, err = f.phase("stop", sid)
         assert env["error"]["code"] == "stale_id", (out, err)
-    f.assert_clean("kill -9 mid-deprovision x%d" % PER_PHASE)
+    n = f.kill_loop("kill -9 mid-deprovision", make, after, 0, 0.02)
+    f.assert_clean("kill -9 mid-deprovision x%d" % n)
 
 
 def test_kill_during_oneshot(f):
-    for _ in range(PER_PHASE):
-        f.kill_at_random({"process": {"commandLine": "sleep 5"}}, 0, 0.03)
-    f.assert_clean("kill -9 mid-one-shot x%d" % PER_PHASE)
+    n = f.kill_loop("kill -9 mid-one-shot", lambda: ({"process": {"commandLine": "sleep 5"}}, None),
+                    lambda ctx, sid: None, 0, 0.03)
+    f.assert_clean("kill -9 mid-one-shot x%d" % n)
+
+
+def test_id_lost_after_commit_is_reclaimed(f):
+    """A kill after provision committed but before its answer was written (issue 11: 1 in 140) leaves a
+    complete sandbox nobody knows; the sweeper finishes it once its maker is dead.
+    MXC_FAULT_KILL_AFTER_COMMIT kills the CLI exactly there."""
+    for _ in range(3):
+        rc, env, out, err = f.run({"containment": "isolation_session", "phase": "provision"},
+                                  env={"MXC_FAULT_KILL_AFTER_COMMIT": "1"})
+        assert rc == -signal.SIGKILL and not out.strip(), (rc, out, err)
+        # one complete sandbox nobody knows (the previous one was finished by this provision's sweep)
+        made = [d for d in os.listdir(f.root) if not d.startswith(".")]
+        assert len(made) == 1 and os.path.exists(os.path.join(f.root, made[0], "state.json")), os.listdir(f.root)
+    # any later phase's cheap sweep finishes it (here: another sandbox's provision)
+    sid, _ = f.provision()
+    left = [d for d in os.listdir(f.root) if d in made or d.startswith(".unanswered.")]
+    assert not left, left
+    assert f.phase("deprovision", sid)[0] == 0
+    f.assert_clean("killed between commit and answer x3")
+
+
+def _sigpipe(argv, stdin, env):
+    """Runs argv with its stdout a pipe whose reader is already gone: every write gets EPIPE."""
+    r, w = os.pipe()
+    os.close(r)
+    p = subprocess.run(argv, input=stdin, stdout=w, stderr=subprocess.PIPE, env=env, timeout=120)
+    os.close(w)
+    return p.returncode, p.stderr.decode(errors="replace")
+
+
+def test_sigpipe_does_not_kill_the_cli(f):
+    """D8: a reader that goes away (| head -c 1) must not kill the CLI with SIGPIPE (exit 141): exec,
+    one-shot and a phase finish and exit 0."""
+    sid, _ = f.started()
+    argv = [MXC_EXEC, "--experimental", "--config", "-"]
+    exec_req = {"phase": "exec", "sandboxId": sid, "process": {"commandLine": "seq 1 200000"}}
+    rc, err = _sigpipe(argv, json.dumps(exec_req).encode(), f.env())
+    assert rc == 0, ("exec", rc, err)
+    rc, err = _sigpipe([MXC_EXEC, "--config", "-"], json.dumps({"process": {"commandLine": "seq 1 200000"}}).encode(),
+                       f.env())
+    assert rc == 0, ("one-shot", rc, err)
+    rc, err = _sigpipe(argv, json.dumps({"phase": "stop", "sandboxId": sid}).encode(), f.env())
+    assert rc == 0, ("stop", rc, err)
+    # the stop happened (its answer was lost, not the stop)
+    assert f.phase("stop", sid)[2].find("already_stopped") >= 0
+    # and with `| head -c 1`, as a shell does it
+    assert f.phase("start", sid)[0] == 0
+    p = subprocess.run(["bash", "-c", "%s --experimental --config - <<<'%s' | head -c 1 >/dev/null; "
+                        "echo ${PIPESTATUS[0]}" % (MXC_EXEC, json.dumps(exec_req))],
+                       capture_output=True, env=f.env(), timeout=120)
+    assert p.stdout.decode().strip() == "0", p
+    assert f.phase("deprovision", sid)[0] == 0
+    f.assert_clean("SIGPIPE")
 
 
 # ------------------------------------------------------------------------------------------------
 # races on one id
 
 
-def _race(f, other, n_other, files=0):
-    sid, md = f.started()
+def _race(f, other, n_other, files=0, started=True):
+    sid, md = f.started() if started else f.provision()
     if files:
         ws = md["ephemeralWorkspacePath"]
         for i in range(files):
@@ -276,6 +394,12 @@ def test_deprovision_races(f, other):
     for _ in range(PER_PHASE):
         _race(f, other, 4)
     f.assert_clean("deprovision racing %s x%d" % (other, PER_PHASE))
+
+
+def test_deprovision_racing_start_of_an_unstarted_sandbox(f):
+    for _ in range(PER_PHASE):
+        _race(f, "start", 4, started=False)
+    f.assert_clean("deprovision racing start (unstarted) x%d" % PER_PHASE)
 
 
 def test_deprovision_racing_twenty_stops_with_a_big_workspace(f):
@@ -307,28 +431,75 @@ def test_killed_holder_is_reported_and_cleaned_up(f):
     f.assert_clean("killed holder")
 
 
-@pytest.mark.parametrize("damage", ["empty", "missing", "truncated", "no-uid", "no-holder-pid"])
+# fields checked against their owners (D4): with the sandbox stopped, start must refuse each
+FIELD_DAMAGE = ["workspace-decoy", "uid-1", "uid-other-sandbox", "uid-out-of-range", "name-mismatch"]
+
+
+def _alive(pid):
+    return _running(pid)
+
+
+@pytest.mark.parametrize("damage", ["empty", "missing", "truncated", "no-uid", "no-holder-pid",
+                                    "no-holder-pid-no-record", "missing-no-record"] + FIELD_DAMAGE)
 def test_damaged_state_is_torn_down(f, damage):
     sid, md = f.started()
-    path = os.path.join(f.root, md["agentUserName"], "state.json")
+    name = md["agentUserName"]
+    path = os.path.join(f.root, name, "state.json")
+    record = os.path.join(f.root, name, "holder")
     state = json.load(open(path))
+    holder = _holder_of(f, sid, md)
+    decoy = other = None
     if damage == "empty":
         open(path, "w").close()
-    elif damage == "missing":
+    elif damage in ("missing", "missing-no-record"):
         os.unlink(path)
+        if damage == "missing-no-record":
+            os.unlink(record)
     elif damage == "truncated":
         open(path, "w").write(json.dumps(state)[:40])
     elif damage == "no-uid":
         del state["uid"]
         json.dump(state, open(path, "w"))
-    elif damage == "no-holder-pid":
+    elif damage in ("no-holder-pid", "no-holder-pid-no-record"):
         del state["holderPid"]
         json.dump(state, open(path, "w"))
-    holder = _holder_of(f, sid, md)
-    if damage == "no-holder-pid":
-        # the holder is still found (its record): no second holder
+        if damage == "no-holder-pid-no-record":
+            os.unlink(record)
+    if damage in ("no-holder-pid", "no-holder-pid-no-record"):
+        # the holder is still found (its record, else its cgroup): no second holder
         rc, env, out, err = f.phase("start", sid)
         assert env["error"]["code"] == "already_started", out
+        assert _alive(holder)
+    elif damage == "missing-no-record":
+        rc, env, out, err = f.phase("start", sid)
+        assert rc != 0, "a damaged sandbox started: " + out
+        # never already_stopped while its holder runs (found by its cgroup)
+        rc, env, out, err = f.phase("stop", sid)
+        assert rc == 0, out
+        assert wait_until(lambda: not _alive(holder), 10), "stop left the holder running"
+    elif damage in FIELD_DAMAGE:
+        if damage == "workspace-decoy":
+            decoy = tempfile.mkdtemp(prefix="mxc-decoy-")
+            open(os.path.join(decoy, "precious"), "w").write("keep me")
+            state["workspace"] = decoy
+        elif damage == "uid-1":
+            state["uid"] = state["gid"] = 1
+        elif damage == "uid-out-of-range":
+            state["uid"] = state["gid"] = 4000
+        elif damage == "uid-other-sandbox":
+            other, omd = f.started()
+            state["uid"] = state["gid"] = int(omd["agentUserSid"])
+        elif damage == "name-mismatch":
+            state["agentUserName"] = "mxc-decoyname0"
+            f.names.add("mxc-decoyname0")
+        json.dump(state, open(path, "w"))
+        rc, env, out, err = f.phase("stop", sid)
+        assert rc == 0, out
+        rc, env, out, err = f.phase("start", sid)
+        assert rc != 0 and env["error"]["code"] == "backend_error", "a damaged sandbox started: " + out
+        field = {"workspace-decoy": "workspace", "name-mismatch": "agentUserName"}.get(damage, "uid")
+        assert field in env["error"]["message"], out
+        assert not os.path.exists(os.path.join(f.root, name, "holder")), "a holder was started"
     else:
         rc, env, out, err = f.phase("start", sid)
         assert rc != 0, "a damaged sandbox started: " + out
@@ -339,9 +510,61 @@ def test_damaged_state_is_torn_down(f, damage):
         assert env["error"]["code"] == "backend_error" and "uid" in env["error"]["message"], out
     rc, env, out, err = f.phase("deprovision", sid)
     assert rc == 0, out
-    assert wait_until(lambda: not os.path.exists("/proc/%d" % holder) or
-                      open("/proc/%d/stat" % holder).read().split(")")[1].split()[0] in "ZX", 10)
+    assert wait_until(lambda: not _alive(holder), 10)
+    if decoy:
+        assert open(os.path.join(decoy, "precious")).read() == "keep me", "deprovision removed a decoy workspace"
+        shutil.rmtree(decoy)
+    if other:
+        # the sandbox whose uid was borrowed is untouched
+        rc, env, out, err = f.run({"phase": "exec", "sandboxId": other, "process": {"commandLine": "echo ok"}})
+        assert (rc, out) == (0, "ok\n"), (out, err)
+        assert f.phase("deprovision", other)[0] == 0
     f.assert_clean("damaged state: %s" % damage)
+
+
+def test_deleted_sandbox_directory_is_torn_down_before_stale_id(f):
+    """stale_id only for an id that has nothing left on the host: the directory deleted under a running
+    sandbox, its holder, claim, cgroup and workspace are torn down by the call that answers stale_id."""
+    sid, md = f.started()
+    holder = _holder_of(f, sid, md)
+    shutil.rmtree(os.path.join(f.root, md["agentUserName"]))
+    rc, env, out, err = f.phase("stop", sid)
+    assert env["error"]["code"] == "stale_id", out
+    assert wait_until(lambda: not _alive(holder), 10), "stale_id with the holder still running"
+    left = f.leftovers()
+    assert not left["claims"] and not left["cgroups"] and not left["directories"], left
+    f.assert_clean("deleted sandbox directory")
+
+
+def test_gc_removes_an_orphaned_claims_workspace(f):
+    sid, md = f.provision()
+    open(os.path.join(md["ephemeralWorkspacePath"], "data"), "w").write("x")
+    shutil.rmtree(os.path.join(f.root, md["agentUserName"]))
+    f.assert_clean("orphaned claim with a workspace")
+
+
+def test_holder_dying_with_its_monitor_is_reported(f):
+    """A holder whose record names it died, and nothing recorded how (its monitor died with it): that is
+    a crash (backend_error), never not_started/already_stopped."""
+    sid, md = f.started()
+    holder = _holder_of(f, sid, md)
+    monitor = int(open("/proc/%d/stat" % holder).read().rsplit(")", 1)[1].split()[1])
+    assert open("/proc/%d/comm" % monitor).read().strip() == "mxc-monitor"
+    os.kill(monitor, signal.SIGKILL)
+    os.kill(holder, signal.SIGKILL)
+    assert wait_until(lambda: not _alive(holder), 10)
+    assert not os.path.exists(os.path.join(f.root, md["agentUserName"], "holder.exit"))
+    rc, env, out, err = f.run({"phase": "exec", "sandboxId": sid, "process": {"commandLine": "true"}})
+    assert env["error"]["code"] == "backend_error" and "cause unknown" in env["error"]["message"], out
+    rc, env, out, err = f.phase("stop", sid)
+    assert env["error"]["code"] == "backend_error" and "cause unknown" in env["error"]["message"], out
+    rc, env, out, err = f.phase("stop", sid)  # cleaned up by the stop that reported it
+    assert env["error"]["code"] == "already_stopped", out
+    assert f.phase("start", sid)[0] == 0
+    rc, env, out, err = f.run({"phase": "exec", "sandboxId": sid, "process": {"commandLine": "echo ok"}})
+    assert (rc, out) == (0, "ok\n"), (out, err)
+    assert f.phase("deprovision", sid)[0] == 0
+    f.assert_clean("holder died with its monitor")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -387,19 +610,115 @@ def test_full_state_filesystem(f, small_root):
 def test_read_only_state_root(f, small_root):
     env = {"MXC_STATE_DIR": small_root}
     f.root = small_root
-    rc, env_, out, err = f.run({"containment": "isolation_session", "phase": "provision"}, env=env)
-    sid = env_["result"]["sandboxId"]
-    f.uids.add(int(env_["result"]["metadata"]["agentUserSid"]))
-    f.names.add(env_["result"]["metadata"]["agentUserName"])
+    sids, holders = [], []
+    for start in (True, False):
+        rc, env_, out, err = f.run({"containment": "isolation_session", "phase": "provision"}, env=env)
+        sid = env_["result"]["sandboxId"]
+        md = env_["result"]["metadata"]
+        f.uids.add(int(md["agentUserSid"]))
+        f.names.add(md["agentUserName"])
+        sids.append(sid)
+        if start:
+            assert f.run({"phase": "start", "sandboxId": sid}, env=env)[0] == 0
+            holders.append(int(open(os.path.join(small_root, md["agentUserName"], "holder")).read().split()[0]))
     subprocess.run(["mount", "-o", "remount,ro", small_root], check=True)
     try:
-        for req in ({"containment": "isolation_session", "phase": "provision"}, {"phase": "start", "sandboxId": sid}):
+        for req in ({"containment": "isolation_session", "phase": "provision"},
+                    {"phase": "start", "sandboxId": sids[1]}):
             rc, env_, out, err = f.run(req, env=env)
             assert rc != 0 and env_["error"]["code"] == "backend_error", out
+        # stop still kills the holder (the lock is taken read-only)
+        rc, env_, out, err = f.run({"phase": "stop", "sandboxId": sids[0]}, env=env)
+        assert rc == 0, "stop on a read-only state root: " + out
+        assert wait_until(lambda: not _alive(holders[0]), 10), "stop left the holder running"
+        # deprovision tears down what it can and says precisely what it could not remove
+        for sid in sids:
+            rc, env_, out, err = f.run({"phase": "deprovision", "sandboxId": sid}, env=env)
+            assert rc != 0 and env_["error"]["code"] == "backend_error", out
+            msg = env_["error"]["message"]
+            assert "Read-only file system" in msg and small_root in msg, out
+        left = f.leftovers()
+        assert not left["claims"] and not left["cgroups"] and not [d for d in left["directories"]
+                                                                   if d.startswith("ws:")], left
     finally:
         subprocess.run(["mount", "-o", "remount,rw", small_root], check=True)
-    assert f.run({"phase": "deprovision", "sandboxId": sid}, env=env)[0] == 0
+    f.mxc.state_dir = small_root
     f.assert_clean("read-only state root")
+
+
+# ------------------------------------------------------------------------------------------------
+# the workspace size limit (D7)
+
+
+def _probe(f, env=None):
+    p = subprocess.run([MXC_EXEC, "--probe"], capture_output=True, env=f.env(env), timeout=60)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)["result"]
+
+
+def test_workspace_limit_is_enforced_or_refused(f):
+    """--probe says whether this host can bound a workspace; a limit asked for is enforced, or the
+    provision is refused (backend_unavailable) — never silently ignored."""
+    lim = _probe(f)["workspaceLimit"]
+    assert isinstance(lim.get("available"), bool), lim
+    rc, env, out, err = f.run({"containment": "isolation_session", "phase": "provision"},
+                              env={"MXC_WORKSPACE_MAX": "1M"})
+    if lim["available"]:
+        assert rc == 0, out
+        sid = env["result"]["sandboxId"]
+        f.uids.add(int(env["result"]["metadata"]["agentUserSid"]))
+        f.names.add(env["result"]["metadata"]["agentUserName"])
+        assert f.phase("deprovision", sid)[0] == 0
+    else:
+        assert lim.get("reason"), lim
+        assert rc != 0 and env["error"]["code"] == "backend_unavailable", out
+    print("\nworkspace limit on this host: %s" % lim)
+    rc, env, out, err = f.run({"containment": "isolation_session", "phase": "provision"},
+                              env={"MXC_WORKSPACE_MAX": "lots"})
+    assert rc != 0 and env["error"]["code"] == "backend_error" and "MXC_WORKSPACE_MAX" in env["error"]["message"], out
+    f.assert_clean("workspace limit (this host)")
+
+
+@pytest.fixture
+def prjquota_root(f):
+    """The test's own ext4 filesystem with project quotas (a loop-mounted image under /tmp)."""
+    if not shutil.which("mkfs.ext4"):
+        pytest.skip("no mkfs.ext4")
+    d = tempfile.mkdtemp(prefix="mxc-prjquota-")
+    img, mnt = d + "/fs.img", d + "/mnt"
+    os.mkdir(mnt)
+    with open(img, "wb") as fh:
+        fh.truncate(64 << 20)
+    mk = subprocess.run(["mkfs.ext4", "-q", "-F", "-O", "quota,project", img], capture_output=True)
+    mnt_ = subprocess.run(["mount", "-o", "loop,prjquota", img, mnt], capture_output=True) \
+        if mk.returncode == 0 else mk
+    if mnt_.returncode != 0:
+        shutil.rmtree(d)
+        # e.g. a kernel built without CONFIG_QUOTA (ext4 then refuses the quota feature)
+        pytest.skip("cannot make a project-quota filesystem here: %s" % (mnt_.stderr or b"").decode()[-200:])
+    yield mnt
+    subprocess.run(["umount", mnt])
+    shutil.rmtree(d)
+
+
+def test_workspace_limit_on_a_project_quota_filesystem(f, prjquota_root):
+    wsroot = os.path.join(prjquota_root, "workspaces")
+    f.wsroot = wsroot
+    lim = _probe(f)["workspaceLimit"]
+    assert lim["available"] is True, lim
+    rc, env, out, err = f.run({"containment": "isolation_session", "phase": "provision"},
+                              env={"MXC_WORKSPACE_MAX": "1M"})
+    assert rc == 0, out
+    sid, md = env["result"]["sandboxId"], env["result"]["metadata"]
+    f.uids.add(int(md["agentUserSid"]))
+    f.names.add(md["agentUserName"])
+    assert f.phase("start", sid)[0] == 0
+    rc, env, out, err = f.run({"phase": "exec", "sandboxId": sid, "process": {
+        "commandLine": "dd if=/dev/zero of=small bs=64k count=8 2>&1 && dd if=/dev/zero of=big bs=64k count=32"}})
+    assert rc != 0 and "quota" in (out + err).lower(), (rc, out, err)
+    assert os.path.getsize(os.path.join(md["ephemeralWorkspacePath"], "small")) == 512 << 10
+    assert f.phase("deprovision", sid)[0] == 0
+    f.assert_clean("workspace limit (project quota)")
 
 
 # ------------------------------------------------------------------------------------------------
