@@ -26,6 +26,7 @@
 
 #include "fsview.h"
 #include "harden.h"
+#include "stack.h"
 
 typedef struct {
     int kind;          /* MSG_* */
@@ -672,6 +673,8 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
             err = write_map(mapped, "gid_map", MXC_INNER_GID, p->gid);
         if (err)
             rc = mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.uid_map", -err, NULL, "cannot write the id maps");
+        else if (mxc_net_after_maps(&p->net, direct, detached, c1, e) < 0) /* src/net: rules + stack first */
+            rc = -1;
         else if (send_msg(ctl, MSG_MAPS_DONE, 0, 0, NULL) < 0)
             rc = died(ctl, e);
     }
@@ -716,6 +719,11 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
     }
     if (direct)
         h->pid = c1; /* it knows itself only as pid 1 */
+    if (detached && mxc_net_attach(&p->net, h->pid, e) < 0) { /* src/net: a session's, before any exec */
+        kill(h->pid, SIGKILL);
+        close(ctl);
+        return -1;
+    }
     h->start_time = mxc_proc_start_time(h->pid);
     h->ctl_fd = ctl;
     h->first_child = detached ? 0 : c1;

@@ -85,6 +85,7 @@ int mxc_oneshot_run(const mxc_request *r, bool caller_exits, int in, int out, in
 {
     *timed_out = false;
     *exit_code = 255;
+    mxc_session_fault_mark();
     if (r->containment == MXC_CONT_ISOLATION_SESSION)
         return mxc_session_oneshot(r, in, out, err, exit_code, timed_out, e);
     return oneshot_process(r, caller_exits, in, out, err, exit_code, timed_out, e);
@@ -205,10 +206,14 @@ json_t *mxc_plan_describe(const mxc_request *r, mxc_error *e)
     json_t *cpu = p.cpu_quota_us ? json_real((double)p.cpu_quota_us / MXC_CGROUP_CPU_PERIOD_US) : json_null();
     json_t *plan = json_pack("{s:s, s:s, s:o, s:[s,s,s,s,s,s,s], s:I, s:I, s:o}", "containment",
                              r->containment == MXC_CONT_ISOLATION_SESSION ? "isolation_session" : "process",
-                             "network", p.host_network ? "host (unrestricted, acknowledged)" : "own namespace, loopback only",
+                             "network", mxc_net_model_name(p.net.model),
                              "grants", grants, "namespaces", "user", "mount", "pid", "ipc", "uts", "cgroup",
                              p.host_network ? "-" : "net", "pidsMax", (json_int_t)p.pids_max, "memoryMax",
                              (json_int_t)p.memory_max, "cpuMax", cpu);
+    if (plan && p.net.ruleset) /* src/net: the nftables rule set the sandbox's namespace would get */
+        json_object_set_new(plan, "networkRules", json_string(p.net.ruleset));
+    if (plan && p.net.model == MXC_NETM_PROXY)
+        json_object_set_new(plan, "networkProxy", json_string(p.net.proxy_url));
     mxc_plan_free(&p);
     return plan;
 }

@@ -1,13 +1,17 @@
 /* plan.c — see plan.h.  Pure except for one stat() per grant when picking
- * the default cwd. */
+ * the default cwd, and the check that no grant reaches mxc's own state
+ * (hostpath.h, by descriptor). */
 #include "plan.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cgroup.h"
+#include "stack.h"
+#include "hostpath.h"
 
 #define DEFAULT_PIDS_MAX 512
 #define DEFAULT_MEMORY_MAX (1024ull * 1024 * 1024)
@@ -148,14 +152,21 @@ int mxc_plan_from_request(const mxc_request *r, mxc_plan *p, mxc_error *e)
         {&r->rw, MXC_GRANT_RW}, {&r->ro, MXC_GRANT_RO}, {&r->denied, MXC_GRANT_DENIED}};
     for (size_t k = 0; k < 3; k++)
         for (size_t i = 0; i < lists[k].l->n; i++)
-            if (add_grant(p, lists[k].l->v[i], lists[k].m, e) < 0)
+            if ((lists[k].m != MXC_GRANT_DENIED &&
+                 mxc_hostpath_check_grant(lists[k].l->v[i], lists[k].m == MXC_GRANT_RW ? "read-write" : "read-only",
+                                          e) < 0) ||
+                add_grant(p, lists[k].l->v[i], lists[k].m, e) < 0)
                 return -1;
     /* Less specific first: a deeper grant is mounted over a shallower one,
      * so a denied path below a grant is hidden and a grant below a denied
      * path is reachable. */
     qsort(p->grants, p->ngrants, sizeof p->grants[0], by_depth);
-    p->host_network = r->has_network && !r->net_directional && r->net_allow && r->net_allow_local == MXC_TRI_TRUE &&
-                      !r->allowed_hosts.n && !r->blocked_hosts.n;
+    /* src/net: the connectivity model, and whether this host can enforce it */
+    if (mxc_net_policy_build(r, &p->net, e) < 0 || mxc_net_require(&p->net, geteuid() != 0, e) < 0) {
+        mxc_plan_free(p);
+        return -1;
+    }
+    p->host_network = p->net.model == MXC_NETM_HOST;
     snprintf(p->hostname, sizeof p->hostname, "mxc-sandbox");
     return 0;
 }
@@ -165,6 +176,7 @@ void mxc_plan_free(mxc_plan *p)
     for (size_t i = 0; i < p->ngrants; i++)
         free(p->grants[i].path);
     free(p->workspace);
+    mxc_net_policy_free(&p->net);
     memset(p, 0, sizeof *p);
 }
 
@@ -226,6 +238,19 @@ int mxc_exec_spec_build(const mxc_request *r, const mxc_plan *p, mxc_exec_spec *
         if (!strchr(kv, '=') || kv[0] == '=')
             continue; /* entries without '=' are skipped, as upstream */
         if (env_push(&s->envp, &n, kv) < 0)
+            return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory building the environment");
+    }
+    /* model 2: the proxy endpoint is the only way out; every proxy
+     * variable names it and nothing bypasses it */
+    if (p->net.model == MXC_NETM_PROXY) {
+        static const char *const VARS[] = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"};
+        char kv[128];
+        for (size_t i = 0; i < sizeof VARS / sizeof VARS[0]; i++) {
+            snprintf(kv, sizeof kv, "%s=%s", VARS[i], p->net.proxy_url);
+            if (env_push(&s->envp, &n, kv) < 0)
+                return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory building the environment");
+        }
+        if (env_push(&s->envp, &n, "NO_PROXY=") < 0 || env_push(&s->envp, &n, "no_proxy=") < 0)
             return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory building the environment");
     }
     return 0;

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "netpolicy.h"
 #include "request.h"
 
 typedef enum { MXC_GRANT_RW = 0, MXC_GRANT_RO, MXC_GRANT_DENIED } mxc_grant_mode;
@@ -40,7 +41,8 @@ typedef struct mxc_plan {
     gid_t gid;
     char agent_name[32];
     char hostname[64];
-    bool host_network;     /* canonical allow acknowledgment */
+    bool host_network;     /* canonical allow acknowledgment (net.model == MXC_NETM_HOST) */
+    mxc_net_policy net;    /* the connectivity model and, for models 1 and 2, its nftables rule set (src/net) */
     bool rootless;         /* no root: uid is the caller's, setgroups denied, no cgroups (rlimit fallback) */
     char *workspace;       /* host path bound read-write at the same path; NULL for one-shot */
     mxc_grant grants[MXC_MAX_GRANTS];

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "netpolicy.h"
 #include "sandbox_id.h"
 
 #define H MXC_DISP_HONORED
@@ -27,13 +28,14 @@ const mxc_matrix_row MXC_MATRIX[MXC_F__COUNT] = {
      "host rules need the governed egress proxy, which this build does not ship yet"},
     {MXC_F_NET_ALLOW_ACK, "network allow + allowLocalNetwork true (canonical ack: host network)", {H, H, R, R, R, R},
      "network policy is fixed at provision; it cannot be supplied on later phases"},
-    {MXC_F_NET_ALLOW_NO_LOCAL, "network allow without allowLocalNetwork true", {R, R, R, R, R, R},
-     "defaultPolicy allow without allowLocalNetwork cannot be enforced (it would need NAT); give "
-     "allowLocalNetwork true to acknowledge the unrestricted host network, or block"},
+    {MXC_F_NET_ALLOW_NO_LOCAL,
+     "network allow without allowLocalNetwork true (model 1: the internet through the userspace stack; local ranges "
+     "and host loopback denied)",
+     {H, H, R, R, R, R}, "network policy is fixed at provision; it cannot be supplied on later phases"},
     {MXC_F_NET_ENFORCEMENT_MODE, "network.enforcementMode", {A, A, R, R, R, R},
      "network policy is fixed at provision; it cannot be supplied on later phases"},
-    {MXC_F_NET_DIRECTIONAL, "network.egress / ingress (schema 0.8)", {R, R, R, R, R, R},
-     "the directional network form is not enforced by this build"},
+    {MXC_F_NET_DIRECTIONAL, "network.egress / ingress (schema 0.8; lowered as in contract 1.0: models 1 and 3)",
+     {H, H, R, R, R, R}, "network policy is fixed at provision; it cannot be supplied on later phases"},
     {MXC_F_UI_LOCKDOWN, "ui disable true / clipboard none / injection false", {H, H, R, R, R, R},
      "ui policy is fixed at provision; it cannot be supplied on later phases"},
     {MXC_F_UI_GRANT, "ui granting display, clipboard or injection", {R, R, R, R, R, R},
@@ -62,21 +64,25 @@ const mxc_matrix_row MXC_MATRIX[MXC_F__COUNT] = {
      "an experimental section of another backend cannot configure this one"},
     {MXC_F_FOREIGN_EXP_MANY, "two or more experimental.<another backend> sections", {R, R, R, R, R, R},
      "more than one experimental section of other backends"},
-    {MXC_F_RUNTIME_CONFIG, "runtimeConfig (non-empty; contract 1.0: runtimeConfig.networkProxy)", {R, R, R, R, R, R},
-     "runtimeConfig.networkProxy needs a governed egress path to the proxy, which this build does not ship yet"},
+    {MXC_F_RUNTIME_CONFIG, "runtimeConfig (non-empty; legacy schemas)", {R, R, R, R, R, R},
+     "the legacy schemas define no runtimeConfig this backend can honor (contract 1.0's runtimeConfig.networkProxy is)"},
     {MXC_F_NET_PROXY, "network.proxy (legacy)", {R, R, R, R, R, R},
      "network.proxy is not supported by this build: it has no path to an upstream proxy"},
-    {MXC_F_NET_V1_UNSUPPORTED, "network.egress / ingress other than blocked or all-allow (contract 1.0)",
-     {R, R, R, R, R, R},
-     "this build enforces two network postures: blocked (egress.default deny, no rules: its own namespace, loopback "
-     "only) and all-allow (egress, ingress and hostLoopback allow: the host network); rules and partial allows need a "
-     "userspace network stack, which this build does not ship yet"},
+    {MXC_F_NET_V1_RULES,
+     "network.egress rules, egress.default allow or ingress.hostLoopback allow (contract 1.0; model 1: its own "
+     "namespace, a route through the userspace stack, nftables rules; ingress.default allow is refused)",
+     {H, H, R, R, R, R}, "network policy is fixed at provision; it cannot be supplied on later phases"},
     {MXC_F_NET_V1_BLOCK, "network blocked: egress.default deny or absent, ingress deny or absent, no rules (contract 1.0)",
      {H, H, R, R, R, R}, "network policy is fixed at provision; it cannot be supplied on later phases"},
     {MXC_F_NET_V1_ALLOW_ALL,
      "network all-allow: egress, ingress and hostLoopback allow, no rules (contract 1.0; the host network)",
      {H, H, R, R, R, R}, "network policy is fixed at provision; it cannot be supplied on later phases"},
     {MXC_F_TELEMETRY, "telemetry.enabled (contract 1.0)", {A, A, A, A, A, A}, ""},
+    {MXC_F_NET_V1_PROXY,
+     "runtimeConfig.networkProxy (contract 1.0; model 2: only that loopback endpoint, proxy variables set, NO_PROXY "
+     "cleared)",
+     {H, R, R, R, R, R},
+     "runtimeConfig.networkProxy is taken by a one-shot run only: a session's network is fixed by its provision"},
 };
 
 #undef H
@@ -114,7 +120,7 @@ static void collect_network(const mxc_request *r, bool *f)
     if (r->dialect == MXC_DIALECT_V1) {
         f[r->net_v1 == MXC_NET_V1_ALLOW_ALL ? MXC_F_NET_V1_ALLOW_ALL
           : r->net_v1 == MXC_NET_V1_BLOCK   ? MXC_F_NET_V1_BLOCK
-                                            : MXC_F_NET_V1_UNSUPPORTED] = true;
+                                            : MXC_F_NET_V1_RULES] = true;
         return;
     }
     f[MXC_F_NET_PROXY] = r->net_proxy;
@@ -187,7 +193,8 @@ static void collect(const mxc_request *r, bool *f)
     f[r->dialect == MXC_DIALECT_V1 ? MXC_F_APP_ID_V1 : MXC_F_APP_ID] = r->has_app_id;
     f[MXC_F_STABLE_SECTION] = r->stable_section != NULL;
     f[MXC_F_WSLC_SECTION] = r->has_wslc_section;
-    f[MXC_F_RUNTIME_CONFIG] = r->has_runtime_config;
+    f[MXC_F_RUNTIME_CONFIG] = r->has_runtime_config && r->dialect == MXC_DIALECT_LEGACY;
+    f[MXC_F_NET_V1_PROXY] = r->dialect == MXC_DIALECT_V1 && r->network_proxy;
     f[MXC_F_TELEMETRY] = r->has_telemetry;
     f[MXC_F_PROCESS_OPTIONS] |= r->inherit_default_env;
     collect_experimental(r, f);
@@ -252,11 +259,15 @@ static int validate(const mxc_request *r, mxc_error *e)
     for (int i = 0; i < MXC_F__COUNT; i++) {
         const mxc_matrix_row *row = &MXC_MATRIX[i];
         if (f[row->feature] && row->disp[s] == MXC_DISP_REJECTED)
-            return mxc_err(e, MXC_E_POLICY_VALIDATION, "%s%s%s%s is rejected on %s: %s", row->field,
-                           row->feature == MXC_F_NET_V1_UNSUPPORTED ? " (here: " : "",
-                           row->feature == MXC_F_NET_V1_UNSUPPORTED ? r->net_v1_what : "",
-                           row->feature == MXC_F_NET_V1_UNSUPPORTED ? ")" : "",
+            return mxc_err(e, MXC_E_POLICY_VALIDATION, "%s is rejected on %s: %s", row->field,
                            s == MXC_SURF_ONESHOT ? "the one-shot surface" : mxc_phase_name(r->phase), row->why);
+    }
+    /* src/net: the connectivity model the network asks for, or why it cannot be delivered (the path named) */
+    if (s == MXC_SURF_ONESHOT || s == MXC_SURF_PROVISION) {
+        mxc_net_policy np;
+        if (mxc_net_policy_build(r, &np, e) < 0)
+            return -1;
+        mxc_net_policy_free(&np);
     }
     if (s == MXC_SURF_PROVISION && r->has_app_id) {
         if (!r->app_id)

@@ -11,6 +11,9 @@
 
 #include "cgroup.h"
 #include "harden.h"
+#include "quota.h"
+#include "stack.h"
+#include "state.h"
 #include "sweep.h"
 
 static long read_long(const char *path)
@@ -40,10 +43,14 @@ json_t *mxc_probe(void)
     bool ready = abi >= MXC_LANDLOCK_ABI_NEEDED && max_userns > 0 && seccomp_ok;
     bool no_pids = !mxc_cgroup_available("pids");
     bool no_mem = !mxc_cgroup_available("memory");
-    char fallback[400];
+    char fallback[800];
     snprintf(fallback, sizeof fallback, "%s%s%s", no_pids ? "processes: RLIMIT_NPROC per sandbox" : "",
-             no_pids && no_mem ? "; " : "", no_mem ? "memory: RLIMIT_AS per process (memfd_create refused; /tmp and /dev/shm sized within it), no "
-                                                 "sandbox-wide bound" : "");
+             no_pids && no_mem ? "; " : "",
+             no_mem ? "memory: RLIMIT_AS per process (its whole address space: private, shared and stack "
+                      "mappings), not per sandbox (each of its processes may reach it); what no rlimit counts is "
+                      "refused: memfd_create (EPERM), SysV shmget/msgget/semget (ENOSYS); POSIX message queues "
+                      "within RLIMIT_MSGQUEUE (at most 800 KiB); /tmp and /dev/shm sized within the bound; kernel "
+                      "memory (pipe and socket buffers, page tables) is not bounded" : "");
     json_t *rootless = json_pack("{s:b, s:s}", "active", !root, "identity",
                                  root ? "a dedicated host uid per sandbox (MXC_UID_BASE/MXC_UID_COUNT)"
                                       : "the caller's own uid behind a user namespace, for every sandbox");
@@ -58,7 +65,16 @@ json_t *mxc_probe(void)
                             "backends", "process", ready, "isolation_session", ready);
     if (out && fallback[0])
         json_object_set_new(json_object_get(out, "result"), "rlimitFallback", json_string(fallback));
+    if (out) /* src/net: what this host can enforce for network models 1 and 2 */
+        json_object_set_new(json_object_get(out, "result"), "networkModels", mxc_net_probe());
     mxc_error e = {0};
+    char wsroot[512], why[400];
+    if (out && mxc_workspace_root_path(wsroot, sizeof wsroot)) { /* the workspace size limit (quota.h) */
+        bool ok = mxc_quota_available(wsroot, why, sizeof why);
+        json_object_set_new(json_object_get(out, "result"), "workspaceLimit",
+                            json_pack("{s:b, s:s, s:s}", "available", ok, ok ? "how" : "reason", why, "setting",
+                                      "MXC_WORKSPACE_MAX"));
+    }
     json_t *left = mxc_sweep(false, &e); /* what mxc-exec --gc would reclaim */
     if (out && left)
         json_object_set_new(json_object_get(out, "result"), "leftovers", left);

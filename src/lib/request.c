@@ -405,10 +405,16 @@ json_t *mxc_request_policy_json(const mxc_request *r)
         if (v)
             json_object_set(pol, keys[i], v);
     }
-    if (r->dialect == MXC_DIALECT_V1 && r->has_network) /* the posture it was accepted as, in the engine's terms */
+    if (r->dialect == MXC_DIALECT_V1 && r->has_network && r->net_v1 != MXC_NET_V1_RULES) /* the posture it was
+                                                                                          accepted as, in the engine's terms */
         json_object_set_new(pol, "network", r->net_v1 == MXC_NET_V1_ALLOW_ALL
                                                 ? json_pack("{s:s, s:b}", "defaultPolicy", "allow", "allowLocalNetwork", 1)
                                                 : json_pack("{s:s}", "defaultPolicy", "block"));
+    /* the directional form (schema 0.8, contract 1.0's rules) is kept as given; the legacy dialect reads it
+     * from 0.8 on, and src/net lowers it the same way from either */
+    json_t *n = json_object_get(pol, "network");
+    if (json_object_get(n, "egress") || json_object_get(n, "ingress"))
+        json_object_set_new(pol, "version", json_string("0.8.0"));
     return pol;
 }
 

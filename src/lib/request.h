@@ -35,7 +35,8 @@ typedef enum {
     MXC_NET_V1_NONE = 0,    /* legacy request */
     MXC_NET_V1_BLOCK,       /* egress default deny, no rules, ingress deny: own namespace, loopback only */
     MXC_NET_V1_ALLOW_ALL,   /* egress, ingress and hostLoopback allow, no rules: the host network */
-    MXC_NET_V1_UNSUPPORTED, /* anything else (rules, partial allow, ingress allow alone) */
+    MXC_NET_V1_RULES,       /* anything else: rules, egress or hostLoopback allow, ingress allow alone — lowered
+                               (or refused, naming the path) by src/net/netpolicy.c */
 } mxc_net_v1;
 
 #define MXC_PARSE_EXPERIMENTAL 1u /* experimental backends are permitted (contract 1.1.0-alpha) */
@@ -90,7 +91,7 @@ typedef struct mxc_request {
     bool has_telemetry;
     bool has_wslc_section;    /* a top-level wslc section (the schema refuses it first; the matrix says why) */
     mxc_net_v1 net_v1;
-    const char *net_v1_what;  /* UNSUPPORTED: the shape, for the message */
+    const char *net_v1_what;  /* RULES: the shape, for messages */
     const char *network_proxy; /* runtimeConfig.networkProxy; NULL = absent */
 
     /* not from the wire: an in-process caller's terminal size for an exec on a pty (0 = default) */

@@ -462,7 +462,7 @@ static mxc_net_v1 posture(json_t *net, const char **what)
          h_allow = hl && strcmp(hl, "allow") == 0;
     if (rules) {
         *what = "network.egress allow/deny rules";
-        return MXC_NET_V1_UNSUPPORTED;
+        return MXC_NET_V1_RULES;
     }
     if (e_allow && i_allow && h_allow)
         return MXC_NET_V1_ALLOW_ALL;
@@ -470,7 +470,7 @@ static mxc_net_v1 posture(json_t *net, const char **what)
         return MXC_NET_V1_BLOCK;
     *what = e_allow ? "network.egress.default allow without ingress and hostLoopback allow"
                     : i_allow ? "network.ingress.default allow" : "network.ingress.hostLoopback allow";
-    return MXC_NET_V1_UNSUPPORTED;
+    return MXC_NET_V1_RULES;
 }
 
 /* runtimeConfig.networkProxy: scheme://host[:port][/...], http or https,
@@ -699,8 +699,8 @@ static int parse_oneshot(walk *w, mxc_request *r, unsigned opts)
 
 static const char ISO_RULE_PROVISION[] =
     "Invalid IsolationSession provision request: IsolationSession requires network egress, ingress, and hostLoopback "
-    "defaults set to allow, with no rules (mxc also accepts the blocked posture, network.egress.default=deny alone: "
-    "the session then has its own network namespace)";
+    "defaults set to allow, with no rules (mxc also accepts its own namespace: network.egress.default=deny alone, or "
+    "egress rules without ingress.default=allow)";
 
 static int parse_provision(walk *w, mxc_request *r, unsigned opts)
 {
@@ -720,7 +720,10 @@ static int parse_provision(walk *w, mxc_request *r, unsigned opts)
         if (check_network(w, net) < 0)
             return -1;
         map_common(r);
-        if (r->net_v1 == MXC_NET_V1_UNSUPPORTED)
+        /* Upstream's IsolationSession takes only all-allow; mxc also takes the blocked posture and rules
+         * (its own namespace, models 3 and 1): the policy layer lowers them or refuses, naming the path. */
+        if (r->net_v1 == MXC_NET_V1_RULES && action_at(json_object_get(net, "ingress"), "default") &&
+            !strcmp(action_at(json_object_get(net, "ingress"), "default"), "allow"))
             return mxc_err(w->e, MXC_E_MALFORMED_REQUEST, "%s", ISO_RULE_PROVISION);
         r->containment = MXC_CONT_ISOLATION_SESSION;
         json_t *app = json_object_get(json_object_get(json_object_get(root, "isolationSession"), "provision"), "appId");

@@ -102,6 +102,10 @@ int mxc_v1_run_oneshot(mxc_request *r, unsigned flags, int in, int out, int err,
             status = mxc_v1_report_refusal(r, &e, flags, out, err);
         } else {
             dry_run_head(r, out);
+            const char *rules = json_string_value(json_object_get(plan, "networkRules")); /* src/net, models 1/2 */
+            if (rules)
+                putf(out, "Network: %s\nNetwork rules (nftables, in the sandbox's namespace):\n%s",
+                     json_string_value(json_object_get(plan, "network")), rules);
             putf(out, "Runner completed in %ldms\nDry run completed. Result: validation passed\n", ms_since(&t0));
             json_decref(plan);
             status = 0;

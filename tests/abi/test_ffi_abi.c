@@ -80,7 +80,7 @@ static void test_refusals(void)
         {"{\"version\":\"9.9.9\",\"process\":{\"commandLine\":\"true\"}}", 1},
         {"{\"version\":\"1.0.0\",\"containment\":\"seatbelt\",\"process\":{\"commandLine\":\"true\"}}", 2},
         {"{\"version\":\"1.1.0-alpha\",\"containment\":\"hyperlight\",\"process\":{\"commandLine\":\"true\"}}", 4},
-        {"{\"version\":\"1.0.0\",\"process\":{\"commandLine\":\"true\"},\"network\":{\"egress\":{\"default\":\"allow\"}}}", 12},
+        {"{\"version\":\"1.0.0\",\"process\":{\"commandLine\":\"true\"},\"network\":{\"ingress\":{\"default\":\"allow\"}}}", 12},
         {"{\"version\":\"1.0.0\",\"process\":{\"commandLine\":\"true\",\"cwd\":\"rel\"}}", 12},
     };
     for (size_t i = 0; i < sizeof T / sizeof T[0]; i++) {

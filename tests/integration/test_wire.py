@@ -373,7 +373,7 @@ REJECTED_PROVISIONS = [
     ("dotdot-path", {"filesystem": {"readwritePaths": ["/tmp/../etc"]}}, None),
     ("double-slash", {"filesystem": {"readonlyPaths": ["/usr//lib"]}}, None),
     ("blank-path", {"filesystem": {"deniedPaths": [""]}}, None),
-    ("allow-without-ack", {"network": {"defaultPolicy": "allow"}}, None),
+    ("block-with-local", {"network": {"defaultPolicy": "block", "allowLocalNetwork": True}}, None),
     ("ui-clipboard", {"ui": {"disable": True, "clipboard": "all", "injection": False}},
      "policy_validation"),
     ("lifecycle", {"lifecycle": {"destroyOnExit": True}}, None),

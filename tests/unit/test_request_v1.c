@@ -218,25 +218,27 @@ static void test_mapping(void)
     CHECK_INT_EQ(mxc_policy_validate(&r, &e), 0);
     mxc_request_free(&r);
 
-    static const struct { const char *net; mxc_net_v1 want; } P[] = {
-        {"{}", MXC_NET_V1_BLOCK},
-        {"{\"egress\":{}}", MXC_NET_V1_BLOCK},
-        {"{\"egress\":{\"default\":\"deny\",\"allow\":[]}}", MXC_NET_V1_BLOCK},
-        {"{\"ingress\":{\"default\":\"deny\",\"hostLoopback\":\"deny\"}}", MXC_NET_V1_BLOCK},
-        {ALLOW_ALL, MXC_NET_V1_ALLOW_ALL},
-        {"{\"egress\":{\"default\":\"allow\"}}", MXC_NET_V1_UNSUPPORTED},
-        {"{\"egress\":{\"default\":\"allow\"},\"ingress\":{\"default\":\"allow\"}}", MXC_NET_V1_UNSUPPORTED},
-        {"{\"egress\":{\"allow\":[{}]}}", MXC_NET_V1_UNSUPPORTED},
-        {"{\"ingress\":{\"hostLoopback\":\"allow\"}}", MXC_NET_V1_UNSUPPORTED},
+    /* rules and partial allows are model 1 (src/net lowers them); ingress.default allow is refused */
+    static const struct { const char *net; mxc_net_v1 want; bool refused; } P[] = {
+        {"{}", MXC_NET_V1_BLOCK, false},
+        {"{\"egress\":{}}", MXC_NET_V1_BLOCK, false},
+        {"{\"egress\":{\"default\":\"deny\",\"allow\":[]}}", MXC_NET_V1_BLOCK, false},
+        {"{\"ingress\":{\"default\":\"deny\",\"hostLoopback\":\"deny\"}}", MXC_NET_V1_BLOCK, false},
+        {ALLOW_ALL, MXC_NET_V1_ALLOW_ALL, false},
+        {"{\"egress\":{\"default\":\"allow\"}}", MXC_NET_V1_RULES, false},
+        {"{\"egress\":{\"default\":\"allow\"},\"ingress\":{\"default\":\"allow\"}}", MXC_NET_V1_RULES, true},
+        {"{\"egress\":{\"allow\":[{}]}}", MXC_NET_V1_RULES, false},
+        {"{\"ingress\":{\"hostLoopback\":\"allow\"}}", MXC_NET_V1_RULES, false},
+        {"{\"egress\":{\"allow\":[{\"to\":[{\"cidr\":\"2001:db8::/32\"}]}]}}", MXC_NET_V1_RULES, true},
     };
     for (size_t i = 0; i < sizeof P / sizeof P[0]; i++) {
         char j[512];
         snprintf(j, sizeof j, "{\"version\":\"1.0.0\",\"process\":{\"commandLine\":\"x\"},\"network\":%s}", P[i].net);
         r = parse_ok(j);
         CHECK_MSG(r.net_v1 == P[i].want, "%s -> %d, want %d", P[i].net, r.net_v1, P[i].want);
-        CHECK(r.net_v1 != MXC_NET_V1_UNSUPPORTED || r.net_v1_what);
+        CHECK(r.net_v1 != MXC_NET_V1_RULES || r.net_v1_what);
         int rc = mxc_policy_validate(&r, &e);
-        CHECK_MSG((rc < 0) == (P[i].want == MXC_NET_V1_UNSUPPORTED), "%s: policy %d (%s)", P[i].net, rc, e.message);
+        CHECK_MSG((rc < 0) == P[i].refused, "%s: policy %d (%s)", P[i].net, rc, e.message);
         if (rc < 0)
             CHECK_INT_EQ(e.code, MXC_E_BACKEND_ERROR);
         mxc_error_clear(&e);

@@ -1,0 +1,47 @@
+/* netpolicy.h — a request's network, as one of the connectivity models.
+ * Owns: choosing the model (host network, 1 direct egress under rules,
+ * 2 the proxy endpoint only, 3 nothing) from either dialect, validating
+ * the directional rules it lowers (CIDRs, except, protocol, port, endPort;
+ * hostnames and unenforceable shapes refused with their JSON path), and
+ * lowering them into the nftables script installed inside the sandbox's
+ * network namespace.  Pure: no syscalls.  Never emits caller text into
+ * the script: every address and port is re-printed from parsed numbers. */
+#ifndef MXC_NET_NETPOLICY_H
+#define MXC_NET_NETPOLICY_H
+
+#include <stdbool.h>
+
+#include "error.h"
+#include "request.h"
+
+typedef enum {
+    MXC_NETM_NONE = 0, /* model 3: own namespace, loopback only */
+    MXC_NETM_HOST,     /* the canonical unrestricted acknowledgment: the host network */
+    MXC_NETM_DIRECT,   /* model 1: default route through the userspace stack, egress rules */
+    MXC_NETM_PROXY,    /* model 2: only the caller's loopback proxy endpoint */
+} mxc_net_model;
+
+/* The sandbox side of the userspace stack (the topology upstream's
+ * slirp4netns build uses): tap0 10.0.2.100/24, the gateway 10.0.2.2 is the
+ * host's loopback, 10.0.2.3 the stack's DNS forwarder. */
+#define MXC_NET_IFNAME "tap0"
+#define MXC_NET_ADDR "10.0.2.100"
+#define MXC_NET_GATEWAY "10.0.2.2"
+#define MXC_NET_DNS "10.0.2.3"
+#define MXC_NET_TABLE "mxc"
+
+typedef struct {
+    mxc_net_model model;
+    bool host_loopback;       /* ingress.hostLoopback allow: the gateway is an ordinary address */
+    unsigned short proxy_port; /* model 2 */
+    char proxy_url[64];       /* model 2: the endpoint as the sandbox reaches it */
+    char *ruleset;            /* models 1 and 2: the nftables script (owned) */
+} mxc_net_policy;
+
+/* The model a (structurally valid) request asks for, and for models 1
+ * and 2 its rule set.  Refusals are policy_validation naming the path. */
+int mxc_net_policy_build(const mxc_request *r, mxc_net_policy *np, mxc_error *e);
+void mxc_net_policy_free(mxc_net_policy *np);
+const char *mxc_net_model_name(mxc_net_model m);
+
+#endif

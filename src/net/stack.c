@@ -1,0 +1,355 @@
+/* stack.c — see stack.h.
+ *
+ * Process tree of one attach:  caller ──fork──> K (setsid) ──fork──> keeper
+ * (K exits at once: the keeper is nobody's zombie) ──fork+exec──> pasta,
+ * which daemonizes once its namespace side is configured.  The keeper then
+ * waits on pidfds of the sandbox's PID 1 and of pasta and SIGKILLs pasta
+ * when PID 1 is gone.  Neither runs in any namespace of the sandbox: the
+ * workload cannot see, signal or trace them. */
+#include "stack.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <nftables/libnftables.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harden.h"
+
+bool mxc_net_needs_stack(const mxc_net_policy *np)
+{
+    return np->model == MXC_NETM_DIRECT || np->model == MXC_NETM_PROXY;
+}
+
+int mxc_net_require(const mxc_net_policy *np, bool rootless, mxc_error *e)
+{
+    if (!mxc_net_needs_stack(np))
+        return 0;
+    if (access(MXC_NET_PASTA, X_OK) < 0) {
+        mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "network %s needs the userspace network stack pasta (%s), which this host lacks",
+                np->model == MXC_NETM_PROXY ? "runtimeConfig.networkProxy" : "egress", MXC_NET_PASTA);
+        mxc_err_set_remediation(e, "install Debian's passt package (scripts/deps.sh), or use a blocked network");
+        return -1;
+    }
+    if (rootless) {
+        mxc_err(e, MXC_E_BACKEND_UNAVAILABLE,
+                "network %s needs root here: the runtime starts the userspace network stack outside the sandbox as root",
+                np->model == MXC_NETM_PROXY ? "runtimeConfig.networkProxy" : "egress");
+        mxc_err_set_remediation(e, "run mxc as root, or use a blocked network");
+        return -1;
+    }
+    return 0;
+}
+
+/* libnftables is loaded only where rules are installed or probed, in a
+ * forked child: linked, it made every mxc-exec start load six more shared
+ * objects (libnftables, libmnl, libnftnl, libxtables, libjansson, libgmp) —
+ * +20% on a one-shot and +3 ms on every phase of a session on this kind of
+ * VM, whose page faults are expensive (docs/benchmarks.md). */
+typedef struct {
+    __typeof__(&nft_ctx_new) ctx_new;
+    __typeof__(&nft_ctx_buffer_output) buffer_output;
+    __typeof__(&nft_ctx_buffer_error) buffer_error;
+    __typeof__(&nft_run_cmd_from_buffer) run;
+    __typeof__(&nft_ctx_get_error_buffer) error_buffer;
+} nft_api;
+
+static const char *nft_load(nft_api *a)
+{
+    void *h = dlopen("libnftables.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return dlerror();
+    *(void **)&a->ctx_new = dlsym(h, "nft_ctx_new");
+    *(void **)&a->buffer_output = dlsym(h, "nft_ctx_buffer_output");
+    *(void **)&a->buffer_error = dlsym(h, "nft_ctx_buffer_error");
+    *(void **)&a->run = dlsym(h, "nft_run_cmd_from_buffer");
+    *(void **)&a->error_buffer = dlsym(h, "nft_ctx_get_error_buffer");
+    if (!a->ctx_new || !a->buffer_output || !a->buffer_error || !a->run || !a->error_buffer)
+        return "libnftables.so.1 lacks a function mxc needs";
+    return NULL;
+}
+
+/* Reads what a child wrote on fd until EOF (bounded), NUL-terminated. */
+static void slurp(int fd, char *buf, size_t sz)
+{
+    size_t n = 0;
+    for (;;) {
+        ssize_t r = read(fd, buf + n, sz - 1 - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0 || (n += (size_t)r) >= sz - 1)
+            break;
+    }
+    buf[n] = '\0';
+    while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+        buf[--n] = '\0';
+}
+
+/* In a child: join nsfd's network namespace and run the script there as one
+ * transaction.  Its error text comes back on a pipe. */
+static int install_rules(int nsfd, const char *script, char *why, size_t whysz)
+{
+    int pp[2];
+    if (pipe2(pp, O_CLOEXEC) < 0)
+        return -errno;
+    pid_t c = fork();
+    if (c < 0) {
+        int err = errno;
+        close(pp[0]), close(pp[1]);
+        return -err;
+    }
+    if (c == 0) {
+        close(pp[0]);
+        if (setns(nsfd, CLONE_NEWNET) < 0) {
+            dprintf(pp[1], "setns into the sandbox's network namespace: %s", strerror(errno));
+            _exit(1);
+        }
+        /* ICMP echo for the workload (it has no CAP_NET_RAW): ping sockets, this
+         * namespace only; what they reach is still the rules' business */
+        int pg = open("/proc/sys/net/ipv4/ping_group_range", O_WRONLY | O_CLOEXEC);
+        if (pg >= 0) {
+            (void)!write(pg, "0 2147483647", 12);
+            close(pg);
+        }
+        nft_api nft;
+        const char *bad = nft_load(&nft);
+        if (bad) {
+            dprintf(pp[1], "cannot load libnftables: %s", bad);
+            _exit(1);
+        }
+        struct nft_ctx *ctx = nft.ctx_new(NFT_CTX_DEFAULT);
+        if (!ctx) {
+            dprintf(pp[1], "libnftables: cannot create a context");
+            _exit(1);
+        }
+        nft.buffer_output(ctx);
+        nft.buffer_error(ctx);
+        int rc = nft.run(ctx, script);
+        if (rc != 0)
+            dprintf(pp[1], "%s", nft.error_buffer(ctx));
+        _exit(rc != 0);
+    }
+    close(pp[1]);
+    slurp(pp[0], why, whysz);
+    close(pp[0]);
+    int status;
+    while (waitpid(c, &status, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
+}
+
+/* The keeper: starts pasta on the namespace (fd 3), reports "ok" or why
+ * not on rep, then ends pasta when PID 1 (hfd) exits. */
+static _Noreturn void keeper(const mxc_net_policy *np, int nsfd, int hfd, int rep)
+{
+    int pidp[2], errp[2];
+    if (pipe2(pidp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+        dprintf(rep, "pipe: %s", strerror(errno));
+        _exit(1);
+    }
+    pid_t launcher = fork();
+    if (launcher == 0) {
+        /* fd 3: the namespace, fd 4: where pasta writes its pid */
+        if (dup2(nsfd, 3) < 0 || dup2(pidp[1], 4) < 0 || dup2(errp[1], 2) < 0)
+            _exit(127);
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0)
+            dup2(null, 0), dup2(null, 1);
+        int keep[] = {0, 1, 2, 3, 4};
+        mxc_close_all_but(keep, 5);
+        /* pasta refuses to start with SIGPIPE already ignored (as our callers
+         * have it): a clean signal state, as a fresh process would have */
+        for (int sig = 1; sig < NSIG; sig++)
+            signal(sig, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        const char *argv[40];
+        int n = 0;
+        argv[n++] = "pasta";
+        argv[n++] = "--quiet";
+        argv[n++] = "--runas";
+        argv[n++] = "0:0"; /* pasta's default (nobody) cannot join the namespace here; it drops its capabilities itself */
+        argv[n++] = "--config-net";
+        argv[n++] = "--address", argv[n++] = MXC_NET_ADDR;
+        argv[n++] = "--netmask", argv[n++] = "24";
+        argv[n++] = "--gateway", argv[n++] = MXC_NET_GATEWAY;
+        argv[n++] = "--ns-ifname", argv[n++] = MXC_NET_IFNAME;
+        argv[n++] = "--dns-forward", argv[n++] = MXC_NET_DNS;
+        argv[n++] = "--ipv4-only";
+        /* nothing is forwarded into the sandbox, in either protocol */
+        argv[n++] = "-t", argv[n++] = "none", argv[n++] = "-u", argv[n++] = "none";
+        argv[n++] = "-T", argv[n++] = "none", argv[n++] = "-U", argv[n++] = "none";
+        if (np->model == MXC_NETM_DIRECT && !np->host_loopback)
+            argv[n++] = "--no-map-gw"; /* host loopback not even mapped (the rules drop it too) */
+        argv[n++] = "--pid", argv[n++] = "/proc/self/fd/4";
+        argv[n++] = "--netns", argv[n++] = "/proc/self/fd/3";
+        argv[n++] = "--netns-only";
+        argv[n] = NULL;
+        char *envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+        execve(MXC_NET_PASTA, (char *const *)argv, envp);
+        _exit(127);
+    }
+    close(pidp[1]), close(errp[1]);
+    if (launcher < 0) {
+        dprintf(rep, "fork: %s", strerror(errno));
+        _exit(1);
+    }
+    /* pasta's first process exits once the namespace side is configured;
+     * one that hangs is killed before the caller's own wait runs out */
+    signal(SIGPIPE, SIG_IGN);
+    int lfd = (int)syscall(SYS_pidfd_open, launcher, 0);
+    struct pollfd lw = {.fd = lfd, .events = POLLIN};
+    if (lfd >= 0 && poll(&lw, 1, 8000) == 0)
+        kill(launcher, SIGKILL);
+    int status = 0;
+    while (waitpid(launcher, &status, 0) < 0 && errno == EINTR)
+        ;
+    char pidtext[32], err[300];
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        slurp(errp[0], err, sizeof err);
+        dprintf(rep, "pasta failed (%s%d): %s", WIFEXITED(status) ? "status " : "signal ",
+                WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), err);
+        _exit(1);
+    }
+    close(errp[0]);
+    /* the daemon keeps its end of the pipe open: read what it wrote, no EOF */
+    fcntl(pidp[0], F_SETFL, O_NONBLOCK);
+    ssize_t got = read(pidp[0], pidtext, sizeof pidtext - 1);
+    pidtext[got > 0 ? got : 0] = '\0';
+    close(pidp[0]);
+    pid_t pasta = (pid_t)atoi(pidtext);
+    int pfd = pasta > 0 ? (int)syscall(SYS_pidfd_open, pasta, 0) : -1;
+    if (pfd < 0) {
+        dprintf(rep, "pasta started but its pid (\"%s\") cannot be watched", pidtext);
+        if (pasta > 0)
+            kill(pasta, SIGKILL);
+        _exit(1);
+    }
+    close(nsfd);
+    if (write(rep, "ok", 2) != 2) {
+        syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+        _exit(1);
+    }
+    close(rep);
+    struct pollfd w[2] = {{.fd = hfd, .events = POLLIN}, {.fd = pfd, .events = POLLIN}};
+    while (poll(w, 2, -1) < 0 && errno == EINTR)
+        ;
+    syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+    _exit(0);
+}
+
+int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
+{
+    if (!mxc_net_needs_stack(np))
+        return 0;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/ns/net", (int)holder);
+    int nsfd = open(path, O_RDONLY | O_CLOEXEC);
+    if (nsfd < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.open_ns", errno, NULL, "cannot open the sandbox's network namespace");
+    char why[600] = "";
+    int rc = install_rules(nsfd, np->ruleset, why, sizeof why);
+    if (rc < 0) {
+        close(nsfd);
+        mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "cannot install the sandbox's network rules (nf_tables): %s",
+                why[0] ? why : strerror(-rc));
+        mxc_err_set_remediation(e, "this host's kernel must provide nf_tables and nf_conntrack (modprobe nf_tables "
+                                   "nf_conntrack), or use a blocked network");
+        return -1;
+    }
+    int hfd = (int)syscall(SYS_pidfd_open, holder, 0);
+    int rp[2];
+    if (hfd < 0 || pipe2(rp, O_CLOEXEC) < 0) {
+        int err = errno;
+        if (hfd >= 0)
+            close(hfd);
+        close(nsfd);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.pidfd", err, NULL, "cannot watch the sandbox's PID 1");
+    }
+    pid_t k = fork();
+    if (k == 0) {
+        setsid();
+        int keep[] = {nsfd, hfd, rp[1]};
+        mxc_close_all_but(keep, 3);
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null >= 0)
+            dup2(null, 0), dup2(null, 1), dup2(null, 2);
+        if (fork() == 0)
+            keeper(np, nsfd, hfd, rp[1]);
+        _exit(0);
+    }
+    close(rp[1]), close(nsfd), close(hfd);
+    if (k > 0)
+        while (waitpid(k, NULL, 0) < 0 && errno == EINTR)
+            ;
+    struct pollfd w = {.fd = rp[0], .events = POLLIN};
+    why[0] = '\0';
+    if (k > 0 && poll(&w, 1, 10000) > 0)
+        slurp(rp[0], why, sizeof why);
+    close(rp[0]);
+    if (strcmp(why, "ok") == 0)
+        return 0;
+    mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "cannot start the userspace network stack: %s",
+            why[0] ? why : k < 0 ? "fork failed" : "no answer within 10 s");
+    mxc_err_set_remediation(e, "check that pasta (Debian's passt package) runs on this host and that /dev/net/tun "
+                               "exists, or use a blocked network");
+    return -1;
+}
+
+int mxc_net_after_maps(const mxc_net_policy *np, bool direct, bool detached, pid_t pid1, mxc_error *e)
+{
+    if (!mxc_net_needs_stack(np) || detached)
+        return 0;
+    if (direct)
+        return mxc_net_attach(np, pid1, e);
+    mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "network %s is not served to a multi-threaded in-process caller's one-shot yet "
+            "(its workload would start before the rules are in place)", mxc_net_model_name(np->model));
+    mxc_err_set_remediation(e, "run it through mxc-exec, or in a session (provision, start, exec)");
+    return -1;
+}
+
+/* In a child with a network namespace of its own: does nf_tables (and
+ * conntrack) take a table like ours? */
+static bool nft_works(bool conntrack)
+{
+    pid_t c = fork();
+    if (c == 0) {
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0)
+            dup2(null, 1), dup2(null, 2);
+        nft_api nft;
+        if (unshare(CLONE_NEWNET) < 0 || nft_load(&nft))
+            _exit(1);
+        struct nft_ctx *ctx = nft.ctx_new(NFT_CTX_DEFAULT);
+        if (!ctx)
+            _exit(1);
+        nft.buffer_output(ctx);
+        nft.buffer_error(ctx);
+        _exit(nft.run(ctx, conntrack ? "table inet p {\n chain c {\n  type filter hook input priority "
+                                                       "filter;\n  ct state established accept\n }\n}\n"
+                                                     : "table inet p {\n chain c {\n  type filter hook output priority "
+                                                       "filter;\n  reject\n }\n}\n") != 0);
+    }
+    int status;
+    if (c < 0 || waitpid(c, &status, 0) < 0)
+        return false;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+json_t *mxc_net_probe(void)
+{
+    bool pasta = access(MXC_NET_PASTA, X_OK) == 0;
+    bool root = geteuid() == 0;
+    return json_pack("{s:{s:s, s:s, s:b}, s:b, s:b, s:b}", "userspaceStack", "name", "pasta", "path", MXC_NET_PASTA,
+                     "present", pasta, "nfTables", root && nft_works(false), "conntrack", root && nft_works(true),
+                     "models", root && pasta);
+}

@@ -1,0 +1,39 @@
+/* stack.h — the userspace network stack and the rules, from the caller's side.
+ * Owns: installing a plan's nftables rule set inside the sandbox's network
+ * namespace (from a short-lived process outside the sandbox, through
+ * libnftables), starting pasta for that namespace as the runtime (in the
+ * caller's namespaces, never in the sandbox's), and a keeper process that
+ * ends pasta when the sandbox's PID 1 is gone; the host-capability checks
+ * and the probe's network keys.  Must never run before the namespace
+ * exists, nor let the workload start before both rules and route are in
+ * place (the caller calls it while the holder still waits). */
+#ifndef MXC_NET_STACK_H
+#define MXC_NET_STACK_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "netpolicy.h"
+
+#define MXC_NET_PASTA "/usr/bin/pasta"
+
+/* Whether a plan of this model needs the stack and the rules. */
+bool mxc_net_needs_stack(const mxc_net_policy *np);
+/* backend_unavailable (with a remediation) when this host cannot enforce
+ * the model: pasta missing, or rootless (pasta is started as root here). */
+int mxc_net_require(const mxc_net_policy *np, bool rootless, mxc_error *e);
+/* Rules, then the stack, for the network namespace of `holder`; the
+ * keeper ends the stack when `holder` exits.  No-op for models 3/host. */
+int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e);
+/* container.c's hook once the id maps are written: a direct one-shot's
+ * PID 1 (pid1) exists and waits, so its network is attached now; a
+ * session's is attached once its holder is known (mxc_net_attach, before
+ * any exec can arrive); a one-shot of a multi-threaded in-process caller
+ * runs its workload as soon as PID 1 is ready, so it is refused. */
+int mxc_net_after_maps(const mxc_net_policy *np, bool direct, bool detached, pid_t pid1, mxc_error *e);
+/* {"userspaceStack":{...}, "nfTables":bool, "conntrack":bool} */
+json_t *mxc_net_probe(void);
+
+#endif

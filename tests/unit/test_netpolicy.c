@@ -1,0 +1,116 @@
+/* test_netpolicy.c — src/net/netpolicy.c: the model each network shape
+ * becomes, the rule set it lowers to (order: host loopback, deny, allow,
+ * default), and the refusals with their JSON path.  Pure: no root. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "netpolicy.h"
+#include "request.h"
+
+static int build(const char *json, mxc_net_policy *np, mxc_error *e)
+{
+    mxc_request r;
+    mxc_error pe = {0};
+    CHECK_MSG(mxc_request_parse(json, strlen(json), &r, &pe) == 0, "%s: %s", json, pe.message);
+    mxc_error_clear(&pe);
+    int rc = mxc_net_policy_build(&r, np, e);
+    mxc_request_free(&r);
+    return rc;
+}
+
+#define V1(net) "{\"version\":\"1.0.0\",\"process\":{\"commandLine\":\"x\"},\"network\":" net "}"
+#define V08(net) "{\"version\":\"0.8.0\",\"process\":{\"commandLine\":\"x\"},\"network\":" net "}"
+
+static void test_models(void)
+{
+    static const struct { const char *json; mxc_net_model want; } M[] = {
+        {"{\"process\":{\"commandLine\":\"x\"}}", MXC_NETM_NONE},
+        {V1("{\"egress\":{\"default\":\"deny\"}}"), MXC_NETM_NONE},
+        {V08("{\"egress\":{\"default\":\"deny\"},\"ingress\":{\"default\":\"deny\"}}"), MXC_NETM_NONE},
+        {"{\"process\":{\"commandLine\":\"x\"},\"network\":{\"defaultPolicy\":\"block\"}}", MXC_NETM_NONE},
+        {"{\"process\":{\"commandLine\":\"x\"},\"network\":{\"defaultPolicy\":\"allow\",\"allowLocalNetwork\":true}}",
+         MXC_NETM_HOST},
+        {V1("{\"egress\":{\"default\":\"allow\"},\"ingress\":{\"default\":\"allow\",\"hostLoopback\":\"allow\"}}"),
+         MXC_NETM_HOST},
+        {"{\"process\":{\"commandLine\":\"x\"},\"network\":{\"defaultPolicy\":\"allow\"}}", MXC_NETM_DIRECT},
+        {V1("{\"egress\":{\"default\":\"allow\"}}"), MXC_NETM_DIRECT},
+        {V1("{\"ingress\":{\"hostLoopback\":\"allow\"}}"), MXC_NETM_DIRECT},
+        {V08("{\"egress\":{\"allow\":[{\"to\":[{\"cidr\":\"192.0.2.0/24\"}]}]}}"), MXC_NETM_DIRECT},
+        {"{\"version\":\"1.0.0\",\"process\":{\"commandLine\":\"x\"},\"runtimeConfig\":{\"networkProxy\":"
+         "\"http://127.0.0.1:3128\"}}", MXC_NETM_PROXY},
+    };
+    for (size_t i = 0; i < sizeof M / sizeof M[0]; i++) {
+        mxc_net_policy np;
+        mxc_error e = {0};
+        CHECK_MSG(build(M[i].json, &np, &e) == 0, "%s: %s", M[i].json, e.message);
+        CHECK_MSG(np.model == M[i].want, "%s -> %d, want %d", M[i].json, np.model, M[i].want);
+        CHECK((np.ruleset != NULL) == (np.model == MXC_NETM_DIRECT || np.model == MXC_NETM_PROXY));
+        mxc_net_policy_free(&np);
+        mxc_error_clear(&e);
+    }
+}
+
+static void test_lowering_order(void)
+{
+    mxc_net_policy np;
+    mxc_error e = {0};
+    CHECK(build(V1("{\"egress\":{\"default\":\"deny\",\"allow\":[{\"to\":[{\"cidr\":\"198.51.100.0/24\",\"except\":"
+                   "[\"198.51.100.9/32\"]}],\"ports\":[{\"protocol\":\"tcp\",\"port\":80,\"endPort\":90}]}],"
+                   "\"deny\":[{\"to\":[{\"cidr\":\"198.51.100.66/32\"}]}]}}"),
+                &np, &e) == 0);
+    const char *s = np.ruleset;
+    const char *gw = strstr(s, "ip daddr 10.0.2.2 reject"), *deny = strstr(s, "198.51.100.66/32 reject"),
+               *allow = strstr(s, "ip daddr 198.51.100.0/24 ip daddr != { 198.51.100.9/32 } meta l4proto tcp th dport "
+                                  "80-90 accept"),
+               *dflt = strstr(s, "    reject\n  }\n}\n");
+    CHECK_MSG(gw && deny && allow && dflt && gw < deny && deny < allow && allow < dflt, "%s", s);
+    CHECK(strstr(s, "meta nfproto ipv6 reject") != NULL);
+    mxc_net_policy_free(&np);
+    /* hostLoopback allow: the gateway is an ordinary address */
+    CHECK(build(V1("{\"egress\":{\"default\":\"allow\"},\"ingress\":{\"hostLoopback\":\"allow\"}}"), &np, &e) == 0);
+    CHECK(np.host_loopback && !strstr(np.ruleset, "10.0.2.2"));
+    mxc_net_policy_free(&np);
+    /* model 2: only the proxy port on the gateway */
+    CHECK(build("{\"version\":\"1.0.0\",\"process\":{\"commandLine\":\"x\"},\"runtimeConfig\":{\"networkProxy\":"
+                "\"https://localhost:8443/p\"}}",
+                &np, &e) == 0);
+    CHECK_STR_EQ(np.proxy_url, "https://10.0.2.2:8443/");
+    CHECK(strstr(np.ruleset, "ip daddr 10.0.2.2 tcp dport 8443 accept") != NULL);
+    mxc_net_policy_free(&np);
+    mxc_error_clear(&e);
+}
+
+static void test_refusals(void)
+{
+    static const struct { const char *json; const char *needle; } R[] = {
+        {V1("{\"ingress\":{\"default\":\"allow\"}}"), "network.ingress.default allow"},
+        {V1("{\"egress\":{\"allow\":[{\"to\":[{\"cidr\":\"2001:db8::/32\"}]}]}}"), "network.egress.allow[0].to[0].cidr is IPv6"},
+        {V08("{\"egress\":{\"allow\":[{\"to\":[{\"cidr\":\"example.com\"}]}]}}"), "network.egress.allow[0].to[0].cidr \"example.com\" is a hostname"},
+        {V08("{\"egress\":{\"deny\":[{\"to\":[{\"cidr\":\"10.0.0.1/8\"}]}]}}"), "non-zero host part"},
+        {V08("{\"egress\":{\"allow\":[{\"ports\":[{\"protocol\":\"icmp\",\"port\":1}]}]}}"), "protocol='icmp'"},
+        {V08("{\"egress\":{\"allow\":[{\"ports\":[{\"port\":9,\"endPort\":8}]}]}}"), "endPort must be greater"},
+        {V08("{\"egress\":{\"allow\":[{\"to\":[]}]}}"), "non-empty"},
+        {V08("{\"egress\":{\"defaultPolicy\":\"block\"}}"), "unknown field `defaultPolicy`"},
+        {"{\"version\":\"1.0.0\",\"process\":{\"commandLine\":\"x\"},\"runtimeConfig\":{\"networkProxy\":"
+         "\"http://127.0.0.1\"}}", "port explicitly"},
+        {"{\"version\":\"1.0.0\",\"process\":{\"commandLine\":\"x\"},\"runtimeConfig\":{\"networkProxy\":"
+         "\"http://[::1]:3128\"}}", "IPv4 only"},
+    };
+    for (size_t i = 0; i < sizeof R / sizeof R[0]; i++) {
+        mxc_net_policy np;
+        mxc_error e = {0};
+        CHECK_MSG(build(R[i].json, &np, &e) < 0, "%s accepted", R[i].json);
+        CHECK_MSG(e.code == MXC_E_POLICY_VALIDATION && e.message && strstr(e.message, R[i].needle), "%s: %s",
+                  R[i].json, e.message ? e.message : "");
+        mxc_error_clear(&e);
+    }
+}
+
+int main(void)
+{
+    test_models();
+    test_lowering_order();
+    test_refusals();
+    return CHECK_DONE();
+}
