@@ -69,8 +69,8 @@ const mxc_matrix_row MXC_MATRIX[MXC_F__COUNT] = {
     {MXC_F_NET_PROXY, "network.proxy (legacy)", {R, R, R, R, R, R},
      "network.proxy is not supported by this build: it has no path to an upstream proxy"},
     {MXC_F_NET_V1_RULES,
-     "network.egress rules, egress.default allow or ingress.hostLoopback allow (contract 1.0; model 1: its own "
-     "namespace, a route through the userspace stack, nftables rules; ingress.default allow is refused)",
+     "network.egress rules or egress.default allow (contract 1.0; model 1: its own namespace, a route through the "
+     "userspace stack, nftables rules; ingress.default allow and hostLoopback allow are refused outside all-allow)",
      {H, H, R, R, R, R}, "network policy is fixed at provision; it cannot be supplied on later phases"},
     {MXC_F_NET_V1_BLOCK, "network blocked: egress.default deny or absent, ingress deny or absent, no rules (contract 1.0)",
      {H, H, R, R, R, R}, "network policy is fixed at provision; it cannot be supplied on later phases"},

@@ -298,8 +298,15 @@ int mxc_state_write(const mxc_state *st, json_t *state, mxc_error *e)
     ssize_t n = text ? write(fd, text, len) : -1;
     free(text);
     int err = errno;
-    if (n != (ssize_t)len || fsync(fd) < 0) {
-        err = n != (ssize_t)len ? (n < 0 ? err : ENOSPC) : errno;
+    /* No fsync: this is runtime state (/run/mxc by default, tmpfs on most
+     * hosts).  Write-then-rename keeps it whole across any process's death;
+     * only a host crash could tear it, and a host crash ends every holder
+     * too — a torn or empty file is then damaged state, which stop and
+     * deprovision tear down anyway.  What must outlive a reboot (the uid
+     * claims, beside the persistent workspaces) is synced in registry.c.
+     * On a disk-backed root each fsync cost 0.2-1 ms per phase here. */
+    if (n != (ssize_t)len) {
+        err = n < 0 ? err : ENOSPC;
         close(fd);
         unlink(tmp);
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.write", err ? err : EIO, NULL, "cannot write the sandbox state");

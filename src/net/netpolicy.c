@@ -371,6 +371,13 @@ static int directional(json_t *net, const char *proxy, mxc_net_policy *np, mxc_e
         return refuse(e, "network.ingress.default allow cannot be delivered: nothing outside may open connections into "
                          "the sandbox's own network namespace (only the host network, with egress, ingress and "
                          "hostLoopback all allow and no rules, lets them in)");
+    /* allow only where both directions hold: the host's loopback clients
+     * cannot open connections into the sandbox's own namespace either */
+    if (h_allow)
+        return refuse(e, "network.ingress.hostLoopback allow cannot be delivered: the sandbox's loopback is its own "
+                         "namespace's, so the host cannot dial a sandbox listener (only the host network, with egress, "
+                         "ingress and hostLoopback all allow and no rules, shares the host's loopback); use "
+                         "hostLoopback deny");
     if (proxy) {
         if (e_allow || rules || h_allow)
             return refuse(e, "runtimeConfig.networkProxy requires network.egress.default deny, no rules and no "

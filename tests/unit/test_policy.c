@@ -205,7 +205,7 @@ static const variant VARIANTS[] = {
     {MXC_F_NET_V1_RULES,
      "{\"network\":{\"egress\":{\"default\":\"deny\",\"allow\":[{\"to\":[{\"cidr\":\"10.0.0.0/8\"}]}]}}}", NULL,
      NULL, true, true, true},
-    {MXC_F_NET_V1_RULES, "{\"network\":{\"ingress\":{\"hostLoopback\":\"allow\"}}}", NULL, NULL, true, true, true},
+    {MXC_F_NET_V1_RULES, "{\"network\":{\"egress\":{\"default\":\"allow\"}}}", NULL, NULL, true, true, true},
     {MXC_F_TELEMETRY, "{\"telemetry\":{\"enabled\":true}}", NULL, NULL, true, true},
     {MXC_F_TELEMETRY, "{\"telemetry\":{}}", NULL, NULL, true, true},
     {MXC_F_NET_V1_BLOCK, "{\"network\":{\"egress\":{\"default\":\"deny\"},\"ingress\":{\"default\":\"deny\"}}}", NULL,

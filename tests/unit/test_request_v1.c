@@ -228,7 +228,7 @@ static void test_mapping(void)
         {"{\"egress\":{\"default\":\"allow\"}}", MXC_NET_V1_RULES, false},
         {"{\"egress\":{\"default\":\"allow\"},\"ingress\":{\"default\":\"allow\"}}", MXC_NET_V1_RULES, true},
         {"{\"egress\":{\"allow\":[{}]}}", MXC_NET_V1_RULES, false},
-        {"{\"ingress\":{\"hostLoopback\":\"allow\"}}", MXC_NET_V1_RULES, false},
+        {"{\"ingress\":{\"hostLoopback\":\"allow\"}}", MXC_NET_V1_RULES, true}, /* both ways or not at all */
         {"{\"egress\":{\"allow\":[{\"to\":[{\"cidr\":\"2001:db8::/32\"}]}]}}", MXC_NET_V1_RULES, true},
     };
     for (size_t i = 0; i < sizeof P / sizeof P[0]; i++) {
