@@ -70,6 +70,7 @@ class Terminal:
         out = []
         for line in self.screen.decode(errors="replace").replace("\r", "").splitlines():
             if "ASan is ignoring requested __asan_handle_no_return" in line or \
+                    line.strip() == "False positive error reports may follow" or \
                     line.startswith("For details see https://github.com/google/sanitizers/issues/189"):
                 continue
             out.append(line)
