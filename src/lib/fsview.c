@@ -801,6 +801,10 @@ static int curated_etc(view *v, const mxc_plan *p)
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < sizeof keep / sizeof keep[0]; i++) {
         struct stat st;
+        /* the host's resolvers only on the host network: model 1 asks the
+         * userspace stack's forwarder (below), models 2 and 3 get none */
+        if (!strcmp(keep[i], "/etc/resolv.conf") && p->net.model != MXC_NETM_HOST)
+            continue;
         if (stat(keep[i], &st) < 0)
             continue;
         rc = S_ISREG(st.st_mode) && st.st_size <= ETC_COPY_MAX ? copy_in(etc, keep[i], &st) : -EAGAIN;
@@ -819,6 +823,11 @@ static int curated_etc(view *v, const mxc_plan *p)
         rc = write_at(etc, "group", group);
     if (rc == 0)
         rc = write_at(etc, "hostname", hostname);
+    /* model 1: the forwarder of the stack; whether a query gets out is the
+     * rules' business like any other packet (egress.default allow, or an
+     * allow covering MXC_NET_DNS port 53) */
+    if (rc == 0 && p->net.model == MXC_NETM_DIRECT)
+        rc = write_at(etc, "resolv.conf", "nameserver " MXC_NET_DNS "\n");
     close(etc);
     return rc;
 }

@@ -339,6 +339,16 @@ def test_model3_reaches_nothing(internet, sandbox, client):
     assert "tap0" not in r.stdout, r.describe()
 
 
+def test_resolver_is_the_stacks_forwarder_in_model1_and_none_otherwise(internet, sandbox, client):
+    """Model 1 asks pasta's DNS forwarder (whether a query leaves is the rules' business, like any
+    packet); models 2 and 3 get no resolver at all — the host's stays the host's.  Only the file is
+    read here: no query is sent."""
+    m1 = sandbox({"egress": {"default": "allow"}}).run("cat /etc/resolv.conf")
+    assert m1.rc == 0 and m1.stdout == "nameserver 10.0.2.3\n", m1.describe()
+    m3 = sandbox({"egress": {"default": "deny"}}).run("test -e /etc/resolv.conf && echo present || echo none")
+    assert m3.stdout.strip() == "none", m3.describe()
+
+
 def test_legacy_directional_block_is_model3(internet, mxc, client):
     d, cmd = client
     r = mxc({"version": "0.8.0", "network": {"egress": {"default": "deny"}, "ingress": {"default": "deny"}},
