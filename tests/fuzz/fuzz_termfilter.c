@@ -45,6 +45,8 @@ typedef struct {
 
 static void put(ref *r, unsigned c)
 {
+    if (c >= 0x80) /* a non-ASCII character is no parameter: never (char)0x13f == '?' */
+        c = '_';
     if (r->n < sizeof r->buf - 1)
         r->buf[r->n++] = (char)c, r->buf[r->n] = '\0';
 }
