@@ -33,19 +33,6 @@ static const char USAGE[] =
  * upstream lxc-exec's "Request error" lines on stderr (what a contract-1.0
  * caller reads) and one malformed_request envelope on stdout (what a
  * legacy caller reads).  Exit 1, as upstream. */
-static int fail_input(const char *upstream, const char *fmt, const char *arg)
-{
-    fprintf(stderr, "Request error\nConfiguration parse error: %s%s\n", upstream, arg ? arg : "");
-    mxc_error e = {0};
-    mxc_err(&e, MXC_E_MALFORMED_REQUEST, fmt, arg ? arg : "");
-    char *s = mxc_error_envelope_text(&e);
-    if (s)
-        printf("%s\n", s);
-    free(s);
-    mxc_error_clear(&e);
-    return 1;
-}
-
 static void fail_envelope(const char *fmt, const char *arg)
 {
     mxc_error e = {0};
@@ -55,6 +42,13 @@ static void fail_envelope(const char *fmt, const char *arg)
         printf("%s\n", s);
     free(s);
     mxc_error_clear(&e);
+}
+
+static int fail_input(const char *upstream, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "Request error\nConfiguration parse error: %s%s\n", upstream, arg ? arg : "");
+    fail_envelope(fmt, arg);
+    return 1;
 }
 
 /* Reads at most MXC_REQUEST_MAX_BYTES + 1 so the library can say "too big". */

@@ -149,21 +149,32 @@ int mxc_hostpath_resolve(const mxc_hostpath_rules *rv, const char *path, bool fo
 
 /* The directory of path, resolved by the rules with every live sandbox's
  * writable area counting; name points into path. */
-static int parent_of(const char *path, const char **name, char *why, size_t whysz)
+/* path made absolute against the cwd (getcwd gives the physical path: no
+ * link in it) into abs, and its last component in *name (pointing into
+ * path); -EISDIR when path names no file. */
+static int absolute_and_name(const char *path, char *abs, size_t abssz, const char **name)
 {
-    char abs[4200];
     if (path[0] == '/') {
-        snprintf(abs, sizeof abs, "%s", path);
+        snprintf(abs, abssz, "%s", path);
     } else {
         char cwd[4096];
         if (!getcwd(cwd, sizeof cwd))
             return -errno;
-        snprintf(abs, sizeof abs, "%s/%s", cwd, path);
+        snprintf(abs, abssz, "%s/%s", cwd, path);
     }
     const char *slash = strrchr(path, '/');
     *name = slash ? slash + 1 : path;
     if (!**name || !strcmp(*name, ".") || !strcmp(*name, ".."))
         return -EISDIR;
+    return 0;
+}
+
+static int parent_of(const char *path, const char **name, char *why, size_t whysz)
+{
+    char abs[4200];
+    int arc = absolute_and_name(path, abs, sizeof abs, name);
+    if (arc < 0)
+        return arc;
     char *aslash = strrchr(abs, '/');
     char parent[4200];
     snprintf(parent, sizeof parent, "%.*s", aslash == abs ? 1 : (int)(aslash - abs), abs);
@@ -203,18 +214,9 @@ static int open_in(int dir, const char *name, int flags, const char *path, const
 static int log_parent(const char *path, const char **name, char *why, size_t whysz)
 {
     char abs[4200];
-    if (path[0] == '/') {
-        snprintf(abs, sizeof abs, "%s", path);
-    } else {
-        char cwd[4096]; /* getcwd is the physical path: it holds no link */
-        if (!getcwd(cwd, sizeof cwd))
-            return -errno;
-        snprintf(abs, sizeof abs, "%s/%s", cwd, path);
-    }
-    const char *slash = strrchr(path, '/');
-    *name = slash ? slash + 1 : path;
-    if (!**name || !strcmp(*name, ".") || !strcmp(*name, ".."))
-        return -EISDIR;
+    int arc = absolute_and_name(path, abs, sizeof abs, name);
+    if (arc < 0)
+        return arc;
     *strrchr(abs, '/') = '\0';
     int cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (cur < 0)

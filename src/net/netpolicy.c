@@ -265,7 +265,10 @@ static int lower_rules(json_t *rules, const char *where, bool is_allow, sbuf *s,
     return 0;
 }
 
-static void put_head(sbuf *s, bool host_loopback)
+/* proxy_port: model 2's one way out, the gateway's proxy port; 0: the
+ * gateway (host loopback) is rejected ahead of every caller rule, so a
+ * broad allow cannot reopen it. */
+static void put_head(sbuf *s, long proxy_port)
 {
     put(s, "table inet " MXC_NET_TABLE " {\n"
            "  chain input {\n"
@@ -277,7 +280,9 @@ static void put_head(sbuf *s, bool host_loopback)
            "    type filter hook output priority filter; policy drop;\n"
            "    oifname \"lo\" accept\n"
            "    meta nfproto ipv6 reject\n");
-    if (!host_loopback) /* ahead of every caller rule: a broad allow cannot reopen it */
+    if (proxy_port)
+        put(s, "    ip daddr " MXC_NET_GATEWAY " tcp dport %ld accept\n", proxy_port);
+    else
         put(s, "    ip daddr " MXC_NET_GATEWAY " reject\n");
 }
 
@@ -301,7 +306,7 @@ static int legacy_allow(mxc_net_policy *np, mxc_error *e)
                                         "172.16.0.0/12", "192.168.0.0/16", "224.0.0.0/4", "240.0.0.0/4"};
     sbuf s = {0};
     np->model = MXC_NETM_DIRECT;
-    put_head(&s, false);
+    put_head(&s, 0);
     for (size_t i = 0; i < sizeof LOCAL / sizeof LOCAL[0]; i++)
         put(&s, "    ip daddr %s reject\n", LOCAL[i]);
     return finish(&s, true, np, e);
@@ -334,17 +339,7 @@ static int proxy_endpoint(const char *url, mxc_net_policy *np, mxc_error *e)
     np->proxy_port = (unsigned short)port;
     snprintf(np->proxy_url, sizeof np->proxy_url, "%s://" MXC_NET_GATEWAY ":%ld/", https ? "https" : "http", port);
     sbuf s = {0};
-    put(&s, "table inet " MXC_NET_TABLE " {\n"
-            "  chain input {\n"
-            "    type filter hook input priority filter; policy drop;\n"
-            "    iifname \"lo\" accept\n"
-            "    ct state established,related accept\n"
-            "  }\n"
-            "  chain output {\n"
-            "    type filter hook output priority filter; policy drop;\n"
-            "    oifname \"lo\" accept\n"
-            "    meta nfproto ipv6 reject\n"
-            "    ip daddr " MXC_NET_GATEWAY " tcp dport %ld accept\n", port);
+    put_head(&s, port);
     return finish(&s, false, np, e);
 }
 
@@ -379,19 +374,18 @@ static int directional(json_t *net, const char *proxy, mxc_net_policy *np, mxc_e
                          "ingress and hostLoopback all allow and no rules, shares the host's loopback); use "
                          "hostLoopback deny");
     if (proxy) {
-        if (e_allow || rules || h_allow)
+        if (e_allow || rules)
             return refuse(e, "runtimeConfig.networkProxy requires network.egress.default deny, no rules and no "
                              "hostLoopback allow: the proxy endpoint is the only way out");
         return proxy_endpoint(proxy, np, e);
     }
-    if (!e_allow && !rules && !h_allow) {
+    if (!e_allow && !rules) {
         np->model = MXC_NETM_NONE;
         return 0;
     }
     np->model = MXC_NETM_DIRECT;
-    np->host_loopback = h_allow;
     sbuf s = {0};
-    put_head(&s, h_allow);
+    put_head(&s, 0);
     /* deny outranks allow: every deny is matched first */
     if (lower_rules(deny, "network.egress.deny", false, &s, e) < 0 ||
         lower_rules(allow, "network.egress.allow", true, &s, e) < 0) {

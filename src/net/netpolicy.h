@@ -32,7 +32,6 @@ typedef enum {
 
 typedef struct {
     mxc_net_model model;
-    bool host_loopback;       /* ingress.hostLoopback allow: the gateway is an ordinary address */
     unsigned short proxy_port; /* model 2 */
     char proxy_url[64];       /* model 2: the endpoint as the sandbox reaches it */
     char *ruleset;            /* models 1 and 2: the nftables script (owned) */

@@ -188,7 +188,7 @@ static _Noreturn void keeper(const mxc_net_policy *np, int nsfd, int hfd, int re
         /* nothing is forwarded into the sandbox, in either protocol */
         argv[n++] = "-t", argv[n++] = "none", argv[n++] = "-u", argv[n++] = "none";
         argv[n++] = "-T", argv[n++] = "none", argv[n++] = "-U", argv[n++] = "none";
-        if (np->model == MXC_NETM_DIRECT && !np->host_loopback)
+        if (np->model == MXC_NETM_DIRECT)
             argv[n++] = "--no-map-gw"; /* host loopback not even mapped (the rules drop it too) */
         argv[n++] = "--pid", argv[n++] = "/proc/self/fd/4";
         argv[n++] = "--netns", argv[n++] = "/proc/self/fd/3";
