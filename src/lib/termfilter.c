@@ -167,7 +167,10 @@ static size_t unit(mxc_termfilter *f, int kind, const unsigned char *u, size_t u
                 memcpy(out + o, u, ulen);
                 return o + ulen;
             case S_OSC:
-                if (f->len + ulen <= HOLD_MAX) {
+                /* a byte that is no part of a well-formed character (ulen 1):
+                 * a lenient terminal may decode it (C0 BF as '?'), so the
+                 * string is not passed at all */
+                if (ulen > 1 && f->len + ulen <= HOLD_MAX) {
                     memcpy(f->seq + f->len, u, ulen);
                     f->len += ulen;
                 } else {
