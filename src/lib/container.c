@@ -35,7 +35,10 @@ typedef struct {
     char stage[64];
 } ctl_msg;
 
-enum { MSG_MAPS_PLEASE = 1, MSG_MAPS_DONE, MSG_PID, MSG_READY, MSG_FAIL, MSG_RELEASE, MSG_CGROUP_DONE };
+/* the exit status of a holder whose caller died before releasing it */
+#define HOLDER_UNRELEASED 87
+
+enum { MSG_MAPS_PLEASE = 1, MSG_MAPS_DONE, MSG_PID, MSG_READY, MSG_FAIL, MSG_RELEASE, MSG_CGROUP_DONE, MSG_RELEASED };
 
 #define MAX_JOIN_FDS 3
 
@@ -212,7 +215,11 @@ static int become_inner(bool rootless)
 static _Noreturn void holder_main(const mxc_plan *p, mxc_fsview_sources *src, int ctl, bool detached,
                                   const mxc_first_exec *fx, bool await_cgroup, int listen_fd)
 {
-    prctl(PR_SET_NAME, "mxc-holder");
+    /* A session's holder is the session only once its starter has
+     * recorded it and released it: until then it is "mxc-starting", which
+     * no phase counts as running (a starter killed in between leaves a
+     * holder that exits on its own, not a session). */
+    prctl(PR_SET_NAME, detached ? "mxc-starting" : "mxc-holder");
     /* Nobody inside may read our memory, environ or fds (hidepid and
      * Landlock hide us already; this holds without them).  Rootless, the
      * caller's setns(pidfd) into us needs ptrace access, which a
@@ -265,7 +272,9 @@ static _Noreturn void holder_main(const mxc_plan *p, mxc_fsview_sources *src, in
     if (detached) {
         ctl_msg m;
         if (recv_msg(ctl, &m) < 0 || m.kind != MSG_RELEASE)
-            _exit(0); /* the caller died before recording us: leave nothing */
+            _exit(HOLDER_UNRELEASED); /* the caller died before recording us: leave nothing */
+        prctl(PR_SET_NAME, "mxc-holder");
+        (void)send_msg(ctl, MSG_RELEASED, 0, 0, NULL); /* unheard if the caller died since: we are the session */
         close(ctl);
         ctl = -1;
     }
@@ -551,7 +560,10 @@ static _Noreturn void monitor_main(const mxc_plan *p, mxc_fsview_sources *src, i
             close(rfd);
         if (n > 0 && atoi(rec) == (int)r) {
             char text[64];
-            describe_status(status, text, sizeof text);
+            if (WIFEXITED(status) && WEXITSTATUS(status) == HOLDER_UNRELEASED)
+                snprintf(text, sizeof text, "%s\n", MXC_HOLDER_NEVER_RELEASED);
+            else
+                describe_status(status, text, sizeof text);
             int fd = openat(dirfd, "holder.exit", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
             if (fd >= 0) {
                 (void)!write(fd, text, strlen(text));
@@ -732,7 +744,12 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
 
 int mxc_holder_release(mxc_holder *h, mxc_error *e)
 {
+    /* answered once it calls itself mxc-holder: a phase that follows ours
+     * must find it running */
+    ctl_msg m;
     int rc = send_msg(h->ctl_fd, MSG_RELEASE, 0, 0, NULL);
+    if (rc == 0 && (recv_msg(h->ctl_fd, &m) < 0 || m.kind != MSG_RELEASED))
+        rc = -1;
     close(h->ctl_fd);
     h->ctl_fd = -1;
     return rc < 0 ? mxc_err(e, MXC_E_BACKEND_ERROR, "the session holder exited before it was released") : 0;

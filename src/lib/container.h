@@ -52,8 +52,13 @@ typedef struct {
  * names it even on failure, for the caller to remove. */
 int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_session *session, const mxc_first_exec *fx,
                      mxc_holder *h, mxc_cgroup *cg, mxc_error *e);
-/* Tells a detached holder that its state is recorded; from here on it
- * lives until killed.  A holder whose caller dies before this exits. */
+/* Tells a detached holder that its state is recorded and waits until it
+ * has taken it (it is named mxc-holder from then on: a session); from here
+ * on it lives until killed.  A holder whose caller dies before this exits,
+ * and its monitor records MXC_HOLDER_NEVER_RELEASED as how it ended: no
+ * crash, a start that never completed. */
+#define MXC_HOLDER_NEVER_RELEASED "never released"
+
 int mxc_holder_release(mxc_holder *h, mxc_error *e);
 /* SIGKILLs the holder (the kernel then kills every process of its PID
  * namespace) and waits until it is gone. */

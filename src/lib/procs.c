@@ -10,7 +10,7 @@
 /* State (field 3) and start time (field 22) from one read of
  * /proc/PID/stat; comm (field 2) may hold spaces and parentheses, so the
  * fields are counted from the last ')'.  Thread-safe (no strtok). */
-static int read_stat(pid_t pid, char *state, unsigned long long *start)
+static int read_stat(pid_t pid, char *state, unsigned long long *start, char *comm, size_t commsz)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
@@ -22,9 +22,11 @@ static int read_stat(pid_t pid, char *state, unsigned long long *start)
     if (n <= 0)
         return -1;
     buf[n] = '\0';
-    const char *p = strrchr(buf, ')');
-    if (!p || p[1] != ' ')
+    const char *p = strrchr(buf, ')'), *l = strchr(buf, '(');
+    if (!p || p[1] != ' ' || !l || l > p)
         return -1;
+    if (comm)
+        snprintf(comm, commsz, "%.*s", (int)(p - l - 1), l + 1);
     p += 2;
     *state = *p;
     for (int field = 3; field < 22; field++) {
@@ -41,14 +43,23 @@ unsigned long long mxc_proc_start_time(pid_t pid)
 {
     char state;
     unsigned long long start;
-    return pid > 0 && read_stat(pid, &state, &start) == 0 ? start : 0;
+    return pid > 0 && read_stat(pid, &state, &start, NULL, 0) == 0 ? start : 0;
 }
 
 bool mxc_pid_alive(pid_t pid, unsigned long long start_time)
 {
     char state;
     unsigned long long start;
-    if (pid <= 0 || read_stat(pid, &state, &start) < 0 || start == 0 || start != start_time)
+    if (pid <= 0 || read_stat(pid, &state, &start, NULL, 0) < 0 || start == 0 || start != start_time)
         return false;
     return state != 'Z' && state != 'X';
+}
+
+bool mxc_pid_alive_as(pid_t pid, unsigned long long start_time, const char *comm)
+{
+    char state, name[64];
+    unsigned long long start;
+    if (pid <= 0 || read_stat(pid, &state, &start, name, sizeof name) < 0 || start == 0 || start != start_time)
+        return false;
+    return state != 'Z' && state != 'X' && strcmp(name, comm) == 0;
 }

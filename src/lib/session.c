@@ -322,6 +322,7 @@ typedef struct {
     pid_t holder;
     unsigned long long holder_start;
     bool running;
+    bool unreleased;        /* a holder its starter never released (the starter died): no session, and doomed */
     char death[64];         /* how a crashed holder ended ("" = no crash on record) */
     bool death_unknown;     /* its record names a dead holder, and nothing recorded how it ended */
 } opened;
@@ -339,8 +340,8 @@ static void finish_tomb(const char *tomb)
 }
 
 /* The holder among the processes of the sandbox's cgroup (named after
- * the sandbox): the one called mxc-holder whose parent is outside the
- * cgroup (every other process there descends from it: it is PID 1 of the
+ * the sandbox): the one called mxc-holder (or mxc-starting, not yet
+ * released) whose parent is outside the cgroup (every other process there descends from it: it is PID 1 of the
  * sandbox's PID namespace, and the exec inits are its children). */
 static bool holder_in_cgroup(const char *name, pid_t *pid, unsigned long long *start)
 {
@@ -373,7 +374,7 @@ static bool holder_in_cgroup(const char *name, pid_t *pid, unsigned long long *s
         char *lp = strchr(buf, '('), *rp = strrchr(buf, ')');
         char state;
         int ppid;
-        if (!lp || !rp || strncmp(lp, "(mxc-holder)", 12) != 0 || sscanf(rp + 1, " %c %d", &state, &ppid) != 2 ||
+        if (!lp || !rp || (strncmp(lp, "(mxc-holder)", 12) != 0 && strncmp(lp, "(mxc-starting)", 14) != 0) || sscanf(rp + 1, " %c %d", &state, &ppid) != 2 ||
             state == 'Z')
             continue;
         bool parent_inside = false;
@@ -470,10 +471,16 @@ static int open_sandbox(const mxc_request *r, opened *o, mxc_error *e)
         mxc_error_clear(&why);
     }
     find_holder(o->st.dir, o->st.name, o->state, &o->holder, &o->holder_start);
-    o->running = mxc_pid_alive(o->holder, o->holder_start);
+    /* running: alive and released (container.c names it mxc-holder only then) */
+    o->running = mxc_pid_alive_as(o->holder, o->holder_start, "mxc-holder");
+    o->unreleased = !o->running && mxc_pid_alive(o->holder, o->holder_start);
     pid_t rp;
     unsigned long long rs;
-    if (!o->running && !mxc_state_holder_death(o->st.dir, o->death, sizeof o->death)) {
+    bool died = !o->running && !o->unreleased && mxc_state_holder_death(o->st.dir, o->death, sizeof o->death);
+    if (died && !strcmp(o->death, MXC_HOLDER_NEVER_RELEASED)) {
+        o->death[0] = '\0'; /* a start killed before it released its holder: not started, no crash */
+        o->unreleased = true;
+    } else if (!o->running && !o->unreleased && !died) {
         o->death[0] = '\0';
         /* its record names a dead holder and nothing said how it ended (its
          * monitor died with it): a crash all the same, never "not started" */
@@ -555,6 +562,14 @@ static int end_session(const char *dir, const char *name, pid_t holder, unsigned
 /* ------------------------------------------------------------------------
  * the phases */
 
+/* fault injection (tests/faults): the CLI dies at a named point of start */
+static void fault_kill_in_start(const char *where)
+{
+    const char *v = getenv("MXC_FAULT_KILL_IN_START");
+    if (v && !strcmp(v, where))
+        kill(getpid(), SIGKILL);
+}
+
 static int start(opened *o, mxc_error *e)
 {
     if (!o->state)
@@ -566,6 +581,10 @@ static int start(opened *o, mxc_error *e)
     if (check_owners(o->state, o->st.name, o->st.dir, e) < 0)
         return -1;
     mxc_state_clear_holder(o->st.dir); /* a crashed holder's record: this start is its answer */
+    /* a killed start's holder, waiting for a release that never comes: it
+     * would go on its own, but not before this start finds it in the cgroup */
+    if (o->unreleased && mxc_holder_kill(o->holder, o->holder_start, e) < 0)
+        return -1;
     mxc_plan p;
     /* the view is resolved afresh from the policy at every start */
     if (plan_from_state(o->state, false, &p, e) < 0)
@@ -587,6 +606,7 @@ static int start(opened *o, mxc_error *e)
             mxc_cgroup_remove(&cg); /* nothing lives in it: the holder never ran */
         return -1;
     }
+    fault_kill_in_start("spawned");
     json_object_set_new(o->state, "holderPid", json_integer(h.pid));
     json_object_set_new(o->state, "holderStart", json_integer((json_int_t)h.start_time));
     json_object_set_new(o->state, "view", view_of(&p));
@@ -598,6 +618,7 @@ static int start(opened *o, mxc_error *e)
         close(h.ctl_fd); /* the holder exits on its own: it was never released */
         return -1;
     }
+    fault_kill_in_start("recorded");
     return mxc_holder_release(&h, e);
 }
 
@@ -605,6 +626,8 @@ static int stop(opened *o, json_t **result, mxc_error *e)
 {
     const char *name = o->st.name;
     if (!o->running) {
+        if (o->unreleased && end_session(o->st.dir, name, o->holder, o->holder_start, e) < 0)
+            return -1; /* a killed start's: never a session, yet it goes now */
         if (!o->death[0])
             return mxc_err(e, MXC_E_ALREADY_STOPPED, "the sandbox is already stopped; its identity remains");
         /* the holder crashed: what it left goes now, and the caller hears how it ended */

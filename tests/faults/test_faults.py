@@ -326,6 +326,32 @@ def test_id_lost_after_commit_is_reclaimed(f):
     f.assert_clean("killed between commit and answer x3")
 
 
+@pytest.mark.parametrize("where", ["spawned", "recorded"])
+def test_start_killed_before_release_is_no_session(f, where):
+    """A start killed after its holder was spawned (and, "recorded", after the holder record and state
+    were written) but before the holder was released: that holder exits on its own, so it is no session.
+    CI once met the race at random (test_kill9_mid_start): the next start answered already_started for
+    it, and the exec after that met not_started. MXC_FAULT_KILL_IN_START kills the CLI exactly there;
+    the next start must start a session that then runs, and stop/deprovision leave nothing."""
+    for follow in ("start", "stop"):
+        sid, _ = f.provision()
+        rc, env, out, err = f.phase("start", sid, env={"MXC_FAULT_KILL_IN_START": where})
+        assert rc == -signal.SIGKILL and not out.strip(), (rc, out, err)
+        rc, env, out, err = f.phase(follow, sid)
+        if follow == "start":
+            assert rc == 0, (out, err)
+            rc, env, out, err = f.run({"phase": "exec", "sandboxId": sid, "process": {"commandLine": "echo alive"}})
+            assert (rc, out) == (0, "alive\n"), (rc, out, err)
+            assert f.phase("stop", sid)[0] == 0
+        else:  # never started: no crash to report, and the unreleased holder goes
+            assert rc != 0 and env["error"]["code"] == "already_stopped", (rc, out, err)
+            rc, env, out, err = f.phase("start", sid)
+            assert rc == 0, (out, err)
+            assert f.phase("stop", sid)[0] == 0
+        assert f.phase("deprovision", sid)[0] == 0
+    f.assert_clean("start killed before release (%s)" % where)
+
+
 def _sigpipe(argv, stdin, env):
     """Runs argv with its stdout a pipe whose reader is already gone: every write gets EPIPE."""
     r, w = os.pipe()
