@@ -38,7 +38,7 @@ typedef struct {
 /* the exit status of a holder whose caller died before releasing it */
 #define HOLDER_UNRELEASED 87
 
-enum { MSG_MAPS_PLEASE = 1, MSG_MAPS_DONE, MSG_PID, MSG_READY, MSG_FAIL, MSG_RELEASE, MSG_CGROUP_DONE, MSG_RELEASED };
+enum { MSG_MAPS_PLEASE = 1, MSG_MAPS_DONE, MSG_PID, MSG_READY, MSG_FAIL, MSG_RELEASE, MSG_CGROUP_DONE, MSG_RELEASED, MSG_NET_DONE };
 
 #define MAX_JOIN_FDS 3
 
@@ -260,6 +260,14 @@ static _Noreturn void holder_main(const mxc_plan *p, mxc_fsview_sources *src, in
     }
     if (send_msg(ctl, MSG_READY, 0, getpid(), NULL) < 0)
         _exit(1);
+    /* a one-shot through C1 (a multi-threaded caller): our network
+     * namespace was made after the maps, so the caller installs the rules
+     * and the route now, and the workload waits for them */
+    if (fx && !await_cgroup && mxc_net_needs_stack(&p->net)) {
+        ctl_msg m;
+        if (recv_msg(ctl, &m) < 0 || m.kind != MSG_NET_DONE)
+            _exit(1);
+    }
     pid_t workload = fx ? fork_first_exec(p, fx) : 0;
     if (workload < 0)
         _exit(127);
@@ -685,7 +693,7 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
             err = write_map(mapped, "gid_map", MXC_INNER_GID, p->gid);
         if (err)
             rc = mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.uid_map", -err, NULL, "cannot write the id maps");
-        else if (mxc_net_after_maps(&p->net, direct, detached, c1, e) < 0) /* src/net: rules + stack first */
+        else if (mxc_net_after_maps(&p->net, direct, c1, e) < 0) /* src/net: rules + stack first */
             rc = -1;
         else if (send_msg(ctl, MSG_MAPS_DONE, 0, 0, NULL) < 0)
             rc = died(ctl, e);
@@ -731,8 +739,20 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
     }
     if (direct)
         h->pid = c1; /* it knows itself only as pid 1 */
-    if (detached && mxc_net_attach(&p->net, h->pid, e) < 0) { /* src/net: a session's, before any exec */
+    /* src/net: a session's before any exec; a one-shot's through C1
+     * before its workload (the holder waits for MSG_NET_DONE) */
+    int nrc = 0;
+    if (!direct && mxc_net_needs_stack(&p->net)) {
+        nrc = mxc_net_attach(&p->net, h->pid, e);
+        if (nrc == 0 && !detached && send_msg(ctl, MSG_NET_DONE, 0, 0, NULL) < 0)
+            nrc = died(ctl, e);
+    }
+    if (nrc < 0) {
         kill(h->pid, SIGKILL);
+        if (!detached) {
+            kill(c1, SIGKILL);
+            waitpid(c1, NULL, 0);
+        }
         close(ctl);
         return -1;
     }

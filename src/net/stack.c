@@ -305,16 +305,9 @@ int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
     return -1;
 }
 
-int mxc_net_after_maps(const mxc_net_policy *np, bool direct, bool detached, pid_t pid1, mxc_error *e)
+int mxc_net_after_maps(const mxc_net_policy *np, bool direct, pid_t pid1, mxc_error *e)
 {
-    if (!mxc_net_needs_stack(np) || detached)
-        return 0;
-    if (direct)
-        return mxc_net_attach(np, pid1, e);
-    mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "network %s is not served to a multi-threaded in-process caller's one-shot yet "
-            "(its workload would start before the rules are in place)", mxc_net_model_name(np->model));
-    mxc_err_set_remediation(e, "run it through mxc-exec, or in a session (provision, start, exec)");
-    return -1;
+    return direct ? mxc_net_attach(np, pid1, e) : 0;
 }
 
 /* In a child with a network namespace of its own: does nf_tables (and

@@ -28,11 +28,12 @@ int mxc_net_require(const mxc_net_policy *np, bool rootless, mxc_error *e);
  * keeper ends the stack when `holder` exits.  No-op for models 3/host. */
 int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e);
 /* container.c's hook once the id maps are written: a direct one-shot's
- * PID 1 (pid1) exists and waits, so its network is attached now; a
- * session's is attached once its holder is known (mxc_net_attach, before
- * any exec can arrive); a one-shot of a multi-threaded in-process caller
- * runs its workload as soon as PID 1 is ready, so it is refused. */
-int mxc_net_after_maps(const mxc_net_policy *np, bool direct, bool detached, pid_t pid1, mxc_error *e);
+ * PID 1 (pid1) exists and waits, so its network is attached now, while it
+ * builds the view.  Otherwise (a session, or a one-shot of a
+ * multi-threaded in-process caller, whose namespaces C1 makes after the
+ * maps) container.c calls mxc_net_attach once the holder is ready and
+ * before it runs anything: any exec, or the one-shot's workload. */
+int mxc_net_after_maps(const mxc_net_policy *np, bool direct, pid_t pid1, mxc_error *e);
 /* {"userspaceStack":{...}, "nfTables":bool, "conntrack":bool} */
 json_t *mxc_net_probe(void);
 

@@ -11,5 +11,20 @@ bash ./install.sh >/dev/null
 node=node_modules/.bin/node
 "$node" -e 'const [M] = process.versions.node.split("."); if (+M < 24) { console.error("Node >= 24 needed, got " + process.version); process.exit(1); }'
 state=$(mktemp -d /tmp/mxc-sdk-state-XXXXXX)
-trap 'rm -rf "$state"' EXIT
+ns=mxcsdk$$
+cleanup() { ip netns del "$ns" 2>/dev/null || true; rm -rf "$state"; }
+trap cleanup EXIT
 MXC_FFI_DIR="$ffi_dir" MXC_STATE_DIR="$state" "$node" --test --test-concurrency=1 sdk.test.mjs
+# net.test.mjs: the network models, inside a namespace made here (its own
+# loopback; a veth pair, both ends inside, with a documentation-range
+# address; nothing leaves it)
+web=198.51.100.7
+ip netns add "$ns"
+ip netns exec "$ns" sh -ec "
+  ip link set lo up
+  ip link add d0 type veth peer name d1
+  ip link set d0 up; ip link set d1 up
+  ip addr add $web/24 dev d0
+  ip route add default via 198.51.100.254 dev d0 onlink"
+ip netns exec "$ns" env MXC_FFI_DIR="$ffi_dir" MXC_STATE_DIR="$state" MXC_NET_TEST_ADDR="$web" \
+  "$node" --test --test-concurrency=1 net.test.mjs

@@ -1,0 +1,92 @@
+// Issue 14 through the published SDK (a multi-threaded in-process caller: the workload is started
+// by C1's holder, which waits for the rules and the route): MXC's connectivity models from Node.
+//
+// NETWORK SAFETY.  run.sh runs this file inside a network namespace it creates (`ip netns add`):
+// its loopback is the "host loopback" the userspace stack would map, and a veth pair whose both
+// ends live in it carries the documentation-range address WEB with the servers bound to it.  The
+// sandbox only ever addresses 10.0.2.x (the stack's side) and WEB; nothing leaves that namespace.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import net from 'node:net';
+import * as mxc from '@microsoft/mxc-sdk/v1';
+
+const WEB = process.env.MXC_NET_TEST_ADDR;
+assert.ok(WEB && WEB.startsWith('198.51.100.'), 'run by run.sh inside its own namespace (MXC_NET_TEST_ADDR)');
+// never run in the host's namespace: the test namespace has WEB on a local interface
+assert.ok(fs.readFileSync('/proc/net/fib_trie', 'utf8').includes(WEB), 'not inside the test namespace');
+
+const servers = [];
+async function serve(host, port, text) {
+  const s = net.createServer((c) => { c.end(text); });
+  await new Promise((resolve) => s.listen(port, host, resolve));
+  servers.push(s);
+}
+await serve(WEB, 8080, 'WEB8080\n');
+await serve(WEB, 8081, 'WEB8081\n');
+await serve('127.0.0.1', 8082, 'LOOPBACK\n');
+await serve('127.0.0.1', 3128, 'PROXY\n');
+test.after(() => servers.forEach((s) => s.close()));
+
+// One line per target: what it read, or FAIL.
+function probe(...targets) {
+  return targets.map((t) => {
+    const [a, p] = t.split(':');
+    return `if out=$(timeout 5 bash -c 'exec 3<>/dev/tcp/${a}/${p} && head -n1 <&3' 2>/dev/null) && [ -n "$out" ]; ` +
+      `then echo "${t} $out"; else echo "${t} FAIL"; fi`;
+  }).join('; ');
+}
+
+test('the SDK README\'s first example, unchanged, is model 3', async () => {
+  if (!mxc.getPlatformSupport().isSupported) {
+    throw new Error('MXC is not available on this host');
+  }
+  const request = {
+    filesystem: { readonlyPaths: [process.cwd()] },
+    network: { egress: { default: 'deny' } },
+    timeoutMs: 30_000,
+    command: 'node -e "console.log(\'hello from container\')"',
+  };
+  const output = await mxc.run(request);
+  assert.equal(output.exitCode, 0, output.stderr);
+  assert.equal(output.stdout, 'hello from container\n');
+});
+
+test('model 1 from Node: egress allow reaches the test internet, never host loopback', async () => {
+  const r = await mxc.run({
+    command: probe(`${WEB}:8080`, '10.0.2.2:8082', '127.0.0.1:8082'),
+    network: { egress: { default: 'allow' } },
+    timeoutMs: 60_000,
+  });
+  assert.equal(r.stdout, `${WEB}:8080 WEB8080\n10.0.2.2:8082 FAIL\n127.0.0.1:8082 FAIL\n`, r.stderr);
+});
+
+test('model 1 from Node: an allow rule for one port, nothing else', async () => {
+  const network = {
+    egress: { default: 'deny', allow: [{ to: [{ cidr: `${WEB}/32` }], ports: [{ protocol: 'tcp', port: 8080 }] }] },
+  };
+  const cmd = probe(`${WEB}:8080`, `${WEB}:8081`);
+  const r = await mxc.run({ command: cmd, network, timeoutMs: 60_000 });
+  assert.equal(r.stdout, `${WEB}:8080 WEB8080\n${WEB}:8081 FAIL\n`, r.stderr);
+  // spawn takes the same path
+  const p = await mxc.spawn({ command: cmd, network, timeoutMs: 60_000 });
+  try {
+    const out = p.standardOutput;
+    out.setEncoding('utf8');
+    let s = '';
+    out.on('data', (d) => { s += d; });
+    const res = await p.wait();
+    await new Promise((resolve) => (out.readableEnded ? resolve() : out.on('end', resolve)));
+    assert.equal(res.exitCode, 0);
+    assert.equal(s, `${WEB}:8080 WEB8080\n${WEB}:8081 FAIL\n`);
+  } finally {
+    p.dispose();
+  }
+});
+
+test('model 2 from Node: only the proxy endpoint, and the proxy variables name it', async () => {
+  const cmd = probe('10.0.2.2:3128', '10.0.2.2:8082', `${WEB}:8080`) + '; echo "$HTTP_PROXY $https_proxy [$NO_PROXY]"';
+  const r = await mxc.run({ command: cmd, network: { runtimeConfig: { networkProxy: 'http://127.0.0.1:3128' } }, timeoutMs: 60_000 });
+  assert.equal(r.stdout, '10.0.2.2:3128 PROXY\n10.0.2.2:8082 FAIL\n' + `${WEB}:8080 FAIL\n` +
+    'http://10.0.2.2:3128/ http://10.0.2.2:3128/ []\n', r.stderr);
+});
