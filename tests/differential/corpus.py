@@ -32,7 +32,8 @@ DELETE = object()
 
 # Upstream's bubblewrap decides network rules, egress allow and runtimeConfig.networkProxy by
 # whether slirp4netns (and, for rules, iptables) is on PATH: without them it refuses them with
-# backend_error, as we do; with them it may run them.  Difference D14.
+# backend_error; with them it may run them.  Such cases are compared only on a host without
+# slirp4netns (varies="D14"); there, those we run (network models 1 and 2) differ (D15).
 HOST_DEPENDENT = {"D14": lambda: shutil.which("slirp4netns") is None}
 ALL_ALLOW = {"egress": {"default": "allow"}, "ingress": {"default": "allow", "hostLoopback": "allow"}}
 
@@ -221,7 +222,7 @@ def cases():
                                                                "ingress": {"default": "deny",
                                                                            "hostLoopback": "deny"}}))
     add("network ingress deny only", with_("network", {"ingress": {"default": "deny"}}))
-    add("network egress allow", with_("network", {"egress": {"default": "allow"}}), varies="D14")
+    add("network egress allow", with_("network", {"egress": {"default": "allow"}}), varies="D14", differs="D15")
     add("network all-allow", with_("network", ALL_ALLOW), differs="D2")
     add("network ingress allow", with_("network", {"egress": {"default": "deny"},
                                                    "ingress": {"default": "allow"}}))
@@ -229,15 +230,16 @@ def cases():
     add("network egress default block", with_("network", {"egress": {"default": "block"}}))
     rule = {"to": [{"cidr": "127.0.0.1/32"}], "ports": [{"protocol": "tcp", "port": 8080}]}
     add("network egress allow rule", with_("network", {"egress": {"default": "deny", "allow": [rule]}}),
-        varies="D14")
+        varies="D14", differs="D15")
     add("network egress deny rule", with_("network", {"egress": {"default": "allow",
                                                                  "deny": [{"to": [{"cidr": "10.0.0.0/8"}]}]}}),
-        varies="D14")
+        varies="D14", differs="D15")
     add("network rule ipv6 cidr", with_("network", {"egress": {"default": "deny",
                                                                "allow": [{"to": [{"cidr": "::1/128"}]}]}}),
         varies="D14")
     add("network rule with except", with_("network", {"egress": {"default": "deny", "allow": [
-        {"to": [{"cidr": "10.0.0.0/8", "except": ["10.1.0.0/16"]}]}]}}), varies="D14")
+        {"to": [{"cidr": "10.0.0.0/8", "except": ["10.1.0.0/16"]}]}]}}), varies="D14",
+        differs="D15")
     add("network rule bad cidr", with_("network", {"egress": {"default": "deny",
                                                               "allow": [{"to": [{"cidr": "300.1.1.1/8"}]}]}}))
     add("network rule cidr not a string", with_("network", {"egress": {"default": "deny",
@@ -258,7 +260,7 @@ def cases():
     add("network rule protocol sctp", with_("network", {"egress": {"default": "deny", "allow": [
         {"ports": [{"protocol": "sctp"}]}]}}))
     add("network rule unknown key", with_("network", {"egress": {"default": "deny", "allow": [{"bogus": 1}]}}))
-    add("network rule empty", with_("network", {"egress": {"default": "deny", "allow": [{}]}}), varies="D14")
+    add("network rule empty", with_("network", {"egress": {"default": "deny", "allow": [{}]}}), varies="D14", differs="D15")
     add("network rule to empty", with_("network", {"egress": {"default": "deny", "allow": [{"to": []}]}}))
     add("network rule ports empty", with_("network", {"egress": {"default": "deny", "allow": [{"ports": []}]}}))
     add("network deny rule to empty", with_("network", {"egress": {"default": "allow", "deny": [
@@ -276,9 +278,11 @@ def cases():
     add("runtimeConfig empty", with_("runtimeConfig", {}))
     deny = {"egress": {"default": "deny"}}
     add("networkProxy loopback with egress deny",
-        with_("runtimeConfig", {"networkProxy": "http://127.0.0.1:3128"}, with_("network", deny)), varies="D14")
+        with_("runtimeConfig", {"networkProxy": "http://127.0.0.1:3128"}, with_("network", deny)), varies="D14",
+        differs="D15")
     add("networkProxy without network",
-        with_("runtimeConfig", {"networkProxy": "http://127.0.0.1:3128"}), varies="D14")
+        with_("runtimeConfig", {"networkProxy": "http://127.0.0.1:3128"}), varies="D14",
+        differs="D15")
     add("networkProxy socks5",
         with_("runtimeConfig", {"networkProxy": "socks5://127.0.0.1:1080"}, with_("network", deny)))
     add("networkProxy remote host",

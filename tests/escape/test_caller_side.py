@@ -40,6 +40,9 @@ class Terminal:
     def __init__(self, argv, env, rows=24, cols=80):
         self.master, self.slave = pty.openpty()
         fcntl.ioctl(self.slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        # a person's shell gives the caller these signals at their defaults; a CI runner under
+        # nohup (SIGHUP ignored) would not, and mxc keeps an ignored signal ignored
+        argv = ["env", "--default-signal=HUP,INT,TERM,QUIT"] + list(argv)
         self.p = subprocess.Popen(argv, stdin=self.slave, stdout=self.slave, stderr=self.slave, env=env,
                                   start_new_session=True)
         self.screen = b""
