@@ -243,7 +243,8 @@ int mxc_exec_spec_build(const mxc_request *r, const mxc_plan *p, mxc_exec_spec *
     /* model 2: the proxy endpoint is the only way out; every proxy
      * variable names it and nothing bypasses it */
     if (p->net.model == MXC_NETM_PROXY) {
-        static const char *const VARS[] = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"};
+        static const char *const VARS[] = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "FTP_PROXY",
+                                           "http_proxy", "https_proxy", "all_proxy", "ftp_proxy"};
         char kv[128];
         for (size_t i = 0; i < sizeof VARS / sizeof VARS[0]; i++) {
             snprintf(kv, sizeof kv, "%s=%s", VARS[i], p->net.proxy_url);

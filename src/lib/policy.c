@@ -66,8 +66,10 @@ const mxc_matrix_row MXC_MATRIX[MXC_F__COUNT] = {
      "more than one experimental section of other backends"},
     {MXC_F_RUNTIME_CONFIG, "runtimeConfig (non-empty; legacy schemas)", {R, R, R, R, R, R},
      "the legacy schemas define no runtimeConfig this backend can honor (contract 1.0's runtimeConfig.networkProxy is)"},
-    {MXC_F_NET_PROXY, "network.proxy (legacy)", {R, R, R, R, R, R},
-     "network.proxy is not supported by this build: it has no path to an upstream proxy"},
+    {MXC_F_NET_PROXY,
+     "network.proxy (legacy; url or localhost port, on a blocked network; model 2: only that loopback endpoint, proxy "
+     "variables set, NO_PROXY cleared)",
+     {H, H, R, R, R, R}, "network policy is fixed at provision; it cannot be supplied on later phases"},
     {MXC_F_NET_V1_RULES,
      "network.egress rules or egress.default allow (contract 1.0; model 1: its own namespace, a route through the "
      "userspace stack, nftables rules; ingress.default allow and hostLoopback allow are refused outside all-allow)",
@@ -81,8 +83,7 @@ const mxc_matrix_row MXC_MATRIX[MXC_F__COUNT] = {
     {MXC_F_NET_V1_PROXY,
      "runtimeConfig.networkProxy (contract 1.0; model 2: only that loopback endpoint, proxy variables set, NO_PROXY "
      "cleared)",
-     {H, R, R, R, R, R},
-     "runtimeConfig.networkProxy is taken by a one-shot run only: a session's network is fixed by its provision"},
+     {H, H, R, R, R, R}, "network policy is fixed at provision; it cannot be supplied on later phases"},
 };
 
 #undef H

@@ -19,9 +19,13 @@ static const keyspec PROCESS_KEYS[] = {
     {"commandLine", K_STR, NULL}, {"cwd", K_STR, NULL}, {"env", K_STRS, NULL}, {"timeout", K_UINT, NULL}, {0}};
 static const keyspec FS_KEYS[] = {
     {"readwritePaths", K_STRS, NULL}, {"readonlyPaths", K_STRS, NULL}, {"deniedPaths", K_STRS, NULL}, {0}};
+/* legacy network.proxy: url, or localhost (a port); builtinTestServer is
+ * known and refused by src/net */
+static const keyspec PROXY_KEYS[] = {
+    {"url", K_STR, NULL}, {"localhost", K_ANY, NULL}, {"builtinTestServer", K_ANY, NULL}, {0}};
 static const keyspec NET_KEYS[] = {
     {"defaultPolicy", K_STR, NULL},  {"enforcementMode", K_STR, NULL}, {"allowLocalNetwork", K_BOOL, NULL},
-    {"allowedHosts", K_STRS, NULL},  {"blockedHosts", K_STRS, NULL},   {"proxy", K_ANY, NULL},
+    {"allowedHosts", K_STRS, NULL},  {"blockedHosts", K_STRS, NULL},   {"proxy", K_OBJ, PROXY_KEYS},
     {"egress", K_OPEN_OBJ, NULL},    {"ingress", K_OPEN_OBJ, NULL},    {0}};
 static const keyspec UI_KEYS[] = {{"disable", K_BOOL, NULL}, {"clipboard", K_STR, NULL}, {"injection", K_BOOL, NULL}, {0}};
 static const keyspec LIFECYCLE_KEYS[] = {{"destroyOnExit", K_BOOL, NULL}, {"preservePolicy", K_BOOL, NULL}, {0}};
@@ -199,7 +203,7 @@ const char *mxc_phase_name(mxc_phase p)
 static int parse_network(json_t *n, int minor, mxc_request *r, mxc_error *e)
 {
     r->has_network = true;
-    r->net_proxy = json_object_get(n, "proxy") != NULL; /* refused like every unsupported field: policy.c */
+    r->net_proxy = json_object_get(n, "proxy") != NULL; /* model 2, or refused: src/net */
     bool directional = json_object_get(n, "egress") || json_object_get(n, "ingress");
     bool legacy = json_object_size(n) > (size_t)((json_object_get(n, "egress") ? 1 : 0) +
                                                   (json_object_get(n, "ingress") ? 1 : 0));
@@ -412,6 +416,11 @@ json_t *mxc_request_policy_json(const mxc_request *r)
                                                 : json_pack("{s:s}", "defaultPolicy", "block"));
     /* the directional form (schema 0.8, contract 1.0's rules) is kept as given; the legacy dialect reads it
      * from 0.8 on, and src/net lowers it the same way from either */
+    /* contract 1.0's model 2 (its network is the blocked posture) in the
+     * legacy form, which carries the endpoint inside network */
+    if (r->dialect == MXC_DIALECT_V1 && r->network_proxy)
+        json_object_set_new(pol, "network", json_pack("{s:s, s:{s:s}}", "defaultPolicy", "block", "proxy", "url",
+                                                      r->network_proxy));
     json_t *n = json_object_get(pol, "network");
     if (json_object_get(n, "egress") || json_object_get(n, "ingress"))
         json_object_set_new(pol, "version", json_string("0.8.0"));

@@ -72,7 +72,7 @@ typedef struct mxc_request {
     bool net_has_enforcement_mode;
     mxc_tri net_allow_local;
     mxc_strlist allowed_hosts, blocked_hosts;
-    bool net_proxy;               /* legacy network.proxy (refused by the honor matrix) */
+    bool net_proxy;               /* legacy network.proxy (model 2: src/net) */
 
     bool has_ui;
     mxc_tri ui_disable, ui_injection;

@@ -184,6 +184,7 @@ static const fspec PROVISION_ISO[] = {COMMON_TOP,
                                       {"telemetry", F_OBJ, 0, false, TELEMETRY, NULL},
                                       {"isolationSession", F_OBJ, 0, false, ISO_SECTION, NULL},
                                       {"filesystem", F_OBJ, 0, false, FILESYSTEM, NULL},
+                                      {"runtimeConfig", F_OBJ, 0, false, RUNTIME_CONFIG, NULL},
                                       END};
 static const fspec WSLC_PROVISION_SECTION[] = {{"image", F_STR, 0, false, NULL, NULL},
                                                {"imageTarPath", F_STR, 0, false, NULL, NULL},
@@ -725,6 +726,9 @@ static int parse_provision(walk *w, mxc_request *r, unsigned opts)
         if (r->net_v1 == MXC_NET_V1_RULES && action_at(json_object_get(net, "ingress"), "default") &&
             !strcmp(action_at(json_object_get(net, "ingress"), "default"), "allow"))
             return mxc_err(w->e, MXC_E_MALFORMED_REQUEST, "%s", ISO_RULE_PROVISION);
+        /* mxc's own: a session's model 2, the same rules as a one-shot's */
+        if (r->network_proxy && check_proxy(w, r->network_proxy, net) < 0)
+            return -1;
         r->containment = MXC_CONT_ISOLATION_SESSION;
         json_t *app = json_object_get(json_object_get(json_object_get(root, "isolationSession"), "provision"), "appId");
         if (app) {

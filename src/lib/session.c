@@ -610,6 +610,11 @@ static int start(opened *o, mxc_error *e)
     json_object_set_new(o->state, "holderPid", json_integer(h.pid));
     json_object_set_new(o->state, "holderStart", json_integer((json_int_t)h.start_time));
     json_object_set_new(o->state, "view", view_of(&p));
+    /* model 2: what every exec's proxy variables name */
+    if (p.net.model == MXC_NETM_PROXY)
+        json_object_set_new(o->state, "networkProxy", json_string(p.net.proxy_url));
+    else
+        json_object_del(o->state, "networkProxy");
     mxc_plan_free(&p);
     if (mxc_state_write_holder(&o->st, h.pid, h.start_time) < 0 || mxc_state_write(&o->st, o->state, e) < 0) {
         if (!e->code)
@@ -1002,6 +1007,13 @@ int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_e
     }
     snprintf(plan->agent_name, sizeof plan->agent_name, "%s", id.agent_name);
     plan->workspace = strdup(ws);
+    /* model 2 (recorded by start): the endpoint, as only the gateway can be */
+    const char *px = json_string_value(json_object_get(state, "networkProxy"));
+    if (px && (strncmp(px, "http://" MXC_NET_GATEWAY ":", 16) == 0 || strncmp(px, "https://" MXC_NET_GATEWAY ":", 17) == 0) &&
+        strlen(px) < sizeof plan->net.proxy_url) {
+        plan->net.model = MXC_NETM_PROXY;
+        snprintf(plan->net.proxy_url, sizeof plan->net.proxy_url, "%s", px);
+    }
     json_decref(state);
     mxc_exec_spec s;
     int rc = mxc_exec_spec_build(r, plan, &s, e);

@@ -313,28 +313,34 @@ static int legacy_allow(mxc_net_policy *np, mxc_error *e)
 }
 
 /* http(s)://localhost|127.0.0.1:PORT[/...] -> the same endpoint as the
- * sandbox reaches it, through the gateway. */
-static int proxy_endpoint(const char *url, mxc_net_policy *np, mxc_error *e)
+ * sandbox reaches it, through the gateway.  field names the request's
+ * path in every refusal. */
+static int proxy_endpoint(const char *url, const char *field, mxc_net_policy *np, mxc_error *e)
 {
     const char *sep = strstr(url, "://");
-    bool https = sep && sep - url == 5;
-    const char *host = sep ? sep + 3 : url;
+    size_t slen = sep ? (size_t)(sep - url) : 0;
+    if (!((slen == 4 && !strncasecmp(url, "http", 4)) || (slen == 5 && !strncasecmp(url, "https", 5))))
+        return refuse(e, "%s must be an http:// or https:// URL: %.200s", field, url);
+    bool https = slen == 5;
+    const char *host = sep + 3;
     const char *at = strpbrk(host, "@/");
     if (at && *at == '@')
         host = at + 1;
     if (host[0] == '[')
-        return refuse(e, "runtimeConfig.networkProxy [::1] cannot be delivered: the sandbox's network stack runs IPv4 "
-                         "only; use 127.0.0.1");
+        return refuse(e, "%s [::1] cannot be delivered: the sandbox's network stack runs IPv4 only; use 127.0.0.1",
+                      field);
     size_t hlen = strcspn(host, ":/?#");
+    if (!((hlen == 9 && !strncasecmp(host, "localhost", 9)) || (hlen == 9 && !strncmp(host, "127.0.0.1", 9))))
+        return refuse(e, "%s must name a proxy on this host's loopback (localhost or 127.0.0.1): %.200s", field, url);
     if (host[hlen] != ':')
-        return refuse(e, "runtimeConfig.networkProxy must name its port explicitly (e.g. http://127.0.0.1:3128)");
+        return refuse(e, "%s must name its port explicitly (e.g. http://127.0.0.1:3128)", field);
     const char *p = host + hlen + 1;
     long port = 0;
     size_t digits = 0;
     for (; *p >= '0' && *p <= '9' && digits < 6; p++, digits++)
         port = port * 10 + (*p - '0');
     if (!digits || port < 1 || port > 65535 || (*p && *p != '/' && *p != '?' && *p != '#'))
-        return refuse(e, "runtimeConfig.networkProxy has no valid port (1 to 65535)");
+        return refuse(e, "%s has no valid port (1 to 65535)", field);
     np->model = MXC_NETM_PROXY;
     np->proxy_port = (unsigned short)port;
     snprintf(np->proxy_url, sizeof np->proxy_url, "%s://" MXC_NET_GATEWAY ":%ld/", https ? "https" : "http", port);
@@ -377,7 +383,7 @@ static int directional(json_t *net, const char *proxy, mxc_net_policy *np, mxc_e
         if (e_allow || rules)
             return refuse(e, "runtimeConfig.networkProxy requires network.egress.default deny, no rules and no "
                              "hostLoopback allow: the proxy endpoint is the only way out");
-        return proxy_endpoint(proxy, np, e);
+        return proxy_endpoint(proxy, "runtimeConfig.networkProxy", np, e);
     }
     if (!e_allow && !rules) {
         np->model = MXC_NETM_NONE;
@@ -395,6 +401,28 @@ static int directional(json_t *net, const char *proxy, mxc_net_policy *np, mxc_e
     return finish(&s, e_allow, np, e);
 }
 
+/* The legacy network.proxy: { "url": U } or { "localhost": PORT }, on a
+ * blocked network only (the endpoint is the one way out). */
+static int legacy_proxy(const mxc_request *r, json_t *px, mxc_net_policy *np, mxc_error *e)
+{
+    if (r->net_allow || r->allowed_hosts.n || r->blocked_hosts.n)
+        return refuse(e, "network.proxy requires defaultPolicy block with no allowedHosts or blockedHosts: the proxy "
+                         "endpoint is the only way out (model 2)");
+    if (json_object_get(px, "builtinTestServer"))
+        return refuse(e, "network.proxy.builtinTestServer cannot be delivered: mxc ships no test proxy; name your "
+                         "proxy with network.proxy.url");
+    json_t *url = json_object_get(px, "url"), *lh = json_object_get(px, "localhost");
+    if (!url == !lh)
+        return refuse(e, "network.proxy needs exactly one of url or localhost (a port)");
+    if (url)
+        return proxy_endpoint(json_string_value(url), "network.proxy.url", np, e);
+    if (!json_is_integer(lh) || json_integer_value(lh) < 1 || json_integer_value(lh) > 65535)
+        return refuse(e, "network.proxy.localhost must be a port (1 to 65535)");
+    char u[40];
+    snprintf(u, sizeof u, "http://127.0.0.1:%d", (int)json_integer_value(lh));
+    return proxy_endpoint(u, "network.proxy.localhost", np, e);
+}
+
 int mxc_net_policy_build(const mxc_request *r, mxc_net_policy *np, mxc_error *e)
 {
     memset(np, 0, sizeof *np);
@@ -403,7 +431,9 @@ int mxc_net_policy_build(const mxc_request *r, mxc_net_policy *np, mxc_error *e)
         return 0;
     json_t *net = json_object_get(r->root, "network");
     if (r->dialect == MXC_DIALECT_LEGACY && !r->net_directional) {
-        if (r->allowed_hosts.n || r->blocked_hosts.n || r->net_proxy)
+        if (r->net_proxy)
+            return legacy_proxy(r, json_object_get(net, "proxy"), np, e);
+        if (r->allowed_hosts.n || r->blocked_hosts.n)
             return 0; /* refused by the honor matrix */
         if (r->net_allow && r->net_allow_local == MXC_TRI_TRUE)
             np->model = MXC_NETM_HOST;

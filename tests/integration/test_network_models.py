@@ -140,22 +140,24 @@ def client(host_dir):
 
 class Surface:
     """One network policy, run as one-shots or as execs in one live session (contract 1.0 unless
-    version says otherwise; version None: the unversioned legacy dialect)."""
+    version says otherwise; version None: the unversioned legacy dialect); extra: more top-level
+    policy (runtimeConfig), given with the one-shot or the provision."""
 
-    def __init__(self, mxc, kind, net, grant, version):
+    def __init__(self, mxc, kind, net, grant, version, extra=None):
         self.mxc, self.kind, self.net, self.grant = mxc, kind, net, grant
         self.base = {"version": version} if version else {}
+        self.extra = extra or {}
         self.sid = None
         if kind == "session":
             r = mxc(dict(self.base, phase="provision", containment="isolation_session", network=net,
-                         filesystem={"readonlyPaths": [grant]}))
+                         filesystem={"readonlyPaths": [grant]}, **self.extra))
             self.sid = assert_ok_envelope(r)["sandboxId"]
             assert_ok_envelope(mxc(dict(self.base, phase="start", sandboxId=self.sid)))
 
     def run(self, cmd, timeout=120):
         if self.kind == "process":
             req = dict(self.base, network=self.net, filesystem={"readonlyPaths": [self.grant]},
-                       process={"commandLine": cmd})
+                       process={"commandLine": cmd}, **self.extra)
         else:
             req = dict(self.base, phase="exec", sandboxId=self.sid, process={"commandLine": cmd})
         return self.mxc(req, timeout=timeout)
@@ -163,8 +165,8 @@ class Surface:
 
 @pytest.fixture(params=["process", "session"])
 def sandbox(request, mxc, client):
-    """make(network, version="1.0.0") -> Surface on the parametrised surface."""
-    return lambda net, version="1.0.0": Surface(mxc, request.param, net, client[0], version)
+    """make(network, version="1.0.0", extra=None) -> Surface on the parametrised surface."""
+    return lambda net, version="1.0.0", extra=None: Surface(mxc, request.param, net, client[0], version, extra)
 
 
 def probe(sb, cmd, *specs):
@@ -303,29 +305,71 @@ def test_stack_lives_for_the_sandbox_only(internet, mxc, session_factory, client
 
 # ---- model 2 ------------------------------------------------------------------------------------
 
-def test_model2_only_the_proxy_endpoint(internet, mxc, client):
-    d, cmd = client
-    req = dict(v1({"egress": {"default": "deny"}}), runtimeConfig={"networkProxy": "http://127.0.0.1:%d" % LOOPBACK_PORT},
-               filesystem={"readonlyPaths": [d]},
-               process={"commandLine": "%s tcp:%s:%d tcp:%s:8080 tcp:%s:8081; env | grep -i _proxy | sort"
-                                       % (cmd, GW, LOOPBACK_PORT, WEB, GW)})
-    r = mxc(req)
+PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "FTP_PROXY", "http_proxy", "https_proxy", "all_proxy",
+              "ftp_proxy")
+
+
+def _only_the_proxy(sb, cmd, scheme="http"):
+    """The proxy endpoint (the test namespace's loopback service, as 10.0.2.2) is reached; the same
+    gateway's other port and every other address are not; the proxy variables name it."""
+    r = sb.run("%s tcp:%s:%d tcp:%s:8080 tcp:%s:8081 tcp:%s:8080; env | grep -i _proxy | sort"
+               % (cmd, GW, LOOPBACK_PORT, WEB, GW, PINGABLE))
     assert r.rc == 0, r.describe()
     lines = r.stdout.splitlines()
-    assert [" ".join(l.split()[:2]) for l in lines[:3]] == [
-        "tcp:%s:%d OK" % (GW, LOOPBACK_PORT), "tcp:%s:8080 FAIL" % WEB, "tcp:%s:8081 FAIL" % GW], r.stdout
-    env = dict(l.split("=", 1) for l in lines[3:])
-    url = "http://%s:%d/" % (GW, LOOPBACK_PORT)
-    for k in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+    assert [" ".join(l.split()[:2]) for l in lines[:4]] == [
+        "tcp:%s:%d OK" % (GW, LOOPBACK_PORT), "tcp:%s:8080 FAIL" % WEB, "tcp:%s:8081 FAIL" % GW,
+        "tcp:%s:8080 FAIL" % PINGABLE], r.stdout
+    env = dict(l.split("=", 1) for l in lines[4:])
+    url = "%s://%s:%d/" % (scheme, GW, LOOPBACK_PORT)
+    for k in PROXY_VARS:
         assert env.get(k) == url, env
     assert env.get("NO_PROXY") == "" and env.get("no_proxy") == "", env
 
 
-def test_model2_is_not_taken_on_a_session(mxc):
-    r = mxc({"version": "1.0.0", "phase": "provision", "containment": "isolation_session",
-             "network": {"egress": {"default": "deny"}}, "runtimeConfig": {"networkProxy": "http://127.0.0.1:3128"}},
-            flags=[])
-    assert r.code in ("malformed_request", "policy_validation"), r.describe()
+def test_model2_only_the_proxy_endpoint(internet, sandbox, client):
+    """runtimeConfig.networkProxy (contract 1.0), on a one-shot and on every exec of a session."""
+    d, cmd = client
+    sb = sandbox({"egress": {"default": "deny"}},
+                 extra={"runtimeConfig": {"networkProxy": "http://127.0.0.1:%d" % LOOPBACK_PORT}})
+    _only_the_proxy(sb, cmd)
+    if sb.kind == "session":  # every exec, not only the first
+        _only_the_proxy(sb, cmd)
+
+
+@pytest.mark.parametrize("proxy", ["url", "localhost"])
+def test_legacy_network_proxy_is_model2(internet, sandbox, client, proxy):
+    """The legacy dialect's network.proxy: {url} or {localhost: port}, on a blocked network."""
+    d, cmd = client
+    px = {"url": "http://localhost:%d" % LOOPBACK_PORT} if proxy == "url" else {"localhost": LOOPBACK_PORT}
+    _only_the_proxy(sandbox({"defaultPolicy": "block", "proxy": px}, version=None), cmd)
+
+
+def test_model2_refusals_name_the_field(mxc):
+    cases = [
+        ({"network": {"defaultPolicy": "allow", "proxy": {"url": "http://127.0.0.1:3128"}}}, "network.proxy"),
+        ({"network": {"defaultPolicy": "block", "proxy": {"builtinTestServer": True}}},
+         "network.proxy.builtinTestServer"),
+        ({"network": {"proxy": {"url": "http://10.1.2.3:3128"}}}, "network.proxy.url"),
+        ({"network": {"proxy": {"url": "http://127.0.0.1"}}}, "network.proxy.url"),
+        ({"network": {"proxy": {"url": "socks5://127.0.0.1:1080"}}}, "network.proxy.url"),
+        ({"network": {"proxy": {"localhost": 70000}}}, "network.proxy.localhost"),
+        ({"network": {"proxy": {"url": "http://127.0.0.1:1", "localhost": 2}}}, "network.proxy"),
+        ({"network": {"proxy": {}}}, "network.proxy"),
+        ({"network": {"allowedHosts": ["example.com"], "proxy": {"localhost": 3128}}}, "allowedHosts"),
+    ]
+    for policy, field in cases:
+        one = mxc(dict(policy, process={"commandLine": "echo RAN"}))
+        assert one.rc != 0 and "RAN" not in one.stdout and field in one.error["message"], one.describe()
+        prov = mxc(dict(policy, phase="provision", containment="isolation_session"))
+        assert prov.code in ("policy_validation", "malformed_request") and field in prov.error["message"], \
+            prov.describe()
+    # a later phase cannot change a session's network, the proxy included
+    r = mxc({"phase": "provision", "containment": "isolation_session", "network": {"defaultPolicy": "block"}})
+    sid = assert_ok_envelope(r)["sandboxId"]
+    r = mxc({"version": "1.0.0", "phase": "exec", "sandboxId": sid, "process": {"commandLine": "echo RAN"},
+             "runtimeConfig": {"networkProxy": "http://127.0.0.1:3128"}})
+    assert r.code in ("policy_validation", "malformed_request") and "RAN" not in r.stdout, r.describe()
+    assert_ok_envelope(mxc({"phase": "deprovision", "sandboxId": sid}))
 
 
 # ---- model 3 ------------------------------------------------------------------------------------

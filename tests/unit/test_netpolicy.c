@@ -78,6 +78,16 @@ static void test_lowering_order(void)
     CHECK(strstr(np.ruleset, "ip daddr 10.0.2.2 tcp dport 8443 accept") != NULL);
     mxc_net_policy_free(&np);
     mxc_error_clear(&e);
+    /* the legacy network.proxy: the same endpoint, from url or a localhost port */
+    CHECK(build("{\"process\":{\"commandLine\":\"x\"},\"network\":{\"proxy\":{\"localhost\":3128}}}", &np, &e) == 0);
+    CHECK(np.model == MXC_NETM_PROXY);
+    CHECK_STR_EQ(np.proxy_url, "http://10.0.2.2:3128/");
+    mxc_net_policy_free(&np);
+    CHECK(build("{\"process\":{\"commandLine\":\"x\"},\"network\":{\"defaultPolicy\":\"block\",\"proxy\":{\"url\":"
+                "\"HTTPS://localhost:8443\"}}}",
+                &np, &e) == 0);
+    CHECK_STR_EQ(np.proxy_url, "https://10.0.2.2:8443/");
+    mxc_net_policy_free(&np);
 }
 
 static void test_refusals(void)
@@ -95,6 +105,18 @@ static void test_refusals(void)
          "\"http://127.0.0.1\"}}", "port explicitly"},
         {"{\"version\":\"1.0.0\",\"process\":{\"commandLine\":\"x\"},\"runtimeConfig\":{\"networkProxy\":"
          "\"http://[::1]:3128\"}}", "IPv4 only"},
+        /* the legacy network.proxy */
+        {"{\"process\":{\"commandLine\":\"x\"},\"network\":{\"defaultPolicy\":\"allow\",\"proxy\":{\"localhost\":1}}}",
+         "requires defaultPolicy block"},
+        {"{\"process\":{\"commandLine\":\"x\"},\"network\":{\"proxy\":{\"builtinTestServer\":true}}}",
+         "network.proxy.builtinTestServer"},
+        {"{\"process\":{\"commandLine\":\"x\"},\"network\":{\"proxy\":{}}}", "exactly one of url or localhost"},
+        {"{\"process\":{\"commandLine\":\"x\"},\"network\":{\"proxy\":{\"localhost\":0}}}",
+         "network.proxy.localhost must be a port"},
+        {"{\"process\":{\"commandLine\":\"x\"},\"network\":{\"proxy\":{\"url\":\"http://192.0.2.1:3128\"}}}",
+         "network.proxy.url must name a proxy on this host's loopback"},
+        {"{\"process\":{\"commandLine\":\"x\"},\"network\":{\"proxy\":{\"url\":\"ftp://127.0.0.1:21\"}}}",
+         "network.proxy.url must be an http:// or https:// URL"},
     };
     for (size_t i = 0; i < sizeof R / sizeof R[0]; i++) {
         mxc_net_policy np;

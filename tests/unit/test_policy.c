@@ -197,10 +197,11 @@ static const variant VARIANTS[] = {
     {MXC_F_FOREIGN_EXP_MANY, "{\"experimental\":{\"a\":1,\"b\":2,\"c\":3,\"isolation_session\":{}}}", NULL, NULL, true},
     {MXC_F_RUNTIME_CONFIG, "{\"runtimeConfig\":{\"image\":\"x\"}}", NULL, NULL, true},
     {MXC_F_NET_V1_PROXY, "{\"runtimeConfig\":{\"networkProxy\":\"http://127.0.0.1:3128\"}}", NULL, NULL, true, true, true},
-    /* legacy network.proxy: refused like every unsupported field (the block posture it implies rejects first
-     * on later phases) */
-    {MXC_F_NET_PROXY, "{\"network\":{\"proxy\":{\"url\":\"http://p:3128\"}}}", NULL, NULL, false},
-    {MXC_F_NET_PROXY, "{\"network\":{\"defaultPolicy\":\"block\",\"proxy\":null}}", NULL, NULL, false},
+    /* legacy network.proxy: model 2 on a blocked network (the block posture it implies rejects first on
+     * later phases) */
+    {MXC_F_NET_PROXY, "{\"network\":{\"proxy\":{\"url\":\"http://127.0.0.1:3128\"}}}", NULL, NULL, false},
+    {MXC_F_NET_PROXY, "{\"network\":{\"defaultPolicy\":\"block\",\"proxy\":{\"localhost\":3128}}}", NULL, NULL,
+     false},
     {MXC_F_NET_V1_RULES, "{\"network\":{\"egress\":{\"default\":\"allow\"}}}", NULL, NULL, true, true, true},
     {MXC_F_NET_V1_RULES,
      "{\"network\":{\"egress\":{\"default\":\"deny\",\"allow\":[{\"to\":[{\"cidr\":\"10.0.0.0/8\"}]}]}}}", NULL,

@@ -165,7 +165,10 @@ static const req_case MALFORMED[] = {
     {"{\"phase\":\"\",\"sandboxId\":\"@ID@\"}", MXC_E_MALFORMED_REQUEST, "phase"},
     {"{\"phase\":\"run\",\"sandboxId\":\"@ID@\"}", MXC_E_MALFORMED_REQUEST, "phase"},
     /* network shape */
-    /* network.proxy parses; the honor matrix refuses it (test_policy.c) */
+    /* network.proxy: an object of url / localhost / builtinTestServer (model 2 or refused: src/net) */
+    {OS(",\"network\":{\"proxy\":null}"), MXC_E_MALFORMED_REQUEST, "network.proxy"},
+    {OS(",\"network\":{\"proxy\":{\"host\":\"x\"}}"), MXC_E_MALFORMED_REQUEST, "network.proxy.host"},
+    {OS(",\"network\":{\"proxy\":{\"url\":5}}"), MXC_E_MALFORMED_REQUEST, "network.proxy.url"},
     {OS(",\"version\":\"0.8.0\",\"network\":{\"egress\":{},\"defaultPolicy\":\"block\"}"), MXC_E_MALFORMED_REQUEST,
      "mixes"},
     {OS(",\"version\":\"0.8.0\",\"network\":{\"ingress\":{},\"allowedHosts\":[]}"), MXC_E_MALFORMED_REQUEST,
