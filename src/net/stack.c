@@ -94,8 +94,8 @@ static void slurp(int fd, char *buf, size_t sz)
 }
 
 /* In a child: join nsfd's network namespace and run the script there as one
- * transaction.  Its error text comes back on a pipe. */
-static int install_rules(int nsfd, const char *script, char *why, size_t whysz)
+ * transaction.  Its error text comes back on *errfd; rules_done() waits. */
+static pid_t rules_start(int nsfd, const char *script, int *errfd)
 {
     int pp[2];
     if (pipe2(pp, O_CLOEXEC) < 0)
@@ -138,8 +138,14 @@ static int install_rules(int nsfd, const char *script, char *why, size_t whysz)
         _exit(rc != 0);
     }
     close(pp[1]);
-    slurp(pp[0], why, whysz);
-    close(pp[0]);
+    *errfd = pp[0];
+    return c;
+}
+
+static int rules_done(pid_t c, int errfd, char *why, size_t whysz)
+{
+    slurp(errfd, why, whysz);
+    close(errfd);
     int status;
     while (waitpid(c, &status, 0) < 0 && errno == EINTR)
         ;
@@ -257,14 +263,14 @@ int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
     if (nsfd < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.open_ns", errno, NULL, "cannot open the sandbox's network namespace");
     char why[600] = "";
-    int rc = install_rules(nsfd, np->ruleset, why, sizeof why);
-    if (rc < 0) {
+    /* the rules and the stack start side by side (pasta's start is most of
+     * the cost); both are in place before this returns, and the workload
+     * exists only after that */
+    int rules_err = -1;
+    pid_t rules = rules_start(nsfd, np->ruleset, &rules_err);
+    if (rules < 0) {
         close(nsfd);
-        mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "cannot install the sandbox's network rules (nf_tables): %s",
-                why[0] ? why : strerror(-rc));
-        mxc_err_set_remediation(e, "this host's kernel must provide nf_tables and nf_conntrack (modprobe nf_tables "
-                                   "nf_conntrack), or use a blocked network");
-        return -1;
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.rules", (int)-rules, NULL, "cannot start the rules' installer");
     }
     int hfd = (int)syscall(SYS_pidfd_open, holder, 0);
     int rp[2];
@@ -273,6 +279,7 @@ int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
         if (hfd >= 0)
             close(hfd);
         close(nsfd);
+        rules_done(rules, rules_err, why, sizeof why);
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.pidfd", err, NULL, "cannot watch the sandbox's PID 1");
     }
     pid_t k = fork();
@@ -291,6 +298,15 @@ int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
     if (k > 0)
         while (waitpid(k, NULL, 0) < 0 && errno == EINTR)
             ;
+    int rc = rules_done(rules, rules_err, why, sizeof why);
+    if (rc < 0) {
+        close(rp[0]); /* the keeper ends pasta when the sandbox's PID 1, which the caller now kills, exits */
+        mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "cannot install the sandbox's network rules (nf_tables): %s",
+                why[0] ? why : strerror(-rc));
+        mxc_err_set_remediation(e, "this host's kernel must provide nf_tables and nf_conntrack (modprobe nf_tables "
+                                   "nf_conntrack), or use a blocked network");
+        return -1;
+    }
     struct pollfd w = {.fd = rp[0], .events = POLLIN};
     why[0] = '\0';
     if (k > 0 && poll(&w, 1, 10000) > 0)

@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""Network models, side by side in one run (issue 14):
+
+  TCP throughput and connect latency of a model-1 sandbox (mxc one-shot, egress allow: its own
+  namespace, pasta, the nftables ruleset)
+      vs  the host network (the client in the test namespace itself: no stack)
+      vs  pasta alone (the client in a bare namespace behind pasta started with mxc's arguments,
+          no sandbox and no rules)
+  one-shot `true` start cost of each model (1, 2, the host network) vs model 3 (nothing), hot and
+  with idle gaps, interleaved
+
+NETWORK SAFETY: everything happens inside a network namespace this script creates (a veth pair
+whose both ends live in it, the documentation address 198.51.100.7 on it, the servers bound
+there, its default route onto its own veth); the sandboxes and pasta's host side are in it.  No
+packet leaves it.
+
+Usage: sudo bench/net.py [N]   (needs build/mxc-exec, pasta; N: runs per side, default 15)
+"""
+import ctypes, json, os, shutil, socket, statistics, subprocess, sys, tempfile, threading, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXE = os.environ.get("MXC_EXEC", os.path.join(ROOT, "build", "mxc-exec"))
+N = int(sys.argv[1]) if len(sys.argv) > 1 else 15
+SERVER = "198.51.100.7"
+SINK, ACCEPT = 9000, 9001
+MB = 64  # per throughput run
+CONNECTS = 200
+GAP = 0.1
+STATE = tempfile.mkdtemp(prefix="mxc-bench-net-", dir="/var/tmp")
+ENV = dict(os.environ, MXC_STATE_DIR=STATE, MXC_WORKSPACE_ROOT=STATE + ".ws")
+
+CLIENT = r'''
+import socket, statistics, sys, time
+mode, host = sys.argv[1], sys.argv[2]
+if mode == "tput":
+    mb = int(sys.argv[3]); buf = b"x" * (1 << 20)
+    s = socket.create_connection((host, 9000)); t = time.perf_counter()
+    for _ in range(mb):
+        s.sendall(buf)
+    s.shutdown(socket.SHUT_WR); s.recv(1)
+    print("%.1f" % (mb * 1.048576 / (time.perf_counter() - t)))
+else:
+    xs = []
+    for _ in range(int(sys.argv[3])):
+        t = time.perf_counter(); s = socket.create_connection((host, 9001)); s.recv(1)
+        xs.append((time.perf_counter() - t) * 1000); s.close()
+    print("%.3f" % statistics.median(xs))
+'''
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def sh(*cmd):
+    subprocess.run(list(cmd), check=True, capture_output=True)
+
+
+def setns(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if _libc.setns(fd, 0x40000000) != 0:
+            raise OSError(ctypes.get_errno(), "setns " + path)
+    finally:
+        os.close(fd)
+
+
+def serve(stop):
+    def sink():
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((SERVER, SINK)); s.listen(8); s.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                c, _ = s.accept()
+            except socket.timeout:
+                continue
+            c.settimeout(None)
+            while c.recv(1 << 20):
+                pass
+            c.sendall(b"k"); c.close()
+
+    def accept():
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((SERVER, ACCEPT)); s.listen(256); s.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                c, _ = s.accept()
+            except socket.timeout:
+                continue
+            c.sendall(b"x"); c.close()
+
+    ts = [threading.Thread(target=f, daemon=True) for f in (sink, accept)]
+    for t in ts:
+        t.start()
+    return ts
+
+
+def mxc(req):
+    p = subprocess.run([EXE, "--config", "-"], input=json.dumps(req).encode(), capture_output=True, env=ENV)
+    if p.returncode != 0:
+        sys.exit("mxc-exec failed on %s: %s %s" % (req, p.stdout[-400:], p.stderr[-400:]))
+    return p.stdout.decode()
+
+
+def timed(fn):
+    t = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t) * 1000
+
+
+def main():
+    name = "mxcbench%d" % os.getpid()
+    inner = name + "i"
+    sh("ip", "netns", "add", name)
+    sh("ip", "netns", "add", inner)
+    pasta_pid = None
+    home = os.open("/proc/self/ns/net", os.O_RDONLY)
+    stop = threading.Event()
+    cdir = tempfile.mkdtemp(prefix="mxc-bench-client-", dir="/var/tmp")
+    os.chmod(cdir, 0o755)
+    client = os.path.join(cdir, "client.py")
+    with open(client, "w") as f:
+        f.write(CLIENT)
+    os.chmod(client, 0o644)
+    try:
+        ns = lambda *c: sh("ip", "netns", "exec", name, *c)  # noqa: E731
+        ns("ip", "link", "set", "lo", "up")
+        ns("ip", "link", "add", "d0", "type", "veth", "peer", "name", "d1")
+        ns("ip", "link", "set", "d0", "up")
+        ns("ip", "link", "set", "d1", "up")
+        ns("ip", "addr", "add", SERVER + "/24", "dev", "d0")
+        ns("ip", "route", "add", "default", "via", "198.51.100.254", "dev", "d0", "onlink")
+        setns("/run/netns/" + name)  # from here on, every child (mxc-exec, pasta) is in it
+        serve(stop)
+        time.sleep(0.2)
+        pidfile = os.path.join(cdir, "pasta.pid")
+        # pasta alone, with the arguments mxc gives it (src/net/stack.c), in a bare namespace
+        subprocess.run(["pasta", "-q", "--runas", "0:0", "--config-net", "--address", "10.0.2.100", "--netmask", "24",
+                        "--gateway", "10.0.2.2", "--ns-ifname", "tap0", "--dns-forward", "10.0.2.3", "--ipv4-only",
+                        "-t", "none", "-u", "none", "-T", "none", "-U", "none", "--no-map-gw",
+                        "--netns", "/run/netns/" + inner, "--netns-only", "-P", pidfile],
+                       check=True, capture_output=True)
+        pasta_pid = int(open(pidfile).read())
+        py = "/usr/bin/python3 %s" % client
+        paths = [
+            ("host network (no stack)", lambda m, a: subprocess.run(["/usr/bin/python3", client, m, SERVER, a],
+                                                                    capture_output=True, text=True).stdout),
+            ("pasta alone", lambda m, a: subprocess.run(["ip", "netns", "exec", inner, "/usr/bin/python3", client, m,
+                                                         SERVER, a], capture_output=True, text=True).stdout),
+            ("mxc model 1 (pasta + rules, sandboxed)",
+             lambda m, a: mxc({"version": "1.0.0", "network": {"egress": {"default": "allow"}},
+                               "filesystem": {"readonlyPaths": [cdir]},
+                               "process": {"commandLine": "%s %s %s %s" % (py, m, SERVER, a)}})),
+        ]
+        tput = {p: [] for p, _ in paths}
+        lat = {p: [] for p, _ in paths}
+        for _ in range(max(3, N // 3)):
+            for label, fn in paths:
+                tput[label].append(float(fn("tput", str(MB))))
+                lat[label].append(float(fn("lat", str(CONNECTS))))
+        print("network: %d MiB per throughput run, %d connects (+ first byte) per latency run, %d runs per path, "
+              "interleaved; the servers on %s in a namespace made here\n" % (MB, CONNECTS, max(3, N // 3), SERVER))
+        base_t, base_l = statistics.median(tput[paths[0][0]]), statistics.median(lat[paths[0][0]])
+        print("| path | TCP throughput MB/s | vs host | connect + first byte, median ms | vs host |")
+        print("|---|---|---|---|---|")
+        for label, _ in paths:
+            t, l = statistics.median(tput[label]), statistics.median(lat[label])
+            print("| %s | %.0f | %.2fx | %.3f | %.2fx |" % (label, t, t / base_t, l, l / base_l))
+        print()
+
+        # start cost: one-shot `true` under each model vs model 3, interleaved
+        def oneshot(net, extra=None):
+            req = dict({"version": "1.0.0", "network": net, "process": {"commandLine": "true"}}, **(extra or {}))
+            return lambda: mxc(req)
+        m3 = oneshot({"egress": {"default": "deny"}})
+        models = [("model 1 (egress allow)", oneshot({"egress": {"default": "allow"}})),
+                  ("model 1 (one allow rule)", oneshot({"egress": {"default": "deny", "allow": [
+                      {"to": [{"cidr": SERVER + "/32"}], "ports": [{"protocol": "tcp", "port": SINK}]}]}})),
+                  ("model 2 (networkProxy)", oneshot({"egress": {"default": "deny"}},
+                                                     {"runtimeConfig": {"networkProxy": "http://127.0.0.1:3128"}})),
+                  ("host network (all-allow)", oneshot({"egress": {"default": "allow"}, "ingress": {
+                      "default": "allow", "hostLoopback": "allow"}}))]
+        print("| one-shot `true` | median ms | model 3 (nothing) | median ms | ratio |")
+        print("|---|---|---|---|---|")
+        for label, fn in models:
+            for kind, gap in (("hot", 0.0), ("idle gap", GAP)):
+                fn(), m3()
+                xa, xb = [], []
+                for _ in range(N):
+                    time.sleep(gap)
+                    xa.append(timed(fn))
+                    time.sleep(gap)
+                    xb.append(timed(m3))
+                a, b = statistics.median(xa), statistics.median(xb)
+                print("| %s, %s | %.2f | model 3 | %.2f | %.2fx |" % (label, kind, a, b, a / b))
+    finally:
+        stop.set()
+        if pasta_pid:
+            try:
+                os.kill(pasta_pid, 9)
+            except OSError:
+                pass
+        if _libc.setns(home, 0x40000000) != 0:
+            print("warning: could not return to the original network namespace", file=sys.stderr)
+        os.close(home)
+        subprocess.run(["ip", "netns", "del", inner], check=False)
+        subprocess.run(["ip", "netns", "del", name], check=False)
+        shutil.rmtree(cdir, ignore_errors=True)
+        shutil.rmtree(STATE, ignore_errors=True)
+        shutil.rmtree(STATE + ".ws", ignore_errors=True)
+
+
+main()
