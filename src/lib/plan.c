@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "governed.h"
 #include "stack.h"
 #include "hostpath.h"
 
@@ -162,7 +163,8 @@ int mxc_plan_from_request(const mxc_request *r, mxc_plan *p, mxc_error *e)
      * path is reachable. */
     qsort(p->grants, p->ngrants, sizeof p->grants[0], by_depth);
     /* src/net: the connectivity model, and whether this host can enforce it */
-    if (mxc_net_policy_build(r, &p->net, e) < 0 || mxc_net_require(&p->net, geteuid() != 0, e) < 0) {
+    if (mxc_net_policy_build(r, &p->net, e) < 0 || mxc_net_require(&p->net, geteuid() != 0, e) < 0 ||
+        (p->net.model == MXC_NETM_GOVERNED && mxc_governed_credential(&p->net, e) < 0)) {
         mxc_plan_free(p);
         return -1;
     }
@@ -240,12 +242,13 @@ int mxc_exec_spec_build(const mxc_request *r, const mxc_plan *p, mxc_exec_spec *
         if (env_push(&s->envp, &n, kv) < 0)
             return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory building the environment");
     }
-    /* model 2: the proxy endpoint is the only way out; every proxy
-     * variable names it and nothing bypasses it */
-    if (p->net.model == MXC_NETM_PROXY) {
+    /* model 2 and governed egress: the proxy endpoint is the only way out;
+     * every proxy variable names it (governed: with the sandbox's
+     * credential) and nothing bypasses it */
+    if (p->net.model == MXC_NETM_PROXY || p->net.model == MXC_NETM_GOVERNED) {
         static const char *const VARS[] = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "FTP_PROXY",
                                            "http_proxy", "https_proxy", "all_proxy", "ftp_proxy"};
-        char kv[128];
+        char kv[192];
         for (size_t i = 0; i < sizeof VARS / sizeof VARS[0]; i++) {
             snprintf(kv, sizeof kv, "%s=%s", VARS[i], p->net.proxy_url);
             if (env_push(&s->envp, &n, kv) < 0)

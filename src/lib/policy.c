@@ -24,8 +24,10 @@ const mxc_matrix_row MXC_MATRIX[MXC_F__COUNT] = {
     {MXC_F_NET_BLOCK_LOCAL, "network block + allowLocalNetwork true", {R, R, R, R, R, R},
      "allowLocalNetwork with a blocked network cannot be delivered: a blocked sandbox has its own empty "
      "network namespace and reaches no local network"},
-    {MXC_F_NET_HOSTS, "network.allowedHosts / blockedHosts", {R, R, R, R, R, R},
-     "host rules need the governed egress proxy, which this build does not ship yet"},
+    {MXC_F_NET_HOSTS,
+     "network.allowedHosts / blockedHosts (governed egress, defaultPolicy block: own namespace, only mxc-proxy's "
+     "listener on its loopback, by host name, with a per-sandbox credential)",
+     {H, H, R, R, R, R}, "network policy is fixed at provision; it cannot be supplied on later phases"},
     {MXC_F_NET_ALLOW_ACK, "network allow + allowLocalNetwork true (canonical ack: host network)", {H, H, R, R, R, R},
      "network policy is fixed at provision; it cannot be supplied on later phases"},
     {MXC_F_NET_ALLOW_NO_LOCAL,

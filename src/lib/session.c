@@ -589,6 +589,10 @@ static int start(opened *o, mxc_error *e)
     /* the view is resolved afresh from the policy at every start */
     if (plan_from_state(o->state, false, &p, e) < 0)
         return -1;
+    if (p.net.model == MXC_NETM_GOVERNED) { /* the proxy's records: beside the state, root's alone */
+        snprintf(p.net.sandbox, sizeof p.net.sandbox, "%s", p.agent_name);
+        snprintf(p.net.audit_path, sizeof p.net.audit_path, "%s/proxy-audit.jsonl", o->st.dir);
+    }
     mxc_cgroup cg;
     mxc_holder h;
     mxc_holder_session hs = {.listen_fd = exec_listener(&o->st, e),
@@ -610,8 +614,9 @@ static int start(opened *o, mxc_error *e)
     json_object_set_new(o->state, "holderPid", json_integer(h.pid));
     json_object_set_new(o->state, "holderStart", json_integer((json_int_t)h.start_time));
     json_object_set_new(o->state, "view", view_of(&p));
-    /* model 2: what every exec's proxy variables name */
-    if (p.net.model == MXC_NETM_PROXY)
+    /* model 2 and governed egress: what every exec's proxy variables name
+     * (governed: with this start's credential; the state is root's alone) */
+    if (p.net.model == MXC_NETM_PROXY || p.net.model == MXC_NETM_GOVERNED)
         json_object_set_new(o->state, "networkProxy", json_string(p.net.proxy_url));
     else
         json_object_del(o->state, "networkProxy");
@@ -1007,11 +1012,11 @@ int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_e
     }
     snprintf(plan->agent_name, sizeof plan->agent_name, "%s", id.agent_name);
     plan->workspace = strdup(ws);
-    /* model 2 (recorded by start): the endpoint, as only the gateway can be */
+    /* model 2 or governed egress (recorded by start): the endpoint, in
+     * exactly one of the two shapes start writes */
     const char *px = json_string_value(json_object_get(state, "networkProxy"));
-    if (px && (strncmp(px, "http://" MXC_NET_GATEWAY ":", 16) == 0 || strncmp(px, "https://" MXC_NET_GATEWAY ":", 17) == 0) &&
-        strlen(px) < sizeof plan->net.proxy_url) {
-        plan->net.model = MXC_NETM_PROXY;
+    if (mxc_net_proxy_url_ok(px)) {
+        plan->net.model = strncmp(px, "http://" MXC_GOVERNED_USER ":", 11) == 0 ? MXC_NETM_GOVERNED : MXC_NETM_PROXY;
         snprintf(plan->net.proxy_url, sizeof plan->net.proxy_url, "%s", px);
     }
     json_decref(state);

@@ -423,6 +423,54 @@ static int legacy_proxy(const mxc_request *r, json_t *px, mxc_net_policy *np, mx
     return proxy_endpoint(u, "network.proxy.localhost", np, e);
 }
 
+/* The legacy host lists: governed egress through mxc-proxy, on a blocked
+ * network (nothing else leaves: the proxy is the one way out).  The
+ * entries themselves are mxc-proxy's to judge (src/proxy/hostpolicy.h); a
+ * bad one refuses the run before the workload exists. */
+static int governed(const mxc_request *r, mxc_net_policy *np, mxc_error *e)
+{
+    if (r->net_allow)
+        return refuse(e, "network.allowedHosts / blockedHosts need defaultPolicy block: governed egress lets out only "
+                         "what allowedHosts names (a blocklist over an open network cannot be enforced by name)");
+    if (!r->allowed_hosts.n)
+        return refuse(e, "network.blockedHosts without allowedHosts lets nothing out: name what may be reached in "
+                         "network.allowedHosts");
+    json_t *doc = json_object(), *lists[2] = {json_array(), json_array()};
+    const mxc_strlist *src[2] = {&r->allowed_hosts, &r->blocked_hosts};
+    for (size_t k = 0; k < 2; k++)
+        for (size_t i = 0; i < src[k]->n; i++)
+            json_array_append_new(lists[k], json_string(src[k]->v[i]));
+    json_object_set_new(doc, "allowed", lists[0]);
+    json_object_set_new(doc, "blocked", lists[1]);
+    np->hosts = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    if (!np->hosts)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+    np->model = MXC_NETM_GOVERNED;
+    return 0;
+}
+
+bool mxc_net_proxy_url_ok(const char *u)
+{
+    static const char GW_HTTP[] = "http://" MXC_NET_GATEWAY ":", GW_HTTPS[] = "https://" MXC_NET_GATEWAY ":";
+    static const char GOV[] = "http://" MXC_GOVERNED_USER ":", GOV_TAIL[] = "@" MXC_GOVERNED_ADDR ":3128/";
+    if (!u || strlen(u) >= sizeof ((mxc_net_policy *)0)->proxy_url)
+        return false;
+    const char *p = NULL;
+    if (!strncmp(u, GW_HTTP, sizeof GW_HTTP - 1))
+        p = u + sizeof GW_HTTP - 1;
+    else if (!strncmp(u, GW_HTTPS, sizeof GW_HTTPS - 1))
+        p = u + sizeof GW_HTTPS - 1;
+    if (p) {
+        size_t d = strspn(p, "0123456789");
+        return d >= 1 && d <= 5 && !strcmp(p + d, "/");
+    }
+    if (strncmp(u, GOV, sizeof GOV - 1))
+        return false;
+    p = u + sizeof GOV - 1;
+    return strspn(p, "0123456789abcdef") == 32 && !strcmp(p + 32, GOV_TAIL);
+}
+
 int mxc_net_policy_build(const mxc_request *r, mxc_net_policy *np, mxc_error *e)
 {
     memset(np, 0, sizeof *np);
@@ -434,7 +482,7 @@ int mxc_net_policy_build(const mxc_request *r, mxc_net_policy *np, mxc_error *e)
         if (r->net_proxy)
             return legacy_proxy(r, json_object_get(net, "proxy"), np, e);
         if (r->allowed_hosts.n || r->blocked_hosts.n)
-            return 0; /* refused by the honor matrix */
+            return governed(r, np, e);
         if (r->net_allow && r->net_allow_local == MXC_TRI_TRUE)
             np->model = MXC_NETM_HOST;
         else if (r->net_allow)
@@ -452,6 +500,7 @@ int mxc_net_policy_build(const mxc_request *r, mxc_net_policy *np, mxc_error *e)
 void mxc_net_policy_free(mxc_net_policy *np)
 {
     free(np->ruleset);
+    free(np->hosts);
     memset(np, 0, sizeof *np);
 }
 
@@ -460,6 +509,7 @@ const char *mxc_net_model_name(mxc_net_model m)
     static const char *const N[] = {"own namespace, loopback only (model 3: nothing)",
                                      "host (unrestricted, acknowledged)",
                                      "own namespace, direct egress under rules through the userspace stack (model 1)",
-                                     "own namespace, the proxy endpoint only (model 2)"};
+                                     "own namespace, the proxy endpoint only (model 2)",
+                                     "own namespace, governed egress: only mxc-proxy, by host name"};
     return N[m];
 }

@@ -10,6 +10,7 @@
 #define MXC_NET_NETPOLICY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "error.h"
 #include "request.h"
@@ -19,7 +20,14 @@ typedef enum {
     MXC_NETM_HOST,     /* the canonical unrestricted acknowledgment: the host network */
     MXC_NETM_DIRECT,   /* model 1: default route through the userspace stack, egress rules */
     MXC_NETM_PROXY,    /* model 2: only the caller's loopback proxy endpoint */
+    MXC_NETM_GOVERNED, /* governed egress: own namespace, only mxc-proxy's listener on its loopback (host lists) */
 } mxc_net_model;
+
+/* Governed egress: where the sandbox reaches mxc-proxy (its own loopback)
+ * and the user name of its credential. */
+#define MXC_GOVERNED_ADDR "127.0.0.1"
+#define MXC_GOVERNED_PORT 3128
+#define MXC_GOVERNED_USER "mxc"
 
 /* The sandbox side of the userspace stack (the topology upstream's
  * slirp4netns build uses): tap0 10.0.2.100/24, the gateway 10.0.2.2 is the
@@ -33,9 +41,18 @@ typedef enum {
 typedef struct {
     mxc_net_model model;
     unsigned short proxy_port; /* model 2 */
-    char proxy_url[64];       /* model 2: the endpoint as the sandbox reaches it */
+    char proxy_url[128];      /* models 2 and governed: the endpoint as the sandbox reaches it (governed: with
+                                 its credential) */
     char *ruleset;            /* models 1 and 2: the nftables script (owned) */
+    char *hosts;              /* governed: {"allowed":[..],"blocked":[..]} for mxc-proxy (owned) */
+    char sandbox[64];         /* governed: the sandbox's name, for the proxy's audit */
+    char audit_path[768];     /* governed: where the proxy's audit records go ("" : nowhere) */
 } mxc_net_policy;
+
+/* A proxy URL as a session's state may hold it (what start recorded):
+ * model 2's http(s)://10.0.2.2:PORT/, or governed egress's
+ * http://mxc:<32 hex>@127.0.0.1:3128/. */
+bool mxc_net_proxy_url_ok(const char *url);
 
 /* The model a (structurally valid) request asks for, and for models 1
  * and 2 its rule set.  Refusals are policy_validation naming the path. */

@@ -22,15 +22,32 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "governed.h"
 #include "harden.h"
 
 bool mxc_net_needs_stack(const mxc_net_policy *np)
 {
-    return np->model == MXC_NETM_DIRECT || np->model == MXC_NETM_PROXY;
+    return np->model == MXC_NETM_DIRECT || np->model == MXC_NETM_PROXY || np->model == MXC_NETM_GOVERNED;
 }
 
 int mxc_net_require(const mxc_net_policy *np, bool rootless, mxc_error *e)
 {
+    if (np->model == MXC_NETM_GOVERNED) {
+        char exe[4096];
+        if (rootless) {
+            mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "network.allowedHosts needs root here: the runtime makes mxc-proxy's "
+                                                  "listener inside the sandbox's namespace as root");
+            mxc_err_set_remediation(e, "run mxc as root, or use a blocked network");
+            return -1;
+        }
+        if (!mxc_governed_proxy_path(exe, sizeof exe)) {
+            mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "network.allowedHosts needs mxc-proxy, which is not installed "
+                                                  "beside mxc");
+            mxc_err_set_remediation(e, "install mxc-proxy with mxc, or use a blocked network");
+            return -1;
+        }
+        return 0;
+    }
     if (!mxc_net_needs_stack(np))
         return 0;
     if (access(MXC_NET_PASTA, X_OK) < 0) {
@@ -255,6 +272,8 @@ static _Noreturn void keeper(const mxc_net_policy *np, int nsfd, int hfd, int re
 
 int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
 {
+    if (np->model == MXC_NETM_GOVERNED)
+        return mxc_governed_attach(np, holder, e); /* src/net/governed.c: the proxy, no stack */
     if (!mxc_net_needs_stack(np))
         return 0;
     char path[64];

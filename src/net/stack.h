@@ -19,7 +19,9 @@
 
 #define MXC_NET_PASTA "/usr/bin/pasta"
 
-/* Whether a plan of this model needs the stack and the rules. */
+/* Whether a plan of this model needs something attached from outside
+ * before its workload runs: the stack and the rules (models 1, 2), or
+ * mxc-proxy (governed egress). */
 bool mxc_net_needs_stack(const mxc_net_policy *np);
 /* backend_unavailable (with a remediation) when this host cannot enforce
  * the model: pasta missing, or rootless (pasta is started as root here). */

@@ -1,0 +1,31 @@
+/* governed.h — governed egress from the caller's side.
+ * Owns: the sandbox's proxy credential, finding the mxc-proxy binary, and
+ * starting mxc-proxy for a sandbox — its listening socket made *inside* the
+ * sandbox's network namespace (a short-lived child joins only that
+ * namespace, brings its loopback up, binds 127.0.0.1:3128 and hands the
+ * socket back), the proxy itself in the caller's namespaces (never in the
+ * sandbox's: invisible and unsignalable from inside), watching the
+ * sandbox's PID 1 through a pidfd and ending with it.  The configuration
+ * (host lists, credential) goes over a pipe, never argv or the
+ * environment; mxc-proxy answers on a status pipe once its policy is
+ * built, so a bad host entry refuses the run before the workload exists.
+ * Like stack.h, it must run while the holder still waits. */
+#ifndef MXC_NET_GOVERNED_H
+#define MXC_NET_GOVERNED_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "netpolicy.h"
+
+/* A fresh credential into np->proxy_url (32 hex digits of getrandom). */
+int mxc_governed_credential(mxc_net_policy *np, mxc_error *e);
+/* The mxc-proxy beside this binary (or this library), else the installed
+ * one; false when none is executable. */
+bool mxc_governed_proxy_path(char *out, size_t sz);
+/* Starts mxc-proxy for holder's network namespace (np: governed; its
+ * audit_path and sandbox name the audit sink and the records' sandbox). */
+int mxc_governed_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e);
+
+#endif

@@ -1,0 +1,698 @@
+/* proxy.c — see proxy.h.
+ *
+ * A connection moves HEAD → (RESOLVING) → CONNECTING → RELAY.  Refusals are
+ * answered at once and the connection closed: 400/414/431 (the head), 407
+ * (credentials: checked first, before the policy looks at the target or any
+ * lookup runs), 403 with an X-Mxc-Deny-Reason token (the policy), 411 (an
+ * absolute-form request with a chunked body: not forwarded), 502 (no checked
+ * address answered), 503 (the connection cap), 504 (a head or connect that
+ * took too long).  The relay is splice(2) through a pipe per direction; an
+ * absolute-form request forwards exactly its Content-Length bytes of body and
+ * nothing pipelined after them. */
+#include "proxy.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "httphead.h"
+
+#define MAX_ADDRS 16
+#define CONNECT_TIMEOUT_MS 10000
+#define CHUNK 65536
+
+typedef enum { C_HEAD, C_RESOLVING, C_CONNECTING, C_RELAY } cstate;
+
+typedef struct conn conn;
+
+typedef struct {
+    conn *c;
+    bool upstream;
+} tag;
+
+/* One direction of the relay: what was written ahead of the stream (a reply,
+ * a rewritten head, bytes read with the head), then src spliced into dst. */
+typedef struct {
+    char *pre;
+    size_t plen, poff;
+    int pipe[2];
+    size_t inpipe;
+    long long limit; /* bytes still to read from src; -1: to its end */
+    bool src_done;   /* nothing more will be read */
+    bool half_close; /* shut dst's write side when src ends (a tunnel) */
+    uint64_t bytes;
+} dir;
+
+struct conn {
+    conn *next, *prev;
+    int cfd, ufd;
+    cstate st;
+    bool closed;   /* its sockets are closed; freed after this round of events (or when its lookup answers) */
+    bool reg[2];   /* client, upstream socket in the epoll set */
+    tag ct, ut;
+    char *buf;     /* the head as read */
+    size_t blen;
+    mxc_head head;
+    char canon[MXC_HOST_MAX + 1];
+    struct sockaddr_storage addr[MAX_ADDRS];
+    size_t naddr, next_addr;
+    char ip[INET6_ADDRSTRLEN];
+    dir cu, uc; /* client→upstream, upstream→client */
+    uint64_t t0, deadline;
+};
+
+typedef struct {
+    conn *c;
+    char name[MXC_HOST_MAX + 1];
+    unsigned port;
+    const char *hosts_file;
+    struct sockaddr_storage addr[MAX_ADDRS];
+    size_t naddr;
+    int rfd;
+} lookup;
+
+static const mxc_proxy_config *cfg;
+static int ep = -1, resolved[2] = {-1, -1};
+static conn *conns, *grave;
+static unsigned nconns;
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---- the audit ---------------------------------------------------------- */
+
+static void json_str(char *out, size_t sz, const char *s)
+{
+    size_t o = 0;
+    for (; s && *s && o + 7 < sz; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            o += (size_t)snprintf(out + o, sz - o, "\\%c", ch);
+        else if (ch < 0x20 || ch >= 0x7f)
+            o += (size_t)snprintf(out + o, sz - o, "\\u%04x", ch);
+        else
+            out[o++] = (char)ch;
+    }
+    out[o] = '\0';
+}
+
+/* One OCSF-shaped record (class 4002 HTTP Activity; 4001 Network Activity
+ * for a tunnel): what was decided, never the credentials. */
+static void audit(const conn *c, const char *disposition, const char *reason)
+{
+    if (cfg->audit_fd < 0)
+        return;
+    char host[2 * MXC_HOST_MAX + 8] = "", sb[300] = "";
+    json_str(host, sizeof host, c->head.host);
+    json_str(sb, sizeof sb, cfg->sandbox);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    char line[1024];
+    int n = snprintf(line, sizeof line,
+                     "{\"class_uid\":%d,\"category_uid\":4,\"time\":%lld,\"disposition\":\"%s\",\"reason\":\"%s\","
+                     "\"sandbox\":\"%s\",\"dst_endpoint\":{\"hostname\":\"%s\",\"port\":%u,\"ip\":\"%s\"},"
+                     "\"traffic\":{\"bytes_out\":%llu,\"bytes_in\":%llu},\"duration\":%llu}\n",
+                     c->head.connect ? 4001 : 4002, (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, disposition,
+                     reason ? reason : "", sb, host, c->head.port, c->ip, (unsigned long long)c->cu.bytes,
+                     (unsigned long long)c->uc.bytes, (unsigned long long)(now_ms() - c->t0));
+    if (n > 0)
+        (void)!write(cfg->audit_fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
+/* ---- connections -------------------------------------------------------- */
+
+static void dir_init(dir *d)
+{
+    d->pipe[0] = d->pipe[1] = -1;
+    d->limit = -1;
+}
+
+static void dir_free(dir *d)
+{
+    free(d->pre);
+    if (d->pipe[0] >= 0)
+        close(d->pipe[0]), close(d->pipe[1]);
+}
+
+/* Off the list, onto the grave: freed once no event of this round can
+ * still name it. */
+static void bury(conn *c)
+{
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    nconns--;
+    c->next = grave;
+    grave = c;
+}
+
+static void conn_close(conn *c)
+{
+    if (c->closed)
+        return;
+    if (c->cfd >= 0)
+        close(c->cfd);
+    if (c->ufd >= 0)
+        close(c->ufd);
+    c->cfd = c->ufd = -1;
+    c->closed = true;
+    if (c->st != C_RESOLVING) /* else the lookup still points here: lookup_done buries it */
+        bury(c);
+}
+
+static void free_grave(void)
+{
+    while (grave) {
+        conn *c = grave;
+        grave = c->next;
+        dir_free(&c->cu);
+        dir_free(&c->uc);
+        free(c->buf);
+        free(c);
+    }
+}
+
+/* A short answer, written once (it fits any socket buffer), then close. */
+static void refuse(conn *c, int status, const char *reason, const char *disposition)
+{
+    const char *text = status == 400 ? "Bad Request" : status == 403 ? "Forbidden"
+                     : status == 407 ? "Proxy Authentication Required" : status == 411 ? "Length Required"
+                     : status == 414 ? "URI Too Long" : status == 431 ? "Request Header Fields Too Large"
+                     : status == 502 ? "Bad Gateway" : status == 503 ? "Service Unavailable" : "Gateway Timeout";
+    char out[512];
+    int n = snprintf(out, sizeof out, "HTTP/1.1 %d %s\r\n%s%s%s%sConnection: close\r\nContent-Length: 0\r\n\r\n",
+                     status, text, status == 407 ? "Proxy-Authenticate: Basic realm=\"mxc\"\r\n" : "",
+                     reason ? "X-Mxc-Deny-Reason: " : "", reason ? reason : "", reason ? "\r\n" : "");
+    if (c->cfd >= 0)
+        (void)!send(c->cfd, out, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    audit(c, disposition, reason);
+    conn_close(c);
+}
+
+/* What a socket of c waits for; none: out of the epoll set (so a hang-up
+ * of a socket nothing waits on cannot spin the loop). */
+static void watch(conn *c, bool upstream, uint32_t events)
+{
+    int fd = upstream ? c->ufd : c->cfd;
+    bool *reg = &c->reg[upstream];
+    struct epoll_event ev = {.events = events, .data.ptr = upstream ? &c->ut : &c->ct};
+    if (!events) {
+        if (*reg)
+            epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
+        *reg = false;
+        return;
+    }
+    epoll_ctl(ep, *reg ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev);
+    *reg = true;
+}
+
+/* ---- the relay ---------------------------------------------------------- */
+
+/* Moves what it can of one direction; false on a broken connection. */
+static bool pump(dir *d, int src, int dst)
+{
+    while (d->poff < d->plen) {
+        ssize_t n = send(dst, d->pre + d->poff, d->plen - d->poff, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0)
+            return errno == EAGAIN || errno == EINTR;
+        d->poff += (size_t)n;
+    }
+    for (;;) {
+        if (d->inpipe) {
+            ssize_t n = splice(d->pipe[0], NULL, dst, NULL, d->inpipe, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+            if (n < 0)
+                return errno == EAGAIN || errno == EINTR;
+            d->inpipe -= (size_t)n;
+            d->bytes += (uint64_t)n;
+            continue;
+        }
+        if (d->src_done)
+            return true;
+        size_t want = d->limit >= 0 && d->limit < CHUNK ? (size_t)d->limit : CHUNK;
+        ssize_t n = want ? splice(src, NULL, d->pipe[1], NULL, want, SPLICE_F_NONBLOCK | SPLICE_F_MOVE) : 0;
+        if (n < 0)
+            return errno == EAGAIN || errno == EINTR;
+        if (n == 0) {
+            d->src_done = true;
+            if (d->half_close)
+                shutdown(dst, SHUT_WR);
+            return true;
+        }
+        d->inpipe += (size_t)n;
+        if (d->limit >= 0)
+            d->limit -= n;
+    }
+}
+
+static bool dir_idle(const dir *d)
+{
+    return d->src_done && !d->inpipe && d->poff == d->plen;
+}
+
+static void relay(conn *c)
+{
+    if (!pump(&c->cu, c->cfd, c->ufd) || !pump(&c->uc, c->ufd, c->cfd)) {
+        audit(c, "allowed", "closed");
+        conn_close(c);
+        return;
+    }
+    /* done when the upstream has said everything (a forwarded request ends
+     * there even if the client would go on) or both ends are finished */
+    if (dir_idle(&c->uc) && (dir_idle(&c->cu) || !c->head.connect)) {
+        audit(c, "allowed", "done");
+        conn_close(c);
+        return;
+    }
+    c->deadline = now_ms() + cfg->idle_timeout_ms;
+    bool c_in = !c->cu.src_done && !c->cu.inpipe, c_out = c->uc.inpipe || c->uc.poff < c->uc.plen;
+    bool u_in = !c->uc.src_done && !c->uc.inpipe, u_out = c->cu.inpipe || c->cu.poff < c->cu.plen;
+    watch(c, false, (c_in ? EPOLLIN : 0) | (c_out ? EPOLLOUT : 0));
+    watch(c, true, (u_in ? EPOLLIN : 0) | (u_out ? EPOLLOUT : 0));
+}
+
+/* The request as the upstream gets it: origin-form, no proxy fields, no
+ * hop-by-hop fields, Host from the target, Connection: close. */
+static char *rewrite(const conn *c, size_t *len)
+{
+    const mxc_head *h = &c->head;
+    size_t cap = h->head_len + 512, o = 0;
+    char *out = malloc(cap);
+    if (!out)
+        return NULL;
+    o += (size_t)snprintf(out, cap, "%.*s %.*s HTTP/1.%d\r\n", (int)h->method.n, h->method.p, (int)h->path.n,
+                          h->path.p, h->version_minor);
+    static const char *const DROP[] = {"proxy-authorization", "proxy-connection", "connection", "keep-alive", "host",
+                                       "te", "upgrade", "proxy-authenticate"};
+    for (size_t i = 0; i < h->nfields; i++) {
+        bool drop = false;
+        for (size_t k = 0; k < sizeof DROP / sizeof DROP[0]; k++)
+            drop |= h->fields[i].name.n == strlen(DROP[k]) && !strncasecmp(h->fields[i].name.p, DROP[k], h->fields[i].name.n);
+        if (!drop)
+            o += (size_t)snprintf(out + o, cap - o, "%.*s: %.*s\r\n", (int)h->fields[i].name.n, h->fields[i].name.p,
+                                  (int)h->fields[i].value.n, h->fields[i].value.p);
+    }
+    bool v6 = h->host_ipv6;
+    if (h->port == 80)
+        o += (size_t)snprintf(out + o, cap - o, "Host: %s%s%s\r\n", v6 ? "[" : "", h->host, v6 ? "]" : "");
+    else
+        o += (size_t)snprintf(out + o, cap - o, "Host: %s%s%s:%u\r\n", v6 ? "[" : "", h->host, v6 ? "]" : "", h->port);
+    o += (size_t)snprintf(out + o, cap - o, "Connection: close\r\n\r\n");
+    *len = o < cap ? o : cap - 1;
+    return out;
+}
+
+static int set_pre(dir *d, const char *a, size_t alen, const char *b, size_t blen)
+{
+    d->pre = malloc(alen + blen + 1);
+    if (!d->pre)
+        return -1;
+    memcpy(d->pre, a, alen);
+    if (blen)
+        memcpy(d->pre + alen, b, blen);
+    d->plen = alen + blen;
+    return 0;
+}
+
+static void start_relay(conn *c)
+{
+    c->st = C_RELAY;
+    if (pipe2(c->cu.pipe, O_CLOEXEC | O_NONBLOCK) < 0 || pipe2(c->uc.pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+        refuse(c, 502, "resources", "error");
+        return;
+    }
+    const char *rest = c->buf + c->head.head_len;
+    size_t nrest = c->blen - c->head.head_len;
+    int rc;
+    if (c->head.connect) {
+        static const char OK[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+        rc = set_pre(&c->uc, OK, sizeof OK - 1, NULL, 0);
+        if (rc == 0)
+            rc = set_pre(&c->cu, rest, nrest, NULL, 0);
+        c->cu.half_close = c->uc.half_close = true;
+    } else {
+        long long body = c->head.content_length > 0 ? c->head.content_length : 0;
+        size_t take = (long long)nrest < body ? nrest : (size_t)body;
+        size_t hl;
+        char *h = rewrite(c, &hl);
+        rc = h ? set_pre(&c->cu, h, hl, rest, take) : -1;
+        free(h);
+        c->cu.limit = body - (long long)take;
+        if (c->cu.limit == 0)
+            c->cu.src_done = true; /* pipelined bytes after the body are never forwarded */
+    }
+    free(c->buf);
+    c->buf = NULL;
+    if (rc < 0) {
+        refuse(c, 502, "resources", "error");
+        return;
+    }
+    c->cu.bytes += c->cu.plen; /* what was written ahead counts as traffic */
+    audit(c, "allowed", "connected");
+    relay(c);
+}
+
+/* ---- connecting to a checked address ------------------------------------ */
+
+static void try_connect(conn *c)
+{
+    while (c->next_addr < c->naddr) {
+        struct sockaddr_storage *a = &c->addr[c->next_addr++];
+        socklen_t alen = a->ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+        void *raw = a->ss_family == AF_INET ? (void *)&((struct sockaddr_in *)a)->sin_addr
+                                            : (void *)&((struct sockaddr_in6 *)a)->sin6_addr;
+        inet_ntop(a->ss_family, raw, c->ip, sizeof c->ip);
+        if (c->ufd >= 0) {
+            watch(c, true, 0);
+            close(c->ufd);
+        }
+        c->ufd = socket(a->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (c->ufd < 0)
+            continue;
+        if (connect(c->ufd, (struct sockaddr *)a, alen) == 0 || errno == EINPROGRESS) {
+            c->st = C_CONNECTING;
+            c->deadline = now_ms() + CONNECT_TIMEOUT_MS;
+            watch(c, true, EPOLLOUT);
+            watch(c, false, 0);
+            return;
+        }
+    }
+    refuse(c, 502, "upstream-unreachable", "error");
+}
+
+static void connected(conn *c)
+{
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err) {
+        try_connect(c);
+        return;
+    }
+    start_relay(c);
+}
+
+/* ---- name lookups (off the loop) ---------------------------------------- */
+
+/* A hosts file: "address name..." lines, '#' comments. */
+static void lookup_file(lookup *l)
+{
+    FILE *f = fopen(l->hosts_file, "re");
+    if (!f)
+        return;
+    char line[1024];
+    while (l->naddr < MAX_ADDRS && fgets(line, sizeof line, f)) {
+        char *save = NULL, *addr = strtok_r(line, " \t\r\n", &save);
+        if (!addr || addr[0] == '#')
+            continue;
+        for (char *n = strtok_r(NULL, " \t\r\n", &save); n && n[0] != '#'; n = strtok_r(NULL, " \t\r\n", &save)) {
+            if (strcasecmp(n, l->name) != 0)
+                continue;
+            struct sockaddr_storage *a = &l->addr[l->naddr];
+            memset(a, 0, sizeof *a);
+            struct sockaddr_in *v4 = (struct sockaddr_in *)a;
+            struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)a;
+            if (inet_pton(AF_INET, addr, &v4->sin_addr) == 1) {
+                v4->sin_family = AF_INET;
+                v4->sin_port = htons((uint16_t)l->port);
+                l->naddr++;
+            } else if (inet_pton(AF_INET6, addr, &v6->sin6_addr) == 1) {
+                v6->sin6_family = AF_INET6;
+                v6->sin6_port = htons((uint16_t)l->port);
+                l->naddr++;
+            }
+            break;
+        }
+    }
+    fclose(f);
+}
+
+static void *lookup_thread(void *arg)
+{
+    lookup *l = arg;
+    if (l->hosts_file)
+        lookup_file(l);
+    else {
+        struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG}, *res = NULL;
+        char port[8], fqdn[MXC_HOST_MAX + 2];
+        snprintf(port, sizeof port, "%u", l->port);
+        snprintf(fqdn, sizeof fqdn, "%s.", l->name); /* absolute: no search domain turns it into another host */
+        if (getaddrinfo(fqdn, port, &hints, &res) == 0) {
+            for (struct addrinfo *r = res; r && l->naddr < MAX_ADDRS; r = r->ai_next)
+                if ((r->ai_family == AF_INET || r->ai_family == AF_INET6) && r->ai_addrlen <= sizeof l->addr[0])
+                    memcpy(&l->addr[l->naddr++], r->ai_addr, r->ai_addrlen);
+            freeaddrinfo(res);
+        }
+    }
+    (void)!write(l->rfd, &l, sizeof l);
+    return NULL;
+}
+
+static void start_lookup(conn *c)
+{
+    lookup *l = calloc(1, sizeof *l);
+    if (!l) {
+        refuse(c, 502, "resources", "error");
+        return;
+    }
+    l->c = c;
+    snprintf(l->name, sizeof l->name, "%s", c->canon);
+    l->port = c->head.port;
+    l->hosts_file = cfg->hosts_file;
+    l->rfd = resolved[1];
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&at, 256 * 1024);
+    int rc = pthread_create(&t, &at, lookup_thread, l);
+    pthread_attr_destroy(&at);
+    if (rc != 0) {
+        free(l);
+        refuse(c, 502, "resources", "error");
+        return;
+    }
+    c->st = C_RESOLVING;
+    watch(c, false, 0);
+}
+
+static void lookup_done(lookup *l)
+{
+    conn *c = l->c;
+    c->st = C_CONNECTING;
+    if (c->closed) {
+        bury(c);
+        free(l);
+        return;
+    }
+    const char *why = NULL;
+    for (size_t i = 0; i < l->naddr && !why; i++)
+        if (!mxc_hostpolicy_check_addr(cfg->policy, (struct sockaddr *)&l->addr[i], &why) && !why)
+            why = "special-address";
+    if (!l->naddr)
+        why = "no-address";
+    if (why) {
+        free(l);
+        refuse(c, 403, why, "denied");
+        return;
+    }
+    memcpy(c->addr, l->addr, l->naddr * sizeof l->addr[0]);
+    c->naddr = l->naddr;
+    free(l);
+    try_connect(c);
+}
+
+/* ---- the head ----------------------------------------------------------- */
+
+static bool token_ok(const char *user, const char *pass)
+{
+    size_t a = strlen(pass), b = strlen(cfg->token);
+    unsigned char diff = (unsigned char)(a != b) | (unsigned char)(strcmp(user, cfg->user) != 0);
+    for (size_t i = 0; i < a && i < b; i++)
+        diff |= (unsigned char)(pass[i] ^ cfg->token[i]);
+    return diff == 0;
+}
+
+static void on_head(conn *c)
+{
+    ssize_t n = recv(c->cfd, c->buf + c->blen, MXC_HEAD_MAX - c->blen, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (n <= 0) {
+        conn_close(c);
+        return;
+    }
+    c->blen += (size_t)n;
+    mxc_head_status st = mxc_head_parse(c->buf, c->blen, &c->head);
+    if (st == MXC_HEAD_INCOMPLETE) {
+        if (c->blen >= MXC_HEAD_MAX)
+            refuse(c, 431, "head-too-large", "denied");
+        return;
+    }
+    if (st != MXC_HEAD_OK) {
+        c->head.host[0] = '\0';
+        refuse(c, c->head.status ? c->head.status : 400, c->head.reason ? c->head.reason : "bad-request", "denied");
+        return;
+    }
+    char user[256], pass[256];
+    if (mxc_head_proxy_auth(&c->head, user, sizeof user, pass, sizeof pass) < 0 || !token_ok(user, pass)) {
+        memset(pass, 0, sizeof pass);
+        refuse(c, 407, "auth", "auth-failed");
+        return;
+    }
+    memset(pass, 0, sizeof pass);
+    if (!c->head.connect && c->head.chunked) {
+        refuse(c, 411, "chunked-body", "denied");
+        return;
+    }
+    const char *why = NULL;
+    struct sockaddr_storage lit;
+    mxc_hp_verdict v = mxc_hostpolicy_check_name(cfg->policy, c->head.host, c->head.port, c->canon, sizeof c->canon,
+                                                 &lit, &why);
+    if (v == MXC_HP_DENY) {
+        refuse(c, 403, why ? why : "not-allowed", "denied");
+        return;
+    }
+    if (v == MXC_HP_ALLOW_ADDR) {
+        c->addr[0] = lit;
+        c->naddr = 1;
+        try_connect(c);
+        return;
+    }
+    start_lookup(c);
+}
+
+/* ---- the loop ----------------------------------------------------------- */
+
+static void on_accept(void)
+{
+    for (;;) {
+        int fd = accept4(cfg->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            return;
+        if (nconns >= cfg->max_conns) {
+            static const char BUSY[] = "HTTP/1.1 503 Service Unavailable\r\nX-Mxc-Deny-Reason: too-many-connections\r\n"
+                                       "Connection: close\r\nContent-Length: 0\r\n\r\n";
+            (void)!send(fd, BUSY, sizeof BUSY - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+            close(fd);
+            continue;
+        }
+        conn *c = calloc(1, sizeof *c);
+        char *buf = malloc(MXC_HEAD_MAX);
+        if (!c || !buf) {
+            free(c), free(buf);
+            close(fd);
+            continue;
+        }
+        c->buf = buf;
+        c->cfd = fd;
+        c->ufd = -1;
+        c->ct = (tag){c, false};
+        c->ut = (tag){c, true};
+        dir_init(&c->cu);
+        dir_init(&c->uc);
+        c->t0 = now_ms();
+        c->deadline = c->t0 + cfg->head_timeout_ms;
+        c->next = conns;
+        if (conns)
+            conns->prev = c;
+        conns = c;
+        nconns++;
+        watch(c, false, EPOLLIN);
+    }
+}
+
+static void expire(void)
+{
+    uint64_t t = now_ms();
+    for (conn *c = conns, *nx; c; c = nx) {
+        nx = c->next;
+        if (c->closed || c->st == C_RESOLVING || t < c->deadline)
+            continue;
+        if (c->st == C_RELAY) {
+            audit(c, "allowed", "idle-timeout");
+            conn_close(c);
+        } else
+            refuse(c, 504, c->st == C_HEAD ? "head-timeout" : "connect-timeout", "denied");
+    }
+}
+
+static void on_event(tag *t, uint32_t events)
+{
+    conn *c = t->c;
+    if (c->closed)
+        return;
+    switch (c->st) {
+    case C_HEAD:
+        on_head(c);
+        break;
+    case C_CONNECTING:
+        if (t->upstream)
+            connected(c);
+        break;
+    case C_RELAY:
+        relay(c);
+        break;
+    case C_RESOLVING:
+        break;
+    }
+}
+
+int mxc_proxy_run(const mxc_proxy_config *config)
+{
+    cfg = config;
+    ep = epoll_create1(EPOLL_CLOEXEC);
+    if (ep < 0 || pipe2(resolved, O_CLOEXEC) < 0)
+        return -1;
+    int fl = fcntl(cfg->listen_fd, F_GETFL);
+    fcntl(cfg->listen_fd, F_SETFL, fl | O_NONBLOCK);
+    static int k_listen, k_watch, k_resolved;
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &k_listen};
+    if (epoll_ctl(ep, EPOLL_CTL_ADD, cfg->listen_fd, &ev) < 0)
+        return -1;
+    ev.data.ptr = &k_resolved;
+    epoll_ctl(ep, EPOLL_CTL_ADD, resolved[0], &ev);
+    if (cfg->watch_fd >= 0) {
+        ev.data.ptr = &k_watch;
+        epoll_ctl(ep, EPOLL_CTL_ADD, cfg->watch_fd, &ev);
+    }
+    for (;;) {
+        struct epoll_event evs[64];
+        int n = epoll_wait(ep, evs, 64, 500);
+        if (n < 0 && errno != EINTR)
+            return -1;
+        for (int i = 0; i < n; i++) {
+            void *p = evs[i].data.ptr;
+            if (p == &k_watch)
+                return 0; /* the sandbox is gone */
+            if (p == &k_listen)
+                on_accept();
+            else if (p == &k_resolved) {
+                lookup *l;
+                if (read(resolved[0], &l, sizeof l) == (ssize_t)sizeof l)
+                    lookup_done(l);
+            } else
+                on_event(p, evs[i].events);
+        }
+        expire();
+        free_grave();
+    }
+}

@@ -1,0 +1,37 @@
+/* proxy.h — owns: mxc-proxy's engine, one sandbox's governed egress.  An
+ * event loop (epoll, one thread; name lookups on short-lived threads) over
+ * a listening socket that the executor created *inside* the sandbox's
+ * network namespace, so the sandbox reaches nothing but this listener
+ * while the upstream connections leave from the proxy's own (the host's)
+ * namespace.  Per connection: read the head (httphead.h), authenticate
+ * (407 before anything else: no policy, no lookup), decide by name
+ * (hostpolicy.h), resolve, decide every address, connect to a checked
+ * address only, then tunnel (CONNECT) or forward one absolute-form request
+ * (Connection: close).  One audit record per decision (OCSF-shaped JSON
+ * lines); credentials are never written anywhere.  Ends when the watched
+ * sandbox PID 1 exits. */
+#ifndef MXC_PROXY_PROXY_H
+#define MXC_PROXY_PROXY_H
+
+#include <stddef.h>
+
+#include "hostpolicy.h"
+
+typedef struct {
+    int listen_fd;          /* listening, inside the sandbox's namespace */
+    int watch_fd;           /* a pidfd: the proxy ends when it is readable; -1: none */
+    int audit_fd;           /* JSON lines; -1: none */
+    const char *sandbox;    /* the sandbox's name, for the audit */
+    const char *user;       /* the credential the sandbox was given */
+    const char *token;
+    const mxc_hostpolicy *policy;
+    const char *hosts_file; /* NULL: the system resolver; else only this file ("addr name..." lines) */
+    unsigned max_conns;     /* concurrent client connections */
+    unsigned head_timeout_ms;
+    unsigned idle_timeout_ms;
+} mxc_proxy_config;
+
+/* Runs until the watched process exits (0) or a fatal error (-1). */
+int mxc_proxy_run(const mxc_proxy_config *cfg);
+
+#endif

@@ -1,0 +1,501 @@
+"""Issue 15, first slice: mxc-proxy itself, driven the way the executor will drive it — its
+listening socket made inside a "sandbox" network namespace that has nothing but loopback, the
+proxy running outside it, the configuration on a pipe, a pidfd it watches.
+
+NETWORK SAFETY.  Everything runs inside a network namespace this file creates (the test's
+"internet": a veth pair whose both ends live in it, documentation-range addresses with the
+servers bound to them, its default route onto its own veth), and a second, empty one (the
+sandbox's).  Names resolve only through a hosts file the test writes; no DNS query is sent.
+"""
+import base64
+import ctypes
+import json
+import os
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import REPO, unique
+
+PROXY = os.path.realpath(os.environ.get("MXC_PROXY", os.path.join(os.path.dirname(
+    os.path.realpath(os.environ.get("MXC_EXEC", os.path.join(REPO, "build", "mxc-exec")))), "mxc-proxy")))
+CLONE_NEWNET = 0x40000000
+WEB, WEB2, OTHER = "198.51.100.7", "198.51.100.8", "203.0.113.5"
+USER, TOKEN = "mxc", "s3cr3t-token-0123456789abcdef"
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _setns(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if _libc.setns(fd, CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), "setns " + path)
+    finally:
+        os.close(fd)
+
+
+def _serve(addr, port, stop):
+    """An HTTP/1.1 origin that answers every request with what it received (its first line and
+    whether a Proxy-Authorization reached it), and for a CONNECT tunnel echoes a greeting."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((addr, port))
+    s.listen(64)
+    s.settimeout(0.2)
+
+    def handle(c):
+        c.settimeout(5)
+        data = b""
+        try:
+            while b"\r\n\r\n" not in data:
+                got = c.recv(4096)
+                if not got:
+                    break
+                data += got
+            head = data.split(b"\r\n\r\n")[0].decode("latin-1")
+            body = "%s|auth=%s|host=%s" % (head.splitlines()[0] if head else "",
+                                          "proxy-authorization" in head.lower(),
+                                          [l.split(":", 1)[1].strip() for l in head.splitlines()
+                                           if l.lower().startswith("host:")])
+            c.sendall(("HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s"
+                       % (len(body), body)).encode())
+        except OSError:
+            pass
+        c.close()
+
+    while not stop.is_set():
+        try:
+            c, _ = s.accept()
+        except socket.timeout:
+            continue
+        threading.Thread(target=handle, args=(c,), daemon=True).start()
+    s.close()
+
+
+@pytest.fixture
+def world(tmp_path):
+    """The internet namespace (servers), the sandbox namespace (empty), this process in the
+    internet one; yields a dict of names."""
+    inet, sbx = unique("mxcpx"), unique("mxcps")
+    for n in (inet, sbx):
+        subprocess.run(["ip", "netns", "add", n], check=True)
+    sh = lambda n, *c: subprocess.run(["ip", "netns", "exec", n] + list(c), check=True,  # noqa: E731
+                                      capture_output=True)
+    sh(inet, "ip", "link", "set", "lo", "up")
+    sh(sbx, "ip", "link", "set", "lo", "up")
+    sh(inet, "ip", "link", "add", "d0", "type", "veth", "peer", "name", "d1")
+    sh(inet, "ip", "link", "set", "d0", "up")
+    sh(inet, "ip", "link", "set", "d1", "up")
+    for a in (WEB, WEB2, OTHER):
+        sh(inet, "ip", "addr", "add", a + "/24", "dev", "d0")
+    sh(inet, "ip", "route", "add", "default", "via", "192.0.2.254", "dev", "d0", "onlink")
+    home = os.open("/proc/self/ns/net", os.O_RDONLY)
+    _setns("/run/netns/" + inet)
+    stop = threading.Event()
+    threads = [threading.Thread(target=_serve, args=(a, p, stop), daemon=True)
+               for a, p in ((WEB, 8080), (WEB, 443), (WEB2, 8080), (OTHER, 8080), ("127.0.0.1", 8080))]
+    for t in threads:
+        t.start()
+    hosts = tmp_path / "hosts"
+    hosts.write_text("%s api.example.test\n%s dl.cdn.example.test\n%s other.test\n127.0.0.1 rebind.example.test\n"
+                     "%s blocked.api.example.test\n" % (WEB, WEB2, OTHER, WEB2))
+    try:
+        yield {"inet": inet, "sbx": sbx, "hosts": str(hosts), "tmp": tmp_path}
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+        if _libc.setns(home, CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), "setns home")
+        os.close(home)
+        for n in (inet, sbx):
+            subprocess.run(["ip", "netns", "del", n], check=False)
+
+
+class Proxy:
+    def __init__(self, world, allowed, blocked=(), **extra):
+        # the listener, made inside the sandbox's namespace (as the executor does)
+        here = os.open("/proc/self/ns/net", os.O_RDONLY)
+        _setns("/run/netns/" + world["sbx"])
+        try:
+            self.listener = socket.socket()
+            self.listener.bind(("127.0.0.1", 3128))
+            self.listener.listen(1024)
+        finally:
+            _libc.setns(here, CLONE_NEWNET)
+            os.close(here)
+        cfg = dict({"sandbox": "t1", "user": USER, "token": TOKEN, "allowed": list(allowed),
+                    "blocked": list(blocked), "hostsFile": world["hosts"]}, **extra)
+        r, w = os.pipe()
+        self.audit_path = str(world["tmp"] / "audit.jsonl")
+        afd = os.open(self.audit_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self.sleeper = subprocess.Popen(["sleep", "600"])  # the "sandbox PID 1" the proxy watches
+        self.pidfd = os.pidfd_open(self.sleeper.pid)
+        lfd = self.listener.fileno()
+        self.p = subprocess.Popen([PROXY, "--listen-fd", str(lfd), "--config-fd", str(r), "--watch-fd",
+                                   str(self.pidfd), "--audit-fd", str(afd)],
+                                  pass_fds=(lfd, r, self.pidfd, afd), stderr=subprocess.PIPE)
+        os.close(r)
+        os.close(afd)
+        os.write(w, json.dumps(cfg).encode())
+        os.close(w)
+        self.listener.close()  # the proxy's now
+        self.world = world
+
+    def in_sandbox(self, *argv, timeout=30):
+        return subprocess.run(["ip", "netns", "exec", self.world["sbx"]] + list(argv), capture_output=True,
+                              text=True, timeout=timeout)
+
+    def curl(self, url, user=USER, token=TOKEN, extra=()):
+        proxy = "http://%s:%s@127.0.0.1:3128" % (user, token) if user is not None else "http://127.0.0.1:3128"
+        r = self.in_sandbox("curl", "-sS", "-o", "-", "-w", "\\n%{http_code} %{http_connect}", "-x", proxy,
+                            "--max-time", "10", *extra, url)
+        return r
+
+    def raw(self, data, read_timeout=5):
+        """Sends raw bytes to the proxy from inside the sandbox; returns what came back."""
+        code = ("import socket,sys,base64\ns=socket.create_connection(('127.0.0.1',3128));s.settimeout(%d)\n"
+                "s.sendall(base64.b64decode(sys.argv[1]))\nout=b''\ntry:\n    while True:\n"
+                "        b=s.recv(65536)\n        if not b: break\n        out+=b\nexcept Exception: pass\n"
+                "sys.stdout.buffer.write(out)\n" % read_timeout)
+        r = subprocess.run(["ip", "netns", "exec", self.world["sbx"], "python3", "-c", code,
+                            base64.b64encode(data).decode()], capture_output=True, timeout=30)
+        return r.stdout.decode("latin-1")  # bytes as sent: CRLF kept
+
+    def audit(self):
+        with open(self.audit_path) as f:
+            return [json.loads(l) for l in f]
+
+    def close(self):
+        self.sleeper.kill()
+        self.sleeper.wait()
+        try:
+            self.p.wait(timeout=10)  # it ends with the watched process
+        finally:
+            if self.p.poll() is None:
+                self.p.kill()
+            os.close(self.pidfd)
+
+
+@pytest.fixture
+def proxy(world):
+    made = []
+
+    def make(allowed, blocked=(), **extra):
+        p = Proxy(world, allowed, blocked, **extra)
+        made.append(p)
+        return p
+
+    yield make
+    for p in made:
+        p.close()
+
+
+def auth(user=USER, token=TOKEN):
+    return "Proxy-Authorization: Basic %s\r\n" % base64.b64encode(("%s:%s" % (user, token)).encode()).decode()
+
+
+# ---- the happy paths -----------------------------------------------------------------------
+
+def test_allowed_host_plain_http_and_connect(proxy):
+    p = proxy(["api.example.test:8080", "api.example.test"])
+    r = p.curl("http://api.example.test:8080/v1?q=1")
+    assert r.stdout.endswith("200 000"), r
+    # origin-form upstream, the credential never forwarded, Host from the target
+    assert r.stdout.startswith("GET /v1?q=1 HTTP/1.1|auth=False|host=['api.example.test:8080']"), r
+    # CONNECT to 443 (an entry without a port covers 80 and 443); the tunnel carries plain HTTP here
+    out = p.raw(("CONNECT api.example.test:443 HTTP/1.1\r\nHost: api.example.test:443\r\n%s\r\n"
+                 "GET /t HTTP/1.1\r\nHost: api.example.test\r\n\r\n" % auth()).encode())
+    assert out.startswith("HTTP/1.1 200 Connection established\r\n\r\nHTTP/1.1 200 OK"), out
+    assert "GET /t HTTP/1.1|auth=False" in out, out
+
+
+def test_wildcard_and_cidr_entries(proxy):
+    p = proxy(["*.cdn.example.test:8080", "%s/32:8080" % OTHER])
+    assert p.curl("http://dl.cdn.example.test:8080/").stdout.endswith("200 000")
+    assert p.curl("http://%s:8080/" % OTHER).stdout.endswith("200 000")
+    # the apex of a wildcard, and a name the CIDR's address also has, are not allowed by them
+    r = p.curl("http://cdn.example.test:8080/", extra=("-D", "-"))
+    assert "403" in r.stdout and "not-allowed" in r.stdout, r
+
+
+def test_blocked_and_unlisted_hosts_are_403_with_a_reason(proxy):
+    p = proxy(["*.api.example.test:8080", "api.example.test:8080"], blocked=["blocked.api.example.test"])
+    for url, why in (("http://blocked.api.example.test:8080/", "blocked"), ("http://other.test:8080/", "not-allowed"),
+                     ("http://api.example.test:8081/", "port-not-allowed")):
+        r = p.curl(url, extra=("-D", "-"))
+        assert r.stdout.endswith("403 000") and ("X-Mxc-Deny-Reason: %s" % why) in r.stdout, (url, r)
+    out = p.raw(("CONNECT other.test:443 HTTP/1.1\r\n%s\r\n" % auth()).encode())
+    assert out.startswith("HTTP/1.1 403"), out
+
+
+# ---- credentials ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("header", [
+    "",                                                                   # none
+    auth(token="wrong"),                                                  # wrong
+    auth(token="another-sandbox-token-0123456789"),                      # another sandbox's
+    "Proxy-Authorization: Basic !!!notbase64\r\n",                        # malformed base64
+    "Proxy-Authorization: Basic %s\r\n" % base64.b64encode(b"nocolon").decode(),
+    "Proxy-Authorization: Bearer %s\r\n" % TOKEN,
+    auth() + auth(),                                                      # duplicated
+], ids=["none", "wrong", "another-sandbox", "bad-base64", "no-colon", "bearer", "duplicated"])
+def test_bad_credentials_are_407_before_any_policy(proxy, header):
+    p = proxy(["api.example.test:8080"])
+    out = p.raw(("GET http://api.example.test:8080/ HTTP/1.1\r\nHost: api.example.test:8080\r\n%s\r\n"
+                 % header).encode())
+    if header.count("Proxy-Authorization") > 1:
+        assert out.startswith("HTTP/1.1 400"), out  # a duplicated field is a bad head
+    else:
+        assert out.startswith("HTTP/1.1 407") and 'Proxy-Authenticate: Basic realm="mxc"' in out, out
+    # a denied target gets 407 too, not 403: nothing of the policy is revealed to the unauthenticated
+    out = p.raw(b"CONNECT blocked.example:443 HTTP/1.1\r\n\r\n")
+    assert out.startswith("HTTP/1.1 407"), out
+
+
+def test_scheme_is_case_insensitive(proxy):
+    p = proxy(["api.example.test:8080"])
+    h = "Proxy-Authorization: bAsIc %s\r\n" % base64.b64encode(("%s:%s" % (USER, TOKEN)).encode()).decode()
+    out = p.raw(("GET http://api.example.test:8080/ HTTP/1.1\r\n%s\r\n" % h).encode())
+    assert out.startswith("HTTP/1.1 200 OK"), out
+
+
+# ---- the namespace and special addresses ---------------------------------------------------
+
+def test_only_the_proxy_is_reachable_from_the_sandbox(proxy):
+    p = proxy(["api.example.test:8080"])
+    code = ("import socket\nfor a in [('%s',8080),('127.0.0.1',8080),('10.0.2.2',8080)]:\n    try:\n"
+            "        socket.create_connection(a,timeout=2); print(a,'OK')\n    except OSError as e: print(a,'FAIL')\n"
+            % WEB)
+    r = p.in_sandbox("python3", "-c", code)
+    assert "OK" not in r.stdout and r.stdout.count("FAIL") == 3, r
+
+
+@pytest.mark.parametrize("target", ["127.0.0.1:8080", "[::1]:8080", "0.0.0.0:8080", "169.254.169.254:80",
+                                    "[::ffff:127.0.0.1]:8080", "2130706433:8080", "0x7f000001:8080", "127.1:8080",
+                                    "[::ffff:169.254.169.254]:80", "localhost:8080"])
+def test_special_addresses_are_refused(proxy, target):
+    p = proxy(["api.example.test:8080", "198.51.100.0/24:8080"])
+    out = p.raw(("CONNECT %s HTTP/1.1\r\n%s\r\n" % (target, auth())).encode())
+    assert out.startswith("HTTP/1.1 403") or out.startswith("HTTP/1.1 400"), (target, out)
+
+
+def test_dns_rebinding_to_loopback_is_refused(proxy):
+    p = proxy(["rebind.example.test:8080"])
+    r = p.curl("http://rebind.example.test:8080/", extra=("-D", "-"))
+    assert r.stdout.endswith("403 000") and "special-address" in r.stdout, r
+
+
+def test_absolute_form_with_another_host_field_is_refused(proxy):
+    p = proxy(["api.example.test:8080"])
+    out = p.raw(("GET http://api.example.test:8080/ HTTP/1.1\r\nHost: evil.test\r\n%s\r\n" % auth()).encode())
+    assert out.startswith("HTTP/1.1 400"), out
+
+
+# ---- robustness ----------------------------------------------------------------------------
+
+def test_oversized_and_smuggling_heads_are_refused(proxy):
+    p = proxy(["api.example.test:8080"])
+    big = ("GET http://api.example.test:8080/ HTTP/1.1\r\nX-Big: %s\r\n%s\r\n" % ("a" * 65536, auth())).encode()
+    assert p.raw(big).startswith("HTTP/1.1 431")
+    for head in ("Content-Length: 5\r\nTransfer-Encoding: chunked\r\n", "Content-Length: 5\r\nContent-Length: 6\r\n",
+                 "Transfer-Encoding: chunked, gzip\r\n", "X-Fold: a\r\n b\r\n"):
+        out = p.raw(("POST http://api.example.test:8080/ HTTP/1.1\r\n%s%s\r\nhello" % (head, auth())).encode())
+        assert out.startswith("HTTP/1.1 400"), (head, out)
+    out = p.raw(("GET http://api.example.test:8080/ HTTP/1.1\n%s\n" % auth()).encode())
+    assert out.startswith("HTTP/1.1 400"), out
+
+
+def test_pipelined_bytes_after_the_body_never_reach_the_upstream(proxy):
+    p = proxy(["api.example.test:8080"])
+    out = p.raw(("POST http://api.example.test:8080/a HTTP/1.1\r\nContent-Length: 2\r\n%s\r\nhi"
+                 "GET http://other.test:8080/smuggled HTTP/1.1\r\n\r\n" % auth()).encode())
+    assert out.count("HTTP/1.1 200 OK") == 1 and "smuggled" not in out, out
+
+
+def test_slow_clients_are_cut_while_others_get_through(proxy):
+    p = proxy(["api.example.test:8080"], headTimeoutMs=1000)
+    here = os.open("/proc/self/ns/net", os.O_RDONLY)
+    _setns("/run/netns/" + p.world["sbx"])
+    try:
+        slow = [socket.create_connection(("127.0.0.1", 3128)) for _ in range(200)]
+    finally:
+        _libc.setns(here, CLONE_NEWNET)
+        os.close(here)
+    for s in slow:
+        s.send(b"GET http://api.example.test:8080/ HTTP/1.1\r\nX-Slow: ")
+    assert p.curl("http://api.example.test:8080/").stdout.endswith("200 000")
+    time.sleep(2.5)
+    closed = 0
+    for s in slow:
+        s.settimeout(2)
+        try:
+            data = s.recv(4096)
+            closed += data == b"" or data.startswith(b"HTTP/1.1 504")
+        except OSError:
+            closed += 1
+        s.close()
+    assert closed == len(slow)
+
+
+def test_connection_cap(proxy):
+    p = proxy(["api.example.test:8080"], maxConnections=5)
+    here = os.open("/proc/self/ns/net", os.O_RDONLY)
+    _setns("/run/netns/" + p.world["sbx"])
+    try:
+        held = [socket.create_connection(("127.0.0.1", 3128)) for _ in range(5)]
+        time.sleep(0.3)
+        extra = socket.create_connection(("127.0.0.1", 3128))
+        extra.settimeout(5)
+        assert extra.recv(200).startswith(b"HTTP/1.1 503")
+    finally:
+        _libc.setns(here, CLONE_NEWNET)
+        os.close(here)
+    for s in held:
+        s.close()
+
+
+# ---- audit and lifetime --------------------------------------------------------------------
+
+def test_audit_records_every_decision_and_never_the_credential(proxy):
+    p = proxy(["api.example.test:8080"])
+    p.curl("http://api.example.test:8080/")
+    p.curl("http://other.test:8080/")
+    p.curl("http://api.example.test:8080/", token="wrong")
+    time.sleep(0.3)
+    text = open(p.audit_path).read()
+    assert TOKEN not in text and base64.b64encode(("%s:%s" % (USER, TOKEN)).encode()).decode() not in text
+    recs = p.audit()
+    disp = [(r["disposition"], r["dst_endpoint"]["hostname"]) for r in recs]
+    assert ("allowed", "api.example.test") in disp and ("denied", "other.test") in disp, disp
+    assert ("auth-failed", "api.example.test") in disp, disp
+    done = [r for r in recs if r["reason"] == "done"]
+    assert done and done[0]["traffic"]["bytes_in"] > 0 and done[0]["dst_endpoint"]["ip"] == WEB, recs
+    assert all(r["class_uid"] in (4001, 4002) and r["sandbox"] == "t1" for r in recs)
+
+
+def test_the_proxy_ends_with_the_sandbox(proxy):
+    p = proxy(["api.example.test:8080"])
+    assert p.p.poll() is None
+    p.sleeper.kill()
+    p.sleeper.wait()
+    assert p.p.wait(timeout=10) == 0
+
+
+# ---- through the executor: network.allowedHosts on both surfaces ----------------------------
+
+CLIENT = r'''
+import os, socket, sys, urllib.request, urllib.error
+for url in sys.argv[1:]:
+    if url.startswith("raw:"):
+        a, p = url[4:].rsplit(":", 1)
+        try:
+            socket.create_connection((a, int(p)), timeout=2); print(url, "OK")
+        except OSError:
+            print(url, "FAIL")
+        continue
+    try:
+        r = urllib.request.urlopen(url, timeout=10); print(url, r.status, r.read().decode().split("|")[0])
+    except urllib.error.HTTPError as e:
+        print(url, e.code, e.headers.get("X-Mxc-Deny-Reason"))
+    except Exception as e:
+        print(url, "ERR", type(e).__name__)
+'''
+
+
+@pytest.fixture
+def governed(world, mxc, host_dir, monkeypatch):
+    """run(cmd_args, surface) through mxc with allowedHosts; the proxy resolves from the test's hosts file."""
+    monkeypatch.setenv("MXC_PROXY_HOSTS_FILE", world["hosts"])
+    d = host_dir("proxyclient", 0o755)
+    with open(os.path.join(d, "client.py"), "w") as f:
+        f.write(CLIENT)
+    os.chmod(os.path.join(d, "client.py"), 0o644)
+    return {"dir": d, "cmd": "/usr/bin/python3 %s/client.py" % d, "mxc": mxc}
+
+
+NET = {"defaultPolicy": "block", "allowedHosts": ["api.example.test:8080", "*.cdn.example.test:8080"],
+       "blockedHosts": ["blocked.api.example.test"]}
+
+
+def _lines(r):
+    assert r.rc == 0, r.describe()
+    return {l.split()[0]: " ".join(l.split()[1:]) for l in r.stdout.splitlines() if l.strip()}
+
+
+def _check_governed(r):
+    got = _lines(r)
+    assert got["http://api.example.test:8080/x"] == "200 GET /x HTTP/1.1", got
+    assert got["http://dl.cdn.example.test:8080/"] == "200 GET / HTTP/1.1", got
+    assert got["http://other.test:8080/"] == "403 not-allowed", got
+    assert got["http://blocked.api.example.test:8080/"] == "403 blocked", got
+    assert got["http://rebind.example.test:8080/"] == "403 not-allowed", got
+    assert got["raw:%s:8080" % WEB] == "FAIL" and got["raw:127.0.0.1:8080"] == "FAIL", got
+
+
+URLS = ["http://api.example.test:8080/x", "http://dl.cdn.example.test:8080/", "http://other.test:8080/",
+        "http://blocked.api.example.test:8080/", "http://rebind.example.test:8080/", "raw:%s:8080" % WEB,
+        "raw:127.0.0.1:8080"]
+
+
+def test_allowed_hosts_on_a_oneshot(governed):
+    g = governed
+    r = g["mxc"]({"network": NET, "filesystem": {"readonlyPaths": [g["dir"]]},
+                  "process": {"commandLine": "%s %s; echo ENV $HTTP_PROXY $https_proxy [$NO_PROXY]"
+                                             % (g["cmd"], " ".join(URLS))}})
+    env = [l for l in r.stdout.splitlines() if l.startswith("ENV ")]
+    assert env and env[0].split()[1].startswith("http://mxc:") and env[0].endswith("[]"), r.describe()
+    r = r._replace(stdout="\n".join(l for l in r.stdout.splitlines() if not l.startswith("ENV ")))
+    _check_governed(r)
+
+
+def test_allowed_hosts_in_a_session_from_start_to_stop(governed, session_factory):
+    g = governed
+    s = session_factory(network=NET, filesystem={"readonlyPaths": [g["dir"]]})
+    for _ in range(2):  # every exec, the same proxy
+        _check_governed(s.exec("%s %s" % (g["cmd"], " ".join(URLS))))
+    # the proxy runs outside the sandbox: nothing of it is visible inside
+    r = s.exec("cat /proc/[0-9]*/comm")
+    assert "mxc-proxy" not in r.stdout, r.describe()
+    assert _proxies() >= 1
+    s.stop()
+    deadline = time.time() + 10
+    while _proxies() and time.time() < deadline:
+        time.sleep(0.1)
+    assert _proxies() == 0
+
+
+def test_another_sandboxs_credential_is_refused(governed, session_factory):
+    g = governed
+    a = session_factory(network=NET, filesystem={"readonlyPaths": [g["dir"]]})
+    b = session_factory(network=NET, filesystem={"readonlyPaths": [g["dir"]]})
+    pa = a.exec("echo $HTTP_PROXY").stdout.strip()
+    pb = b.exec("echo $HTTP_PROXY").stdout.strip()
+    assert pa != pb and pa.startswith("http://mxc:") and pb.startswith("http://mxc:")
+    r = b.exec("HTTP_PROXY=%s http_proxy=%s %s http://api.example.test:8080/x" % (pa, pa, g["cmd"]))
+    assert _lines(r)["http://api.example.test:8080/x"].startswith("407"), r.describe()
+
+
+def test_a_bad_host_entry_is_refused_before_anything_runs(governed):
+    r = governed["mxc"]({"network": {"allowedHosts": ["ok.example.test", "bad host!"]},
+                         "process": {"commandLine": "echo RAN"}})
+    assert r.rc != 0 and "RAN" not in r.stdout and "allowedHosts[1]" in r.error["message"], r.describe()
+    r = governed["mxc"]({"network": {"defaultPolicy": "allow", "blockedHosts": ["x.test"]},
+                         "process": {"commandLine": "echo RAN"}})
+    assert r.rc != 0 and "RAN" not in r.stdout and "defaultPolicy block" in r.error["message"], r.describe()
+
+
+def _proxies():
+    """mxc-proxy processes in this test's namespace (where the executor, hence the proxy, runs)."""
+    here = os.stat("/proc/self/ns/net").st_ino
+    n = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            n += open("/proc/%s/comm" % pid).read().strip() == "mxc-proxy" and \
+                os.stat("/proc/%s/ns/net" % pid).st_ino == here
+        except OSError:
+            pass
+    return n
