@@ -12,6 +12,9 @@
  * On the status fd it answers "ok" once its policy is built, or
  * "policy: <entry>: <why>" / "config: <why>" and exits 2. */
 #include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sys/prctl.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
@@ -51,6 +54,35 @@ static unsigned num(json_t *cfg, const char *key, unsigned dflt)
     return json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) < 10000000
                ? (unsigned)json_integer_value(v)
                : dflt;
+}
+
+static char *read_small(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return NULL;
+    size_t cap = 1 << 20, n = 0;
+    char *buf = malloc(cap + 1);
+    ssize_t r;
+    while (buf && n < cap && (r = read(fd, buf + n, cap - n)) > 0)
+        n += (size_t)r;
+    close(fd);
+    if (buf)
+        buf[n] = '\0';
+    return buf;
+}
+
+/* Root is needed only to be given what it holds; the relay runs as nobody,
+ * not dumpable (no process of that uid can read its memory: the
+ * credential), with no way back to privilege. */
+static int drop_privileges(void)
+{
+    if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+                           setresuid(65534, 65534, 65534) < 0))
+        return -1;
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        return -1;
+    return 0;
 }
 
 static void status(int fd, const char *text)
@@ -97,10 +129,20 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *sandbox = json_string_value(json_object_get(cfg, "sandbox"));
+    char *hosts = NULL; /* tests: a hosts table instead of DNS, read now, before the privileges go */
+    const char *hosts_path = json_string_value(json_object_get(cfg, "hostsFile"));
+    if (hosts_path && !(hosts = read_small(hosts_path))) {
+        status(sfd, "config: cannot read hostsFile");
+        return 2;
+    }
+    if (drop_privileges() < 0) {
+        status(sfd, "config: cannot drop privileges");
+        return 2;
+    }
     mxc_proxy_config pc = {
         .listen_fd = lfd, .watch_fd = wfd, .audit_fd = afd, .sandbox = sandbox ? sandbox : "",
         .user = user, .token = token, .policy = hp,
-        .hosts_file = json_string_value(json_object_get(cfg, "hostsFile")),
+        .hosts = hosts,
         .max_conns = num(cfg, "maxConnections", 1024),
         .head_timeout_ms = num(cfg, "headTimeoutMs", 10000),
         .idle_timeout_ms = num(cfg, "idleTimeoutMs", 300000),
@@ -112,6 +154,7 @@ int main(int argc, char **argv)
     mxc_hostpolicy_free(hp);
     free(allowed);
     free(blocked);
+    free(hosts);
     json_decref(cfg);
     return rc < 0 ? 1 : 0;
 }

@@ -78,7 +78,7 @@ typedef struct {
     conn *c;
     char name[MXC_HOST_MAX + 1];
     unsigned port;
-    const char *hosts_file;
+    const char *hosts;
     struct sockaddr_storage addr[MAX_ADDRS];
     size_t naddr;
     int rfd;
@@ -412,10 +412,10 @@ static void connected(conn *c)
 
 /* ---- name lookups (off the loop) ---------------------------------------- */
 
-/* A hosts file: "address name..." lines, '#' comments. */
-static void lookup_file(lookup *l)
+/* A hosts table (read at start): "address name..." lines, '#' comments. */
+static void lookup_table(lookup *l)
 {
-    FILE *f = fopen(l->hosts_file, "re");
+    FILE *f = fmemopen((void *)l->hosts, strlen(l->hosts), "r");
     if (!f)
         return;
     char line[1024];
@@ -448,8 +448,8 @@ static void lookup_file(lookup *l)
 static void *lookup_thread(void *arg)
 {
     lookup *l = arg;
-    if (l->hosts_file)
-        lookup_file(l);
+    if (l->hosts)
+        lookup_table(l);
     else {
         struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG}, *res = NULL;
         char port[8], fqdn[MXC_HOST_MAX + 2];
@@ -476,7 +476,7 @@ static void start_lookup(conn *c)
     l->c = c;
     snprintf(l->name, sizeof l->name, "%s", c->canon);
     l->port = c->head.port;
-    l->hosts_file = cfg->hosts_file;
+    l->hosts = cfg->hosts;
     l->rfd = resolved[1];
     pthread_t t;
     pthread_attr_t at;

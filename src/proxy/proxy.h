@@ -9,7 +9,8 @@
  * address only, then tunnel (CONNECT) or forward one absolute-form request
  * (Connection: close).  One audit record per decision (OCSF-shaped JSON
  * lines); credentials are never written anywhere.  Ends when the watched
- * sandbox PID 1 exits. */
+ * sandbox PID 1 exits.  Runs with no privilege: everything it opens is
+ * given to it before mxc_proxy_run. */
 #ifndef MXC_PROXY_PROXY_H
 #define MXC_PROXY_PROXY_H
 
@@ -25,7 +26,7 @@ typedef struct {
     const char *user;       /* the credential the sandbox was given */
     const char *token;
     const mxc_hostpolicy *policy;
-    const char *hosts_file; /* NULL: the system resolver; else only this file ("addr name..." lines) */
+    const char *hosts;      /* NULL: the system resolver; else only this table ("addr name..." lines) */
     unsigned max_conns;     /* concurrent client connections */
     unsigned head_timeout_ms;
     unsigned idle_timeout_ms;

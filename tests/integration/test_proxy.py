@@ -499,3 +499,16 @@ def _proxies():
         except OSError:
             pass
     return n
+
+
+def test_the_proxy_holds_no_privilege(proxy):
+    """A bug in the relay must not be host root: it runs as nobody, with no capability, not
+    dumpable (no process of that uid can read the credential from its memory), and cannot regain
+    privilege (no_new_privs)."""
+    p = proxy(["api.example.test:8080"])
+    assert p.curl("http://api.example.test:8080/").stdout.endswith("200 000")  # it is past its start
+    status = dict(l.split(":", 1) for l in open("/proc/%d/status" % p.p.pid).read().splitlines() if ":" in l)
+    assert status["Uid"].split() == ["65534"] * 4 and status["Gid"].split() == ["65534"] * 4, status
+    assert int(status["CapEff"], 16) == 0 and int(status["CapPrm"], 16) == 0, status
+    assert status["NoNewPrivs"].strip() == "1", status
+    assert os.stat("/proc/%d/mem" % p.p.pid).st_uid == 0  # not dumpable: /proc files are root's
