@@ -66,6 +66,25 @@ bool mxc_governed_proxy_path(char *out, size_t sz)
     return false;
 }
 
+/* One byte with room for one fd (SCM_RIGHTS), either way. */
+typedef struct {
+    char byte;
+    struct iovec iov;
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    struct msghdr msg;
+} fd_msg;
+
+static void fd_msg_init(fd_msg *m)
+{
+    m->byte = 'L';
+    m->iov = (struct iovec){.iov_base = &m->byte, .iov_len = 1};
+    m->msg = (struct msghdr){.msg_iov = &m->iov, .msg_iovlen = 1, .msg_control = m->u.buf,
+                             .msg_controllen = sizeof m->u.buf};
+}
+
 /* In a child: join nsfd's network namespace, bring its loopback up, and
  * listen on 127.0.0.1:3128 there; the socket comes back over sp. */
 static _Noreturn void make_listener(int nsfd, int sp)
@@ -84,19 +103,14 @@ static _Noreturn void make_listener(int nsfd, int sp)
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     if (bind(s, (struct sockaddr *)&a, sizeof a) < 0 || listen(s, 1024) < 0)
         _exit(13);
-    char byte = 'L';
-    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } u;
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
-    struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+    fd_msg m;
+    fd_msg_init(&m);
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&m.msg);
     cm->cmsg_level = SOL_SOCKET;
     cm->cmsg_type = SCM_RIGHTS;
     cm->cmsg_len = CMSG_LEN(sizeof(int));
     memcpy(CMSG_DATA(cm), &s, sizeof s);
-    _exit(sendmsg(sp, &msg, MSG_NOSIGNAL) == 1 ? 0 : 14);
+    _exit(sendmsg(sp, &m.msg, MSG_NOSIGNAL) == 1 ? 0 : 14);
 }
 
 static int listener_in(int nsfd, mxc_error *e)
@@ -112,15 +126,10 @@ static int listener_in(int nsfd, mxc_error *e)
     close(sp[1]);
     int fd = -1, status = 0;
     if (c > 0) {
-        char byte;
-        struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-        union {
-            char buf[CMSG_SPACE(sizeof(int))];
-            struct cmsghdr align;
-        } u;
-        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
-        if (recvmsg(sp[0], &msg, MSG_CMSG_CLOEXEC) == 1) {
-            struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+        fd_msg m;
+        fd_msg_init(&m);
+        if (recvmsg(sp[0], &m.msg, MSG_CMSG_CLOEXEC) == 1) {
+            struct cmsghdr *cm = CMSG_FIRSTHDR(&m.msg);
             if (cm && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int)))
                 memcpy(&fd, CMSG_DATA(cm), sizeof fd);
         }

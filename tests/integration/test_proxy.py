@@ -118,15 +118,10 @@ def world(tmp_path):
 class Proxy:
     def __init__(self, world, allowed, blocked=(), **extra):
         # the listener, made inside the sandbox's namespace (as the executor does)
-        here = os.open("/proc/self/ns/net", os.O_RDONLY)
-        _setns("/run/netns/" + world["sbx"])
-        try:
+        with in_sandbox_ns(world):
             self.listener = socket.socket()
             self.listener.bind(("127.0.0.1", 3128))
             self.listener.listen(1024)
-        finally:
-            _libc.setns(here, CLONE_NEWNET)
-            os.close(here)
         cfg = dict({"sandbox": "t1", "user": USER, "token": TOKEN, "allowed": list(allowed),
                     "blocked": list(blocked), "hostsFile": world["hosts"]}, **extra)
         r, w = os.pipe()
@@ -192,6 +187,21 @@ def proxy(world):
     yield make
     for p in made:
         p.close()
+
+
+class in_sandbox_ns:
+    """with in_sandbox_ns(world): sockets made in the block live in the sandbox's namespace."""
+
+    def __init__(self, world):
+        self.path = "/run/netns/" + world["sbx"]
+
+    def __enter__(self):
+        self.here = os.open("/proc/self/ns/net", os.O_RDONLY)
+        _setns(self.path)
+
+    def __exit__(self, *exc):
+        _libc.setns(self.here, CLONE_NEWNET)
+        os.close(self.here)
 
 
 def auth(user=USER, token=TOKEN):
@@ -318,13 +328,8 @@ def test_pipelined_bytes_after_the_body_never_reach_the_upstream(proxy):
 
 def test_slow_clients_are_cut_while_others_get_through(proxy):
     p = proxy(["api.example.test:8080"], headTimeoutMs=1000)
-    here = os.open("/proc/self/ns/net", os.O_RDONLY)
-    _setns("/run/netns/" + p.world["sbx"])
-    try:
+    with in_sandbox_ns(p.world):
         slow = [socket.create_connection(("127.0.0.1", 3128)) for _ in range(200)]
-    finally:
-        _libc.setns(here, CLONE_NEWNET)
-        os.close(here)
     for s in slow:
         s.send(b"GET http://api.example.test:8080/ HTTP/1.1\r\nX-Slow: ")
     assert p.curl("http://api.example.test:8080/").stdout.endswith("200 000")
@@ -343,17 +348,12 @@ def test_slow_clients_are_cut_while_others_get_through(proxy):
 
 def test_connection_cap(proxy):
     p = proxy(["api.example.test:8080"], maxConnections=5)
-    here = os.open("/proc/self/ns/net", os.O_RDONLY)
-    _setns("/run/netns/" + p.world["sbx"])
-    try:
+    with in_sandbox_ns(p.world):
         held = [socket.create_connection(("127.0.0.1", 3128)) for _ in range(5)]
         time.sleep(0.3)
         extra = socket.create_connection(("127.0.0.1", 3128))
         extra.settimeout(5)
         assert extra.recv(200).startswith(b"HTTP/1.1 503")
-    finally:
-        _libc.setns(here, CLONE_NEWNET)
-        os.close(here)
     for s in held:
         s.close()
 
