@@ -471,3 +471,99 @@ int mxc_head_proxy_auth(const mxc_head *h, char *user, size_t usz, char *pass, s
     user[c.un] = pass[c.pn] = '\0';
     return 0;
 }
+
+/* ---- a chunked body's framing ------------------------------------------- */
+
+enum { CK_SIZE, CK_EXT, CK_SIZE_LF, CK_DATA, CK_DATA_CR, CK_DATA_LF, CK_TRAILER_START, CK_TRAILER, CK_TRAILER_LF,
+       CK_END_LF };
+
+static int hexval(char ch)
+{
+    return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+}
+
+static bool ck_text(char ch)
+{
+    return ch == ' ' || ch == '\t' || (ch > 0x20 && ch < 0x7f);
+}
+
+long mxc_chunked_feed(mxc_chunked *c, const char *p, size_t n)
+{
+    size_t i = 0;
+    while (i < n && !c->done && !c->bad) {
+        char ch = p[i];
+        if (c->state == CK_DATA) { /* the data itself: taken whole */
+            size_t take = n - i < c->left ? n - i : (size_t)c->left;
+            i += take;
+            c->left -= take;
+            if (!c->left)
+                c->state = CK_DATA_CR;
+            continue;
+        }
+        i++;
+        if (++c->meta > MXC_HEAD_MAX) {
+            c->bad = true;
+            break;
+        }
+        switch (c->state) {
+        case CK_SIZE:
+            if (hexval(ch) >= 0 && c->digits < 15) {
+                c->left = c->left * 16 + (unsigned)hexval(ch);
+                c->digits++;
+            } else if (c->digits && ch == ';')
+                c->state = CK_EXT;
+            else if (c->digits && ch == '\r')
+                c->state = CK_SIZE_LF;
+            else
+                c->bad = true;
+            break;
+        case CK_EXT:
+            if (ch == '\r')
+                c->state = CK_SIZE_LF;
+            else if (!ck_text(ch))
+                c->bad = true;
+            break;
+        case CK_SIZE_LF:
+            if (ch != '\n')
+                c->bad = true;
+            else if (c->left) {
+                c->state = CK_DATA;
+                c->meta = 0;
+            } else
+                c->state = CK_TRAILER_START;
+            c->digits = 0;
+            break;
+        case CK_DATA_CR:
+            c->bad = ch != '\r';
+            c->state = CK_DATA_LF;
+            break;
+        case CK_DATA_LF:
+            c->bad = ch != '\n';
+            c->state = CK_SIZE;
+            break;
+        case CK_TRAILER_START:
+            if (ch == '\r')
+                c->state = CK_END_LF;
+            else if (ck_text(ch) && ch != ' ' && ch != '\t') /* no obs-fold */
+                c->state = CK_TRAILER;
+            else
+                c->bad = true;
+            break;
+        case CK_TRAILER:
+            if (ch == '\r')
+                c->state = CK_TRAILER_LF;
+            else if (!ck_text(ch))
+                c->bad = true;
+            break;
+        case CK_TRAILER_LF:
+            c->bad = ch != '\n';
+            c->state = CK_TRAILER_START;
+            break;
+        case CK_END_LF:
+            c->bad = ch != '\n';
+            c->done = !c->bad;
+            break;
+        }
+    }
+    return c->bad ? -1 : (long)i;
+}

@@ -75,4 +75,24 @@ const mxc_span *mxc_head_field(const mxc_head *h, const char *name);
  * control byte, or does not fit. */
 int mxc_head_proxy_auth(const mxc_head *h, char *user, size_t usz, char *pass, size_t psz);
 
+/* A chunked request body's framing (RFC 9112 §7.1), fed as it arrives, so
+ * that exactly the body — and nothing pipelined after it — is forwarded.
+ * Strict: hex sizes of at most 15 digits, extensions of visible ASCII /
+ * SP / HTAB only, CRLF everywhere (a bare LF, a lone CR or a missing CRLF
+ * after a chunk's data is an error), trailer lines of visible ASCII /
+ * SP / HTAB, at most MXC_HEAD_MAX bytes for one chunk's size line and for
+ * the trailers. */
+typedef struct {
+    int state;
+    unsigned long long left; /* data bytes still due in this chunk */
+    unsigned digits;
+    size_t meta;             /* bytes of sizes, extensions and trailers so far */
+    bool done, bad;
+} mxc_chunked;
+
+/* Consumes a prefix of p[0..n): returns how many bytes belong to the body
+ * (all of n unless the body ends inside it: then done is set and the rest is
+ * not the body's), or -1 (bad set) on a framing error. */
+long mxc_chunked_feed(mxc_chunked *c, const char *p, size_t n);
+
 #endif

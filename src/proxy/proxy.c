@@ -3,12 +3,12 @@
  * A connection moves HEAD → (RESOLVING) → CONNECTING → RELAY.  Refusals are
  * answered at once and the connection closed: 400/414/431 (the head), 407
  * (credentials: checked first, before the policy looks at the target or any
- * lookup runs), 403 with an X-Mxc-Deny-Reason token (the policy), 411 (an
- * absolute-form request with a chunked body: not forwarded), 502 (no checked
+ * lookup runs), 403 with an X-Mxc-Deny-Reason token (the policy), 502 (no checked
  * address answered), 503 (the connection cap), 504 (a head or connect that
  * took too long).  The relay is splice(2) through a pipe per direction; an
- * absolute-form request forwards exactly its Content-Length bytes of body and
- * nothing pipelined after them. */
+ * absolute-form request forwards exactly its body — Content-Length bytes, or
+ * a chunked body read through its framing (httphead.h), a broken framing
+ * ending the exchange — and nothing pipelined after it. */
 #include "proxy.h"
 
 #include <arpa/inet.h>
@@ -32,7 +32,7 @@
 
 #define MAX_ADDRS 16
 #define CONNECT_TIMEOUT_MS 10000
-#define CHUNK 65536
+#define CHUNK (256 * 1024) /* per splice, and each relay pipe's size when the kernel grants it */
 
 typedef enum { C_HEAD, C_RESOLVING, C_CONNECTING, C_RELAY } cstate;
 
@@ -51,6 +51,7 @@ typedef struct {
     int pipe[2];
     size_t inpipe;
     long long limit; /* bytes still to read from src; -1: to its end */
+    mxc_chunked *ck; /* a chunked request body: read through its framing, not spliced */
     bool src_done;   /* nothing more will be read */
     bool half_close; /* shut dst's write side when src ends (a tunnel) */
     uint64_t bytes;
@@ -147,6 +148,7 @@ static void dir_init(dir *d)
 static void dir_free(dir *d)
 {
     free(d->pre);
+    free(d->ck);
     if (d->pipe[0] >= 0)
         close(d->pipe[0]), close(d->pipe[1]);
 }
@@ -196,7 +198,7 @@ static void free_grave(void)
 static void refuse(conn *c, int status, const char *reason, const char *disposition)
 {
     const char *text = status == 400 ? "Bad Request" : status == 403 ? "Forbidden"
-                     : status == 407 ? "Proxy Authentication Required" : status == 411 ? "Length Required"
+                     : status == 407 ? "Proxy Authentication Required"
                      : status == 414 ? "URI Too Long" : status == 431 ? "Request Header Fields Too Large"
                      : status == 502 ? "Bad Gateway" : status == 503 ? "Service Unavailable" : "Gateway Timeout";
     char out[512];
@@ -248,6 +250,18 @@ static bool pump(dir *d, int src, int dst)
         }
         if (d->src_done)
             return true;
+        if (d->ck) { /* exactly the body: its framing says where it ends */
+            char tmp[16384];
+            ssize_t got = recv(src, tmp, sizeof tmp, MSG_DONTWAIT);
+            if (got < 0)
+                return errno == EAGAIN || errno == EINTR;
+            long take = got ? mxc_chunked_feed(d->ck, tmp, (size_t)got) : 0;
+            if (take < 0 || (take && write(d->pipe[1], tmp, (size_t)take) != take)) /* the pipe is empty here */
+                return false;
+            d->inpipe += (size_t)take;
+            d->src_done = got == 0 || d->ck->done;
+            continue;
+        }
         size_t want = d->limit >= 0 && d->limit < CHUNK ? (size_t)d->limit : CHUNK;
         ssize_t n = want ? splice(src, NULL, d->pipe[1], NULL, want, SPLICE_F_NONBLOCK | SPLICE_F_MOVE) : 0;
         if (n < 0)
@@ -340,6 +354,9 @@ static void start_relay(conn *c)
         refuse(c, 502, "resources", "error");
         return;
     }
+    /* fewer splices per byte; refused past the user's pipe budget, and then the default serves */
+    fcntl(c->cu.pipe[1], F_SETPIPE_SZ, CHUNK);
+    fcntl(c->uc.pipe[1], F_SETPIPE_SZ, CHUNK);
     const char *rest = c->buf + c->head.head_len;
     size_t nrest = c->blen - c->head.head_len;
     int rc;
@@ -352,12 +369,21 @@ static void start_relay(conn *c)
     } else {
         long long body = c->head.content_length > 0 ? c->head.content_length : 0;
         size_t take = (long long)nrest < body ? nrest : (size_t)body;
+        if (c->head.chunked) {
+            c->cu.ck = calloc(1, sizeof *c->cu.ck);
+            long n = c->cu.ck ? mxc_chunked_feed(c->cu.ck, rest, nrest) : -1;
+            if (n < 0) {
+                refuse(c, 400, "bad-chunked", "denied");
+                return;
+            }
+            take = (size_t)n;
+        }
         size_t hl;
         char *h = rewrite(c, &hl);
         rc = h ? set_pre(&c->cu, h, hl, rest, take) : -1;
         free(h);
-        c->cu.limit = body - (long long)take;
-        if (c->cu.limit == 0)
+        c->cu.limit = c->head.chunked ? -1 : body - (long long)take;
+        if (c->cu.limit == 0 || (c->cu.ck && c->cu.ck->done))
             c->cu.src_done = true; /* pipelined bytes after the body are never forwarded */
     }
     free(c->buf);
@@ -559,10 +585,6 @@ static void on_head(conn *c)
         return;
     }
     memset(pass, 0, sizeof pass);
-    if (!c->head.connect && c->head.chunked) {
-        refuse(c, 411, "chunked-body", "denied");
-        return;
-    }
     const char *why = NULL;
     struct sockaddr_storage lit;
     mxc_hp_verdict v = mxc_hostpolicy_check_name(cfg->policy, c->head.host, c->head.port, c->canon, sizeof c->canon,

@@ -332,11 +332,29 @@ static void check_one(const char *b, size_t n, unsigned small)
     free(copy);
 }
 
+/* The chunked framing: one call or a byte at a time, the same verdict and
+ * the same length of body; never more than it was given. */
+static void check_chunked(const char *p, size_t n)
+{
+    mxc_chunked whole = {0}, bytes = {0};
+    long a = mxc_chunked_feed(&whole, p, n), b = 0;
+    for (size_t i = 0; i < n && !bytes.done && !bytes.bad; i++) {
+        long k = mxc_chunked_feed(&bytes, p + i, 1);
+        b = k < 0 ? -1 : b + k;
+    }
+    if (a != b || whole.done != bytes.done || whole.bad != bytes.bad || a > (long)n || (a >= 0 && whole.bad)) {
+        fprintf(stderr, "oracle violated: chunked framing %ld/%d/%d vs bytewise %ld/%d/%d\n", a, whole.done, whole.bad,
+                b, bytes.done, bytes.bad);
+        abort();
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static char buf[INPUT_MAX];
     size_t n = build(data, size, buf);
     check_one(buf, n, size ? data[size - 1] : 0);
+    check_chunked((const char *)data, size);
     return 0;
 }
 

@@ -512,3 +512,19 @@ def test_the_proxy_holds_no_privilege(proxy):
     assert int(status["CapEff"], 16) == 0 and int(status["CapPrm"], 16) == 0, status
     assert status["NoNewPrivs"].strip() == "1", status
     assert os.stat("/proc/%d/mem" % p.p.pid).st_uid == 0  # not dumpable: /proc files are root's
+
+
+def test_chunked_bodies_are_forwarded_by_their_framing(proxy):
+    p = proxy(["api.example.test:8080"])
+    # curl sends a body of unknown length chunked
+    r = p.in_sandbox("sh", "-c", "echo hello | curl -sS -o - -w '\\n%%{http_code}' -x http://%s:%s@127.0.0.1:3128 "
+                     "-H 'Transfer-Encoding: chunked' --data-binary @- http://api.example.test:8080/up" % (USER, TOKEN))
+    assert r.stdout.startswith("POST /up HTTP/1.1") and r.stdout.endswith("200"), r
+    # what follows the last chunk never reaches the upstream
+    out = p.raw(("POST http://api.example.test:8080/a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n%s\r\n"
+                 "2\r\nhi\r\n0\r\n\r\nGET http://other.test:8080/smuggled HTTP/1.1\r\n\r\n" % auth()).encode())
+    assert out.count("HTTP/1.1 200 OK") == 1 and "smuggled" not in out, out
+    # broken framing ends the exchange
+    out = p.raw(("POST http://api.example.test:8080/a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n%s\r\n"
+                 "2\nhi\r\n0\r\n\r\n" % auth()).encode())
+    assert out.startswith("HTTP/1.1 400") and "bad-chunked" in out, out

@@ -353,6 +353,56 @@ static void test_proxy_auth(void)
     CHECK_MSG(mxc_head_proxy_auth(&h, u, sizeof u, p, sizeof p) == -1, "auth: field absent");
 }
 
+/* Feeds body in pieces of `step` bytes; returns the bytes taken (-1: error). */
+static long chunked_all(const char *body, size_t len, size_t step, bool *done)
+{
+    mxc_chunked c = {0};
+    size_t taken = 0;
+    for (size_t i = 0; i < len && !c.done; i += step) {
+        size_t k = len - i < step ? len - i : step;
+        long n = mxc_chunked_feed(&c, body + i, k);
+        if (n < 0)
+            return -1;
+        taken += (size_t)n;
+    }
+    *done = c.done;
+    return (long)taken;
+}
+
+static void test_chunked(void)
+{
+    static const char GOOD[] = "5\r\nhello\r\n1a;name=val\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\nX-T: 1\r\n\r\n";
+    static const char PIPELINED[] = "GET http://other.test/ HTTP/1.1\r\n\r\n";
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s%s", GOOD, PIPELINED);
+    for (size_t step = 1; step <= sizeof buf; step++) {
+        bool done = false;
+        long n = chunked_all(buf, strlen(buf), step, &done);
+        CHECK_MSG(done && n == (long)strlen(GOOD), "step %zu: %ld of %zu", step, n, strlen(GOOD));
+    }
+    bool done;
+    CHECK_MSG(chunked_all("0\r\n\r\n", 5, 5, &done) == 5 && done, "the empty body");
+    CHECK_MSG(chunked_all("3\r\nab", 6, 6, &done) == 6 && !done, "a body that has not ended: all taken, not done");
+    static const char *const BAD[] = {
+        "5\nhello\r\n0\r\n\r\n",          /* bare LF after the size */
+        "5\r\nhello\n0\r\n\r\n",          /* bare LF after the data */
+        "5\r\nhelloX\r\n0\r\n\r\n",      /* more data than the size says */
+        "g\r\n",                          /* not hex */
+        "\r\n",                           /* no size */
+        " 5\r\nhello\r\n",               /* whitespace before the size */
+        "1234567890abcdef\r\n",           /* 16 hex digits */
+        "5;a\x01b\r\nhello\r\n",          /* a control byte in an extension */
+        "0\r\n folded\r\n\r\n",           /* obs-fold in the trailers */
+        "0\r\nX-T: 1\n\r\n",              /* bare LF in the trailers */
+        "0\r\n\r\r",                      /* a lone CR at the end */
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++)
+        CHECK_MSG(chunked_all(BAD[i], strlen(BAD[i]), 1, &done) < 0, "bad framing %zu accepted", i);
+    char big[MXC_HEAD_MAX + 16] = "5;";
+    memset(big + 2, 'x', sizeof big - 3);
+    CHECK_MSG(chunked_all(big, strlen(big), 4096, &done) < 0, "an endless extension is cut");
+}
+
 int main(void)
 {
     test_valid();
@@ -365,5 +415,6 @@ int main(void)
     test_limits();
     test_pipelined();
     test_proxy_auth();
+    test_chunked();
     return CHECK_DONE();
 }

@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""mxc-proxy against a direct connection and against tinyproxy, in one run (issue 15):
+
+  TCP throughput through a CONNECT tunnel           vs  direct between the same two namespaces
+  connection setup (connect, CONNECT, 200, first upstream byte), median
+  1000 concurrent tunnels: all established?  memory per tunnel (the proxy's RSS growth)
+
+The client lives in a "sandbox" namespace; the server (198.51.100.7: a sink on 9000, a
+send-one-byte on 9001) in an "internet" namespace; a veth (192.0.2.0/24) joins them for the
+direct path and for tinyproxy, which listens on the internet side as a user would run it.
+mxc-proxy runs as the executor runs it: its listener made inside the sandbox namespace
+(127.0.0.1:3128), the proxy itself in the internet one.  Both proxies authenticate (Basic).
+Nothing leaves the namespaces this script creates.
+
+Usage: sudo bench/proxy.py [N]   (needs build/mxc-proxy, tinyproxy; N: latency samples, default 300)
+"""
+import base64, ctypes, json, os, shutil, socket, statistics, subprocess, sys, tempfile, threading, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROXY = os.environ.get("MXC_PROXY", os.path.join(ROOT, "build", "mxc-proxy"))
+N = int(sys.argv[1]) if len(sys.argv) > 1 else 300
+SERVER, SINK, FIRST = "198.51.100.7", 9000, 9001
+MB = 256
+TUNNELS = 1000
+USER, TOKEN = "mxc", "0123456789abcdef0123456789abcdef"
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def sh(*cmd):
+    subprocess.run(list(cmd), check=True, capture_output=True)
+
+
+def setns(name):
+    fd = os.open("/run/netns/" + name, os.O_RDONLY)
+    try:
+        if _libc.setns(fd, 0x40000000) != 0:
+            raise OSError(ctypes.get_errno(), "setns")
+    finally:
+        os.close(fd)
+
+
+def servers(stop):
+    def sink():
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((SERVER, SINK)); s.listen(64); s.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                c, _ = s.accept()
+            except socket.timeout:
+                continue
+            threading.Thread(target=drain, args=(c,), daemon=True).start()
+
+    def drain(c):
+        while c.recv(1 << 20):
+            pass
+        c.sendall(b"k"); c.close()
+
+    def first():
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((SERVER, FIRST)); s.listen(4096); s.settimeout(0.2)
+        held = []
+        while not stop.is_set():
+            try:
+                c, _ = s.accept()
+            except socket.timeout:
+                continue
+            c.sendall(b"x")
+            held.append(c)  # kept open: the 1000-tunnel row holds them
+            if len(held) > 2 * TUNNELS:
+                for h in held[:TUNNELS]:
+                    h.close()
+                del held[:TUNNELS]
+
+    for f in (sink, first):
+        threading.Thread(target=f, daemon=True).start()
+
+
+def tunnel(proxy, port):
+    """A socket through proxy (None: direct) to SERVER:port, after the first reply bytes."""
+    if proxy is None:
+        return socket.create_connection((SERVER, port))
+    s = socket.create_connection(proxy)
+    cred = base64.b64encode(("%s:%s" % (USER, TOKEN)).encode()).decode()
+    s.sendall(("CONNECT %s:%d HTTP/1.1\r\nHost: %s:%d\r\nProxy-Authorization: Basic %s\r\n\r\n"
+               % (SERVER, port, SERVER, port, cred)).encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        b = s.recv(1)
+        if not b:
+            raise OSError("proxy closed: %r" % head)
+        head += b
+    if not head.startswith(b"HTTP/1.") or b" 200 " not in head.split(b"\r\n")[0]:
+        raise OSError("proxy refused: %r" % head)
+    return s
+
+
+def throughput(proxy):
+    s = tunnel(proxy, SINK)
+    buf = b"x" * (1 << 20)
+    t = time.perf_counter()
+    for _ in range(MB):
+        s.sendall(buf)
+    s.shutdown(socket.SHUT_WR)
+    s.recv(1)
+    dt = time.perf_counter() - t
+    s.close()
+    return MB * 1.048576 / dt
+
+
+def setup_ms(proxy):
+    t = time.perf_counter()
+    s = tunnel(proxy, FIRST)
+    s.recv(1)
+    dt = (time.perf_counter() - t) * 1000
+    s.close()
+    return dt
+
+
+def rss_kb(pids):
+    total = 0
+    for pid in pids:
+        for line in open("/proc/%d/status" % pid):
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1])
+    return total
+
+
+def many(proxy, pids):
+    before = rss_kb(pids)
+    held, failed = [], 0
+    for _ in range(TUNNELS):
+        try:
+            s = tunnel(proxy, FIRST)
+            s.recv(1)
+            held.append(s)
+        except OSError:
+            failed += 1
+    time.sleep(0.5)
+    after = rss_kb(pids)
+    for s in held:
+        s.close()
+    return len(held), failed, (after - before) / max(1, len(held))
+
+
+def main():
+    tag = "%d" % os.getpid()
+    inet, sbx = "mxcbp-i" + tag, "mxcbp-s" + tag
+    tmp = tempfile.mkdtemp(prefix="mxc-bench-proxy-")
+    procs = []
+    stop = threading.Event()
+    home = os.open("/proc/self/ns/net", os.O_RDONLY)
+    try:
+        for n in (inet, sbx):
+            sh("ip", "netns", "add", n)
+            sh("ip", "netns", "exec", n, "ip", "link", "set", "lo", "up")
+        sh("ip", "netns", "exec", inet, "ip", "link", "add", "d0", "type", "veth", "peer", "name", "d1")
+        sh("ip", "netns", "exec", inet, "ip", "link", "set", "d0", "up")
+        sh("ip", "netns", "exec", inet, "ip", "link", "set", "d1", "up")
+        sh("ip", "netns", "exec", inet, "ip", "addr", "add", SERVER + "/24", "dev", "d0")
+        sh("ip", "netns", "exec", inet, "ip", "link", "add", "v0", "type", "veth", "peer", "name", "v1", "netns", sbx)
+        sh("ip", "netns", "exec", inet, "ip", "addr", "add", "192.0.2.1/24", "dev", "v0")
+        sh("ip", "netns", "exec", inet, "ip", "link", "set", "v0", "up")
+        sh("ip", "netns", "exec", sbx, "ip", "addr", "add", "192.0.2.2/24", "dev", "v1")
+        sh("ip", "netns", "exec", sbx, "ip", "link", "set", "v1", "up")
+        sh("ip", "netns", "exec", sbx, "ip", "route", "add", "198.51.100.0/24", "via", "192.0.2.1")
+        setns(inet)
+        servers(stop)
+        # tinyproxy, on the internet side of the veth
+        conf = os.path.join(tmp, "tinyproxy.conf")
+        with open(conf, "w") as f:
+            f.write("Port 8888\nListen 192.0.2.1\nTimeout 600\nMaxClients 4096\nAllow 192.0.2.0/24\n"
+                    "BasicAuth %s %s\nConnectPort %d\nConnectPort %d\nLogLevel Critical\nLogFile \"%s/tp.log\"\n"
+                    % (USER, TOKEN, SINK, FIRST, tmp))
+        tp = subprocess.Popen(["tinyproxy", "-d", "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        procs.append(tp)
+        # mxc-proxy, as the executor starts it
+        setns(sbx)
+        lst = socket.socket()
+        lst.bind(("127.0.0.1", 3128))
+        lst.listen(4096)
+        setns(inet)
+        r, w = os.pipe()
+        sleeper = subprocess.Popen(["sleep", "3600"])
+        procs.append(sleeper)
+        pidfd = os.pidfd_open(sleeper.pid)
+        mp = subprocess.Popen([PROXY, "--listen-fd", str(lst.fileno()), "--config-fd", str(r), "--watch-fd", str(pidfd)],
+                              pass_fds=(lst.fileno(), r, pidfd))
+        procs.append(mp)
+        os.close(r)
+        os.write(w, json.dumps({"sandbox": "bench", "user": USER, "token": TOKEN, "allowed": [
+            "198.51.100.0/24:%d" % SINK, "198.51.100.0/24:%d" % FIRST], "blocked": []}).encode())
+        os.close(w)
+        lst.close()
+        time.sleep(0.5)
+        setns(sbx)  # the client side from here on
+        peers = [("direct", None, []), ("mxc-proxy", ("127.0.0.1", 3128), [mp.pid]),
+                 ("tinyproxy 1.11.1", ("192.0.2.1", 8888), [tp.pid])]
+        for _, p, _ in peers:  # warm
+            throughput(p), setup_ms(p)
+        tput = {n: [] for n, _, _ in peers}
+        lat = {n: [] for n, _, _ in peers}
+        for _ in range(5):
+            for n, p, _ in peers:
+                tput[n].append(throughput(p))
+        for _ in range(N):
+            for n, p, _ in peers:
+                lat[n].append(setup_ms(p))
+        print("proxy: %d MiB per throughput run (5 runs), %d setup samples, interleaved\n" % (MB, N))
+        print("| path | TCP throughput MB/s | vs direct | setup (connect, CONNECT, first byte) median ms | "
+              "added vs direct ms |")
+        print("|---|---|---|---|---|")
+        t0, l0 = statistics.median(tput["direct"]), statistics.median(lat["direct"])
+        for n, _, _ in peers:
+            t, l = statistics.median(tput[n]), statistics.median(lat[n])
+            print("| %s | %.0f | %.2fx | %.3f | %+.3f |" % (n, t, t / t0, l, l - l0))
+        print()
+        print("| %d concurrent tunnels | established | failed | RSS growth per tunnel KiB |" % TUNNELS)
+        print("|---|---|---|---|")
+        for n, p, pids in peers[1:]:
+            ok, failed, per = many(p, pids)
+            print("| %s | %d | %d | %.1f |" % (n, ok, failed, per))
+    finally:
+        stop.set()
+        for p in procs:
+            p.kill()
+            p.wait()
+        _libc.setns(home, 0x40000000)
+        os.close(home)
+        for n in (inet, sbx):
+            subprocess.run(["ip", "netns", "del", n], check=False)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+main()
