@@ -267,6 +267,10 @@ static void test_limits(void)
 {
     size_t n;
     char *s = malloc(110000);
+    if (!s) {
+        CHECK_MSG(0, "out of memory");
+        return;
+    }
     strcpy(s, "GET http://a/ HTTP/1.1\r\nX-Big: ");
     memset(s + strlen(s), 'v', 65536);
     strcpy(s + 31 + 65536, "\r\n\r\n");
