@@ -19,7 +19,7 @@ import base64, ctypes, json, os, shutil, socket, statistics, subprocess, sys, te
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROXY = os.environ.get("MXC_PROXY", os.path.join(ROOT, "build", "mxc-proxy"))
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 300
-SERVER, SINK, FIRST = "198.51.100.7", 9000, 9001
+SERVER, SINK, FIRST, HOLD = "198.51.100.7", 9000, 9001, 9002
 MB = 256
 TUNNELS = 1000
 USER, TOKEN = "mxc", "0123456789abcdef0123456789abcdef"
@@ -55,9 +55,9 @@ def servers(stop):
             pass
         c.sendall(b"k"); c.close()
 
-    def first():
+    def first(port, hold):
         s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind((SERVER, FIRST)); s.listen(4096); s.settimeout(0.2)
+        s.bind((SERVER, port)); s.listen(4096); s.settimeout(0.2)
         held = []
         while not stop.is_set():
             try:
@@ -65,37 +65,41 @@ def servers(stop):
             except socket.timeout:
                 continue
             c.sendall(b"x")
+            if not hold:
+                c.close()
+                continue
             held.append(c)  # kept open: the 1000-tunnel row holds them
             if len(held) > 2 * TUNNELS:
                 for h in held[:TUNNELS]:
                     h.close()
                 del held[:TUNNELS]
 
-    for f in (sink, first):
-        threading.Thread(target=f, daemon=True).start()
+    threading.Thread(target=sink, daemon=True).start()
+    threading.Thread(target=first, args=(FIRST, False), daemon=True).start()
+    threading.Thread(target=first, args=(HOLD, True), daemon=True).start()
 
 
 def tunnel(proxy, port):
-    """A socket through proxy (None: direct) to SERVER:port, after the first reply bytes."""
+    """(socket, bytes already read past the proxy's reply) through proxy (None: direct) to SERVER:port."""
     if proxy is None:
-        return socket.create_connection((SERVER, port))
+        return socket.create_connection((SERVER, port)), b""
     s = socket.create_connection(proxy)
     cred = base64.b64encode(("%s:%s" % (USER, TOKEN)).encode()).decode()
     s.sendall(("CONNECT %s:%d HTTP/1.1\r\nHost: %s:%d\r\nProxy-Authorization: Basic %s\r\n\r\n"
                % (SERVER, port, SERVER, port, cred)).encode())
     head = b""
     while b"\r\n\r\n" not in head:
-        b = s.recv(1)
+        b = s.recv(4096)
         if not b:
             raise OSError("proxy closed: %r" % head)
         head += b
     if not head.startswith(b"HTTP/1.") or b" 200 " not in head.split(b"\r\n")[0]:
         raise OSError("proxy refused: %r" % head)
-    return s
+    return s, head.split(b"\r\n\r\n", 1)[1]
 
 
 def throughput(proxy):
-    s = tunnel(proxy, SINK)
+    s, _ = tunnel(proxy, SINK)
     buf = b"x" * (1 << 20)
     t = time.perf_counter()
     for _ in range(MB):
@@ -109,8 +113,9 @@ def throughput(proxy):
 
 def setup_ms(proxy):
     t = time.perf_counter()
-    s = tunnel(proxy, FIRST)
-    s.recv(1)
+    s, extra = tunnel(proxy, FIRST)
+    if not extra:
+        s.recv(1)
     dt = (time.perf_counter() - t) * 1000
     s.close()
     return dt
@@ -130,11 +135,14 @@ def many(proxy, pids):
     held, failed = [], 0
     for _ in range(TUNNELS):
         try:
-            s = tunnel(proxy, FIRST)
-            s.recv(1)
+            s, extra = tunnel(proxy, HOLD)
+            if not extra:
+                s.recv(1)
             held.append(s)
-        except OSError:
+        except OSError as e:
             failed += 1
+            if failed == 1:
+                print("(first failure: %s)" % e, file=sys.stderr)
     time.sleep(0.5)
     after = rss_kb(pids)
     for s in held:
@@ -169,8 +177,8 @@ def main():
         conf = os.path.join(tmp, "tinyproxy.conf")
         with open(conf, "w") as f:
             f.write("Port 8888\nListen 192.0.2.1\nTimeout 600\nMaxClients 4096\nAllow 192.0.2.0/24\n"
-                    "BasicAuth %s %s\nConnectPort %d\nConnectPort %d\nLogLevel Critical\nLogFile \"%s/tp.log\"\n"
-                    % (USER, TOKEN, SINK, FIRST, tmp))
+                    "BasicAuth %s %s\nConnectPort %d\nConnectPort %d\nConnectPort %d\nLogLevel Critical\n"
+                    "LogFile \"%s/tp.log\"\n" % (USER, TOKEN, SINK, FIRST, HOLD, tmp))
         tp = subprocess.Popen(["tinyproxy", "-d", "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         procs.append(tp)
         # mxc-proxy, as the executor starts it
@@ -188,7 +196,7 @@ def main():
         procs.append(mp)
         os.close(r)
         os.write(w, json.dumps({"sandbox": "bench", "user": USER, "token": TOKEN, "allowed": [
-            "198.51.100.0/24:%d" % SINK, "198.51.100.0/24:%d" % FIRST], "blocked": []}).encode())
+            "198.51.100.0/24:%d" % p for p in (SINK, FIRST, HOLD)], "blocked": []}).encode())
         os.close(w)
         lst.close()
         time.sleep(0.5)

@@ -32,6 +32,7 @@
 
 #define MAX_ADDRS 16
 #define CONNECT_TIMEOUT_MS 10000
+#define HALF_CLOSED_MS 30000 /* a tunnel one side has ended: the other gets this long, not the idle timeout */
 #define CHUNK (256 * 1024) /* per splice, and each relay pipe's size when the kernel grants it */
 
 typedef enum { C_HEAD, C_RESOLVING, C_CONNECTING, C_RELAY } cstate;
@@ -297,7 +298,8 @@ static void relay(conn *c)
         conn_close(c);
         return;
     }
-    c->deadline = now_ms() + cfg->idle_timeout_ms;
+    bool half = c->cu.src_done || c->uc.src_done;
+    c->deadline = now_ms() + (half && HALF_CLOSED_MS < cfg->idle_timeout_ms ? HALF_CLOSED_MS : cfg->idle_timeout_ms);
     bool c_in = !c->cu.src_done && !c->cu.inpipe, c_out = c->uc.inpipe || c->uc.poff < c->uc.plen;
     bool u_in = !c->uc.src_done && !c->uc.inpipe, u_out = c->cu.inpipe || c->cu.poff < c->cu.plen;
     watch(c, false, (c_in ? EPOLLIN : 0) | (c_out ? EPOLLOUT : 0));
