@@ -144,8 +144,9 @@ static int listener_in(int nsfd, mxc_error *e)
 }
 
 /* The proxy, a grandchild in a session of its own (nothing of the caller's
- * terminal or process group reaches it): fds 3 listener, 4 configuration,
- * 5 the sandbox PID 1's pidfd, 6 status, 7 audit (when any). */
+ * terminal or process group reaches it): fds 3 listener, 4 configuration
+ * (a socket: the caller's write can never raise SIGPIPE in it), 5 the
+ * sandbox PID 1's pidfd, 6 status, 7 audit (when any). */
 static void spawn(const char *exe, int lfd, int cfg, int hfd, int st, int afd)
 {
     pid_t k = fork();
@@ -158,7 +159,12 @@ static void spawn(const char *exe, int lfd, int cfg, int hfd, int st, int afd)
     setsid();
     if (fork() != 0)
         _exit(0);
-    int null = open("/dev/null", O_RDWR);
+    int null = open("/dev/null", O_RDWR); /* moved high too: it may have landed on a target (3..7) */
+    if (null >= 0) {
+        int high = fcntl(null, F_DUPFD, 20);
+        close(null);
+        null = high;
+    }
     int src[] = {lfd, cfg, hfd, st, afd};
     int moved[5];
     for (int i = 0; i < 5; i++) /* above every target first, so no dup2 overwrites a source */
@@ -225,7 +231,8 @@ int mxc_governed_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
     int cfg[2] = {-1, -1}, st[2] = {-1, -1}, afd = -1;
     char *text = NULL;
     int rc = -1;
-    if (hfd < 0 || pipe2(cfg, O_CLOEXEC) < 0 || pipe2(st, O_CLOEXEC) < 0 || config_text(np, &text) < 0) {
+    if (hfd < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, cfg) < 0 || pipe2(st, O_CLOEXEC) < 0 ||
+        config_text(np, &text) < 0) {
         mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.proxy", errno, NULL, "cannot prepare mxc-proxy");
         goto out;
     }
@@ -236,7 +243,7 @@ int mxc_governed_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
     cfg[0] = st[1] = -1;
     size_t len = strlen(text), off = 0;
     while (off < len) {
-        ssize_t n = write(cfg[1], text + off, len - off);
+        ssize_t n = send(cfg[1], text + off, len - off, MSG_NOSIGNAL); /* a proxy that died: EPIPE, no signal */
         if (n <= 0 && errno != EINTR)
             break;
         off += n > 0 ? (size_t)n : 0;
