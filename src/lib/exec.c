@@ -92,13 +92,7 @@ _Noreturn void mxc_exec_workload(const mxc_plan *p, const mxc_exec_spec *s, cons
     /* Nothing blocked or ignored is inherited: the exec init and the holder
      * block what their signalfd reads, an in-process caller (Node) ignores
      * SIGPIPE.  This child has its own copy of the dispositions. */
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    struct sigaction dfl = {.sa_handler = SIG_DFL};
-    for (int sig = 1; sig < NSIG; sig++)
-        if (sig != SIGKILL && sig != SIGSTOP)
-            sigaction(sig, &dfl, NULL);
+    mxc_reset_signals();
     const char *stage = "exec.setsid";
     if (setsid() < 0)
         goto fail;

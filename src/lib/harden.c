@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <linux/capability.h>
 #include <linux/securebits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -19,6 +20,17 @@ static int cmp_int(const void *a, const void *b)
 /* Why a keep list: the processes that fork a workload must not hold the
  * caller's ends of the stdio pipes (the workload would never see EOF) nor
  * anything else of the caller's. */
+void mxc_reset_signals(void)
+{
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            sigaction(sig, &dfl, NULL);
+}
+
 void mxc_close_all_but(int *keep, size_t n)
 {
     qsort(keep, n, sizeof *keep, cmp_int);

@@ -28,6 +28,10 @@ int mxc_seccomp_apply(bool no_memfd);
 
 /* Closes every fd above 2 but the given ones (keep is sorted in place). */
 void mxc_close_all_but(int *keep, size_t n);
+/* A fresh process's signal state before an exec: every disposition
+ * default, nothing blocked (callers ignore SIGPIPE, holders block what
+ * their signalfd reads). */
+void mxc_reset_signals(void);
 
 /* The whole checklist, after the namespaces and the root are in place:
  * drop caps -> no_new_privs -> Landlock -> seccomp (last: it would block the

@@ -215,8 +215,8 @@ json_t *mxc_plan_describe(const mxc_request *r, mxc_error *e)
     if (plan && p.net.model == MXC_NETM_PROXY)
         json_object_set_new(plan, "networkProxy", json_string(p.net.proxy_url));
     if (plan && p.net.model == MXC_NETM_GOVERNED) { /* the credential is the run's: never printed */
-        json_object_set_new(plan, "networkProxy", json_string("http://" MXC_GOVERNED_USER ":***@" MXC_GOVERNED_ADDR
-                                                              ":3128/"));
+        json_object_set_new(plan, "networkProxy", json_string(MXC_GOVERNED_URL_HEAD "***@" MXC_GOVERNED_ADDR
+                                                              ":" MXC_GOVERNED_PORT_TEXT "/"));
         json_object_set_new(plan, "governedHosts", json_loads(p.net.hosts, 0, NULL));
     }
     mxc_plan_free(&p);

@@ -1016,7 +1016,8 @@ int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_e
      * exactly one of the two shapes start writes */
     const char *px = json_string_value(json_object_get(state, "networkProxy"));
     if (mxc_net_proxy_url_ok(px)) {
-        plan->net.model = strncmp(px, "http://" MXC_GOVERNED_USER ":", 11) == 0 ? MXC_NETM_GOVERNED : MXC_NETM_PROXY;
+        plan->net.model = strncmp(px, MXC_GOVERNED_URL_HEAD, sizeof MXC_GOVERNED_URL_HEAD - 1) == 0 ? MXC_NETM_GOVERNED
+                                                                                                   : MXC_NETM_PROXY;
         snprintf(plan->net.proxy_url, sizeof plan->net.proxy_url, "%s", px);
     }
     json_decref(state);

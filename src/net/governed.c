@@ -31,8 +31,8 @@ int mxc_governed_credential(mxc_net_policy *np, mxc_error *e)
     char hex[33];
     for (size_t i = 0; i < sizeof raw; i++)
         snprintf(hex + 2 * i, 3, "%02x", raw[i]);
-    snprintf(np->proxy_url, sizeof np->proxy_url, "http://" MXC_GOVERNED_USER ":%s@" MXC_GOVERNED_ADDR ":%d/", hex,
-             MXC_GOVERNED_PORT);
+    snprintf(np->proxy_url, sizeof np->proxy_url, MXC_GOVERNED_URL_HEAD "%s@" MXC_GOVERNED_ADDR ":" MXC_GOVERNED_PORT_TEXT "/",
+             hex);
     return 0;
 }
 
@@ -176,11 +176,7 @@ static void spawn(const char *exe, int lfd, int cfg, int hfd, int st, int afd)
         dup2(null, 0), dup2(null, 1), dup2(null, 2);
     int keep[] = {0, 1, 2, 3, 4, 5, 6, 7};
     mxc_close_all_but(keep, afd >= 0 ? 8 : 7);
-    for (int sig = 1; sig < NSIG; sig++)
-        signal(sig, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
+    mxc_reset_signals();
     const char *argv[] = {"mxc-proxy", "--listen-fd", "3", "--config-fd", "4", "--watch-fd", "5", "--status-fd", "6",
                           afd >= 0 ? "--audit-fd" : NULL, "7", NULL};
     char *envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};

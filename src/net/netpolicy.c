@@ -453,7 +453,7 @@ static int governed(const mxc_request *r, mxc_net_policy *np, mxc_error *e)
 bool mxc_net_proxy_url_ok(const char *u)
 {
     static const char GW_HTTP[] = "http://" MXC_NET_GATEWAY ":", GW_HTTPS[] = "https://" MXC_NET_GATEWAY ":";
-    static const char GOV[] = "http://" MXC_GOVERNED_USER ":", GOV_TAIL[] = "@" MXC_GOVERNED_ADDR ":3128/";
+    static const char GOV[] = MXC_GOVERNED_URL_HEAD, GOV_TAIL[] = "@" MXC_GOVERNED_ADDR ":" MXC_GOVERNED_PORT_TEXT "/";
     if (!u || strlen(u) >= sizeof ((mxc_net_policy *)0)->proxy_url)
         return false;
     const char *p = NULL;

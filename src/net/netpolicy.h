@@ -26,8 +26,11 @@ typedef enum {
 /* Governed egress: where the sandbox reaches mxc-proxy (its own loopback)
  * and the user name of its credential. */
 #define MXC_GOVERNED_ADDR "127.0.0.1"
-#define MXC_GOVERNED_PORT 3128
+#define MXC_GOVERNED_PORT_TEXT "3128"
+#define MXC_GOVERNED_PORT 3128 /* = MXC_GOVERNED_PORT_TEXT */
 #define MXC_GOVERNED_USER "mxc"
+/* how a governed endpoint's URL begins (its credential follows) */
+#define MXC_GOVERNED_URL_HEAD "http://" MXC_GOVERNED_USER ":"
 
 /* The sandbox side of the userspace stack (the topology upstream's
  * slirp4netns build uses): tap0 10.0.2.100/24, the gateway 10.0.2.2 is the

@@ -190,11 +190,7 @@ static _Noreturn void keeper(const mxc_net_policy *np, int nsfd, int hfd, int re
         mxc_close_all_but(keep, 5);
         /* pasta refuses to start with SIGPIPE already ignored (as our callers
          * have it): a clean signal state, as a fresh process would have */
-        for (int sig = 1; sig < NSIG; sig++)
-            signal(sig, SIG_DFL);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
+        mxc_reset_signals();
         const char *argv[40];
         int n = 0;
         argv[n++] = "pasta";

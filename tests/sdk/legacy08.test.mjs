@@ -7,30 +7,11 @@
 // documentation-range address on a veth whose both ends live there; nothing leaves it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import net from 'node:net';
 import { createConfigFromPolicy, spawnSandboxFromConfig } from 'mxc-sdk-0.8';
+import { WEB, probe, serveAll } from './nettest.mjs';
 
-const WEB = process.env.MXC_NET_TEST_ADDR;
-assert.ok(WEB && WEB.startsWith('198.51.100.'), 'run by run.sh inside its own namespace (MXC_NET_TEST_ADDR)');
-assert.ok(fs.readFileSync('/proc/net/fib_trie', 'utf8').includes(WEB), 'not inside the test namespace');
 assert.ok(process.env.MXC_BIN_DIR, 'MXC_BIN_DIR names our lxc-exec');
-
-const servers = [];
-for (const [host, port, text] of [[WEB, 8080, 'WEB8080\n'], ['127.0.0.1', 8082, 'LOOPBACK\n']]) {
-  const s = net.createServer((c) => { c.end(text); });
-  await new Promise((resolve) => s.listen(port, host, resolve));
-  servers.push(s);
-}
-test.after(() => servers.forEach((s) => s.close()));
-
-function probe(...targets) {
-  return targets.map((t) => {
-    const [a, p] = t.split(':');
-    return `if out=$(timeout 5 bash -c 'exec 3<>/dev/tcp/${a}/${p} && head -n1 <&3' 2>/dev/null) && [ -n "$out" ]; ` +
-      `then echo "${t} $out"; else echo "${t} FAIL"; fi`;
-  }).join('; ');
-}
+await serveAll([[WEB, 8080, 'WEB8080\n'], ['127.0.0.1', 8082, 'LOOPBACK\n']]);
 
 test('SDK 0.8 allowOutbound: true reaches the test internet, never host loopback', async () => {
   const config = createConfigFromPolicy({ version: '0.6.0-alpha', network: { allowOutbound: true }, timeoutMs: 60_000 });

@@ -7,35 +7,11 @@
 // sandbox only ever addresses 10.0.2.x (the stack's side) and WEB; nothing leaves that namespace.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import net from 'node:net';
 import * as mxc from '@microsoft/mxc-sdk/v1';
+import { WEB, probe, serveAll } from './nettest.mjs';
 
-const WEB = process.env.MXC_NET_TEST_ADDR;
-assert.ok(WEB && WEB.startsWith('198.51.100.'), 'run by run.sh inside its own namespace (MXC_NET_TEST_ADDR)');
-// never run in the host's namespace: the test namespace has WEB on a local interface
-assert.ok(fs.readFileSync('/proc/net/fib_trie', 'utf8').includes(WEB), 'not inside the test namespace');
-
-const servers = [];
-async function serve(host, port, text) {
-  const s = net.createServer((c) => { c.end(text); });
-  await new Promise((resolve) => s.listen(port, host, resolve));
-  servers.push(s);
-}
-await serve(WEB, 8080, 'WEB8080\n');
-await serve(WEB, 8081, 'WEB8081\n');
-await serve('127.0.0.1', 8082, 'LOOPBACK\n');
-await serve('127.0.0.1', 3128, 'PROXY\n');
-test.after(() => servers.forEach((s) => s.close()));
-
-// One line per target: what it read, or FAIL.
-function probe(...targets) {
-  return targets.map((t) => {
-    const [a, p] = t.split(':');
-    return `if out=$(timeout 5 bash -c 'exec 3<>/dev/tcp/${a}/${p} && head -n1 <&3' 2>/dev/null) && [ -n "$out" ]; ` +
-      `then echo "${t} $out"; else echo "${t} FAIL"; fi`;
-  }).join('; ');
-}
+await serveAll([[WEB, 8080, 'WEB8080\n'], [WEB, 8081, 'WEB8081\n'], ['127.0.0.1', 8082, 'LOOPBACK\n'],
+  ['127.0.0.1', 3128, 'PROXY\n']]);
 
 test('the SDK README\'s first example, unchanged, is model 3', async () => {
   if (!mxc.getPlatformSupport().isSupported) {
