@@ -275,13 +275,20 @@ def test_rootless_memory_bound_holds_against_sysv_ipc_and_message_queues(rl):
 # 3. a terminal per exec
 
 
-# exec 1 leaves this prober: for ~15 s it opens every /dev/pts/N it can, writes a fake prompt
-# to it and records that, and beats a heartbeat counter; exec 2 (attached) reads the heartbeat
-# twice a second apart, so its screen proves the prober was alive while it ran
-TAKEOVER_PROBER = ("i=0; while [ $i -lt 300 ]; do for t in /dev/pts/[0-9]*; do "
+# exec 1 leaves this prober: until the test leaves $HOME/stop (or ~2 min pass) it opens every
+# /dev/pts/N it can, writes a fake prompt to it and records that, and beats a heartbeat counter
+# (renamed into place: never read half-written).
+# exec 1 returns only once the first beat is written; exec 2 (attached) waits until it sees the
+# heartbeat change, so its screen proves the prober was alive while it ran. Nothing here is
+# bounded by how fast a loaded machine runs a loop: only by events, with generous caps.
+TAKEOVER_PROBER = ("i=0; while [ $i -lt 2400 ] && [ ! -e $HOME/stop ]; do "
+                   "for t in /dev/pts/[0-9]*; do "
                    "[ -e \"$t\" ] && { printf 'Password: ' > \"$t\" && echo \"opened $t\" >> $HOME/takeover; }; "
-                   "done; i=$((i+1)); echo $i > $HOME/beat; sleep 0.05; done")
-TAKEOVER_VICTIM = ("tty; a=$(cat $HOME/beat); sleep 1; b=$(cat $HOME/beat); "
+                   "done; i=$((i+1)); echo $i > $HOME/beat.t && mv $HOME/beat.t $HOME/beat; sleep 0.05; done")
+TAKEOVER_START = ("rm -f $HOME/stop $HOME/beat; (%s) </dev/null >/dev/null 2>&1 & "
+                  "n=0; while [ ! -s $HOME/beat ] && [ $n -lt 1200 ]; do sleep 0.05; n=$((n+1)); done" % TAKEOVER_PROBER)
+TAKEOVER_VICTIM = ("tty; a=$(cat $HOME/beat); n=0; b=$a; "
+                   "while [ \"$a\" = \"$b\" ] && [ $n -lt 600 ]; do sleep 0.1; b=$(cat $HOME/beat); n=$((n+1)); done; "
                    "[ -n \"$a\" ] && [ \"$a\" != \"$b\" ] && echo prober-alive; sleep 1; echo done-here")
 
 
@@ -294,7 +301,7 @@ def _takeover_checks(term, later_exec):
         assert b"Password" not in term.screen, term.screen
     finally:
         term.close()
-    r = later_exec("sleep 1; cat $HOME/takeover 2>/dev/null; true")
+    r = later_exec("touch $HOME/stop; sleep 1; cat $HOME/takeover 2>/dev/null; true")
     assert r.rc == 0 and "opened" not in r.stdout, r.stdout
 
 
@@ -303,7 +310,7 @@ def test_an_earlier_exec_cannot_take_over_a_later_execs_terminal(mxc, session):
     it; exec 2 is attached to a person's terminal. Exec 2's terminal is a devpts instance of
     its own: exec 1 never reaches it, and nothing of exec 1 shows on the person's screen."""
     bg = mxc.popen({"phase": "exec", "sandboxId": session.id,
-                    "process": {"commandLine": "(%s) </dev/null >/dev/null 2>&1 &" % TAKEOVER_PROBER}})
+                    "process": {"commandLine": TAKEOVER_START}})
     bg.communicate(timeout=60)
     term = terminal_run(mxc, {"phase": "exec", "sandboxId": session.id,
                               "process": {"commandLine": TAKEOVER_VICTIM}})
@@ -316,7 +323,7 @@ def test_rootless_an_earlier_exec_cannot_take_over_a_later_execs_terminal(rl):
     res = rl.provision(helper=False)
     sid = res["sandboxId"]
     assert_ok_envelope(rl.phase("start", sid))
-    r = rl.exec(sid, "(%s) </dev/null >/dev/null 2>&1 &" % TAKEOVER_PROBER)
+    r = rl.exec(sid, TAKEOVER_START)
     assert r.rc == 0, r.describe()
     path = rl.config_file({"phase": "exec", "sandboxId": sid, "process": {"commandLine": TAKEOVER_VICTIM}})
     os.chmod(path, 0o644)
