@@ -39,7 +39,17 @@ req "{\"phase\":\"deprovision\",\"sandboxId\":\"$ID\"}"
 req "{\"phase\":\"start\",\"sandboxId\":\"$ID\"}" || true
 [ -e "$WS" ] && echo "workspace still there (bug)" || echo "workspace gone"
 
-say "one-shot: the default process backend, with a read-only grant"
+say "mxc, the command for people: a one-shot with a read-only grant (mxc run)"
 mkdir -p /tmp/mxc-demo-ro && echo "readable" > /tmp/mxc-demo-ro/f.txt
-printf '%s' '{"process":{"commandLine":"cat /tmp/mxc-demo-ro/f.txt; echo y > /tmp/mxc-demo-ro/f.txt || echo write refused"},"filesystem":{"readonlyPaths":["/tmp/mxc-demo-ro"]}}' | "$X" --config - || true
+M=build/mxc
+"$M" run --ro /tmp/mxc-demo-ro -- sh -c 'cat /tmp/mxc-demo-ro/f.txt; echo y > /tmp/mxc-demo-ro/f.txt || echo write refused' || true
+"$M" run --print-request --ro /tmp/mxc-demo-ro -- cat /tmp/mxc-demo-ro/f.txt
+
+say "mxc: a named session, listed, used and removed"
+"$M" create --name demo --rw /tmp/mxc-demo-ro >/dev/null && "$M" start demo
+"$M" exec demo -- sh -c 'echo written by $(id -un) > /tmp/mxc-demo-ro/out.txt'
+echo "host sees: $(cat /tmp/mxc-demo-ro/out.txt)"
+"$M" ls
+"$M" exec demo -- cat /etc/shadow || echo "(refused, exit $?)"
+"$M" rm demo && "$M" ls
 rm -rf "$MXC_STATE_DIR" /tmp/mxc-demo-secret.txt /tmp/mxc-demo-ro

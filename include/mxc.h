@@ -84,6 +84,13 @@ int mxc_state_aware_exec_attached(const char *request_json, char **error_json);
  * Returns the process exit status. */
 int mxc_run_request(const char *request, size_t len, unsigned flags, int in, int out, int err);
 
+/* As mxc_run_request, but a refusal or a timeout is not printed: its error
+ * envelope goes to *error_json (malloc'd; NULL when there is none), for a
+ * caller that tells people in words (the mxc command).  The contract 1.0
+ * one-shot surface keeps upstream's own reporting. */
+int mxc_run_request_report(const char *request, size_t len, unsigned flags, int in, int out, int err,
+                           char **error_json);
+
 /* The capability report printed by mxc-exec --probe (malloc'd JSON); its
  * "leftovers" say what a sweep would reclaim. */
 char *mxc_probe_json(void);
@@ -100,6 +107,30 @@ char *mxc_available_backends_text(void);
 
 /* The honor matrix as a Markdown table (malloc'd), for the docs. */
 char *mxc_honor_matrix_markdown(void);
+
+/* ---- for people: the mxc command ----------------------------------- */
+
+/* Every session of the caller's state root (the wire contract has no list),
+ * oldest first, then the one-shots running now (host-wide as root):
+ * {"result":{"stateRoot":..., "sandboxes":[{"kind":"session","agentName",
+ * "sandboxId","name"?,"state" (provisioned|starting|running|stopped|
+ * damaged),"created" (epoch s),"uid","workspace","rootless","holderPid"?,
+ * "limits"?,"damage"?} ..., {"kind":"one-shot","state":"running","pid",
+ * "uid"?,"created","claim"} ...]}} (malloc'd). */
+char *mxc_list_json(void);
+
+/* One sandbox: its listing entry plus "policy", "view" and the proxy
+ * endpoint (credential masked), or an error envelope (malloc'd). */
+char *mxc_inspect_json(const char *sandbox_id);
+
+/* People's names for sandbox ids, kept in the state root.  bind: records
+ * name -> sandbox_id, refused while the name names another live sandbox;
+ * with sandbox_id NULL only checks that the name is free.  lookup: the id
+ * (malloc'd) or NULL.  unbind: forgets name if it names sandbox_id (any id
+ * when NULL). */
+int mxc_name_bind(const char *name, const char *sandbox_id, char **error_json);
+char *mxc_name_lookup(const char *name);
+void mxc_name_unbind(const char *name, const char *sandbox_id);
 
 #ifdef __cplusplus
 }

@@ -33,6 +33,26 @@ out=$(MXC_STATE_DIR=$st valgrind -q --leak-check=full --error-exitcode=99 "$exe"
 out=$(MXC_STATE_DIR=$st valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
       --errors-for-leak-kinds=definite,indirect --error-exitcode=99 build/test-ffi-abi "$PWD/build/libmxc_ffi.so" --no-sandbox 2>&1)
 if [ $? -ne 0 ]; then echo "valgrind errors in test-ffi-abi --no-sandbox"; echo "$out"; bad=1; fi
+# mxc, the command for people: flags, YAML, names, the listing (no sandbox runs)
+printf 'filesystem:\n  readwritePaths: [/tmp]\nprocess: {timeout: 500}\n' > "$st/p.yaml"
+mxc_cmds=(
+  "run --print-request --policy $st/p.yaml --rw /srv --net allow --env K=V --timeout 2m -- ls -l"
+  "create --print-request --name web --allow-host example.com"
+  "create --name web"
+  "ls"
+  "ls --json"
+  "inspect web"
+  "rm web"
+  "inspect nosuch"
+  "run --bogus"
+  "gc --json"
+)
+for c in "${mxc_cmds[@]}"; do
+  # shellcheck disable=SC2086 # the command's words
+  out=$(MXC_STATE_DIR=$st valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
+        --errors-for-leak-kinds=definite,indirect --error-exitcode=99 build/mxc $c 2>&1)
+  if [ $? -eq 99 ]; then echo "valgrind errors for: mxc $c"; echo "$out"; bad=1; fi
+done
 rm -rf "$st"
 [ $bad -eq 0 ] && echo "valgrind: clean"
 exit $bad

@@ -99,17 +99,40 @@ static bool print_result(int fd, json_t *result)
     return ok;
 }
 
-static void print_timeout(int fd, uint32_t ms)
+static void report(int fd, const mxc_error *e, char **capture);
+
+static void print_timeout(int fd, uint32_t ms, char **capture)
 {
     mxc_error e = {0};
     mxc_err(&e, MXC_E_BACKEND_ERROR, "timed out after %u ms", ms);
     e.details = json_pack("{s:b, s:I}", "timedOut", 1, "timeoutMs", (json_int_t)ms);
-    print_error(fd, &e);
+    report(fd, &e, capture);
     mxc_error_clear(&e);
+}
+
+/* An error envelope printed on fd, or (capture) handed to the caller. */
+static void report(int fd, const mxc_error *e, char **capture)
+{
+    if (capture) {
+        json_t *env = mxc_error_envelope(e);
+        *capture = json_dumps(env, JSON_COMPACT);
+        json_decref(env);
+    } else {
+        print_error(fd, e);
+    }
 }
 
 int mxc_run_request(const char *request, size_t len, unsigned flags, int in, int out, int err)
 {
+    return mxc_run_request_report(request, len, flags, in, out, err, NULL);
+}
+
+int mxc_run_request_report(const char *request, size_t len, unsigned flags, int in, int out, int err,
+                           char **error_json)
+{
+    if (error_json)
+        *error_json = NULL;
+
     mxc_request r;
     mxc_error e = {0};
     int status = 1;
@@ -120,14 +143,14 @@ int mxc_run_request(const char *request, size_t len, unsigned flags, int in, int
         goto done;
     }
     if (valid < 0) {
-        print_error(out, &e);
+        report(out, &e, error_json);
         goto done;
     }
     if (flags & MXC_RUN_DRY_RUN) {
         json_t *plan = r.phase == MXC_PHASE_NONE || r.phase == MXC_PHASE_PROVISION ? mxc_plan_describe(&r, &e)
                                                                                     : json_object();
         if (!plan) {
-            print_error(out, &e);
+            report(out, &e, error_json);
             goto done;
         }
         json_t *res = json_pack("{s:b, s:s, s:o}", "dryRun", 1, "phase", mxc_phase_name(r.phase), "plan", plan);
@@ -156,11 +179,11 @@ int mxc_run_request(const char *request, size_t len, unsigned flags, int in, int
             }
         }
         if (rc < 0) {
-            print_error(out, &e);
+            report(out, &e, error_json);
             goto done;
         }
         if (timed_out) {
-            print_timeout(err, r.timeout_ms); /* stdout belongs to the workload */
+            print_timeout(err, r.timeout_ms, error_json); /* stdout belongs to the workload */
             code = 255;
         }
         status = code;
@@ -170,7 +193,7 @@ int mxc_run_request(const char *request, size_t len, unsigned flags, int in, int
     /* a provision's sandbox counts as known only once its answer is out
      * (session.h): the sweeper finishes it if we die before */
     if (mxc_session_phase_deliver(&r, &result, &e) < 0) {
-        print_error(out, &e);
+        report(out, &e, error_json);
         goto done;
     }
     if (print_result(out, result))

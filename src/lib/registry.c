@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -327,4 +328,36 @@ bool mxc_registry_inside_writable(int dirfd, const char *const *own, size_t nown
         close(cur);
     free(set);
     return inside;
+}
+
+json_t *mxc_registry_oneshots(void)
+{
+    json_t *out = json_array();
+    char dir[600];
+    if (claim_dir(dir, sizeof dir) < 0)
+        return out;
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        if (de->d_name[0] == '.' || strlen(de->d_name) >= MXC_CLAIM_NAME_MAX)
+            continue;
+        char path[900];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        struct stat st;
+        json_t *j = lstat(path, &st) == 0 && S_ISREG(st.st_mode) ? json_load_file(path, 0, NULL) : NULL;
+        json_t *pid = json_object_get(j, "pid");
+        const char *kind = json_string_value(json_object_get(j, "kind"));
+        if (kind && !strcmp(kind, "oneshot") && json_is_integer(pid) && json_integer_value(pid) > 0 &&
+            (kill((pid_t)json_integer_value(pid), 0) == 0 || errno == EPERM)) {
+            json_t *o = json_pack("{s:s, s:O, s:I}", "claim", de->d_name, "pid", pid, "created", (json_int_t)st.st_mtime);
+            json_t *uid = json_object_get(j, "uid");
+            if (geteuid() == 0 && json_is_integer(uid)) /* rootless claims carry no uid of their own */
+                json_object_set(o, "uid", uid);
+            json_array_append_new(out, o);
+        }
+        json_decref(j);
+    }
+    if (d)
+        closedir(d);
+    return out;
 }

@@ -13,6 +13,7 @@
 #ifndef MXC_REGISTRY_H
 #define MXC_REGISTRY_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -52,6 +53,10 @@ bool mxc_registry_find_session(const char *state_dir, char name[MXC_CLAIM_NAME_M
  * that a sandbox with a live claim can write.  Walks up by "..", comparing
  * device and inode, so no spelling of the path can hide it. */
 bool mxc_registry_inside_writable(int dirfd, const char *const *own, size_t nown, bool claims);
+
+/* The one-shots running now (a claim whose claiming process lives), as
+ * [{"claim","pid","created","uid"?}] — for mxc ls. */
+json_t *mxc_registry_oneshots(void);
 
 /* The reserved range, for tests and --probe. */
 void mxc_registry_range(unsigned *base, unsigned *count);

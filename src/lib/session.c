@@ -1100,3 +1100,101 @@ int mxc_session_oneshot(const mxc_request *r, int in, int out, int err, int *cod
     return rc;
 }
 
+
+/* ------------------------------------------------------------------------
+ * what a person sees of a sandbox (inventory.h) */
+
+/* A limit file's value as a number (-1: no such file; 0 for "max": none). */
+static long long limit_of(const char *dir, const char *file)
+{
+    if (!dir[0])
+        return -1;
+    char path[700], buf[64];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    return strncmp(buf, "max", 3) == 0 ? 0 : strtoll(buf, NULL, 10);
+}
+
+json_t *mxc_session_summary(const char *root, const char *name, bool full)
+{
+    if (!mxc_agent_name_is_safe(name))
+        return NULL;
+    mxc_state st = {.lock_fd = -1};
+    snprintf(st.root, sizeof st.root, "%s", root);
+    snprintf(st.name, sizeof st.name, "%s", name);
+    snprintf(st.dir, sizeof st.dir, "%s/%s", root, name);
+    struct stat sb;
+    char lockp[760];
+    snprintf(lockp, sizeof lockp, "%s/lock", st.dir);
+    if (lstat(st.dir, &sb) < 0 || !S_ISDIR(sb.st_mode))
+        return NULL;
+    long long created = lstat(lockp, &sb) == 0 ? (long long)sb.st_mtime : 0;
+    /* read without the sandbox's lock: the state file is replaced
+     * atomically, and a listing must not wait behind a phase */
+    json_t *state = NULL;
+    mxc_error why = {0};
+    char damage[300] = "";
+    if (mxc_state_read(&st, &state, &why) < 0 || check_owners(state, name, st.dir, &why) < 0)
+        snprintf(damage, sizeof damage, "%.299s", why.message[0] ? why.message : "unreadable");
+    mxc_error_clear(&why);
+    pid_t holder;
+    unsigned long long hstart;
+    find_holder(st.dir, name, state, &holder, &hstart);
+    bool running = mxc_pid_alive_as(holder, hstart, "mxc-holder");
+    bool starting = !running && mxc_pid_alive(holder, hstart);
+    const char *status = damage[0] ? "damaged" : running ? "running" : starting ? "starting"
+                       : json_object_get(state, "view") ? "stopped" : "provisioned";
+    mxc_sandbox_id id = {0};
+    snprintf(id.agent_name, sizeof id.agent_name, "%s", name);
+    char sid[MXC_SANDBOX_ID_MAX] = "";
+    mxc_error ignored = {0};
+    mxc_sandbox_id_encode(&id, sid, sizeof sid, &ignored);
+    mxc_error_clear(&ignored);
+    json_t *out = json_pack("{s:s, s:s, s:s, s:I}", "agentName", name, "sandboxId", sid, "state", status, "created",
+                            (json_int_t)created);
+    if (damage[0])
+        json_object_set_new(out, "damage", json_string(damage));
+    json_t *v;
+    if (json_is_integer(v = json_object_get(state, "uid")))
+        json_object_set(out, "uid", v);
+    if (json_is_string(v = json_object_get(state, "workspace")))
+        json_object_set(out, "workspace", v);
+    json_object_set_new(out, "rootless", json_boolean(json_is_true(json_object_get(state, "rootless"))));
+    if (running) {
+        json_object_set_new(out, "holderPid", json_integer(holder));
+        mxc_cgroup cg;
+        mxc_cgroup_open(name, &cg);
+        long long pids = cg.v2 ? limit_of(cg.v2_dir, "pids.max") : limit_of(cg.pids_dir, "pids.max");
+        long long mem = cg.v2 ? limit_of(cg.v2_dir, "memory.max") : limit_of(cg.memory_dir, "memory.limit_in_bytes");
+        json_t *lim = json_object();
+        if (pids >= 0)
+            json_object_set_new(lim, "pids", json_integer(pids));
+        if (mem >= 0)
+            json_object_set_new(lim, "memoryBytes", json_integer(mem));
+        json_object_set_new(out, "limits", lim);
+    }
+    if (full && state) {
+        if ((v = json_object_get(state, "policy")))
+            json_object_set(out, "policy", v);
+        if ((v = json_object_get(state, "view")))
+            json_object_set(out, "view", v);
+        const char *px = json_string_value(json_object_get(state, "networkProxy"));
+        if (px) { /* a governed proxy's URL carries the sandbox's credential: never shown */
+            const char *at = strchr(px, '@'), *sl = strstr(px, "://");
+            char shown[600];
+            if (at && sl && sl < at)
+                snprintf(shown, sizeof shown, "%.*s***@%s", (int)(sl + 3 - px), px, at + 1);
+            else
+                snprintf(shown, sizeof shown, "%s", px);
+            json_object_set_new(out, "networkProxy", json_string(shown));
+        }
+    }
+    json_decref(state);
+    return out;
+}

@@ -52,4 +52,12 @@ int mxc_session_oneshot(const mxc_request *r, int in, int out, int err, int *cod
  * tombstone, and by the sweeper.  *report (may be NULL) gets what was done. */
 void mxc_session_finish(const char *path, json_t *report);
 
+/* What a person is shown of the sandbox directory root/name (inventory.h),
+ * read without its lock: {"agentName","sandboxId","state" (provisioned,
+ * starting, running, stopped, damaged),"created" (epoch s),"uid",
+ * "workspace","rootless","holderPid"/"limits" (running),"damage"}; full adds
+ * "policy", "view" and the proxy endpoint (its credential masked).  NULL
+ * when root/name is not a sandbox directory. */
+json_t *mxc_session_summary(const char *root, const char *name, bool full);
+
 #endif

@@ -1,0 +1,136 @@
+/* yamljson.c — see yamljson.h. */
+#include "yamljson.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#define MAX_DEPTH 32
+
+static json_t *scalar(const yaml_node_t *n)
+{
+    const char *v = (const char *)n->data.scalar.value;
+    if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
+        if (!strcmp(v, "true"))
+            return json_true();
+        if (!strcmp(v, "false"))
+            return json_false();
+        if (!strcmp(v, "null") || !strcmp(v, "~") || !v[0])
+            return json_null();
+        char *end;
+        errno = 0;
+        long long i = strtoll(v, &end, 10);
+        if (*v && !*end && errno == 0 && (v[0] != '0' || !v[1]))
+            return json_integer(i);
+    }
+    return json_stringn(v, n->data.scalar.length);
+}
+
+static json_t *node(yaml_document_t *d, yaml_node_t *n, int depth, char *why, size_t whysz)
+{
+    if (!n || depth > MAX_DEPTH) {
+        snprintf(why, whysz, "nested deeper than %d levels", MAX_DEPTH);
+        return NULL;
+    }
+    if (n->tag && strncmp((const char *)n->tag, "tag:yaml.org,2002:", 18) != 0) {
+        snprintf(why, whysz, "line %zu: tag %s is not accepted", n->start_mark.line + 1, (const char *)n->tag);
+        return NULL;
+    }
+    switch (n->type) {
+    case YAML_SCALAR_NODE:
+        return scalar(n);
+    case YAML_SEQUENCE_NODE: {
+        json_t *a = json_array();
+        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+            json_t *v = node(d, yaml_document_get_node(d, *it), depth + 1, why, whysz);
+            if (!v) {
+                json_decref(a);
+                return NULL;
+            }
+            json_array_append_new(a, v);
+        }
+        return a;
+    }
+    case YAML_MAPPING_NODE: {
+        json_t *o = json_object();
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+            yaml_node_t *k = yaml_document_get_node(d, p->key);
+            if (!k || k->type != YAML_SCALAR_NODE) {
+                snprintf(why, whysz, "line %zu: a key is not a plain string", n->start_mark.line + 1);
+                json_decref(o);
+                return NULL;
+            }
+            const char *key = (const char *)k->data.scalar.value;
+            if (json_object_get(o, key)) {
+                snprintf(why, whysz, "line %zu: key %s appears twice", k->start_mark.line + 1, key);
+                json_decref(o);
+                return NULL;
+            }
+            json_t *v = node(d, yaml_document_get_node(d, p->value), depth + 1, why, whysz);
+            if (!v) {
+                json_decref(o);
+                return NULL;
+            }
+            json_object_set_new(o, key, v);
+        }
+        return o;
+    }
+    default:
+        snprintf(why, whysz, "an empty document");
+        return NULL;
+    }
+}
+
+/* Anchors and aliases are refused before loading: libyaml would share the
+ * node (and a "billion laughs" document multiplies it). */
+static bool has_alias(FILE *f, char *why, size_t whysz)
+{
+    yaml_parser_t p;
+    yaml_event_t ev;
+    bool found = false, done = false;
+    if (!yaml_parser_initialize(&p))
+        return true;
+    yaml_parser_set_input_file(&p, f);
+    while (!done && !found) {
+        if (!yaml_parser_parse(&p, &ev)) {
+            snprintf(why, whysz, "line %zu: %s", p.problem_mark.line + 1, p.problem ? p.problem : "not YAML");
+            found = true;
+            break;
+        }
+        if (ev.type == YAML_ALIAS_EVENT || (ev.type == YAML_SCALAR_EVENT && ev.data.scalar.anchor) ||
+            (ev.type == YAML_MAPPING_START_EVENT && ev.data.mapping_start.anchor) ||
+            (ev.type == YAML_SEQUENCE_START_EVENT && ev.data.sequence_start.anchor)) {
+            snprintf(why, whysz, "line %zu: anchors and aliases are not accepted", ev.start_mark.line + 1);
+            found = true;
+        }
+        done = ev.type == YAML_STREAM_END_EVENT;
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&p);
+    return found;
+}
+
+json_t *mxc_yaml_load(FILE *f, char *why, size_t whysz)
+{
+    if (has_alias(f, why, whysz))
+        return NULL;
+    rewind(f);
+    yaml_parser_t p;
+    yaml_document_t d;
+    if (!yaml_parser_initialize(&p)) {
+        snprintf(why, whysz, "out of memory");
+        return NULL;
+    }
+    yaml_parser_set_input_file(&p, f);
+    json_t *out = NULL;
+    if (!yaml_parser_load(&p, &d)) {
+        snprintf(why, whysz, "line %zu: %s", p.problem_mark.line + 1, p.problem ? p.problem : "not YAML");
+    } else {
+        out = node(&d, yaml_document_get_root_node(&d), 0, why, whysz);
+        yaml_document_delete(&d);
+    }
+    yaml_parser_delete(&p);
+    return out;
+}
