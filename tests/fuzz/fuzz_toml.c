@@ -1,0 +1,46 @@
+/* fuzz_toml.c — libFuzzer harness for the gateway's TOML reader and host
+ * configuration (src/gateway/toml.c, config.c).  Oracles: never a crash,
+ * a leak or undefined behaviour; an accepted document is a JSON object
+ * that serializes; a refusal always names its line; the configuration
+ * reader over the same bytes either accepts with an absolute executor path
+ * and (when set) a loopback proxy address, or says why.
+ *   tests/fuzz/run.sh [SECONDS] */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "toml.h"
+
+static void oracle(int ok, const char *what)
+{
+    if (!ok) {
+        fprintf(stderr, "oracle violated: %s\n", what);
+        abort();
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char err[300] = "";
+    json_t *j = mxc_toml_parse((const char *)data, size, err, sizeof err);
+    if (j) {
+        oracle(json_is_object(j), "an accepted document is an object");
+        char *s = json_dumps(j, JSON_COMPACT);
+        oracle(s != NULL, "an accepted document serializes");
+        free(s);
+        json_decref(j);
+    } else {
+        oracle(strncmp(err, "line ", 5) == 0, "a refusal names its line");
+    }
+    mxc_gw_config c;
+    char why[300] = "";
+    if (mxc_gw_config_parse((const char *)data, size, &c, why, sizeof why) == 0) {
+        oracle(c.exec_path[0] == '/', "the executor path is absolute");
+        oracle(!c.proxy_ip[0] || strncmp(c.proxy_ip, "127.", 4) == 0, "the proxy seed is loopback");
+    } else {
+        oracle(why[0] != '\0', "a refused configuration says why");
+    }
+    return 0;
+}

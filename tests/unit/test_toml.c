@@ -1,0 +1,166 @@
+/* test_toml.c — unit tests for src/gateway/toml.c (the strict TOML reader)
+ * and src/gateway/config.c ([openshell.drivers.mxc]): what TOML accepts,
+ * what it refuses (and that we refuse it too, naming the line), what we
+ * refuse as unsupported rather than misread, and every config key's rule. */
+#include <stdlib.h>
+
+#include "check.h"
+#include "config.h"
+#include "toml.h"
+
+static char ERR[300];
+
+static json_t *ok(const char *text)
+{
+    ERR[0] = '\0';
+    json_t *j = mxc_toml_parse(text, strlen(text), ERR, sizeof ERR);
+    CHECK_MSG(j != NULL, "refused: %s\n--- %s", ERR, text);
+    return j;
+}
+
+static void bad(const char *text, const char *why)
+{
+    ERR[0] = '\0';
+    json_t *j = mxc_toml_parse(text, strlen(text), ERR, sizeof ERR);
+    CHECK_MSG(j == NULL, "accepted:\n--- %s", text);
+    CHECK_MSG(strstr(ERR, why) != NULL, "\"%s\" does not say \"%s\"", ERR, why);
+    json_decref(j);
+}
+
+static void same(const char *text, const char *json)
+{
+    json_t *j = ok(text), *want = json_loads(json, 0, NULL);
+    CHECK_MSG(j && want && json_equal(j, want), "%s\n!= %s", j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : "-", json);
+    json_decref(j);
+    json_decref(want);
+}
+
+static void toml_cases(void)
+{
+    same("", "{}");
+    same("# only a comment\n\n", "{}");
+    same("a = 1\nb = -2\nc = +3\nd = 1_000\ne = 0", "{\"a\":1,\"b\":-2,\"c\":3,\"d\":1000,\"e\":0}");
+    same("t = true\nf = false # trailing comment\n", "{\"t\":true,\"f\":false}");
+    same("s = \"a\\tb\\\"c\\\\d\\u00e9\\U0001F600\"", "{\"s\":\"a\\tb\\\"c\\\\d\\u00e9\\ud83d\\ude00\"}");
+    same("s = 'C:\\path\\no\\escape'", "{\"s\":\"C:\\\\path\\\\no\\\\escape\"}");
+    same("[openshell.drivers.mxc]\nx = 1\n[openshell.other]\ny = 2",
+         "{\"openshell\":{\"drivers\":{\"mxc\":{\"x\":1}},\"other\":{\"y\":2}}}");
+    same("[a.b]\nx=1\n[a]\ny=2", "{\"a\":{\"b\":{\"x\":1},\"y\":2}}");
+    same("a.b.c = 1\na.b.d = 2\n\"quoted key\" = 3\n'lit' = 4", "{\"a\":{\"b\":{\"c\":1,\"d\":2}},\"quoted key\":3,\"lit\":4}");
+    same("[ a . \"b c\" ]\nk = 1", "{\"a\":{\"b c\":{\"k\":1}}}");
+    same("arr = [ 1, 2,\n  # comment\n  3, ]\nempty = []\nnested = [[1], ['x']]",
+         "{\"arr\":[1,2,3],\"empty\":[],\"nested\":[[1],[\"x\"]]}");
+    same("it = { a = 1, b.c = \"x\" }\nnone = {}", "{\"it\":{\"a\":1,\"b\":{\"c\":\"x\"}},\"none\":{}}");
+    same("[f]\napple.color = 'red'\n[f.apple.texture]\nsmooth = true",
+         "{\"f\":{\"apple\":{\"color\":\"red\",\"texture\":{\"smooth\":true}}}}");
+    same("a = 1\r\nb = 2\r\n", "{\"a\":1,\"b\":2}");
+    same("max = 9223372036854775807\nmin = -9223372036854775808",
+         "{\"max\":9223372036854775807,\"min\":-9223372036854775808}");
+
+    bad("a = 1\na = 2", "line 2: the key a is defined twice");
+    bad("[t]\n[t]", "line 2: the table [t] is defined twice");
+    bad("a.b = 1\n[a]", "defined twice");
+    bad("[f]\napple.color = 1\n[f.apple]", "defined twice");
+    bad("a = 1\n[a]", "already a value");
+    bad("a = {x = 1}\n[a.y]", "already a value");
+    bad("a = {x = 1}\na.y = 2", "already defined");
+    bad("a = \"x", "unterminated");
+    bad("a = \"x\ny\"", "unterminated");
+    bad("a = \"\\q\"", "unknown escape");
+    bad("a = \"\\uD800\"", "not a Unicode scalar value");
+    bad("a = \"\\u12\"", "hexadecimal digits");
+    bad("a = \"\x01\"", "control character");
+    bad("# \x01\n", "control character in a comment");
+    bad("a = \"\"\"multi\"\"\"", "multi-line strings");
+    bad("a = '''multi'''", "multi-line strings");
+    bad("a = 1.5", "floats");
+    bad("a = 1e3", "floats");
+    bad("a = inf", "floats");
+    bad("a = 1979-05-27", "dates");
+    bad("a = 0x1F", "hexadecimal");
+    bad("a = 012", "leading zero");
+    bad("a = 1__0", "'_'");
+    bad("a = _1", "value was expected");
+    bad("a = 99999999999999999999", "out of range");
+    bad("[[arr]]\nx=1", "arrays of tables");
+    bad("a = 1 b = 2", "after the value");
+    bad("a 1", "expected '='");
+    bad("= 1", "key cannot start");
+    bad("a = ", "value was expected");
+    bad("a = [1, 2", "ends with ']'");
+    bad("a = {x = 1,}", "cannot start");
+    bad("a = {x = 1\n}", "inline table");
+    bad("a = \"\xff\"", "UTF-8");
+    bad("[a", "ends with ']'");
+    bad("a = tru", "value was expected");
+    char deep[200] = "a = ";
+    for (int i = 0; i < 40; i++)
+        strcat(deep, "[");
+    bad(deep, "deeper");
+    json_t *j = mxc_toml_parse("a = 1\0b = 2", 11, ERR, sizeof ERR);
+    CHECK(j == NULL && strstr(ERR, "NUL"));
+}
+
+static const char *BASE = "[openshell.drivers.mxc]\nmxc_exec_path = \"/usr/local/bin/mxc-exec\"\n";
+
+static int cfg(const char *extra, mxc_gw_config *c)
+{
+    char text[2048];
+    snprintf(text, sizeof text, "%s%s", BASE, extra);
+    ERR[0] = '\0';
+    return mxc_gw_config_parse(text, strlen(text), c, ERR, sizeof ERR);
+}
+
+static void cfg_bad(const char *extra, const char *why)
+{
+    mxc_gw_config c;
+    CHECK_MSG(cfg(extra, &c) < 0, "accepted: %s", extra);
+    CHECK_MSG(strstr(ERR, why) != NULL, "\"%s\" does not say \"%s\"", ERR, why);
+}
+
+static void config_cases(void)
+{
+    mxc_gw_config c;
+    CHECK_INT_EQ(cfg("", &c), 0);
+    CHECK_STR_EQ(c.exec_path, "/usr/local/bin/mxc-exec");
+    CHECK(c.backend == MXC_GW_BACKEND_PROCESS && !c.egress_proxy && !c.minimal_env && !c.audit);
+    CHECK_INT_EQ(cfg("backend = \"isolation_session\"\npc_minimal_env = true\netw_audit = true\n", &c), 0);
+    CHECK(c.backend == MXC_GW_BACKEND_SESSION && c.minimal_env && c.audit);
+    CHECK_INT_EQ(cfg("backend = \"process_container\"\negress_proxy = true\negress_proxy_addr = \"127.0.0.1:3128\"\n"
+                     "default_configuration_id = \"composable\"\npc_capabilities = []\npc_relay_spawner_path = \"\"\n"
+                     "pc_relay_target_port = 0\npc_least_privilege = true\ndebug = true\n", &c), 0);
+    CHECK(c.egress_proxy && c.proxy_port == 3128 && !strcmp(c.proxy_ip, "127.0.0.1") && c.debug);
+    const char *spec = "[openshell.drivers.mxc]\nwxc_exec_path = \"/opt/mxc/mxc-exec\"\n";
+    CHECK_INT_EQ(mxc_gw_config_parse(spec, strlen(spec), &c, ERR, sizeof ERR), 0);
+    CHECK_STR_EQ(c.exec_path, "/opt/mxc/mxc-exec");
+
+    const char *none = "[openshell.drivers.mxc]\nbackend = \"process\"\n";
+    CHECK(mxc_gw_config_parse(none, strlen(none), &c, ERR, sizeof ERR) < 0 && strstr(ERR, "mxc_exec_path is required"));
+    const char *rel = "[openshell.drivers.mxc]\nmxc_exec_path = \"mxc-exec\"\n";
+    CHECK(mxc_gw_config_parse(rel, strlen(rel), &c, ERR, sizeof ERR) < 0 && strstr(ERR, "absolute"));
+    const char *dotrel = "[openshell.drivers.mxc]\nwxc_exec_path = \"./bin/mxc-exec\"\n";
+    CHECK(mxc_gw_config_parse(dotrel, strlen(dotrel), &c, ERR, sizeof ERR) < 0 && strstr(ERR, "absolute"));
+    const char *other = "[openshell.drivers.other]\nx = 1\n";
+    CHECK(mxc_gw_config_parse(other, strlen(other), &c, ERR, sizeof ERR) < 0 && strstr(ERR, "no [openshell.drivers.mxc]"));
+    cfg_bad("wxc_exec_path = \"/x\"\n", "not both");
+    cfg_bad("frobnicate = 1\n", "unknown key frobnicate");
+    cfg_bad("debug = \"yes\"\n", "debug must be true or false");
+    cfg_bad("backend = \"vm\"\n", "backend must be");
+    cfg_bad("egress_proxy_addr = \"0.0.0.0:3128\"\n", "loopback");
+    cfg_bad("egress_proxy_addr = \"10.0.0.1:3128\"\n", "loopback");
+    cfg_bad("egress_proxy_addr = \"127.0.0.1\"\n", "loopback");
+    cfg_bad("egress_proxy_addr = \"127.0.0.1:70000\"\n", "loopback");
+    cfg_bad("egress_proxy_addr = \"localhost:3128\"\n", "loopback");
+    cfg_bad("backend = \"isolation_session\"\negress_proxy = true\n", "requires backend");
+    cfg_bad("pc_capabilities = [\"S-1-15-3-1\"]\n", "Windows capability");
+    cfg_bad("pc_relay_target_port = 8080\n", "relay spawner");
+    cfg_bad("default_configuration_id = \"other\"\n", "composable");
+    cfg_bad("x = \n", "not valid TOML: line 3");
+}
+
+int main(void)
+{
+    toml_cases();
+    config_cases();
+    return CHECK_DONE();
+}
