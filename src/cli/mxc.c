@@ -564,7 +564,7 @@ static void age_text(long long created, char *out, size_t sz)
 static void limits_text(json_t *lim, char *out, size_t sz)
 {
     json_t *p = json_object_get(lim, "pids"), *m = json_object_get(lim, "memoryBytes");
-    if (!lim) {
+    if (!p && !m) { /* not running, or no cgroup (rootless: rlimits, per process) */
         snprintf(out, sz, "-");
         return;
     }

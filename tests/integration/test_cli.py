@@ -9,6 +9,7 @@ import fcntl
 import json
 import os
 import pty
+import re
 import select
 import struct
 import subprocess
@@ -17,7 +18,7 @@ import time
 
 import pytest
 
-from conftest import MXC_EXEC, wait_until
+from conftest import DROP, MXC_EXEC, UID, wait_until
 
 MXC = os.path.join(os.path.dirname(MXC_EXEC), "mxc")
 
@@ -224,6 +225,26 @@ def test_ls_shows_a_running_one_shot(cli):
     assert wait_until(lambda: not any(s["pid"] == p.pid for s in listing(cli, "one-shot")), 20)
 
 
+def test_rootless_the_same_commands_as_the_callers_own_uid(rl):
+    """Without root: the sandbox is the caller's uid (marked * in the table), no host-wide view."""
+    def run(*args):
+        return subprocess.run(DROP + [MXC] + list(args), env=rl.env(), capture_output=True, text=True, timeout=90)
+    r = run("run", "--", "id", "-u")
+    assert r.returncode == 0, r.stderr
+    sid = run("create", "--name", "mine").stdout.strip()
+    try:
+        assert run("start", "mine").returncode == 0
+        assert run("exec", "mine", "--", "true").returncode == 0
+        items = [s for s in json.loads(run("ls", "--json").stdout) if s["kind"] == "session"]
+        assert [(s["sandboxId"], s["name"], s["state"], s["uid"], s["rootless"]) for s in items] == \
+            [(sid, "mine", "running", UID, True)]
+        line = [x for x in run("ls").stdout.splitlines() if x.startswith("mine")][0]
+        assert "%d*" % UID in line.split()
+    finally:
+        assert run("rm", "mine").returncode == 0
+    assert [s for s in json.loads(run("ls", "--json").stdout) if s["kind"] == "session"] == []
+
+
 def test_inspect_shows_policy_and_state(cli, host_dir):
     d = host_dir("insp")
     sid = cli("create", "--name", "i", "--ro", d).stdout.strip()
@@ -309,8 +330,11 @@ def test_shell_on_a_terminal(cli):
         t.resize(40, 120)
         assert wait_until(lambda: t.type(b"stty size\n") or t.read_until(b"40 120", 1), 20), t.screen
         # Ctrl-C reaches the workload's foreground job and not mxc
-        t.type(b"sleep 100\n")
-        time.sleep(0.5)
+        # (the ^C is typed once the job runs as the terminal's foreground group: it says so
+        # itself; bash makes it the foreground before it execs)
+        t.type(b"sh -c 'echo running-$$; exec sleep 100'\n")
+        assert wait_until(lambda: t.read_until(b"\0never", 0.2) or re.search(rb"running-\d+", t.screen), 30), \
+            t.screen
         t.type(b"\x03")
         t.type(b"echo after-sleep-$?\n")
         assert t.read_until(b"after-sleep-130", 20), t.screen
