@@ -27,7 +27,7 @@ stage "sandbox suites against the ASan+UBSan mxc-exec"
 # follow a process into new namespaces
 ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1 MXC_EXEC="$PWD/build-asan/mxc-exec" \
   /usr/bin/python3 -m pytest -q -rfE -p no:cacheprovider tests/integration/test_lifecycle.py \
-  tests/integration/test_session.py tests/integration/test_rootless.py tests/integration/test_cli.py tests/escape \
+  tests/integration/test_session.py tests/integration/test_rootless.py tests/integration/test_cli.py tests/integration/test_gateway.py tests/escape \
   | grep -E '^(FAILED|ERROR)|(passed|failed|error)(,| in )' || fail=1
 
 stage "libmxc_ffi.so ABI under ASan+UBSan"

@@ -110,6 +110,12 @@ char *mxc_honor_matrix_markdown(void);
 
 /* ---- for people: the mxc command ----------------------------------- */
 
+/* The commandLine that runs exactly argv[0..argc) (the wire runs commandLine
+ * with sh -c): "exec" and every word single-quoted, ' as '\'' — no word is
+ * split, globbed or expanded, and no shell stays between the command and
+ * its signals.  malloc'd (free with mxc_free); NULL when out of memory. */
+char *mxc_command_line(const char *const *argv, size_t argc);
+
 /* Every session of the caller's state root (the wire contract has no list),
  * oldest first, then the one-shots running now (host-wide as root):
  * {"result":{"stateRoot":..., "sandboxes":[{"kind":"session","agentName",

@@ -53,6 +53,25 @@ for c in "${mxc_cmds[@]}"; do
         --errors-for-leak-kinds=definite,indirect --error-exitcode=99 build/mxc $c 2>&1)
   if [ $? -eq 99 ]; then echo "valgrind errors for: mxc $c"; echo "$out"; bad=1; fi
 done
+# mxc-gateway: the configuration, the mapping's client side, the probe (no daemon: its
+# threads run under the ASan stage instead)
+printf '[openshell.drivers.mxc]\nmxc_exec_path = "%s"\nbackend = "process"\n' "$PWD/build/mxc-exec" > "$st/gw.toml"
+printf '[openshell.drivers.mxc]\nmxc_exec_path = "rel"\n[x]\na = [1, "b", {c = 2}]\n' > "$st/bad.toml"
+printf 'version: 1\nfilesystem_policy: {read_only: [/usr]}\n' > "$st/p.yaml"
+gw_cmds=(
+  "probe --config $st/gw.toml"
+  "probe --config $st/bad.toml"
+  "serve --config $st/bad.toml"
+  "--socket $st/none.sock sandbox create --name x --policy $st/p.yaml --env A=1 -- true"
+  "--socket $st/none.sock sandbox list"
+  "sandbox frob"
+)
+for c in "${gw_cmds[@]}"; do
+  # shellcheck disable=SC2086 # the command's words
+  out=$(MXC_STATE_DIR=$st MXC_GATEWAY_STATE=$st/gws valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
+        --errors-for-leak-kinds=definite,indirect --error-exitcode=99 --trace-children=no build/mxc-gateway $c 2>&1)
+  if [ $? -eq 99 ]; then echo "valgrind errors for: mxc-gateway $c"; echo "$out"; bad=1; fi
+done
 rm -rf "$st"
 [ $bad -eq 0 ] && echo "valgrind: clean"
 exit $bad

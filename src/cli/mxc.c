@@ -268,19 +268,6 @@ static int parse(int argc, char **argv, build *b)
     return optind;
 }
 
-/* A shell word: 'it' with every ' as '\'' — the command's argument
- * boundaries survive the sh -c the runtime runs commandLine with. */
-static void quote(FILE *m, const char *w)
-{
-    fputc('\'', m);
-    for (const char *p = w; *p; p++)
-        if (*p == '\'')
-            fputs("'\\''", m);
-        else
-            fputc(*p, m);
-    fputc('\'', m);
-}
-
 /* process.commandLine from `-- CMD ARGS` (exec'd, no shell of ours) or
  * from -c TEXT (a shell, asked for). */
 static int command_line(build *b, int argc, char **argv, int first)
@@ -296,17 +283,11 @@ static int command_line(build *b, int argc, char **argv, int first)
             return 0; /* from --policy */
         return usage("no command: give -- CMD [ARG...] or -c SHELL-TEXT%s", NULL);
     }
-    char *text = NULL;
-    size_t tlen = 0;
-    FILE *m = open_memstream(&text, &tlen);
-    fputs("exec", m);
-    for (int i = first; i < argc; i++) {
-        fputc(' ', m);
-        quote(m, argv[i]);
-    }
-    fclose(m);
+    char *text = mxc_command_line((const char *const *)argv + first, (size_t)(argc - first));
+    if (!text)
+        return say_error(NULL);
     json_object_set_new(section(b->req, "process"), "commandLine", json_string(text));
-    free(text);
+    mxc_free(text);
     return 0;
 }
 

@@ -1,0 +1,489 @@
+/* driver.c — see driver.h. */
+#include "driver.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mxc.h"
+#include "policymap.h"
+#include "table.h"
+
+static const mxc_gw_config *CFG;
+static bool MOCK;
+
+void gw_driver_init(const mxc_gw_config *cfg, bool mock)
+{
+    CFG = cfg, MOCK = mock;
+}
+
+bool gw_driver_mock(void) { return MOCK; }
+
+static void say(char *why, size_t whysz, int *http, int code, const char *fmt, const char *a, const char *b)
+{
+    snprintf(why, whysz, fmt, a ? a : "", b ? b : "");
+    if (http)
+        *http = code;
+}
+
+/* ---- running mxc-exec --------------------------------------------------- */
+
+static unsigned long long start_time_of(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    unsigned long long st = 0;
+    for (int field = 2; p && *p; p++)
+        if (*p == ' ' && ++field == 22) {
+            st = strtoull(p + 1, NULL, 10);
+            break;
+        }
+    return st;
+}
+
+/* Starts mxc-exec FLAGS --config - with request on its stdin; its stdout
+ * and stderr to out_fd (-1: a pipe into *pipe_out).  No PDEATHSIG: it is
+ * tied to the forking *thread* (an API connection's, gone with its
+ * answer); a workload that outlives a crashed gateway is found by its
+ * record (pid and start time) and ended by the next one (gw_reconcile). */
+static pid_t spawn_exec(bool experimental, bool dry, const char *request, int out_fd, int *pipe_out)
+{
+    int in[2], po[2] = {-1, -1};
+    if (pipe2(in, O_CLOEXEC) < 0)
+        return -1;
+    if (out_fd < 0 && pipe2(po, O_CLOEXEC) < 0) {
+        close(in[0]), close(in[1]);
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        int o = out_fd >= 0 ? out_fd : po[1];
+        dup2(in[0], 0), dup2(o, 1), dup2(o, 2);
+        const char *argv[6];
+        int n = 0;
+        argv[n++] = "mxc-exec";
+        if (experimental)
+            argv[n++] = "--experimental";
+        if (dry)
+            argv[n++] = "--dry-run";
+        argv[n++] = "--config";
+        argv[n++] = "-";
+        argv[n] = NULL;
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        execv(CFG->exec_path, (char *const *)argv);
+        _exit(127);
+    }
+    close(in[0]);
+    if (po[1] >= 0)
+        close(po[1]);
+    if (pid < 0) {
+        close(in[1]);
+        if (po[0] >= 0)
+            close(po[0]);
+        return -1;
+    }
+    size_t len = strlen(request), off = 0;
+    while (off < len) {
+        ssize_t w = write(in[1], request + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        off += (size_t)w;
+    }
+    close(in[1]);
+    if (pipe_out)
+        *pipe_out = po[0];
+    return pid;
+}
+
+/* Runs a non-workload request to its end: the envelope it printed (or
+ * NULL) and its status. */
+static json_t *run_exec(bool experimental, bool dry, json_t *req, int *status)
+{
+    char *text = json_dumps(req, JSON_COMPACT);
+    int out = -1;
+    pid_t pid = text ? spawn_exec(experimental, dry, text, -1, &out) : -1;
+    free(text);
+    *status = -1;
+    if (pid < 0)
+        return NULL;
+    char buf[1 << 16];
+    size_t n = 0;
+    ssize_t r;
+    while ((r = read(out, buf + n, sizeof buf - 1 - n)) > 0 || (r < 0 && errno == EINTR))
+        if (r > 0)
+            n += (size_t)r;
+    close(out);
+    buf[n] = '\0';
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    /* the envelope is the last line that parses */
+    json_t *env = NULL;
+    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+        json_t *j = json_loads(line, 0, NULL);
+        if (json_is_object(j)) {
+            json_decref(env);
+            env = j;
+        } else {
+            json_decref(j);
+        }
+    }
+    return env;
+}
+
+static const char *env_error(json_t *env)
+{
+    return json_string_value(json_object_get(json_object_get(env, "error"), "message"));
+}
+
+/* A phase on a session; true when it answered a result. */
+static bool phase(const char *ph, const char *sid, json_t **result, char *why, size_t whysz)
+{
+    json_t *req = json_pack("{s:s, s:s}", "phase", ph, "sandboxId", sid);
+    int st;
+    json_t *env = run_exec(true, false, req, &st);
+    json_decref(req);
+    json_t *res = json_object_get(env, "result");
+    if (res && result)
+        *result = json_incref(res);
+    if (!res && why)
+        snprintf(why, whysz, "%s: %s", ph, env_error(env) ? env_error(env) : "mxc-exec gave no answer");
+    json_decref(env);
+    return res != NULL;
+}
+
+static const char *error_code(json_t *env)
+{
+    return json_string_value(json_object_get(json_object_get(env, "error"), "code"));
+}
+
+/* ---- the workload ------------------------------------------------------- */
+
+typedef struct {
+    char name[64];
+    pid_t pid;
+} watch;
+
+static void *watcher(void *arg)
+{
+    watch *w = arg;
+    int st;
+    while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    json_t *rec = gw_table_get(w->name);
+    /* the record still names this process (a delete may have removed it) */
+    if (rec && json_integer_value(json_object_get(rec, "pid")) == w->pid) {
+        int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        gw_table_set(w->name, "exitCode", json_integer(code));
+        gw_table_set(w->name, "status", json_string("exited"));
+        gw_table_set(w->name, "pid", NULL);
+        gw_table_set(w->name, "pidStart", NULL);
+        gw_table_set(w->name, "ended", json_integer((json_int_t)time(NULL)));
+    }
+    json_decref(rec);
+    free(w);
+    return NULL;
+}
+
+static int launch(const char *name, json_t *req, bool experimental, char *why, size_t whysz)
+{
+    char log[800];
+    if (gw_table_log_path(name, log, sizeof log) < 0)
+        return say(why, whysz, NULL, 0, "cannot make the sandbox's log%s%s", NULL, NULL), -1;
+    int lfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+    char *text = json_dumps(req, JSON_COMPACT);
+    pid_t pid = lfd >= 0 && text ? spawn_exec(experimental, false, text, lfd, NULL) : -1;
+    free(text);
+    if (lfd >= 0)
+        close(lfd);
+    if (pid < 0)
+        return say(why, whysz, NULL, 0, "cannot start mxc-exec (%s)%s", CFG->exec_path, NULL), -1;
+    gw_table_set(name, "pid", json_integer(pid));
+    gw_table_set(name, "pidStart", json_integer((json_int_t)start_time_of(pid)));
+    gw_table_set(name, "status", json_string("running")); /* the driver reports readiness itself */
+    watch *w = calloc(1, sizeof *w);
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (w) {
+        snprintf(w->name, sizeof w->name, "%s", name);
+        w->pid = pid;
+    }
+    if (!w || pthread_create(&t, &attr, watcher, w) != 0) {
+        free(w);
+        int st;
+        waitpid(pid, &st, 0);
+    }
+    pthread_attr_destroy(&attr);
+    return 0;
+}
+
+static void teardown_session(const char *sid);
+
+/* ---- create ------------------------------------------------------------- */
+
+static bool env_entry_ok(const char *kv)
+{
+    const char *eq = kv ? strchr(kv, '=') : NULL;
+    return eq && eq != kv;
+}
+
+/* The workload's environment: the Linux bootstrap set (unless
+ * pc_minimal_env), then the request's entries, a later key replacing an
+ * earlier one. */
+static json_t *environment(const json_t *given, char *why, size_t whysz, int *http)
+{
+    json_t *byk = json_object(), *order = json_array();
+    static const char *const SEED[] = {"PATH", "LANG", "TZ"};
+    for (size_t i = 0; !CFG->minimal_env && i < 3; i++) {
+        const char *v = getenv(SEED[i]);
+        if (v) {
+            char kv[4200];
+            snprintf(kv, sizeof kv, "%s=%s", SEED[i], v);
+            json_object_set_new(byk, SEED[i], json_string(kv));
+            json_array_append_new(order, json_string(SEED[i]));
+        }
+    }
+    size_t i;
+    json_t *e;
+    json_array_foreach(given, i, e) {
+        const char *kv = json_string_value(e);
+        if (!env_entry_ok(kv)) {
+            say(why, whysz, http, 400, "env entries are K=V (%s)%s", kv ? kv : "not a string", NULL);
+            json_decref(byk), json_decref(order);
+            return NULL;
+        }
+        char key[256];
+        snprintf(key, sizeof key, "%.*s", (int)(strchr(kv, '=') - kv), kv);
+        if (!json_object_get(byk, key))
+            json_array_append_new(order, json_string(key));
+        json_object_set_new(byk, key, json_string(kv));
+    }
+    json_t *out = json_array();
+    json_array_foreach(order, i, e) json_array_append(out, json_object_get(byk, json_string_value(e)));
+    json_decref(byk), json_decref(order);
+    return out;
+}
+
+json_t *gw_create(const json_t *req, int *http, char *why, size_t whysz)
+{
+    *http = 400;
+    const char *name = json_string_value(json_object_get(req, "name"));
+    if (!gw_name_ok(name))
+        return say(why, whysz, http, 400, "name %s is not usable: 1 to 63 of [A-Za-z0-9_.-], starting alphanumeric%s",
+                   name ? name : "(none)", NULL), NULL;
+    json_t *cmd = json_object_get(req, "command");
+    if (!json_is_array(cmd) || !json_array_size(cmd))
+        return say(why, whysz, http, 400, "a command is required (--driver-config-json {\"mxc\":{\"command\":[...]}} or "
+                   "-- COMMAND)%s%s", NULL, NULL), NULL;
+    const char *argv[256];
+    size_t n = 0, i;
+    json_t *a;
+    json_array_foreach(cmd, i, a) {
+        if (!json_is_string(a) || n == 255)
+            return say(why, whysz, http, 400, "command: at most 255 strings%s%s", NULL, NULL), NULL;
+        argv[n++] = json_string_value(a);
+    }
+    const char *cwd = json_string_value(json_object_get(req, "cwd"));
+    if (json_object_get(req, "cwd") && (!cwd || cwd[0] != '/'))
+        return say(why, whysz, http, 400, "cwd must be an absolute path%s%s", NULL, NULL), NULL;
+    if (json_array_size(json_object_get(req, "providers")))
+        return say(why, whysz, http, 400, "providers are not available yet in mxc-gateway (credential placeholders need "
+                   "mxc-proxy's interception); create the sandbox without --provider%s%s", NULL, NULL), NULL;
+    json_t *policy = json_object_get(req, "policy");
+    if (!policy)
+        return say(why, whysz, http, 400, "a policy is required (--policy FILE.yaml)%s%s", NULL, NULL), NULL;
+    char mwhy[600];
+    json_t *frag = mxc_gw_map_policy(policy, CFG, cwd, mwhy, sizeof mwhy);
+    if (!frag)
+        return say(why, whysz, http, 400, "policy refused: %s%s", mwhy, NULL), NULL;
+    json_t *envs = environment(json_object_get(req, "env"), why, whysz, http);
+    char *cl = mxc_command_line(argv, n);
+    if (!envs || !cl) {
+        json_decref(frag), json_decref(envs), free(cl);
+        return NULL;
+    }
+    bool session = CFG->backend == MXC_GW_BACKEND_SESSION;
+    json_t *proc = json_pack("{s:s, s:o}", "commandLine", cl, "env", envs);
+    if (cwd)
+        json_object_set_new(proc, "cwd", json_string(cwd));
+    /* the runtime judges the whole request first: a refusal leaves nothing */
+    json_t *check = json_deep_copy(frag);
+    if (session) {
+        json_object_set_new(check, "containment", json_string("isolation_session"));
+        json_object_set_new(check, "phase", json_string("provision"));
+    } else {
+        json_object_set(check, "process", proc);
+    }
+    if (!MOCK) {
+        int st;
+        json_t *env = run_exec(session, true, check, &st);
+        if (!json_object_get(env, "result")) {
+            say(why, whysz, http, 400, "the runtime refuses the sandbox: %s%s",
+                env_error(env) ? env_error(env) : "mxc-exec gave no answer", NULL);
+            json_decref(env), json_decref(check), json_decref(frag), json_decref(proc), free(cl);
+            return NULL;
+        }
+        json_decref(env);
+    }
+    json_decref(check);
+    json_t *rec = json_pack("{s:s, s:s, s:s, s:I, s:s}", "name", name, "backend", session ? "isolation_session" : "process",
+                            "status", "provisioning", "created", (json_int_t)time(NULL), "commandLine", cl);
+    if (cwd)
+        json_object_set_new(rec, "cwd", json_string(cwd));
+    free(cl);
+    if (gw_table_insert(name, rec, why, whysz) < 0) {
+        *http = 409;
+        json_decref(frag), json_decref(proc);
+        return NULL;
+    }
+    int rc = 0;
+    if (MOCK) {
+        char log[800];
+        FILE *f = gw_table_log_path(name, log, sizeof log) == 0 ? fopen(log, "ae") : NULL;
+        if (f) {
+            fprintf(f, "mock: would run %s\n", json_string_value(json_object_get(proc, "commandLine")));
+            fclose(f);
+        }
+        gw_table_set(name, "status", json_string("exited"));
+        gw_table_set(name, "exitCode", json_integer(0));
+    } else if (!session) {
+        json_t *run = json_deep_copy(frag);
+        json_object_set(run, "process", proc);
+        rc = launch(name, run, false, why, whysz);
+        json_decref(run);
+    } else {
+        json_t *prov = json_deep_copy(frag), *res = NULL;
+        json_object_set_new(prov, "containment", json_string("isolation_session"));
+        json_object_set_new(prov, "phase", json_string("provision"));
+        int st;
+        json_t *env = run_exec(true, false, prov, &st);
+        json_decref(prov);
+        const char *sid = json_string_value(json_object_get(json_object_get(env, "result"), "sandboxId"));
+        if (!sid) {
+            snprintf(why, whysz, "provision: %s", env_error(env) ? env_error(env) : "mxc-exec gave no answer");
+            rc = -1;
+        } else {
+            gw_table_set(name, "sandboxId", json_string(sid));
+            if (!phase("start", sid, &res, why, whysz)) {
+                rc = -1;
+            } else {
+                json_t *ex = json_pack("{s:s, s:s, s:O}", "phase", "exec", "sandboxId", sid, "process", proc);
+                rc = launch(name, ex, true, why, whysz);
+                json_decref(ex);
+            }
+            json_decref(res);
+            if (rc < 0) /* nothing of a failed create stays in the runtime */
+                teardown_session(sid);
+        }
+        json_decref(env);
+    }
+    json_decref(frag);
+    json_decref(proc);
+    if (rc < 0) {
+        *http = 500;
+        gw_table_set(name, "status", json_string("failed"));
+        gw_table_set(name, "error", json_string(why));
+    }
+    return gw_table_get(name);
+}
+
+/* ---- delete, reconcile ------------------------------------------------ */
+
+/* Ends the driver's mxc-exec of rec: TERM (its 3-tier shutdown), then KILL. */
+static void end_process(json_t *rec)
+{
+    pid_t pid = (pid_t)json_integer_value(json_object_get(rec, "pid"));
+    unsigned long long st = (unsigned long long)json_integer_value(json_object_get(rec, "pidStart"));
+    if (pid <= 0 || start_time_of(pid) != st)
+        return;
+    int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pfd < 0)
+        return;
+    if (start_time_of(pid) == st) { /* still the same process, now pinned */
+        syscall(SYS_pidfd_send_signal, pfd, SIGTERM, NULL, 0);
+        struct pollfd p = {.fd = pfd, .events = POLLIN};
+        if (poll(&p, 1, 10000) <= 0)
+            syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+    }
+    close(pfd);
+}
+
+static void teardown_session(const char *sid)
+{
+    phase("stop", sid, NULL, NULL, 0);
+    phase("deprovision", sid, NULL, NULL, 0);
+}
+
+int gw_delete(const char *name, char *why, size_t whysz)
+{
+    json_t *rec = gw_table_get(name);
+    if (!rec)
+        return say(why, whysz, NULL, 0, "no sandbox named %s%s", name, NULL), -1;
+    gw_table_set(name, "pid", NULL); /* the watcher records nothing more */
+    end_process(rec);
+    const char *sid = json_string_value(json_object_get(rec, "sandboxId"));
+    if (sid && !MOCK)
+        teardown_session(sid);
+    gw_table_remove(name);
+    json_decref(rec);
+    return 0;
+}
+
+void gw_reconcile(void)
+{
+    json_t *all = gw_table_list();
+    size_t i;
+    json_t *rec;
+    json_array_foreach(all, i, rec) {
+        const char *name = json_string_value(json_object_get(rec, "name"));
+        const char *status = json_string_value(json_object_get(rec, "status"));
+        if (!status || (strcmp(status, "running") && strcmp(status, "provisioning")))
+            continue;
+        end_process(rec); /* an orphan of the previous gateway's: ours to end */
+        const char *sid = json_string_value(json_object_get(rec, "sandboxId"));
+        const char *why = "the gateway restarted: its workload was ended (the driver could no longer watch it)";
+        if (sid && !MOCK) {
+            json_t *req = json_pack("{s:s, s:s}", "phase", "stop", "sandboxId", sid);
+            int st;
+            json_t *env = run_exec(true, false, req, &st);
+            json_decref(req);
+            const char *code = error_code(env);
+            if (code && !strcmp(code, "stale_id")) {
+                why = "the gateway restarted and the sandbox's runtime state is gone";
+            } else {
+                phase("deprovision", sid, NULL, NULL, 0);
+                why = "the gateway restarted: the orphaned session was stopped and deprovisioned";
+            }
+            json_decref(env);
+        }
+        gw_table_set(name, "pid", NULL);
+        gw_table_set(name, "pidStart", NULL);
+        gw_table_set(name, "status", json_string("lost"));
+        gw_table_set(name, "error", json_string(why));
+    }
+    json_decref(all);
+}

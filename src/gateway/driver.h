@@ -1,0 +1,36 @@
+/* driver.h — the compute driver: a gateway sandbox made real with mxc-exec.
+ * Owns: a create request checked and mapped before anything exists (name,
+ * command, environment, policy through policymap.h, then the runtime's own
+ * --dry-run: a refusal leaves no record and no sandbox), the runtime
+ * requests for each backend (process: one one-shot; isolation_session:
+ * provision, start, exec, and stop + deprovision at delete), running the
+ * configured mxc-exec (never through PATH) with the request on a pipe, the
+ * workload's output into its log, its exit watched on a thread and
+ * recorded, readiness reported by the driver itself (running once the
+ * workload is launched), delete, and the reconciliation at start-up
+ * (records left running by a previous gateway: their runtime state gone ->
+ * lost; orphaned sessions it owns -> stopped, deprovisioned, lost).  In mock
+ * mode (OPENSHELL_MXC_MOCK_WXC=1 or MXC_GATEWAY_MOCK=1) nothing is run: the
+ * workload "exits 0" after its log says what would have run. */
+#ifndef MXC_GATEWAY_DRIVER_H
+#define MXC_GATEWAY_DRIVER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+
+void gw_driver_init(const mxc_gw_config *cfg, bool mock);
+bool gw_driver_mock(void);
+
+/* req: {"name","policy" (a SandboxPolicy object),"command":[...],"cwd"?,
+ * "env":["K=V"...]?,"providers":[...]?}.  The new record, or NULL with
+ * *http (400 refused, 409 exists, 500 runtime) and why[]. */
+json_t *gw_create(const json_t *req, int *http, char *why, size_t whysz);
+/* Stops and removes name; -1 (404) when there is none. */
+int gw_delete(const char *name, char *why, size_t whysz);
+/* Once, before serving. */
+void gw_reconcile(void);
+
+#endif

@@ -1,0 +1,25 @@
+/* server.h — the gateway's JSON API on a unix socket (libmicrohttpd).
+ * Owns: the socket (made 0600 by its owner; a stale one replaced only when
+ * nothing listens on it), the peer check (SO_PEERCRED: the gateway's own
+ * uid, or root), the routes
+ *   GET    /v1/health                 {"ok":true,"mock":bool,"backend":...}
+ *   GET    /v1/sandboxes              {"sandboxes":[record...]}
+ *   POST   /v1/sandboxes              create (driver.h) -> 201 record
+ *   GET    /v1/sandboxes/NAME         record
+ *   GET    /v1/sandboxes/NAME/logs    the workload's output (text)
+ *   DELETE /v1/sandboxes/NAME         stop and remove -> {}
+ * errors as {"error":{"message":...}} with 400/403/404/409/500, bodies
+ * bounded (1 MiB), and serving until SIGTERM or SIGINT. */
+#ifndef MXC_GATEWAY_SERVER_H
+#define MXC_GATEWAY_SERVER_H
+
+#include <stddef.h>
+
+/* The default socket: MXC_GATEWAY_SOCKET, else /run/mxc-gateway.sock as
+ * root, $XDG_RUNTIME_DIR/mxc-gateway.sock otherwise. */
+void gw_default_socket(char *out, size_t outsz);
+
+/* Serves until a stop signal; 0, or -1 with why[]. */
+int gw_serve(const char *socket_path, char *why, size_t whysz);
+
+#endif

@@ -1,0 +1,353 @@
+"""Issue 16: mxc-gateway — the daemon and its client driven as an operator would, against real
+sandboxes (root, real namespaces): configuration refusals before anything exists, the policy
+mapped (and refused) before any sandbox, both backends, logs and exit codes, delete, restart
+durability (kill -9 the gateway: its orphans are ended and marked lost), the socket's owner-only
+access, mock mode and the probe.
+
+NETWORK SAFETY: no packet leaves loopback: governed egress is checked by the proxy variables the
+workload receives, never by connecting anywhere."""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from conftest import DROP, MXC_EXEC, wait_until
+
+BIN = os.path.dirname(MXC_EXEC)
+GATEWAY = os.path.join(BIN, "mxc-gateway")
+MXC = os.path.join(BIN, "mxc")
+
+
+class Gateway:
+    def __init__(self, tmp, mxc, backend="process", extra="", env=None):
+        self.tmp = tmp
+        self.sock = str(tmp / "gw.sock")
+        self.env = mxc.env(dict({"MXC_GATEWAY_STATE": str(tmp / "gwstate"), "MXC_GATEWAY_SOCKET": self.sock},
+                                **(env or {})))
+        self.config = tmp / "gateway.toml"
+        self.config.write_text('[openshell.drivers.mxc]\nmxc_exec_path = "%s"\nbackend = "%s"\n%s'
+                               % (MXC_EXEC, backend, extra))
+        self.proc = None
+
+    def start(self):
+        self.proc = subprocess.Popen([GATEWAY, "serve", "--config", str(self.config)], env=self.env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        # serving once it answers (a killed gateway's socket file may still be there)
+        assert wait_until(lambda: self.proc.poll() is not None or self("sandbox", "list").returncode == 0, 60)
+        assert self.proc.poll() is None, self.proc.stdout.read()
+        return self
+
+    def kill9(self):
+        self.proc.kill()
+        self.proc.wait()
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=30)
+
+    def __call__(self, *args, env=None, prefix=()):
+        return subprocess.run(list(prefix) + [GATEWAY] + list(args), env=dict(self.env, **(env or {})),
+                              capture_output=True, text=True, timeout=120)
+
+    def create(self, name, policy, *cmd, extra=()):
+        return self("sandbox", "create", "--name", name, "--policy", str(policy), *extra, "--", *cmd)
+
+    def logs(self, name):
+        """The workload's log, without the ASan+UBSan build's stack-switch warning (mxc-exec's
+        stderr shares the log; see tests/escape/test_caller_side.py)."""
+        out = self("sandbox", "logs", name).stdout
+        return "".join(line for line in out.splitlines(True)
+                       if "ASan is ignoring requested __asan_handle_no_return" not in line
+                       and not line.startswith("False positive error reports may follow")
+                       and not line.startswith("For details see https://github.com/google/sanitizers/issues/189"))
+
+    def record(self, name):
+        r = self("sandbox", "get", name)
+        return json.loads(r.stdout) if r.returncode == 0 else None
+
+    def wait_status(self, name, status):
+        assert wait_until(lambda: (self.record(name) or {}).get("status") == status, 60), self.record(name)
+        return self.record(name)
+
+
+@pytest.fixture
+def gw(tmp_path, mxc):
+    made = []
+
+    def make(**kw):
+        g = Gateway(tmp_path, mxc, **kw)
+        made.append(g)
+        return g
+    yield make
+    for g in made:
+        if g.proc and g.proc.poll() is None:
+            for s in json.loads(g("sandbox", "list", "--json").stdout or "[]"):
+                g("sandbox", "delete", s["name"])
+        g.stop()
+
+
+@pytest.fixture
+def policy(tmp_path, host_dir):
+    rw = host_dir("gw-rw")
+
+    def make(text=None):
+        p = tmp_path / ("policy-%d.yaml" % time.monotonic_ns())
+        p.write_text(text if text is not None else
+                     "version: 1\nfilesystem_policy:\n  read_write:\n    - %s\n  read_only: [/usr]\n" % rw)
+        return p
+    make.rw = rw
+    return make
+
+
+def sessions(mxc):
+    r = subprocess.run([MXC, "ls", "--json"], env=mxc.env(), capture_output=True, text=True)
+    return [s for s in json.loads(r.stdout) if s["kind"] == "session"]
+
+
+# --------------------------------------------------------------------------------------------
+# configuration
+
+
+@pytest.mark.parametrize("body, why", [
+    ("backend = \"process\"\n", "mxc_exec_path is required"),
+    ("mxc_exec_path = \"mxc-exec\"\n", "absolute"),
+    ("mxc_exec_path = \"/nonexistent/mxc-exec\"\n", "not an executable file"),
+    ("mxc_exec_path = \"/bin/true\"\nfrobnicate = true\n", "unknown key frobnicate"),
+    ("mxc_exec_path = \"/bin/true\"\negress_proxy_addr = \"0.0.0.0:3128\"\n", "loopback"),
+])
+def test_serve_refuses_a_bad_configuration_before_anything_exists(tmp_path, mxc, body, why):
+    cfg = tmp_path / "g.toml"
+    cfg.write_text("[openshell.drivers.mxc]\n" + body)
+    sock = tmp_path / "gw.sock"
+    r = subprocess.run([GATEWAY, "serve", "--config", str(cfg), "--socket", str(sock)], capture_output=True, text=True,
+                       env=mxc.env({"MXC_GATEWAY_STATE": str(tmp_path / "st")}), timeout=30)
+    assert r.returncode == 1 and why in r.stderr, r.stderr
+    assert not sock.exists() and not (tmp_path / "st").exists()
+
+
+def test_one_gateway_per_state_directory(gw):
+    g = gw().start()
+    r = subprocess.run([GATEWAY, "serve", "--config", str(g.config), "--socket", str(g.tmp / "other.sock")],
+                       env=g.env, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1 and "another gateway" in r.stderr, r.stderr
+
+
+# --------------------------------------------------------------------------------------------
+# the process backend
+
+
+def test_a_sandbox_does_its_work_and_is_refused_the_rest(gw, policy, host_dir):
+    g = gw().start()
+    outside = host_dir("gw-outside")
+    r = g.create("work", policy(), "sh", "-c",
+                 "echo made > %s/out && echo logged; echo x > %s/no 2>/dev/null || echo refused; exit 7"
+                 % (policy.rw, outside))
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)
+    assert rec["status"] in ("running", "exited") and rec["backend"] == "process"
+    rec = g.wait_status("work", "exited")
+    assert rec["exitCode"] == 7
+    assert open(os.path.join(policy.rw, "out")).read() == "made\n"
+    assert not os.path.exists(os.path.join(outside, "no"))
+    logs = g.logs("work")
+    assert "logged" in logs and "refused" in logs
+    table = g("sandbox", "list").stdout.splitlines()
+    assert table[1].split() == ["work", "exited", "process", "7"]
+    assert g("sandbox", "delete", "work").returncode == 0
+    assert json.loads(g("sandbox", "list", "--json").stdout) == []
+    r = g("sandbox", "get", "work")
+    assert r.returncode == 1 and "HTTP 404" in r.stderr
+
+
+def test_names_are_unique_and_a_refused_policy_leaves_nothing(gw, policy, mxc):
+    g = gw().start()
+    assert g.create("one", policy(), "sleep", "30").returncode == 0
+    r = g.create("one", policy(), "true")
+    assert r.returncode == 1 and "exists" in r.stderr and "HTTP 409" in r.stderr
+    net = policy("version: 1\nnetwork_policies:\n  gh:\n    endpoints: [{host: api.github.com, port: 443}]\n")
+    r = g.create("two", net, "true")
+    assert r.returncode == 1 and "egress_proxy" in r.stderr and "HTTP 400" in r.stderr
+    for bad, why in (("version: 1\nnetwork_middlewares: {}\n", "network_middlewares"),
+                     ("version: 1\nfilesystem_policy: {read_write: [/]}\n", "whole filesystem"),
+                     ("version: 1\nprocess: {run_as_user: root}\n", "run_as_user"),
+                     ("version: 2\n", "version")):
+        r = g.create("two", policy(bad), "true")
+        assert r.returncode == 1 and why in r.stderr, r.stderr
+    # the runtime's own refusal also comes before anything exists (a grant over mxc's claims)
+    r = g.create("two", policy("version: 1\nfilesystem_policy: {read_write: [/var/lib/mxc]}\n"), "true")
+    assert r.returncode == 1 and "runtime refuses" in r.stderr, r.stdout + r.stderr
+    names = [s["name"] for s in json.loads(g("sandbox", "list", "--json").stdout)]
+    assert names == ["one"]
+    r = g("sandbox", "create", "--name", "three", "--policy", str(policy()), "--provider", "github", "--", "true")
+    assert r.returncode == 1 and "providers" in r.stderr
+
+
+def test_driver_config_command_wins_and_keeps_argument_boundaries(gw, policy):
+    g = gw().start()
+    dcj = json.dumps({"mxc": {"command": ["printf", "[%s]\\n", "a b", "it's", "$HOME"], "cwd": policy.rw}})
+    r = g("sandbox", "create", "--name", "dcj", "--policy", str(policy()), "--driver-config-json", dcj, "--no-tty",
+          "--", "echo", "not-this")
+    assert r.returncode == 0, r.stderr
+    g.wait_status("dcj", "exited")
+    assert g.logs("dcj").splitlines() == ["[a b]", "[it's]", "[$HOME]"]
+
+
+def test_environment_seed_env_and_env_from(gw, policy, tmp_path):
+    ef = tmp_path / "env"
+    ef.write_text("# comment\nFROM_FILE=yes\nOVER=file\n")
+    g = gw().start()
+    r = g.create("env", policy(), "sh", "-c", 'echo "PATH=$PATH"; echo "F=$FROM_FILE O=$OVER X=$X"',
+                 extra=("--env-from", str(ef), "--env", "OVER=flag", "--env", "X=1 2"))
+    assert r.returncode == 0, r.stderr
+    g.wait_status("env", "exited")
+    out = g.logs("env").splitlines()
+    assert out[0] == "PATH=" + os.environ["PATH"]
+    assert out[1] == "F=yes O=flag X=1 2"
+
+
+def test_minimal_env_seeds_nothing_from_the_gateway(gw, policy):
+    """pc_minimal_env: none of the gateway's PATH/LANG/TZ reach the workload (the runtime's own
+    baseline — HOME, USER, a PATH of its own — still applies)."""
+    host = {"TZ": "Test/Zone", "LANG": "xx_TEST.UTF-8", "PATH": "/gateway/only:/usr/bin:/bin"}
+    for minimal, seen in ((False, True), (True, False)):
+        g = gw(extra="pc_minimal_env = true\n" if minimal else "", env=host).start()
+        assert g.create("min", policy(), "/usr/bin/env", extra=("--env", "ONLY=this")).returncode == 0
+        g.wait_status("min", "exited")
+        env = dict(line.split("=", 1) for line in g.logs("min").splitlines() if "=" in line)
+        assert env["ONLY"] == "this"
+        assert (env.get("TZ") == "Test/Zone") == seen and (env.get("LANG") == "xx_TEST.UTF-8") == seen, env
+        assert ("/gateway/only" in env.get("PATH", "")) == seen, env
+        g("sandbox", "delete", "min")
+        g.stop()
+
+
+def test_governed_egress_gives_the_workload_only_its_proxy(gw, policy):
+    g = gw(extra="egress_proxy = true\negress_proxy_addr = \"127.0.0.1:3128\"\n").start()
+    net = policy("version: 1\nnetwork_policies:\n  gh:\n    endpoints:\n      - {host: api.github.com, port: 443}\n")
+    r = g.create("gov", net, "sh", "-c", 'echo "P=$HTTPS_PROXY N=$NO_PROXY"')
+    assert r.returncode == 0, r.stderr
+    g.wait_status("gov", "exited")
+    line = g.logs("gov").strip()
+    assert line.startswith("P=http://mxc:") and line.endswith("@127.0.0.1:3128/ N="), line
+    # egress_proxy with pc_network_allow and no rules: never a silent allow-all
+    g2 = gw(extra="egress_proxy = true\npc_network_allow = true\n")
+    g2.config.write_text(g2.config.read_text())
+    g.stop()
+    g2.start()
+    r = g2.create("open", policy("version: 1\n"), "true")
+    assert r.returncode == 1 and "allow-all" in r.stderr
+
+
+# --------------------------------------------------------------------------------------------
+# the isolation_session backend, restart durability
+
+
+def test_session_backend_and_delete(gw, policy, mxc):
+    g = gw(backend="isolation_session").start()
+    r = g.create("s", policy(), "sh", "-c", "echo in-session; id -u")
+    assert r.returncode == 0, r.stderr
+    rec = g.wait_status("s", "exited")
+    assert rec["exitCode"] == 0 and rec["sandboxId"].startswith("iso:")
+    assert "in-session" in g.logs("s")
+    assert [s["sandboxId"] for s in sessions(mxc)] == [rec["sandboxId"]]
+    assert g("sandbox", "delete", "s").returncode == 0
+    assert sessions(mxc) == []
+
+
+def test_restart_ends_orphans_and_marks_them_lost(gw, policy, mxc):
+    marker = "4242.%d" % (os.getpid() % 1000)
+    g = gw(backend="isolation_session").start()
+    assert g.create("orphan", policy(), "sh", "-c", "exec sleep %s" % marker).returncode == 0
+    g.wait_status("orphan", "running")
+    assert len(sessions(mxc)) == 1
+    g.kill9()
+    g.start()
+    rec = g.record("orphan")
+    assert rec["status"] == "lost" and "stopped and deprovisioned" in rec["error"], rec
+    assert sessions(mxc) == []
+    assert wait_until(lambda: subprocess.run(["pgrep", "-f", "sleep %s" % marker]).returncode != 0, 20)
+
+
+def test_restart_ends_a_process_backend_orphan(gw, policy):
+    marker = "4343.%d" % (os.getpid() % 1000)
+    g = gw().start()
+    assert g.create("p", policy(), "sh", "-c", "exec sleep %s" % marker).returncode == 0
+    g.wait_status("p", "running")
+    g.kill9()
+    g.start()
+    rec = g.record("p")
+    assert rec["status"] == "lost" and "ended" in rec["error"], rec
+    assert wait_until(lambda: subprocess.run(["pgrep", "-f", "sleep %s" % marker]).returncode != 0, 20)
+
+
+# --------------------------------------------------------------------------------------------
+# the socket, mock mode, the probe
+
+
+def test_only_the_owner_reaches_the_socket(gw):
+    open_dir = tempfile.mkdtemp(prefix="mxc-gw-sock-")  # every directory on the way traversable
+    os.chmod(open_dir, 0o755)
+    try:
+        g = gw(env={"MXC_GATEWAY_SOCKET": os.path.join(open_dir, "gw.sock")})
+        g.sock = os.path.join(open_dir, "gw.sock")
+        g.start()
+        assert os.stat(g.sock).st_mode & 0o777 == 0o600
+        r = g("sandbox", "list", prefix=DROP)
+        assert r.returncode == 1 and "no gateway answers" in r.stderr  # the mode refuses the connect
+        os.chmod(g.sock, 0o666)  # even if the mode were opened, the peer check refuses
+        r = g("sandbox", "list", prefix=DROP)
+        assert r.returncode == 1 and "HTTP 403" in r.stderr, r.stderr
+        assert g("sandbox", "list").returncode == 0
+        g.stop()
+    finally:
+        shutil.rmtree(open_dir, ignore_errors=True)
+
+
+def test_a_stale_socket_is_replaced_and_a_live_one_never(gw, tmp_path):
+    g = gw()
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(g.sock)  # bound, never listening: stale
+    s.close()
+    g.start()
+    r = subprocess.run([GATEWAY, "serve", "--config", str(g.config)],
+                       env=dict(g.env, MXC_GATEWAY_STATE=str(tmp_path / "st2")), capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode == 1 and "served by another gateway" in r.stderr, r.stderr
+
+
+def test_mock_mode_runs_nothing(tmp_path, mxc, policy):
+    g = Gateway(tmp_path, mxc, env={"OPENSHELL_MXC_MOCK_WXC": "1"})
+    g.config.write_text('[openshell.drivers.mxc]\nmxc_exec_path = "/opt/not/installed/mxc-exec"\n')
+    g.start()
+    try:
+        r = g.create("m", policy(), "touch", os.path.join(policy.rw, "mocked"))
+        assert r.returncode == 0, r.stderr
+        rec = g.wait_status("m", "exited")
+        assert rec["exitCode"] == 0
+        assert g.logs("m").startswith("mock: would run exec 'touch'")
+        assert not os.path.exists(os.path.join(policy.rw, "mocked"))
+        r = g.create("m2", policy("version: 1\nnetwork_middlewares: {}\n"), "true")
+        assert r.returncode == 1  # mapping refusals are the same in mock mode
+    finally:
+        g("sandbox", "delete", "m")
+        g.stop()
+
+
+def test_probe(gw):
+    g = gw()
+    r = g("probe", "--config", str(g.config))
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout)
+    assert rep["config"] == "ok" and rep["executable"] is True and rep["version"].startswith("mxc-exec")
+    assert rep["verdicts"] == {"configured": "PASS", "process": "PASS", "isolation_session": "PASS"}
+    assert rep["runtime"]["landlock"]["ok"] is True
+    g.config.write_text("[openshell.drivers.mxc]\nmxc_exec_path = \"relative\"\n")
+    r = g("probe", "--config", str(g.config))
+    assert r.returncode == 1 and "absolute" in json.loads(r.stdout)["config"]
