@@ -57,6 +57,128 @@ static bool loopback_addr(const char *v, char *ip, size_t ipsz, uint16_t *port)
     return true;
 }
 
+void mxc_gw_config_free(mxc_gw_config *cfg)
+{
+    json_decref(cfg->providers);
+    cfg->providers = NULL;
+}
+
+static bool env_name_ok(const char *s)
+{
+    if (!s || !s[0] || (s[0] >= '0' && s[0] <= '9'))
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_'))
+            return false;
+    return true;
+}
+
+/* "host:port" or "host:port/path/prefix" ("[v6]:port..." for IPv6). */
+static json_t *endpoint(const char *e)
+{
+    if (!e || !e[0])
+        return NULL;
+    char host[256];
+    const char *rest;
+    if (e[0] == '[') {
+        const char *rb = strchr(e, ']');
+        if (!rb || rb[1] != ':' || (size_t)(rb - e - 1) >= sizeof host)
+            return NULL;
+        snprintf(host, sizeof host, "%.*s", (int)(rb - e - 1), e + 1);
+        rest = rb + 2;
+    } else {
+        const char *colon = strchr(e, ':');
+        if (!colon || colon == e || (size_t)(colon - e) >= sizeof host)
+            return NULL;
+        snprintf(host, sizeof host, "%.*s", (int)(colon - e), e);
+        rest = colon + 1;
+    }
+    char *end;
+    errno = 0;
+    long port = strtol(rest, &end, 10);
+    if (end == rest || errno || port < 1 || port > 65535 || (*end && *end != '/') || strpbrk(host, "/ *"))
+        return NULL;
+    json_t *o = json_pack("{s:s, s:i}", "host", host, "port", (int)port);
+    if (*end)
+        json_object_set_new(o, "pathPrefix", json_string(end));
+    return o;
+}
+
+/* [mxc.providers.*]: every key known, every value checked, nothing read. */
+static json_t *providers(json_t *t, char *why, size_t whysz)
+{
+    json_t *out = json_object();
+    const char *name;
+    json_t *p;
+    json_object_foreach(t, name, p) {
+        static const char *const PKEYS[] = {"token_env", "token_file", "env", "endpoints", "revision", "expires_at", NULL};
+        bool ok_name = name[0] != '\0';
+        for (const char *c = name; *c; c++)
+            ok_name = ok_name && ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                                  *c == '-' || *c == '_' || *c == '.');
+        if (!ok_name || strlen(name) > 64 || !json_is_object(p)) {
+            snprintf(why, whysz, "[mxc.providers.%s]: a provider is a table named by [A-Za-z0-9_.-]{1,64}", name);
+            goto fail;
+        }
+        const char *k;
+        json_t *v;
+        json_object_foreach(p, k, v) {
+            size_t i = 0;
+            while (PKEYS[i] && strcmp(PKEYS[i], k))
+                i++;
+            if (!PKEYS[i]) {
+                snprintf(why, whysz, "[mxc.providers.%s] has an unknown key %s", name, k);
+                goto fail;
+            }
+        }
+        const char *te = json_string_value(json_object_get(p, "token_env"));
+        const char *tf = json_string_value(json_object_get(p, "token_file"));
+        if (!te == !tf || (te && !env_name_ok(te)) || (tf && tf[0] != '/')) {
+            snprintf(why, whysz, "[mxc.providers.%s] needs exactly one of token_env (a variable name) or token_file "
+                     "(an absolute path)", name);
+            goto fail;
+        }
+        const char *env = json_string_value(json_object_get(p, "env"));
+        if (!env_name_ok(env)) {
+            snprintf(why, whysz, "[mxc.providers.%s] env must name the workload variable that receives the placeholder",
+                     name);
+            goto fail;
+        }
+        json_t *rev = json_object_get(p, "revision");
+        if (rev && (!json_is_integer(rev) || json_integer_value(rev) < 1)) {
+            snprintf(why, whysz, "[mxc.providers.%s] revision must be a positive integer", name);
+            goto fail;
+        }
+        json_t *eps = json_object_get(p, "endpoints"), *list = json_array();
+        size_t i;
+        json_array_foreach(eps, i, v) {
+            json_t *ep = endpoint(json_string_value(v));
+            if (!ep) {
+                json_decref(list);
+                snprintf(why, whysz, "[mxc.providers.%s] endpoints[%zu] must be host:port or host:port/path-prefix",
+                         name, i);
+                goto fail;
+            }
+            json_array_append_new(list, ep);
+        }
+        if (!json_is_array(eps) || !json_array_size(list)) {
+            json_decref(list);
+            snprintf(why, whysz, "[mxc.providers.%s] needs endpoints (host:port...)", name);
+            goto fail;
+        }
+        json_t *pr = json_pack("{s:s, s:o, s:I}", "env", env, "endpoints", list, "revision",
+                               rev ? json_integer_value(rev) : (json_int_t)1);
+        json_object_set_new(pr, te ? "token_env" : "token_file", json_string(te ? te : tf));
+        if (json_object_get(p, "expires_at"))
+            json_object_set_new(pr, "expires", json_true());
+        json_object_set_new(out, name, pr);
+    }
+    return out;
+fail:
+    json_decref(out);
+    return NULL;
+}
+
 int mxc_gw_config_parse(const char *text, size_t len, mxc_gw_config *cfg, char *why, size_t whysz)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -145,6 +267,14 @@ int mxc_gw_config_parse(const char *text, size_t len, mxc_gw_config *cfg, char *
         refuse(why, whysz, "egress_proxy requires backend = \"process\" (the spec's rule)%s%s", "", NULL);
         goto out;
     }
+    json_t *pt = json_object_get(json_object_get(doc, "mxc"), "providers");
+    if (pt && !json_is_object(pt)) {
+        refuse(why, whysz, "[mxc.providers] must be a table of providers%s%s", "", NULL);
+        goto out;
+    }
+    cfg->providers = providers(pt, why, whysz);
+    if (!cfg->providers)
+        goto out;
     rc = 0;
 out:
     json_decref(doc);

@@ -3,13 +3,18 @@
  * refusals that must come before any sandbox exists (a missing or relative
  * mxc_exec_path, an egress_proxy_addr off loopback, a key nobody knows),
  * and the defaults.  Each key's Linux meaning is in docs/gateway.md.
- * Other tables of the file are not ours and are left alone. */
+ * [mxc.providers.NAME] tables name provider credentials (a static token
+ * from the gateway's environment or a file, its endpoints, the workload
+ * variable that receives its placeholder, a revision).  Other tables of the
+ * file are not ours and are left alone. */
 #ifndef MXC_GATEWAY_CONFIG_H
 #define MXC_GATEWAY_CONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <jansson.h>
 
 typedef enum { MXC_GW_BACKEND_PROCESS = 0, MXC_GW_BACKEND_SESSION } mxc_gw_backend;
 
@@ -24,7 +29,13 @@ typedef struct {
     uint16_t proxy_port;      /*   and port seed */
     bool debug;
     bool audit;               /* audit (also the spec's etw_audit) */
+    /* [mxc.providers.NAME] tables, checked: {"NAME": {"token_env"|"token_file",
+     * "env", "endpoints":[{"host","port","pathPrefix"?}], "revision",
+     * "expires_at"?}} (never a secret: tokens are read at create) */
+    json_t *providers;
 } mxc_gw_config;
+
+void mxc_gw_config_free(mxc_gw_config *cfg);
 
 /* Reads path; 0, or -1 with why[] naming the key or the line. */
 int mxc_gw_config_load(const char *path, mxc_gw_config *cfg, char *why, size_t whysz);

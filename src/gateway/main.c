@@ -360,6 +360,8 @@ static int probe(int argc, char **argv)
     free(s);
     bool ok = cfg_ok && json_is_true(json_object_get(rep, "executable"));
     json_decref(rep);
+    if (cfg_ok)
+        mxc_gw_config_free(&cfg);
     return ok ? 0 : 1;
 }
 

@@ -39,6 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (mxc_gw_config_parse((const char *)data, size, &c, why, sizeof why) == 0) {
         oracle(c.exec_path[0] == '/', "the executor path is absolute");
         oracle(!c.proxy_ip[0] || strncmp(c.proxy_ip, "127.", 4) == 0, "the proxy seed is loopback");
+        oracle(json_is_object(c.providers), "providers are a table");
+        mxc_gw_config_free(&c);
     } else {
         oracle(why[0] != '\0', "a refused configuration says why");
     }

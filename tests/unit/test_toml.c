@@ -103,12 +103,26 @@ static void toml_cases(void)
 
 static const char *BASE = "[openshell.drivers.mxc]\nmxc_exec_path = \"/usr/local/bin/mxc-exec\"\n";
 
+/* Parses BASE + extra; a success's providers are kept in LAST (freed by the next call). */
+static mxc_gw_config LAST;
+
 static int cfg(const char *extra, mxc_gw_config *c)
 {
-    char text[2048];
+    char text[4096];
     snprintf(text, sizeof text, "%s%s", BASE, extra);
     ERR[0] = '\0';
-    return mxc_gw_config_parse(text, strlen(text), c, ERR, sizeof ERR);
+    mxc_gw_config_free(&LAST);
+    int rc = mxc_gw_config_parse(text, strlen(text), c, ERR, sizeof ERR);
+    LAST.providers = c->providers;
+    return rc;
+}
+
+static int parse_text(const char *text, mxc_gw_config *c)
+{
+    mxc_gw_config_free(&LAST);
+    int rc = mxc_gw_config_parse(text, strlen(text), c, ERR, sizeof ERR);
+    LAST.providers = c->providers;
+    return rc;
 }
 
 static void cfg_bad(const char *extra, const char *why)
@@ -131,17 +145,17 @@ static void config_cases(void)
                      "pc_relay_target_port = 0\npc_least_privilege = true\ndebug = true\n", &c), 0);
     CHECK(c.egress_proxy && c.proxy_port == 3128 && !strcmp(c.proxy_ip, "127.0.0.1") && c.debug);
     const char *spec = "[openshell.drivers.mxc]\nwxc_exec_path = \"/opt/mxc/mxc-exec\"\n";
-    CHECK_INT_EQ(mxc_gw_config_parse(spec, strlen(spec), &c, ERR, sizeof ERR), 0);
+    CHECK_INT_EQ(parse_text(spec, &c), 0);
     CHECK_STR_EQ(c.exec_path, "/opt/mxc/mxc-exec");
 
     const char *none = "[openshell.drivers.mxc]\nbackend = \"process\"\n";
-    CHECK(mxc_gw_config_parse(none, strlen(none), &c, ERR, sizeof ERR) < 0 && strstr(ERR, "mxc_exec_path is required"));
+    CHECK(parse_text(none, &c) < 0 && strstr(ERR, "mxc_exec_path is required"));
     const char *rel = "[openshell.drivers.mxc]\nmxc_exec_path = \"mxc-exec\"\n";
-    CHECK(mxc_gw_config_parse(rel, strlen(rel), &c, ERR, sizeof ERR) < 0 && strstr(ERR, "absolute"));
+    CHECK(parse_text(rel, &c) < 0 && strstr(ERR, "absolute"));
     const char *dotrel = "[openshell.drivers.mxc]\nwxc_exec_path = \"./bin/mxc-exec\"\n";
-    CHECK(mxc_gw_config_parse(dotrel, strlen(dotrel), &c, ERR, sizeof ERR) < 0 && strstr(ERR, "absolute"));
+    CHECK(parse_text(dotrel, &c) < 0 && strstr(ERR, "absolute"));
     const char *other = "[openshell.drivers.other]\nx = 1\n";
-    CHECK(mxc_gw_config_parse(other, strlen(other), &c, ERR, sizeof ERR) < 0 && strstr(ERR, "no [openshell.drivers.mxc]"));
+    CHECK(parse_text(other, &c) < 0 && strstr(ERR, "no [openshell.drivers.mxc]"));
     cfg_bad("wxc_exec_path = \"/x\"\n", "not both");
     cfg_bad("frobnicate = 1\n", "unknown key frobnicate");
     cfg_bad("debug = \"yes\"\n", "debug must be true or false");
@@ -156,6 +170,38 @@ static void config_cases(void)
     cfg_bad("pc_relay_target_port = 8080\n", "relay spawner");
     cfg_bad("default_configuration_id = \"other\"\n", "composable");
     cfg_bad("x = \n", "not valid TOML: line 3");
+
+    /* providers */
+    CHECK_INT_EQ(cfg("[mxc.providers.github]\ntoken_env = \"GH_TOKEN\"\nenv = \"GITHUB_TOKEN\"\nrevision = 3\n"
+                     "endpoints = [\"api.github.com:443\", \"uploads.github.com:443/repos/\", \"[2001:db8::1]:8443\"]\n"
+                     "[mxc.providers.file]\ntoken_file = \"/etc/mxc/t\"\nenv = \"T\"\nendpoints = [\"x.example:443\"]\n"
+                     "expires_at = \"2027-01-01\"\n", &c), 0);
+    json_t *want = json_loads("{\"github\":{\"env\":\"GITHUB_TOKEN\",\"revision\":3,\"token_env\":\"GH_TOKEN\","
+                              "\"endpoints\":[{\"host\":\"api.github.com\",\"port\":443},{\"host\":\"uploads.github.com\","
+                              "\"port\":443,\"pathPrefix\":\"/repos/\"},{\"host\":\"2001:db8::1\",\"port\":8443}]},"
+                              "\"file\":{\"env\":\"T\",\"revision\":1,\"token_file\":\"/etc/mxc/t\",\"expires\":true,"
+                              "\"endpoints\":[{\"host\":\"x.example\",\"port\":443}]}}", 0, NULL);
+    CHECK_MSG(json_equal(c.providers, want), "%s", json_dumps(c.providers, JSON_COMPACT));
+    json_decref(want);
+    CHECK_INT_EQ(json_object_size(c.providers), 2);
+    const char *P = "[mxc.providers.p]\nenv = \"E\"\nendpoints = [\"a.example:443\"]\n";
+    char t[600];
+    snprintf(t, sizeof t, "%s", P);
+    cfg_bad(t, "exactly one of token_env");
+    snprintf(t, sizeof t, "%stoken_env = \"A\"\ntoken_file = \"/f\"\n", P);
+    cfg_bad(t, "exactly one of token_env");
+    snprintf(t, sizeof t, "%stoken_file = \"rel\"\n", P);
+    cfg_bad(t, "exactly one of token_env");
+    snprintf(t, sizeof t, "%stoken_env = \"A\"\nsecret = \"x\"\n", P);
+    cfg_bad(t, "unknown key secret");
+    snprintf(t, sizeof t, "%stoken_env = \"A\"\nrevision = 0\n", P);
+    cfg_bad(t, "revision");
+    cfg_bad("[mxc.providers.p]\ntoken_env = \"A\"\nenv = \"E\"\nendpoints = [\"a.example\"]\n", "endpoints[0]");
+    cfg_bad("[mxc.providers.p]\ntoken_env = \"A\"\nenv = \"E\"\nendpoints = [\"*.a.example:443\"]\n", "endpoints[0]");
+    cfg_bad("[mxc.providers.p]\ntoken_env = \"A\"\nenv = \"E\"\nendpoints = []\n", "needs endpoints");
+    cfg_bad("[mxc.providers.p]\ntoken_env = \"A\"\nenv = \"1E\"\nendpoints = [\"a:1\"]\n", "env must name");
+    cfg_bad("[mxc.providers.\"a b\"]\ntoken_env = \"A\"\nenv = \"E\"\nendpoints = [\"a:1\"]\n", "named by");
+    mxc_gw_config_free(&LAST);
 }
 
 int main(void)
