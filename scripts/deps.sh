@@ -5,7 +5,8 @@ PKGS=(build-essential pkg-config meson ninja-build libjansson-dev libseccomp-dev
       python3 python3-pytest clang libclang-rt-14-dev valgrind iproute2 util-linux
       bubblewrap hyperfine strace procps
       passt libnftables-dev nftables  # src/net: pasta (the userspace stack), libnftables; nft for tests
-      libidn2-dev curl tinyproxy-bin)  # src/proxy: IDN as punycode; curl: its tests' client; bench/proxy.py's peer
+      libidn2-dev curl tinyproxy-bin  # src/proxy: IDN as punycode; curl: its tests' client; bench/proxy.py's peer
+      libssl-dev openssl)  # src/proxy: TLS interception (OpenSSL 3); openssl: the TLS tests' CA
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
