@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "httphead.h"
+#include "reply.h"
 
 #define MAX_ADDRS 16
 #define CONNECT_TIMEOUT_MS 10000
@@ -198,16 +199,10 @@ static void free_grave(void)
 /* A short answer, written once (it fits any socket buffer), then close. */
 static void refuse(conn *c, int status, const char *reason, const char *disposition)
 {
-    const char *text = status == 400 ? "Bad Request" : status == 403 ? "Forbidden"
-                     : status == 407 ? "Proxy Authentication Required"
-                     : status == 414 ? "URI Too Long" : status == 431 ? "Request Header Fields Too Large"
-                     : status == 502 ? "Bad Gateway" : status == 503 ? "Service Unavailable" : "Gateway Timeout";
     char out[512];
-    int n = snprintf(out, sizeof out, "HTTP/1.1 %d %s\r\n%s%s%s%sConnection: close\r\nContent-Length: 0\r\n\r\n",
-                     status, text, status == 407 ? "Proxy-Authenticate: Basic realm=\"mxc\"\r\n" : "",
-                     reason ? "X-Mxc-Deny-Reason: " : "", reason ? reason : "", reason ? "\r\n" : "");
+    size_t n = mxc_reply_format(out, sizeof out, status, reason);
     if (c->cfd >= 0)
-        (void)!send(c->cfd, out, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        (void)!send(c->cfd, out, n, MSG_NOSIGNAL | MSG_DONTWAIT);
     audit(c, disposition, reason);
     conn_close(c);
 }
