@@ -391,6 +391,16 @@ static mxc_head_status parse_head(const char *buf, size_t len, mxc_head *h, psta
     }
 }
 
+bool mxc_head_hop_by_hop(mxc_span name)
+{
+    static const char *const DROP[] = {"proxy-authorization", "proxy-connection", "connection", "keep-alive", "host",
+                                       "te", "upgrade", "proxy-authenticate"};
+    for (size_t k = 0; k < sizeof DROP / sizeof DROP[0]; k++)
+        if (span_is(name, DROP[k]))
+            return true;
+    return false;
+}
+
 mxc_head_status mxc_head_parse(const char *buf, size_t len, mxc_head *h)
 {
     memset(h, 0, sizeof *h);

@@ -75,6 +75,12 @@ mxc_head_status mxc_head_parse(const char *buf, size_t len, mxc_head *h);
 mxc_head_status mxc_head_parse_origin(const char *buf, size_t len, const char *host, bool v6, unsigned port,
                                       mxc_head *h);
 
+/* Whether a field is dropped when the proxy forwards a request: proxy and
+ * hop-by-hop fields (Proxy-Authorization, Proxy-Connection, Connection,
+ * Keep-Alive, TE, Upgrade, Proxy-Authenticate) and Host (re-written from
+ * the target). */
+bool mxc_head_hop_by_hop(mxc_span name);
+
 /* The one field named name (ASCII case-insensitive), or NULL when absent. */
 const mxc_span *mxc_head_field(const mxc_head *h, const char *name);
 
