@@ -176,6 +176,9 @@ class Proxy:
             return [json.loads(l) for l in f]
 
     def close(self):
+        if getattr(self, "closed", False):
+            return
+        self.closed = True
         self.sleeper.kill()
         self.sleeper.wait()
         try:
