@@ -53,7 +53,7 @@ typedef struct {
     char *creds;              /* governed: network.credentials as validated, JSON text (owned): bindings and
                                  secretEnv names, never a secret (src/net/governed.c reads those at attach) */
     char ca_base[768];        /* governed with credentials: the host directory the CA files go under
-                                 (.mxc-proxy/<sandbox>/), the same path inside; "": the sandbox's own /tmp */
+                                 (.mxc-proxy/<sandbox>/), bound at the same path inside (workspace or grant) */
     char *workload_env;       /* governed with credentials: JSON array of "K=V" for every process of the
                                  sandbox (placeholders, CA variables); a session's exec restores it from state */
 } mxc_net_policy;

@@ -235,3 +235,118 @@ def test_the_ca_key_is_never_in_the_config_or_status_and_secrets_not_in_the_envi
     env = open("/proc/%d/environ" % p.p.pid, "rb").read()
     cmd = open("/proc/%d/cmdline" % p.p.pid, "rb").read()
     assert SECRET.encode() not in env and SECRET.encode() not in cmd
+
+
+# ---- through the executor: network.credentials on both surfaces ------------------------------
+
+WORKLOAD = r'''
+set -u
+echo "PLACEHOLDER=$GITHUB_TOKEN"
+for v in SSL_CERT_FILE REQUESTS_CA_BUNDLE CURL_CA_BUNDLE GIT_SSL_CAINFO NODE_EXTRA_CA_CERTS DENO_CERT; do
+  eval "echo VAR $v=\$$v"
+done
+curl -sS --max-time 10 -o /dev/null -w "BOUND %{http_code}\n" -H "Authorization: Bearer $GITHUB_TOKEN" https://api.example.test:8443/repos/x 2>&1
+curl -sS --max-time 10 -o /dev/null -w "OUTSIDE %{http_code}\n" -H "Authorization: Bearer $GITHUB_TOKEN" https://api.example.test:8443/user
+python3 -c "
+import ssl, urllib.request
+r = urllib.request.urlopen('https://api.example.test:8443/repos/py', timeout=10)
+print('PY', r.status)"
+if env | grep -q "$P1$P2"; then echo SECRET-IN-ENV; fi
+if grep -rqs "$P1$P2" /tmp "$HOME" "$PWD" /proc/self/environ 2>/dev/null; then echo SECRET-IN-FILES; fi
+'''
+
+PROBE = ["P1=" + SECRET[:8], "P2=" + SECRET[8:]]  # the secret, never whole in the workload's own env
+NET = {"defaultPolicy": "block", "allowedHosts": ["api.example.test:8443"],
+       "credentials": [{"name": "github", "revision": 3, "host": "api.example.test", "port": 8443,
+                        "pathPrefix": "/repos/", "secretEnv": "MXC_TEST_GH_SECRET", "env": "GITHUB_TOKEN"}]}
+
+
+@pytest.fixture
+def gtls(tls, mxc, monkeypatch):
+    monkeypatch.setenv("MXC_PROXY_HOSTS_FILE", tls["world"]["hosts"])
+    monkeypatch.setenv("MXC_PROXY_UPSTREAM_CA", tls["good"]["ca"])
+    monkeypatch.setenv("MXC_TEST_GH_SECRET", SECRET)
+    return tls
+
+
+def _check_workload(out, api):
+    lines = out.splitlines()
+    assert "PLACEHOLDER=mxc:cred:github:3" in lines, out
+    assert "BOUND 200" in lines and "OUTSIDE 403" in lines and "PY 200" in lines, out
+    assert "SECRET-IN-ENV" not in out and "SECRET-IN-FILES" not in out and SECRET not in out, out
+    assert any("Bearer " + SECRET in h for h in api.heads)
+    return dict(l[4:].split("=", 1) for l in lines if l.startswith("VAR "))
+
+
+def _no_private_key(*dirs):
+    for d in dirs:
+        for root, _, files in os.walk(d):
+            for f in files:
+                p = os.path.join(root, f)
+                try:
+                    with open(p, "rb") as fh:
+                        assert b"PRIVATE KEY" not in fh.read(), p
+                except OSError:
+                    pass
+
+
+def test_credentials_on_a_oneshot(gtls, mxc, host_dir):
+    d = host_dir("work", 0o777)
+    r = mxc({"network": NET, "filesystem": {"readwritePaths": [d]}, "process": {"commandLine": WORKLOAD, "env": PROBE}})
+    assert r.rc == 0, r.describe()
+    v = _check_workload(r.stdout, gtls["api"])
+    assert v["SSL_CERT_FILE"].startswith(d + "/.mxc-proxy/oneshot-") and v["SSL_CERT_FILE"].endswith("/bundle.pem"), v
+    assert v["DENO_CERT"] == os.path.dirname(v["SSL_CERT_FILE"]) + "/ca.pem", v
+    with open(v["DENO_CERT"]) as f:
+        ca = f.read()
+    with open(v["SSL_CERT_FILE"]) as f:
+        bundle = f.read()
+    assert ca.startswith("-----BEGIN CERTIFICATE-----") and bundle.endswith(ca) and len(bundle) > len(ca)
+    _no_private_key(mxc.state_dir, mxc.state_dir + ".ws", d)
+    assert not os.path.exists("/tmp/.mxc-proxy")
+    # no grant to put the CA in: refused before anything runs
+    r = mxc({"network": NET, "process": {"commandLine": "echo RAN"}})
+    assert r.rc != 0 and "RAN" not in r.stdout and "network.credentials" in r.error["message"], r.describe()
+
+
+def test_a_planted_link_is_never_followed(gtls, mxc, host_dir):
+    d, target = host_dir("work2", 0o777), host_dir("elsewhere", 0o777)
+    os.symlink(target, os.path.join(d, ".mxc-proxy"))
+    r = mxc({"network": NET, "filesystem": {"readwritePaths": [d]}, "process": {"commandLine": "echo RAN"}})
+    assert r.rc != 0 and "RAN" not in r.stdout, r.describe()
+    assert os.listdir(target) == []
+
+
+def test_credentials_need_governed_egress_and_the_callers_variable(gtls, mxc, monkeypatch, host_dir):
+    fs = {"readwritePaths": [host_dir("work3", 0o777)]}
+    bad = dict(NET, defaultPolicy="allow")
+    r = mxc({"network": bad, "process": {"commandLine": "echo RAN"}})
+    assert r.rc != 0 and "RAN" not in r.stdout and "network.credentials" in r.error["message"], r.describe()
+    r = mxc({"network": {"credentials": NET["credentials"]}, "process": {"commandLine": "echo RAN"}})
+    assert r.rc != 0 and "network.credentials" in r.error["message"], r.describe()
+    monkeypatch.delenv("MXC_TEST_GH_SECRET")
+    r = mxc({"network": NET, "filesystem": fs, "process": {"commandLine": "echo RAN"}})
+    assert r.rc != 0 and "RAN" not in r.stdout and "MXC_TEST_GH_SECRET" in r.error["message"], r.describe()
+    assert "credentials[0].secretEnv" in r.error["message"], r.describe()
+
+
+def test_credentials_in_a_session_from_start_to_stop(gtls, mxc, session_factory):
+    s = session_factory(network=NET)
+    for _ in range(2):
+        r = s.exec(WORKLOAD, env=PROBE)
+        assert r.rc == 0, r.describe()
+        v = _check_workload(r.stdout, gtls["api"])
+    assert v["SSL_CERT_FILE"].startswith(s.workspace + "/.mxc-proxy/"), (v, s.workspace)
+    with open(v["NODE_EXTRA_CA_CERTS"]) as f:  # the workspace is at the same path on the host
+        assert f.read().startswith("-----BEGIN CERTIFICATE-----")
+    # the state keeps the binding, never the secret
+    for root, _, files in os.walk(mxc.state_dir):
+        for f in files:
+            try:
+                data = open(os.path.join(root, f), "rb").read()
+            except OSError:
+                continue
+            assert SECRET.encode() not in data, f
+    _no_private_key(mxc.state_dir, mxc.state_dir + ".ws")
+    audit = [p for p in os.listdir(mxc.state_dir)]  # noqa: F841 (the session's audit sits beside its state)
+    assert s.stop().rc == 0
