@@ -348,5 +348,18 @@ def test_credentials_in_a_session_from_start_to_stop(gtls, mxc, session_factory)
                 continue
             assert SECRET.encode() not in data, f
     _no_private_key(mxc.state_dir, mxc.state_dir + ".ws")
-    audit = [p for p in os.listdir(mxc.state_dir)]  # noqa: F841 (the session's audit sits beside its state)
+    # the session's audit (beside its state): the credential's name, never its secret
+    audits = [os.path.join(r_, f) for r_, _, fs in os.walk(mxc.state_dir) for f in fs if f == "proxy-audit.jsonl"]
+    recs = [json.loads(l) for a in audits for l in open(a)]
+    assert any(x.get("credential") == "github" and x["disposition"] == "allowed" for x in recs), recs
+    assert any(x["reason"] == "credential-path" for x in recs), recs
+    # another session: another CA
+    s2 = session_factory(network=NET)
+    v2 = _check_workload(s2.exec(WORKLOAD, env=PROBE).stdout, gtls["api"])
+    with open(v["NODE_EXTRA_CA_CERTS"]) as f1, open(v2["NODE_EXTRA_CA_CERTS"]) as f2:
+        assert f1.read() != f2.read()
+    assert s.stop().rc == 0 and s2.stop().rc == 0
+    # a start after a stop reads the secret again (and draws a new CA)
+    assert s.start().rc == 0
+    _check_workload(s.exec(WORKLOAD, env=PROBE).stdout, gtls["api"])
     assert s.stop().rc == 0
