@@ -83,7 +83,8 @@ class Origin:
             lines = head.decode("latin-1").split("\r\n")
             fields = [l.split(":", 1) for l in lines[1:]]
             cl = [int(v) for k, v in fields if k.lower() == "content-length"]
-            while cl and len(body) < cl[0]:
+            chunked = any(k.lower() == "transfer-encoding" for k, v in fields)
+            while (cl and len(body) < cl[0]) or (chunked and not body.endswith(b"0\r\n\r\n")):
                 got = c.recv(4096)
                 if not got:
                     break
@@ -163,6 +164,11 @@ def test_the_bound_endpoint_gets_the_secret_the_workload_only_the_placeholder(tl
     code, body, err = curl(p, "https://api.example.test:8443/repos/y", "-H", "Authorization: mxc:cred:github:3",
                            "--data-binary", "hello=1")
     assert code == "200" and json.loads(body)["body"] == "hello=1", (code, body, err)
+    # a chunked body too, and nothing pipelined after it
+    r = p.in_sandbox("sh", "-c", "printf hello | curl -sS --cacert %s -x http://%s:%s@127.0.0.1:3128 -H "
+                     "'Transfer-Encoding: chunked' -H 'Authorization: mxc:cred:github:3' --data-binary @- "
+                     "https://api.example.test:8443/repos/up" % (p.ca_file, USER, TOKEN))
+    assert json.loads(r.stdout)["body"] == "5\r\nhello\r\n0\r\n\r\n", r
     audit = open(p.audit_path).read()
     assert SECRET not in audit and TOKEN not in audit
     recs = [json.loads(l) for l in audit.splitlines()]
@@ -235,6 +241,10 @@ def test_the_ca_key_is_never_in_the_config_or_status_and_secrets_not_in_the_envi
     env = open("/proc/%d/environ" % p.p.pid, "rb").read()
     cmd = open("/proc/%d/cmdline" % p.p.pid, "rb").read()
     assert SECRET.encode() not in env and SECRET.encode() not in cmd
+    # the secrets and the CA key live in a process nobody else can read: nobody, not dumpable
+    status = dict(l.split(":", 1) for l in open("/proc/%d/status" % p.p.pid).read().splitlines() if ":" in l)
+    assert status["Uid"].split() == ["65534"] * 4 and int(status["CapEff"], 16) == 0, status
+    assert os.stat("/proc/%d/mem" % p.p.pid).st_uid == 0
 
 
 # ---- through the executor: network.credentials on both surfaces ------------------------------
