@@ -465,6 +465,8 @@ int mxc_governed_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
         mxc_err(e, MXC_E_POLICY_VALIDATION, "network.allowedHosts%s", answer + 15);
     else if (!strncmp(answer, "policy: blocked[", 16))
         mxc_err(e, MXC_E_POLICY_VALIDATION, "network.blockedHosts%s", answer + 15);
+    else if (!strncmp(answer, "config: credentials[", 20)) /* a binding the proxy refuses (never a secret) */
+        mxc_err(e, MXC_E_POLICY_VALIDATION, "network.%.300s", answer + 8);
     else {
         answer[strcspn(answer, "\n")] = '\0';
         mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "mxc-proxy did not start: %.300s", answer[0] ? answer : "no answer");
