@@ -231,14 +231,48 @@ int mxc_governed_workload_env(mxc_net_policy *np, mxc_error *e)
     return np->workload_env ? 0 : mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
 }
 
-/* A directory below dirfd, made when missing, never through a link. */
+/* A directory below dirfd, never through a link. */
+static int beneath(int dirfd, const char *name)
+{
+    struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
+    return (int)syscall(SYS_openat2, dirfd, name, &how, sizeof how);
+}
+
+/* The same, made when missing. */
 static int subdir(int dirfd, const char *name)
 {
     if (mkdirat(dirfd, name, 0755) < 0 && errno != EEXIST)
         return -1;
-    struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
-    return (int)syscall(SYS_openat2, dirfd, name, &how, sizeof how);
+    return beneath(dirfd, name);
+}
+
+/* The base the CA files go under (a host path the sandbox may have
+ * replaced by a link at its last component: not followed). */
+static int open_base(const mxc_net_policy *np)
+{
+    return np->ca_base[0] == '/' ? open(np->ca_base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+}
+
+void mxc_governed_remove_ca(const mxc_net_policy *np)
+{
+    if (!np->creds)
+        return;
+    int base = open_base(np);
+    int d1 = base < 0 ? -1 : beneath(base, CA_DIR);
+    int d2 = d1 < 0 ? -1 : beneath(d1, ca_name(np));
+    if (d2 >= 0) {
+        unlinkat(d2, "ca.pem", 0);
+        unlinkat(d2, "bundle.pem", 0);
+        close(d2);
+        unlinkat(d1, ca_name(np), AT_REMOVEDIR);
+    }
+    if (d1 >= 0) {
+        close(d1);
+        unlinkat(base, CA_DIR, AT_REMOVEDIR); /* when no other sandbox's is left in it */
+    }
+    if (base >= 0)
+        close(base);
 }
 
 /* name in dirfd := a (+ b), by a fresh file renamed over it. */
@@ -289,9 +323,7 @@ static char *system_roots(size_t *len)
 /* The CA files where the workload finds them (see governed.h). */
 static int write_ca(const mxc_net_policy *np, const char *pem, mxc_error *e)
 {
-    /* the workspace or the grant: a host path bound at the same path inside
-     * (its own last component may be the sandbox's to replace: O_NOFOLLOW) */
-    int base = np->ca_base[0] == '/' ? open(np->ca_base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    int base = open_base(np); /* the workspace or the grant: bound at the same path inside */
     int d1 = base < 0 ? -1 : subdir(base, CA_DIR);
     int d2 = d1 < 0 ? -1 : subdir(d1, ca_name(np));
     size_t rlen;

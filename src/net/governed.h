@@ -39,6 +39,10 @@ bool mxc_governed_proxy_path(char *out, size_t sz);
  * have planted links there. */
 int mxc_governed_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e);
 
+/* A one-shot's end: its CA files and their directories (when empty) go,
+ * by descriptor as they were written. */
+void mxc_governed_remove_ca(const mxc_net_policy *np);
+
 /* What every process of a sandbox with credentials gets (np->creds set):
  * each credential's env variable = its placeholder mxc:cred:<name>:<rev>,
  * SSL_CERT_FILE / REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE / GIT_SSL_CAINFO = the

@@ -13,6 +13,7 @@ import socket
 import ssl
 import subprocess
 import threading
+import time
 
 import pytest
 
@@ -314,6 +315,12 @@ def test_credentials_on_a_oneshot(gtls, mxc, host_dir):
     assert ca.startswith("-----BEGIN CERTIFICATE-----") and bundle.endswith(ca) and len(bundle) > len(ca)
     _no_private_key(mxc.state_dir, mxc.state_dir + ".ws", d)
     assert not os.path.exists("/tmp/.mxc-proxy")
+    # the run's end takes its CA files away (the cleaner runs once PID 1 is gone)
+    for _ in range(100):
+        if not os.path.exists(os.path.join(d, ".mxc-proxy")):
+            break
+        time.sleep(0.05)
+    assert os.listdir(d) == [], os.listdir(d)
     # no grant to put the CA in: refused before anything runs
     r = mxc({"network": NET, "process": {"commandLine": "echo RAN"}})
     assert r.rc != 0 and "RAN" not in r.stdout and "network.credentials" in r.error["message"], r.describe()
