@@ -239,12 +239,18 @@ static int beneath(int dirfd, const char *name)
     return (int)syscall(SYS_openat2, dirfd, name, &how, sizeof how);
 }
 
-/* The same, made when missing. */
+/* The same, made when missing (again when another run's end removed it
+ * between the two steps). */
 static int subdir(int dirfd, const char *name)
 {
-    if (mkdirat(dirfd, name, 0755) < 0 && errno != EEXIST)
-        return -1;
-    return beneath(dirfd, name);
+    for (int tries = 0; tries < 3; tries++) {
+        if (mkdirat(dirfd, name, 0755) < 0 && errno != EEXIST)
+            return -1;
+        int fd = beneath(dirfd, name);
+        if (fd >= 0 || errno != ENOENT)
+            return fd;
+    }
+    return -1;
 }
 
 /* The base the CA files go under (a host path the sandbox may have
