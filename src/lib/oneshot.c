@@ -13,6 +13,7 @@
 
 #include "container.h"
 #include "harden.h"
+#include "governed.h"
 #include "registry.h"
 #include "session.h"
 
@@ -24,7 +25,7 @@
  * session (the terminal's ^C does not reach it).  It also cleans up after
  * a caller killed with SIGKILL, whose PID 1 dies by PDEATHSIG, and then
  * releases the run's uid claim. */
-static int spawn_cleaner(pid_t pid1, const mxc_cgroup *cg, const char *claim)
+static int spawn_cleaner(pid_t pid1, const mxc_cgroup *cg, const char *claim, const mxc_net_policy *np)
 {
     int pfd = (int)syscall(SYS_pidfd_open, pid1, 0);
     if (pfd < 0)
@@ -42,6 +43,7 @@ static int spawn_cleaner(pid_t pid1, const mxc_cgroup *cg, const char *claim)
             ;
         mxc_cgroup_kill_all(cg);
         mxc_cgroup_remove(cg);
+        mxc_governed_remove_ca(np); /* credentials: the run's CA files in its grant */
         /* PID 1 has exited: its namespace, and every process of the sandbox, is gone */
         mxc_registry_release(claim);
         _exit(0);
@@ -60,7 +62,7 @@ static int oneshot_process(const mxc_request *r, bool caller_exits, int in, int 
     mxc_oneshot os;
     if (mxc_oneshot_start(r, false, 0, 0, &os, e) < 0)
         return -1;
-    bool early = caller_exits && os.direct && spawn_cleaner(os.pid1, &os.cg, os.claim) == 0;
+    bool early = caller_exits && os.direct && spawn_cleaner(os.pid1, &os.cg, os.claim, &os.plan->net) == 0;
     if (early)
         os.claim[0] = '\0'; /* the cleaner releases it once PID 1 is gone, whatever happens here */
     os.proc.oneshot.detach = early;
@@ -184,6 +186,7 @@ void mxc_oneshot_finish(mxc_oneshot *os)
     if (os->plan) {
         mxc_cgroup_kill_all(&os->cg);
         mxc_cgroup_remove(&os->cg);
+        mxc_governed_remove_ca(&os->plan->net);
         mxc_exec_spec_free(&os->spec);
         mxc_plan_free(os->plan);
         free(os->plan);

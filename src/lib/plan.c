@@ -137,6 +137,27 @@ static int cpu_quota_from_env(uint64_t *quota_us, mxc_error *e)
     return -1;
 }
 
+/* A one-shot with credentials: its CA's files go under its first
+ * read-write directory grant (docs/design-decisions.md says why), in a
+ * directory of its own name; a session's start puts them in its workspace. */
+static int oneshot_ca_home(mxc_plan *p, mxc_error *e)
+{
+    static _Atomic unsigned long serial;
+    const char *base = NULL;
+    for (size_t i = 0; i < p->ngrants && !base; i++) {
+        struct stat st;
+        if (p->grants[i].mode == MXC_GRANT_RW && stat(p->grants[i].path, &st) == 0 && S_ISDIR(st.st_mode))
+            base = p->grants[i].path;
+    }
+    if (!base || strlen(base) >= sizeof p->net.ca_base)
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "network.credentials on a one-shot needs a read-write directory in "
+                       "filesystem.readwritePaths: the sandbox's CA certificate is written there (.mxc-proxy/)");
+    snprintf(p->net.ca_base, sizeof p->net.ca_base, "%s", base);
+    if (!p->net.sandbox[0])
+        snprintf(p->net.sandbox, sizeof p->net.sandbox, "oneshot-%d-%lu", (int)getpid(), ++serial);
+    return mxc_governed_workload_env(&p->net, e);
+}
+
 int mxc_plan_from_request(const mxc_request *r, mxc_plan *p, mxc_error *e)
 {
     memset(p, 0, sizeof *p);
@@ -164,7 +185,8 @@ int mxc_plan_from_request(const mxc_request *r, mxc_plan *p, mxc_error *e)
     qsort(p->grants, p->ngrants, sizeof p->grants[0], by_depth);
     /* src/net: the connectivity model, and whether this host can enforce it */
     if (mxc_net_policy_build(r, &p->net, e) < 0 || mxc_net_require(&p->net, geteuid() != 0, e) < 0 ||
-        (p->net.model == MXC_NETM_GOVERNED && mxc_governed_credential(&p->net, e) < 0)) {
+        (p->net.model == MXC_NETM_GOVERNED && mxc_governed_credential(&p->net, e) < 0) ||
+        (p->net.creds && r->containment == MXC_CONT_PROCESS && oneshot_ca_home(p, e) < 0)) {
         mxc_plan_free(p);
         return -1;
     }
@@ -256,6 +278,19 @@ int mxc_exec_spec_build(const mxc_request *r, const mxc_plan *p, mxc_exec_spec *
         }
         if (env_push(&s->envp, &n, "NO_PROXY=") < 0 || env_push(&s->envp, &n, "no_proxy=") < 0)
             return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory building the environment");
+    }
+    /* credentials (governed.h): placeholders and the CA's files, never a secret */
+    if (p->net.model == MXC_NETM_GOVERNED && p->net.workload_env) {
+        json_error_t jerr;
+        json_t *kvs = json_loads(p->net.workload_env, 0, &jerr);
+        for (size_t i = 0; i < json_array_size(kvs); i++) {
+            const char *kv = json_string_value(json_array_get(kvs, i));
+            if (kv && env_push(&s->envp, &n, kv) < 0) {
+                json_decref(kvs);
+                return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory building the environment");
+            }
+        }
+        json_decref(kvs);
     }
     return 0;
 }

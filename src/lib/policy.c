@@ -28,6 +28,10 @@ const mxc_matrix_row MXC_MATRIX[MXC_F__COUNT] = {
      "network.allowedHosts / blockedHosts (governed egress, defaultPolicy block: own namespace, only mxc-proxy's "
      "listener on its loopback, by host name, with a per-sandbox credential)",
      {H, H, R, R, R, R}, "network policy is fixed at provision; it cannot be supplied on later phases"},
+    {MXC_F_NET_CREDENTIALS,
+     "network.credentials (governed egress only: each secret read from the caller's secretEnv at one-shot run or "
+     "session start, never stored; the workload sees placeholders, mxc-proxy substitutes them for their binding)",
+     {H, H, R, R, R, R}, "network policy is fixed at provision; it cannot be supplied on later phases"},
     {MXC_F_NET_ALLOW_ACK, "network allow + allowLocalNetwork true (canonical ack: host network)", {H, H, R, R, R, R},
      "network policy is fixed at provision; it cannot be supplied on later phases"},
     {MXC_F_NET_ALLOW_NO_LOCAL,
@@ -132,6 +136,7 @@ static void collect_network(const mxc_request *r, bool *f)
         return;
     }
     f[MXC_F_NET_ENFORCEMENT_MODE] = r->net_has_enforcement_mode;
+    f[MXC_F_NET_CREDENTIALS] = r->net_credentials != NULL;
     if (r->allowed_hosts.n || r->blocked_hosts.n)
         f[MXC_F_NET_HOSTS] = true;
     else if (r->net_allow)

@@ -26,7 +26,9 @@ static const keyspec PROXY_KEYS[] = {
 static const keyspec NET_KEYS[] = {
     {"defaultPolicy", K_STR, NULL},  {"enforcementMode", K_STR, NULL}, {"allowLocalNetwork", K_BOOL, NULL},
     {"allowedHosts", K_STRS, NULL},  {"blockedHosts", K_STRS, NULL},   {"proxy", K_OBJ, PROXY_KEYS},
-    {"egress", K_OPEN_OBJ, NULL},    {"ingress", K_OPEN_OBJ, NULL},    {0}};
+    {"egress", K_OPEN_OBJ, NULL},    {"ingress", K_OPEN_OBJ, NULL},
+    {"credentials", K_ANY, NULL}, /* its entries' shape: src/net/netpolicy.c (with their paths) */
+    {0}};
 static const keyspec UI_KEYS[] = {{"disable", K_BOOL, NULL}, {"clipboard", K_STR, NULL}, {"injection", K_BOOL, NULL}, {0}};
 static const keyspec LIFECYCLE_KEYS[] = {{"destroyOnExit", K_BOOL, NULL}, {"preservePolicy", K_BOOL, NULL}, {0}};
 static const keyspec FALLBACK_KEYS[] = {{"allowDaclMutation", K_BOOL, NULL}, {0}};
@@ -224,6 +226,7 @@ static int parse_network(json_t *n, int minor, mxc_request *r, mxc_error *e)
     r->net_allow_local = tri_at(n, "allowLocalNetwork");
     strlist(json_object_get(n, "allowedHosts"), &r->allowed_hosts);
     strlist(json_object_get(n, "blockedHosts"), &r->blocked_hosts);
+    r->net_credentials = json_object_get(n, "credentials");
     return 0;
 }
 

@@ -73,6 +73,7 @@ typedef struct mxc_request {
     mxc_tri net_allow_local;
     mxc_strlist allowed_hosts, blocked_hosts;
     bool net_proxy;               /* legacy network.proxy (model 2: src/net) */
+    json_t *net_credentials;      /* legacy network.credentials (borrowed from root; governed egress only) */
 
     bool has_ui;
     mxc_tri ui_disable, ui_injection;

@@ -19,6 +19,7 @@
 
 #include "cgroup.h"
 #include "container.h"
+#include "governed.h"
 #include "harden.h"
 #include "procs.h"
 #include "quota.h"
@@ -592,6 +593,12 @@ static int start(opened *o, mxc_error *e)
     if (p.net.model == MXC_NETM_GOVERNED) { /* the proxy's records: beside the state, root's alone */
         snprintf(p.net.sandbox, sizeof p.net.sandbox, "%s", p.agent_name);
         snprintf(p.net.audit_path, sizeof p.net.audit_path, "%s/proxy-audit.jsonl", o->st.dir);
+        /* credentials: the CA's files in the workspace (bound at the same path inside) */
+        snprintf(p.net.ca_base, sizeof p.net.ca_base, "%s", p.workspace);
+        if (p.net.creds && mxc_governed_workload_env(&p.net, e) < 0) {
+            mxc_plan_free(&p);
+            return -1;
+        }
     }
     mxc_cgroup cg;
     mxc_holder h;
@@ -620,6 +627,15 @@ static int start(opened *o, mxc_error *e)
         json_object_set_new(o->state, "networkProxy", json_string(p.net.proxy_url));
     else
         json_object_del(o->state, "networkProxy");
+    /* credentials: what every exec's environment adds (placeholders, CA paths; never a secret) */
+    json_error_t jerr;
+    json_t *wenv = p.net.workload_env ? json_loads(p.net.workload_env, 0, &jerr) : NULL;
+    if (json_is_array(wenv))
+        json_object_set_new(o->state, "networkEnv", wenv);
+    else {
+        json_decref(wenv);
+        json_object_del(o->state, "networkEnv");
+    }
     mxc_plan_free(&p);
     if (mxc_state_write_holder(&o->st, h.pid, h.start_time) < 0 || mxc_state_write(&o->st, o->state, e) < 0) {
         if (!e->code)
@@ -1019,6 +1035,9 @@ int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_e
         plan->net.model = strncmp(px, MXC_GOVERNED_URL_HEAD, sizeof MXC_GOVERNED_URL_HEAD - 1) == 0 ? MXC_NETM_GOVERNED
                                                                                                    : MXC_NETM_PROXY;
         snprintf(plan->net.proxy_url, sizeof plan->net.proxy_url, "%s", px);
+        json_t *wenv = json_object_get(state, "networkEnv");
+        if (json_is_array(wenv))
+            plan->net.workload_env = json_dumps(wenv, JSON_COMPACT);
     }
     json_decref(state);
     mxc_exec_spec s;

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -17,6 +18,7 @@
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -184,7 +186,214 @@ static void spawn(const char *exe, int lfd, int cfg, int hfd, int st, int afd)
     _exit(127);
 }
 
-static int config_text(const mxc_net_policy *np, char **out)
+#define CA_DIR ".mxc-proxy"
+#define SYSTEM_ROOTS "/etc/ssl/certs/ca-certificates.crt"
+#define STATUS_MAX 65536
+
+/* The directory name under .mxc-proxy/: the sandbox's name when it is one
+ * path component, else a fixed one (a one-shot's /tmp is its own). */
+static const char *ca_name(const mxc_net_policy *np)
+{
+    const char *s = np->sandbox;
+    return s[0] && !strchr(s, '/') && strcmp(s, ".") && strcmp(s, "..") ? s : "sandbox";
+}
+
+int mxc_governed_workload_env(mxc_net_policy *np, mxc_error *e)
+{
+    json_error_t jerr;
+    json_t *creds = json_loads(np->creds ? np->creds : "[]", 0, &jerr), *out = json_array();
+    char dir[1024], kv[1200];
+    snprintf(dir, sizeof dir, "%s/" CA_DIR "/%s", np->ca_base, ca_name(np));
+    for (size_t i = 0; i < json_array_size(creds); i++) {
+        json_t *c = json_array_get(creds, i);
+        const char *var = json_string_value(json_object_get(c, "env"));
+        if (var) {
+            snprintf(kv, sizeof kv, "%s=mxc:cred:%s:%lld", var, json_string_value(json_object_get(c, "name")),
+                     (long long)json_integer_value(json_object_get(c, "revision")));
+            json_array_append_new(out, json_string(kv));
+        }
+    }
+    /* these replace the roots: the bundle (system roots + ours); these add to them: ours alone */
+    static const char *const BUNDLE[] = {"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO"};
+    static const char *const EXTRA[] = {"NODE_EXTRA_CA_CERTS", "DENO_CERT"};
+    for (size_t i = 0; i < sizeof BUNDLE / sizeof BUNDLE[0]; i++) {
+        snprintf(kv, sizeof kv, "%s=%s/bundle.pem", BUNDLE[i], dir);
+        json_array_append_new(out, json_string(kv));
+    }
+    for (size_t i = 0; i < sizeof EXTRA / sizeof EXTRA[0]; i++) {
+        snprintf(kv, sizeof kv, "%s=%s/ca.pem", EXTRA[i], dir);
+        json_array_append_new(out, json_string(kv));
+    }
+    free(np->workload_env);
+    np->workload_env = json_dumps(out, JSON_COMPACT);
+    json_decref(out);
+    json_decref(creds);
+    return np->workload_env ? 0 : mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+}
+
+/* A directory below dirfd, never through a link. */
+static int beneath(int dirfd, const char *name)
+{
+    struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
+    return (int)syscall(SYS_openat2, dirfd, name, &how, sizeof how);
+}
+
+/* The same, made when missing (again when another run's end removed it
+ * between the two steps). */
+static int subdir(int dirfd, const char *name)
+{
+    for (int tries = 0; tries < 3; tries++) {
+        if (mkdirat(dirfd, name, 0755) < 0 && errno != EEXIST)
+            return -1;
+        int fd = beneath(dirfd, name);
+        if (fd >= 0 || errno != ENOENT)
+            return fd;
+    }
+    return -1;
+}
+
+/* The base the CA files go under (a host path the sandbox may have
+ * replaced by a link at its last component: not followed). */
+static int open_base(const mxc_net_policy *np)
+{
+    return np->ca_base[0] == '/' ? open(np->ca_base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+}
+
+void mxc_governed_remove_ca(const mxc_net_policy *np)
+{
+    if (!np->creds)
+        return;
+    int base = open_base(np);
+    int d1 = base < 0 ? -1 : beneath(base, CA_DIR);
+    int d2 = d1 < 0 ? -1 : beneath(d1, ca_name(np));
+    if (d2 >= 0) {
+        unlinkat(d2, "ca.pem", 0);
+        unlinkat(d2, "bundle.pem", 0);
+        close(d2);
+        unlinkat(d1, ca_name(np), AT_REMOVEDIR);
+    }
+    if (d1 >= 0) {
+        close(d1);
+        unlinkat(base, CA_DIR, AT_REMOVEDIR); /* when no other sandbox's is left in it */
+    }
+    if (base >= 0)
+        close(base);
+}
+
+/* name in dirfd := a (+ b), by a fresh file renamed over it. */
+static int put_file(int dirfd, const char *name, const char *a, size_t alen, const char *b, size_t blen)
+{
+    char tmp[64];
+    snprintf(tmp, sizeof tmp, ".%s.%d", name, (int)getpid());
+    unlinkat(dirfd, tmp, 0);
+    int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    const char *part[2] = {a, b};
+    size_t len[2] = {alen, blen};
+    bool ok = fchmod(fd, 0644) == 0;
+    for (int k = 0; k < 2 && ok; k++)
+        for (size_t off = 0; ok && off < len[k];) {
+            ssize_t n = write(fd, part[k] + off, len[k] - off);
+            ok = n > 0 || (n < 0 && errno == EINTR);
+            off += n > 0 ? (size_t)n : 0;
+        }
+    ok = close(fd) == 0 && ok;
+    if (!ok || renameat(dirfd, tmp, dirfd, name) < 0) {
+        unlinkat(dirfd, tmp, 0);
+        return -1;
+    }
+    return 0;
+}
+
+/* The system roots (bounded), for the bundle; "" when absent. */
+static char *system_roots(size_t *len)
+{
+    *len = 0;
+    int fd = open(SYSTEM_ROOTS, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    char *buf = NULL;
+    if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size < (16 << 20) && (buf = malloc((size_t)st.st_size + 2))) {
+        ssize_t n;
+        while (*len < (size_t)st.st_size && (n = read(fd, buf + *len, (size_t)st.st_size - *len)) > 0)
+            *len += (size_t)n;
+        if (*len && buf[*len - 1] != '\n')
+            buf[(*len)++] = '\n';
+    }
+    if (fd >= 0)
+        close(fd);
+    return buf ? buf : calloc(1, 1);
+}
+
+/* The CA files where the workload finds them (see governed.h). */
+static int write_ca(const mxc_net_policy *np, const char *pem, mxc_error *e)
+{
+    int base = open_base(np); /* the workspace or the grant: bound at the same path inside */
+    int d1 = base < 0 ? -1 : subdir(base, CA_DIR);
+    int d2 = d1 < 0 ? -1 : subdir(d1, ca_name(np));
+    size_t rlen;
+    char *roots = d2 < 0 ? NULL : system_roots(&rlen);
+    int rc = roots && put_file(d2, "ca.pem", pem, strlen(pem), NULL, 0) == 0 &&
+                     put_file(d2, "bundle.pem", roots, rlen, pem, strlen(pem)) == 0
+                 ? 0
+                 : mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.proxy_ca", errno, NULL,
+                              "cannot write the sandbox's CA under %s/" CA_DIR " (a link or a file in the way?)",
+                              np->ca_base);
+    free(roots);
+    if (d2 >= 0)
+        close(d2);
+    if (d1 >= 0)
+        close(d1);
+    if (base >= 0)
+        close(base);
+    return rc;
+}
+
+/* Wipes a JSON string's bytes in place (a secret) before it is freed. */
+static void wipe(json_t *s)
+{
+    const char *v = json_string_value(s);
+    if (v)
+        explicit_bzero((char *)v, json_string_length(s));
+}
+
+/* The proxy's "credentials": each secret from the caller's environment. */
+static json_t *proxy_credentials(const char *text, mxc_error *e)
+{
+    json_error_t jerr;
+    json_t *in = json_loads(text, 0, &jerr), *out = json_array();
+    for (size_t i = 0; in && i < json_array_size(in); i++) {
+        json_t *c = json_array_get(in, i);
+        const char *var = json_string_value(json_object_get(c, "secretEnv"));
+        const char *secret = var ? getenv(var) : NULL;
+        if (!secret || !*secret) {
+            mxc_err(e, MXC_E_POLICY_VALIDATION, "network.credentials[%zu].secretEnv: %s is not set in the caller's "
+                    "environment", i, var ? var : "?");
+            mxc_err_set_remediation(e, "export the secret in that variable before the run (or session start)");
+            json_decref(in);
+            json_decref(out);
+            return NULL;
+        }
+        json_t *o = json_pack("{s:O, s:O, s:O, s:O, s:s}", "name", json_object_get(c, "name"), "revision",
+                              json_object_get(c, "revision"), "host", json_object_get(c, "host"), "port",
+                              json_object_get(c, "port"), "secret", secret);
+        if (o && json_object_get(c, "pathPrefix"))
+            json_object_set(o, "pathPrefix", json_object_get(c, "pathPrefix"));
+        json_array_append_new(out, o);
+    }
+    json_decref(in);
+    return out;
+}
+
+static void wipe_credentials(json_t *doc)
+{
+    json_t *a = json_object_get(doc, "credentials");
+    for (size_t i = 0; i < json_array_size(a); i++)
+        wipe(json_object_get(json_array_get(a, i), "secret"));
+}
+
+static int config_text(const mxc_net_policy *np, char **out, mxc_error *e)
 {
     json_error_t jerr;
     json_t *doc = json_loads(np->hosts ? np->hosts : "{}", 0, &jerr);
@@ -201,9 +410,45 @@ static int config_text(const mxc_net_policy *np, char **out)
     const char *hosts = getenv("MXC_PROXY_HOSTS_FILE"); /* tests: names from a file, no DNS query */
     if (hosts && hosts[0] == '/')
         json_object_set_new(doc, "hostsFile", json_string(hosts));
+    if (np->creds) {
+        json_t *creds = proxy_credentials(np->creds, e);
+        if (!creds) {
+            json_decref(doc);
+            return -1;
+        }
+        json_object_set_new(doc, "credentials", creds);
+        const char *ca = getenv("MXC_PROXY_UPSTREAM_CA"); /* tests: the origins' CA instead of the system roots */
+        if (ca && ca[0] == '/')
+            json_object_set_new(doc, "upstreamCa", json_string(ca));
+    }
     *out = json_dumps(doc, JSON_COMPACT);
+    wipe_credentials(doc);
     json_decref(doc);
     return *out ? 0 : -1;
+}
+
+/* The status pipe to its EOF (bounded, 10 s in all). */
+static char *read_status(int fd)
+{
+    char *buf = malloc(STATUS_MAX);
+    size_t n = 0;
+    struct pollfd w = {.fd = fd, .events = POLLIN};
+    for (int waited = 0; buf && n < STATUS_MAX - 1 && waited < 100; waited++) {
+        int r = poll(&w, 1, 100);
+        if (r < 0 && errno != EINTR)
+            break;
+        if (r <= 0)
+            continue;
+        ssize_t got = read(fd, buf + n, STATUS_MAX - 1 - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        n += (size_t)got;
+    }
+    if (buf)
+        buf[n] = '\0';
+    return buf;
 }
 
 int mxc_governed_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
@@ -228,8 +473,9 @@ int mxc_governed_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
     char *text = NULL;
     int rc = -1;
     if (hfd < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, cfg) < 0 || pipe2(st, O_CLOEXEC) < 0 ||
-        config_text(np, &text) < 0) {
-        mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.proxy", errno, NULL, "cannot prepare mxc-proxy");
+        config_text(np, &text, e) < 0) {
+        if (!e->code)
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.proxy", errno, NULL, "cannot prepare mxc-proxy");
         goto out;
     }
     if (np->audit_path[0])
@@ -246,22 +492,25 @@ int mxc_governed_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
     }
     close(cfg[1]);
     cfg[1] = -1;
-    char answer[400] = "";
-    struct pollfd w = {.fd = st[0], .events = POLLIN};
-    if (poll(&w, 1, 10000) > 0) {
-        ssize_t n = read(st[0], answer, sizeof answer - 1);
-        answer[n > 0 ? n : 0] = '\0';
-    }
-    if (!strcmp(answer, "ok"))
+    char *answer = read_status(st[0]);
+    if (!answer)
+        mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+    else if (!np->creds && !strcmp(answer, "ok"))
         rc = 0;
+    else if (np->creds && !strncmp(answer, "ok\n-----BEGIN CERTIFICATE-----", 30))
+        rc = write_ca(np, answer + 3, e);
     else if (!strncmp(answer, "policy: allowed[", 16))
         mxc_err(e, MXC_E_POLICY_VALIDATION, "network.allowedHosts%s", answer + 15);
     else if (!strncmp(answer, "policy: blocked[", 16))
         mxc_err(e, MXC_E_POLICY_VALIDATION, "network.blockedHosts%s", answer + 15);
+    else if (!strncmp(answer, "config: credentials[", 20)) /* a binding the proxy refuses (never a secret) */
+        mxc_err(e, MXC_E_POLICY_VALIDATION, "network.%.300s", answer + 8);
     else {
-        mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "mxc-proxy did not start: %s", answer[0] ? answer : "no answer");
+        answer[strcspn(answer, "\n")] = '\0';
+        mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "mxc-proxy did not start: %.300s", answer[0] ? answer : "no answer");
         mxc_err_set_remediation(e, "check that mxc-proxy runs on this host, or use a blocked network");
     }
+    free(answer);
 out:
     if (text) {
         memset(text, 0, strlen(text)); /* the credential */

@@ -25,7 +25,29 @@ int mxc_governed_credential(mxc_net_policy *np, mxc_error *e);
  * one; false when none is executable. */
 bool mxc_governed_proxy_path(char *out, size_t sz);
 /* Starts mxc-proxy for holder's network namespace (np: governed; its
- * audit_path and sandbox name the audit sink and the records' sandbox). */
+ * audit_path and sandbox name the audit sink and the records' sandbox).
+ * With credentials (np->creds): every secret is read now from the
+ * caller's environment (secretEnv; missing → policy_validation naming it)
+ * and goes to the proxy over its configuration socket only; the proxy's
+ * CA certificate comes back on the status pipe ("ok\n" + PEM, EOF) and is
+ * written, with a bundle of the system roots and it, to
+ * <np->ca_base>/.mxc-proxy/<sandbox>/{ca,bundle}.pem (a session's
+ * workspace, a one-shot's first read-write directory grant: host paths
+ * bound at the same path inside) —
+ * every step by descriptor (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS,
+ * O_NOFOLLOW, a fresh O_EXCL file renamed into place): the workload may
+ * have planted links there. */
 int mxc_governed_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e);
+
+/* A one-shot's end: its CA files and their directories (when empty) go,
+ * by descriptor as they were written. */
+void mxc_governed_remove_ca(const mxc_net_policy *np);
+
+/* What every process of a sandbox with credentials gets (np->creds set):
+ * each credential's env variable = its placeholder mxc:cred:<name>:<rev>,
+ * SSL_CERT_FILE / REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE / GIT_SSL_CAINFO = the
+ * bundle, NODE_EXTRA_CA_CERTS / DENO_CERT = the CA alone; into
+ * np->workload_env (a JSON array of "K=V"). */
+int mxc_governed_workload_env(mxc_net_policy *np, mxc_error *e);
 
 #endif

@@ -50,6 +50,12 @@ typedef struct {
     char *hosts;              /* governed: {"allowed":[..],"blocked":[..]} for mxc-proxy (owned) */
     char sandbox[64];         /* governed: the sandbox's name, for the proxy's audit */
     char audit_path[768];     /* governed: where the proxy's audit records go ("" : nowhere) */
+    char *creds;              /* governed: network.credentials as validated, JSON text (owned): bindings and
+                                 secretEnv names, never a secret (src/net/governed.c reads those at attach) */
+    char ca_base[768];        /* governed with credentials: the host directory the CA files go under
+                                 (.mxc-proxy/<sandbox>/), bound at the same path inside (workspace or grant) */
+    char *workload_env;       /* governed with credentials: JSON array of "K=V" for every process of the
+                                 sandbox (placeholders, CA variables); a session's exec restores it from state */
 } mxc_net_policy;
 
 /* A proxy URL as a session's state may hold it (what start recorded):

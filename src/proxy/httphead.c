@@ -30,6 +30,7 @@
 typedef struct {
     mxc_head *h;
     bool host, auth; /* a Host / Proxy-Authorization field was seen */
+    bool origin;     /* mxc_head_parse_origin: origin-form inside a terminated tunnel */
 } pstate;
 
 /* ---- byte classes -------------------------------------------------------- */
@@ -115,7 +116,8 @@ static const char *parse_ipv6(const char *s, size_t n, char *host, size_t *used)
 
 /* host[:port] into host (MXC_HOST_MAX + 1 bytes), *v6 and *port (80 when
  * absent and allowed).  NULL or the reason. */
-static const char *parse_authority(const char *s, size_t n, bool need_port, char *host, bool *v6, unsigned *port)
+static const char *parse_authority(const char *s, size_t n, bool need_port, unsigned dflt, char *host, bool *v6,
+                                   unsigned *port)
 {
     size_t hn = 0;
     if (memchr(s, '@', n))
@@ -135,7 +137,7 @@ static const char *parse_authority(const char *s, size_t n, bool need_port, char
         host[hn] = '\0';
     }
     if (hn == n) {
-        *port = 80;
+        *port = dflt;
         return need_port ? "bad-port" : NULL;
     }
     if (s[hn] != ':')
@@ -145,11 +147,15 @@ static const char *parse_authority(const char *s, size_t n, bool need_port, char
 
 /* ---- request line --------------------------------------------------------- */
 
-static const char *parse_target(const char *s, size_t n, mxc_head *h)
+static const char *parse_target(const char *s, size_t n, mxc_head *h, bool origin)
 {
+    if (origin) { /* host and port are the tunnel's, set before the parse */
+        h->path = (mxc_span){s, n};
+        return NULL;
+    }
     if (h->connect) {
         h->path = (mxc_span){s + n, 0};
-        return parse_authority(s, n, true, h->host, &h->host_ipv6, &h->port);
+        return parse_authority(s, n, true, 80, h->host, &h->host_ipv6, &h->port);
     }
     if (n < 7 || !ci_eq(s, "http://", 7))
         return "bad-target";
@@ -160,18 +166,22 @@ static const char *parse_target(const char *s, size_t n, mxc_head *h)
     if (a < n && s[a] == '?')
         return "bad-target";
     h->path = a < n ? (mxc_span){s + a, n - a} : (mxc_span){"/", 1};
-    return parse_authority(s, a, false, h->host, &h->host_ipv6, &h->port);
+    return parse_authority(s, a, false, 80, h->host, &h->host_ipv6, &h->port);
 }
 
 /* The target's bytes as far as they go (SP seen or not): visible ASCII, no
  * fragment, and an authority's bytes where one is. */
-static const char *check_target_chars(const char *s, size_t n, bool connect)
+static const char *check_target_chars(const char *s, size_t n, bool connect, bool origin)
 {
-    if (!connect && !ci_eq(s, "http://", n < 7 ? n : 7))
+    if (origin && (connect || (n && s[0] != '/')))
+        return "bad-target";
+    if (!origin && !connect && !ci_eq(s, "http://", n < 7 ? n : 7))
         return "bad-target";
     for (size_t i = 0; i < n; i++)
         if (s[i] <= 0x20 || s[i] >= 0x7f || s[i] == '#')
             return "bad-target";
+    if (origin)
+        return NULL;
     for (size_t i = connect ? 0 : 7; i < n && (connect || s[i] != '/'); i++)
         if (!is_auth_char((unsigned char)s[i]))
             return s[i] == '@' ? "userinfo" : s[i] == '/' || s[i] == '?' ? "bad-target" : "bad-host";
@@ -191,7 +201,7 @@ static const char *parse_version(const char *s, size_t n, bool complete, mxc_hea
 }
 
 /* `method SP target SP HTTP/1.x`, complete or as far as it goes. */
-static const char *parse_request_line(const char *s, size_t n, bool complete, mxc_head *h)
+static const char *parse_request_line(const char *s, size_t n, bool complete, mxc_head *h, bool origin)
 {
     size_t i = 0;
     if (memchr(s, '\0', n))
@@ -207,14 +217,14 @@ static const char *parse_request_line(const char *s, size_t n, bool complete, mx
     size_t t = ++i;
     while (i < n && s[i] != ' ')
         i++;
-    const char *why = check_target_chars(s + t, i - t, h->connect);
+    const char *why = check_target_chars(s + t, i - t, h->connect, origin);
     if (why)
         return why;
     if (i == n)
         return complete ? "bad-request-line" : NULL;
     if (i == t)
         return "bad-target";
-    why = parse_target(s + t, i - t, h);
+    why = parse_target(s + t, i - t, h, origin);
     return why ? why : parse_version(s + i + 1, n - i - 1, complete, h);
 }
 
@@ -267,7 +277,7 @@ static const char *field_host(pstate *ps, mxc_span v)
     char host[MXC_HOST_MAX + 1];
     bool v6;
     unsigned port;
-    const char *why = parse_authority(v.p, v.n, false, host, &v6, &port);
+    const char *why = parse_authority(v.p, v.n, false, ps->origin ? 443 : 80, host, &v6, &port);
     if (why)
         return why;
     size_t n = strlen(host);
@@ -338,14 +348,11 @@ static mxc_head_status fail(mxc_head *h, mxc_head_status st, int status, const c
 /* Checks the line at s[0..n), complete or not; line 0 is the request line. */
 static const char *check_line(const char *s, size_t n, bool complete, bool first, pstate *ps)
 {
-    return first ? parse_request_line(s, n, complete, ps->h) : parse_field_line(s, n, complete, ps);
+    return first ? parse_request_line(s, n, complete, ps->h, ps->origin) : parse_field_line(s, n, complete, ps);
 }
 
-mxc_head_status mxc_head_parse(const char *buf, size_t len, mxc_head *h)
+static mxc_head_status parse_head(const char *buf, size_t len, mxc_head *h, pstate ps)
 {
-    memset(h, 0, sizeof *h);
-    h->content_length = -1;
-    pstate ps = {.h = h};
     size_t lim = len < MXC_HEAD_MAX ? len : MXC_HEAD_MAX, pos = 0;
     for (;;) {
         const char *s = buf + pos;
@@ -372,6 +379,8 @@ mxc_head_status mxc_head_parse(const char *buf, size_t len, mxc_head *h)
         if (k == 0) {
             if (first)
                 return fail(h, MXC_HEAD_BAD, 400, "bad-request-line");
+            if (ps.origin && !ps.host)
+                return fail(h, MXC_HEAD_BAD, 400, "no-host");
             h->head_len = pos + 2;
             return MXC_HEAD_OK;
         }
@@ -380,6 +389,36 @@ mxc_head_status mxc_head_parse(const char *buf, size_t len, mxc_head *h)
             return fail(h, MXC_HEAD_BAD, 400, why);
         pos += k + 2;
     }
+}
+
+bool mxc_head_hop_by_hop(mxc_span name)
+{
+    static const char *const DROP[] = {"proxy-authorization", "proxy-connection", "connection", "keep-alive", "host",
+                                       "te", "upgrade", "proxy-authenticate"};
+    for (size_t k = 0; k < sizeof DROP / sizeof DROP[0]; k++)
+        if (span_is(name, DROP[k]))
+            return true;
+    return false;
+}
+
+mxc_head_status mxc_head_parse(const char *buf, size_t len, mxc_head *h)
+{
+    memset(h, 0, sizeof *h);
+    h->content_length = -1;
+    return parse_head(buf, len, h, (pstate){.h = h});
+}
+
+mxc_head_status mxc_head_parse_origin(const char *buf, size_t len, const char *host, bool v6, unsigned port,
+                                      mxc_head *h)
+{
+    memset(h, 0, sizeof *h);
+    h->content_length = -1;
+    if (strlen(host) > MXC_HOST_MAX)
+        return fail(h, MXC_HEAD_BAD, 400, "bad-host");
+    memcpy(h->host, host, strlen(host) + 1);
+    h->host_ipv6 = v6;
+    h->port = port;
+    return parse_head(buf, len, h, (pstate){.h = h, .origin = true});
 }
 
 const mxc_span *mxc_head_field(const mxc_head *h, const char *name)

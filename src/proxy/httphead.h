@@ -66,6 +66,21 @@ typedef struct {
  * pipelined body or tunnel data) are not looked at. */
 mxc_head_status mxc_head_parse(const char *buf, size_t len, mxc_head *h);
 
+/* The same for a request inside a tunnel the proxy terminated (TLS
+ * interception) to host:port (host as in mxc_head.host, v6: an IPv6
+ * literal): origin-form only (a target starting with '/'; CONNECT,
+ * absolute-form and asterisk-form → "bad-target"), a Host field required
+ * ("no-host") naming host:port, the port 443 when Host has none
+ * ("host-mismatch" otherwise).  h->host / h->port are the tunnel's. */
+mxc_head_status mxc_head_parse_origin(const char *buf, size_t len, const char *host, bool v6, unsigned port,
+                                      mxc_head *h);
+
+/* Whether a field is dropped when the proxy forwards a request: proxy and
+ * hop-by-hop fields (Proxy-Authorization, Proxy-Connection, Connection,
+ * Keep-Alive, TE, Upgrade, Proxy-Authenticate) and Host (re-written from
+ * the target). */
+bool mxc_head_hop_by_hop(mxc_span name);
+
 /* The one field named name (ASCII case-insensitive), or NULL when absent. */
 const mxc_span *mxc_head_field(const mxc_head *h, const char *name);
 

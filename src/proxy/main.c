@@ -8,12 +8,23 @@
  * or the environment: it holds the sandbox's proxy credential):
  *   {"sandbox": NAME, "user": U, "token": T, "allowed": [..], "blocked": [..],
  *    "hostsFile": PATH?, "maxConnections": N?, "headTimeoutMs": N?,
- *    "idleTimeoutMs": N?}
- * On the status fd it answers "ok" once its policy is built, or
- * "policy: <entry>: <why>" / "config: <why>" and exits 2. */
+ *    "idleTimeoutMs": N?,
+ *    "credentials": [{"name": N, "revision": R, "host": H, "port": P,
+ *                     "pathPrefix": "/..."?, "secret": S}]?, "upstreamCa": PATH?}
+ * On the status fd it answers once its policy is built, then closes it:
+ *   "ok"                        no credentials;
+ *   "ok\n" + the CA's PEM       credentials: the sandbox's CA (tlsmint.h),
+ *                               made now, whose certificate the workload
+ *                               must trust; EOF ends the PEM;
+ *   "policy: <entry>: <why>" / "config: <why>" (and exits 2).
+ * Secrets are held only in this process's memory (not dumpable, nobody):
+ * the configuration text is cleansed once parsed, jansson's strings are
+ * cleansed when freed, the credential set cleanses its copies. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <malloc.h>
+#include <openssl/crypto.h>
 #include <sys/prctl.h>
 #include <jansson.h>
 #include <signal.h>
@@ -22,8 +33,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "credbind.h"
 #include "hostpolicy.h"
+#include "intercept.h"
 #include "proxy.h"
+#include "tlsmint.h"
+
+#define CONFIG_MAX (1 << 20)
 
 static int fd_arg(int argc, char **argv, const char *name)
 {
@@ -72,6 +88,65 @@ static char *read_small(const char *path)
     return buf;
 }
 
+/* jansson's memory is cleansed when freed: it held the secrets. */
+static void *json_zalloc(size_t n)
+{
+    return malloc(n);
+}
+
+static void json_zfree(void *p)
+{
+    if (p)
+        OPENSSL_cleanse(p, malloc_usable_size(p));
+    free(p);
+}
+
+/* The configuration, whole (bounded), parsed, its text cleansed. */
+static json_t *read_config(int fd)
+{
+    char *buf = malloc(CONFIG_MAX);
+    size_t n = 0;
+    ssize_t r;
+    while (buf && n < CONFIG_MAX && ((r = read(fd, buf + n, CONFIG_MAX - n)) > 0 || (r < 0 && errno == EINTR)))
+        n += r > 0 ? (size_t)r : 0;
+    close(fd);
+    json_error_t jerr;
+    json_t *cfg = buf && n < CONFIG_MAX ? json_loadb(buf, n, JSON_REJECT_DUPLICATES, &jerr) : NULL;
+    if (buf)
+        OPENSSL_cleanse(buf, CONFIG_MAX);
+    free(buf);
+    return cfg;
+}
+
+/* "credentials": the set, or NULL with err (never a secret). */
+static mxc_credset *credentials(json_t *a, char *err, size_t errsz)
+{
+    mxc_credset *s = mxc_credset_new();
+    if (!s || (a && !json_is_array(a))) {
+        snprintf(err, errsz, "credentials: not a list");
+        mxc_credset_free(s);
+        return NULL;
+    }
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        json_t *o = json_array_get(a, i), *rev = json_object_get(o, "revision"), *port = json_object_get(o, "port");
+        json_t *prefix = json_object_get(o, "pathPrefix");
+        if (!json_is_integer(rev) || json_integer_value(rev) < 0 || !json_is_integer(port) ||
+            json_integer_value(port) < 1 || json_integer_value(port) > 65535 || (prefix && !json_is_string(prefix))) {
+            snprintf(err, errsz, "credentials[%zu]: revision, port or pathPrefix not valid", i);
+            mxc_credset_free(s);
+            return NULL;
+        }
+        if (mxc_credset_add(s, json_string_value(json_object_get(o, "name")), (unsigned long)json_integer_value(rev),
+                            json_string_value(json_object_get(o, "host")), (unsigned)json_integer_value(port),
+                            json_string_value(prefix), json_string_value(json_object_get(o, "secret")), err,
+                            errsz) < 0) {
+            mxc_credset_free(s);
+            return NULL;
+        }
+    }
+    return s;
+}
+
 /* Root is needed only to be given what it holds; the relay runs as nobody,
  * not dumpable (no process of that uid can read its memory: the
  * credential), with no way back to privilege. */
@@ -89,7 +164,15 @@ static void status(int fd, const char *text)
 {
     if (fd < 0)
         return;
-    (void)!write(fd, text, strlen(text));
+    size_t n = strlen(text), off = 0;
+    while (off < n) {
+        ssize_t w = write(fd, text + off, n - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        off += (size_t)w;
+    }
     close(fd);
 }
 
@@ -103,11 +186,8 @@ int main(int argc, char **argv)
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
-    FILE *f = fdopen(cfd, "r");
-    json_error_t jerr;
-    json_t *cfg = f ? json_loadf(f, JSON_REJECT_DUPLICATES, &jerr) : NULL;
-    if (f)
-        fclose(f);
+    json_set_alloc_funcs(json_zalloc, json_zfree);
+    json_t *cfg = read_config(cfd);
     const char **allowed = NULL, **blocked = NULL;
     size_t na = 0, nb = 0;
     const char *user = json_string_value(json_object_get(cfg, "user"));
@@ -135,6 +215,33 @@ int main(int argc, char **argv)
         status(sfd, "config: cannot read hostsFile");
         return 2;
     }
+    /* credentials: the set, the sandbox's CA, the TLS contexts (the
+     * upstream roots read now, before the privileges go) */
+    mxc_credset *creds = credentials(json_object_get(cfg, "credentials"), err, sizeof err);
+    if (!creds) {
+        char line[sizeof err + 16];
+        snprintf(line, sizeof line, "config: %s", err);
+        status(sfd, line);
+        return 2;
+    }
+    mxc_intercept_ctx ix = {.creds = creds};
+    char *ok = NULL;
+    if (mxc_credset_count(creds)) {
+        const char *ca = json_string_value(json_object_get(cfg, "upstreamCa"));
+        if (!(ix.mint = mxc_tlsmint_new(sandbox, err, sizeof err)) ||
+            mxc_intercept_ctx_init(&ix, ca, err, sizeof err) < 0) {
+            char line[sizeof err + 16];
+            snprintf(line, sizeof line, "config: %s", err);
+            status(sfd, line);
+            return 2;
+        }
+        const char *pem = mxc_tlsmint_ca_pem(ix.mint);
+        if (!(ok = malloc(strlen(pem) + 4))) {
+            status(sfd, "config: out of memory");
+            return 2;
+        }
+        snprintf(ok, strlen(pem) + 4, "ok\n%s", pem);
+    }
     if (drop_privileges() < 0) {
         status(sfd, "config: cannot drop privileges");
         return 2;
@@ -146,11 +253,20 @@ int main(int argc, char **argv)
         .max_conns = num(cfg, "maxConnections", 1024),
         .head_timeout_ms = num(cfg, "headTimeoutMs", 10000),
         .idle_timeout_ms = num(cfg, "idleTimeoutMs", 300000),
+        .intercept = ix.mint ? &ix : NULL,
     };
-    status(sfd, "ok"); /* the listener already queues connections: ready */
+    ix.head_timeout_ms = pc.head_timeout_ms;
+    ix.idle_timeout_ms = pc.idle_timeout_ms;
+    status(sfd, ok ? ok : "ok"); /* the listener already queues connections: ready */
+    free(ok);
     int rc = mxc_proxy_run(&pc);
     if (rc < 0)
         fprintf(stderr, "mxc-proxy: %s\n", strerror(errno));
+    if (mxc_proxy_intercepting()) /* threads still use all of it: the process's end frees it */
+        _exit(rc < 0 ? 1 : 0);
+    mxc_intercept_ctx_free(&ix);
+    mxc_tlsmint_free(ix.mint);
+    mxc_credset_free(creds);
     mxc_hostpolicy_free(hp);
     free(allowed);
     free(blocked);

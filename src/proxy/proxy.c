@@ -17,6 +17,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,14 +29,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "credbind.h"
 #include "httphead.h"
+#include "reply.h"
 
 #define MAX_ADDRS 16
 #define CONNECT_TIMEOUT_MS 10000
 #define HALF_CLOSED_MS 30000 /* a tunnel one side has ended: the other gets this long, not the idle timeout */
 #define CHUNK (256 * 1024) /* per splice, and each relay pipe's size when the kernel grants it */
 
-typedef enum { C_HEAD, C_RESOLVING, C_CONNECTING, C_RELAY } cstate;
+typedef enum { C_HEAD, C_RESOLVING, C_CONNECTING, C_RELAY, C_HANDOFF } cstate;
 
 typedef struct conn conn;
 
@@ -69,6 +72,7 @@ struct conn {
     size_t blen;
     mxc_head head;
     char canon[MXC_HOST_MAX + 1];
+    char key[MXC_HOST_MAX + 1]; /* C_HANDOFF: the bound host (credbind.h form) */
     struct sockaddr_storage addr[MAX_ADDRS];
     size_t naddr, next_addr;
     char ip[INET6_ADDRSTRLEN];
@@ -88,8 +92,9 @@ typedef struct {
 
 static const mxc_proxy_config *cfg;
 static int ep = -1, resolved[2] = {-1, -1};
-static conn *conns, *grave;
+static conn *conns, *grave, *handoff;
 static unsigned nconns;
+static atomic_uint nintercept; /* connections on interception threads: they count against the cap too */
 
 static uint64_t now_ms(void)
 {
@@ -117,11 +122,16 @@ static void json_str(char *out, size_t sz, const char *s)
 
 /* One OCSF-shaped record (class 4002 HTTP Activity; 4001 Network Activity
  * for a tunnel): what was decided, never the credentials. */
-static void audit(const conn *c, const char *disposition, const char *reason)
+static void audit_cred(const conn *c, const char *disposition, const char *reason, const char *credential)
 {
     if (cfg->audit_fd < 0)
         return;
-    char host[2 * MXC_HOST_MAX + 8] = "", sb[300] = "";
+    char host[2 * MXC_HOST_MAX + 8] = "", sb[300] = "", cred[200] = "";
+    if (credential) { /* the credential's name only: never its secret */
+        char name[2 * MXC_CRED_NAME_MAX + 8];
+        json_str(name, sizeof name, credential);
+        snprintf(cred, sizeof cred, ",\"credential\":\"%s\"", name);
+    }
     json_str(host, sizeof host, c->head.host);
     json_str(sb, sizeof sb, cfg->sandbox);
     struct timespec ts;
@@ -130,12 +140,17 @@ static void audit(const conn *c, const char *disposition, const char *reason)
     int n = snprintf(line, sizeof line,
                      "{\"class_uid\":%d,\"category_uid\":4,\"time\":%lld,\"disposition\":\"%s\",\"reason\":\"%s\","
                      "\"sandbox\":\"%s\",\"dst_endpoint\":{\"hostname\":\"%s\",\"port\":%u,\"ip\":\"%s\"},"
-                     "\"traffic\":{\"bytes_out\":%llu,\"bytes_in\":%llu},\"duration\":%llu}\n",
+                     "\"traffic\":{\"bytes_out\":%llu,\"bytes_in\":%llu},\"duration\":%llu%s}\n",
                      c->head.connect ? 4001 : 4002, (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, disposition,
                      reason ? reason : "", sb, host, c->head.port, c->ip, (unsigned long long)c->cu.bytes,
-                     (unsigned long long)c->uc.bytes, (unsigned long long)(now_ms() - c->t0));
+                     (unsigned long long)c->uc.bytes, (unsigned long long)(now_ms() - c->t0), cred);
     if (n > 0)
         (void)!write(cfg->audit_fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
+static void audit(const conn *c, const char *disposition, const char *reason)
+{
+    audit_cred(c, disposition, reason, NULL);
 }
 
 /* ---- connections -------------------------------------------------------- */
@@ -156,7 +171,7 @@ static void dir_free(dir *d)
 
 /* Off the list, onto the grave: freed once no event of this round can
  * still name it. */
-static void bury(conn *c)
+static void unlink_conn(conn *c)
 {
     if (c->prev)
         c->prev->next = c->next;
@@ -165,6 +180,11 @@ static void bury(conn *c)
     if (c->next)
         c->next->prev = c->prev;
     nconns--;
+}
+
+static void bury(conn *c)
+{
+    unlink_conn(c);
     c->next = grave;
     grave = c;
 }
@@ -183,31 +203,30 @@ static void conn_close(conn *c)
         bury(c);
 }
 
+static void conn_free(conn *c)
+{
+    dir_free(&c->cu);
+    dir_free(&c->uc);
+    free(c->buf);
+    free(c);
+}
+
 static void free_grave(void)
 {
     while (grave) {
         conn *c = grave;
         grave = c->next;
-        dir_free(&c->cu);
-        dir_free(&c->uc);
-        free(c->buf);
-        free(c);
+        conn_free(c);
     }
 }
 
 /* A short answer, written once (it fits any socket buffer), then close. */
 static void refuse(conn *c, int status, const char *reason, const char *disposition)
 {
-    const char *text = status == 400 ? "Bad Request" : status == 403 ? "Forbidden"
-                     : status == 407 ? "Proxy Authentication Required"
-                     : status == 414 ? "URI Too Long" : status == 431 ? "Request Header Fields Too Large"
-                     : status == 502 ? "Bad Gateway" : status == 503 ? "Service Unavailable" : "Gateway Timeout";
     char out[512];
-    int n = snprintf(out, sizeof out, "HTTP/1.1 %d %s\r\n%s%s%s%sConnection: close\r\nContent-Length: 0\r\n\r\n",
-                     status, text, status == 407 ? "Proxy-Authenticate: Basic realm=\"mxc\"\r\n" : "",
-                     reason ? "X-Mxc-Deny-Reason: " : "", reason ? reason : "", reason ? "\r\n" : "");
+    size_t n = mxc_reply_format(out, sizeof out, status, reason);
     if (c->cfd >= 0)
-        (void)!send(c->cfd, out, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        (void)!send(c->cfd, out, n, MSG_NOSIGNAL | MSG_DONTWAIT);
     audit(c, disposition, reason);
     conn_close(c);
 }
@@ -317,13 +336,8 @@ static char *rewrite(const conn *c, size_t *len)
         return NULL;
     o += (size_t)snprintf(out, cap, "%.*s %.*s HTTP/1.%d\r\n", (int)h->method.n, h->method.p, (int)h->path.n,
                           h->path.p, h->version_minor);
-    static const char *const DROP[] = {"proxy-authorization", "proxy-connection", "connection", "keep-alive", "host",
-                                       "te", "upgrade", "proxy-authenticate"};
     for (size_t i = 0; i < h->nfields; i++) {
-        bool drop = false;
-        for (size_t k = 0; k < sizeof DROP / sizeof DROP[0]; k++)
-            drop |= h->fields[i].name.n == strlen(DROP[k]) && !strncasecmp(h->fields[i].name.p, DROP[k], h->fields[i].name.n);
-        if (!drop)
+        if (!mxc_head_hop_by_hop(h->fields[i].name))
             o += (size_t)snprintf(out + o, cap - o, "%.*s: %.*s\r\n", (int)h->fields[i].name.n, h->fields[i].name.p,
                                   (int)h->fields[i].value.n, h->fields[i].value.p);
     }
@@ -427,12 +441,105 @@ static void try_connect(conn *c)
     refuse(c, 502, "upstream-unreachable", "error");
 }
 
+/* ---- interception (intercept.h) ------------------------------------------ */
+
+/* The interception thread's one report: the record, then c is freed (it
+ * left the loop's list when it was handed over). */
+static void intercept_done(void *arg, const char *disposition, const char *reason, const char *credential,
+                           uint64_t bytes_out, uint64_t bytes_in)
+{
+    conn *c = arg;
+    c->cu.bytes = bytes_out;
+    c->uc.bytes = bytes_in;
+    audit_cred(c, disposition, reason, credential);
+    conn_free(c);
+    atomic_fetch_sub(&nintercept, 1);
+}
+
+static void *intercept_thread(void *arg)
+{
+    mxc_intercept_run(arg);
+    return NULL;
+}
+
+/* The host as bindings name it (credbind.h), when a binding covers c's CONNECT. */
+static bool bound(const conn *c, char *key, size_t ksz)
+{
+    const mxc_intercept_ctx *ix = cfg->intercept;
+    return ix && c->head.connect && mxc_cred_host_key(c->canon[0] ? c->canon : c->head.host, key, ksz) &&
+           mxc_credset_binds(ix->creds, key, c->head.port);
+}
+
+/* A connected CONNECT to a bound endpoint leaves the loop: off the list and
+ * the epoll set now, onto the hand-off list, to a thread once this round of
+ * events (which may still name it) is over. */
+static void hand_off(conn *c, const char *key)
+{
+    if (c->blen > c->head.head_len) { /* TLS bytes before our 200: no client does this; not worth a prefix BIO */
+        refuse(c, 400, "early-tunnel-data", "denied");
+        return;
+    }
+    snprintf(c->key, sizeof c->key, "%s", key);
+    watch(c, false, 0);
+    watch(c, true, 0);
+    unlink_conn(c);
+    atomic_fetch_add(&nintercept, 1);
+    c->st = C_HANDOFF;
+    c->next = handoff;
+    handoff = c;
+}
+
+static void start_interceptions(void)
+{
+    while (handoff) {
+        conn *c = handoff;
+        handoff = c->next;
+        mxc_intercept_job *j = calloc(1, sizeof *j);
+        int rc = -1;
+        if (j) {
+            *j = (mxc_intercept_job){.ix = cfg->intercept, .cfd = c->cfd, .ufd = c->ufd,
+                                     .host_ipv6 = c->head.host_ipv6, .port = c->head.port,
+                                     .audit = intercept_done, .audit_arg = c};
+            snprintf(j->host, sizeof j->host, "%s", c->head.host);
+            snprintf(j->key, sizeof j->key, "%s", c->key);
+            unsigned char raw[16];
+            j->key_is_ip = inet_pton(AF_INET, c->key, raw) == 1 || inet_pton(AF_INET6, c->key, raw) == 1;
+            pthread_t t;
+            pthread_attr_t at;
+            pthread_attr_init(&at);
+            pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+            pthread_attr_setstacksize(&at, 512 * 1024);
+            rc = pthread_create(&t, &at, intercept_thread, j);
+            pthread_attr_destroy(&at);
+        }
+        if (rc == 0)
+            continue; /* the sockets and c are the thread's now */
+        free(j);
+        char out[512];
+        size_t n = mxc_reply_format(out, sizeof out, 502, "resources");
+        (void)!send(c->cfd, out, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        close(c->cfd);
+        close(c->ufd);
+        intercept_done(c, "error", "resources", NULL, 0, 0);
+    }
+}
+
+unsigned mxc_proxy_intercepting(void)
+{
+    return atomic_load(&nintercept);
+}
+
 static void connected(conn *c)
 {
     int err = 0;
     socklen_t len = sizeof err;
     if (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err) {
         try_connect(c);
+        return;
+    }
+    char key[MXC_HOST_MAX + 1];
+    if (bound(c, key, sizeof key)) {
+        hand_off(c, key);
         return;
     }
     start_relay(c);
@@ -587,6 +694,12 @@ static void on_head(conn *c)
         return;
     }
     memset(pass, 0, sizeof pass);
+    /* a placeholder is substituted only inside an intercepted tunnel: in a
+     * head the proxy forwards as is (or a CONNECT's own), it goes nowhere */
+    if (mxc_cred_mentioned(c->buf, c->head.head_len)) {
+        refuse(c, 403, "credential-not-bound", "denied");
+        return;
+    }
     const char *why = NULL;
     struct sockaddr_storage lit;
     mxc_hp_verdict v = mxc_hostpolicy_check_name(cfg->policy, c->head.host, c->head.port, c->canon, sizeof c->canon,
@@ -596,6 +709,7 @@ static void on_head(conn *c)
         return;
     }
     if (v == MXC_HP_ALLOW_ADDR) {
+        c->canon[0] = '\0'; /* bindings go by the literal (bound()) */
         c->addr[0] = lit;
         c->naddr = 1;
         try_connect(c);
@@ -612,7 +726,7 @@ static void on_accept(void)
         int fd = accept4(cfg->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0)
             return;
-        if (nconns >= cfg->max_conns) {
+        if (nconns + atomic_load(&nintercept) >= cfg->max_conns) {
             static const char BUSY[] = "HTTP/1.1 503 Service Unavailable\r\nX-Mxc-Deny-Reason: too-many-connections\r\n"
                                        "Connection: close\r\nContent-Length: 0\r\n\r\n";
             (void)!send(fd, BUSY, sizeof BUSY - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -676,6 +790,7 @@ static void on_event(tag *t, uint32_t events)
         relay(c);
         break;
     case C_RESOLVING:
+    case C_HANDOFF:
         break;
     }
 }
@@ -716,6 +831,7 @@ int mxc_proxy_run(const mxc_proxy_config *config)
             } else
                 on_event(p, evs[i].events);
         }
+        start_interceptions();
         expire();
         free_grave();
     }

@@ -7,7 +7,9 @@
  * (407 before anything else: no policy, no lookup), decide by name
  * (hostpolicy.h), resolve, decide every address, connect to a checked
  * address only, then tunnel (CONNECT) or forward one absolute-form request
- * (Connection: close).  One audit record per decision (OCSF-shaped JSON
+ * (Connection: close).  A CONNECT to an endpoint a credential binds is
+ * handed, once connected, to intercept.h on a thread of its own; a head
+ * that carries a credential placeholder anywhere else is refused (403).  One audit record per decision (OCSF-shaped JSON
  * lines); credentials are never written anywhere.  Ends when the watched
  * sandbox PID 1 exits.  Runs with no privilege: everything it opens is
  * given to it before mxc_proxy_run. */
@@ -17,6 +19,7 @@
 #include <stddef.h>
 
 #include "hostpolicy.h"
+#include "intercept.h"
 
 typedef struct {
     int listen_fd;          /* listening, inside the sandbox's namespace */
@@ -30,9 +33,13 @@ typedef struct {
     unsigned max_conns;     /* concurrent client connections */
     unsigned head_timeout_ms;
     unsigned idle_timeout_ms;
+    const mxc_intercept_ctx *intercept; /* NULL: no credential bindings, every CONNECT spliced */
 } mxc_proxy_config;
 
 /* Runs until the watched process exits (0) or a fatal error (-1). */
 int mxc_proxy_run(const mxc_proxy_config *cfg);
+/* Intercepted tunnels still running on their threads (after mxc_proxy_run
+ * returned: the caller must not free what they use, and exits instead). */
+unsigned mxc_proxy_intercepting(void);
 
 #endif

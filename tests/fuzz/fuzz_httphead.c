@@ -349,11 +349,40 @@ static void check_chunked(const char *p, size_t n)
     }
 }
 
+/* The origin-form parse (an intercepted tunnel to api.example.test:443):
+ * an error is well-formed; an OK head ends at its first CRLFCRLF, keeps the
+ * tunnel's host and port, has an origin-form path inside the head, no
+ * CONNECT, and exactly one Host field (naming the tunnel, RFC 9112 §3.2). */
+static void check_origin(const char *b, size_t n)
+{
+    static mxc_head h;
+    char *copy = malloc(n ? n : 1);
+    memcpy(copy, b, n);
+    mxc_head_status st = mxc_head_parse_origin(copy, n, "api.example.test", false, 443, &h);
+    if (st == MXC_HEAD_BAD || st == MXC_HEAD_TOO_LARGE)
+        check_error(st, &h);
+    if (st == MXC_HEAD_OK) {
+        ORACLE(h.head_len >= 4 && memmem(copy, h.head_len, "\r\n\r\n", 4) == copy + h.head_len - 4,
+               "origin: head_len not at the first CRLFCRLF");
+        ORACLE(!strcmp(h.host, "api.example.test") && h.port == 443 && !h.connect, "origin: the tunnel changed");
+        ORACLE(h.path.n > 0 && h.path.p[0] == '/' && inside(copy, h.head_len, h.path), "origin: a bad path");
+        int hosts = 0;
+        for (size_t i = 0; i < h.nfields; i++) {
+            ORACLE(inside(copy, h.head_len, h.fields[i].name) && inside(copy, h.head_len, h.fields[i].value),
+                   "origin: a span outside the head");
+            hosts += span_is(h.fields[i].name, "Host");
+        }
+        ORACLE(hosts == 1, "origin: not exactly one Host");
+    }
+    free(copy);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static char buf[INPUT_MAX];
     size_t n = build(data, size, buf);
     check_one(buf, n, size ? data[size - 1] : 0);
+    check_origin(buf, n);
     check_chunked((const char *)data, size);
     return 0;
 }

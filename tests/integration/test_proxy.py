@@ -125,15 +125,17 @@ class Proxy:
         cfg = dict({"sandbox": "t1", "user": USER, "token": TOKEN, "allowed": list(allowed),
                     "blocked": list(blocked), "hostsFile": world["hosts"]}, **extra)
         r, w = os.pipe()
+        self.status_r, sw = os.pipe()  # "ok" (and the CA's PEM with credentials), then EOF
         self.audit_path = str(world["tmp"] / "audit.jsonl")
         afd = os.open(self.audit_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self.sleeper = subprocess.Popen(["sleep", "600"])  # the "sandbox PID 1" the proxy watches
         self.pidfd = os.pidfd_open(self.sleeper.pid)
         lfd = self.listener.fileno()
         self.p = subprocess.Popen([PROXY, "--listen-fd", str(lfd), "--config-fd", str(r), "--watch-fd",
-                                   str(self.pidfd), "--audit-fd", str(afd)],
-                                  pass_fds=(lfd, r, self.pidfd, afd), stderr=subprocess.PIPE)
+                                   str(self.pidfd), "--audit-fd", str(afd), "--status-fd", str(sw)],
+                                  pass_fds=(lfd, r, self.pidfd, afd, sw), stderr=subprocess.PIPE)
         os.close(r)
+        os.close(sw)
         os.close(afd)
         os.write(w, json.dumps(cfg).encode())
         os.close(w)
@@ -160,11 +162,23 @@ class Proxy:
                             base64.b64encode(data).decode()], capture_output=True, timeout=30)
         return r.stdout.decode("latin-1")  # bytes as sent: CRLF kept
 
+    def status(self):
+        """What the proxy answered on its status fd (read to its EOF)."""
+        out = b""
+        while True:
+            b = os.read(self.status_r, 65536)
+            if not b:
+                return out.decode()
+            out += b
+
     def audit(self):
         with open(self.audit_path) as f:
             return [json.loads(l) for l in f]
 
     def close(self):
+        if getattr(self, "closed", False):
+            return
+        self.closed = True
         self.sleeper.kill()
         self.sleeper.wait()
         try:
@@ -173,6 +187,7 @@ class Proxy:
             if self.p.poll() is None:
                 self.p.kill()
             os.close(self.pidfd)
+            os.close(self.status_r)
 
 
 @pytest.fixture

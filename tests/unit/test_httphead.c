@@ -407,8 +407,52 @@ static void test_chunked(void)
     CHECK_MSG(chunked_all(big, strlen(big), 4096, &done) < 0, "an endless extension is cut");
 }
 
+/* origin-form inside a terminated tunnel to api.example.test:443 */
+static mxc_head_status origin(const char *s, const char *host, unsigned port)
+{
+    return mxc_head_parse_origin(s, strlen(s), host, false, port, &h);
+}
+
+static void test_origin(void)
+{
+    CHECK_INT_EQ(origin("GET /repos/x?y=1 HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: t\r\n\r\n",
+                        "api.example.test", 443), MXC_HEAD_OK);
+    CHECK(h.path.n == 12 && !memcmp(h.path.p, "/repos/x?y=1", 12));
+    CHECK_STR_EQ(h.host, "api.example.test");
+    CHECK_INT_EQ(h.port, 443);
+    CHECK_INT_EQ(origin("GET / HTTP/1.1\r\nHost: API.example.test:443\r\n\r\n", "api.example.test", 443), MXC_HEAD_OK);
+    CHECK_INT_EQ(origin("GET / HTTP/1.1\r\nHost: api.example.test:8443\r\n\r\n", "api.example.test", 8443),
+                 MXC_HEAD_OK);
+    CHECK_INT_EQ(origin("POST /a HTTP/1.1\r\nHost: api.example.test\r\nContent-Length: 3\r\n\r\nabc",
+                        "api.example.test", 443), MXC_HEAD_OK);
+    CHECK_INT_EQ(h.content_length, 3);
+    static const struct {
+        const char *head, *reason;
+    } BAD[] = {
+        {"GET / HTTP/1.1\r\n\r\n", "no-host"},
+        {"GET / HTTP/1.1\r\nHost: other.test\r\n\r\n", "host-mismatch"},
+        {"GET / HTTP/1.1\r\nHost: api.example.test\r\nHost: api.example.test\r\n\r\n", "duplicate-field"},
+        {"GET / HTTP/1.1\r\nHost: api.example.test:8443\r\n\r\n", "host-mismatch"},
+        {"GET http://api.example.test/ HTTP/1.1\r\nHost: api.example.test\r\n\r\n", "bad-target"},
+        {"CONNECT api.example.test:443 HTTP/1.1\r\nHost: api.example.test\r\n\r\n", "bad-target"},
+        {"OPTIONS * HTTP/1.1\r\nHost: api.example.test\r\n\r\n", "bad-target"},
+        {"GET / HTTP/1.1\r\nHost: api.example.test\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
+         "cl-and-te"},
+        {"GET / HTTP/1.1\r\nHost: api.example.test\r\n x: folded\r\n\r\n", "obs-fold"},
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        CHECK_MSG(origin(BAD[i].head, "api.example.test", 443) == MXC_HEAD_BAD, "%s", BAD[i].head);
+        CHECK_MSG(h.reason && !strcmp(h.reason, BAD[i].reason), "%s: %s", BAD[i].head, h.reason ? h.reason : "-");
+    }
+    CHECK_INT_EQ(origin("GET / HTTP/1.1\r\nHost: api.exa", "api.example.test", 443), MXC_HEAD_INCOMPLETE);
+    /* IPv6 tunnel */
+    static const char V6[] = "GET / HTTP/1.1\r\nHost: [2001:db8::1]\r\n\r\n";
+    CHECK_INT_EQ(mxc_head_parse_origin(V6, sizeof V6 - 1, "2001:db8::1", true, 443, &h), MXC_HEAD_OK);
+}
+
 int main(void)
 {
+    test_origin();
     test_valid();
     test_field_lookup();
     test_incomplete();

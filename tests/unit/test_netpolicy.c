@@ -128,8 +128,47 @@ static void test_refusals(void)
     }
 }
 
+/* network.credentials: governed egress only; each entry's shape, with its path */
+#define CRED_NET(extra, cred)                                                                                      \
+    "{\"process\":{\"commandLine\":\"x\"},\"network\":{" extra "\"credentials\":[" cred "]}}"
+#define GOOD_CRED "{\"name\":\"gh\",\"revision\":3,\"host\":\"api.example.com\",\"port\":443,\"secretEnv\":\"GH\"}"
+
+static void test_credentials(void)
+{
+    mxc_net_policy np;
+    mxc_error e = {0};
+    CHECK(build(CRED_NET("\"allowedHosts\":[\"api.example.com\"],", GOOD_CRED), &np, &e) == 0);
+    CHECK(np.model == MXC_NETM_GOVERNED && np.creds && strstr(np.creds, "\"secretEnv\":\"GH\""));
+    mxc_net_policy_free(&np);
+    static const struct { const char *json, *msg; } BAD[] = {
+        {CRED_NET("", GOOD_CRED), "network.credentials needs governed egress"},
+        {CRED_NET("\"defaultPolicy\":\"allow\",\"allowedHosts\":[\"a.com\"],", GOOD_CRED),
+         "network.credentials needs governed egress"},
+        {CRED_NET("\"allowedHosts\":[\"a.com\"],", "{\"name\":\"g h\",\"revision\":1,\"host\":\"a.com\",\"port\":443,"
+                  "\"secretEnv\":\"GH\"}"), "network.credentials[0].name"},
+        {CRED_NET("\"allowedHosts\":[\"a.com\"],", GOOD_CRED ",{\"name\":\"x\",\"revision\":-1,\"host\":\"a.com\","
+                  "\"port\":443,\"secretEnv\":\"GH\"}"), "network.credentials[1].revision"},
+        {CRED_NET("\"allowedHosts\":[\"a.com\"],", "{\"name\":\"x\",\"revision\":1,\"host\":\"a.com\",\"port\":0,"
+                  "\"secretEnv\":\"GH\"}"), "network.credentials[0].port"},
+        {CRED_NET("\"allowedHosts\":[\"a.com\"],", "{\"name\":\"x\",\"revision\":1,\"host\":\"a.com\",\"port\":1,"
+                  "\"secretEnv\":\"G-H\"}"), "network.credentials[0].secretEnv"},
+        {CRED_NET("\"allowedHosts\":[\"a.com\"],", "{\"name\":\"x\",\"revision\":1,\"host\":\"a.com\",\"port\":1,"
+                  "\"secretEnv\":\"GH\",\"secret\":\"inline\"}"), "network.credentials[0].secret is not a known field"},
+        {CRED_NET("\"allowedHosts\":[\"a.com\"],", "{\"name\":\"x\",\"revision\":1,\"host\":\"a.com\",\"port\":1,"
+                  "\"secretEnv\":\"GH\",\"pathPrefix\":\"repos\"}"), "network.credentials[0].pathPrefix"},
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        mxc_error_clear(&e);
+        CHECK_MSG(build(BAD[i].json, &np, &e) < 0, "%s", BAD[i].json);
+        CHECK_MSG(e.code == MXC_E_POLICY_VALIDATION && strstr(e.message, BAD[i].msg), "%s: %s", BAD[i].json, e.message);
+        mxc_net_policy_free(&np);
+    }
+    mxc_error_clear(&e);
+}
+
 int main(void)
 {
+    test_credentials();
     test_models();
     test_lowering_order();
     test_refusals();

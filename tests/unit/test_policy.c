@@ -133,6 +133,10 @@ static const variant VARIANTS[] = {
     {MXC_F_NET_HOSTS,
      "{\"network\":{\"defaultPolicy\":\"block\",\"allowedHosts\":[\"*.example.com\"],\"blockedHosts\":[\"10.0.0.0/8\"]}}",
      NULL, NULL, true},
+    {MXC_F_NET_CREDENTIALS,
+     "{\"network\":{\"defaultPolicy\":\"block\",\"allowedHosts\":[\"api.example.com\"],\"credentials\":[{\"name\":"
+     "\"gh\",\"revision\":1,\"host\":\"api.example.com\",\"port\":443,\"secretEnv\":\"GH\"}]}}",
+     NULL, NULL, false},
     {MXC_F_NET_ALLOW_ACK, "{\"network\":{\"defaultPolicy\":\"allow\",\"allowLocalNetwork\":true}}", NULL, NULL, true},
     {MXC_F_NET_ALLOW_NO_LOCAL, "{\"network\":{\"defaultPolicy\":\"allow\"}}", NULL, NULL, true},
     {MXC_F_NET_ALLOW_NO_LOCAL, "{\"network\":{\"defaultPolicy\":\"allow\",\"allowLocalNetwork\":false}}", NULL, NULL, true},

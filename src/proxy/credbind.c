@@ -1,0 +1,264 @@
+/* credbind.c — see credbind.h. */
+#include "credbind.h"
+
+#include <arpa/inet.h>
+#include <openssl/crypto.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+typedef struct {
+    char name[MXC_CRED_NAME_MAX + 1];
+    unsigned long revision;
+    char host[MXC_HOST_MAX + 1];
+    unsigned port;
+    char *prefix; /* NULL: every path */
+    char *secret;
+    size_t secret_len;
+} cred;
+
+struct mxc_credset {
+    cred v[MXC_CRED_MAX];
+    size_t n;
+};
+
+mxc_credset *mxc_credset_new(void)
+{
+    return calloc(1, sizeof(mxc_credset));
+}
+
+void mxc_credset_free(mxc_credset *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n; i++) {
+        OPENSSL_cleanse(s->v[i].secret, s->v[i].secret_len);
+        free(s->v[i].secret);
+        free(s->v[i].prefix);
+    }
+    OPENSSL_cleanse(s, sizeof *s);
+    free(s);
+}
+
+size_t mxc_credset_count(const mxc_credset *s)
+{
+    return s ? s->n : 0;
+}
+
+static bool name_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+           c == '-';
+}
+
+bool mxc_cred_host_key(const char *host, char *out, size_t sz)
+{
+    unsigned char a[16];
+    if (inet_pton(AF_INET, host, a) == 1)
+        return inet_ntop(AF_INET, a, out, (socklen_t)sz) != NULL;
+    if (inet_pton(AF_INET6, host, a) == 1)
+        return inet_ntop(AF_INET6, a, out, (socklen_t)sz) != NULL;
+    size_t n = strlen(host);
+    if (n && host[n - 1] == '.')
+        n--;
+    if (n == 0 || n >= sz || n > MXC_HOST_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (!name_char(host[i]) || host[i] == '_')
+            return false;
+        out[i] = host[i] >= 'A' && host[i] <= 'Z' ? (char)(host[i] | 0x20) : host[i];
+    }
+    out[n] = '\0';
+    return true;
+}
+
+int mxc_credset_add(mxc_credset *s, const char *name, unsigned long revision, const char *host, unsigned port,
+                    const char *prefix, const char *secret, char *err, size_t errsz)
+{
+    size_t i = s->n;
+    if (i >= MXC_CRED_MAX) {
+        snprintf(err, errsz, "credentials[%zu]: more than %d credentials", i, MXC_CRED_MAX);
+        return -1;
+    }
+    cred *c = &s->v[i];
+    size_t nl = name ? strlen(name) : 0;
+    bool name_ok = nl > 0 && nl <= MXC_CRED_NAME_MAX;
+    for (size_t k = 0; name_ok && k < nl; k++)
+        name_ok = name_char(name[k]);
+    const char *why = !name_ok                                   ? "name: not 1..64 of [A-Za-z0-9_.-]"
+                      : !host || !mxc_cred_host_key(host, c->host, sizeof c->host) ? "host: not a host name or IP literal"
+                      : port < 1 || port > 65535                 ? "port: not 1..65535"
+                      : prefix && *prefix && *prefix != '/'      ? "pathPrefix: does not start with '/'"
+                      : !secret || !*secret                      ? "secret: empty"
+                                                                 : NULL;
+    size_t sl = secret ? strlen(secret) : 0;
+    if (!why && sl > MXC_CRED_SECRET_MAX)
+        why = "secret: too long";
+    for (size_t k = 0; !why && k < sl; k++)
+        if (((unsigned char)secret[k] < 0x20 && secret[k] != '\t') || secret[k] == 0x7f)
+            why = "secret: holds a control character";
+    for (size_t k = 0; !why && prefix && prefix[k]; k++)
+        if ((unsigned char)prefix[k] <= 0x20 || (unsigned char)prefix[k] >= 0x7f)
+            why = "pathPrefix: not visible ASCII";
+    for (size_t k = 0; !why && k < s->n; k++)
+        if (!strcmp(s->v[k].name, name))
+            why = "name: twice";
+    if (why) {
+        memset(c, 0, sizeof *c);
+        snprintf(err, errsz, "credentials[%zu].%s", i, why);
+        return -1;
+    }
+    memcpy(c->name, name, nl + 1);
+    c->revision = revision;
+    c->port = port;
+    c->prefix = prefix && *prefix ? strdup(prefix) : NULL;
+    c->secret = malloc(sl + 1);
+    if ((prefix && *prefix && !c->prefix) || !c->secret) {
+        free(c->prefix);
+        free(c->secret);
+        memset(c, 0, sizeof *c);
+        snprintf(err, errsz, "credentials[%zu]: out of memory", i);
+        return -1;
+    }
+    memcpy(c->secret, secret, sl + 1);
+    c->secret_len = sl;
+    s->n++;
+    return 0;
+}
+
+bool mxc_credset_binds(const mxc_credset *s, const char *host, unsigned port)
+{
+    for (size_t i = 0; s && i < s->n; i++)
+        if (s->v[i].port == port && !strcmp(s->v[i].host, host))
+            return true;
+    return false;
+}
+
+static const char *find_ci(const char *p, size_t n)
+{
+    size_t k = sizeof MXC_CRED_PREFIX - 1;
+    for (size_t i = 0; i + k <= n; i++)
+        if (!strncasecmp(p + i, MXC_CRED_PREFIX, k))
+            return p + i;
+    return NULL;
+}
+
+bool mxc_cred_mentioned(const char *p, size_t n)
+{
+    return find_ci(p, n) != NULL;
+}
+
+/* A path a prefix can be judged on: no "." or ".." segment and no
+ * %-encoded '.', '/' or '\\' (an origin would normalise them and land
+ * outside the prefix: "/repos/../admin"), no backslash. */
+static bool path_plain(mxc_span path)
+{
+    size_t n = 0;
+    while (n < path.n && path.p[n] != '?')
+        n++;
+    for (size_t i = 0; i < n; i++) {
+        if (path.p[i] == '\\')
+            return false;
+        if (path.p[i] == '%' && i + 2 < n &&
+            (!strncasecmp(path.p + i, "%2e", 3) || !strncasecmp(path.p + i, "%2f", 3) ||
+             !strncasecmp(path.p + i, "%5c", 3)))
+            return false;
+        if (path.p[i] == '/') {
+            size_t e = i + 1;
+            while (e < n && path.p[e] == '.')
+                e++;
+            if ((e - i - 1 == 1 || e - i - 1 == 2) && (e == n || path.p[e] == '/'))
+                return false;
+        }
+    }
+    return true;
+}
+
+/* The placeholder at p (it starts with the prefix, any case): its
+ * credential, or NULL with *reason; *len its length. */
+static const cred *resolve(const mxc_credset *s, const char *p, size_t n, const char *host, unsigned port,
+                           mxc_span path, size_t *len, const char **reason)
+{
+    size_t k = sizeof MXC_CRED_PREFIX - 1, a = k;
+    if (memcmp(p, MXC_CRED_PREFIX, k) != 0) {
+        *reason = "credential-malformed";
+        return NULL;
+    }
+    while (a < n && name_char(p[a]))
+        a++;
+    size_t nl = a - k, b = a + 1;
+    if (nl == 0 || nl > MXC_CRED_NAME_MAX || a >= n || p[a] != ':') {
+        *reason = "credential-malformed";
+        return NULL;
+    }
+    unsigned long rev = 0;
+    while (b < n && p[b] >= '0' && p[b] <= '9' && b - a <= 18)
+        rev = rev * 10 + (unsigned long)(p[b++] - '0');
+    if (b == a + 1 || (b < n && p[b] >= '0' && p[b] <= '9')) {
+        *reason = "credential-malformed";
+        return NULL;
+    }
+    *len = b;
+    const cred *c = NULL;
+    for (size_t i = 0; s && i < s->n && !c; i++)
+        if (strlen(s->v[i].name) == nl && !memcmp(s->v[i].name, p + k, nl))
+            c = &s->v[i];
+    *reason = !c                                             ? "credential-unknown"
+              : c->revision != rev                           ? "credential-revision"
+              : c->port != port || strcmp(c->host, host) != 0 ? "credential-not-bound"
+              : c->prefix && (!path_plain(path) || path.n < strlen(c->prefix) ||
+                              memcmp(path.p, c->prefix, strlen(c->prefix)) != 0)
+                  ? "credential-path"
+                  : NULL;
+    return *reason ? NULL : c;
+}
+
+int mxc_credset_substitute(const mxc_credset *s, const char *host, unsigned port, mxc_span path, mxc_span v,
+                           char **out, size_t *outn, const char **used, const char **reason)
+{
+    *out = NULL;
+    *outn = 0;
+    *used = NULL;
+    /* first pass: every placeholder valid, and the size */
+    size_t size = 0;
+    for (size_t i = 0; i < v.n;) {
+        const char *at = find_ci(v.p + i, v.n - i);
+        if (!at) {
+            size += v.n - i;
+            break;
+        }
+        size_t len;
+        const cred *c = resolve(s, at, (size_t)(v.p + v.n - at), host, port, path, &len, reason);
+        if (!c)
+            return -1;
+        size += (size_t)(at - (v.p + i)) + c->secret_len;
+        i = (size_t)(at - v.p) + len;
+    }
+    char *o = malloc(size + 1);
+    if (!o) {
+        *reason = "resources";
+        return -1;
+    }
+    size_t w = 0;
+    for (size_t i = 0; i < v.n;) {
+        const char *at = find_ci(v.p + i, v.n - i);
+        if (!at) {
+            memcpy(o + w, v.p + i, v.n - i);
+            w += v.n - i;
+            break;
+        }
+        size_t len, lit = (size_t)(at - (v.p + i));
+        const cred *c = resolve(s, at, (size_t)(v.p + v.n - at), host, port, path, &len, reason);
+        memcpy(o + w, v.p + i, lit);
+        memcpy(o + w + lit, c->secret, c->secret_len);
+        w += lit + c->secret_len;
+        *used = c->name;
+        i = (size_t)(at - v.p) + len;
+    }
+    o[w] = '\0';
+    *out = o;
+    *outn = w;
+    *reason = NULL;
+    return 0;
+}
