@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -63,13 +64,40 @@ static unsigned long long start_time_of(pid_t pid)
  * tied to the forking *thread* (an API connection's, gone with its
  * answer); a workload that outlives a crashed gateway is found by its
  * record (pid and start time) and ended by the next one (gw_reconcile). */
-static pid_t spawn_exec(bool experimental, bool dry, const char *request, int out_fd, int *pipe_out)
+extern char **environ;
+
+/* The gateway's environment plus extra ("K=V", NULL-terminated): the
+ * mxc-exec child's (a provider's secret reaches the runtime only so, never
+ * in a request).  Built before fork: the child only execs. */
+static char **env_with(char *const *extra)
+{
+    size_t n = 0, k = 0;
+    while (environ[n])
+        n++;
+    while (extra && extra[k])
+        k++;
+    char **v = calloc(n + k + 1, sizeof *v);
+    if (!v)
+        return NULL;
+    memcpy(v, environ, n * sizeof *v);
+    if (k)
+        memcpy(v + n, extra, k * sizeof *v);
+    return v;
+}
+
+static pid_t spawn_exec(bool experimental, bool dry, const char *request, int out_fd, int *pipe_out, char *const *extra)
 {
     int in[2], po[2] = {-1, -1};
-    if (pipe2(in, O_CLOEXEC) < 0)
+    char **envp = env_with(extra);
+    if (!envp)
         return -1;
+    if (pipe2(in, O_CLOEXEC) < 0) {
+        free(envp);
+        return -1;
+    }
     if (out_fd < 0 && pipe2(po, O_CLOEXEC) < 0) {
         close(in[0]), close(in[1]);
+        free(envp);
         return -1;
     }
     pid_t pid = fork();
@@ -89,9 +117,10 @@ static pid_t spawn_exec(bool experimental, bool dry, const char *request, int ou
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        execv(CFG->exec_path, (char *const *)argv);
+        execve(CFG->exec_path, (char *const *)argv, envp);
         _exit(127);
     }
+    free(envp); /* the array only: its strings are environ's and the caller's */
     close(in[0]);
     if (po[1] >= 0)
         close(po[1]);
@@ -118,11 +147,11 @@ static pid_t spawn_exec(bool experimental, bool dry, const char *request, int ou
 
 /* Runs a non-workload request to its end: the envelope it printed (or
  * NULL) and its status. */
-static json_t *run_exec(bool experimental, bool dry, json_t *req, int *status)
+static json_t *run_exec(bool experimental, bool dry, json_t *req, int *status, char *const *extra)
 {
     char *text = json_dumps(req, JSON_COMPACT);
     int out = -1;
-    pid_t pid = text ? spawn_exec(experimental, dry, text, -1, &out) : -1;
+    pid_t pid = text ? spawn_exec(experimental, dry, text, -1, &out, extra) : -1;
     free(text);
     *status = -1;
     if (pid < 0)
@@ -159,11 +188,11 @@ static const char *env_error(json_t *env)
 }
 
 /* A phase on a session; true when it answered a result. */
-static bool phase(const char *ph, const char *sid, json_t **result, char *why, size_t whysz)
+static bool phase(const char *ph, const char *sid, json_t **result, char *why, size_t whysz, char *const *extra)
 {
     json_t *req = json_pack("{s:s, s:s}", "phase", ph, "sandboxId", sid);
     int st;
-    json_t *env = run_exec(true, false, req, &st);
+    json_t *env = run_exec(true, false, req, &st, extra);
     json_decref(req);
     json_t *res = json_object_get(env, "result");
     if (res && result)
@@ -207,14 +236,14 @@ static void *watcher(void *arg)
     return NULL;
 }
 
-static int launch(const char *name, json_t *req, bool experimental, char *why, size_t whysz)
+static int launch(const char *name, json_t *req, bool experimental, char *why, size_t whysz, char *const *extra)
 {
     char log[800];
     if (gw_table_log_path(name, log, sizeof log) < 0)
         return say(why, whysz, NULL, 0, "cannot make the sandbox's log%s%s", NULL, NULL), -1;
     int lfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
     char *text = json_dumps(req, JSON_COMPACT);
-    pid_t pid = lfd >= 0 && text ? spawn_exec(experimental, false, text, lfd, NULL) : -1;
+    pid_t pid = lfd >= 0 && text ? spawn_exec(experimental, false, text, lfd, NULL, extra) : -1;
     free(text);
     if (lfd >= 0)
         close(lfd);
@@ -288,6 +317,153 @@ static json_t *environment(const json_t *given, char *why, size_t whysz, int *ht
     return out;
 }
 
+/* ---- providers ---------------------------------------------------------- */
+
+#define MAX_SECRETS 16
+
+/* The secrets handed to one create's mxc-exec runs, as "K=V" environment
+ * entries; wiped when done (they are in the gateway's memory only for the
+ * create). */
+typedef struct {
+    char *kv[MAX_SECRETS + 1];
+    size_t n;
+} secret_env;
+
+static void secrets_wipe(secret_env *se)
+{
+    for (size_t i = 0; i < se->n; i++) {
+        explicit_bzero(se->kv[i], strlen(se->kv[i]));
+        free(se->kv[i]);
+        se->kv[i] = NULL;
+    }
+    se->n = 0;
+}
+
+/* A static token: the gateway's environment variable, or a file (at most
+ * 8 KiB, one line; a final newline dropped). */
+static char *read_token(const json_t *p)
+{
+    const char *ev = json_string_value(json_object_get(p, "token_env"));
+    if (ev) {
+        const char *v = getenv(ev);
+        return v && *v ? strdup(v) : NULL;
+    }
+    const char *path = json_string_value(json_object_get(p, "token_file"));
+    int fd = path ? open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    if (fd < 0)
+        return NULL;
+    char buf[8193];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0 || n == (ssize_t)sizeof buf - 1) {
+        explicit_bzero(buf, sizeof buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    buf[strcspn(buf, "\r\n")] = '\0';
+    char *t = buf[0] ? strdup(buf) : NULL;
+    explicit_bzero(buf, sizeof buf);
+    return t;
+}
+
+static void endpoint_text(const json_t *ep, char *out, size_t sz)
+{
+    const char *h = json_string_value(json_object_get(ep, "host"));
+    int port = (int)json_integer_value(json_object_get(ep, "port"));
+    snprintf(out, sz, strchr(h, ':') ? "[%s]:%d" : "%s:%d", h, port);
+}
+
+static bool allowed(const json_t *hosts, const char *entry)
+{
+    size_t i;
+    json_t *h;
+    json_array_foreach(hosts, i, h) if (!strcmp(json_string_value(h), entry)) return true;
+    return false;
+}
+
+/* --provider NAME...: each provider's credential bound to its endpoints
+ * (network.credentials), its secret into se for mxc-exec's environment, its
+ * workload variable taking precedence over any --env of the same name (in
+ * any letter case).  The policy must already govern egress to every
+ * endpoint. */
+static int providers(const json_t *names, json_t *net, json_t *envs, secret_env *se, json_t *used, int *http,
+                     char *why, size_t whysz)
+{
+    json_t *hosts = json_object_get(net, "allowedHosts"), *creds = json_array();
+    size_t i;
+    json_t *nm;
+    json_array_foreach(names, i, nm) {
+        const char *name = json_string_value(nm);
+        json_t *p = name ? json_object_get(CFG->providers, name) : NULL;
+        const char *fail = NULL;
+        char ep_text[300] = "";
+        if (!p)
+            fail = "is not configured ([mxc.providers.NAME] in the gateway's configuration)";
+        else if (json_is_true(json_object_get(p, "expires")))
+            fail = "has an expiring credential: the driver has no channel to refresh it (use a non-expiring token; "
+                   "recreate the sandbox to rotate it)";
+        else if (!hosts)
+            fail = "needs governed egress: egress_proxy = true and network_policies naming its endpoints";
+        else if (se->n == MAX_SECRETS || allowed(used, name))
+            fail = "is named twice, or too many providers are given";
+        size_t k;
+        json_t *ep;
+        json_array_foreach(p ? json_object_get(p, "endpoints") : NULL, k, ep) {
+            endpoint_text(ep, ep_text, sizeof ep_text);
+            if (!fail && !allowed(hosts, ep_text))
+                fail = "has an endpoint the policy's network_policies do not allow: ";
+        }
+        char *token = fail ? NULL : read_token(p);
+        if (!fail && !token)
+            fail = "has no token (its token_env is unset or empty, or its token_file unreadable)";
+        if (fail) {
+            snprintf(why, whysz, "provider %s %s%s", name ? name : "(not a string)", fail,
+                     strstr(fail, "do not allow") ? ep_text : "");
+            *http = 400;
+            json_decref(creds);
+            return -1;
+        }
+        char var[40];
+        snprintf(var, sizeof var, "MXC_GATEWAY_SECRET_%zu", se->n);
+        size_t tl = strlen(token), vl = strlen(var);
+        char *kv = malloc(vl + tl + 2);
+        if (!kv) {
+            explicit_bzero(token, tl);
+            free(token);
+            json_decref(creds);
+            return say(why, whysz, http, 500, "out of memory%s%s", NULL, NULL), -1;
+        }
+        memcpy(kv, var, vl);
+        kv[vl] = '=';
+        memcpy(kv + vl + 1, token, tl + 1);
+        explicit_bzero(token, tl);
+        free(token);
+        se->kv[se->n++] = kv;
+        const char *wenv = json_string_value(json_object_get(p, "env"));
+        json_array_foreach(json_object_get(p, "endpoints"), k, ep) {
+            json_t *c = json_pack("{s:s, s:O, s:O, s:O, s:s, s:s}", "name", name, "revision",
+                                  json_object_get(p, "revision"), "host", json_object_get(ep, "host"), "port",
+                                  json_object_get(ep, "port"), "secretEnv", var, "env", wenv);
+            if (json_object_get(ep, "pathPrefix"))
+                json_object_set(c, "pathPrefix", json_object_get(ep, "pathPrefix"));
+            json_array_append_new(creds, c);
+        }
+        /* provider-owned keys win, case-insensitively: the placeholder, never a value given here */
+        for (size_t e = json_array_size(envs); e-- > 0;) {
+            const char *kve = json_string_value(json_array_get(envs, e));
+            size_t kl = strcspn(kve, "=");
+            if (kl == strlen(wenv) && !strncasecmp(kve, wenv, kl))
+                json_array_remove(envs, e);
+        }
+        json_array_append_new(used, json_string(name));
+    }
+    if (json_array_size(creds))
+        json_object_set_new(net, "credentials", creds);
+    else
+        json_decref(creds);
+    return 0;
+}
+
 json_t *gw_create(const json_t *req, int *http, char *why, size_t whysz)
 {
     *http = 400;
@@ -310,9 +486,9 @@ json_t *gw_create(const json_t *req, int *http, char *why, size_t whysz)
     const char *cwd = json_string_value(json_object_get(req, "cwd"));
     if (json_object_get(req, "cwd") && (!cwd || cwd[0] != '/'))
         return say(why, whysz, http, 400, "cwd must be an absolute path%s%s", NULL, NULL), NULL;
-    if (json_array_size(json_object_get(req, "providers")))
-        return say(why, whysz, http, 400, "providers are not available yet in mxc-gateway (credential placeholders need "
-                   "mxc-proxy's interception); create the sandbox without --provider%s%s", NULL, NULL), NULL;
+    json_t *pnames = json_object_get(req, "providers");
+    if (pnames && !json_is_array(pnames))
+        return say(why, whysz, http, 400, "providers must be a list of names%s%s", NULL, NULL), NULL;
     json_t *policy = json_object_get(req, "policy");
     if (!policy)
         return say(why, whysz, http, 400, "a policy is required (--policy FILE.yaml)%s%s", NULL, NULL), NULL;
@@ -322,8 +498,12 @@ json_t *gw_create(const json_t *req, int *http, char *why, size_t whysz)
         return say(why, whysz, http, 400, "policy refused: %s%s", mwhy, NULL), NULL;
     json_t *envs = environment(json_object_get(req, "env"), why, whysz, http);
     char *cl = mxc_command_line(argv, n);
-    if (!envs || !cl) {
-        json_decref(frag), json_decref(envs), free(cl);
+    secret_env secrets = {0};
+    json_t *used = json_array();
+    if (!envs || !cl ||
+        providers(pnames, json_object_get(frag, "network"), envs, &secrets, used, http, why, whysz) < 0) {
+        json_decref(frag), json_decref(envs), json_decref(used), free(cl);
+        secrets_wipe(&secrets);
         return NULL;
     }
     bool session = CFG->backend == MXC_GW_BACKEND_SESSION;
@@ -340,11 +520,12 @@ json_t *gw_create(const json_t *req, int *http, char *why, size_t whysz)
     }
     if (!MOCK) {
         int st;
-        json_t *env = run_exec(session, true, check, &st);
+        json_t *env = run_exec(session, true, check, &st, secrets.kv);
         if (!json_object_get(env, "result")) {
             say(why, whysz, http, 400, "the runtime refuses the sandbox: %s%s",
                 env_error(env) ? env_error(env) : "mxc-exec gave no answer", NULL);
-            json_decref(env), json_decref(check), json_decref(frag), json_decref(proc), free(cl);
+            json_decref(env), json_decref(check), json_decref(frag), json_decref(proc), json_decref(used), free(cl);
+            secrets_wipe(&secrets);
             return NULL;
         }
         json_decref(env);
@@ -354,10 +535,14 @@ json_t *gw_create(const json_t *req, int *http, char *why, size_t whysz)
                             "status", "provisioning", "created", (json_int_t)time(NULL), "commandLine", cl);
     if (cwd)
         json_object_set_new(rec, "cwd", json_string(cwd));
+    if (json_array_size(used))
+        json_object_set(rec, "providers", used); /* names only */
+    json_decref(used);
     free(cl);
     if (gw_table_insert(name, rec, why, whysz) < 0) {
         *http = 409;
         json_decref(frag), json_decref(proc);
+        secrets_wipe(&secrets);
         return NULL;
     }
     int rc = 0;
@@ -373,14 +558,14 @@ json_t *gw_create(const json_t *req, int *http, char *why, size_t whysz)
     } else if (!session) {
         json_t *run = json_deep_copy(frag);
         json_object_set(run, "process", proc);
-        rc = launch(name, run, false, why, whysz);
+        rc = launch(name, run, false, why, whysz, secrets.kv);
         json_decref(run);
     } else {
         json_t *prov = json_deep_copy(frag), *res = NULL;
         json_object_set_new(prov, "containment", json_string("isolation_session"));
         json_object_set_new(prov, "phase", json_string("provision"));
         int st;
-        json_t *env = run_exec(true, false, prov, &st);
+        json_t *env = run_exec(true, false, prov, &st, secrets.kv);
         json_decref(prov);
         const char *sid = json_string_value(json_object_get(json_object_get(env, "result"), "sandboxId"));
         if (!sid) {
@@ -388,11 +573,11 @@ json_t *gw_create(const json_t *req, int *http, char *why, size_t whysz)
             rc = -1;
         } else {
             gw_table_set(name, "sandboxId", json_string(sid));
-            if (!phase("start", sid, &res, why, whysz)) {
+            if (!phase("start", sid, &res, why, whysz, secrets.kv)) {
                 rc = -1;
             } else {
                 json_t *ex = json_pack("{s:s, s:s, s:O}", "phase", "exec", "sandboxId", sid, "process", proc);
-                rc = launch(name, ex, true, why, whysz);
+                rc = launch(name, ex, true, why, whysz, NULL);
                 json_decref(ex);
             }
             json_decref(res);
@@ -401,6 +586,7 @@ json_t *gw_create(const json_t *req, int *http, char *why, size_t whysz)
         }
         json_decref(env);
     }
+    secrets_wipe(&secrets);
     json_decref(frag);
     json_decref(proc);
     if (rc < 0) {
@@ -434,8 +620,8 @@ static void end_process(json_t *rec)
 
 static void teardown_session(const char *sid)
 {
-    phase("stop", sid, NULL, NULL, 0);
-    phase("deprovision", sid, NULL, NULL, 0);
+    phase("stop", sid, NULL, NULL, 0, NULL);
+    phase("deprovision", sid, NULL, NULL, 0, NULL);
 }
 
 int gw_delete(const char *name, char *why, size_t whysz)
@@ -469,13 +655,13 @@ void gw_reconcile(void)
         if (sid && !MOCK) {
             json_t *req = json_pack("{s:s, s:s}", "phase", "stop", "sandboxId", sid);
             int st;
-            json_t *env = run_exec(true, false, req, &st);
+            json_t *env = run_exec(true, false, req, &st, NULL);
             json_decref(req);
             const char *code = error_code(env);
             if (code && !strcmp(code, "stale_id")) {
                 why = "the gateway restarted and the sandbox's runtime state is gone";
             } else {
-                phase("deprovision", sid, NULL, NULL, 0);
+                phase("deprovision", sid, NULL, NULL, 0, NULL);
                 why = "the gateway restarted: the orphaned session was stopped and deprovisioned";
             }
             json_decref(env);

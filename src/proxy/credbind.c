@@ -101,9 +101,12 @@ int mxc_credset_add(mxc_credset *s, const char *name, unsigned long revision, co
     for (size_t k = 0; !why && prefix && prefix[k]; k++)
         if ((unsigned char)prefix[k] <= 0x20 || (unsigned char)prefix[k] >= 0x7f)
             why = "pathPrefix: not visible ASCII";
+    /* a name may come again only as the same credential bound once more (a
+     * provider with several endpoints: one placeholder, several bindings) */
     for (size_t k = 0; !why && k < s->n; k++)
-        if (!strcmp(s->v[k].name, name))
-            why = "name: twice";
+        if (!strcmp(s->v[k].name, name) &&
+            (s->v[k].revision != revision || s->v[k].secret_len != sl || CRYPTO_memcmp(s->v[k].secret, secret, sl)))
+            why = "name: twice, with another revision or secret";
     if (why) {
         memset(c, 0, sizeof *c);
         snprintf(err, errsz, "credentials[%zu].%s", i, why);
@@ -200,17 +203,28 @@ static const cred *resolve(const mxc_credset *s, const char *p, size_t n, const 
         return NULL;
     }
     *len = b;
+    /* every binding of the name is tried; when none fits, the closest miss
+     * is said: path over host/port over revision over unknown */
+    static const char *const RANK[] = {"credential-unknown", "credential-revision", "credential-not-bound",
+                                       "credential-path"};
+    int miss = 0;
     const cred *c = NULL;
-    for (size_t i = 0; s && i < s->n && !c; i++)
-        if (strlen(s->v[i].name) == nl && !memcmp(s->v[i].name, p + k, nl))
-            c = &s->v[i];
-    *reason = !c                                             ? "credential-unknown"
-              : c->revision != rev                           ? "credential-revision"
-              : c->port != port || strcmp(c->host, host) != 0 ? "credential-not-bound"
-              : c->prefix && (!path_plain(path) || path.n < strlen(c->prefix) ||
-                              memcmp(path.p, c->prefix, strlen(c->prefix)) != 0)
-                  ? "credential-path"
-                  : NULL;
+    for (size_t i = 0; s && i < s->n && !c; i++) {
+        const cred *x = &s->v[i];
+        if (strlen(x->name) != nl || memcmp(x->name, p + k, nl))
+            continue;
+        int m = x->revision != rev                               ? 1
+                : x->port != port || strcmp(x->host, host) != 0 ? 2
+                : x->prefix && (!path_plain(path) || path.n < strlen(x->prefix) ||
+                                memcmp(path.p, x->prefix, strlen(x->prefix)) != 0)
+                    ? 3
+                    : 0;
+        if (m == 0)
+            c = x;
+        else if (m > miss)
+            miss = m;
+    }
+    *reason = c ? NULL : RANK[miss];
     return *reason ? NULL : c;
 }
 

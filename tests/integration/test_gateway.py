@@ -351,3 +351,57 @@ def test_probe(gw):
     g.config.write_text("[openshell.drivers.mxc]\nmxc_exec_path = \"relative\"\n")
     r = g("probe", "--config", str(g.config))
     assert r.returncode == 1 and "absolute" in json.loads(r.stdout)["config"]
+
+
+# --------------------------------------------------------------------------------------------
+# providers: a static token substituted by the sandbox's own proxy, only at its endpoints
+# (the HTTPS origins of test_proxy_tls.py, inside a test-made network namespace)
+
+from test_proxy_tls import PROBE, SECRET, WORKLOAD, gtls, tls  # noqa: E402,F401 (fixtures)
+from test_proxy import world  # noqa: E402,F401 (fixture)
+
+PROVIDER = ('[mxc.providers.github]\ntoken_env = "MXC_TEST_GH_SECRET"\nenv = "GITHUB_TOKEN"\nrevision = 3\n'
+            'endpoints = ["api.example.test:8443/repos/"]\n')
+GH_POLICY = ("version: 1\nfilesystem_policy:\n  include_workdir: true\n  read_only: [/usr]\n"
+             "network_policies:\n  gh:\n    endpoints:\n      - {host: api.example.test, port: 8443}\n")
+
+
+def test_a_provider_token_reaches_only_its_endpoint(gtls, gw, policy, host_dir):  # noqa: F811
+    work = host_dir("gw-work", 0o777)
+    g = gw(extra="egress_proxy = true\n" + PROVIDER).start()
+    dcj = json.dumps({"mxc": {"command": ["sh", "-c", WORKLOAD], "cwd": work}})
+    env = [a for p in PROBE for a in ("--env", p)]
+    r = g("sandbox", "create", "--name", "gh", "--policy", str(policy(GH_POLICY)), "--driver-config-json", dcj,
+          "--provider", "github", "--env", "github_token=mine", *env)
+    assert r.returncode == 0, r.stderr
+    rec = g.wait_status("gh", "exited")
+    out = g.logs("gh")
+    lines = out.splitlines()
+    assert "PLACEHOLDER=mxc:cred:github:3" in lines, out  # the provider's key won over --env github_token
+    assert "BOUND 200" in lines and "OUTSIDE 403" in lines and "PY 200" in lines, out
+    assert SECRET not in out and "SECRET-IN-ENV" not in out and "SECRET-IN-FILES" not in out, out
+    assert any("Bearer " + SECRET in h for h in gtls["api"].heads)
+    assert rec["providers"] == ["github"] and SECRET not in json.dumps(rec)
+    for root, _, files in os.walk(g.env["MXC_GATEWAY_STATE"]):
+        for f in files:
+            with open(os.path.join(root, f), "rb") as fh:
+                assert SECRET.encode() not in fh.read(), f
+
+
+@pytest.mark.parametrize("extra, name, why", [
+    (PROVIDER, "nope", "not configured"),
+    (PROVIDER.replace("revision = 3\n", "revision = 3\nexpires_at = \"2027-01-01\"\n"), "github", "expiring"),
+    (PROVIDER.replace("api.example.test:8443", "other.test:8443"), "github", "do not allow: other.test:8443"),
+    (PROVIDER.replace("MXC_TEST_GH_SECRET", "MXC_TEST_UNSET_TOKEN"), "github", "has no token"),
+], ids=["unknown", "expiring", "endpoint-not-allowed", "no-token"])
+def test_provider_refusals(gtls, gw, policy, host_dir, extra, name, why):  # noqa: F811
+    g = gw(extra="egress_proxy = true\n" + extra).start()
+    r = g.create("p", policy(GH_POLICY.replace("  include_workdir: true\n", "")), "true", extra=("--provider", name))
+    assert r.returncode == 1 and why in r.stderr and "HTTP 400" in r.stderr, r.stderr
+    assert json.loads(g("sandbox", "list", "--json").stdout) == []
+
+
+def test_a_provider_needs_governed_egress(gw, policy):
+    g = gw(extra=PROVIDER).start()
+    r = g.create("p", policy(), "true", extra=("--provider", "github"))
+    assert r.returncode == 1 and "needs governed egress" in r.stderr, r.stderr

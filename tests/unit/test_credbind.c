@@ -49,6 +49,8 @@ int main(void)
     CHECK(strstr(err, "TOP") == NULL);
     CHECK(mxc_credset_add(S, "github", 4, "a.test", 443, NULL, "x", err, sizeof err) < 0);
     CHECK_CONTAINS(err, "twice");
+    CHECK(mxc_credset_add(S, "github", 3, "a.test", 443, NULL, "another-secret", err, sizeof err) < 0);
+    CHECK_CONTAINS(err, "twice");
     CHECK_INT_EQ(mxc_credset_count(S), 3);
 
     char key[300];
@@ -116,5 +118,20 @@ int main(void)
     CHECK(mxc_credset_add(many, "one-more", 1, "a.test", 443, NULL, "s", err, sizeof err) < 0);
     mxc_credset_free(many);
     mxc_credset_free(S);
+    /* one credential, several bindings (a provider's endpoints): the one placeholder works at
+     * each, and nowhere else; a miss says the closest reason */
+    mxc_credset *P = mxc_credset_new();
+    CHECK(mxc_credset_add(P, "gh", 2, "api.example.test", 443, NULL, "PSECRET", err, sizeof err) == 0);
+    CHECK(mxc_credset_add(P, "gh", 2, "uploads.example.test", 443, "/up/", "PSECRET", err, sizeof err) == 0);
+    mxc_credset *keep = S;
+    S = P;
+    CHECK_STR_EQ(sub("api.example.test", 443, "/x", "mxc:cred:gh:2"), "PSECRET");
+    CHECK_STR_EQ(sub("uploads.example.test", 443, "/up/f", "mxc:cred:gh:2"), "PSECRET");
+    CHECK(sub("uploads.example.test", 443, "/other", "mxc:cred:gh:2") == NULL && !strcmp(REASON, "credential-path"));
+    CHECK(sub("third.example.test", 443, "/", "mxc:cred:gh:2") == NULL && !strcmp(REASON, "credential-not-bound"));
+    CHECK(sub("api.example.test", 443, "/", "mxc:cred:gh:1") == NULL && !strcmp(REASON, "credential-revision"));
+    CHECK(sub("api.example.test", 443, "/", "mxc:cred:nope:2") == NULL && !strcmp(REASON, "credential-unknown"));
+    S = keep;
+    mxc_credset_free(P);
     return CHECK_DONE();
 }
