@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "mxc.h"
 #include "policymap.h"
 #include "table.h"
@@ -212,7 +213,9 @@ static const char *error_code(json_t *env)
 
 typedef struct {
     char name[64];
+    char backend[24];
     pid_t pid;
+    unsigned long long start;
 } watch;
 
 static void *watcher(void *arg)
@@ -223,8 +226,10 @@ static void *watcher(void *arg)
         ;
     json_t *rec = gw_table_get(w->name);
     /* the record still names this process (a delete may have removed it) */
+    int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    gw_audit_process(w->name, w->backend, GW_AUDIT_TERMINATE, w->pid, code);
+    gw_audit_source_retire(w->pid, w->start);
     if (rec && json_integer_value(json_object_get(rec, "pid")) == w->pid) {
-        int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
         gw_table_set(w->name, "exitCode", json_integer(code));
         gw_table_set(w->name, "status", json_string("exited"));
         gw_table_set(w->name, "pid", NULL);
@@ -236,7 +241,8 @@ static void *watcher(void *arg)
     return NULL;
 }
 
-static int launch(const char *name, json_t *req, bool experimental, char *why, size_t whysz, char *const *extra)
+static int launch(const char *name, json_t *req, bool experimental, char *why, size_t whysz, char *const *extra,
+                  const char *audit_file, bool governed)
 {
     char log[800];
     if (gw_table_log_path(name, log, sizeof log) < 0)
@@ -249,8 +255,12 @@ static int launch(const char *name, json_t *req, bool experimental, char *why, s
         close(lfd);
     if (pid < 0)
         return say(why, whysz, NULL, 0, "cannot start mxc-exec (%s)%s", CFG->exec_path, NULL), -1;
+    unsigned long long pstart = start_time_of(pid);
     gw_table_set(name, "pid", json_integer(pid));
-    gw_table_set(name, "pidStart", json_integer((json_int_t)start_time_of(pid)));
+    gw_table_set(name, "pidStart", json_integer((json_int_t)pstart));
+    gw_audit_process(name, experimental ? "isolation_session" : "process", GW_AUDIT_LAUNCH, pid, 0);
+    if (audit_file)
+        gw_audit_source_add(name, audit_file, pid, pstart, governed);
     gw_table_set(name, "status", json_string("running")); /* the driver reports readiness itself */
     watch *w = calloc(1, sizeof *w);
     pthread_t t;
@@ -259,7 +269,9 @@ static int launch(const char *name, json_t *req, bool experimental, char *why, s
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     if (w) {
         snprintf(w->name, sizeof w->name, "%s", name);
+        snprintf(w->backend, sizeof w->backend, "%s", experimental ? "isolation_session" : "process");
         w->pid = pid;
+        w->start = pstart;
     }
     if (!w || pthread_create(&t, &attr, watcher, w) != 0) {
         free(w);
@@ -507,6 +519,19 @@ json_t *gw_create(const json_t *req, int *http, char *why, size_t whysz)
         return NULL;
     }
     bool session = CFG->backend == MXC_GW_BACKEND_SESSION;
+    /* the proxy's records, when the audit sink collects them: a file of the sandbox's own */
+    bool governed = json_object_get(json_object_get(frag, "network"), "allowedHosts") != NULL;
+    char audit_file[800] = "", audit_kv[840];
+    char *extra[MAX_SECRETS + 2];
+    size_t nx = 0;
+    for (size_t k = 0; k < secrets.n; k++)
+        extra[nx++] = secrets.kv[k];
+    if (gw_audit_on() && governed && gw_table_log_path(name, audit_file, sizeof audit_file) == 0) {
+        snprintf(audit_file + strlen(audit_file) - 3, sizeof audit_file - strlen(audit_file) + 3, "proxy-audit.jsonl");
+        snprintf(audit_kv, sizeof audit_kv, "MXC_PROXY_AUDIT_FILE=%s", audit_file);
+        extra[nx++] = audit_kv;
+    }
+    extra[nx] = NULL;
     json_t *proc = json_pack("{s:s, s:o}", "commandLine", cl, "env", envs);
     if (cwd)
         json_object_set_new(proc, "cwd", json_string(cwd));
@@ -558,7 +583,7 @@ json_t *gw_create(const json_t *req, int *http, char *why, size_t whysz)
     } else if (!session) {
         json_t *run = json_deep_copy(frag);
         json_object_set(run, "process", proc);
-        rc = launch(name, run, false, why, whysz, secrets.kv);
+        rc = launch(name, run, false, why, whysz, extra, audit_file[0] ? audit_file : NULL, governed);
         json_decref(run);
     } else {
         json_t *prov = json_deep_copy(frag), *res = NULL;
@@ -573,11 +598,11 @@ json_t *gw_create(const json_t *req, int *http, char *why, size_t whysz)
             rc = -1;
         } else {
             gw_table_set(name, "sandboxId", json_string(sid));
-            if (!phase("start", sid, &res, why, whysz, secrets.kv)) {
+            if (!phase("start", sid, &res, why, whysz, extra)) {
                 rc = -1;
             } else {
                 json_t *ex = json_pack("{s:s, s:s, s:O}", "phase", "exec", "sandboxId", sid, "process", proc);
-                rc = launch(name, ex, true, why, whysz, NULL);
+                rc = launch(name, ex, true, why, whysz, NULL, audit_file[0] ? audit_file : NULL, governed);
                 json_decref(ex);
             }
             json_decref(res);

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "config.h"
 #include "driver.h"
 #include "server.h"
@@ -396,6 +397,10 @@ static int serve(const char *sock, int argc, char **argv)
     bool mock = env_on("OPENSHELL_MXC_MOCK_WXC") || env_on("MXC_GATEWAY_MOCK");
     if (!mock && access(cfg.exec_path, X_OK) < 0) {
         fprintf(stderr, "mxc-gateway: mxc_exec_path %s is not an executable file: %s\n", cfg.exec_path, strerror(errno));
+        return 1;
+    }
+    if (gw_audit_init(why, sizeof why) < 0) {
+        fprintf(stderr, "mxc-gateway: %s\n", why);
         return 1;
     }
     if (gw_table_open(why, sizeof why) < 0) {

@@ -15,6 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "driver.h"
 #include "table.h"
 
@@ -114,6 +115,8 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
         }
         int http = 500;
         json_t *rec = gw_create(req, &http, why, sizeof why);
+        if (!rec)
+            gw_audit_refused(json_string_value(json_object_get(req, "name")), why);
         json_decref(req);
         if (!rec)
             return fail(c, (unsigned)http, why);

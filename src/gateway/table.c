@@ -160,8 +160,8 @@ void gw_table_remove(const char *name)
     json_object_del(table, name);
     char d[700], p[760];
     snprintf(d, sizeof d, "%s/%s", dir, name);
-    const char *files[] = {"record.json", "log", ".record.json.tmp"};
-    for (size_t i = 0; i < 3; i++) {
+    const char *files[] = {"record.json", "log", ".record.json.tmp", "proxy-audit.jsonl"};
+    for (size_t i = 0; i < 4; i++) {
         snprintf(p, sizeof p, "%s/%s", d, files[i]);
         unlink(p);
     }

@@ -191,6 +191,13 @@ int mxc_plan_from_request(const mxc_request *r, mxc_plan *p, mxc_error *e)
         return -1;
     }
     p->host_network = p->net.model == MXC_NETM_HOST;
+    /* a caller that collects the proxy's records (mxc-gateway) names the file;
+     * opened as --log-file is (hostpath.h), never through a link */
+    const char *audit = getenv("MXC_PROXY_AUDIT_FILE");
+    if (p->net.model == MXC_NETM_GOVERNED && audit && audit[0] == '/' && strlen(audit) < sizeof p->net.audit_path) {
+        snprintf(p->net.audit_path, sizeof p->net.audit_path, "%s", audit);
+        p->net.audit_by_caller = true;
+    }
     snprintf(p->hostname, sizeof p->hostname, "mxc-sandbox");
     return 0;
 }

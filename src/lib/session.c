@@ -592,7 +592,8 @@ static int start(opened *o, mxc_error *e)
         return -1;
     if (p.net.model == MXC_NETM_GOVERNED) { /* the proxy's records: beside the state, root's alone */
         snprintf(p.net.sandbox, sizeof p.net.sandbox, "%s", p.agent_name);
-        snprintf(p.net.audit_path, sizeof p.net.audit_path, "%s/proxy-audit.jsonl", o->st.dir);
+        if (!p.net.audit_by_caller) /* else the caller's file (MXC_PROXY_AUDIT_FILE, plan.c) */
+            snprintf(p.net.audit_path, sizeof p.net.audit_path, "%s/proxy-audit.jsonl", o->st.dir);
         /* credentials: the CA's files in the workspace (bound at the same path inside) */
         snprintf(p.net.ca_base, sizeof p.net.ca_base, "%s", p.workspace);
         if (p.net.creds && mxc_governed_workload_env(&p.net, e) < 0) {

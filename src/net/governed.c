@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "harden.h"
+#include "hostpath.h"
 
 int mxc_governed_credential(mxc_net_policy *np, mxc_error *e)
 {
@@ -478,8 +479,13 @@ int mxc_governed_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
             mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.proxy", errno, NULL, "cannot prepare mxc-proxy");
         goto out;
     }
-    if (np->audit_path[0])
+    if (np->audit_path[0] && np->audit_by_caller) {
+        mxc_error ae = {0};
+        afd = mxc_hostpath_open_log(np->audit_path, &ae); /* refused: the run goes on unaudited, as with no file */
+        mxc_error_clear(&ae);
+    } else if (np->audit_path[0]) {
         afd = open(np->audit_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+    }
     spawn(exe, lfd, cfg[0], hfd, st[1], afd);
     close(cfg[0]), close(st[1]);
     cfg[0] = st[1] = -1;

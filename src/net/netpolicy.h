@@ -50,6 +50,7 @@ typedef struct {
     char *hosts;              /* governed: {"allowed":[..],"blocked":[..]} for mxc-proxy (owned) */
     char sandbox[64];         /* governed: the sandbox's name, for the proxy's audit */
     char audit_path[768];     /* governed: where the proxy's audit records go ("" : nowhere) */
+    bool audit_by_caller;     /*   named by the caller (MXC_PROXY_AUDIT_FILE): opened as --log-file is */
     char *creds;              /* governed: network.credentials as validated, JSON text (owned): bindings and
                                  secretEnv names, never a secret (src/net/governed.c reads those at attach) */
     char ca_base[768];        /* governed with credentials: the host directory the CA files go under

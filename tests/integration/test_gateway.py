@@ -405,3 +405,59 @@ def test_a_provider_needs_governed_egress(gw, policy):
     g = gw(extra=PROVIDER).start()
     r = g.create("p", policy(), "true", extra=("--provider", "github"))
     assert r.returncode == 1 and "needs governed egress" in r.stderr, r.stderr
+
+
+# --------------------------------------------------------------------------------------------
+# the OCSF audit sink
+
+
+def ocsf(path):
+    try:
+        with open(path) as f:
+            return [json.loads(line) for line in f if line.strip()]
+    except FileNotFoundError:
+        return []
+
+
+def test_audit_records_launch_exit_network_and_refusals_without_secrets(gtls, gw, policy, host_dir, tmp_path):  # noqa: F811
+    logs = tmp_path / "ocsf"
+    work = host_dir("gw-audit", 0o777)
+    g = gw(extra="egress_proxy = true\n" + PROVIDER,
+           env={"OPENSHELL_OCSF_JSON": "1", "OPENSHELL_OCSF_LOG_DIR": str(logs)}).start()
+    sink = str(logs / "mxc-gateway-ocsf.jsonl")
+    dcj = json.dumps({"mxc": {"command": ["sh", "-c", WORKLOAD], "cwd": work}})
+    r = g("sandbox", "create", "--name", "aud", "--policy", str(policy(GH_POLICY)), "--driver-config-json", dcj,
+          "--provider", "github", *[a for p in PROBE for a in ("--env", p)])
+    assert r.returncode == 0, r.stderr
+    g.wait_status("aud", "exited")
+    assert g.create("refused", policy("version: 1\nnetwork_middlewares: {}\n"), "true").returncode == 1
+
+    def ready():
+        recs = ocsf(sink)
+        return any(x.get("class_uid") == 1007 and x.get("activity_id") == 2 for x in recs) and \
+            any(x.get("class_uid") == 6003 for x in recs) and \
+            any(x.get("class_uid") in (4001, 4002) for x in recs)
+    assert wait_until(ready, 30), ocsf(sink)
+    recs = ocsf(sink)
+    mine = [x for x in recs if x.get("unmapped", {}).get("sandbox") == "aud"]
+    assert {(x["class_uid"], x.get("activity_id")) for x in mine if x["class_uid"] == 1007} == {(1007, 1), (1007, 2)}
+    assert [x["exit_code"] for x in mine if x["class_uid"] == 1007 and x["activity_id"] == 2] == [0]
+    net = [x for x in mine if x["class_uid"] in (4001, 4002)]
+    assert net, recs  # the proxy's decisions, attributed by the owner's generation key
+    refused = [x for x in recs if x["class_uid"] == 6003]
+    assert refused[0]["unmapped"]["sandbox"] == "refused" and "network_middlewares" in refused[0]["status_detail"]
+    text = open(sink).read()
+    assert SECRET not in text and "curl" not in text and "Bearer" not in text, text  # no secret, no command
+    assert os.stat(sink).st_mode & 0o777 == 0o600
+
+
+def test_audit_drops_are_counted_and_warned_not_blocking(gw, policy, tmp_path):
+    logs = tmp_path / "ocsf"
+    g = gw(env={"OPENSHELL_OCSF_JSON": "1", "OPENSHELL_OCSF_LOG_DIR": str(logs), "MXC_OCSF_QUEUE_MAX": "1"}).start()
+    bad = policy("version: 1\nnetwork_middlewares: {}\n")
+    procs = [subprocess.Popen([GATEWAY, "sandbox", "create", "--name", "r%d" % i, "--policy", str(bad), "--", "true"],
+                              env=g.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for i in range(40)]
+    assert all(p.wait(timeout=120) == 1 for p in procs)  # every create answered: the sink never blocks them
+    g.stop()
+    out = g.proc.stdout.read().decode()
+    assert "records were dropped" in out or len(ocsf(str(logs / "mxc-gateway-ocsf.jsonl"))) == 40, out
