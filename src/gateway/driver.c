@@ -18,6 +18,7 @@
 #include "audit.h"
 #include "mxc.h"
 #include "policymap.h"
+#include "procs.h"
 #include "table.h"
 
 static const mxc_gw_config *CFG;
@@ -39,26 +40,6 @@ static void say(char *why, size_t whysz, int *http, int code, const char *fmt, c
 
 /* ---- running mxc-exec --------------------------------------------------- */
 
-static unsigned long long start_time_of(pid_t pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
-    if (fd >= 0)
-        close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')');
-    unsigned long long st = 0;
-    for (int field = 2; p && *p; p++)
-        if (*p == ' ' && ++field == 22) {
-            st = strtoull(p + 1, NULL, 10);
-            break;
-        }
-    return st;
-}
 
 /* Starts mxc-exec FLAGS --config - with request on its stdin; its stdout
  * and stderr to out_fd (-1: a pipe into *pipe_out).  No PDEATHSIG: it is
@@ -255,7 +236,7 @@ static int launch(const char *name, json_t *req, bool experimental, char *why, s
         close(lfd);
     if (pid < 0)
         return say(why, whysz, NULL, 0, "cannot start mxc-exec (%s)%s", CFG->exec_path, NULL), -1;
-    unsigned long long pstart = start_time_of(pid);
+    unsigned long long pstart = mxc_proc_start_time(pid);
     gw_table_set(name, "pid", json_integer(pid));
     gw_table_set(name, "pidStart", json_integer((json_int_t)pstart));
     gw_audit_process(name, experimental ? "isolation_session" : "process", GW_AUDIT_LAUNCH, pid, 0);
@@ -629,12 +610,12 @@ static void end_process(json_t *rec)
 {
     pid_t pid = (pid_t)json_integer_value(json_object_get(rec, "pid"));
     unsigned long long st = (unsigned long long)json_integer_value(json_object_get(rec, "pidStart"));
-    if (pid <= 0 || start_time_of(pid) != st)
+    if (pid <= 0 || mxc_proc_start_time(pid) != st)
         return;
     int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (pfd < 0)
         return;
-    if (start_time_of(pid) == st) { /* still the same process, now pinned */
+    if (mxc_proc_start_time(pid) == st) { /* still the same process, now pinned */
         syscall(SYS_pidfd_send_signal, pfd, SIGTERM, NULL, 0);
         struct pollfd p = {.fd = pfd, .events = POLLIN};
         if (poll(&p, 1, 10000) <= 0)
