@@ -22,14 +22,27 @@
 #include "table.h"
 
 static const mxc_gw_config *CFG;
-static bool MOCK;
+static int MOCK;
 
-void gw_driver_init(const mxc_gw_config *cfg, bool mock)
+void gw_driver_init(const mxc_gw_config *cfg, int mock)
 {
     CFG = cfg, MOCK = mock;
 }
 
-bool gw_driver_mock(void) { return MOCK; }
+bool gw_driver_mock(void) { return MOCK != GW_MOCK_OFF; }
+
+/* The mock executor: what the real path would send, into the sandbox's log. */
+static void mock_run(const char *name, const char *what, const json_t *req)
+{
+    char log[800];
+    FILE *f = gw_table_log_path(name, log, sizeof log) == 0 ? fopen(log, "ae") : NULL;
+    if (!f)
+        return;
+    char *s = json_dumps(req, JSON_COMPACT | JSON_SORT_KEYS);
+    fprintf(f, "mock: would run %s %s\n", what, s ? s : "(unprintable)");
+    free(s);
+    fclose(f);
+}
 
 static void say(char *why, size_t whysz, int *http, int code, const char *fmt, const char *a, const char *b)
 {
@@ -212,7 +225,16 @@ static void *watcher(void *arg)
     gw_audit_source_retire(w->pid, w->start);
     if (rec && json_integer_value(json_object_get(rec, "pid")) == w->pid) {
         gw_table_set(w->name, "exitCode", json_integer(code));
-        gw_table_set(w->name, "status", json_string("exited"));
+        /* the driver reports a failed workload as failed (spec 002), its code kept */
+        gw_table_set(w->name, "status", json_string(code == 0 ? "exited" : "failed"));
+        if (code != 0) {
+            char e[96];
+            if (WIFEXITED(st))
+                snprintf(e, sizeof e, "the workload exited with status %d", code);
+            else
+                snprintf(e, sizeof e, "the workload was killed by signal %d", WTERMSIG(st));
+            gw_table_set(w->name, "error", json_string(e));
+        }
         gw_table_set(w->name, "pid", NULL);
         gw_table_set(w->name, "pidStart", NULL);
         gw_table_set(w->name, "ended", json_integer((json_int_t)time(NULL)));
@@ -553,14 +575,31 @@ json_t *gw_create(const json_t *req, int *http, char *why, size_t whysz)
     }
     int rc = 0;
     if (MOCK) {
-        char log[800];
-        FILE *f = gw_table_log_path(name, log, sizeof log) == 0 ? fopen(log, "ae") : NULL;
-        if (f) {
-            fprintf(f, "mock: would run %s\n", json_string_value(json_object_get(proc, "commandLine")));
-            fclose(f);
+        const char *backend = session ? "isolation_session" : "process";
+        json_t *run = json_deep_copy(frag);
+        if (session) {
+            json_object_set_new(run, "containment", json_string("isolation_session"));
+            json_object_set_new(run, "phase", json_string("provision"));
+            mock_run(name, "provision", run);
+            json_t *st = json_pack("{s:s, s:s}", "phase", "start", "sandboxId", "mock");
+            mock_run(name, "start", st);
+            json_decref(st);
+            json_t *ex = json_pack("{s:s, s:s, s:O}", "phase", "exec", "sandboxId", "mock", "process", proc);
+            mock_run(name, "exec", ex);
+            json_decref(ex);
+        } else {
+            json_object_set(run, "process", proc);
+            mock_run(name, "one-shot", run);
         }
-        gw_table_set(name, "status", json_string("exited"));
-        gw_table_set(name, "exitCode", json_integer(0));
+        json_decref(run);
+        gw_audit_process(name, backend, GW_AUDIT_LAUNCH, 0, 0);
+        if (MOCK == GW_MOCK_HOLD) {
+            gw_table_set(name, "status", json_string("running"));
+        } else {
+            gw_audit_process(name, backend, GW_AUDIT_TERMINATE, 0, 0);
+            gw_table_set(name, "status", json_string("exited"));
+            gw_table_set(name, "exitCode", json_integer(0));
+        }
     } else if (!session) {
         json_t *run = json_deep_copy(frag);
         json_object_set(run, "process", proc);
@@ -672,6 +711,8 @@ void gw_reconcile(void)
             }
             json_decref(env);
         }
+        const char *backend = json_string_value(json_object_get(rec, "backend"));
+        gw_audit_lost(name, backend ? backend : "process", why);
         gw_table_set(name, "pid", NULL);
         gw_table_set(name, "pidStart", NULL);
         gw_table_set(name, "status", json_string("lost"));

@@ -10,8 +10,13 @@
  * workload is launched), delete, and the reconciliation at start-up
  * (records left running by a previous gateway: their runtime state gone ->
  * lost; orphaned sessions it owns -> stopped, deprovisioned, lost).  In mock
- * mode (OPENSHELL_MXC_MOCK_WXC=1 or MXC_GATEWAY_MOCK=1) nothing is run: the
- * workload "exits 0" after its log says what would have run. */
+ * mode (OPENSHELL_MXC_MOCK_WXC=1, MXC_GATEWAY_MOCK_EXEC=1 or MXC_GATEWAY_MOCK=1)
+ * an in-process mock stands for the executor: the same checks, mapping,
+ * environment, providers, records and audit, and each runtime request the
+ * real path would send written to the sandbox's log ("mock: would run PHASE
+ * JSON"; secrets are never in a request, only in the real executor's
+ * environment); nothing runs, the workload "exits 0" at once — or, with
+ * MXC_GATEWAY_MOCK_HOLD=1, stays running until delete (restart wiring). */
 #ifndef MXC_GATEWAY_DRIVER_H
 #define MXC_GATEWAY_DRIVER_H
 
@@ -21,7 +26,10 @@
 
 #include "config.h"
 
-void gw_driver_init(const mxc_gw_config *cfg, bool mock);
+#define GW_MOCK_OFF 0
+#define GW_MOCK_EXIT 1 /* mock workloads exit 0 at once */
+#define GW_MOCK_HOLD 2 /* mock workloads run until delete */
+void gw_driver_init(const mxc_gw_config *cfg, int mock);
 bool gw_driver_mock(void);
 
 /* req: {"name","policy" (a SandboxPolicy object),"command":[...],"cwd"?,

@@ -355,6 +355,10 @@ static int probe(int argc, char **argv)
         }
         json_object_set_new(verdicts, "configured", json_string(exe ? "PASS" : "FAIL"));
     }
+    int ka = gw_kernel_audit_enabled();
+    json_object_set_new(rep, "kernelAudit", ka < 0 ? json_string("unknown") : json_boolean(ka));
+    /* filesystem denials in the OCSF log: not collected (audit.h says why) */
+    json_object_set_new(verdicts, "filesystemDenialAudit", json_string("SKIP"));
     json_object_set_new(rep, "verdicts", verdicts);
     char *s = json_dumps(rep, JSON_INDENT(2) | JSON_SORT_KEYS);
     printf("%s\n", s ? s : "{}");
@@ -394,7 +398,9 @@ static int serve(const char *sock, int argc, char **argv)
         fprintf(stderr, "mxc-gateway: %s\n", why);
         return 1;
     }
-    bool mock = env_on("OPENSHELL_MXC_MOCK_WXC") || env_on("MXC_GATEWAY_MOCK");
+    int mock = env_on("OPENSHELL_MXC_MOCK_WXC") || env_on("MXC_GATEWAY_MOCK_EXEC") || env_on("MXC_GATEWAY_MOCK")
+                   ? (env_on("MXC_GATEWAY_MOCK_HOLD") ? GW_MOCK_HOLD : GW_MOCK_EXIT)
+                   : GW_MOCK_OFF;
     if (!mock && access(cfg.exec_path, X_OK) < 0) {
         fprintf(stderr, "mxc-gateway: mxc_exec_path %s is not an executable file: %s\n", cfg.exec_path, strerror(errno));
         return 1;
@@ -409,10 +415,12 @@ static int serve(const char *sock, int argc, char **argv)
     }
     gw_driver_init(&cfg, mock);
     gw_reconcile();
-    if (gw_serve(sock, why, sizeof why) < 0) {
+    if (gw_audit_start(why, sizeof why) < 0 || gw_serve(sock, why, sizeof why) < 0) {
         fprintf(stderr, "mxc-gateway: %s\n", why);
+        gw_audit_close();
         return 1;
     }
+    gw_audit_close();
     return 0;
 }
 
