@@ -1,5 +1,6 @@
 /* audit.c — see audit.h. */
 #include "audit.h"
+#include "state.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -349,20 +350,6 @@ static void *writer(void *arg)
     return NULL;
 }
 
-static int mkdir_p(const char *path)
-{
-    char tmp[600];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    return mkdir(tmp, 0700) < 0 && errno != EEXIST ? -1 : 0;
-}
-
 int gw_audit_init(char *why, size_t whysz)
 {
     const char *a = getenv("OPENSHELL_OCSF_JSON"), *b = getenv("MXC_OCSF_JSON");
@@ -378,7 +365,7 @@ int gw_audit_init(char *why, size_t whysz)
         snprintf(d, sizeof d, "%s/.local/state/mxc/logs", getenv("HOME") ? getenv("HOME") : "/tmp");
     char path[700];
     snprintf(path, sizeof path, "%s/mxc-gateway-ocsf.jsonl", d);
-    if (mkdir_p(d) < 0 ||
+    if (mxc_mkdir_p(d, 0700) < 0 ||
         (out_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
         snprintf(why, whysz, "the OCSF audit sink %s cannot be opened: %s", path, strerror(errno));
         return -1;

@@ -12,39 +12,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "inventory.h"
+#include "state.h"
+
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static json_t *table; /* name -> record */
 static char dir[512];
 
 const char *gw_table_dir(void) { return dir; }
 
-bool gw_name_ok(const char *name)
-{
-    size_t n = name ? strlen(name) : 0;
-    if (n == 0 || n > 63)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = name[i];
-        bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-        if (!alnum && (i == 0 || (c != '-' && c != '_' && c != '.')))
-            return false;
-    }
-    return true;
-}
-
-static int mkdir_p(const char *path, mode_t mode)
-{
-    char tmp[512];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    return mkdir(tmp, mode) < 0 && errno != EEXIST ? -1 : 0;
-}
+bool gw_name_ok(const char *name) { return mxc_label_is_valid(name, 63); }
 
 static void write_record(const char *name, json_t *rec)
 {
@@ -79,7 +56,7 @@ int gw_table_open(char *why, size_t whysz)
     else
         snprintf(dir, sizeof dir, "/tmp/mxc-gateway-%u", (unsigned)geteuid());
     struct stat st;
-    if (mkdir_p(dir, 0700) < 0 || lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+    if (mxc_mkdir_p(dir, 0700) < 0 || lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
         (st.st_mode & 077)) {
         snprintf(why, whysz, "the gateway state directory %s is unusable (it must be a 0700 directory of ours)", dir);
         return -1;

@@ -20,18 +20,23 @@
 #define NAMES_DIR ".names"
 #define NAME_MAX_LEN 64
 
-bool mxc_name_is_valid(const char *name)
+bool mxc_label_is_valid(const char *s, size_t max)
 {
-    size_t n = name ? strlen(name) : 0;
-    if (n == 0 || n > NAME_MAX_LEN || mxc_agent_name_is_safe(name))
+    size_t n = s ? strlen(s) : 0;
+    if (n == 0 || n > max)
         return false;
     for (size_t i = 0; i < n; i++) {
-        char c = name[i];
+        char c = s[i];
         bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
         if (!alnum && (i == 0 || (c != '_' && c != '.' && c != '-')))
             return false;
     }
     return true;
+}
+
+bool mxc_name_is_valid(const char *name)
+{
+    return mxc_label_is_valid(name, NAME_MAX_LEN) && !mxc_agent_name_is_safe(name);
 }
 
 static char *envelope_error(mxc_error *e)
@@ -75,7 +80,13 @@ static int names_dir(bool make, mxc_error *e)
 static void read_name(int dfd, const char *name, char *id, size_t idsz)
 {
     id[0] = '\0';
-    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    /* a link, a FIFO or anything not a regular file planted here names nothing */
+    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat sb;
+    if (fd >= 0 && (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode))) {
+        close(fd);
+        fd = -1;
+    }
     ssize_t n = fd < 0 ? -1 : read(fd, id, idsz - 1);
     if (fd >= 0)
         close(fd);

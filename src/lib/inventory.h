@@ -11,9 +11,14 @@
 #define MXC_INVENTORY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* A name a person may give: [A-Za-z0-9][A-Za-z0-9_.-]{0,63}, never one of
  * our agent names (mxc-...), so a name and an id are never confused. */
 bool mxc_name_is_valid(const char *name);
+/* The one rule for a name people choose (sandbox names here, gateway
+ * sandbox names): 1..max of [A-Za-z0-9_.-], starting alphanumeric — so
+ * never ".", "..", a path or an option. */
+bool mxc_label_is_valid(const char *s, size_t max);
 
 #endif

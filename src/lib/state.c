@@ -13,7 +13,7 @@
 
 #include "procs.h"
 
-static int mkdir_p(const char *path, mode_t mode)
+int mxc_mkdir_p(const char *path, mode_t mode)
 {
     char buf[512];
     snprintf(buf, sizeof buf, "%s", path);
@@ -40,7 +40,7 @@ int mxc_state_root(char *out, size_t outsz, mxc_error *e)
         snprintf(out, outsz, "%s/mxc", xdg);
     else
         return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "no state directory: set MXC_STATE_DIR or XDG_RUNTIME_DIR");
-    if (mkdir_p(out, 0700) < 0)
+    if (mxc_mkdir_p(out, 0700) < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.mkdir", errno, NULL, "cannot create the state root %s", out);
     return 0;
 }
@@ -64,7 +64,7 @@ static int workspace_root_at(char *out, size_t outsz, bool create, mxc_error *e)
         snprintf(out, outsz, "%s/mxc-workspaces", xdg);
     else
         return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "no workspace directory: set MXC_WORKSPACE_ROOT or HOME");
-    if (create && mkdir_p(out, 0711) < 0)
+    if (create && mxc_mkdir_p(out, 0711) < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.mkdir", errno, NULL, "cannot create the workspace root %s",
                           out);
     return 0;

@@ -27,6 +27,12 @@ typedef struct {
     int lock_fd;
 } mxc_state;
 
+/* mkdir -p by string — only for host-administrator paths (state roots, the
+ * gateway's state and log directories), never under anything a sandbox can
+ * write: parents 0755, the last one mode; an existing one is fine.  0, or -1
+ * with errno. */
+int mxc_mkdir_p(const char *path, mode_t mode);
+
 int mxc_state_root(char *out, size_t outsz, mxc_error *e);
 int mxc_workspace_root(char *out, size_t outsz, mxc_error *e);
 /* <workspace root>/<name>. */
