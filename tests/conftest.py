@@ -12,6 +12,7 @@ nothing behind.
 """
 import base64
 import collections
+import fcntl
 import json
 import os
 import pty
@@ -20,8 +21,10 @@ import select
 import shlex
 import shutil
 import signal
+import struct
 import subprocess
 import tempfile
+import termios
 import time
 
 import pytest
@@ -635,3 +638,64 @@ def rl():
     m.cleanup()
     shutil.rmtree(state, ignore_errors=True)
     shutil.rmtree(scratch, ignore_errors=True)
+
+
+class PtyScreen:
+    """A person's terminal made here: a pty whose master the test reads (the screen) and writes
+    (keys). Subclasses start their program (self.p) on the slave."""
+
+    def __init__(self, rows=24, cols=80):
+        self.master, self.slave = pty.openpty()
+        self.resize(rows, cols)
+        self.screen = b""
+        self.p = None
+
+    def resize(self, rows, cols):
+        fcntl.ioctl(self.master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
+    def read_until(self, needle, timeout=30):
+        deadline = time.monotonic() + timeout
+        while needle not in self.screen and time.monotonic() < deadline:
+            r, _, _ = select.select([self.master], [], [], 0.2)
+            if r:
+                try:
+                    self.screen += os.read(self.master, 65536)
+                except OSError:
+                    break
+        return needle in self.screen
+
+    def write(self, data):
+        os.write(self.master, data)
+
+    def finish(self, timeout=60):
+        deadline = time.monotonic() + timeout
+        while self.p.poll() is None and time.monotonic() < deadline:
+            self.read_until(b"\0\0never", 0.2)
+        self.read_until(b"\0\0never", 0.3)
+        return self.p.wait(timeout=10)
+
+    def lines(self):
+        """The screen as text lines, without the one warning an ASan+UBSan build prints when its
+        vfork-style child switches stacks (google/sanitizers#189): run-tests.sh runs the suites
+        against that build too, and the warning is the sanitizer's, not the workload's."""
+        out = []
+        for line in self.screen.decode(errors="replace").replace("\r", "").splitlines():
+            if "ASan is ignoring requested __asan_handle_no_return" in line or \
+                    line.strip() == "False positive error reports may follow" or \
+                    line.startswith("For details see https://github.com/google/sanitizers/issues/189"):
+                continue
+            out.append(line)
+        return out
+
+    def lflag(self):
+        return termios.tcgetattr(self.slave)[3]
+
+    def close(self):
+        if self.p is not None and self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+        for f in (self.p.stdin, self.p.stdout, self.p.stderr) if self.p is not None else ():
+            if f:
+                f.close()
+        os.close(self.master)
+        os.close(self.slave)

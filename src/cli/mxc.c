@@ -435,16 +435,32 @@ static int cmd_create(int argc, char **argv)
     return 0;
 }
 
-static int cmd_simple_phase(const char *sub, int argc, char **argv)
+/* The prologue of the subcommands that take flags and `want` operands (0,
+ * or exactly one NAME|ID): parse, --help, the operand count.  The index of
+ * the operand (argc when none), or -1 with *rc the exit status to return. */
+static int prologue(const char *sub, int argc, char **argv, int want, int *rc)
 {
-    build b = {.req = NULL};
+    build b = {0};
     int i = parse(argc, argv, &b);
     if (i == -3)
-        return help();
+        return *rc = help(), -1;
     if (i < 0)
-        return 2;
-    if (i != argc - 1)
-        return usage("%s takes exactly one NAME|ID", sub);
+        return *rc = 2, -1;
+    if (want == 0 && i < argc) {
+        char what[200];
+        snprintf(what, sizeof what, "%s takes no operand (%%s)", sub);
+        return *rc = usage(what, argv[i]), -1;
+    }
+    if (want == 1 && i != argc - 1)
+        return *rc = usage("%s takes exactly one NAME|ID", sub), -1;
+    return i;
+}
+
+static int cmd_simple_phase(const char *sub, int argc, char **argv)
+{
+    int rc, i = prologue(sub, argc, argv, 1, &rc);
+    if (i < 0)
+        return rc;
     const char *ph = !strcmp(sub, "rm") ? "deprovision" : sub;
     if (opt_print) {
         json_t *r = json_pack("{s:s, s:s}", "phase", ph, "sandboxId", argv[i]);
@@ -561,14 +577,9 @@ static void limits_text(json_t *lim, char *out, size_t sz)
 
 static int cmd_ls(int argc, char **argv)
 {
-    build b = {0};
-    int i = parse(argc, argv, &b);
-    if (i == -3)
-        return help();
+    int rc, i = prologue("ls", argc, argv, 0, &rc);
     if (i < 0)
-        return 2;
-    if (i < argc)
-        return usage("ls takes no operand (%s)", argv[i]);
+        return rc;
     char *text = mxc_list_json();
     json_t *env = text ? json_loads(text, 0, NULL) : NULL;
     if (!json_object_get(env, "result")) {
@@ -612,14 +623,9 @@ static int cmd_ls(int argc, char **argv)
 
 static int cmd_inspect(int argc, char **argv)
 {
-    build b = {0};
-    int i = parse(argc, argv, &b);
-    if (i == -3)
-        return help();
+    int rc, i = prologue("inspect", argc, argv, 1, &rc);
     if (i < 0)
-        return 2;
-    if (i != argc - 1)
-        return usage("inspect takes exactly one NAME|ID%s", NULL);
+        return rc;
     char *sid = resolve(argv[i]);
     if (!sid)
         return 1;
@@ -627,7 +633,7 @@ static int cmd_inspect(int argc, char **argv)
     free(sid);
     json_t *env = text ? json_loads(text, 0, NULL) : NULL;
     json_t *res = json_object_get(env, "result");
-    int rc = 0;
+    rc = 0;
     if (res) {
         char *s = json_dumps(res, JSON_INDENT(2) | JSON_SORT_KEYS);
         printf("%s\n", s ? s : "{}");
@@ -642,18 +648,13 @@ static int cmd_inspect(int argc, char **argv)
 
 static int cmd_gc(int argc, char **argv)
 {
-    build b = {0};
-    int i = parse(argc, argv, &b);
-    if (i == -3)
-        return help();
+    int rc, i = prologue("gc", argc, argv, 0, &rc);
     if (i < 0)
-        return 2;
-    if (i < argc)
-        return usage("gc takes no operand (%s)", argv[i]);
+        return rc;
     char *text = mxc_gc_json();
     json_t *env = text ? json_loads(text, 0, NULL) : NULL;
     json_t *swept = json_object_get(json_object_get(env, "result"), "swept");
-    int rc = 0;
+    rc = 0;
     if (!swept) {
         rc = say_error(text);
     } else if (opt_json) {

@@ -4,21 +4,16 @@ log files, the person's terminal, rootless limits.
 Each attack runs on every surface it applies to (one-shot, session; root and rootless) and
 asserts the specific refusal and that the caller's side is unchanged.
 """
-import fcntl
 import json
 import os
-import pty
-import select
 import signal
-import struct
 import subprocess
 import tempfile
 import termios
-import time
 
 import pytest
 
-from conftest import (DROP, MXC_EXEC, UID, assert_ok_envelope, errno_of, h, oneshot_request,  # noqa: F401
+from conftest import (DROP, MXC_EXEC, UID, PtyScreen, assert_ok_envelope, errno_of, h, oneshot_request,  # noqa: F401
                       owned_tmpdir, rl, unique, verb_result, wait_until)
 
 OSC52 = b"\x1b]52;c;cGF5bG9hZA==\x07"
@@ -33,61 +28,17 @@ def ok(r):
 # helpers: a person's terminal
 
 
-class Terminal:
+class Terminal(PtyScreen):
     """mxc-exec on a pty made here (the person's terminal): write keys, read the screen, look
     at the terminal's modes, signal the caller."""
 
     def __init__(self, argv, env, rows=24, cols=80):
-        self.master, self.slave = pty.openpty()
-        fcntl.ioctl(self.slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        super().__init__(rows, cols)
         # a person's shell gives the caller these signals at their defaults; a CI runner under
         # nohup (SIGHUP ignored) would not, and mxc keeps an ignored signal ignored
         argv = ["env", "--default-signal=HUP,INT,TERM,QUIT"] + list(argv)
         self.p = subprocess.Popen(argv, stdin=self.slave, stdout=self.slave, stderr=self.slave, env=env,
                                   start_new_session=True)
-        self.screen = b""
-
-    def read_until(self, needle, timeout=30):
-        deadline = time.monotonic() + timeout
-        while needle not in self.screen and time.monotonic() < deadline:
-            r, _, _ = select.select([self.master], [], [], 0.2)
-            if r:
-                try:
-                    self.screen += os.read(self.master, 65536)
-                except OSError:
-                    break
-        return needle in self.screen
-
-    def finish(self, timeout=60):
-        deadline = time.monotonic() + timeout
-        while self.p.poll() is None and time.monotonic() < deadline:
-            self.read_until(b"\0\0never", 0.2)
-        self.read_until(b"\0\0never", 0.3)
-        rc = self.p.wait(timeout=10)
-        return rc
-
-    def lines(self):
-        """The screen as text lines, without the one warning an ASan+UBSan build prints when its
-        vfork-style child switches stacks (google/sanitizers#189): run-tests.sh runs this suite
-        against that build too, and the warning is the sanitizer's, not the workload's."""
-        out = []
-        for line in self.screen.decode(errors="replace").replace("\r", "").splitlines():
-            if "ASan is ignoring requested __asan_handle_no_return" in line or \
-                    line.strip() == "False positive error reports may follow" or \
-                    line.startswith("For details see https://github.com/google/sanitizers/issues/189"):
-                continue
-            out.append(line)
-        return out
-
-    def lflag(self):
-        return termios.tcgetattr(self.slave)[3]
-
-    def close(self):
-        if self.p.poll() is None:
-            self.p.kill()
-            self.p.wait()
-        os.close(self.master)
-        os.close(self.slave)
 
 
 def request_file(mxc, req):

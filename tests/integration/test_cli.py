@@ -8,17 +8,13 @@ NETWORK SAFETY: no test here sends a packet anywhere (the network flags are chec
 import fcntl
 import json
 import os
-import pty
 import re
-import select
-import struct
 import subprocess
 import termios
-import time
 
 import pytest
 
-from conftest import DROP, MXC_EXEC, UID, wait_until
+from conftest import DROP, MXC_EXEC, UID, PtyScreen, wait_until
 
 MXC = os.path.join(os.path.dirname(MXC_EXEC), "mxc")
 
@@ -184,6 +180,28 @@ def test_names_are_unique_and_freed_by_rm(cli):
     assert cli("create", "--name", "dup").returncode == 0
 
 
+def test_planted_entries_in_the_names_directory_name_nothing(cli, mxc, tmp_path):
+    """The names directory is the caller's (root's, or a rootless user's); whatever was planted
+    there — a link to a file holding a live sandbox's id, a FIFO — is read by descriptor without
+    following or blocking: it names nothing, rm leaves the link's target alone, and a create of
+    that name replaces the entry itself."""
+    real = cli("create", "--name", "real").stdout.strip()
+    names = os.path.join(mxc.state_dir, ".names")
+    target = tmp_path / "holds-an-id"
+    target.write_text(real)
+    os.symlink(str(target), os.path.join(names, "linked"))
+    os.mkfifo(os.path.join(names, "fifo"))
+    for name in ("linked", "fifo"):
+        r = cli("inspect", name, timeout=30)
+        assert r.returncode == 1 and real not in r.stdout, (name, r.stdout, r.stderr)
+        assert cli("rm", name, timeout=30).returncode == 1
+    assert target.read_text() == real and cli("inspect", "real").returncode == 0
+    made = cli("create", "--name", "linked").stdout.strip()
+    assert made and made != real
+    assert not os.path.islink(os.path.join(names, "linked")) and target.read_text() == real
+    assert cli("inspect", "linked").returncode == 0
+
+
 def test_ls_lists_exactly_what_was_created_and_marks_damage(cli, mxc):
     ids = [cli("create").stdout.strip() for _ in range(2)]
     named = cli("create", "--name", "third").stdout.strip()
@@ -278,43 +296,17 @@ def test_gc(cli):
 # shell, on a terminal made here
 
 
-class Pty:
-    """`mxc ARGS` with stdin, stdout and stderr on a pty made here."""
+class Pty(PtyScreen):
+    """`mxc ARGS` with stdin, stdout and stderr on a pty made here, its controlling terminal."""
 
     def __init__(self, argv, env, rows=24, cols=80):
-        self.master, self.slave = pty.openpty()
-        self.resize(rows, cols)
+        super().__init__(rows, cols)
         self.before = termios.tcgetattr(self.slave)
         self.p = subprocess.Popen(argv, env=env, stdin=self.slave, stdout=self.slave, stderr=self.slave,
                                   start_new_session=True, preexec_fn=self._ctty)
-        self.screen = b""
 
     def _ctty(self):
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)  # the person's terminal is mxc's controlling one
-
-    def resize(self, rows, cols):
-        fcntl.ioctl(self.master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-
-    def read_until(self, needle, timeout=30):
-        deadline = time.monotonic() + timeout
-        while needle not in self.screen and time.monotonic() < deadline:
-            r, _, _ = select.select([self.master], [], [], 0.2)
-            if r:
-                try:
-                    self.screen += os.read(self.master, 65536)
-                except OSError:
-                    break
-        return needle in self.screen
-
-    def type(self, data):
-        os.write(self.master, data)
-
-    def close(self):
-        if self.p.poll() is None:
-            self.p.kill()
-            self.p.wait()
-        os.close(self.master)
-        os.close(self.slave)
 
 
 def test_shell_on_a_terminal(cli):
@@ -322,28 +314,28 @@ def test_shell_on_a_terminal(cli):
     assert cli("start", "sh").returncode == 0
     t = Pty([MXC, "shell", "sh"], cli.env({"TERM": "xterm", "PS1": "$ "}), rows=31, cols=101)
     try:
-        t.type(b"tty; stty size; [ -t 0 ] && [ -t 1 ] && [ -t 2 ] && echo ALL-TTY; echo TERM=$TERM\n")
+        t.write(b"tty; stty size; [ -t 0 ] && [ -t 1 ] && [ -t 2 ] && echo ALL-TTY; echo TERM=$TERM\n")
         assert t.read_until(b"TERM=xterm"), t.screen
         assert b"/dev/pts/" in t.screen and b"31 101" in t.screen and b"ALL-TTY" in t.screen, t.screen
         # a resize reaches the shell's terminal: the kernel sends mxc SIGWINCH (the pty's
         # foreground group), mxc passes the size on; asked until seen (delivery is asynchronous)
         t.resize(40, 120)
-        assert wait_until(lambda: t.type(b"stty size\n") or t.read_until(b"40 120", 1), 20), t.screen
+        assert wait_until(lambda: t.write(b"stty size\n") or t.read_until(b"40 120", 1), 20), t.screen
         # Ctrl-C reaches the workload's foreground job and not mxc
         # (the ^C is typed once the job runs as the terminal's foreground group: it says so
         # itself; bash makes it the foreground before it execs)
-        t.type(b"sh -c 'echo running-$$; exec sleep 100'\n")
+        t.write(b"sh -c 'echo running-$$; exec sleep 100'\n")
         assert wait_until(lambda: t.read_until(b"\0never", 0.2) or re.search(rb"running-\d+", t.screen), 30), \
             t.screen
-        t.type(b"\x03")
-        t.type(b"echo after-sleep-$?\n")
+        t.write(b"\x03")
+        t.write(b"echo after-sleep-$?\n")
         assert t.read_until(b"after-sleep-130", 20), t.screen
         assert t.p.poll() is None
         # job control: a background job and back
-        t.type(b"sleep 50 &\njobs; kill %1; echo JOBS-DONE\n")
+        t.write(b"sleep 50 &\njobs; kill %1; echo JOBS-DONE\n")
         assert t.read_until(b"JOBS-DONE"), t.screen
         assert b"[1]" in t.screen, t.screen
-        t.type(b"exit 5\n")
+        t.write(b"exit 5\n")
         assert t.p.wait(timeout=30) == 5
         assert termios.tcgetattr(t.slave) == t.before  # the person's terminal restored
     finally:

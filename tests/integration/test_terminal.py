@@ -5,77 +5,28 @@ contract-1.0 one-shot gets the same terminal as a legacy one (upstream's lxc-exe
 
 Each test makes its own pty and hands the CLI some of its three streams on it.
 """
-import fcntl
-import os
-import pty
-import select
 import signal
-import struct
 import subprocess
-import termios
 import time
 
 import pytest
 
-from conftest import MXC_EXEC
+from conftest import MXC_EXEC, PtyScreen
 
 V1 = "1.0.0"
 
 
-class Terminal:
+class Terminal(PtyScreen):
     """mxc-exec with the streams named in `on_tty` on a pty made here; the others are given
     explicitly (a file object, subprocess.PIPE or DEVNULL)."""
 
     def __init__(self, mxc, request, on_tty=("stdin", "stdout", "stderr"), rows=24, cols=80, **other):
-        self.master, self.slave = pty.openpty()
-        self.resize(rows, cols)
+        super().__init__(rows, cols)
         argv = [MXC_EXEC] + (["--experimental"] if "phase" in request else []) + \
             ["--config", mxc.config_file(request)]
         streams = {name: (self.slave if name in on_tty else other[name])
                    for name in ("stdin", "stdout", "stderr")}
         self.p = subprocess.Popen(argv, env=mxc.env(), start_new_session=True, **streams)
-        self.screen = b""
-
-    def resize(self, rows, cols):
-        fcntl.ioctl(self.master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-
-    def read_until(self, needle, timeout=30):
-        deadline = time.monotonic() + timeout
-        while needle not in self.screen and time.monotonic() < deadline:
-            r, _, _ = select.select([self.master], [], [], 0.2)
-            if r:
-                try:
-                    self.screen += os.read(self.master, 65536)
-                except OSError:
-                    break
-        return needle in self.screen
-
-    def write(self, data):
-        os.write(self.master, data)
-
-    def finish(self, timeout=60):
-        deadline = time.monotonic() + timeout
-        while self.p.poll() is None and time.monotonic() < deadline:
-            self.read_until(b"\0\0never", 0.2)
-        self.read_until(b"\0\0never", 0.3)
-        return self.p.wait(timeout=10)
-
-    def lines(self):
-        """The screen as lines, without the ASan+UBSan build's stack-switch warning (see
-        tests/escape/test_caller_side.py)."""
-        return [line for line in self.screen.decode(errors="replace").replace("\r", "").splitlines()
-                if "ASan is ignoring requested __asan_handle_no_return" not in line
-                and not line.startswith("For details see https://github.com/google/sanitizers/issues/189")]
-
-    def close(self):
-        if self.p.poll() is None:
-            self.p.kill()
-            self.p.wait()
-        for f in (self.p.stdin, self.p.stdout, self.p.stderr):
-            if f:
-                f.close()
-        os.close(self.master)
-        os.close(self.slave)
 
 
 def legacy(cmd):
