@@ -350,12 +350,28 @@ GH_POLICY = ("version: 1\nfilesystem_policy:\n  include_workdir: true\n  read_on
              "network_policies:\n  gh:\n    endpoints:\n      - {host: api.example.test, port: 8443}\n")
 
 
+OTHER_ALLOWED = r'''
+curl -sS -k --max-time 10 -o /dev/null -w "OTHER-ALLOWED %{http_code}\n" https://other.test:8443/x 2>&1
+curl -sS -k --max-time 10 -o /dev/null -w "OTHER-TLS-PLACEHOLDER %{http_code}\n" \
+     -H "Authorization: Bearer $GITHUB_TOKEN" https://other.test:8443/y 2>&1
+curl -sS --max-time 10 -o /dev/null -D /tmp/h -w "OTHER-HTTP-PLACEHOLDER %{http_code}\n" \
+     -H "Authorization: Bearer $GITHUB_TOKEN" http://other.test:8080/z 2>&1
+tr -d '\r' < /tmp/h | grep -i '^x-mxc-deny-reason'
+curl -sS -k --max-time 10 -o /dev/null -w "UNLISTED %{http_connect}\n" https://untrusted.example.test:8443/ 2>&1
+exit 0
+'''
+
+
 def test_a_provider_token_reaches_only_its_endpoint(gtls, gw, policy, host_dir):  # noqa: F811
+    """The spec's provider example through the gateway, with governed egress: the placeholder is
+    seen inside, substituted only at its bound endpoint, refused at another allowed host (which
+    itself works without it), and a host the policy does not list is refused."""
     work = host_dir("gw-work", 0o777)
     g = gw(extra="egress_proxy = true\n" + PROVIDER).start()
-    dcj = json.dumps({"mxc": {"command": ["sh", "-c", WORKLOAD], "cwd": work}})
+    dcj = json.dumps({"mxc": {"command": ["sh", "-c", WORKLOAD + OTHER_ALLOWED], "cwd": work}})
+    pol = GH_POLICY + "  other:\n    endpoints:\n      - {host: other.test, ports: [8443, 8080]}\n"
     env = [a for p in PROBE for a in ("--env", p)]
-    r = g("sandbox", "create", "--name", "gh", "--policy", str(policy(GH_POLICY)), "--driver-config-json", dcj,
+    r = g("sandbox", "create", "--name", "gh", "--policy", str(policy(pol)), "--driver-config-json", dcj,
           "--provider", "github", "--env", "github_token=mine", *env)
     assert r.returncode == 0, r.stderr
     rec = g.wait_status("gh", "exited")
@@ -363,6 +379,13 @@ def test_a_provider_token_reaches_only_its_endpoint(gtls, gw, policy, host_dir):
     lines = out.splitlines()
     assert "PLACEHOLDER=mxc:cred:github:3" in lines, out  # the provider's key won over --env github_token
     assert "BOUND 200" in lines and "OUTSIDE 403" in lines and "PY 200" in lines, out
+    # another allowed host works; the placeholder is refused there (plain HTTP: 403 with its reason) or,
+    # inside a tunnel the proxy does not open, reaches it only as the placeholder; unlisted: 403
+    assert "OTHER-ALLOWED 200" in lines and "OTHER-TLS-PLACEHOLDER 200" in lines, out
+    assert "OTHER-HTTP-PLACEHOLDER 403" in lines and "x-mxc-deny-reason: credential-not-bound" in \
+        [x.lower() for x in lines] and "UNLISTED 403" in lines, out
+    assert any("Bearer mxc:cred:github:3" in h for h in gtls["other"].heads)
+    assert not any(SECRET in h for h in gtls["other"].heads)
     assert SECRET not in out and "SECRET-IN-ENV" not in out and "SECRET-IN-FILES" not in out, out
     assert any("Bearer " + SECRET in h for h in gtls["api"].heads)
     assert rec["providers"] == ["github"] and SECRET not in json.dumps(rec)
