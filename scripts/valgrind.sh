@@ -72,6 +72,20 @@ for c in "${gw_cmds[@]}"; do
         --errors-for-leak-kinds=definite,indirect --error-exitcode=99 --trace-children=no build/mxc-gateway $c 2>&1)
   if [ $? -eq 99 ]; then echo "valgrind errors for: mxc-gateway $c"; echo "$out"; bad=1; fi
 done
+# the daemon itself, in mock mode with the audit sink on: its HTTP threads, the driver, the
+# audit writer and its shutdown (clients run plain; only the daemon is under valgrind)
+gw_env=(MXC_STATE_DIR=$st MXC_GATEWAY_STATE=$st/gwd MXC_GATEWAY_SOCKET=$st/gwd.sock OPENSHELL_MXC_MOCK_WXC=1
+        OPENSHELL_OCSF_JSON=1 OPENSHELL_OCSF_LOG_DIR=$st/ocsf)
+env "${gw_env[@]}" valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
+    --errors-for-leak-kinds=definite,indirect --error-exitcode=99 --log-file="$st/gwd.vg" \
+    build/mxc-gateway serve --config "$st/gw.toml" > "$st/gwd.out" 2>&1 & gwd=$!
+for _ in $(seq 300); do env "${gw_env[@]}" build/mxc-gateway sandbox list >/dev/null 2>&1 && break; sleep 0.1; done
+env "${gw_env[@]}" build/mxc-gateway sandbox create --name a --policy "$st/p.yaml" --env A=1 -- echo hi >/dev/null
+env "${gw_env[@]}" build/mxc-gateway sandbox create --name b --policy "$st/bad.toml" -- true >/dev/null 2>&1
+env "${gw_env[@]}" build/mxc-gateway sandbox logs a >/dev/null
+env "${gw_env[@]}" build/mxc-gateway sandbox delete a >/dev/null
+kill -TERM $gwd; wait $gwd
+if [ $? -ne 0 ] || [ -s "$st/gwd.vg" ]; then echo "valgrind errors for: mxc-gateway serve"; cat "$st/gwd.vg" "$st/gwd.out"; bad=1; fi
 rm -rf "$st"
 [ $bad -eq 0 ] && echo "valgrind: clean"
 exit $bad
