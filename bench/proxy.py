@@ -13,12 +13,18 @@ mxc-proxy runs as the executor runs it: its listener made inside the sandbox nam
 Nothing leaves the namespaces this script creates.
 
 Usage: sudo bench/proxy.py [N]   (needs build/mxc-proxy, tinyproxy; N: latency samples, default 300)
+
+A/B of two mxc-proxy builds in the same run: MXC_PROXY_B=/path/to/other/mxc-proxy adds a
+"mxc-proxy B" row (its own listener, 127.0.0.1:3129), measured interleaved with the others;
+MXC_BENCH_RUNS sets the throughput runs per path (default 5).
 """
 import base64, ctypes, json, os, shutil, socket, statistics, subprocess, sys, tempfile, threading, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROXY = os.environ.get("MXC_PROXY", os.path.join(ROOT, "build", "mxc-proxy"))
+PROXY_B = os.environ.get("MXC_PROXY_B")
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 300
+RUNS = int(os.environ.get("MXC_BENCH_RUNS", "5"))
 SERVER, SINK, FIRST, HOLD = "198.51.100.7", 9000, 9001, 9002
 MB = 256
 TUNNELS = 1000
@@ -182,38 +188,46 @@ def main():
         tp = subprocess.Popen(["tinyproxy", "-d", "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         procs.append(tp)
         # mxc-proxy, as the executor starts it
-        setns(sbx)
-        lst = socket.socket()
-        lst.bind(("127.0.0.1", 3128))
-        lst.listen(4096)
-        setns(inet)
-        r, w = os.pipe()
         sleeper = subprocess.Popen(["sleep", "3600"])
         procs.append(sleeper)
         pidfd = os.pidfd_open(sleeper.pid)
-        mp = subprocess.Popen([PROXY, "--listen-fd", str(lst.fileno()), "--config-fd", str(r), "--watch-fd", str(pidfd)],
-                              pass_fds=(lst.fileno(), r, pidfd))
-        procs.append(mp)
-        os.close(r)
-        os.write(w, json.dumps({"sandbox": "bench", "user": USER, "token": TOKEN, "allowed": [
-            "198.51.100.0/24:%d" % p for p in (SINK, FIRST, HOLD)], "blocked": []}).encode())
-        os.close(w)
-        lst.close()
+
+        def start_mxc(binary, port):
+            setns(sbx)
+            lst = socket.socket()
+            lst.bind(("127.0.0.1", port))
+            lst.listen(4096)
+            setns(inet)
+            r, w = os.pipe()
+            mp = subprocess.Popen([binary, "--listen-fd", str(lst.fileno()), "--config-fd", str(r),
+                                   "--watch-fd", str(pidfd)], pass_fds=(lst.fileno(), r, pidfd))
+            procs.append(mp)
+            os.close(r)
+            os.write(w, json.dumps({"sandbox": "bench", "user": USER, "token": TOKEN, "allowed": [
+                "198.51.100.0/24:%d" % p for p in (SINK, FIRST, HOLD)], "blocked": []}).encode())
+            os.close(w)
+            lst.close()
+            return mp
+
+        mp = start_mxc(PROXY, 3128)
+        mpb = start_mxc(PROXY_B, 3129) if PROXY_B else None
         time.sleep(0.5)
         setns(sbx)  # the client side from here on
         peers = [("direct", None, []), ("mxc-proxy", ("127.0.0.1", 3128), [mp.pid]),
                  ("tinyproxy 1.11.1", ("192.0.2.1", 8888), [tp.pid])]
+        if mpb:
+            peers.insert(2, ("mxc-proxy B", ("127.0.0.1", 3129), [mpb.pid]))
         for _, p, _ in peers:  # warm
             throughput(p), setup_ms(p)
         tput = {n: [] for n, _, _ in peers}
         lat = {n: [] for n, _, _ in peers}
-        for _ in range(5):
+        for _ in range(RUNS):
             for n, p, _ in peers:
                 tput[n].append(throughput(p))
         for _ in range(N):
             for n, p, _ in peers:
                 lat[n].append(setup_ms(p))
-        print("proxy: %d MiB per throughput run (5 runs), %d setup samples, interleaved\n" % (MB, N))
+        print("proxy: %d MiB per throughput run (%d runs), %d setup samples, interleaved\n" % (MB, RUNS, N))
         print("| path | TCP throughput MB/s | vs direct | setup (connect, CONNECT, first byte) median ms | "
               "added vs direct ms |")
         print("|---|---|---|---|---|")
