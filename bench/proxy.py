@@ -16,7 +16,8 @@ Usage: sudo bench/proxy.py [N]   (needs build/mxc-proxy, tinyproxy; N: latency s
 
 A/B of two mxc-proxy builds in the same run: MXC_PROXY_B=/path/to/other/mxc-proxy adds a
 "mxc-proxy B" row (its own listener, 127.0.0.1:3129), measured interleaved with the others;
-MXC_BENCH_RUNS sets the throughput runs per path (default 5).
+MXC_BENCH_RUNS sets the throughput runs per path (default 5); MXC_BENCH_RAW=FILE writes every
+sample (JSON, in the order taken) for paired comparisons.
 """
 import base64, ctypes, json, os, shutil, socket, statistics, subprocess, sys, tempfile, threading, time
 
@@ -127,6 +128,18 @@ def setup_ms(proxy):
     return dt
 
 
+def cpu_ns(pids):
+    """CPU time the processes have run (ns, /proc/PID/schedstat), threads included."""
+    total = 0
+    for pid in pids:
+        for t in os.listdir("/proc/%d/task" % pid):
+            try:
+                total += int(open("/proc/%d/task/%s/schedstat" % (pid, t)).read().split()[0])
+            except OSError:
+                pass  # a thread that just ended
+    return total
+
+
 def rss_kb(pids):
     total = 0
     for pid in pids:
@@ -221,12 +234,18 @@ def main():
             throughput(p), setup_ms(p)
         tput = {n: [] for n, _, _ in peers}
         lat = {n: [] for n, _, _ in peers}
-        for _ in range(RUNS):
-            for n, p, _ in peers:
+        # interleaved, the order rotated every round: no path always follows the same other one
+        for i in range(RUNS):
+            for n, p, _ in peers[i % len(peers):] + peers[:i % len(peers)]:
                 tput[n].append(throughput(p))
-        for _ in range(N):
-            for n, p, _ in peers:
+        cpu0 = {n: cpu_ns(pids) for n, _, pids in peers}
+        for i in range(N):
+            for n, p, _ in peers[i % len(peers):] + peers[:i % len(peers)]:
                 lat[n].append(setup_ms(p))
+        cpu = {n: (cpu_ns(pids) - cpu0[n]) / 1000.0 / N for n, _, pids in peers}  # µs per setup
+        if os.environ.get("MXC_BENCH_RAW"):
+            with open(os.environ["MXC_BENCH_RAW"], "w") as f:
+                json.dump({"throughput": tput, "setup": lat, "setup_cpu_us": cpu}, f)
         print("proxy: %d MiB per throughput run (%d runs), %d setup samples, interleaved\n" % (MB, RUNS, N))
         print("| path | TCP throughput MB/s | vs direct | setup (connect, CONNECT, first byte) median ms | "
               "added vs direct ms |")
@@ -235,6 +254,9 @@ def main():
         for n, _, _ in peers:
             t, l = statistics.median(tput[n]), statistics.median(lat[n])
             print("| %s | %.0f | %.2fx | %.3f | %+.3f |" % (n, t, t / t0, l, l - l0))
+        print()
+        print("proxy CPU per setup (its threads, /proc/PID/task/*/schedstat, over the setup samples): " +
+              ", ".join("%s %.1f µs" % (n, cpu[n]) for n, _, pids in peers if pids))
         print()
         print("| %d concurrent tunnels | established | failed | RSS growth per tunnel KiB |" % TUNNELS)
         print("|---|---|---|---|")
