@@ -66,7 +66,7 @@ struct conn {
     int cfd, ufd;
     cstate st;
     bool closed;   /* its sockets are closed; freed after this round of events (or when its lookup answers) */
-    bool reg[2];   /* client, upstream socket in the epoll set */
+    uint32_t want[2]; /* client, upstream socket: its events in the epoll set (0: not in it) */
     tag ct, ut;
     char *buf;     /* the head as read */
     size_t blen;
@@ -232,20 +232,22 @@ static void refuse(conn *c, int status, const char *reason, const char *disposit
 }
 
 /* What a socket of c waits for; none: out of the epoll set (so a hang-up
- * of a socket nothing waits on cannot spin the loop). */
+ * of a socket nothing waits on cannot spin the loop).  Unchanged interest
+ * costs no system call (a tunnel in flow keeps the same set chunk after chunk). */
 static void watch(conn *c, bool upstream, uint32_t events)
 {
     int fd = upstream ? c->ufd : c->cfd;
-    bool *reg = &c->reg[upstream];
-    struct epoll_event ev = {.events = events, .data.ptr = upstream ? &c->ut : &c->ct};
+    uint32_t *want = &c->want[upstream];
+    if (events == *want)
+        return;
     if (!events) {
-        if (*reg)
-            epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
-        *reg = false;
+        epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
+        *want = 0;
         return;
     }
-    epoll_ctl(ep, *reg ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev);
-    *reg = true;
+    struct epoll_event ev = {.events = events, .data.ptr = upstream ? &c->ut : &c->ct};
+    if (epoll_ctl(ep, *want ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev) == 0)
+        *want = events;
 }
 
 /* ---- the relay ---------------------------------------------------------- */
@@ -305,7 +307,8 @@ static bool dir_idle(const dir *d)
 
 static void relay(conn *c)
 {
-    if (!pump(&c->cu, c->cfd, c->ufd) || !pump(&c->uc, c->ufd, c->cfd)) {
+    /* upstream→client first: a tunnel's 200 goes out before anything else is tried */
+    if (!pump(&c->uc, c->ufd, c->cfd) || !pump(&c->cu, c->cfd, c->ufd)) {
         audit(c, "allowed", "closed");
         conn_close(c);
         return;
@@ -415,6 +418,8 @@ static void start_relay(conn *c)
 
 /* ---- connecting to a checked address ------------------------------------ */
 
+static void established(conn *c);
+
 static void try_connect(conn *c)
 {
     while (c->next_addr < c->naddr) {
@@ -430,9 +435,19 @@ static void try_connect(conn *c)
         c->ufd = socket(a->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (c->ufd < 0)
             continue;
-        if (connect(c->ufd, (struct sockaddr *)a, alen) == 0 || errno == EINPROGRESS) {
-            c->st = C_CONNECTING;
-            c->deadline = now_ms() + CONNECT_TIMEOUT_MS;
+        if (connect(c->ufd, (struct sockaddr *)a, alen) < 0 && errno != EINPROGRESS)
+            continue;
+        c->st = C_CONNECTING;
+        c->deadline = now_ms() + CONNECT_TIMEOUT_MS;
+        /* A near upstream has often answered by the time connect() returns:
+         * asking again says so (0, or EISCONN), still going (EALREADY), or
+         * how it failed (then the next address) — the same socket, the same
+         * checked address, one system call instead of a round of the loop. */
+        if (connect(c->ufd, (struct sockaddr *)a, alen) == 0 || errno == EISCONN) {
+            established(c);
+            return;
+        }
+        if (errno == EALREADY || errno == EINPROGRESS || errno == EINTR) {
             watch(c, true, EPOLLOUT);
             watch(c, false, 0);
             return;
@@ -529,6 +544,17 @@ unsigned mxc_proxy_intercepting(void)
     return atomic_load(&nintercept);
 }
 
+/* The upstream socket is connected: to an interception thread, or the relay. */
+static void established(conn *c)
+{
+    char key[MXC_HOST_MAX + 1];
+    if (bound(c, key, sizeof key)) {
+        hand_off(c, key);
+        return;
+    }
+    start_relay(c);
+}
+
 static void connected(conn *c)
 {
     int err = 0;
@@ -537,12 +563,7 @@ static void connected(conn *c)
         try_connect(c);
         return;
     }
-    char key[MXC_HOST_MAX + 1];
-    if (bound(c, key, sizeof key)) {
-        hand_off(c, key);
-        return;
-    }
-    start_relay(c);
+    established(c);
 }
 
 /* ---- name lookups (off the loop) ---------------------------------------- */

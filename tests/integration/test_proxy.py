@@ -101,7 +101,8 @@ def world(tmp_path):
         t.start()
     hosts = tmp_path / "hosts"
     hosts.write_text("%s api.example.test\n%s dl.cdn.example.test\n%s other.test\n127.0.0.1 rebind.example.test\n"
-                     "%s blocked.api.example.test\n" % (WEB, WEB2, OTHER, WEB2))
+                     "%s blocked.api.example.test\n%s fallback.example.test\n%s fallback.example.test\n"
+                     "%s dead.example.test\n" % (WEB, WEB2, OTHER, WEB2, WEB2, WEB, WEB2))
     try:
         yield {"inet": inet, "sbx": sbx, "hosts": str(hosts), "tmp": tmp_path}
     finally:
@@ -236,6 +237,21 @@ def test_allowed_host_plain_http_and_connect(proxy):
                  "GET /t HTTP/1.1\r\nHost: api.example.test\r\n\r\n" % auth()).encode())
     assert out.startswith("HTTP/1.1 200 Connection established\r\n\r\nHTTP/1.1 200 OK"), out
     assert "GET /t HTTP/1.1|auth=False" in out, out
+
+
+def test_an_address_that_refuses_is_skipped_and_none_answering_is_502(proxy):
+    # nothing listens on WEB2:443: fallback.example.test's first address refuses, its second serves
+    p = proxy(["fallback.example.test:443", "dead.example.test:443", "198.51.100.8:443"])
+    out = p.raw(("CONNECT fallback.example.test:443 HTTP/1.1\r\nHost: fallback.example.test:443\r\n%s\r\n"
+                 "GET /f HTTP/1.1\r\nHost: fallback.example.test\r\n\r\n" % auth()).encode())
+    assert out.startswith("HTTP/1.1 200 Connection established\r\n\r\nHTTP/1.1 200 OK"), out
+    assert "GET /f HTTP/1.1" in out, out
+    for target in ("dead.example.test:443", "198.51.100.8:443"):
+        out = p.raw(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n%s\r\n" % (target, target, auth())).encode())
+        assert out.startswith("HTTP/1.1 502 "), (target, out)
+        assert "X-Mxc-Deny-Reason: upstream-unreachable" in out, (target, out)
+    ips = [r["dst_endpoint"]["ip"] for r in p.audit() if r["dst_endpoint"]["hostname"] == "fallback.example.test"]
+    assert ips and set(ips) == {WEB}, ips  # the relay went to the address that answered
 
 
 def test_wildcard_and_cidr_entries(proxy):
