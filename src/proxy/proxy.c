@@ -36,7 +36,9 @@
 #define MAX_ADDRS 16
 #define CONNECT_TIMEOUT_MS 10000
 #define HALF_CLOSED_MS 30000 /* a tunnel one side has ended: the other gets this long, not the idle timeout */
-#define CHUNK (256 * 1024) /* per splice, and each relay pipe's size when the kernel grants it */
+#define CHUNK (256 * 1024) /* per splice, and the size a relay pipe grows to once it has filled */
+#define PIPE_START (16 * 1024) /* a relay pipe's size at first (4 pages) */
+#define PIPE_MIN 4096          /* past this proxy's pipe budget: one page, still correct, slower */
 
 typedef enum { C_HEAD, C_RESOLVING, C_CONNECTING, C_RELAY, C_HANDOFF } cstate;
 
@@ -53,10 +55,12 @@ typedef struct {
     char *pre;
     size_t plen, poff;
     int pipe[2];
+    size_t pipesz;   /* its capacity, as counted against the budget (pipe_bytes) */
     size_t inpipe;
     long long limit; /* bytes still to read from src; -1: to its end */
     mxc_chunked *ck; /* a chunked request body: read through its framing, not spliced */
     bool src_done;   /* nothing more will be read */
+    bool no_grow;    /* the kernel refused to grow the pipe (the user's budget): not asked again */
     bool half_close; /* shut dst's write side when src ends (a tunnel) */
     uint64_t bytes;
 } dir;
@@ -94,6 +98,7 @@ static const mxc_proxy_config *cfg;
 static int ep = -1, resolved[2] = {-1, -1};
 static conn *conns, *grave, *handoff;
 static unsigned nconns;
+static size_t pipe_bytes; /* the relay pipes' capacity, all connections: kept <= cfg->pipe_bytes_max (proxy.h) */
 static atomic_uint nintercept; /* connections on interception threads: they count against the cap too */
 
 static uint64_t now_ms(void)
@@ -167,6 +172,7 @@ static void dir_free(dir *d)
     free(d->ck);
     if (d->pipe[0] >= 0)
         close(d->pipe[0]), close(d->pipe[1]);
+    pipe_bytes -= d->pipesz;
 }
 
 /* Off the list, onto the grave: freed once no event of this round can
@@ -252,6 +258,37 @@ static void watch(conn *c, bool upstream, uint32_t events)
 
 /* ---- the relay ---------------------------------------------------------- */
 
+/* A relay pipe starts small (an idle tunnel holds little of the pipe
+ * budget that every mxc-proxy shares, running as nobody) and grows to
+ * CHUNK once it fills (fewer splices per byte for a stream), as long as
+ * this proxy's own total stays within cfg->pipe_bytes_max; past it a new
+ * pipe gets one page and nothing grows. */
+static int pipe_open(dir *d)
+{
+    if (pipe2(d->pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+        return -1;
+    size_t want = pipe_bytes + PIPE_START <= cfg->pipe_bytes_max ? PIPE_START : PIPE_MIN;
+    int got = fcntl(d->pipe[1], F_SETPIPE_SZ, (int)want);
+    if (got <= 0) /* not granted (the user's pipe budget): whatever the kernel made */
+        got = fcntl(d->pipe[1], F_GETPIPE_SZ);
+    d->pipesz = got > 0 ? (size_t)got : PIPE_MIN;
+    pipe_bytes += d->pipesz;
+    return 0;
+}
+
+static void pipe_grow(dir *d)
+{
+    if (d->no_grow || d->pipesz >= CHUNK || pipe_bytes - d->pipesz + CHUNK > cfg->pipe_bytes_max)
+        return;
+    int got = fcntl(d->pipe[1], F_SETPIPE_SZ, CHUNK);
+    if (got <= 0) {
+        d->no_grow = true;
+        return;
+    }
+    pipe_bytes = pipe_bytes - d->pipesz + (size_t)got;
+    d->pipesz = (size_t)got;
+}
+
 /* Moves what it can of one direction; false on a broken connection. */
 static bool pump(dir *d, int src, int dst)
 {
@@ -274,7 +311,7 @@ static bool pump(dir *d, int src, int dst)
             return true;
         if (d->ck) { /* exactly the body: its framing says where it ends */
             char tmp[16384];
-            ssize_t got = recv(src, tmp, sizeof tmp, MSG_DONTWAIT);
+            ssize_t got = recv(src, tmp, d->pipesz < sizeof tmp ? d->pipesz : sizeof tmp, MSG_DONTWAIT);
             if (got < 0)
                 return errno == EAGAIN || errno == EINTR;
             long take = got ? mxc_chunked_feed(d->ck, tmp, (size_t)got) : 0;
@@ -297,6 +334,8 @@ static bool pump(dir *d, int src, int dst)
         d->inpipe += (size_t)n;
         if (d->limit >= 0)
             d->limit -= n;
+        if (d->inpipe >= d->pipesz)
+            pipe_grow(d);
     }
 }
 
@@ -369,13 +408,10 @@ static int set_pre(dir *d, const char *a, size_t alen, const char *b, size_t ble
 static void start_relay(conn *c)
 {
     c->st = C_RELAY;
-    if (pipe2(c->cu.pipe, O_CLOEXEC | O_NONBLOCK) < 0 || pipe2(c->uc.pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+    if (pipe_open(&c->cu) < 0 || pipe_open(&c->uc) < 0) {
         refuse(c, 502, "resources", "error");
         return;
     }
-    /* fewer splices per byte; refused past the user's pipe budget, and then the default serves */
-    fcntl(c->cu.pipe[1], F_SETPIPE_SZ, CHUNK);
-    fcntl(c->uc.pipe[1], F_SETPIPE_SZ, CHUNK);
     const char *rest = c->buf + c->head.head_len;
     size_t nrest = c->blen - c->head.head_len;
     int rc;

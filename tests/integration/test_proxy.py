@@ -559,3 +559,65 @@ def test_chunked_bodies_are_forwarded_by_their_framing(proxy):
     out = p.raw(("POST http://api.example.test:8080/a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n%s\r\n"
                  "2\nhi\r\n0\r\n\r\n" % auth()).encode())
     assert out.startswith("HTTP/1.1 400") and "bad-chunked" in out, out
+
+
+def _echo(addr, port, stop):
+    """Echoes what it receives; closes at the client's EOF or after a chunked body's last chunk."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((addr, port))
+    s.listen(16)
+    s.settimeout(0.2)
+
+    def handle(c):
+        c.settimeout(10)
+        tail = b""
+        try:
+            while True:
+                b = c.recv(65536)
+                if not b:
+                    break
+                c.sendall(b)
+                tail = (tail + b)[-5:]
+                if tail == b"0\r\n\r\n":
+                    break
+        except OSError:
+            pass
+        c.close()
+
+    while not stop.is_set():
+        try:
+            c, _ = s.accept()
+        except socket.timeout:
+            continue
+        threading.Thread(target=handle, args=(c,), daemon=True).start()
+    s.close()
+
+
+def test_a_tiny_pipe_budget_still_relays_everything(proxy):
+    """pipeBudgetKiB: past it every relay pipe is one page and none grows; slower, never wrong."""
+    stop = threading.Event()
+    t = threading.Thread(target=_echo, args=(WEB, 9100, stop), daemon=True)
+    t.start()
+    try:
+        p = proxy(["198.51.100.7:9100"], pipeBudgetKiB=1)
+        code = ("import socket,base64,threading,hashlib\n"
+                "s=socket.create_connection(('127.0.0.1',3128));s.settimeout(20)\n"
+                "s.sendall(b'CONNECT 198.51.100.7:9100 HTTP/1.1\\r\\nHost: 198.51.100.7:9100\\r\\n%s\\r\\n\\r\\n')\n"
+                "data=bytes(range(256))*12288\n"  # 3 MiB, no chunk terminator in it
+                "def w():\n    s.sendall(data);s.shutdown(socket.SHUT_WR)\n"
+                "threading.Thread(target=w).start()\nout=b''\n"
+                "while True:\n    b=s.recv(1<<20)\n    if not b: break\n    out+=b\n"
+                "head,_,body=out.partition(b'\\r\\n\\r\\n')\n"
+                "print(head.decode().split('\\r\\n')[0], len(body), body==data)\n" % auth().strip())
+        r = p.in_sandbox("python3", "-c", code, timeout=60)
+        assert r.stdout.strip() == "HTTP/1.1 200 Connection established %d True" % (3 << 20), (r.stdout, r.stderr[-1500:], p.audit())
+        # a chunked body larger than a one-page pipe, read through its framing
+        chunks = "".join("1770\r\n%s\r\n" % (c * 6000) for c in "abcd") + "0\r\n\r\n"
+        out = p.raw(("POST http://198.51.100.7:9100/up HTTP/1.1\r\nTransfer-Encoding: chunked\r\n%s\r\n%s"
+                     % (auth(), chunks)).encode(), read_timeout=10)
+        assert out.startswith("POST /up HTTP/1.1\r\n"), out[:200]
+        assert out.endswith("\r\n\r\n" + chunks), out[-200:]
+    finally:
+        stop.set()
+        t.join()
