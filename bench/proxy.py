@@ -3,7 +3,8 @@
 
   TCP throughput through a CONNECT tunnel           vs  direct between the same two namespaces
   connection setup (connect, CONNECT, 200, first upstream byte), median
-  1000 concurrent tunnels: all established?  memory per tunnel (the proxy's RSS growth)
+  1000 concurrent tunnels: all established?  memory per tunnel (the proxy's RSS growth), and the
+  throughput of one more (bulk) tunnel while they are held (the pipe budget at work)
 
 The client lives in a "sandbox" namespace; the server (198.51.100.7: a sink on 9000, a
 send-one-byte on 9001) in an "internet" namespace; a veth (192.0.2.0/24) joins them for the
@@ -164,9 +165,11 @@ def many(proxy, pids):
                 print("(first failure: %s)" % e, file=sys.stderr)
     time.sleep(0.5)
     after = rss_kb(pids)
+    bulk = throughput(proxy)  # one more tunnel, a bulk one, while they are held
     for s in held:
         s.close()
-    return len(held), failed, (after - before) / max(1, len(held))
+    time.sleep(0.5)  # the proxy closes them (and frees their pipes) before the next one is measured
+    return len(held), failed, (after - before) / max(1, len(held)), bulk
 
 
 def main():
@@ -258,11 +261,12 @@ def main():
         print("proxy CPU per setup (its threads, /proc/PID/task/*/schedstat, over the setup samples): " +
               ", ".join("%s %.1f µs" % (n, cpu[n]) for n, _, pids in peers if pids))
         print()
-        print("| %d concurrent tunnels | established | failed | RSS growth per tunnel KiB |" % TUNNELS)
-        print("|---|---|---|---|")
+        print("| %d concurrent tunnels | established | failed | RSS growth per tunnel KiB | "
+              "one more, bulk, meanwhile MB/s |" % TUNNELS)
+        print("|---|---|---|---|---|")
         for n, p, pids in peers[1:]:
-            ok, failed, per = many(p, pids)
-            print("| %s | %d | %d | %.1f |" % (n, ok, failed, per))
+            ok, failed, per, bulk = many(p, pids)
+            print("| %s | %d | %d | %.1f | %.0f |" % (n, ok, failed, per, bulk))
     finally:
         stop.set()
         for p in procs:
