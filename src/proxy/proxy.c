@@ -4,8 +4,8 @@
  * answered at once and the connection closed: 400/414/431 (the head), 407
  * (credentials: checked first, before the policy looks at the target or any
  * lookup runs), 403 with an X-Mxc-Deny-Reason token (the policy), 502 (no checked
- * address answered), 503 (the connection cap), 504 (a head or connect that
- * took too long).  The relay is splice(2) through a pipe per direction; an
+ * address answered), 503 (the connection cap), 504 (a head, a name lookup
+ * or a connect that took too long).  The relay is splice(2) through a pipe per direction; an
  * absolute-form request forwards exactly its body — Content-Length bytes, or
  * a chunked body read through its framing (httphead.h), a broken framing
  * ending the exchange — and nothing pipelined after it. */
@@ -100,6 +100,7 @@ static conn *conns, *grave, *handoff;
 static unsigned nconns;
 static size_t pipe_bytes; /* the relay pipes' capacity, all connections: kept <= cfg->pipe_bytes_max (proxy.h) */
 static atomic_uint nintercept; /* connections on interception threads: they count against the cap too */
+static unsigned nabandoned;    /* closed while their lookup still runs (resolve-timeout): so do they */
 
 static uint64_t now_ms(void)
 {
@@ -205,7 +206,10 @@ static void conn_close(conn *c)
         close(c->ufd);
     c->cfd = c->ufd = -1;
     c->closed = true;
-    if (c->st != C_RESOLVING) /* else the lookup still points here: lookup_done buries it */
+    if (c->st == C_RESOLVING) { /* its lookup still points here: off the list now, freed by lookup_done */
+        unlink_conn(c);
+        nabandoned++;
+    } else
         bury(c);
 }
 
@@ -683,6 +687,7 @@ static void start_lookup(conn *c)
         return;
     }
     c->st = C_RESOLVING;
+    c->deadline = now_ms() + cfg->resolve_timeout_ms;
     watch(c, false, 0);
 }
 
@@ -690,8 +695,10 @@ static void lookup_done(lookup *l)
 {
     conn *c = l->c;
     c->st = C_CONNECTING;
-    if (c->closed) {
-        bury(c);
+    if (c->closed) { /* given up on while the lookup ran (resolve-timeout): already off the list */
+        nabandoned--;
+        c->next = grave;
+        grave = c;
         free(l);
         return;
     }
@@ -783,7 +790,7 @@ static void on_accept(void)
         int fd = accept4(cfg->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0)
             return;
-        if (nconns + atomic_load(&nintercept) >= cfg->max_conns) {
+        if (nconns + atomic_load(&nintercept) + nabandoned >= cfg->max_conns) {
             static const char BUSY[] = "HTTP/1.1 503 Service Unavailable\r\nX-Mxc-Deny-Reason: too-many-connections\r\n"
                                        "Connection: close\r\nContent-Length: 0\r\n\r\n";
             (void)!send(fd, BUSY, sizeof BUSY - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -820,13 +827,14 @@ static void expire(void)
     uint64_t t = now_ms();
     for (conn *c = conns, *nx; c; c = nx) {
         nx = c->next;
-        if (c->closed || c->st == C_RESOLVING || t < c->deadline)
+        if (c->closed || t < c->deadline)
             continue;
         if (c->st == C_RELAY) {
             audit(c, "allowed", "idle-timeout");
             conn_close(c);
-        } else
-            refuse(c, 504, c->st == C_HEAD ? "head-timeout" : "connect-timeout", "denied");
+        } else /* a lookup still running on its thread answers into a closed conn (lookup_done) */
+            refuse(c, 504, c->st == C_HEAD ? "head-timeout" : c->st == C_RESOLVING ? "resolve-timeout" : "connect-timeout",
+                   "denied");
     }
 }
 

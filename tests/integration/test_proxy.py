@@ -117,7 +117,7 @@ def world(tmp_path):
 
 
 class Proxy:
-    def __init__(self, world, allowed, blocked=(), **extra):
+    def __init__(self, world, allowed, blocked=(), resolv=None, **extra):
         # the listener, made inside the sandbox's namespace (as the executor does)
         with in_sandbox_ns(world):
             self.listener = socket.socket()
@@ -132,7 +132,9 @@ class Proxy:
         self.sleeper = subprocess.Popen(["sleep", "600"])  # the "sandbox PID 1" the proxy watches
         self.pidfd = os.pidfd_open(self.sleeper.pid)
         lfd = self.listener.fileno()
-        self.p = subprocess.Popen([PROXY, "--listen-fd", str(lfd), "--config-fd", str(r), "--watch-fd",
+        # resolv: a resolv.conf for the proxy alone (a mount namespace of its own, bound over /etc/resolv.conf)
+        wrap = ["unshare", "-m", "sh", "-c", 'mount --bind "$0" /etc/resolv.conf && exec "$@"', resolv] if resolv else []
+        self.p = subprocess.Popen(wrap + [PROXY, "--listen-fd", str(lfd), "--config-fd", str(r), "--watch-fd",
                                    str(self.pidfd), "--audit-fd", str(afd), "--status-fd", str(sw)],
                                   pass_fds=(lfd, r, self.pidfd, afd, sw), stderr=subprocess.PIPE)
         os.close(r)
@@ -195,8 +197,8 @@ class Proxy:
 def proxy(world):
     made = []
 
-    def make(allowed, blocked=(), **extra):
-        p = Proxy(world, allowed, blocked, **extra)
+    def make(allowed, blocked=(), resolv=None, **extra):
+        p = Proxy(world, allowed, blocked, resolv, **extra)
         made.append(p)
         return p
 
@@ -621,3 +623,41 @@ def test_a_tiny_pipe_budget_still_relays_everything(proxy):
     finally:
         stop.set()
         t.join()
+
+
+def test_a_lookup_that_does_not_answer_is_504_and_holds_its_slot_until_it_returns(proxy, world):
+    """The system resolver (no hostsFile), pointed at a name server inside the test's namespace that
+    never answers: the tunnel ends with a 504 at resolveTimeoutMs; the lookup's thread, still
+    waiting, keeps counting against the connection cap until glibc gives up (timeout:3)."""
+    ns = "198.51.100.53"
+    subprocess.run(["ip", "addr", "add", ns + "/24", "dev", "d0"], check=True)  # this thread: the internet ns
+    hole = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    hole.bind((ns, 53))
+    hole.settimeout(5)
+    resolv = world["tmp"] / "resolv.conf"
+    resolv.write_text("nameserver %s\noptions timeout:3 attempts:1\n" % ns)
+    resolv.chmod(0o644)
+    try:
+        p = proxy(["slow.example.test:443", "198.51.100.7:443"], resolv=str(resolv), hostsFile=None,
+                  resolveTimeoutMs=200, maxConnections=1)
+        assert p.status() == "ok"
+        ask = lambda t: p.raw(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n%s\r\n" % (t, t, auth())).encode())  # noqa: E731
+        out = ask("slow.example.test:443")
+        assert out.startswith("HTTP/1.1 504 ") and "X-Mxc-Deny-Reason: resolve-timeout" in out, out
+        query, _ = hole.recvfrom(512)
+        assert b"slow" in query and b"example" in query  # the lookup went where resolv.conf said, and only there
+        assert any(r["reason"] == "resolve-timeout" for r in p.audit()), p.audit()
+        # the abandoned lookup still holds the one slot ...
+        out = ask("198.51.100.7:443")
+        assert out.startswith("HTTP/1.1 503 "), out
+        # ... until its thread returns; then the proxy serves again
+        deadline = time.monotonic() + 15
+        while True:
+            out = ask("198.51.100.7:443")
+            if out.startswith("HTTP/1.1 200 ") or time.monotonic() > deadline:
+                break
+            time.sleep(0.3)
+        assert out.startswith("HTTP/1.1 200 Connection established"), out
+    finally:
+        hole.close()
+        subprocess.run(["ip", "addr", "del", ns + "/24", "dev", "d0"], check=False)
