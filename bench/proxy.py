@@ -3,7 +3,8 @@
 
   TCP throughput through a CONNECT tunnel           vs  direct between the same two namespaces
   connection setup (connect, CONNECT, 200, first upstream byte), median
-  1000 concurrent tunnels: all established?  memory per tunnel (the proxy's RSS growth)
+  1000 concurrent tunnels: all established?  memory per tunnel (the proxy's RSS growth), and the
+  throughput of one more (bulk) tunnel while they are held (the pipe budget at work)
 
 The client lives in a "sandbox" namespace; the server (198.51.100.7: a sink on 9000, a
 send-one-byte on 9001) in an "internet" namespace; a veth (192.0.2.0/24) joins them for the
@@ -13,12 +14,19 @@ mxc-proxy runs as the executor runs it: its listener made inside the sandbox nam
 Nothing leaves the namespaces this script creates.
 
 Usage: sudo bench/proxy.py [N]   (needs build/mxc-proxy, tinyproxy; N: latency samples, default 300)
+
+A/B of two mxc-proxy builds in the same run: MXC_PROXY_B=/path/to/other/mxc-proxy adds a
+"mxc-proxy B" row (its own listener, 127.0.0.1:3129), measured interleaved with the others;
+MXC_BENCH_RUNS sets the throughput runs per path (default 5); MXC_BENCH_RAW=FILE writes every
+sample (JSON, in the order taken) for paired comparisons.
 """
 import base64, ctypes, json, os, shutil, socket, statistics, subprocess, sys, tempfile, threading, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROXY = os.environ.get("MXC_PROXY", os.path.join(ROOT, "build", "mxc-proxy"))
+PROXY_B = os.environ.get("MXC_PROXY_B")
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 300
+RUNS = int(os.environ.get("MXC_BENCH_RUNS", "5"))
 SERVER, SINK, FIRST, HOLD = "198.51.100.7", 9000, 9001, 9002
 MB = 256
 TUNNELS = 1000
@@ -121,6 +129,18 @@ def setup_ms(proxy):
     return dt
 
 
+def cpu_ns(pids):
+    """CPU time the processes have run (ns, /proc/PID/schedstat), threads included."""
+    total = 0
+    for pid in pids:
+        for t in os.listdir("/proc/%d/task" % pid):
+            try:
+                total += int(open("/proc/%d/task/%s/schedstat" % (pid, t)).read().split()[0])
+            except OSError:
+                pass  # a thread that just ended
+    return total
+
+
 def rss_kb(pids):
     total = 0
     for pid in pids:
@@ -145,9 +165,11 @@ def many(proxy, pids):
                 print("(first failure: %s)" % e, file=sys.stderr)
     time.sleep(0.5)
     after = rss_kb(pids)
+    bulk = throughput(proxy)  # one more tunnel, a bulk one, while they are held
     for s in held:
         s.close()
-    return len(held), failed, (after - before) / max(1, len(held))
+    time.sleep(0.5)  # the proxy closes them (and frees their pipes) before the next one is measured
+    return len(held), failed, (after - before) / max(1, len(held)), bulk
 
 
 def main():
@@ -182,38 +204,52 @@ def main():
         tp = subprocess.Popen(["tinyproxy", "-d", "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         procs.append(tp)
         # mxc-proxy, as the executor starts it
-        setns(sbx)
-        lst = socket.socket()
-        lst.bind(("127.0.0.1", 3128))
-        lst.listen(4096)
-        setns(inet)
-        r, w = os.pipe()
         sleeper = subprocess.Popen(["sleep", "3600"])
         procs.append(sleeper)
         pidfd = os.pidfd_open(sleeper.pid)
-        mp = subprocess.Popen([PROXY, "--listen-fd", str(lst.fileno()), "--config-fd", str(r), "--watch-fd", str(pidfd)],
-                              pass_fds=(lst.fileno(), r, pidfd))
-        procs.append(mp)
-        os.close(r)
-        os.write(w, json.dumps({"sandbox": "bench", "user": USER, "token": TOKEN, "allowed": [
-            "198.51.100.0/24:%d" % p for p in (SINK, FIRST, HOLD)], "blocked": []}).encode())
-        os.close(w)
-        lst.close()
+
+        def start_mxc(binary, port):
+            setns(sbx)
+            lst = socket.socket()
+            lst.bind(("127.0.0.1", port))
+            lst.listen(4096)
+            setns(inet)
+            r, w = os.pipe()
+            mp = subprocess.Popen([binary, "--listen-fd", str(lst.fileno()), "--config-fd", str(r),
+                                   "--watch-fd", str(pidfd)], pass_fds=(lst.fileno(), r, pidfd))
+            procs.append(mp)
+            os.close(r)
+            os.write(w, json.dumps({"sandbox": "bench", "user": USER, "token": TOKEN, "allowed": [
+                "198.51.100.0/24:%d" % p for p in (SINK, FIRST, HOLD)], "blocked": []}).encode())
+            os.close(w)
+            lst.close()
+            return mp
+
+        mp = start_mxc(PROXY, 3128)
+        mpb = start_mxc(PROXY_B, 3129) if PROXY_B else None
         time.sleep(0.5)
         setns(sbx)  # the client side from here on
         peers = [("direct", None, []), ("mxc-proxy", ("127.0.0.1", 3128), [mp.pid]),
                  ("tinyproxy 1.11.1", ("192.0.2.1", 8888), [tp.pid])]
+        if mpb:
+            peers.insert(2, ("mxc-proxy B", ("127.0.0.1", 3129), [mpb.pid]))
         for _, p, _ in peers:  # warm
             throughput(p), setup_ms(p)
         tput = {n: [] for n, _, _ in peers}
         lat = {n: [] for n, _, _ in peers}
-        for _ in range(5):
-            for n, p, _ in peers:
+        # interleaved, the order rotated every round: no path always follows the same other one
+        for i in range(RUNS):
+            for n, p, _ in peers[i % len(peers):] + peers[:i % len(peers)]:
                 tput[n].append(throughput(p))
-        for _ in range(N):
-            for n, p, _ in peers:
+        cpu0 = {n: cpu_ns(pids) for n, _, pids in peers}
+        for i in range(N):
+            for n, p, _ in peers[i % len(peers):] + peers[:i % len(peers)]:
                 lat[n].append(setup_ms(p))
-        print("proxy: %d MiB per throughput run (5 runs), %d setup samples, interleaved\n" % (MB, N))
+        cpu = {n: (cpu_ns(pids) - cpu0[n]) / 1000.0 / N for n, _, pids in peers}  # µs per setup
+        if os.environ.get("MXC_BENCH_RAW"):
+            with open(os.environ["MXC_BENCH_RAW"], "w") as f:
+                json.dump({"throughput": tput, "setup": lat, "setup_cpu_us": cpu}, f)
+        print("proxy: %d MiB per throughput run (%d runs), %d setup samples, interleaved\n" % (MB, RUNS, N))
         print("| path | TCP throughput MB/s | vs direct | setup (connect, CONNECT, first byte) median ms | "
               "added vs direct ms |")
         print("|---|---|---|---|---|")
@@ -222,11 +258,15 @@ def main():
             t, l = statistics.median(tput[n]), statistics.median(lat[n])
             print("| %s | %.0f | %.2fx | %.3f | %+.3f |" % (n, t, t / t0, l, l - l0))
         print()
-        print("| %d concurrent tunnels | established | failed | RSS growth per tunnel KiB |" % TUNNELS)
-        print("|---|---|---|---|")
+        print("proxy CPU per setup (its threads, /proc/PID/task/*/schedstat, over the setup samples): " +
+              ", ".join("%s %.1f µs" % (n, cpu[n]) for n, _, pids in peers if pids))
+        print()
+        print("| %d concurrent tunnels | established | failed | RSS growth per tunnel KiB | "
+              "one more, bulk, meanwhile MB/s |" % TUNNELS)
+        print("|---|---|---|---|---|")
         for n, p, pids in peers[1:]:
-            ok, failed, per = many(p, pids)
-            print("| %s | %d | %d | %.1f |" % (n, ok, failed, per))
+            ok, failed, per, bulk = many(p, pids)
+            print("| %s | %d | %d | %.1f | %.0f |" % (n, ok, failed, per, bulk))
     finally:
         stop.set()
         for p in procs:

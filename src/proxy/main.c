@@ -8,7 +8,7 @@
  * or the environment: it holds the sandbox's proxy credential):
  *   {"sandbox": NAME, "user": U, "token": T, "allowed": [..], "blocked": [..],
  *    "hostsFile": PATH?, "maxConnections": N?, "headTimeoutMs": N?,
- *    "idleTimeoutMs": N?,
+ *    "idleTimeoutMs": N?, "resolveTimeoutMs": N? (default 10000), "pipeBudgetKiB": N? (the relay pipes' total, default 32768),
  *    "credentials": [{"name": N, "revision": R, "host": H, "port": P,
  *                     "pathPrefix": "/..."?, "secret": S}]?, "upstreamCa": PATH?}
  * On the status fd it answers once its policy is built, then closes it:
@@ -253,6 +253,8 @@ int main(int argc, char **argv)
         .max_conns = num(cfg, "maxConnections", 1024),
         .head_timeout_ms = num(cfg, "headTimeoutMs", 10000),
         .idle_timeout_ms = num(cfg, "idleTimeoutMs", 300000),
+        .resolve_timeout_ms = num(cfg, "resolveTimeoutMs", 10000),
+        .pipe_bytes_max = (size_t)num(cfg, "pipeBudgetKiB", 32768) * 1024,
         .intercept = ix.mint ? &ix : NULL,
     };
     ix.head_timeout_ms = pc.head_timeout_ms;

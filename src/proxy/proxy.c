@@ -4,8 +4,8 @@
  * answered at once and the connection closed: 400/414/431 (the head), 407
  * (credentials: checked first, before the policy looks at the target or any
  * lookup runs), 403 with an X-Mxc-Deny-Reason token (the policy), 502 (no checked
- * address answered), 503 (the connection cap), 504 (a head or connect that
- * took too long).  The relay is splice(2) through a pipe per direction; an
+ * address answered), 503 (the connection cap), 504 (a head, a name lookup
+ * or a connect that took too long).  The relay is splice(2) through a pipe per direction; an
  * absolute-form request forwards exactly its body — Content-Length bytes, or
  * a chunked body read through its framing (httphead.h), a broken framing
  * ending the exchange — and nothing pipelined after it. */
@@ -36,7 +36,9 @@
 #define MAX_ADDRS 16
 #define CONNECT_TIMEOUT_MS 10000
 #define HALF_CLOSED_MS 30000 /* a tunnel one side has ended: the other gets this long, not the idle timeout */
-#define CHUNK (256 * 1024) /* per splice, and each relay pipe's size when the kernel grants it */
+#define CHUNK (256 * 1024) /* per splice, and the size a relay pipe grows to once it has filled */
+#define PIPE_START (16 * 1024) /* a relay pipe's size at first (4 pages) */
+#define PIPE_MIN 4096          /* past this proxy's pipe budget: one page, still correct, slower */
 
 typedef enum { C_HEAD, C_RESOLVING, C_CONNECTING, C_RELAY, C_HANDOFF } cstate;
 
@@ -53,10 +55,12 @@ typedef struct {
     char *pre;
     size_t plen, poff;
     int pipe[2];
+    size_t pipesz;   /* its capacity, as counted against the budget (pipe_bytes) */
     size_t inpipe;
     long long limit; /* bytes still to read from src; -1: to its end */
     mxc_chunked *ck; /* a chunked request body: read through its framing, not spliced */
     bool src_done;   /* nothing more will be read */
+    bool no_grow;    /* the kernel refused to grow the pipe (the user's budget): not asked again */
     bool half_close; /* shut dst's write side when src ends (a tunnel) */
     uint64_t bytes;
 } dir;
@@ -66,7 +70,7 @@ struct conn {
     int cfd, ufd;
     cstate st;
     bool closed;   /* its sockets are closed; freed after this round of events (or when its lookup answers) */
-    bool reg[2];   /* client, upstream socket in the epoll set */
+    uint32_t want[2]; /* client, upstream socket: its events in the epoll set (0: not in it) */
     tag ct, ut;
     char *buf;     /* the head as read */
     size_t blen;
@@ -94,7 +98,9 @@ static const mxc_proxy_config *cfg;
 static int ep = -1, resolved[2] = {-1, -1};
 static conn *conns, *grave, *handoff;
 static unsigned nconns;
+static size_t pipe_bytes; /* the relay pipes' capacity, all connections: kept <= cfg->pipe_bytes_max (proxy.h) */
 static atomic_uint nintercept; /* connections on interception threads: they count against the cap too */
+static unsigned nabandoned;    /* closed while their lookup still runs (resolve-timeout): so do they */
 
 static uint64_t now_ms(void)
 {
@@ -167,6 +173,7 @@ static void dir_free(dir *d)
     free(d->ck);
     if (d->pipe[0] >= 0)
         close(d->pipe[0]), close(d->pipe[1]);
+    pipe_bytes -= d->pipesz;
 }
 
 /* Off the list, onto the grave: freed once no event of this round can
@@ -199,7 +206,10 @@ static void conn_close(conn *c)
         close(c->ufd);
     c->cfd = c->ufd = -1;
     c->closed = true;
-    if (c->st != C_RESOLVING) /* else the lookup still points here: lookup_done buries it */
+    if (c->st == C_RESOLVING) { /* its lookup still points here: off the list now, freed by lookup_done */
+        unlink_conn(c);
+        nabandoned++;
+    } else
         bury(c);
 }
 
@@ -232,23 +242,56 @@ static void refuse(conn *c, int status, const char *reason, const char *disposit
 }
 
 /* What a socket of c waits for; none: out of the epoll set (so a hang-up
- * of a socket nothing waits on cannot spin the loop). */
+ * of a socket nothing waits on cannot spin the loop).  Unchanged interest
+ * costs no system call (a tunnel in flow keeps the same set chunk after chunk). */
 static void watch(conn *c, bool upstream, uint32_t events)
 {
     int fd = upstream ? c->ufd : c->cfd;
-    bool *reg = &c->reg[upstream];
-    struct epoll_event ev = {.events = events, .data.ptr = upstream ? &c->ut : &c->ct};
+    uint32_t *want = &c->want[upstream];
+    if (events == *want)
+        return;
     if (!events) {
-        if (*reg)
-            epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
-        *reg = false;
+        epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
+        *want = 0;
         return;
     }
-    epoll_ctl(ep, *reg ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev);
-    *reg = true;
+    struct epoll_event ev = {.events = events, .data.ptr = upstream ? &c->ut : &c->ct};
+    if (epoll_ctl(ep, *want ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev) == 0)
+        *want = events;
 }
 
 /* ---- the relay ---------------------------------------------------------- */
+
+/* A relay pipe starts small (an idle tunnel holds little of the pipe
+ * budget that every mxc-proxy shares, running as nobody) and grows to
+ * CHUNK once it fills (fewer splices per byte for a stream), as long as
+ * this proxy's own total stays within cfg->pipe_bytes_max; past it a new
+ * pipe gets one page and nothing grows. */
+static int pipe_open(dir *d)
+{
+    if (pipe2(d->pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+        return -1;
+    size_t want = pipe_bytes + PIPE_START <= cfg->pipe_bytes_max ? PIPE_START : PIPE_MIN;
+    int got = fcntl(d->pipe[1], F_SETPIPE_SZ, (int)want);
+    if (got <= 0) /* not granted (the user's pipe budget): whatever the kernel made */
+        got = fcntl(d->pipe[1], F_GETPIPE_SZ);
+    d->pipesz = got > 0 ? (size_t)got : PIPE_MIN;
+    pipe_bytes += d->pipesz;
+    return 0;
+}
+
+static void pipe_grow(dir *d)
+{
+    if (d->no_grow || d->pipesz >= CHUNK || pipe_bytes - d->pipesz + CHUNK > cfg->pipe_bytes_max)
+        return;
+    int got = fcntl(d->pipe[1], F_SETPIPE_SZ, CHUNK);
+    if (got <= 0) {
+        d->no_grow = true;
+        return;
+    }
+    pipe_bytes = pipe_bytes - d->pipesz + (size_t)got;
+    d->pipesz = (size_t)got;
+}
 
 /* Moves what it can of one direction; false on a broken connection. */
 static bool pump(dir *d, int src, int dst)
@@ -272,7 +315,7 @@ static bool pump(dir *d, int src, int dst)
             return true;
         if (d->ck) { /* exactly the body: its framing says where it ends */
             char tmp[16384];
-            ssize_t got = recv(src, tmp, sizeof tmp, MSG_DONTWAIT);
+            ssize_t got = recv(src, tmp, d->pipesz < sizeof tmp ? d->pipesz : sizeof tmp, MSG_DONTWAIT);
             if (got < 0)
                 return errno == EAGAIN || errno == EINTR;
             long take = got ? mxc_chunked_feed(d->ck, tmp, (size_t)got) : 0;
@@ -295,6 +338,8 @@ static bool pump(dir *d, int src, int dst)
         d->inpipe += (size_t)n;
         if (d->limit >= 0)
             d->limit -= n;
+        if (d->inpipe >= d->pipesz)
+            pipe_grow(d);
     }
 }
 
@@ -305,7 +350,8 @@ static bool dir_idle(const dir *d)
 
 static void relay(conn *c)
 {
-    if (!pump(&c->cu, c->cfd, c->ufd) || !pump(&c->uc, c->ufd, c->cfd)) {
+    /* upstream→client first: a tunnel's 200 goes out before anything else is tried */
+    if (!pump(&c->uc, c->ufd, c->cfd) || !pump(&c->cu, c->cfd, c->ufd)) {
         audit(c, "allowed", "closed");
         conn_close(c);
         return;
@@ -366,13 +412,10 @@ static int set_pre(dir *d, const char *a, size_t alen, const char *b, size_t ble
 static void start_relay(conn *c)
 {
     c->st = C_RELAY;
-    if (pipe2(c->cu.pipe, O_CLOEXEC | O_NONBLOCK) < 0 || pipe2(c->uc.pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+    if (pipe_open(&c->cu) < 0 || pipe_open(&c->uc) < 0) {
         refuse(c, 502, "resources", "error");
         return;
     }
-    /* fewer splices per byte; refused past the user's pipe budget, and then the default serves */
-    fcntl(c->cu.pipe[1], F_SETPIPE_SZ, CHUNK);
-    fcntl(c->uc.pipe[1], F_SETPIPE_SZ, CHUNK);
     const char *rest = c->buf + c->head.head_len;
     size_t nrest = c->blen - c->head.head_len;
     int rc;
@@ -415,6 +458,8 @@ static void start_relay(conn *c)
 
 /* ---- connecting to a checked address ------------------------------------ */
 
+static void established(conn *c);
+
 static void try_connect(conn *c)
 {
     while (c->next_addr < c->naddr) {
@@ -430,9 +475,19 @@ static void try_connect(conn *c)
         c->ufd = socket(a->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (c->ufd < 0)
             continue;
-        if (connect(c->ufd, (struct sockaddr *)a, alen) == 0 || errno == EINPROGRESS) {
-            c->st = C_CONNECTING;
-            c->deadline = now_ms() + CONNECT_TIMEOUT_MS;
+        if (connect(c->ufd, (struct sockaddr *)a, alen) < 0 && errno != EINPROGRESS)
+            continue;
+        c->st = C_CONNECTING;
+        c->deadline = now_ms() + CONNECT_TIMEOUT_MS;
+        /* A near upstream has often answered by the time connect() returns:
+         * asking again says so (0, or EISCONN), still going (EALREADY), or
+         * how it failed (then the next address) — the same socket, the same
+         * checked address, one system call instead of a round of the loop. */
+        if (connect(c->ufd, (struct sockaddr *)a, alen) == 0 || errno == EISCONN) {
+            established(c);
+            return;
+        }
+        if (errno == EALREADY || errno == EINPROGRESS || errno == EINTR) {
             watch(c, true, EPOLLOUT);
             watch(c, false, 0);
             return;
@@ -529,6 +584,17 @@ unsigned mxc_proxy_intercepting(void)
     return atomic_load(&nintercept);
 }
 
+/* The upstream socket is connected: to an interception thread, or the relay. */
+static void established(conn *c)
+{
+    char key[MXC_HOST_MAX + 1];
+    if (bound(c, key, sizeof key)) {
+        hand_off(c, key);
+        return;
+    }
+    start_relay(c);
+}
+
 static void connected(conn *c)
 {
     int err = 0;
@@ -537,12 +603,7 @@ static void connected(conn *c)
         try_connect(c);
         return;
     }
-    char key[MXC_HOST_MAX + 1];
-    if (bound(c, key, sizeof key)) {
-        hand_off(c, key);
-        return;
-    }
-    start_relay(c);
+    established(c);
 }
 
 /* ---- name lookups (off the loop) ---------------------------------------- */
@@ -626,6 +687,7 @@ static void start_lookup(conn *c)
         return;
     }
     c->st = C_RESOLVING;
+    c->deadline = now_ms() + cfg->resolve_timeout_ms;
     watch(c, false, 0);
 }
 
@@ -633,8 +695,10 @@ static void lookup_done(lookup *l)
 {
     conn *c = l->c;
     c->st = C_CONNECTING;
-    if (c->closed) {
-        bury(c);
+    if (c->closed) { /* given up on while the lookup ran (resolve-timeout): already off the list */
+        nabandoned--;
+        c->next = grave;
+        grave = c;
         free(l);
         return;
     }
@@ -726,7 +790,7 @@ static void on_accept(void)
         int fd = accept4(cfg->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0)
             return;
-        if (nconns + atomic_load(&nintercept) >= cfg->max_conns) {
+        if (nconns + atomic_load(&nintercept) + nabandoned >= cfg->max_conns) {
             static const char BUSY[] = "HTTP/1.1 503 Service Unavailable\r\nX-Mxc-Deny-Reason: too-many-connections\r\n"
                                        "Connection: close\r\nContent-Length: 0\r\n\r\n";
             (void)!send(fd, BUSY, sizeof BUSY - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -763,13 +827,14 @@ static void expire(void)
     uint64_t t = now_ms();
     for (conn *c = conns, *nx; c; c = nx) {
         nx = c->next;
-        if (c->closed || c->st == C_RESOLVING || t < c->deadline)
+        if (c->closed || t < c->deadline)
             continue;
         if (c->st == C_RELAY) {
             audit(c, "allowed", "idle-timeout");
             conn_close(c);
-        } else
-            refuse(c, 504, c->st == C_HEAD ? "head-timeout" : "connect-timeout", "denied");
+        } else /* a lookup still running on its thread answers into a closed conn (lookup_done) */
+            refuse(c, 504, c->st == C_HEAD ? "head-timeout" : c->st == C_RESOLVING ? "resolve-timeout" : "connect-timeout",
+                   "denied");
     }
 }
 

@@ -33,6 +33,8 @@ typedef struct {
     unsigned max_conns;     /* concurrent client connections */
     unsigned head_timeout_ms;
     unsigned idle_timeout_ms;
+    unsigned resolve_timeout_ms; /* a name lookup that has not answered by then: 504, the tunnel ends */
+    size_t pipe_bytes_max;  /* the relay pipes' total capacity (bytes): past it new pipes get one page, none grows */
     const mxc_intercept_ctx *intercept; /* NULL: no credential bindings, every CONNECT spliced */
 } mxc_proxy_config;
 

@@ -101,7 +101,8 @@ def world(tmp_path):
         t.start()
     hosts = tmp_path / "hosts"
     hosts.write_text("%s api.example.test\n%s dl.cdn.example.test\n%s other.test\n127.0.0.1 rebind.example.test\n"
-                     "%s blocked.api.example.test\n" % (WEB, WEB2, OTHER, WEB2))
+                     "%s blocked.api.example.test\n%s fallback.example.test\n%s fallback.example.test\n"
+                     "%s dead.example.test\n" % (WEB, WEB2, OTHER, WEB2, WEB2, WEB, WEB2))
     try:
         yield {"inet": inet, "sbx": sbx, "hosts": str(hosts), "tmp": tmp_path}
     finally:
@@ -116,7 +117,7 @@ def world(tmp_path):
 
 
 class Proxy:
-    def __init__(self, world, allowed, blocked=(), **extra):
+    def __init__(self, world, allowed, blocked=(), resolv=None, **extra):
         # the listener, made inside the sandbox's namespace (as the executor does)
         with in_sandbox_ns(world):
             self.listener = socket.socket()
@@ -131,7 +132,9 @@ class Proxy:
         self.sleeper = subprocess.Popen(["sleep", "600"])  # the "sandbox PID 1" the proxy watches
         self.pidfd = os.pidfd_open(self.sleeper.pid)
         lfd = self.listener.fileno()
-        self.p = subprocess.Popen([PROXY, "--listen-fd", str(lfd), "--config-fd", str(r), "--watch-fd",
+        # resolv: a resolv.conf for the proxy alone (a mount namespace of its own, bound over /etc/resolv.conf)
+        wrap = ["unshare", "-m", "sh", "-c", 'mount --bind "$0" /etc/resolv.conf && exec "$@"', resolv] if resolv else []
+        self.p = subprocess.Popen(wrap + [PROXY, "--listen-fd", str(lfd), "--config-fd", str(r), "--watch-fd",
                                    str(self.pidfd), "--audit-fd", str(afd), "--status-fd", str(sw)],
                                   pass_fds=(lfd, r, self.pidfd, afd, sw), stderr=subprocess.PIPE)
         os.close(r)
@@ -194,8 +197,8 @@ class Proxy:
 def proxy(world):
     made = []
 
-    def make(allowed, blocked=(), **extra):
-        p = Proxy(world, allowed, blocked, **extra)
+    def make(allowed, blocked=(), resolv=None, **extra):
+        p = Proxy(world, allowed, blocked, resolv, **extra)
         made.append(p)
         return p
 
@@ -236,6 +239,21 @@ def test_allowed_host_plain_http_and_connect(proxy):
                  "GET /t HTTP/1.1\r\nHost: api.example.test\r\n\r\n" % auth()).encode())
     assert out.startswith("HTTP/1.1 200 Connection established\r\n\r\nHTTP/1.1 200 OK"), out
     assert "GET /t HTTP/1.1|auth=False" in out, out
+
+
+def test_an_address_that_refuses_is_skipped_and_none_answering_is_502(proxy):
+    # nothing listens on WEB2:443: fallback.example.test's first address refuses, its second serves
+    p = proxy(["fallback.example.test:443", "dead.example.test:443", "198.51.100.8:443"])
+    out = p.raw(("CONNECT fallback.example.test:443 HTTP/1.1\r\nHost: fallback.example.test:443\r\n%s\r\n"
+                 "GET /f HTTP/1.1\r\nHost: fallback.example.test\r\n\r\n" % auth()).encode())
+    assert out.startswith("HTTP/1.1 200 Connection established\r\n\r\nHTTP/1.1 200 OK"), out
+    assert "GET /f HTTP/1.1" in out, out
+    for target in ("dead.example.test:443", "198.51.100.8:443"):
+        out = p.raw(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n%s\r\n" % (target, target, auth())).encode())
+        assert out.startswith("HTTP/1.1 502 "), (target, out)
+        assert "X-Mxc-Deny-Reason: upstream-unreachable" in out, (target, out)
+    ips = [r["dst_endpoint"]["ip"] for r in p.audit() if r["dst_endpoint"]["hostname"] == "fallback.example.test"]
+    assert ips and set(ips) == {WEB}, ips  # the relay went to the address that answered
 
 
 def test_wildcard_and_cidr_entries(proxy):
@@ -543,3 +561,103 @@ def test_chunked_bodies_are_forwarded_by_their_framing(proxy):
     out = p.raw(("POST http://api.example.test:8080/a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n%s\r\n"
                  "2\nhi\r\n0\r\n\r\n" % auth()).encode())
     assert out.startswith("HTTP/1.1 400") and "bad-chunked" in out, out
+
+
+def _echo(addr, port, stop):
+    """Echoes what it receives; closes at the client's EOF or after a chunked body's last chunk."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((addr, port))
+    s.listen(16)
+    s.settimeout(0.2)
+
+    def handle(c):
+        c.settimeout(10)
+        tail = b""
+        try:
+            while True:
+                b = c.recv(65536)
+                if not b:
+                    break
+                c.sendall(b)
+                tail = (tail + b)[-5:]
+                if tail == b"0\r\n\r\n":
+                    break
+        except OSError:
+            pass
+        c.close()
+
+    while not stop.is_set():
+        try:
+            c, _ = s.accept()
+        except socket.timeout:
+            continue
+        threading.Thread(target=handle, args=(c,), daemon=True).start()
+    s.close()
+
+
+def test_a_tiny_pipe_budget_still_relays_everything(proxy):
+    """pipeBudgetKiB: past it every relay pipe is one page and none grows; slower, never wrong."""
+    stop = threading.Event()
+    t = threading.Thread(target=_echo, args=(WEB, 9100, stop), daemon=True)
+    t.start()
+    try:
+        p = proxy(["198.51.100.7:9100"], pipeBudgetKiB=1)
+        code = ("import socket,base64,threading,hashlib\n"
+                "s=socket.create_connection(('127.0.0.1',3128));s.settimeout(20)\n"
+                "s.sendall(b'CONNECT 198.51.100.7:9100 HTTP/1.1\\r\\nHost: 198.51.100.7:9100\\r\\n%s\\r\\n\\r\\n')\n"
+                "data=bytes(range(256))*12288\n"  # 3 MiB, no chunk terminator in it
+                "def w():\n    s.sendall(data);s.shutdown(socket.SHUT_WR)\n"
+                "threading.Thread(target=w).start()\nout=b''\n"
+                "while True:\n    b=s.recv(1<<20)\n    if not b: break\n    out+=b\n"
+                "head,_,body=out.partition(b'\\r\\n\\r\\n')\n"
+                "print(head.decode().split('\\r\\n')[0], len(body), body==data)\n" % auth().strip())
+        r = p.in_sandbox("python3", "-c", code, timeout=60)
+        assert r.stdout.strip() == "HTTP/1.1 200 Connection established %d True" % (3 << 20), (r.stdout, r.stderr[-1500:], p.audit())
+        # a chunked body larger than a one-page pipe, read through its framing
+        chunks = "".join("1770\r\n%s\r\n" % (c * 6000) for c in "abcd") + "0\r\n\r\n"
+        out = p.raw(("POST http://198.51.100.7:9100/up HTTP/1.1\r\nTransfer-Encoding: chunked\r\n%s\r\n%s"
+                     % (auth(), chunks)).encode(), read_timeout=10)
+        assert out.startswith("POST /up HTTP/1.1\r\n"), out[:200]
+        assert out.endswith("\r\n\r\n" + chunks), out[-200:]
+    finally:
+        stop.set()
+        t.join()
+
+
+def test_a_lookup_that_does_not_answer_is_504_and_holds_its_slot_until_it_returns(proxy, world):
+    """The system resolver (no hostsFile), pointed at a name server inside the test's namespace that
+    never answers: the tunnel ends with a 504 at resolveTimeoutMs; the lookup's thread, still
+    waiting, keeps counting against the connection cap until glibc gives up (timeout:3)."""
+    ns = "198.51.100.53"
+    subprocess.run(["ip", "addr", "add", ns + "/24", "dev", "d0"], check=True)  # this thread: the internet ns
+    hole = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    hole.bind((ns, 53))
+    hole.settimeout(5)
+    resolv = world["tmp"] / "resolv.conf"
+    resolv.write_text("nameserver %s\noptions timeout:3 attempts:1\n" % ns)
+    resolv.chmod(0o644)
+    try:
+        p = proxy(["slow.example.test:443", "198.51.100.7:443"], resolv=str(resolv), hostsFile=None,
+                  resolveTimeoutMs=200, maxConnections=1)
+        assert p.status() == "ok"
+        ask = lambda t: p.raw(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n%s\r\n" % (t, t, auth())).encode())  # noqa: E731
+        out = ask("slow.example.test:443")
+        assert out.startswith("HTTP/1.1 504 ") and "X-Mxc-Deny-Reason: resolve-timeout" in out, out
+        query, _ = hole.recvfrom(512)
+        assert b"slow" in query and b"example" in query  # the lookup went where resolv.conf said, and only there
+        assert any(r["reason"] == "resolve-timeout" for r in p.audit()), p.audit()
+        # the abandoned lookup still holds the one slot ...
+        out = ask("198.51.100.7:443")
+        assert out.startswith("HTTP/1.1 503 "), out
+        # ... until its thread returns; then the proxy serves again
+        deadline = time.monotonic() + 15
+        while True:
+            out = ask("198.51.100.7:443")
+            if out.startswith("HTTP/1.1 200 ") or time.monotonic() > deadline:
+                break
+            time.sleep(0.3)
+        assert out.startswith("HTTP/1.1 200 Connection established"), out
+    finally:
+        hole.close()
+        subprocess.run(["ip", "addr", "del", ns + "/24", "dev", "d0"], check=False)
