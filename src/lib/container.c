@@ -639,6 +639,12 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
         if (!p->host_network)
             flags |= CLONE_NEWNET;
         c1 = clone_as(p, flags, cgfd);
+    } else if (detached) {
+        /* C1 of a session only forks the monitor and exits: it shares our
+         * memory (vfork) instead of copying it, so neither its copy nor its
+         * exit (an address space torn down) is paid for; the monitor below
+         * is still a copy of its own */
+        c1 = vfork();
     } else {
         c1 = fork();
     }
