@@ -531,7 +531,8 @@ static _Noreturn void monitor_main(const mxc_plan *p, mxc_fsview_sources *src, i
     setsid();
     prctl(PR_SET_NAME, "mxc-monitor");
     prctl(PR_SET_CHILD_SUBREAPER, 1);
-    /* raw: the caller's fork handlers ran once, for us; never again below.
+    /* raw: the caller's fork handlers ran once, for C1 (fork(3)), or C1
+     * shared a single-threaded caller's memory (vfork); never again below.
      * v2: C1, and so the holder, is born in the sandbox's cgroup. */
     pid_t c1 = mxc_cgroup_clone(0, cgfd);
     if (c1 < 0)
@@ -639,11 +640,14 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
         if (!p->host_network)
             flags |= CLONE_NEWNET;
         c1 = clone_as(p, flags, cgfd);
-    } else if (detached) {
+    } else if (detached && single_threaded()) {
         /* C1 of a session only forks the monitor and exits: it shares our
          * memory (vfork) instead of copying it, so neither its copy nor its
          * exit (an address space torn down) is paid for; the monitor below
-         * is still a copy of its own */
+         * is still a copy of its own.  Single-threaded callers only (the
+         * CLI): the monitor is then a raw clone of a process no other
+         * thread can have left holding a libc lock; a threaded caller's C1
+         * goes through fork(3), which makes libc's state sound for it. */
         c1 = vfork();
     } else {
         c1 = fork();
