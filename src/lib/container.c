@@ -337,6 +337,31 @@ static _Noreturn void direct_child(const mxc_plan *p, mxc_fsview_sources *src, i
     holder_main(p, src, ctl, false, fx, true, -1);
 }
 
+/* A session's holder, direct: the monitor cloned us straight into the new
+ * namespaces (PID 1 already, one process fewer than through C1).  As the
+ * direct one-shot: mapped by the caller, then our own identity inside,
+ * the view, and only then into the cgroup (the files come from the
+ * caller) and a cgroup namespace of our own.  No PDEATHSIG: a session
+ * outlives its monitor as it did through C1. */
+static _Noreturn void session_direct_child(const mxc_plan *p, mxc_fsview_sources *src, int ctl, int listen_fd)
+{
+    close_inherited(p, src, ctl, NULL, NULL, 0, listen_fd);
+    ctl_msg m;
+    if (recv_msg(ctl, &m) < 0 || m.kind != MSG_MAPS_DONE)
+        _exit(1);
+    const char *stage = "holder.setsid";
+    int rc = setsid() < 0 ? -errno : 0;
+    if (rc == 0) {
+        stage = "holder.setresuid";
+        rc = become_inner(p->rootless);
+    }
+    if (rc < 0) {
+        send_msg(ctl, MSG_FAIL, -rc, 0, stage);
+        _exit(1);
+    }
+    holder_main(p, src, ctl, true, NULL, true, listen_fd);
+}
+
 /* The direct clone skips glibc's fork handlers, which is only safe when no
  * other thread can hold a libc lock the child would need. */
 static bool single_threaded(void)
@@ -519,9 +544,9 @@ static void describe_status(int status, char *out, size_t outsz)
         snprintf(out, outsz, "exited with status %d\n", WEXITSTATUS(status));
 }
 
-/* The monitor of a session: starts C1 (which starts the holder and exits,
- * so that the holder becomes our child: we are a subreaper), then waits
- * for the holder.  If it dies while its record still exists — not a stop,
+/* The monitor of a session: clones the holder straight into its
+ * namespaces (our child; we are also the subreaper of whatever it
+ * orphans), then waits for it.  If it dies while its record still exists — not a stop,
  * which removes the record first — how it died goes into holder.exit, for
  * the next phase to report.  It keeps nothing of the caller's but the
  * sandbox's directory. */
@@ -531,13 +556,28 @@ static _Noreturn void monitor_main(const mxc_plan *p, mxc_fsview_sources *src, i
     setsid();
     prctl(PR_SET_NAME, "mxc-monitor");
     prctl(PR_SET_CHILD_SUBREAPER, 1);
-    /* raw: the caller's fork handlers ran once, for us; never again below.
+    /* raw: the caller's fork handlers ran once, for C1 (fork(3)), or C1
+     * shared a single-threaded caller's memory (vfork); never again below.
      * v2: C1, and so the holder, is born in the sandbox's cgroup. */
-    pid_t c1 = mxc_cgroup_clone(0, cgfd);
+    /* The holder itself, cloned straight into its namespaces (the user
+     * namespace owned by the sandbox's uid, clone_as); its pid is the
+     * caller's first message, for the maps. */
+    unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
+    if (!p->host_network)
+        flags |= CLONE_NEWNET;
+    (void)join, (void)njoin; /* the caller sends them once we are mapped */
+    pid_t c1 = clone_as(p, flags, cgfd);
     if (c1 < 0)
-        send_msg(ctl, MSG_FAIL, errno, 0, "holder.clone_into_cgroup");
+        send_msg(ctl, MSG_FAIL, errno, 0, "holder.clone");
     if (c1 == 0)
-        first_child(p, src, ctl, true, NULL, join, njoin, session->listen_fd);
+        session_direct_child(p, src, ctl, session->listen_fd);
+    if (c1 > 0) {
+        /* fault injection (tests/faults): the pid as late as it can be */
+        const char *late = getenv("MXC_FAULT_PID_LATE_MS");
+        if (late && *late)
+            usleep((useconds_t)atoi(late) * 1000);
+        send_msg(ctl, MSG_MAPS_PLEASE, 0, c1, NULL);
+    }
     int dirfd = session->dirfd;
     int keep[] = {dirfd};
     mxc_close_all_but(keep, 1);
@@ -556,8 +596,6 @@ static _Noreturn void monitor_main(const mxc_plan *p, mxc_fsview_sources *src, i
             continue;
         if (r < 0)
             _exit(0); /* nothing left to watch */
-        if (r == c1)
-            continue;
         /* The holder's death while its record names it is a crash (a stop
          * clears the record first).  Anything else reaped here (a setup
          * process orphaned to this subreaper) is not the holder. */
@@ -639,6 +677,15 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
         if (!p->host_network)
             flags |= CLONE_NEWNET;
         c1 = clone_as(p, flags, cgfd);
+    } else if (detached && single_threaded()) {
+        /* C1 of a session only forks the monitor and exits: it shares our
+         * memory (vfork) instead of copying it, so neither its copy nor its
+         * exit (an address space torn down) is paid for; the monitor below
+         * is still a copy of its own.  Single-threaded callers only (the
+         * CLI): the monitor is then a raw clone of a process no other
+         * thread can have left holding a libc lock; a threaded caller's C1
+         * goes through fork(3), which makes libc's state sound for it. */
+        c1 = vfork();
     } else {
         c1 = fork();
     }
@@ -672,8 +719,9 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
     close(sv[1]);
     mxc_fsview_close_sources(src);
     free(src);
-    for (int i = 0; i < njoin; i++)
-        close(join[i]);
+    if (!detached) /* a session's holder gets them once it is mapped (below) */
+        for (int i = 0; i < njoin; i++)
+            close(join[i]);
     if (cgfd >= 0)
         close(cgfd);
     int ctl = sv[0];
@@ -684,7 +732,7 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
     if (rc == 0 && m.kind == MSG_FAIL)
         rc = fail_from(&m, e);
     if (rc == 0 && detached)
-        mapped = m.pid;
+        mapped = h->pid = m.pid; /* the holder itself, named by its monitor */
     if (rc == 0) {
         int err = write_map(mapped, "uid_map", MXC_INNER_UID, p->uid);
         if (!err && p->rootless)
@@ -697,6 +745,14 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
             rc = -1;
         else if (send_msg(ctl, MSG_MAPS_DONE, 0, 0, NULL) < 0)
             rc = died(ctl, e);
+    }
+    if (detached) {
+        /* the files through which the holder moves itself into the
+         * cgroup once its view is built (none on v2: born in it) */
+        if (rc == 0 && send_msg_fds(ctl, MSG_CGROUP_DONE, 0, 0, NULL, join, (size_t)njoin) < 0)
+            rc = died(ctl, e);
+        for (int i = 0; i < njoin; i++)
+            close(join[i]);
     }
     if (rc == 0 && direct) {
         /* v2: PID 1 was born inside; the message (with no fds) only says
@@ -714,7 +770,8 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
     /* MSG_PID comes from C1 after its clone returns, MSG_READY from the
      * holder itself: two writers, either order (a busy machine runs the
      * holder first).  Both are needed — a holder recorded as pid 0 is a
-     * session nobody can reach or stop. */
+     * session nobody can reach or stop.  (A session's holder pid came
+     * first, from its monitor, before the holder could be ready.) */
     bool ready = false;
     while (rc == 0 && !(ready && (direct || h->pid > 0))) {
         if (recv_msg(ctl, &m) < 0) {
