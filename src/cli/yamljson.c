@@ -9,9 +9,21 @@
 
 #define MAX_DEPTH 32
 
-static json_t *scalar(const yaml_node_t *n)
+/* A scalar with a NUL in it ("\0" in a double-quoted one) would be cut
+ * short by every C string that later carries it (a path, a key): refused. */
+static bool has_nul(const yaml_node_t *n, char *why, size_t whysz)
+{
+    if (!memchr(n->data.scalar.value, 0, n->data.scalar.length))
+        return false;
+    snprintf(why, whysz, "line %zu: a NUL character in a scalar is not accepted", n->start_mark.line + 1);
+    return true;
+}
+
+static json_t *scalar(const yaml_node_t *n, char *why, size_t whysz)
 {
     const char *v = (const char *)n->data.scalar.value;
+    if (has_nul(n, why, whysz))
+        return NULL;
     if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
         if (!strcmp(v, "true"))
             return json_true();
@@ -40,7 +52,7 @@ static json_t *node(yaml_document_t *d, yaml_node_t *n, int depth, char *why, si
     }
     switch (n->type) {
     case YAML_SCALAR_NODE:
-        return scalar(n);
+        return scalar(n, why, whysz);
     case YAML_SEQUENCE_NODE: {
         json_t *a = json_array();
         for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
@@ -63,6 +75,10 @@ static json_t *node(yaml_document_t *d, yaml_node_t *n, int depth, char *why, si
                 return NULL;
             }
             const char *key = (const char *)k->data.scalar.value;
+            if (has_nul(k, why, whysz)) {
+                json_decref(o);
+                return NULL;
+            }
             if (json_object_get(o, key)) {
                 snprintf(why, whysz, "line %zu: key %s appears twice", k->start_mark.line + 1, key);
                 json_decref(o);

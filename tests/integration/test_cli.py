@@ -111,6 +111,10 @@ def test_policy_file_json_and_yaml(cli, host_dir, tmp_path):
     (tmp_path / "bad.yaml").write_text("a: &x [1]\nb: *x\n")
     r = cli("run", "--policy", str(tmp_path / "bad.yaml"), "--", "true")
     assert r.returncode == 2 and "anchors and aliases" in r.stderr
+    # a NUL in a scalar would cut the path short wherever C carries it (found by fuzz_yamljson)
+    (tmp_path / "nul.yaml").write_text('filesystem:\n  readwritePaths:\n    - "%s\\0/../etc"\n' % rw)
+    r = cli("run", "--policy", str(tmp_path / "nul.yaml"), "--", "true")
+    assert r.returncode == 2 and "NUL character" in r.stderr, r.stderr
     (tmp_path / "unknown.json").write_text(json.dumps({"filesystem": {"writablePaths": ["/x"]}}))
     r = cli("run", "--policy", str(tmp_path / "unknown.json"), "--", "true")
     assert r.returncode == 1 and "writablePaths" in r.stderr
