@@ -209,6 +209,8 @@ static bool string(parser *ps, sbuf *b)
                 return fail(ps, "\\%c needs %d hexadecimal digits", e, digits);
             cp = cp << 4 | (uint32_t)v;
         }
+        if (cp == 0) /* every consumer is C: a NUL would cut the value short */
+            return fail(ps, "a NUL character (\\u0000) in a string is not accepted");
         if (!put_utf8(ps, b, cp))
             return false;
     }

@@ -29,6 +29,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         oracle(json_is_object(j), "an accepted document is an object");
         char *s = json_dumps(j, JSON_COMPACT);
         oracle(s != NULL, "an accepted document serializes");
+        /* and reloads to the same value: no NUL or other value a C consumer would misread */
+        json_t *back = s ? json_loads(s, 0, NULL) : NULL;
+        oracle(back && json_equal(j, back), "an accepted document round-trips");
+        json_decref(back);
         free(s);
         json_decref(j);
     } else {

@@ -67,6 +67,8 @@ static void toml_cases(void)
     bad("a = \"x", "unterminated");
     bad("a = \"x\ny\"", "unterminated");
     bad("a = \"\\q\"", "unknown escape");
+    bad("a = \"/usr/bin/x\\u0000y\"", "NUL character");
+    bad("a = \"x\\U00000000\"", "NUL character");
     bad("a = \"\\uD800\"", "not a Unicode scalar value");
     bad("a = \"\\u12\"", "hexadecimal digits");
     bad("a = \"\x01\"", "control character");
