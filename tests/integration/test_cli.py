@@ -318,9 +318,9 @@ def test_shell_on_a_terminal(cli):
     assert cli("start", "sh").returncode == 0
     t = Pty([MXC, "shell", "sh"], cli.env({"TERM": "xterm", "PS1": "$ "}), rows=31, cols=101)
     try:
-        t.write(b"tty; stty size; [ -t 0 ] && [ -t 1 ] && [ -t 2 ] && echo ALL-TTY; echo TERM=$TERM\n")
+        t.write(b"tty; stty size; [ -t 0 ] && [ -t 1 ] && [ -t 2 ] && echo ALL-$((1+1))-TTY; echo TERM=$TERM\n")
         assert t.read_until(b"TERM=xterm"), t.screen
-        assert b"/dev/pts/" in t.screen and b"31 101" in t.screen and b"ALL-TTY" in t.screen, t.screen
+        assert b"/dev/pts/" in t.screen and b"31 101" in t.screen and b"ALL-2-TTY" in t.screen, t.screen
         # a resize reaches the shell's terminal: the kernel sends mxc SIGWINCH (the pty's
         # foreground group), mxc passes the size on; asked until seen (delivery is asynchronous)
         t.resize(40, 120)
@@ -336,8 +336,9 @@ def test_shell_on_a_terminal(cli):
         assert t.read_until(b"after-sleep-130", 20), t.screen
         assert t.p.poll() is None
         # job control: a background job and back
-        t.write(b"sleep 50 &\njobs; kill %1; echo JOBS-DONE\n")
-        assert t.read_until(b"JOBS-DONE"), t.screen
+        # (the needle is what the shell prints, never the terminal's echo of what was typed)
+        t.write(b"sleep 50 &\njobs; kill %1; echo JOBS-$((40+2))-DONE\n")
+        assert t.read_until(b"JOBS-42-DONE"), t.screen
         assert b"[1]" in t.screen, t.screen
         t.write(b"exit 5\n")
         assert t.p.wait(timeout=30) == 5
