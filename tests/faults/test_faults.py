@@ -154,9 +154,15 @@ class Faults:
                 j = json.load(open(os.path.join(CLAIMS, c)))
             except (OSError, ValueError):
                 continue
-            if (j.get("stateDir") or "").startswith(self.root + "/") or \
-                    (j.get("kind") == "oneshot" and j.get("pid") in self.pids) or (c.isdigit() and int(c) in self.uids):
-                claims.append(c)
+            sd = j.get("stateDir") or ""
+            mine = sd.startswith(self.root + "/") or (j.get("kind") == "oneshot" and j.get("pid") in self.pids)
+            # uids are drawn at random from one host-wide range, so a uid one of ours released may
+            # be claimed again at once by a sandbox of someone else's (the parallel lifecycle load
+            # of run-tests.sh): a claim naming another state root or another one-shot is theirs
+            theirs = (sd and not sd.startswith(self.root + "/")) or \
+                (j.get("kind") == "oneshot" and j.get("pid") not in self.pids)
+            if mine or (c.isdigit() and int(c) in self.uids and not theirs):
+                claims.append("%s %s" % (c, json.dumps({k: j.get(k) for k in ("kind", "stateDir", "pid")})))
         cgroups = []
         for base in CGROUP_BASES:
             for d in os.listdir(base) if os.path.isdir(base) else []:
