@@ -124,7 +124,16 @@ static int write_text(const char *dir, const char *file, const char *text)
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
-    ssize_t n = write(fd, text, strlen(text));
+    /* memory.limit_in_bytes (v1) and memory.max (v2) give up with EINTR
+     * whenever a signal is pending while they reclaim — a SIGCHLD from any
+     * child of the caller (Node's libuv has a handler; a tracer makes even
+     * an ignored one pending).  The limit was not set; setting it again is
+     * the answer, not a failed sandbox. */
+    ssize_t n;
+    int tries = 0;
+    do
+        n = write(fd, text, strlen(text));
+    while (n < 0 && errno == EINTR && ++tries < 100);
     int err = errno;
     close(fd);
     return n < 0 ? -err : 0;

@@ -281,3 +281,28 @@ def test_pids_limit_from_the_host_is_enforced(mxc):
     assert r.rc == 0, r.describe()
     n = int(r.stdout.strip().split("\n")[-1])
     assert 30 < n <= 64, r.stdout
+
+
+def test_a_memory_limit_write_interrupted_by_a_signal_is_made_again(mxc, session_factory):
+    """The kernel's memory controller gives up a limit write with EINTR while any signal is
+    pending — a SIGCHLD from another child of the caller (Node's libuv has a handler) was
+    enough to fail a sandbox at cgroup.memory.  strace makes it certain: the first three writes
+    of the limit answer EINTR (injected, as the kernel would), the fourth goes through, and
+    start succeeds with the limit in place."""
+    if not shutil.which("strace"):
+        pytest.fail("strace is missing: scripts/deps.sh installs it")
+    if not os.path.exists("/sys/fs/cgroup/memory/cgroup.procs"):
+        pytest.fail("no v1 memory hierarchy on this host; the v2 limit shares the same write")
+    s = session_factory(start=False)
+    limit = "/sys/fs/cgroup/memory/mxc/%s/memory.limit_in_bytes" % s.metadata["agentUserName"]
+    log = os.path.join(mxc.scratch, "strace-limit")
+    p = subprocess.run(["strace", "-qq", "-o", log, "-P", limit, "-e", "trace=write",
+                        "-e", "inject=write:error=EINTR:when=1..3", MXC_EXEC, "--experimental", "--config", "-"],
+                       input=json.dumps({"phase": "start", "sandboxId": s.id}).encode(), capture_output=True,
+                       env=mxc.env({"MXC_MEMORY_MAX": "536870912"}), timeout=60)
+    trace = open(log).read()
+    assert trace.count("EINTR") == 3, trace
+    assert p.returncode == 0 and p.stdout.strip() == b'{"result":{}}', (p.returncode, p.stdout, p.stderr, trace)
+    assert open(limit).read().strip() == "536870912"
+    r = s.exec("echo alive")
+    assert r.rc == 0 and r.stdout == "alive\n", r.describe()
