@@ -8,6 +8,8 @@ pick. Prints the host context and a Markdown table with medians and ratios.
   exec into a live session               vs  nsenter -t HOLDER -a -S 1000 -G 1000 /bin/true
                                          vs  posix_spawn /bin/true
   provision -> start -> exec -> stop -> deprovision (one full cycle)  vs  a bwrap one-shot
+  the same one-shot, exec and cycle through the in-process C ABI (build/libmxc_ffi.so, the calls
+  the npm SDK makes; here through ctypes)  vs  the same peers, which a caller spawns
   100 idle sessions: host memory per idle session, and exec latency while they idle
 
 Each pair is measured interleaved (A B A B ...), so drift of the machine
@@ -24,15 +26,17 @@ host as it boots — that figure says which kind of host the run was on).
 Usage: sudo bench/run.py [N] [--sessions K]   (needs build/mxc-exec, bwrap, nsenter;
        upstream's lxc-exec comes from tests/sdk/install.sh, which npm-installs the SDK)
 """
-import json, os, shutil, statistics, subprocess, sys, tempfile, time
+import ctypes, json, os, shutil, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXE = os.path.join(ROOT, "build", "mxc-exec")
+FFI_LIB = os.path.join(ROOT, "build", "libmxc_ffi.so")
 args = [a for a in sys.argv[1:] if not a.startswith("--")]
 N = int(args[0]) if args else 30
 IDLE_SESSIONS = int(sys.argv[sys.argv.index("--sessions") + 1]) if "--sessions" in sys.argv else 100
 STATE = tempfile.mkdtemp(prefix="mxc-bench-")
 ENV = dict(os.environ, MXC_STATE_DIR=STATE, MXC_WORKSPACE_ROOT=STATE + ".ws")
+os.environ.update(MXC_STATE_DIR=STATE, MXC_WORKSPACE_ROOT=STATE + ".ws")  # for the in-process library
 GAP = 0.1
 
 
@@ -104,6 +108,65 @@ def upstream_lxc_exec():
         return None
     exe = os.path.join(pkg, "bin", "x64", "lxc-exec")
     return exe if os.access(exe, os.X_OK) else None
+
+
+class _Err(ctypes.Structure):
+    _fields_ = [(f, ctypes.c_char_p) for f in ("message", "operation", "native_code", "remediation")]
+
+
+class _Run(ctypes.Structure):  # MxcRunResult
+    _fields_ = [("status", ctypes.c_int32), ("exit_code", ctypes.c_int32), ("timed_out", ctypes.c_int32),
+                ("out", ctypes.c_void_p), ("err_out", ctypes.c_void_p), ("error", _Err),
+                ("metadata", ctypes.c_void_p), ("warnings", ctypes.c_void_p)]
+
+
+class _Phase(ctypes.Structure):  # MxcStateAwareResult
+    _fields_ = [("status", ctypes.c_int32), ("response", ctypes.c_char_p), ("error", _Err)]
+
+
+class Ffi:
+    """The in-process C ABI (include/mxc_ffi.h), called as the npm SDK calls it: contract 1.0.0,
+    each phase one call, no process of ours started per call (the sandbox's own still are)."""
+
+    NET = {"egress": {"default": "deny"}, "ingress": {"default": "deny"}}
+
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(path)  # RTLD_LOCAL: two libraries with the same symbols side by side
+
+    def _run(self, fn, req):
+        r = _Run()
+        st = fn(json.dumps(dict(req, version="1.0.0")).encode(), 1, ctypes.byref(r))
+        ok = st == 0 and r.status == 0 and r.exit_code == 0
+        msg = r.error.message
+        self.lib.mxc_run_result_free(ctypes.byref(r))
+        if not ok:
+            sys.exit("the C ABI failed on %s: %s" % (req, msg))
+
+    def oneshot(self, containment="process"):
+        req = {"containment": containment, "process": {"commandLine": "true"}}
+        if containment == "process":
+            req["network"] = self.NET  # 1.0 asks for it; upstream's bubblewrap backend takes none
+        self._run(self.lib.mxc_run_json, req)
+
+    def phase(self, req):
+        r = _Phase()
+        st = self.lib.mxc_run_state_aware_json(json.dumps(dict(req, version="1.0.0")).encode(), 0, 1, ctypes.byref(r))
+        resp = json.loads(r.response) if st == 0 and r.status == 0 and r.response else None
+        msg = r.error.message
+        self.lib.mxc_state_aware_result_free(ctypes.byref(r))
+        if resp is None or "error" in resp:
+            sys.exit("the C ABI failed on %s: %s %s" % (req, resp, msg))
+        return resp["result"]
+
+    def exec(self, sid):
+        self._run(self.lib.mxc_run_state_aware_exec_json, {"phase": "exec", "sandboxId": sid, "process": {"commandLine": "true"}})
+
+    def cycle(self):
+        s = self.phase({"containment": "isolation_session", "phase": "provision", "network": self.NET})["sandboxId"]
+        self.phase({"phase": "start", "sandboxId": s})
+        self.exec(s)
+        self.phase({"phase": "stop", "sandboxId": s})
+        self.phase({"phase": "deprovision", "sandboxId": s})
 
 
 def provision_started():
@@ -199,6 +262,18 @@ def main():
             mxc({"phase": ph, "sandboxId": s}, True)
 
     both("provision→start→exec→stop→deprovision", cycle, "bwrap one-shot (no persistence)", bwrap)
+
+    # the same through the C ABI, in this process (as the SDK calls us; the peers stay processes
+    # the caller spawns, as they would be for it)
+    ffi = Ffi(FFI_LIB)
+    both("one-shot `true`, C ABI in-process", ffi.oneshot, "bwrap --unshare-all", bwrap)
+    if lxc:  # upstream's own library, beside its lxc-exec in the package: the same call, in this process too
+        up = Ffi(os.path.join(os.path.dirname(lxc), "libmxc_ffi.so"))
+        both("one-shot `true`, C ABI in-process", ffi.oneshot, "upstream libmxc_ffi.so 1.0.1 mxc_run_json (bubblewrap)",
+             lambda: up.oneshot("bubblewrap"))
+    both("exec `true` into a live session, C ABI in-process", lambda: ffi.exec(sid),
+         "nsenter -t PID -a -S 1000 -G 1000 /bin/true", ns)
+    both("provision→start→exec→stop→deprovision, C ABI in-process", ffi.cycle, "bwrap one-shot (no persistence)", bwrap)
 
     # K idle sessions: what each costs the host while it waits, and what an exec costs beside them
     before = mem_available_kb()
