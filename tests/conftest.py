@@ -21,10 +21,12 @@ import select
 import shlex
 import shutil
 import signal
+import socket
 import struct
 import subprocess
 import tempfile
 import termios
+import threading
 import time
 
 import pytest
@@ -548,6 +550,29 @@ def kill_tree_marker(marker):
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def serve_tcp(addr, port, stop, handle, backlog=64, threaded=True):
+    """Accepts on addr:port until stop is set, calling handle(conn) for each connection (in a
+    thread of its own unless threaded=False); the listener closes when it stops.  The one accept
+    loop of the tests' origins."""
+    s = socket.socket(socket.AF_INET6 if ":" in addr else socket.AF_INET)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((addr, port))
+    s.listen(backlog)
+    s.settimeout(0.2)
+    try:
+        while not stop.is_set():
+            try:
+                c, _ = s.accept()
+            except socket.timeout:
+                continue
+            if threaded:
+                threading.Thread(target=handle, args=(c,), daemon=True).start()
+            else:
+                handle(c)
+    finally:
+        s.close()
 
 
 def unique(prefix="mxc"):

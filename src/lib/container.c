@@ -310,42 +310,22 @@ static void close_inherited(const mxc_plan *p, mxc_fsview_sources *src, int ctl,
     mxc_close_all_but(keep, nkeep);
 }
 
-/* One-shot, direct: we were cloned straight into the new user, mount,
- * PID, IPC, UTS (and network) namespaces and are PID 1 already — one
- * process fewer than the C1 path.  The caller makes the cgroup while we
- * build the view (two cores, two jobs); we move ourselves into it, and
- * only then make the cgroup namespace and fork the workload. */
-static _Noreturn void direct_child(const mxc_plan *p, mxc_fsview_sources *src, int ctl, const mxc_first_exec *fx)
+/* PID 1, direct: cloned straight into the new user, mount, PID, IPC, UTS
+ * (and network) namespaces, one process fewer than the C1 path.  The
+ * caller maps the user namespace without being asked (it existed when
+ * clone returned), then we take our identity inside and build the view
+ * while the caller makes the cgroup (two cores, two jobs); we move
+ * ourselves into it, and only then make the cgroup namespace and fork the
+ * workload.
+ * A one-shot's PID 1 (fx) dies with its caller (PDEATHSIG).  A session's
+ * holder (the monitor cloned it) has none: a session outlives
+ * its monitor as it did through C1. */
+static _Noreturn void direct_child(const mxc_plan *p, mxc_fsview_sources *src, int ctl, bool session,
+                                   const mxc_first_exec *fx, int listen_fd)
 {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    close_inherited(p, src, ctl, fx, NULL, 0, -1);
-    ctl_msg m;
-    /* the user namespace existed when clone returned: the caller maps it
-     * without being asked */
-    if (recv_msg(ctl, &m) < 0 || m.kind != MSG_MAPS_DONE)
-        _exit(1);
-    const char *stage = "holder.setsid";
-    int rc = setsid() < 0 ? -errno : 0;
-    if (rc == 0) {
-        stage = "holder.setresuid";
-        rc = become_inner(p->rootless);
-    }
-    if (rc < 0) {
-        send_msg(ctl, MSG_FAIL, -rc, 0, stage);
-        _exit(1);
-    }
-    holder_main(p, src, ctl, false, fx, true, -1);
-}
-
-/* A session's holder, direct: the monitor cloned us straight into the new
- * namespaces (PID 1 already, one process fewer than through C1).  As the
- * direct one-shot: mapped by the caller, then our own identity inside,
- * the view, and only then into the cgroup (the files come from the
- * caller) and a cgroup namespace of our own.  No PDEATHSIG: a session
- * outlives its monitor as it did through C1. */
-static _Noreturn void session_direct_child(const mxc_plan *p, mxc_fsview_sources *src, int ctl, int listen_fd)
-{
-    close_inherited(p, src, ctl, NULL, NULL, 0, listen_fd);
+    if (!session)
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+    close_inherited(p, src, ctl, fx, NULL, 0, listen_fd);
     ctl_msg m;
     if (recv_msg(ctl, &m) < 0 || m.kind != MSG_MAPS_DONE)
         _exit(1);
@@ -359,7 +339,7 @@ static _Noreturn void session_direct_child(const mxc_plan *p, mxc_fsview_sources
         send_msg(ctl, MSG_FAIL, -rc, 0, stage);
         _exit(1);
     }
-    holder_main(p, src, ctl, true, NULL, true, listen_fd);
+    holder_main(p, src, ctl, session, fx, true, listen_fd);
 }
 
 /* The direct clone skips glibc's fork handlers, which is only safe when no
@@ -570,7 +550,7 @@ static _Noreturn void monitor_main(const mxc_plan *p, mxc_fsview_sources *src, i
     if (c1 < 0)
         send_msg(ctl, MSG_FAIL, errno, 0, "holder.clone");
     if (c1 == 0)
-        session_direct_child(p, src, ctl, session->listen_fd);
+        direct_child(p, src, ctl, true, NULL, session->listen_fd);
     if (c1 > 0) {
         /* fault injection (tests/faults): the pid as late as it can be */
         const char *late = getenv("MXC_FAULT_PID_LATE_MS");
@@ -705,7 +685,7 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
     if (c1 == 0) {
         close(sv[0]);
         if (direct)
-            direct_child(p, src, sv[1], fx);
+            direct_child(p, src, sv[1], false, fx, -1);
         if (detached) { /* the monitor, orphaned at once: nobody's zombie when it is done */
             if ((pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0) == 0)
                 monitor_main(p, src, sv[1], join, (size_t)njoin, cgfd, session);

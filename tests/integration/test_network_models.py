@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from conftest import MXC_EXEC, assert_ok_envelope, unique
+from conftest import MXC_EXEC, assert_ok_envelope, serve_tcp, unique
 
 CLONE_NEWNET = 0x40000000
 WEB = "198.51.100.7"     # TCP 8080 (allowed in most tests), 8081; UDP 5005, 5020
@@ -61,20 +61,13 @@ def _sh(*cmd):
     subprocess.run(list(cmd), check=True, capture_output=True)
 
 
+def _hello(c):
+    c.sendall(b"hello\n")
+    c.close()
+
+
 def _serve_tcp(addr, port, stop):
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind((addr, port))
-    s.listen(32)
-    s.settimeout(0.2)
-    while not stop.is_set():
-        try:
-            c, _ = s.accept()
-        except socket.timeout:
-            continue
-        c.sendall(b"hello\n")
-        c.close()
-    s.close()
+    serve_tcp(addr, port, stop, _hello, backlog=32, threaded=False)
 
 
 def _serve_udp(addr, port, stop):

@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from conftest import REPO, unique
+from conftest import REPO, serve_tcp, unique
 
 PROXY = os.path.realpath(os.environ.get("MXC_PROXY", os.path.join(os.path.dirname(
     os.path.realpath(os.environ.get("MXC_EXEC", os.path.join(REPO, "build", "mxc-exec")))), "mxc-proxy")))
@@ -40,11 +40,6 @@ def _setns(path):
 def _serve(addr, port, stop):
     """An HTTP/1.1 origin that answers every request with what it received (its first line and
     whether a Proxy-Authorization reached it), and for a CONNECT tunnel echoes a greeting."""
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind((addr, port))
-    s.listen(64)
-    s.settimeout(0.2)
 
     def handle(c):
         c.settimeout(5)
@@ -66,13 +61,7 @@ def _serve(addr, port, stop):
             pass
         c.close()
 
-    while not stop.is_set():
-        try:
-            c, _ = s.accept()
-        except socket.timeout:
-            continue
-        threading.Thread(target=handle, args=(c,), daemon=True).start()
-    s.close()
+    serve_tcp(addr, port, stop, handle)
 
 
 @pytest.fixture
@@ -565,11 +554,6 @@ def test_chunked_bodies_are_forwarded_by_their_framing(proxy):
 
 def _echo(addr, port, stop):
     """Echoes what it receives; closes at the client's EOF or after a chunked body's last chunk."""
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind((addr, port))
-    s.listen(16)
-    s.settimeout(0.2)
 
     def handle(c):
         c.settimeout(10)
@@ -587,13 +571,7 @@ def _echo(addr, port, stop):
             pass
         c.close()
 
-    while not stop.is_set():
-        try:
-            c, _ = s.accept()
-        except socket.timeout:
-            continue
-        threading.Thread(target=handle, args=(c,), daemon=True).start()
-    s.close()
+    serve_tcp(addr, port, stop, handle, backlog=16)
 
 
 def test_a_tiny_pipe_budget_still_relays_everything(proxy):
