@@ -599,6 +599,22 @@ static _Noreturn void monitor_main(const mxc_plan *p, mxc_fsview_sources *src, i
     }
 }
 
+/* mxc_holder_spawn's way back before any child exists: what it opened is
+ * closed, the cgroup it made (cg; NULL when it made none) removed. */
+static int spawn_undo(mxc_fsview_sources *src, int *join, int njoin, int cgfd, mxc_cgroup *cg, int err,
+                      const char *op, const char *what, mxc_error *e)
+{
+    mxc_fsview_close_sources(src);
+    free(src);
+    for (int i = 0; i < njoin; i++)
+        close(join[i]);
+    if (cgfd >= 0)
+        close(cgfd);
+    if (cg)
+        mxc_cgroup_remove(cg);
+    return mxc_err_os(e, MXC_E_BACKEND_ERROR, op, err, NULL, "%s", what);
+}
+
 int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_session *session, const mxc_first_exec *fx,
                      mxc_holder *h, mxc_cgroup *cg, mxc_error *e)
 {
@@ -639,18 +655,9 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
         return -1;
     }
     int sv[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-        int err = errno;
-        mxc_fsview_close_sources(src);
-        free(src);
-        for (int i = 0; i < njoin; i++)
-            close(join[i]);
-        if (cgfd >= 0)
-            close(cgfd);
-        if (!direct || born_in)
-            mxc_cgroup_remove(cg);
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.socketpair", err, NULL, "cannot create the control socket");
-    }
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+        return spawn_undo(src, join, njoin, cgfd, (!direct || born_in) ? cg : NULL, errno, "session.socketpair",
+                          "cannot create the control socket", e);
     pid_t c1;
     if (direct) {
         unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
@@ -672,15 +679,8 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
     if (c1 < 0) {
         int err = errno;
         close(sv[0]), close(sv[1]);
-        mxc_fsview_close_sources(src);
-        free(src);
-        for (int i = 0; i < njoin; i++)
-            close(join[i]);
-        if (cgfd >= 0)
-            close(cgfd);
-        if (!direct || born_in)
-            mxc_cgroup_remove(cg);
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.fork", err, NULL, "cannot fork the session holder");
+        return spawn_undo(src, join, njoin, cgfd, (!direct || born_in) ? cg : NULL, err, "session.fork",
+                          "cannot fork the session holder", e);
     }
     if (c1 == 0) {
         close(sv[0]);
