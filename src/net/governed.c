@@ -1,7 +1,6 @@
 /* governed.c — see governed.h. */
 #include "governed.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -24,6 +23,7 @@
 #include <unistd.h>
 
 #include "harden.h"
+#include "helpers.h"
 #include "hostpath.h"
 
 int mxc_governed_credential(mxc_net_policy *np, mxc_error *e)
@@ -37,36 +37,6 @@ int mxc_governed_credential(mxc_net_policy *np, mxc_error *e)
     snprintf(np->proxy_url, sizeof np->proxy_url, MXC_GOVERNED_URL_HEAD "%s@" MXC_GOVERNED_ADDR ":" MXC_GOVERNED_PORT_TEXT "/",
              hex);
     return 0;
-}
-
-static bool beside(const char *file, char *out, size_t sz)
-{
-    const char *slash = strrchr(file, '/');
-    if (!slash || (size_t)(slash - file) + sizeof "/mxc-proxy" > sz)
-        return false;
-    snprintf(out, sz, "%.*s/mxc-proxy", (int)(slash - file), file);
-    return access(out, X_OK) == 0;
-}
-
-bool mxc_governed_proxy_path(char *out, size_t sz)
-{
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n > 0) {
-        self[n] = '\0';
-        if (beside(self, out, sz))
-            return true;
-    }
-    Dl_info info; /* an in-process caller: beside libmxc / libmxc_ffi */
-    if (dladdr((void *)mxc_governed_proxy_path, &info) && info.dli_fname && beside(info.dli_fname, out, sz))
-        return true;
-    static const char *const INSTALLED[] = {"/usr/local/bin/mxc-proxy", "/usr/bin/mxc-proxy"};
-    for (size_t i = 0; i < sizeof INSTALLED / sizeof INSTALLED[0]; i++)
-        if (access(INSTALLED[i], X_OK) == 0) {
-            snprintf(out, sz, "%s", INSTALLED[i]);
-            return true;
-        }
-    return false;
 }
 
 /* One byte with room for one fd (SCM_RIGHTS), either way. */
@@ -455,7 +425,7 @@ static char *read_status(int fd)
 int mxc_governed_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
 {
     char exe[PATH_MAX];
-    if (!mxc_governed_proxy_path(exe, sizeof exe)) {
+    if (!mxc_helper_path("mxc-proxy", exe, sizeof exe)) {
         mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "network.allowedHosts needs mxc-proxy, which is not installed beside mxc");
         mxc_err_set_remediation(e, "install mxc-proxy with mxc (ninja -C build), or use a blocked network");
         return -1;

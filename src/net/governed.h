@@ -1,5 +1,5 @@
 /* governed.h — governed egress from the caller's side.
- * Owns: the sandbox's proxy credential, finding the mxc-proxy binary, and
+ * Owns: the sandbox's proxy credential and
  * starting mxc-proxy for a sandbox — its listening socket made *inside* the
  * sandbox's network namespace (a short-lived child joins only that
  * namespace, brings its loopback up, binds 127.0.0.1:3128 and hands the
@@ -21,9 +21,6 @@
 
 /* A fresh credential into np->proxy_url (32 hex digits of getrandom). */
 int mxc_governed_credential(mxc_net_policy *np, mxc_error *e);
-/* The mxc-proxy beside this binary (or this library), else the installed
- * one; false when none is executable. */
-bool mxc_governed_proxy_path(char *out, size_t sz);
 /* Starts mxc-proxy for holder's network namespace (np: governed; its
  * audit_path and sandbox name the audit sink and the records' sandbox).
  * With credentials (np->creds): every secret is read now from the

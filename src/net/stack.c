@@ -8,22 +8,22 @@
  * workload cannot see, signal or trace them. */
 #include "stack.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <nftables/libnftables.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "governed.h"
 #include "harden.h"
+#include "helpers.h"
 
 bool mxc_net_needs_stack(const mxc_net_policy *np)
 {
@@ -40,7 +40,7 @@ int mxc_net_require(const mxc_net_policy *np, bool rootless, mxc_error *e)
             mxc_err_set_remediation(e, "run mxc as root, or use a blocked network");
             return -1;
         }
-        if (!mxc_governed_proxy_path(exe, sizeof exe)) {
+        if (!mxc_helper_path("mxc-proxy", exe, sizeof exe)) {
             mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "network.allowedHosts needs mxc-proxy, which is not installed "
                                                   "beside mxc");
             mxc_err_set_remediation(e, "install mxc-proxy with mxc, or use a blocked network");
@@ -56,6 +56,13 @@ int mxc_net_require(const mxc_net_policy *np, bool rootless, mxc_error *e)
         mxc_err_set_remediation(e, "install Debian's passt package (scripts/deps.sh), or use a blocked network");
         return -1;
     }
+    char nft[4096];
+    if (!mxc_helper_path("mxc-nft", nft, sizeof nft)) {
+        mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "network %s needs mxc-nft (the rules' installer), which is not "
+                "installed beside mxc", np->model == MXC_NETM_PROXY ? "runtimeConfig.networkProxy" : "egress");
+        mxc_err_set_remediation(e, "install mxc-nft with mxc (ninja -C build), or use a blocked network");
+        return -1;
+    }
     if (rootless) {
         mxc_err(e, MXC_E_BACKEND_UNAVAILABLE,
                 "network %s needs root here: the runtime starts the userspace network stack outside the sandbox as root",
@@ -64,34 +71,6 @@ int mxc_net_require(const mxc_net_policy *np, bool rootless, mxc_error *e)
         return -1;
     }
     return 0;
-}
-
-/* libnftables is loaded only where rules are installed or probed, in a
- * forked child: linked, it made every mxc-exec start load six more shared
- * objects (libnftables, libmnl, libnftnl, libxtables, libjansson, libgmp) —
- * +20% on a one-shot and +3 ms on every phase of a session on this kind of
- * VM, whose page faults are expensive (docs/benchmarks.md). */
-typedef struct {
-    __typeof__(&nft_ctx_new) ctx_new;
-    __typeof__(&nft_ctx_buffer_output) buffer_output;
-    __typeof__(&nft_ctx_buffer_error) buffer_error;
-    __typeof__(&nft_run_cmd_from_buffer) run;
-    __typeof__(&nft_ctx_get_error_buffer) error_buffer;
-} nft_api;
-
-static const char *nft_load(nft_api *a)
-{
-    void *h = dlopen("libnftables.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!h)
-        return dlerror();
-    *(void **)&a->ctx_new = dlsym(h, "nft_ctx_new");
-    *(void **)&a->buffer_output = dlsym(h, "nft_ctx_buffer_output");
-    *(void **)&a->buffer_error = dlsym(h, "nft_ctx_buffer_error");
-    *(void **)&a->run = dlsym(h, "nft_run_cmd_from_buffer");
-    *(void **)&a->error_buffer = dlsym(h, "nft_ctx_get_error_buffer");
-    if (!a->ctx_new || !a->buffer_output || !a->buffer_error || !a->run || !a->error_buffer)
-        return "libnftables.so.1 lacks a function mxc needs";
-    return NULL;
 }
 
 /* Reads what a child wrote on fd until EOF (bounded), NUL-terminated. */
@@ -110,51 +89,59 @@ static void slurp(int fd, char *buf, size_t sz)
         buf[--n] = '\0';
 }
 
-/* In a child: join nsfd's network namespace and run the script there as one
- * transaction.  Its error text comes back on *errfd; rules_done() waits. */
-static pid_t rules_start(int nsfd, const char *script, int *errfd)
+/* The rules go in through mxc-nft (src/net/nft_main.c), a helper beside
+ * mxc that links libnftables: exec'd in a child that has joined the
+ * namespace, the script on its fd 0 (a memfd), its error text on errfd.
+ * Not a dlopen: libnftables and its five libraries were +20% on a one-shot
+ * when linked into every mxc-exec start, and the CLI is static-pie now
+ * (docs/design-decisions.md), where a dlopen would put a second libc,
+ * version-locked to the one linked in, into the process.
+ * nsfd >= 0: join that namespace (ping sockets opened for its workload
+ * too); -1: a new namespace of the child's own (the probe). */
+static pid_t nft_spawn(int nsfd, const char *script, int *errfd)
 {
+    char exe[4096];
+    if (!mxc_helper_path("mxc-nft", exe, sizeof exe))
+        return -ENOENT;
     int pp[2];
     if (pipe2(pp, O_CLOEXEC) < 0)
         return -errno;
-    pid_t c = fork();
-    if (c < 0) {
-        int err = errno;
+    int sfd = memfd_create("mxc-nft-script", MFD_CLOEXEC);
+    size_t len = strlen(script);
+    if (sfd < 0 || write(sfd, script, len) != (ssize_t)len || lseek(sfd, 0, SEEK_SET) != 0) {
+        int err = errno ? errno : EIO;
+        if (sfd >= 0)
+            close(sfd);
         close(pp[0]), close(pp[1]);
         return -err;
     }
+    pid_t c = fork();
+    if (c < 0) {
+        int err = errno;
+        close(sfd), close(pp[0]), close(pp[1]);
+        return -err;
+    }
     if (c == 0) {
-        close(pp[0]);
-        if (setns(nsfd, CLONE_NEWNET) < 0) {
-            dprintf(pp[1], "setns into the sandbox's network namespace: %s", strerror(errno));
+        if (nsfd >= 0 ? setns(nsfd, CLONE_NEWNET) < 0 : unshare(CLONE_NEWNET) < 0) {
+            dprintf(pp[1], "%s the network namespace: %s", nsfd >= 0 ? "setns into" : "unshare", strerror(errno));
             _exit(1);
         }
         /* ICMP echo for the workload (it has no CAP_NET_RAW): ping sockets, this
          * namespace only; what they reach is still the rules' business */
-        int pg = open("/proc/sys/net/ipv4/ping_group_range", O_WRONLY | O_CLOEXEC);
+        int pg = nsfd >= 0 ? open("/proc/sys/net/ipv4/ping_group_range", O_WRONLY | O_CLOEXEC) : -1;
         if (pg >= 0) {
             (void)!write(pg, "0 2147483647", 12);
             close(pg);
         }
-        nft_api nft;
-        const char *bad = nft_load(&nft);
-        if (bad) {
-            dprintf(pp[1], "cannot load libnftables: %s", bad);
+        if (dup2(sfd, 0) < 0 || dup2(pp[1], 1) < 0 || dup2(pp[1], 2) < 0)
             _exit(1);
-        }
-        struct nft_ctx *ctx = nft.ctx_new(NFT_CTX_DEFAULT);
-        if (!ctx) {
-            dprintf(pp[1], "libnftables: cannot create a context");
-            _exit(1);
-        }
-        nft.buffer_output(ctx);
-        nft.buffer_error(ctx);
-        int rc = nft.run(ctx, script);
-        if (rc != 0)
-            dprintf(pp[1], "%s", nft.error_buffer(ctx));
-        _exit(rc != 0);
+        syscall(SYS_close_range, 3, ~0U, 0);
+        char *argv[] = {"mxc-nft", NULL}, *envp[] = {NULL};
+        execve(exe, argv, envp);
+        dprintf(2, "cannot run %s: %s", exe, strerror(errno));
+        _exit(127);
     }
-    close(pp[1]);
+    close(sfd), close(pp[1]);
     *errfd = pp[0];
     return c;
 }
@@ -282,7 +269,7 @@ int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
      * the cost); both are in place before this returns, and the workload
      * exists only after that */
     int rules_err = -1;
-    pid_t rules = rules_start(nsfd, np->ruleset, &rules_err);
+    pid_t rules = nft_spawn(nsfd, np->ruleset, &rules_err);
     if (rules < 0) {
         close(nsfd);
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.rules", (int)-rules, NULL, "cannot start the rules' installer");
@@ -345,28 +332,16 @@ int mxc_net_after_maps(const mxc_net_policy *np, bool direct, pid_t pid1, mxc_er
  * conntrack) take a table like ours? */
 static bool nft_works(bool conntrack)
 {
-    pid_t c = fork();
-    if (c == 0) {
-        int null = open("/dev/null", O_RDWR);
-        if (null >= 0)
-            dup2(null, 1), dup2(null, 2);
-        nft_api nft;
-        if (unshare(CLONE_NEWNET) < 0 || nft_load(&nft))
-            _exit(1);
-        struct nft_ctx *ctx = nft.ctx_new(NFT_CTX_DEFAULT);
-        if (!ctx)
-            _exit(1);
-        nft.buffer_output(ctx);
-        nft.buffer_error(ctx);
-        _exit(nft.run(ctx, conntrack ? "table inet p {\n chain c {\n  type filter hook input priority "
-                                                       "filter;\n  ct state established accept\n }\n}\n"
-                                                     : "table inet p {\n chain c {\n  type filter hook output priority "
-                                                       "filter;\n  reject\n }\n}\n") != 0);
-    }
-    int status;
-    if (c < 0 || waitpid(c, &status, 0) < 0)
+    int errfd = -1;
+    pid_t c = nft_spawn(-1, conntrack ? "table inet p {\n chain c {\n  type filter hook input priority "
+                                        "filter;\n  ct state established accept\n }\n}\n"
+                                      : "table inet p {\n chain c {\n  type filter hook output priority "
+                                        "filter;\n  reject\n }\n}\n",
+                        &errfd);
+    if (c < 0)
         return false;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    char why[300];
+    return rules_done(c, errfd, why, sizeof why) == 0;
 }
 
 json_t *mxc_net_probe(void)

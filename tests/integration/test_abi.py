@@ -15,14 +15,16 @@ def test_exec_abi_streaming_waiter_terminator_attached():
         assert p.stdout.strip().endswith(" 0 failed"), p.stdout
 
 
-def test_no_static_thread_local_storage():
-    """No static TLS in the CLI or the libraries: the loader zeroes that block in every process
-    that starts the CLI and in every thread of a process that loads a library (a Node caller's
-    threads included).  A 132 KiB relay buffer there cost 33 page faults per CLI start; the
-    relay allocates its buffers per run now (exec.c, relay_buf)."""
+def test_no_large_static_thread_local_storage():
+    """No TLS block of ours in the CLI or the libraries: the loader zeroes that block in every
+    process that starts the CLI and in every thread of a process that loads a library (a Node
+    caller's threads included).  A 132 KiB relay buffer there cost 33 page faults per CLI start;
+    the relay allocates its buffers per run now (exec.c, relay_buf).  What is left is libc's own
+    (about 100 bytes, in the static-pie CLI)."""
     from conftest import MXC_EXEC
     build = os.path.dirname(MXC_EXEC)
     for f in ("mxc-exec", "libmxc.so", "libmxc_ffi.so"):
         p = subprocess.run(["readelf", "-lW", os.path.join(build, f)], capture_output=True, text=True, check=True)
-        tls = [l for l in p.stdout.splitlines() if l.split()[:1] == ["TLS"]]
-        assert not tls, (f, tls)
+        for l in p.stdout.splitlines():
+            if l.split()[:1] == ["TLS"]:
+                assert int(l.split()[5], 16) < 4096, (f, l)  # MemSiz
