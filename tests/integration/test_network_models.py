@@ -441,3 +441,36 @@ def test_host_without_the_stack_is_backend_unavailable(mxc):
     assert p.returncode == 255 and "RAN" not in out, (p.returncode, out, err)
     env = json.loads(err[err.index('{"error"'):])["error"]
     assert env["code"] == "backend_unavailable" and "passt" in env["remediation"], env
+
+
+def test_host_without_the_rule_installer_is_backend_unavailable(mxc):
+    """mxc-nft hidden beside mxc-exec (a mount namespace of this test only): refused before
+    anything runs, with a remediation — never a sandbox whose rules were not installed."""
+    req = json.dumps(dict(v1({"egress": {"default": "allow"}}), process={"commandLine": "echo RAN"}))
+    nft = os.path.join(os.path.dirname(MXC_EXEC), "mxc-nft")
+    assert os.access(nft, os.X_OK), nft
+    p = subprocess.run(["unshare", "-m", "sh", "-c", "mount --bind /dev/null \"$1\" && exec \"$0\" --config -",
+                        MXC_EXEC, nft], input=req.encode(), capture_output=True, env=mxc.env(), timeout=60)
+    out, err = p.stdout.decode(), p.stderr.decode()
+    assert "RAN" not in out, (p.returncode, out, err)
+    text = err[err.index('{"error"'):] if '{"error"' in err else out
+    env = json.loads(text)["error"]
+    assert env["code"] == "backend_unavailable" and "mxc-nft" in env["message"], env
+
+
+def test_the_rule_installer_alone():
+    """mxc-nft: the script on stdin, applied in the namespace it runs in (one of this test's),
+    its error text on stderr; no arguments taken."""
+    nft = os.path.join(os.path.dirname(MXC_EXEC), "mxc-nft")
+    ns = unique("mxcnft")
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        run = lambda script, *args: subprocess.run(["ip", "netns", "exec", ns, nft] + list(args),  # noqa: E731
+                                                  input=script.encode(), capture_output=True, timeout=30)
+        ok = run("table inet t {\n chain c {\n  type filter hook output priority filter;\n  reject\n }\n}\n")
+        assert ok.returncode == 0 and not ok.stderr, ok
+        bad = run("table inet t { chain c { nonsense } }\n")
+        assert bad.returncode == 1 and b"Error" in bad.stderr, bad
+        assert run("", "--anything").returncode == 2
+    finally:
+        subprocess.run(["ip", "netns", "del", ns])
