@@ -206,16 +206,23 @@ void mxc_registry_release(const char *name)
         unlink(path);
 }
 
-void mxc_registry_release_owned(const char *name, const char *state_dir)
+bool mxc_registry_is_session_claim(const char *name, const char *state_dir)
 {
     char path[700];
     if (!claim_path(name, path, sizeof path))
-        return;
+        return false;
     json_t *j = json_load_file(path, 0, NULL);
     const char *owner = json_string_value(json_object_get(j, "stateDir"));
-    if (owner && strcmp(owner, state_dir) == 0)
-        unlink(path);
+    bool mine = owner && strcmp(owner, state_dir) == 0;
     json_decref(j);
+    return mine;
+}
+
+void mxc_registry_release_owned(const char *name, const char *state_dir)
+{
+    char path[700];
+    if (mxc_registry_is_session_claim(name, state_dir) && claim_path(name, path, sizeof path))
+        unlink(path);
 }
 
 bool mxc_registry_find_session(const char *state_dir, char name[MXC_CLAIM_NAME_MAX], char *workspace, size_t wsz)

@@ -44,6 +44,9 @@ int mxc_registry_claim(const mxc_claim *c, unsigned *uid, char name[MXC_CLAIM_NA
 void mxc_registry_release(const char *name);
 /* Releases the claim only when it is the session at state_dir. */
 void mxc_registry_release_owned(const char *name, const char *state_dir);
+/* Whether the claim `name` is the session at state_dir's: one file read
+ * (a sandbox's state names its claim), not a scan of every claim. */
+bool mxc_registry_is_session_claim(const char *name, const char *state_dir);
 /* The claim of the session at state_dir (for a sandbox whose state file is
  * damaged): its name and workspace.  False when there is none. */
 bool mxc_registry_find_session(const char *state_dir, char name[MXC_CLAIM_NAME_MAX], char *workspace, size_t wsz);

@@ -109,10 +109,10 @@ static int check_owners(json_t *state, const char *name, const char *dir, mxc_er
     if (uid < (long long)base || uid >= (long long)base + count || gid != uid)
         return mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox state is damaged: \"uid\" %lld / \"gid\" %lld lie "
                        "outside the reserved range (MXC_UID_BASE/MXC_UID_COUNT)", uid, gid);
-    char claim[MXC_CLAIM_NAME_MAX], num[24], ws[700];
+    char num[24];
     snprintf(num, sizeof num, "%lld", uid);
     const char *sc = json_string_value(json_object_get(state, "claim"));
-    if (!mxc_registry_find_session(dir, claim, ws, sizeof ws) || strcmp(claim, num) != 0 || !sc || strcmp(sc, claim))
+    if (!sc || strcmp(sc, num) != 0 || !mxc_registry_is_session_claim(sc, dir))
         return mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox state is damaged: \"uid\" %lld is not the uid claimed "
                        "for this sandbox", uid);
     return 0;

@@ -464,7 +464,8 @@ def test_killed_holder_is_reported_and_cleaned_up(f):
 
 
 # fields checked against their owners (D4): with the sandbox stopped, start must refuse each
-FIELD_DAMAGE = ["workspace-decoy", "uid-1", "uid-other-sandbox", "uid-out-of-range", "name-mismatch"]
+FIELD_DAMAGE = ["workspace-decoy", "uid-1", "uid-other-sandbox", "claim-other-sandbox", "uid-out-of-range",
+                "name-mismatch"]
 
 
 def _alive(pid):
@@ -518,9 +519,11 @@ def test_damaged_state_is_torn_down(f, damage):
             state["uid"] = state["gid"] = 1
         elif damage == "uid-out-of-range":
             state["uid"] = state["gid"] = 4000
-        elif damage == "uid-other-sandbox":
+        elif damage in ("uid-other-sandbox", "claim-other-sandbox"):
             other, omd = f.started()
             state["uid"] = state["gid"] = int(omd["agentUserSid"])
+            if damage == "claim-other-sandbox":  # uid and claim agree: the claim itself names another sandbox
+                state["claim"] = omd["agentUserSid"]
         elif damage == "name-mismatch":
             state["agentUserName"] = "mxc-decoyname0"
             f.names.add("mxc-decoyname0")
