@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "ffi_internal.h"
+#include "fresh.h"
 #include "mxc.h"
 
 static void result_reset(MxcRunResult *out)
@@ -135,6 +136,14 @@ FFI_EXPORT int32_t mxc_run_state_aware_json(const char *request_json_utf8, int32
         st = ffi_fail(&e, MXC_E_MALFORMED_REQUEST,
                       "the exec phase does not return an envelope; run it through one of the exec entry points "
                       "instead (mxc_exec_state_aware_json, mxc_state_aware_exec_pty, mxc_run_state_aware_exec_json)");
+    } else if (st == 0 && r.phase == MXC_PHASE_START) {
+        /* by a fresh mxc-exec: the session's holder must not be a copy of
+         * this process (src/lib/fresh.h) */
+        int rc = mxc_phase_in_fresh_process(request_json_utf8, experimental != 0, &result, &e);
+        if (rc == MXC_FRESH_UNAVAILABLE)
+            rc = mxc_session_phase(&r, &result, &e);
+        if (rc < 0)
+            st = ffi_status_of(&e);
     } else if (st == 0 && mxc_session_phase(&r, &result, &e) < 0) {
         st = ffi_status_of(&e);
     }

@@ -16,6 +16,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "fresh.h"
 #include "mxc.h"
 #include "policy.h"
 #include "probe.h"
@@ -221,7 +222,13 @@ int mxc_state_aware(const char *request_json, char **response_json)
             mxc_err(&e, MXC_E_UNSUPPORTED_PHASE, "exec is served by mxc_state_aware_exec or mxc_state_aware_exec_attached");
         } else {
             json_t *result = NULL;
-            if (mxc_session_phase(&r, &result, &e) == 0) {
+            /* a start by a fresh mxc-exec: the holder must not be a copy of
+             * this process (fresh.h) */
+            int prc = r.phase == MXC_PHASE_START ? mxc_phase_in_fresh_process(request_json, true, &result, &e)
+                                                 : MXC_FRESH_UNAVAILABLE;
+            if (prc == MXC_FRESH_UNAVAILABLE)
+                prc = mxc_session_phase(&r, &result, &e);
+            if (prc == 0) {
                 json_t *env = json_pack("{s:o}", "result", result);
                 *response_json = json_dumps(env, JSON_COMPACT);
                 json_decref(env);

@@ -2,6 +2,7 @@
 #include "error.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -121,4 +122,33 @@ char *mxc_error_envelope_text(const mxc_error *e)
     char *s = json_dumps(env, JSON_COMPACT);
     json_decref(env);
     return s;
+}
+
+int mxc_error_from_envelope(json_t *env, mxc_error *e)
+{
+    json_t *err = json_object_get(env, "error");
+    if (!json_is_object(err))
+        return 0;
+    const char *code = json_string_value(json_object_get(err, "code"));
+    mxc_code c = MXC_E_BACKEND_ERROR;
+    for (int i = 1; code && i < MXC_E__COUNT; i++)
+        if (strcmp(code, CODE_NAMES[i]) == 0)
+            c = (mxc_code)i;
+    const char *msg = json_string_value(json_object_get(err, "message"));
+    mxc_err(e, c, "%s", msg ? msg : mxc_code_name(c));
+    const char *op = json_string_value(json_object_get(err, "operation"));
+    if (op)
+        snprintf(e->operation, sizeof e->operation, "%s", op);
+    const char *native = json_string_value(json_object_get(err, "nativeCode"));
+    if (native)
+        e->native = (int)strtol(native, NULL, 16);
+    const char *rem = json_string_value(json_object_get(err, "remediation"));
+    if (rem)
+        mxc_err_set_remediation(e, rem);
+    json_t *details = json_object_get(err, "details");
+    if (details) {
+        json_decref(e->details);
+        e->details = json_incref(details);
+    }
+    return -1;
 }

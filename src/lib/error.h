@@ -47,5 +47,10 @@ void mxc_error_clear(mxc_error *e);
 json_t *mxc_error_envelope(const mxc_error *e);
 /* Compact one-line JSON text of the envelope (malloc'd). */
 char *mxc_error_envelope_text(const mxc_error *e);
+/* The inverse of mxc_error_envelope for an envelope another mxc process
+ * printed: {"error":{...}} into *e (an unknown code is backend_error, a
+ * missing message the code's name); -1, or 0 when env is no error
+ * envelope (e untouched). */
+int mxc_error_from_envelope(json_t *env, mxc_error *e);
 
 #endif

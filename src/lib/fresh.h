@@ -1,0 +1,30 @@
+/* fresh.h — a lifecycle phase run by a fresh mxc-exec, for an in-process
+ * caller.
+ * Owns: spawning mxc-exec (beside the library, else installed) with one
+ * wire request and turning its envelope back into a result or an error.
+ * Why: what a session's start leaves running — its monitor and holder —
+ * is made by cloning the process that runs the start.  Run in a caller
+ * such as Node, the holder kept a copy-on-write image of that caller's
+ * whole address space for the session's life: every exec forked it, every
+ * page the caller wrote afterwards took a copy-on-write fault, and its
+ * stop tore it down (docs/benchmarks.md: a 200 MB caller made start 2x,
+ * exec 1.6x, stop 2x slower).  Made by a fresh mxc-exec, they are copies
+ * of that small static process instead. */
+#ifndef MXC_FRESH_H
+#define MXC_FRESH_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "error.h"
+
+#define MXC_FRESH_UNAVAILABLE (-2)
+
+/* Runs request_json through `mxc-exec [--experimental] --config -`: 0 with
+ * *result (a new reference to the envelope's result), -1 with e (the
+ * envelope's error, or why there was none), MXC_FRESH_UNAVAILABLE when no
+ * mxc-exec is installed beside the library (the caller runs the phase
+ * itself then). */
+int mxc_phase_in_fresh_process(const char *request_json, bool experimental, json_t **result, mxc_error *e);
+
+#endif
