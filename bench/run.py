@@ -305,8 +305,21 @@ def main():
           "host MemAvailable fell by %.2f MB per session (processes, page tables, namespaces, mounts)"
           % (IDLE_SESSIONS, pss / 1024 / IDLE_SESSIONS, rss / 1024 / IDLE_SESSIONS,
              (before - after) / 1024 / IDLE_SESSIONS))
+
+
+def cleanup():
+    """Whatever a failed run left in the bench's own state root is deprovisioned, then removed."""
+    import base64
+    for name in os.listdir(STATE) if os.path.isdir(STATE) else []:
+        if name.startswith("mxc-"):
+            body = json.dumps({"version": 1, "agentUserName": name}, separators=(",", ":")).encode()
+            sid = "iso:" + base64.urlsafe_b64encode(body).decode().rstrip("=")
+            mxc({"phase": "deprovision", "sandboxId": sid}, True, check=False)
     shutil.rmtree(STATE, ignore_errors=True)
     shutil.rmtree(STATE + ".ws", ignore_errors=True)
 
 
-main()
+try:
+    main()
+finally:
+    cleanup()
