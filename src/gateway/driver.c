@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "fdio.h"
 #include "mxc.h"
 #include "policymap.h"
 #include "procs.h"
@@ -125,15 +126,7 @@ static pid_t spawn_exec(bool experimental, bool dry, const char *request, int ou
             close(po[0]);
         return -1;
     }
-    size_t len = strlen(request), off = 0;
-    while (off < len) {
-        ssize_t w = write(in[1], request + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            break;
-        off += (size_t)w;
-    }
+    (void)mxc_write_all(in[1], request, strlen(request)); /* a child gone early shows in its status */
     close(in[1]);
     if (pipe_out)
         *pipe_out = po[0];

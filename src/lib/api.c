@@ -16,6 +16,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "fresh.h"
 #include "mxc.h"
 #include "policy.h"
@@ -62,25 +63,11 @@ static int validate(const char *buf, size_t len, bool experimental, mxc_request 
     return mxc_validate(buf, len, experimental ? MXC_VALIDATE_EXPERIMENTAL : 0, r, e);
 }
 
-static bool write_all(int fd, const char *s)
-{
-    size_t len = strlen(s);
-    while (len) {
-        ssize_t n = write(fd, s, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        s += n, len -= (size_t)n;
-    }
-    return true;
-}
-
 /* Reals (the plan's cpuMax) at 10 significant digits: 0.2, not 0.20000000000000001. */
 static bool print_json_line(int fd, json_t *j)
 {
     char *text = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(10));
-    bool ok = text && write_all(fd, text) && write_all(fd, "\n");
+    bool ok = text && mxc_write_all(fd, text, strlen(text)) && mxc_write_all(fd, "\n", 1);
     free(text);
     return ok;
 }

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "fdio.h"
 #include "fsview.h"
 #include "harden.h"
 
@@ -571,16 +572,10 @@ static int spec_to_memfd(const mxc_exec_spec *s, bool pty, mxc_error *e)
         json_object_set_new(j, "cwd", json_string(s->cwd));
     char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
-    int fd = text ? memfd_create("mxc-exec-spec", MFD_CLOEXEC) : -1;
-    size_t len = text ? strlen(text) : 0;
-    int rc = fd < 0 || write(fd, text, len) != (ssize_t)len ? -1 : 0;
-    int err = errno;
+    int fd = text ? mxc_text_memfd("mxc-exec-spec", text) : -ENOMEM;
     free(text);
-    if (rc < 0) {
-        if (fd >= 0)
-            close(fd);
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "exec.spec", err ? err : ENOMEM, NULL, "cannot pass the exec request");
-    }
+    if (fd < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "exec.spec", -fd, NULL, "cannot pass the exec request");
     return fd;
 }
 

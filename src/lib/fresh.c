@@ -7,39 +7,15 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "helpers.h"
 
 extern char **environ;
 
 #define ANSWER_MAX (1u << 20)
-
-/* The request as a memfd, the child's stdin: no pipe to write while the
- * child may already be gone (no SIGPIPE in a caller whose signals are its
- * own), and no size limit. */
-static int request_fd(const char *text)
-{
-    int fd = memfd_create("mxc-request", MFD_CLOEXEC);
-    size_t len = strlen(text), off = 0;
-    while (fd >= 0 && off < len) {
-        ssize_t n = write(fd, text + off, len - off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            close(fd);
-            return -1;
-        }
-        off += (size_t)n;
-    }
-    if (fd >= 0 && lseek(fd, 0, SEEK_SET) != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
 
 int mxc_phase_in_fresh_process(const char *request_json, bool experimental, json_t **result, mxc_error *e)
 {
@@ -47,10 +23,13 @@ int mxc_phase_in_fresh_process(const char *request_json, bool experimental, json
     char exe[PATH_MAX];
     if (!mxc_helper_path("mxc-exec", exe, sizeof exe))
         return MXC_FRESH_UNAVAILABLE;
-    int in = request_fd(request_json);
+    /* the request as a memfd, the child's stdin: no pipe to write while
+     * the child may already be gone (no SIGPIPE in a caller whose signals
+     * are its own), and no size limit */
+    int in = mxc_text_memfd("mxc-request", request_json);
     int out[2] = {-1, -1};
     if (in < 0 || pipe2(out, O_CLOEXEC) < 0) {
-        int err = errno;
+        int err = in < 0 ? -in : errno;
         if (in >= 0)
             close(in);
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "fresh.pipe", err, NULL, "cannot pass the request to mxc-exec");

@@ -16,20 +16,13 @@
 #include <unistd.h>
 
 #include "run_v1.h"
+#include "fdio.h"
 #include "oneshot.h"
 #include "session.h"
 
 static void put(int fd, const char *s)
 {
-    size_t len = strlen(s);
-    while (len) {
-        ssize_t n = write(fd, s, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return;
-        s += n, len -= (size_t)n;
-    }
+    (void)mxc_write_all(fd, s, strlen(s));
 }
 
 static void putf(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -16,12 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "governed.h"
+#include "fdio.h"
 #include "harden.h"
 #include "helpers.h"
 
@@ -106,14 +106,10 @@ static pid_t nft_spawn(int nsfd, const char *script, int *errfd)
     int pp[2];
     if (pipe2(pp, O_CLOEXEC) < 0)
         return -errno;
-    int sfd = memfd_create("mxc-nft-script", MFD_CLOEXEC);
-    size_t len = strlen(script);
-    if (sfd < 0 || write(sfd, script, len) != (ssize_t)len || lseek(sfd, 0, SEEK_SET) != 0) {
-        int err = errno ? errno : EIO;
-        if (sfd >= 0)
-            close(sfd);
+    int sfd = mxc_text_memfd("mxc-nft-script", script);
+    if (sfd < 0) {
         close(pp[0]), close(pp[1]);
-        return -err;
+        return sfd;
     }
     pid_t c = fork();
     if (c < 0) {
