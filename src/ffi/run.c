@@ -136,15 +136,8 @@ FFI_EXPORT int32_t mxc_run_state_aware_json(const char *request_json_utf8, int32
         st = ffi_fail(&e, MXC_E_MALFORMED_REQUEST,
                       "the exec phase does not return an envelope; run it through one of the exec entry points "
                       "instead (mxc_exec_state_aware_json, mxc_state_aware_exec_pty, mxc_run_state_aware_exec_json)");
-    } else if (st == 0 && r.phase == MXC_PHASE_START) {
-        /* by a fresh mxc-exec: the session's holder must not be a copy of
-         * this process (src/lib/fresh.h) */
-        int rc = mxc_phase_in_fresh_process(request_json_utf8, experimental != 0, &result, &e);
-        if (rc == MXC_FRESH_UNAVAILABLE)
-            rc = mxc_session_phase(&r, &result, &e);
-        if (rc < 0)
-            st = ffi_status_of(&e);
-    } else if (st == 0 && mxc_session_phase(&r, &result, &e) < 0) {
+    } else if (st == 0 && mxc_session_phase_in_process(&r, request_json_utf8, experimental != 0, &result, &e) < 0) {
+        /* (a start ran in a fresh mxc-exec: its holder is no copy of this process, fresh.h) */
         st = ffi_status_of(&e);
     }
     if (st == 0) {

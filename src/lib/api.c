@@ -209,13 +209,8 @@ int mxc_state_aware(const char *request_json, char **response_json)
             mxc_err(&e, MXC_E_UNSUPPORTED_PHASE, "exec is served by mxc_state_aware_exec or mxc_state_aware_exec_attached");
         } else {
             json_t *result = NULL;
-            /* a start by a fresh mxc-exec: the holder must not be a copy of
-             * this process (fresh.h) */
-            int prc = r.phase == MXC_PHASE_START ? mxc_phase_in_fresh_process(request_json, true, &result, &e)
-                                                 : MXC_FRESH_UNAVAILABLE;
-            if (prc == MXC_FRESH_UNAVAILABLE)
-                prc = mxc_session_phase(&r, &result, &e);
-            if (prc == 0) {
+            /* a start by a fresh mxc-exec: the holder is no copy of this process (fresh.h) */
+            if (mxc_session_phase_in_process(&r, request_json, true, &result, &e) == 0) {
                 json_t *env = json_pack("{s:o}", "result", result);
                 *response_json = json_dumps(env, JSON_COMPACT);
                 json_decref(env);

@@ -12,17 +12,16 @@
 
 #include "fdio.h"
 #include "helpers.h"
+#include "session.h"
 
 extern char **environ;
 
 #define ANSWER_MAX (1u << 20)
 
-int mxc_phase_in_fresh_process(const char *request_json, bool experimental, json_t **result, mxc_error *e)
+/* The phase by a fresh mxc-exec (exe): 0 with *result, -1 with e. */
+static int in_fresh_process(const char *exe, const char *request_json, bool experimental, json_t **result,
+                            mxc_error *e)
 {
-    *result = NULL;
-    char exe[PATH_MAX];
-    if (!mxc_helper_path("mxc-exec", exe, sizeof exe))
-        return MXC_FRESH_UNAVAILABLE;
     /* the request as a memfd, the child's stdin: no pipe to write while
      * the child may already be gone (no SIGPIPE in a caller whose signals
      * are its own), and no size limit */
@@ -93,4 +92,14 @@ int mxc_phase_in_fresh_process(const char *request_json, bool experimental, json
                 WIFEXITED(status) ? "exit status" : "signal", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
     json_decref(env);
     return -1;
+}
+
+int mxc_session_phase_in_process(const mxc_request *r, const char *request_json, bool experimental, json_t **result,
+                                 mxc_error *e)
+{
+    *result = NULL;
+    char exe[PATH_MAX];
+    if (r->phase == MXC_PHASE_START && mxc_helper_path("mxc-exec", exe, sizeof exe))
+        return in_fresh_process(exe, request_json, experimental, result, e);
+    return mxc_session_phase(r, result, e);
 }

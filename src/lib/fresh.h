@@ -17,14 +17,14 @@
 #include <stdbool.h>
 
 #include "error.h"
+#include "request.h"
 
-#define MXC_FRESH_UNAVAILABLE (-2)
-
-/* Runs request_json through `mxc-exec [--experimental] --config -`: 0 with
- * *result (a new reference to the envelope's result), -1 with e (the
- * envelope's error, or why there was none), MXC_FRESH_UNAVAILABLE when no
- * mxc-exec is installed beside the library (the caller runs the phase
- * itself then). */
-int mxc_phase_in_fresh_process(const char *request_json, bool experimental, json_t **result, mxc_error *e);
+/* mxc_session_phase for an in-process caller: a start (r, parsed from
+ * request_json) through `mxc-exec [--experimental] --config -`, its
+ * envelope's result or error returned as mxc_session_phase returns them;
+ * every other phase, and a start where no mxc-exec is installed beside
+ * the library, in this process. */
+int mxc_session_phase_in_process(const mxc_request *r, const char *request_json, bool experimental, json_t **result,
+                                 mxc_error *e);
 
 #endif
