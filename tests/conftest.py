@@ -404,13 +404,88 @@ def _binaries_present():
         pytest.exit("not built: %s (run: meson setup build && ninja -C build)" % missing, 3)
 
 
+CLAIMS_DIR = "/var/lib/mxc/claims"
+
+
+def session_id(name):
+    """The sandboxId of the session named name (the wire's iso: codec)."""
+    body = json.dumps({"version": 1, "agentUserName": name}, separators=(",", ":")).encode()
+    return "iso:" + base64.urlsafe_b64encode(body).decode().rstrip("=")
+
+
+def claimed_sessions(state_root):
+    """Names of the sessions under state_root that still hold a claim (a uid of the host)."""
+    names = []
+    try:
+        entries = os.listdir(CLAIMS_DIR)
+    except OSError:
+        return names
+    for f in entries:
+        try:
+            with open(os.path.join(CLAIMS_DIR, f)) as fh:
+                c = json.load(fh)
+        except (OSError, ValueError):
+            continue
+        sd = c.get("stateDir") or ""
+        if c.get("kind") == "session" and os.path.dirname(sd) == state_root:
+            names.append(os.path.basename(sd))
+    return names
+
+
+SESSION_STARTED = time.time()
+
+
+def leftover_claims(since):
+    """Claims made since `since` whose sandbox is gone: a session whose state
+    directory no longer exists, a one-shot whose process is dead."""
+    out = []
+    try:
+        entries = os.listdir(CLAIMS_DIR)
+    except OSError:
+        return out
+    for f in entries:
+        path = os.path.join(CLAIMS_DIR, f)
+        try:
+            if os.stat(path).st_mtime < since:
+                continue
+            with open(path) as fh:
+                c = json.load(fh)
+        except (OSError, ValueError):
+            continue
+        if c.get("kind") == "session":
+            gone = not os.path.isdir(c.get("stateDir") or "/nonexistent")
+        else:
+            gone = not os.path.exists("/proc/%d" % int(c.get("pid") or 0)) if c.get("pid") else True
+        if gone:
+            out.append("%s %s" % (f, c.get("stateDir") or c.get("kind")))
+    return out
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The leftover count runs after every other test."""
+    last = [i for i in items if i.name == "test_no_claim_outlives_its_sandbox"]
+    items[:] = [i for i in items if i not in last] + last
+
+
 @pytest.fixture
 def state_dir():
     d = tempfile.mkdtemp(prefix="mxc-state-")
     os.chmod(d, 0o755)
     yield d
+    # Zero leftovers: a session a test provisioned and never deprovisioned
+    # would keep its claim (a host uid) after its state root is removed.
+    # It is deprovisioned here, and the test fails for having left it.
+    leaked = claimed_sessions(d)
+    env = dict(os.environ, MXC_STATE_DIR=d, MXC_WORKSPACE_ROOT=d + ".ws")
+    for name in leaked:
+        for ph in ("stop", "deprovision"):
+            subprocess.run([MXC_EXEC, "--experimental", "--config", "-"],
+                           input=json.dumps({"phase": ph, "sandboxId": session_id(name)}).encode(),
+                           capture_output=True, env=env, timeout=60)
+    still = claimed_sessions(d)
     shutil.rmtree(d, ignore_errors=True)
     shutil.rmtree(d + ".ws", ignore_errors=True)
+    assert not leaked, "the test left sessions provisioned: %s (still claimed after deprovision: %s)" % (leaked, still)
 
 
 @pytest.fixture
