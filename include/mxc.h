@@ -91,6 +91,15 @@ int mxc_run_request(const char *request, size_t len, unsigned flags, int in, int
 int mxc_run_request_report(const char *request, size_t len, unsigned flags, int in, int out, int err,
                            char **error_json);
 
+/* A one-shot for libmxc_ffi's mxc_run_json, run by a fresh mxc-exec
+ * (src/lib/fresh.h): validated as the library validates it, the workload's
+ * stdio on in/out/err, driven to its end and torn down before returning.
+ * The outcome goes to report_fd as one JSON line, never to out (out is the
+ * workload's): {"exitCode":N,"timedOut":B}, or an error envelope.
+ * Returns 0 once the report is written. */
+int mxc_run_oneshot_reported(const char *request, size_t len, unsigned flags, int in, int out, int err,
+                             int report_fd);
+
 /* The capability report printed by mxc-exec --probe (malloc'd JSON); its
  * "leftovers" say what a sweep would reclaim. */
 char *mxc_probe_json(void);

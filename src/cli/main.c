@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 
 #include "mxc.h"
 #include "error.h"
@@ -87,6 +88,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     const char *config = NULL, *b64 = NULL, *log_file = NULL;
     unsigned flags = 0;
+    pid_t reported_for = 0; /* --oneshot-reported PPID: libmxc_ffi's fresh one-shot (below) */
     bool debug = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -117,6 +119,8 @@ int main(int argc, char **argv)
             fputs(m ? m : "", stdout);
             mxc_free(m);
             return 0;
+        } else if (!strcmp(a, "--oneshot-reported") && i + 1 < argc) {
+            reported_for = atoi(argv[++i]);
         } else if (!strcmp(a, "--experimental")) {
             flags |= MXC_RUN_EXPERIMENTAL;
         } else if (!strcmp(a, "--dry-run")) {
@@ -137,6 +141,22 @@ int main(int argc, char **argv)
             fail_envelope("unknown or incomplete argument %s (see --help)", a);
             return 2;
         }
+    }
+    if (reported_for > 0) {
+        /* libmxc_ffi's mxc_run_json through a fresh process (src/lib/fresh.h):
+         * the request on fd 3, the outcome to fd 4, the workload's stdio on
+         * 5-7 (our own is /dev/null).  It lives no longer than its caller:
+         * killed with it, and gone at once if the caller died before this
+         * was armed. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != reported_for)
+            return 1;
+        size_t n = 0;
+        char *req = read_bounded(3, &n);
+        close(3);
+        int rc = req ? mxc_run_oneshot_reported(req, n, flags, 5, 6, 7, 4) : 1;
+        free(req);
+        return rc;
     }
     if (log_file) {
         /* by descriptor, never through a link, never inside what a

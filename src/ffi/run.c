@@ -81,22 +81,10 @@ FFI_EXPORT int32_t mxc_run_json(const char *request_json_utf8, int32_t experimen
     if (st == 0) {
         int code = 255;
         bool timed_out = false;
-        if (r.containment == MXC_CONT_PROCESS) {
-            /* mxc_oneshot_start names its cgroup per call: in-process
-             * callers run one-shots side by side (the SDK does) */
-            mxc_oneshot os;
-            if (mxc_oneshot_start(&r, false, 0, 0, &os, &e) < 0) {
-                st = ffi_status_of(&e);
-            } else {
-                mxc_exec_run(&os.proc, c.in, c.out, c.err, &e);
-                code = os.proc.exit_code;
-                timed_out = os.proc.timed_out;
-                mxc_oneshot_finish(&os);
-                mxc_error_clear(&e);
-            }
-        } else if (mxc_oneshot_run(&r, false, c.in, c.out, c.err, &code, &timed_out, &e) < 0) {
+        /* by a fresh mxc-exec: the sandbox's PID 1 is no copy of this process (fresh.h) */
+        if (mxc_oneshot_in_process(&r, request_json_utf8, experimental, c.in, c.out, c.err, &code, &timed_out, &e) <
+            0)
             st = ffi_status_of(&e);
-        }
         if (st == 0)
             st = captured(out, &c, code, timed_out, &e);
     }

@@ -194,6 +194,26 @@ done:
     return status;
 }
 
+int mxc_run_oneshot_reported(const char *request, size_t len, unsigned flags, int in, int out, int err,
+                             int report_fd)
+{
+    mxc_request r;
+    mxc_error e = {0};
+    int code = 255;
+    bool timed_out = false;
+    int rc = validate(request, len, flags & MXC_RUN_EXPERIMENTAL, &r, &e);
+    if (rc == 0 && r.phase != MXC_PHASE_NONE)
+        rc = mxc_err(&e, MXC_E_UNSUPPORTED_PHASE, "this entry point takes one-shot requests only");
+    if (rc == 0)
+        rc = mxc_oneshot_run_to_end(&r, in, out, err, &code, &timed_out, &e);
+    json_t *rep = rc == 0 ? json_pack("{s:i, s:b}", "exitCode", code, "timedOut", timed_out) : mxc_error_envelope(&e);
+    bool ok = print_json_line(report_fd, rep);
+    json_decref(rep);
+    mxc_request_free(&r);
+    mxc_error_clear(&e);
+    return ok ? 0 : 1;
+}
+
 int mxc_state_aware(const char *request_json, char **response_json)
 {
     mxc_request r;

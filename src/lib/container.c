@@ -493,6 +493,13 @@ static int died(int ctl, mxc_error *e)
 static pid_t clone_as(const mxc_plan *p, unsigned long flags, int cgroup_fd)
 {
     bool borrow = geteuid() == 0 && p->uid != 0;
+    /* A change of euid clears this process's parent-death signal (the
+     * fresh mxc-exec of an in-process one-shot dies with its caller by it):
+     * it is armed again below, and a parent that died meanwhile is acted on. */
+    int pdeath = 0;
+    pid_t parent = getppid();
+    if (borrow)
+        prctl(PR_GET_PDEATHSIG, &pdeath);
     if (borrow && (syscall(SYS_setresgid, -1, p->gid, -1) < 0 || syscall(SYS_setresuid, -1, p->uid, -1) < 0)) {
         int err = errno;
         syscall(SYS_setresgid, -1, 0, -1);
@@ -510,6 +517,11 @@ static pid_t clone_as(const mxc_plan *p, unsigned long flags, int cgroup_fd)
     if (borrow) {
         syscall(SYS_setresuid, -1, 0, -1);
         syscall(SYS_setresgid, -1, 0, -1);
+        if (pdeath > 0) {
+            prctl(PR_SET_PDEATHSIG, pdeath);
+            if (getppid() != parent)
+                raise(pdeath);
+        }
     }
     errno = err;
     return c;

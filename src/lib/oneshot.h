@@ -20,6 +20,14 @@
 int mxc_oneshot_run(const mxc_request *r, bool caller_exits, int in, int out, int err, int *exit_code, bool *timed_out,
                     mxc_error *e);
 
+/* A one-shot for a caller that waits for all of it (libmxc_ffi's
+ * mxc_run_json): containment process through mxc_oneshot_start, whose
+ * cgroup is named per call (in-process callers run one-shots side by side),
+ * driven to the end and finished before returning; other containments
+ * through mxc_oneshot_run.  0 with *exit_code and *timed_out, or -1. */
+int mxc_oneshot_run_to_end(const mxc_request *r, int in, int out, int err, int *exit_code, bool *timed_out,
+                           mxc_error *e);
+
 /* An in-process one-shot (containment process) handed back running: the
  * workload's stdio, waiter and terminator are proc's (mxc_exec_run drives
  * the timeout ladder and reaps; mxc_exec_kill), like a session exec's.

@@ -78,3 +78,122 @@ def test_session_holder_is_no_copy_of_an_in_process_caller():
             subprocess.run([os.path.join(BUILD, "mxc-exec"), "--experimental", "--config", "-"],
                            input=json.dumps({"phase": "deprovision", "sandboxId": out["sid"]}).encode(),
                            env=env, capture_output=True)
+
+
+# A one-shot through mxc_run_json from a caller with a large heap; argv: library, marker, mode
+# ("run": print the result; "hold": the workload sleeps, the caller waits to be killed).
+_BIG_ONESHOT = r'''
+import ctypes, json, os, sys
+big = bytearray(256 << 20)
+for i in range(0, len(big), 4096):
+    big[i] = 1
+lib = ctypes.CDLL(sys.argv[1])
+class Err(ctypes.Structure):
+    _fields_ = [(f, ctypes.c_char_p) for f in ("message", "operation", "native_code", "remediation")]
+class Run(ctypes.Structure):
+    _fields_ = [("status", ctypes.c_int32), ("exit_code", ctypes.c_int32), ("timed_out", ctypes.c_int32),
+                ("stdout", ctypes.c_char_p), ("stderr", ctypes.c_char_p), ("error", Err),
+                ("metadata", ctypes.c_char_p), ("warnings", ctypes.c_char_p)]
+def run(cmd, timeout=None):
+    proc = {"commandLine": cmd}
+    if timeout:
+        proc["timeout"] = timeout
+    req = {"version": "1.0.0", "containment": "process", "process": proc,
+           "network": {"egress": {"default": "deny"}, "ingress": {"default": "deny"}}}
+    r = Run()
+    st = lib.mxc_run_json(json.dumps(req).encode(), 0, ctypes.byref(r))
+    out = {"st": st, "status": r.status, "exit": r.exit_code, "timedOut": bool(r.timed_out),
+           "stdout": (r.stdout or b"").decode(), "stderr": (r.stderr or b"").decode(),
+           "error": (r.error.message or b"").decode()}
+    lib.mxc_run_result_free(ctypes.byref(r))
+    return out
+marker = sys.argv[2]
+print(os.getpid(), flush=True)
+if sys.argv[3] == "hold":
+    run("exec sh -c 'sleep 1000' %s" % marker)
+else:
+    print(json.dumps({"slow": run("sleep 2; echo %s; echo err >&2; exit 3" % marker),
+                      "timeout": run("sleep 1000", 300),
+                      "bad": run("true; cd /nonexistent-%s" % marker)}), flush=True)
+'''
+
+
+def _descendants(pid):
+    kids = {}
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % p) as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        kids.setdefault(ppid, []).append(int(p))
+    out, todo = [], [pid]
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            out.append(k)
+            todo.append(k)
+    return out
+
+
+def _rss_kb(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            return int(dict(l.split(":", 1) for l in f.read().splitlines())["VmRSS"].split()[0])
+    except (OSError, KeyError, ValueError):
+        return 0
+
+
+def test_oneshot_pid1_is_no_copy_of_an_in_process_caller():
+    """A one-shot through mxc_run_json runs in a fresh mxc-exec (src/lib/fresh.h): from a caller with
+    256 MB of touched heap, no process of the sandbox is a copy of it (a copy's page tables cost
+    ~10 ms per run here).  The result is the in-process one's: exit code, output, timeout."""
+    import json
+    from conftest import unique, wait_until
+    marker = unique("mxc-bigcaller")
+    with tempfile.TemporaryDirectory(prefix="mxc-ffi-") as st:
+        env = dict(os.environ, MXC_STATE_DIR=st, MXC_WORKSPACE_ROOT=st + ".ws")
+        p = subprocess.Popen(["/usr/bin/python3", "-c", _BIG_ONESHOT, os.path.join(BUILD, "libmxc_ffi.so"), marker,
+                              "run"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        caller = int(p.stdout.readline())
+        seen = {}
+
+        def sandbox_running():
+            for d in _descendants(caller):
+                seen[d] = max(seen.get(d, 0), _rss_kb(d))
+            return len(seen) >= 3  # the fresh mxc-exec, PID 1, the workload
+        assert wait_until(sandbox_running, 60), "no sandbox under the caller"
+        for d in _descendants(caller):
+            seen[d] = max(seen.get(d, 0), _rss_kb(d))
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, out + err
+        res = json.loads(out)
+        assert seen and max(seen.values()) < 32 * 1024, seen
+        slow = res["slow"]
+        assert (slow["st"], slow["exit"], slow["timedOut"]) == (0, 3, False), slow
+        assert slow["stdout"] == marker + "\n" and slow["stderr"] == "err\n", slow
+        assert res["timeout"]["st"] == 0 and res["timeout"]["timedOut"], res["timeout"]
+        assert res["bad"]["st"] == 0 and res["bad"]["exit"] == 2, res["bad"]
+
+
+def test_oneshot_dies_with_its_in_process_caller():
+    """The caller of mxc_run_json killed mid-run: the fresh mxc-exec, PID 1 and the workload go with it."""
+    import signal
+    from conftest import sandbox_pids_on_host, unique, wait_until
+    marker = unique("mxc-callerdies")
+    with tempfile.TemporaryDirectory(prefix="mxc-ffi-") as st:
+        env = dict(os.environ, MXC_STATE_DIR=st, MXC_WORKSPACE_ROOT=st + ".ws")
+        p = subprocess.Popen(["/usr/bin/python3", "-c", _BIG_ONESHOT, os.path.join(BUILD, "libmxc_ffi.so"), marker,
+                              "hold"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        caller = int(p.stdout.readline())
+        assert wait_until(lambda: sandbox_pids_on_host(marker), 60), "the workload never ran"
+        tree = _descendants(caller)
+        p.send_signal(signal.SIGKILL)
+        p.communicate(timeout=30)
+        assert wait_until(lambda: not sandbox_pids_on_host(marker), 30), "the workload outlived its caller"
+        assert wait_until(lambda: not [d for d in tree if os.path.exists("/proc/%d" % d)], 30), tree
+        # what the kill left (the run's claim and cgroup) is the sweeper's, as after a killed mxc-exec
+        g = subprocess.run([os.path.join(BUILD, "mxc-exec"), "--gc"], capture_output=True, text=True,
+                           env=dict(env, MXC_SWEEP_MIN_AGE="0"))
+        assert g.returncode == 0, g.stdout + g.stderr
