@@ -413,23 +413,27 @@ def session_id(name):
     return "iso:" + base64.urlsafe_b64encode(body).decode().rstrip("=")
 
 
-def claimed_sessions(state_root):
-    """Names of the sessions under state_root that still hold a claim (a uid of the host)."""
-    names = []
+def claims(since=0):
+    """(name, claim) of each uid claim of the host written at or after `since`."""
     try:
         entries = os.listdir(CLAIMS_DIR)
     except OSError:
-        return names
+        return
     for f in entries:
+        path = os.path.join(CLAIMS_DIR, f)
         try:
-            with open(os.path.join(CLAIMS_DIR, f)) as fh:
-                c = json.load(fh)
+            if since and os.stat(path).st_mtime < since:
+                continue
+            with open(path) as fh:
+                yield f, json.load(fh)
         except (OSError, ValueError):
             continue
-        sd = c.get("stateDir") or ""
-        if c.get("kind") == "session" and os.path.dirname(sd) == state_root:
-            names.append(os.path.basename(sd))
-    return names
+
+
+def claimed_sessions(state_root):
+    """Names of the sessions under state_root that still hold a claim (a uid of the host)."""
+    return [os.path.basename(c["stateDir"]) for _, c in claims()
+            if c.get("kind") == "session" and os.path.dirname(c.get("stateDir") or "") == state_root]
 
 
 SESSION_STARTED = time.time()
@@ -439,19 +443,7 @@ def leftover_claims(since):
     """Claims made since `since` whose sandbox is gone: a session whose state
     directory no longer exists, a one-shot whose process is dead."""
     out = []
-    try:
-        entries = os.listdir(CLAIMS_DIR)
-    except OSError:
-        return out
-    for f in entries:
-        path = os.path.join(CLAIMS_DIR, f)
-        try:
-            if os.stat(path).st_mtime < since:
-                continue
-            with open(path) as fh:
-                c = json.load(fh)
-        except (OSError, ValueError):
-            continue
+    for f, c in claims(since):
         if c.get("kind") == "session":
             gone = not os.path.isdir(c.get("stateDir") or "/nonexistent")
         else:

@@ -25,8 +25,8 @@ def test_ffi_exports_exactly_upstreams_symbols():
     assert "NODELETE" in flags
 
 
-# A caller with a large heap, as Node is: the session's holder must not be a copy of it.
-_BIG_CALLER = r'''
+# A caller with a large heap, as Node is, loading the library (argv[1]).
+_CALLER_PRELUDE = r'''
 import ctypes, json, os, sys
 big = bytearray(256 << 20)
 for i in range(0, len(big), 4096):
@@ -34,6 +34,10 @@ for i in range(0, len(big), 4096):
 lib = ctypes.CDLL(sys.argv[1])
 class Err(ctypes.Structure):
     _fields_ = [(f, ctypes.c_char_p) for f in ("message", "operation", "native_code", "remediation")]
+'''
+
+# The session's holder must not be a copy of the caller.
+_BIG_CALLER = _CALLER_PRELUDE + r'''
 class Phase(ctypes.Structure):
     _fields_ = [("status", ctypes.c_int32), ("response", ctypes.c_char_p), ("error", Err)]
 def phase(req):
@@ -82,14 +86,7 @@ def test_session_holder_is_no_copy_of_an_in_process_caller():
 
 # A one-shot through mxc_run_json from a caller with a large heap; argv: library, marker, mode
 # ("run": print the result; "hold": the workload sleeps, the caller waits to be killed).
-_BIG_ONESHOT = r'''
-import ctypes, json, os, sys
-big = bytearray(256 << 20)
-for i in range(0, len(big), 4096):
-    big[i] = 1
-lib = ctypes.CDLL(sys.argv[1])
-class Err(ctypes.Structure):
-    _fields_ = [(f, ctypes.c_char_p) for f in ("message", "operation", "native_code", "remediation")]
+_BIG_ONESHOT = _CALLER_PRELUDE + r'''
 class Run(ctypes.Structure):
     _fields_ = [("status", ctypes.c_int32), ("exit_code", ctypes.c_int32), ("timed_out", ctypes.c_int32),
                 ("stdout", ctypes.c_char_p), ("stderr", ctypes.c_char_p), ("error", Err),
@@ -138,11 +135,24 @@ def _descendants(pid):
 
 
 def _rss_kb(pid):
+    """VmRSS of pid; 0 for posix_spawn's child before it execs (it shares the caller's memory, in
+    the caller's PID namespace: a copy of the caller as a sandbox's PID 1 is in a namespace of its own)."""
     try:
+        if ("python" in os.path.basename(os.readlink("/proc/%d/exe" % pid))
+                and os.readlink("/proc/%d/ns/pid" % pid) == os.readlink("/proc/self/ns/pid")):
+            return 0
         with open("/proc/%d/status" % pid) as f:
             return int(dict(l.split(":", 1) for l in f.read().splitlines())["VmRSS"].split()[0])
     except (OSError, KeyError, ValueError):
         return 0
+
+
+def _big_caller(mode, marker, st):
+    """(process, its pid, env) of _BIG_ONESHOT in mode, with its own state root st."""
+    env = dict(os.environ, MXC_STATE_DIR=st, MXC_WORKSPACE_ROOT=st + ".ws")
+    p = subprocess.Popen(["/usr/bin/python3", "-c", _BIG_ONESHOT, os.path.join(BUILD, "libmxc_ffi.so"), marker, mode],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    return p, int(p.stdout.readline()), env
 
 
 def test_oneshot_pid1_is_no_copy_of_an_in_process_caller():
@@ -153,10 +163,7 @@ def test_oneshot_pid1_is_no_copy_of_an_in_process_caller():
     from conftest import unique, wait_until
     marker = unique("mxc-bigcaller")
     with tempfile.TemporaryDirectory(prefix="mxc-ffi-") as st:
-        env = dict(os.environ, MXC_STATE_DIR=st, MXC_WORKSPACE_ROOT=st + ".ws")
-        p = subprocess.Popen(["/usr/bin/python3", "-c", _BIG_ONESHOT, os.path.join(BUILD, "libmxc_ffi.so"), marker,
-                              "run"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        caller = int(p.stdout.readline())
+        p, caller, _ = _big_caller("run", marker, st)
         seen = {}
 
         def sandbox_running():
@@ -183,10 +190,7 @@ def test_oneshot_dies_with_its_in_process_caller():
     from conftest import sandbox_pids_on_host, unique, wait_until
     marker = unique("mxc-callerdies")
     with tempfile.TemporaryDirectory(prefix="mxc-ffi-") as st:
-        env = dict(os.environ, MXC_STATE_DIR=st, MXC_WORKSPACE_ROOT=st + ".ws")
-        p = subprocess.Popen(["/usr/bin/python3", "-c", _BIG_ONESHOT, os.path.join(BUILD, "libmxc_ffi.so"), marker,
-                              "hold"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        caller = int(p.stdout.readline())
+        p, caller, env = _big_caller("hold", marker, st)
         assert wait_until(lambda: sandbox_pids_on_host(marker), 60), "the workload never ran"
         tree = _descendants(caller)
         p.send_signal(signal.SIGKILL)
