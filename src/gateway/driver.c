@@ -17,6 +17,7 @@
 
 #include "audit.h"
 #include "fdio.h"
+#include "fresh.h"
 #include "mxc.h"
 #include "policymap.h"
 #include "procs.h"
@@ -83,51 +84,43 @@ static char **env_with(char *const *extra)
 
 static pid_t spawn_exec(bool experimental, bool dry, const char *request, int out_fd, int *pipe_out, char *const *extra)
 {
-    int in[2], po[2] = {-1, -1};
+    int po[2] = {-1, -1};
     char **envp = env_with(extra);
     if (!envp)
         return -1;
-    if (pipe2(in, O_CLOEXEC) < 0) {
+    /* the request as a memfd (its stdin): nothing to write to a child that may be gone */
+    int in = mxc_text_memfd("mxc-request", request);
+    if (in < 0 || (out_fd < 0 && pipe2(po, O_CLOEXEC) < 0)) {
+        if (in >= 0)
+            close(in);
         free(envp);
         return -1;
     }
-    if (out_fd < 0 && pipe2(po, O_CLOEXEC) < 0) {
-        close(in[0]), close(in[1]);
-        free(envp);
-        return -1;
-    }
-    pid_t pid = fork();
-    if (pid == 0) {
-        int o = out_fd >= 0 ? out_fd : po[1];
-        dup2(in[0], 0), dup2(o, 1), dup2(o, 2);
-        const char *argv[6];
-        int n = 0;
-        argv[n++] = "mxc-exec";
-        if (experimental)
-            argv[n++] = "--experimental";
-        if (dry)
-            argv[n++] = "--dry-run";
-        argv[n++] = "--config";
-        argv[n++] = "-";
-        argv[n] = NULL;
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        execve(CFG->exec_path, (char *const *)argv, envp);
-        _exit(127);
-    }
+    char *argv[6];
+    int n = 0;
+    argv[n++] = "mxc-exec";
+    if (experimental)
+        argv[n++] = "--experimental";
+    if (dry)
+        argv[n++] = "--dry-run";
+    argv[n++] = "--config";
+    argv[n++] = "-";
+    argv[n] = NULL;
+    int o = out_fd >= 0 ? out_fd : po[1];
+    int fds[] = {in, o, o};
+    mxc_error e = {0};
+    /* posix_spawn: this threaded daemon's memory is not copied per run */
+    pid_t pid = mxc_spawn_fresh(CFG->exec_path, argv, envp, fds, 3, &e);
+    mxc_error_clear(&e);
     free(envp); /* the array only: its strings are environ's and the caller's */
-    close(in[0]);
+    close(in);
     if (po[1] >= 0)
         close(po[1]);
     if (pid < 0) {
-        close(in[1]);
         if (po[0] >= 0)
             close(po[0]);
         return -1;
     }
-    (void)mxc_write_all(in[1], request, strlen(request)); /* a child gone early shows in its status */
-    close(in[1]);
     if (pipe_out)
         *pipe_out = po[0];
     return pid;

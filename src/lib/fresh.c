@@ -21,11 +21,10 @@ extern char **environ;
 
 #define ANSWER_MAX (1u << 20)
 
-/* Spawns exe with argv, child fd i = fds[i] (i < n; -1: /dev/null), no
- * other descriptor of ours, every signal at its default and none blocked
- * (the caller's dispositions are its own).  Returns the pid, or -1 with e. */
-static pid_t spawn_fresh(const char *exe, char *const argv[], const int *fds, int n, mxc_error *e)
+pid_t mxc_spawn_fresh(const char *exe, char *const argv[], char *const envp[], const int *fds, int n, mxc_error *e)
 {
+    if (n > 8)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "fresh.spawn: %d descriptors, at most 8", n);
     /* copies above every target first: a source may sit on a lower target's number */
     int hi[8], rc = 0;
     for (int i = 0; i < n; i++) {
@@ -51,7 +50,7 @@ static pid_t spawn_fresh(const char *exe, char *const argv[], const int *fds, in
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     pid_t pid = -1;
     if (rc == 0)
-        rc = posix_spawn(&pid, exe, &fa, &at, argv, environ);
+        rc = posix_spawn(&pid, exe, &fa, &at, argv, envp ? envp : environ);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     for (int i = 0; i < n; i++)
@@ -126,7 +125,7 @@ static int in_fresh_process(const char *exe, const char *request_json, bool expe
     argv[n++] = "-";
     argv[n] = NULL;
     int fds[] = {in, out[1], -1};
-    pid_t pid = spawn_fresh(exe, argv, fds, 3, e);
+    pid_t pid = mxc_spawn_fresh(exe, argv, NULL, fds, 3, e);
     close(in);
     close(out[1]);
     if (pid < 0) {
@@ -188,7 +187,7 @@ int mxc_oneshot_in_process(const mxc_request *r, const char *request_json, bool 
     /* its own stdio is /dev/null: what it might say itself (a sanitizer's
      * warning) is not the workload's output */
     int fds[] = {-1, -1, -1, req, rep, in, out, err};
-    pid_t pid = spawn_fresh(exe, argv, fds, 8, e);
+    pid_t pid = mxc_spawn_fresh(exe, argv, NULL, fds, 8, e);
     close(req);
     if (pid < 0) {
         close(rep);

@@ -15,9 +15,17 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "error.h"
 #include "request.h"
+
+/* Spawns exe with argv and envp (NULL: this process's environment), child
+ * fd i = fds[i] (i < n <= 8; -1: /dev/null), no other descriptor of ours,
+ * every signal at its default and none blocked (a caller's dispositions
+ * are its own).  posix_spawn: the caller's memory is never copied.
+ * Returns the pid, or -1 with e. */
+pid_t mxc_spawn_fresh(const char *exe, char *const argv[], char *const envp[], const int *fds, int n, mxc_error *e);
 
 /* mxc_session_phase for an in-process caller: a start (r, parsed from
  * request_json) through `mxc-exec [--experimental] --config -`, its
