@@ -11,6 +11,7 @@ pick. Prints the host context and a Markdown table with medians and ratios.
   the same one-shot, exec and cycle through the in-process C ABI (build/libmxc_ffi.so, the calls
   the npm SDK makes; here through ctypes)  vs  the same peers, which a caller spawns
   100 idle sessions: host memory per idle session, and exec latency while they idle
+  the C ABI one-shot again, last, from this process grown to 512 MiB of heap  vs  bwrap
 
 Each pair is measured interleaved (A B A B ...), so drift of the machine
 hits both sides alike, twice: back to back ("hot") and with 100 ms of idle
@@ -295,6 +296,13 @@ def main():
     for s in sids:
         mxc({"phase": "deprovision", "sandboxId": s}, True)
     mxc({"phase": "deprovision", "sandboxId": sid}, True)
+
+    # last (it stays): a caller with a large heap, as an agent platform's Node process can be; no
+    # process of a C ABI one-shot may be a copy of it (src/lib/fresh.h)
+    heap = bytearray(512 << 20)
+    for i in range(0, len(heap), 4096):
+        heap[i] = 1
+    both("one-shot `true`, C ABI in-process, a caller with 512 MiB of heap", ffi.oneshot, "bwrap --unshare-all", bwrap)
 
     print("| mxc | median ms | compared with | median ms | ratio |")
     print("|---|---|---|---|---|")
