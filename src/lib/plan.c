@@ -137,12 +137,24 @@ static int cpu_quota_from_env(uint64_t *quota_us, mxc_error *e)
     return -1;
 }
 
+/* Governed egress: the sandbox's name, for its proxy's records and its
+ * CA's directory — a one-shot's, unique on this host while it runs (this
+ * process, and a serial for in-process callers that run one-shots side by
+ * side); a session's start names it after the session — and its proxy
+ * credential. */
+static int governed_setup(mxc_plan *p, mxc_error *e)
+{
+    static _Atomic unsigned long serial;
+    if (!p->net.sandbox[0])
+        snprintf(p->net.sandbox, sizeof p->net.sandbox, "oneshot-%d-%lu", (int)getpid(), ++serial);
+    return mxc_governed_credential(&p->net, e);
+}
+
 /* A one-shot with credentials: its CA's files go under its first
  * read-write directory grant (docs/design-decisions.md says why), in a
  * directory of its own name; a session's start puts them in its workspace. */
 static int oneshot_ca_home(mxc_plan *p, mxc_error *e)
 {
-    static _Atomic unsigned long serial;
     const char *base = NULL;
     for (size_t i = 0; i < p->ngrants && !base; i++) {
         struct stat st;
@@ -153,8 +165,6 @@ static int oneshot_ca_home(mxc_plan *p, mxc_error *e)
         return mxc_err(e, MXC_E_POLICY_VALIDATION, "network.credentials on a one-shot needs a read-write directory in "
                        "filesystem.readwritePaths: the sandbox's CA certificate is written there (.mxc-proxy/)");
     snprintf(p->net.ca_base, sizeof p->net.ca_base, "%s", base);
-    if (!p->net.sandbox[0])
-        snprintf(p->net.sandbox, sizeof p->net.sandbox, "oneshot-%d-%lu", (int)getpid(), ++serial);
     return mxc_governed_workload_env(&p->net, e);
 }
 
@@ -185,7 +195,7 @@ int mxc_plan_from_request(const mxc_request *r, mxc_plan *p, mxc_error *e)
     qsort(p->grants, p->ngrants, sizeof p->grants[0], by_depth);
     /* src/net: the connectivity model, and whether this host can enforce it */
     if (mxc_net_policy_build(r, &p->net, e) < 0 || mxc_net_require(&p->net, geteuid() != 0, e) < 0 ||
-        (p->net.model == MXC_NETM_GOVERNED && mxc_governed_credential(&p->net, e) < 0) ||
+        (p->net.model == MXC_NETM_GOVERNED && governed_setup(p, e) < 0) ||
         (p->net.creds && r->containment == MXC_CONT_PROCESS && oneshot_ca_home(p, e) < 0)) {
         mxc_plan_free(p);
         return -1;

@@ -474,6 +474,27 @@ def test_allowed_hosts_on_a_oneshot(governed):
     _check_governed(r)
 
 
+def test_a_oneshot_s_decisions_go_to_the_callers_audit_file(governed, tmp_path, monkeypatch):
+    """A one-shot's proxy writes its decisions where the caller says (MXC_PROXY_AUDIT_FILE, as
+    mxc-gateway collects them): one record per decision, the sandbox named, never the credential."""
+    audit = tmp_path / "audit.jsonl"
+    monkeypatch.setenv("MXC_PROXY_AUDIT_FILE", str(audit))
+    g = governed
+    r = g["mxc"]({"network": NET, "filesystem": {"readonlyPaths": [g["dir"]]},
+                  "process": {"commandLine": "%s http://api.example.test:8080/x http://other.test:8080/ "
+                                             "http://blocked.api.example.test:8080/; echo ENV $HTTP_PROXY" % g["cmd"]}})
+    assert r.rc == 0, r.describe()
+    proxy_url = [l for l in r.stdout.splitlines() if l.startswith("ENV ")][0].split()[1]
+    token = proxy_url.split("@")[0].rsplit(":", 1)[1]
+    text = audit.read_text()
+    assert token and token not in text, "the credential reached the audit file"
+    recs = [json.loads(l) for l in text.splitlines()]
+    disp = {(x["disposition"], x["dst_endpoint"]["hostname"], x["reason"]) for x in recs}
+    assert ("denied", "other.test", "not-allowed") in disp and ("denied", "blocked.api.example.test", "blocked") in disp, disp
+    assert any(d == "allowed" and h == "api.example.test" for d, h, _ in disp), disp
+    assert all(x["class_uid"] in (4001, 4002) and x["sandbox"] for x in recs), json.dumps(recs)
+
+
 def test_allowed_hosts_in_a_session_from_start_to_stop(governed, session_factory):
     g = governed
     s = session_factory(network=NET, filesystem={"readonlyPaths": [g["dir"]]})
