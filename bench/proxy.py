@@ -17,7 +17,7 @@ Usage: sudo bench/proxy.py [N]   (needs build/mxc-proxy, tinyproxy; N: latency s
 
 A/B of two mxc-proxy builds in the same run: MXC_PROXY_B=/path/to/other/mxc-proxy adds a
 "mxc-proxy B" row (its own listener, 127.0.0.1:3129), measured interleaved with the others;
-MXC_BENCH_RUNS sets the throughput runs per path (default 5); MXC_BENCH_RAW=FILE writes every
+MXC_BENCH_RUNS sets the throughput runs per path (default 30: single runs swing widely on two vCPUs); MXC_BENCH_RAW=FILE writes every
 sample (JSON, in the order taken) for paired comparisons.
 """
 import base64, ctypes, json, os, shutil, socket, statistics, subprocess, sys, tempfile, threading, time
@@ -26,7 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROXY = os.environ.get("MXC_PROXY", os.path.join(ROOT, "build", "mxc-proxy"))
 PROXY_B = os.environ.get("MXC_PROXY_B")
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 300
-RUNS = int(os.environ.get("MXC_BENCH_RUNS", "5"))
+RUNS = int(os.environ.get("MXC_BENCH_RUNS", "30"))
 SERVER, SINK, FIRST, HOLD = "198.51.100.7", 9000, 9001, 9002
 MB = 256
 TUNNELS = 1000
