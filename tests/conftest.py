@@ -439,16 +439,30 @@ def claimed_sessions(state_root):
 SESSION_STARTED = time.time()
 
 
+def _session_gone(state_dir):
+    """No directory of the session, nor one a provision or deprovision is making or unmaking
+    (.new.NAME.* / .tomb.NAME.*: its claim exists a moment before and after its directory)."""
+    root, name = os.path.split(state_dir)
+    if os.path.isdir(state_dir):
+        return False
+    try:
+        if any(e.startswith((".new.%s." % name, ".tomb.%s." % name)) for e in os.listdir(root)):
+            return False
+    except OSError:
+        pass
+    return not os.path.isdir(state_dir)  # a provision's rename may have landed meanwhile
+
+
 def leftover_claims(since):
     """Claims made since `since` whose sandbox is gone: a session whose state
     directory no longer exists, a one-shot whose process is dead."""
     out = []
     for f, c in claims(since):
         if c.get("kind") == "session":
-            gone = not os.path.isdir(c.get("stateDir") or "/nonexistent")
+            gone = _session_gone(c.get("stateDir") or "/nonexistent")
         else:
             gone = not os.path.exists("/proc/%d" % int(c.get("pid") or 0)) if c.get("pid") else True
-        if gone:
+        if gone and os.path.exists(os.path.join(CLAIMS_DIR, f)):  # still there once its sandbox is seen gone
             out.append("%s %s" % (f, c.get("stateDir") or c.get("kind")))
     return out
 
