@@ -102,6 +102,8 @@ static int try_claim(const mxc_claim *c, const char *dir, const char *name, unsi
     free(text);
     if (fd >= 0)
         close(fd);
+    if (rc == 0 && c->kind == MXC_CLAIM_SESSION && getenv("MXC_FAULT_KILL_WRITING_CLAIM")) /* tests/faults */
+        kill(getpid(), SIGKILL);
     if (rc == 0) {
         char final[640];
         snprintf(final, sizeof final, "%s/%s", dir, name);
@@ -223,6 +225,29 @@ void mxc_registry_release_owned(const char *name, const char *state_dir)
     char path[700];
     if (mxc_registry_is_session_claim(name, state_dir) && claim_path(name, path, sizeof path))
         unlink(path);
+}
+
+void mxc_registry_drop_unlinked(const char *state_dir)
+{
+    char dir[600];
+    if (claim_dir(dir, sizeof dir) < 0)
+        return;
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        int writer;
+        if (sscanf(de->d_name, ".new-%d-", &writer) != 1 || writer <= 0 || kill(writer, 0) == 0 || errno != ESRCH)
+            continue;
+        char path[900];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        json_t *j = json_load_file(path, 0, NULL);
+        const char *owner = json_string_value(json_object_get(j, "stateDir"));
+        if (owner && strcmp(owner, state_dir) == 0)
+            unlink(path);
+        json_decref(j);
+    }
+    if (d)
+        closedir(d);
 }
 
 bool mxc_registry_find_session(const char *state_dir, char name[MXC_CLAIM_NAME_MAX], char *workspace, size_t wsz)

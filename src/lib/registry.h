@@ -44,6 +44,10 @@ int mxc_registry_claim(const mxc_claim *c, unsigned *uid, char name[MXC_CLAIM_NA
 void mxc_registry_release(const char *name);
 /* Releases the claim only when it is the session at state_dir. */
 void mxc_registry_release_owned(const char *name, const char *state_dir);
+/* Removes the claim files the session at state_dir was being given when
+ * its maker died: written (.new-<pid>-<tag>), never linked under a uid, the
+ * writer gone.  For the sweep that finishes a half-made sandbox. */
+void mxc_registry_drop_unlinked(const char *state_dir);
 /* Whether the claim `name` is the session at state_dir's: one file read
  * (a sandbox's state names its claim), not a scan of every claim. */
 bool mxc_registry_is_session_claim(const char *name, const char *state_dir);

@@ -756,6 +756,7 @@ static void finish_locked(const char *dir, json_t *report)
             mxc_state_remove_tree(ws);
     }
     mxc_registry_release_owned(claim, final);
+    mxc_registry_drop_unlinked(final); /* a maker killed while writing the claim */
     json_decref(state);
     mxc_state_destroy(&st, &ignored);
     mxc_error_clear(&ignored);

@@ -332,6 +332,34 @@ def test_id_lost_after_commit_is_reclaimed(f):
     f.assert_clean("killed between commit and answer x3")
 
 
+def test_provision_killed_writing_its_claim_leaves_nothing(f):
+    """A provision killed after writing its claim file and before linking it under the uid (CI, under
+    ASan: 1 in ~10 kills at 50 ms) left that file (.new-<pid>-<tag>) for --gc alone; the next phase's
+    cheap sweep, which finishes the half-made sandbox, now removes it too.
+    MXC_FAULT_KILL_WRITING_CLAIM kills the CLI exactly there."""
+    claims = "/var/lib/mxc/claims"
+
+    def partial():
+        out = []
+        for n in os.listdir(claims):
+            if n.startswith(".new-"):
+                try:
+                    with open(os.path.join(claims, n)) as fh:
+                        if json.load(fh).get("stateDir", "").startswith(f.root + "/"):
+                            out.append(n)
+                except (OSError, ValueError):
+                    pass
+        return out
+    rc, env, out, err = f.run({"containment": "isolation_session", "phase": "provision"},
+                              env={"MXC_FAULT_KILL_WRITING_CLAIM": "1"})
+    assert rc == -signal.SIGKILL and not out.strip(), (rc, out, err)
+    assert partial() and [d for d in os.listdir(f.root) if d.startswith(".new.")], os.listdir(f.root)
+    sid, _ = f.provision()  # its sweep finishes what the killed one left
+    assert partial() == [] and not [d for d in os.listdir(f.root) if d.startswith(".new.")], os.listdir(f.root)
+    assert f.phase("deprovision", sid)[0] == 0
+    f.assert_clean("killed while writing its claim")
+
+
 @pytest.mark.parametrize("where", ["spawned", "recorded"])
 def test_start_killed_before_release_is_no_session(f, where):
     """A start killed after its holder was spawned (and, "recorded", after the holder record and state
