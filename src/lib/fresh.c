@@ -116,14 +116,7 @@ static int in_fresh_process(const char *exe, const char *request_json, bool expe
             close(in);
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "fresh.pipe", err, NULL, "cannot pass the request to mxc-exec");
     }
-    char *argv[5];
-    int n = 0;
-    argv[n++] = "mxc-exec";
-    if (experimental)
-        argv[n++] = "--experimental";
-    argv[n++] = "--config";
-    argv[n++] = "-";
-    argv[n] = NULL;
+    char *argv[] = {"mxc-exec", "--config", "-", experimental ? "--experimental" : NULL, NULL};
     int fds[] = {in, out[1], -1};
     pid_t pid = mxc_spawn_fresh(exe, argv, NULL, fds, 3, e);
     close(in);
@@ -176,14 +169,7 @@ int mxc_oneshot_in_process(const mxc_request *r, const char *request_json, bool 
     }
     char me[24];
     snprintf(me, sizeof me, "%d", (int)getpid());
-    char *argv[5];
-    int n = 0;
-    argv[n++] = "mxc-exec";
-    if (experimental)
-        argv[n++] = "--experimental";
-    argv[n++] = "--oneshot-reported";
-    argv[n++] = me;
-    argv[n] = NULL;
+    char *argv[] = {"mxc-exec", "--oneshot-reported", me, experimental ? "--experimental" : NULL, NULL};
     /* its own stdio is /dev/null: what it might say itself (a sanitizer's
      * warning) is not the workload's output */
     int fds[] = {-1, -1, -1, req, rep, in, out, err};
