@@ -527,21 +527,35 @@ static pid_t clone_as(const mxc_plan *p, unsigned long flags, int cgroup_fd)
     return c;
 }
 
-/* "killed by signal 9" / "exited with status 1". */
-static void describe_status(int status, char *out, size_t outsz)
+/* "killed by signal 9" / "exited with status 1", from waitid's report. */
+static void describe_exit(const siginfo_t *si, char *out, size_t outsz)
 {
-    if (WIFSIGNALED(status))
-        snprintf(out, outsz, "killed by signal %d\n", WTERMSIG(status));
+    if (si->si_code == CLD_KILLED || si->si_code == CLD_DUMPED)
+        snprintf(out, outsz, "killed by signal %d\n", si->si_status);
     else
-        snprintf(out, outsz, "exited with status %d\n", WEXITSTATUS(status));
+        snprintf(out, outsz, "exited with status %d\n", si->si_status);
+}
+
+/* holder.exit, whole or not at all (a reader never sees it empty). */
+static void record_death(int dirfd, const char *text)
+{
+    int fd = openat(dirfd, ".holder.exit", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    bool whole = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+    close(fd);
+    if (!whole || renameat(dirfd, ".holder.exit", dirfd, "holder.exit") < 0)
+        unlinkat(dirfd, ".holder.exit", 0);
 }
 
 /* The monitor of a session: clones the holder straight into its
  * namespaces (our child; we are also the subreaper of whatever it
  * orphans), then waits for it.  If it dies while its record still exists — not a stop,
  * which removes the record first — how it died goes into holder.exit, for
- * the next phase to report.  It keeps nothing of the caller's but the
- * sandbox's directory. */
+ * the next phase to report, before the holder is reaped: a phase that finds
+ * the holder gone from /proc finds the record too, and one that finds it a
+ * zombie waits for it (session.c).  It keeps nothing of the caller's but
+ * the sandbox's directory. */
 static _Noreturn void monitor_main(const mxc_plan *p, mxc_fsview_sources *src, int ctl, int *join, size_t njoin,
                                    int cgfd, const mxc_holder_session *session)
 {
@@ -582,12 +596,14 @@ static _Noreturn void monitor_main(const mxc_plan *p, mxc_fsview_sources *src, i
     if (c1 < 0)
         _exit(1);
     for (;;) {
-        int status;
-        pid_t r = waitpid(-1, &status, 0);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        if (waitid(P_ALL, 0, &si, WEXITED | WNOWAIT) < 0) {
+            if (errno == EINTR)
+                continue;
             _exit(0); /* nothing left to watch */
+        }
+        pid_t r = si.si_pid;
         /* The holder's death while its record names it is a crash (a stop
          * clears the record first).  Anything else reaped here (a setup
          * process orphaned to this subreaper) is not the holder. */
@@ -598,16 +614,18 @@ static _Noreturn void monitor_main(const mxc_plan *p, mxc_fsview_sources *src, i
             close(rfd);
         if (n > 0 && atoi(rec) == (int)r) {
             char text[64];
-            if (WIFEXITED(status) && WEXITSTATUS(status) == HOLDER_UNRELEASED)
+            if (si.si_code == CLD_EXITED && si.si_status == HOLDER_UNRELEASED)
                 snprintf(text, sizeof text, "%s\n", MXC_HOLDER_NEVER_RELEASED);
             else
-                describe_status(status, text, sizeof text);
-            int fd = openat(dirfd, "holder.exit", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-            if (fd >= 0) {
-                (void)!write(fd, text, strlen(text));
-                close(fd);
-            }
+                describe_exit(&si, text, sizeof text);
+            /* fault injection (tests/faults): a monitor slow to record */
+            const char *slow = getenv("MXC_FAULT_MONITOR_SLOW_MS");
+            if (slow && *slow)
+                usleep((useconds_t)atoi(slow) * 1000);
+            record_death(dirfd, text);
         }
+        while (waitpid(r, NULL, 0) < 0 && errno == EINTR)
+            ;
     }
 }
 

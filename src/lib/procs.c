@@ -63,3 +63,12 @@ bool mxc_pid_alive_as(pid_t pid, unsigned long long start_time, const char *comm
         return false;
     return state != 'Z' && state != 'X' && strcmp(name, comm) == 0;
 }
+
+bool mxc_pid_unreaped(pid_t pid, unsigned long long start_time)
+{
+    char state;
+    unsigned long long start;
+    if (pid <= 0 || read_stat(pid, &state, &start, NULL, 0) < 0 || start == 0 || start != start_time)
+        return false;
+    return state == 'Z' || state == 'X';
+}

@@ -12,5 +12,7 @@ unsigned long long mxc_proc_start_time(pid_t pid);
 bool mxc_pid_alive(pid_t pid, unsigned long long start_time);
 /* Whether pid (of that start time) is alive and calls itself comm. */
 bool mxc_pid_alive_as(pid_t pid, unsigned long long start_time, const char *comm);
+/* Whether pid (of that start time) is dead and not yet reaped: a zombie. */
+bool mxc_pid_unreaped(pid_t pid, unsigned long long start_time);
 
 #endif

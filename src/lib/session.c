@@ -454,6 +454,17 @@ static void teardown_remnants(const char *name)
         mxc_registry_release_owned(claim, dir);
 }
 
+/* A holder that died and is not yet reaped: its monitor is recording how
+ * it ended (it reaps only after, container.c), so what it records is
+ * waited for — else a start killed a moment ago would read as a crash of
+ * unknown cause.  Bounded: a monitor that never reaps (stopped, say)
+ * leaves the cause unknown. */
+static void await_reaping(pid_t holder, unsigned long long start)
+{
+    for (int i = 0; i < 5000 && mxc_pid_unreaped(holder, start); i++)
+        usleep(i < 100 ? 100 : 1000);
+}
+
 static int open_sandbox(const mxc_request *r, opened *o, mxc_error *e)
 {
     memset(o, 0, sizeof *o);
@@ -475,6 +486,8 @@ static int open_sandbox(const mxc_request *r, opened *o, mxc_error *e)
     /* running: alive and released (container.c names it mxc-holder only then) */
     o->running = mxc_pid_alive_as(o->holder, o->holder_start, "mxc-holder");
     o->unreleased = !o->running && mxc_pid_alive(o->holder, o->holder_start);
+    if (!o->running && !o->unreleased)
+        await_reaping(o->holder, o->holder_start);
     pid_t rp;
     unsigned long long rs;
     bool died = !o->running && !o->unreleased && mxc_state_holder_death(o->st.dir, o->death, sizeof o->death);

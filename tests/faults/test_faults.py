@@ -386,6 +386,30 @@ def test_start_killed_before_release_is_no_session(f, where):
     f.assert_clean("start killed before release (%s)" % where)
 
 
+def test_killed_start_read_while_its_monitor_records_is_no_crash(f):
+    """CI met it at random (test_kill_during_start): a start killed before it released its holder, and the
+    stop right after found the holder dead with nothing recorded yet — its monitor had reaped it and not
+    yet written how it ended — and answered "holder died; cause unknown". The monitor now records before
+    it reaps, and a phase that finds the holder a zombie waits for that. MXC_FAULT_MONITOR_SLOW_MS holds
+    the monitor between the holder's death and its record: the stop must still say already_stopped, and
+    an exec not_started."""
+    for follow in ("stop", "exec"):
+        sid, md = f.provision()
+        env = {"MXC_FAULT_KILL_IN_START": "recorded", "MXC_FAULT_MONITOR_SLOW_MS": "700"}
+        rc, _, out, err = f.phase("start", sid, env=env)
+        assert rc == -signal.SIGKILL and not out.strip(), (rc, out, err)
+        if follow == "stop":
+            rc, env, out, err = f.phase("stop", sid)
+            assert rc != 0 and env["error"]["code"] == "already_stopped", (rc, out, err)
+        else:
+            rc, env, out, err = f.run({"phase": "exec", "sandboxId": sid, "process": {"commandLine": "true"}})
+            assert env["error"]["code"] == "not_started", (rc, out, err)
+        assert f.phase("start", sid)[0] == 0
+        assert f.phase("stop", sid)[0] == 0
+        assert f.phase("deprovision", sid)[0] == 0
+    f.assert_clean("killed start read while its monitor records")
+
+
 def _sigpipe(argv, stdin, env):
     """Runs argv with its stdout a pipe whose reader is already gone: every write gets EPIPE."""
     r, w = os.pipe()
