@@ -227,6 +227,12 @@ void mxc_registry_release_owned(const char *name, const char *state_dir)
         unlink(path);
 }
 
+bool mxc_registry_dead_writer(const char *entry)
+{
+    int writer;
+    return sscanf(entry, ".new-%d-", &writer) == 1 && writer > 0 && kill(writer, 0) < 0 && errno == ESRCH;
+}
+
 void mxc_registry_drop_unlinked(const char *state_dir)
 {
     char dir[600];
@@ -235,8 +241,7 @@ void mxc_registry_drop_unlinked(const char *state_dir)
     DIR *d = opendir(dir);
     struct dirent *de;
     while (d && (de = readdir(d))) {
-        int writer;
-        if (sscanf(de->d_name, ".new-%d-", &writer) != 1 || writer <= 0 || kill(writer, 0) == 0 || errno != ESRCH)
+        if (!mxc_registry_dead_writer(de->d_name))
             continue;
         char path[900];
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);

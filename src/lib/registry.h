@@ -48,6 +48,9 @@ void mxc_registry_release_owned(const char *name, const char *state_dir);
  * its maker died: written (.new-<pid>-<tag>), never linked under a uid, the
  * writer gone.  For the sweep that finishes a half-made sandbox. */
 void mxc_registry_drop_unlinked(const char *state_dir);
+/* Whether a claim directory entry is a claim file being written
+ * (.new-<pid>-<tag>) whose writer is gone. */
+bool mxc_registry_dead_writer(const char *entry);
 /* Whether the claim `name` is the session at state_dir's: one file read
  * (a sandbox's state names its claim), not a scan of every claim. */
 bool mxc_registry_is_session_claim(const char *name, const char *state_dir);

@@ -190,12 +190,10 @@ static void sweep_claims(bool act, json_t *r)
     while (d && (de = readdir(d))) {
         char path[900];
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-        int writer;
         if (de->d_name[0] == '.') {
             /* a claim being written (.new-<pid>-<tag>): left over when its writer was killed
              * between open and unlink */
-            if (sscanf(de->d_name, ".new-%d-", &writer) == 1 && writer > 0 && kill(writer, 0) < 0 &&
-                errno == ESRCH && !young_path(path)) {
+            if (mxc_registry_dead_writer(de->d_name) && !young_path(path)) {
                 bump(r, "claims");
                 if (act)
                     unlink(path);
