@@ -500,3 +500,82 @@ def test_ipc_and_shm_empty(sandbox):
     lines = out.split()
     assert lines[0] == "0", out
     assert lines[1] == "1", out  # header only
+
+
+# ------------------------------------------------------------------------------------------------
+# gaps an audit of THREATS.md found untested (2026-12-05)
+
+@pytest.fixture
+def abstract_listener():
+    """A host service on an abstract unix socket (@mxc-test-<random>): name -> accepted count."""
+    name = "mxc-test-" + unique()
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind("\0" + name)
+    s.listen(8)
+    s.settimeout(0.2)
+    state = {"accepted": 0, "stop": False}
+
+    def serve():
+        while not state["stop"]:
+            try:
+                c, _ = s.accept()
+            except (socket.timeout, OSError):
+                continue
+            state["accepted"] += 1
+            c.close()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # sanity: reachable from the host
+    c.connect("\0" + name)
+    c.close()
+    assert wait_until(lambda: state["accepted"] == 1, 5)
+    yield name, state
+    state["stop"] = True
+    t.join(2)
+    s.close()
+
+
+@pytest.mark.parametrize("network", [None, {"defaultPolicy": "allow", "allowLocalNetwork": True}],
+                         ids=["own-netns", "host-network"])
+def test_host_abstract_unix_socket_unreachable(sandbox, abstract_listener, network):
+    """THREATS: an abstract socket (@name) of the host. In its own network namespace the sandbox
+    sees another abstract namespace (ECONNREFUSED); on the host network the namespace is shared,
+    and Landlock's scope (LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET) refuses it (EPERM)."""
+    name, state = abstract_listener
+    out = ok(sandbox(network=network).run(h("connect_abstract", name)))
+    res = errno_of(out, "connect_abstract")
+    assert res == ("ECONNREFUSED" if network is None else "EPERM"), out
+    assert state["accepted"] == 1, "the host's abstract socket accepted a connection from the sandbox"
+
+
+def test_no_core_dump_and_the_limit_stays_zero(sandbox):
+    """THREATS: raise RLIMIT_CORE and crash, so that the kernel writes a core (or runs the host's
+    core_pattern helper as root). The hard limit is 0: raising it fails, and a crash leaves no core
+    in the (writable) working directory."""
+    out = ok(sandbox().run("cd /tmp && ulimit -Hc && (ulimit -c unlimited 2>/dev/null && echo raised || "
+                           "echo refused); sh -c 'kill -SEGV $$'; echo status=$?; ls -a /tmp"))
+    lines = out.splitlines()
+    assert lines[0] == "0" and lines[1] == "refused", out
+    assert "status=139" in lines, out
+    assert not [l for l in lines if l.startswith("core")], out
+
+
+def test_cgroupfs_cannot_be_written_from_inside(sandbox):
+    """THREATS: write a parent's cgroup.procs, mkdir a cgroup, set release_agent. None of the host's
+    cgroup files is reachable: every attempt fails, and the host's hierarchy is unchanged."""
+    before = sorted(os.listdir("/sys/fs/cgroup"))
+    targets = ["/sys/fs/cgroup/cgroup.procs", "/sys/fs/cgroup/pids/cgroup.procs",
+               "/sys/fs/cgroup/memory/release_agent", "/sys/fs/cgroup/pids/release_agent",
+               "/sys/fs/cgroup/mxc-escape/cgroup.procs"]
+    cmd = "; ".join([h("write", t, "1") for t in targets] +
+                    ["mkdir /sys/fs/cgroup/mxc-escape 2>/dev/null && echo mkdir: ok || echo mkdir: refused",
+                     "mkdir /sys/fs/cgroup/pids/mxc-escape 2>/dev/null && echo mkdir: ok || echo mkdir: refused"])
+    out = ok(sandbox().run(cmd))
+    writes = [l for l in out.splitlines() if l.startswith("write:")]
+    assert len(writes) == len(targets), out
+    assert all(l.split(": ")[1] in ("ENOENT", "EROFS", "EACCES", "EPERM") for l in writes), out
+    assert out.count("mkdir: refused") == 2, out
+    assert sorted(os.listdir("/sys/fs/cgroup")) == before
+    assert not os.path.exists("/sys/fs/cgroup/mxc-escape")
+    assert not os.path.exists("/sys/fs/cgroup/pids/mxc-escape")

@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,7 @@
 #include <sys/types.h>
 #include <sys/inotify.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -794,6 +796,28 @@ static int v_x32_getpid(VERB_ARGS)
 	return 0;
 }
 
+/* connect to the abstract unix socket @NAME */
+static int v_connect_abstract(VERB_ARGS)
+{
+	if (argc < 1)
+		return usage("connect_abstract NAME");
+	struct sockaddr_un sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sun_family = AF_UNIX;
+	size_t n = strlen(argv[0]);
+	if (n + 1 > sizeof sa.sun_path)
+		return usage("connect_abstract: NAME too long");
+	memcpy(sa.sun_path + 1, argv[0], n);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		report("connect_abstract", -1, errno);
+		return 0;
+	}
+	TRY("connect_abstract", connect(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)));
+	close(fd);
+	return 0;
+}
+
 static int v_unknown_syscall(VERB_ARGS)
 {
 	TRY("unknown_syscall", syscall(1023));
@@ -1247,6 +1271,7 @@ static const struct {
 	{"swapon", v_swapon},
 	{"reboot", v_reboot},
 	{"x32_getpid", v_x32_getpid},
+	{"connect_abstract", v_connect_abstract},
 	{"unknown_syscall", v_unknown_syscall},
 	{"new_syscall", v_new_syscall},
 	{"connect", v_connect},
