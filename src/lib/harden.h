@@ -19,6 +19,11 @@ int mxc_landlock_abi(void);
 /* backend_unavailable (with the remediation) when the kernel's Landlock
  * is older than what mxc promises; checked before anything is made. */
 int mxc_landlock_require(mxc_error *e);
+/* The host network shares the host's abstract unix sockets; only
+ * Landlock's scope (ABI 6) keeps a sandbox from connecting to them:
+ * backend_unavailable below that. */
+#define MXC_LANDLOCK_ABI_SCOPE 6
+int mxc_landlock_require_scope(mxc_error *e);
 /* Restricts the calling thread to the plan's view.  Returns 0 or -errno;
  * *stage names the failing step. */
 int mxc_landlock_apply(const mxc_plan *p, const char **stage);

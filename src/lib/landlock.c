@@ -10,6 +10,7 @@
 #include <linux/landlock.h>
 #include <linux/openat2.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -41,9 +42,35 @@ int mxc_landlock_abi(void)
     return abi < 0 ? 0 : (int)abi;
 }
 
-int mxc_landlock_require(mxc_error *e)
+/* The ABI the refusals below judge: the kernel's, or lower under fault
+ * injection (tests/faults: MXC_FAULT_LANDLOCK_ABI), which can only make
+ * mxc refuse — the rules applied always follow the kernel's own ABI. */
+static int abi_for_require(void)
 {
     int abi = mxc_landlock_abi();
+    const char *f = getenv("MXC_FAULT_LANDLOCK_ABI");
+    if (f && *f && atoi(f) >= 0 && atoi(f) < abi)
+        abi = atoi(f);
+    return abi;
+}
+
+int mxc_landlock_require_scope(mxc_error *e)
+{
+    int abi = abi_for_require();
+    if (abi >= MXC_LANDLOCK_ABI_SCOPE)
+        return 0;
+    mxc_err(e, MXC_E_BACKEND_UNAVAILABLE,
+            "the host network cannot be given on this kernel: its Landlock ABI is %d, and only ABI %d scopes "
+            "abstract unix sockets, which the host network would otherwise share with the host",
+            abi, MXC_LANDLOCK_ABI_SCOPE);
+    mxc_err_set_remediation(e, "boot a kernel >= 6.12, or give the sandbox its own network (any network policy "
+                               "other than allow-all with local network)");
+    return -1;
+}
+
+int mxc_landlock_require(mxc_error *e)
+{
+    int abi = abi_for_require();
     if (abi >= MXC_LANDLOCK_ABI_NEEDED)
         return 0;
     mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "this kernel's Landlock ABI is %d; mxc needs %d or newer", abi,

@@ -12,6 +12,7 @@
 #include "cgroup.h"
 #include "governed.h"
 #include "stack.h"
+#include "harden.h"
 #include "hostpath.h"
 
 #define DEFAULT_PIDS_MAX 512
@@ -201,6 +202,10 @@ int mxc_plan_from_request(const mxc_request *r, mxc_plan *p, mxc_error *e)
         return -1;
     }
     p->host_network = p->net.model == MXC_NETM_HOST;
+    if (p->host_network && mxc_landlock_require_scope(e) < 0) {
+        mxc_plan_free(p);
+        return -1;
+    }
     /* a caller that collects the proxy's records (mxc-gateway) names the file;
      * opened as --log-file is (hostpath.h), never through a link */
     const char *audit = getenv("MXC_PROXY_AUDIT_FILE");

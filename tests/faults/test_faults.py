@@ -410,6 +410,43 @@ def test_killed_start_read_while_its_monitor_records_is_no_crash(f):
     f.assert_clean("killed start read while its monitor records")
 
 
+HOST_NETWORK = {"defaultPolicy": "allow", "allowLocalNetwork": True}
+
+
+def test_landlock_older_than_promised_is_refused_loudly(f):
+    """THREATS: "Landlock ABI too old -> refuse loudly, never degrade". MXC_FAULT_LANDLOCK_ABI makes mxc
+    judge a lower ABI than the kernel's (it can only make mxc refuse; the rules follow the kernel):
+    below 3 every sandbox is refused (backend_unavailable, with the ABI and a remediation) before
+    anything is made; below 6 the host network is (it would share the host's abstract unix sockets,
+    which only ABI 6 scopes) while a sandbox with its own network still runs."""
+    old = {"MXC_FAULT_LANDLOCK_ABI": "2"}
+    for req in ({"process": {"commandLine": "echo THIS_MUST_NEVER_RUN"}},
+                {"containment": "isolation_session", "phase": "provision"}):
+        rc, env, out, err = f.run(req, env=old)
+        assert rc != 0 and env["error"]["code"] == "backend_unavailable", out
+        assert "Landlock ABI is 2" in env["error"]["message"] and env["error"].get("remediation"), out
+        assert "THIS_MUST_NEVER_RUN" not in out
+    sid, md = f.provision()
+    rc, env, out, err = f.phase("start", sid, env=old)
+    assert rc != 0 and env["error"]["code"] == "backend_unavailable", out
+    assert f.phase("deprovision", sid)[0] == 0
+
+    no_scope = {"MXC_FAULT_LANDLOCK_ABI": "5"}
+    rc, env, out, err = f.run({"process": {"commandLine": "echo THIS_MUST_NEVER_RUN"}, "network": HOST_NETWORK},
+                              env=no_scope)
+    assert rc != 0 and env["error"]["code"] == "backend_unavailable", out
+    assert "abstract unix sockets" in env["error"]["message"] and "THIS_MUST_NEVER_RUN" not in out, out
+    rc, env, out, err = f.run({"process": {"commandLine": "echo own-network"}}, env=no_scope)
+    assert rc == 0 and "own-network" in out, (out, err)
+    sid, md = f.provision(network=HOST_NETWORK)
+    rc, env, out, err = f.phase("start", sid, env=no_scope)
+    assert rc != 0 and env["error"]["code"] == "backend_unavailable", out
+    assert f.phase("start", sid)[0] == 0  # the kernel's own ABI (7 here) scopes them
+    assert f.phase("stop", sid)[0] == 0
+    assert f.phase("deprovision", sid)[0] == 0
+    f.assert_clean("Landlock older than promised")
+
+
 def _sigpipe(argv, stdin, env):
     """Runs argv with its stdout a pipe whose reader is already gone: every write gets EPIPE."""
     r, w = os.pipe()
