@@ -5,6 +5,7 @@ isolation session (the `backend` fixture).  Each asserts the specific refusal (e
 message), not just a non-zero exit.
 """
 import os
+import shutil
 import socket
 import subprocess
 import threading
@@ -159,7 +160,7 @@ def test_dev_is_minimal(sandbox):
     out = ok(sb.run("ls -A /dev"))
     names = set(out.split())
     allowed = {"null", "zero", "full", "random", "urandom", "tty", "ptmx", "pts", "shm", "fd",
-               "stdin", "stdout", "stderr", "mqueue", "console"}
+               "stdin", "stdout", "stderr"}
     assert {"null", "zero", "full", "random", "urandom", "tty", "ptmx", "pts"} <= names, names
     assert names <= allowed, "unexpected devices: %r" % (names - allowed)
     out = ok(sb.run(h("read", "/dev/mem") + "; " + h("read", "/dev/kmsg") + "; " + h("mknod")))
@@ -214,12 +215,13 @@ def test_kill_all_hits_only_sandbox(sandbox, host_sleeper):
 
 def test_caller_environment_absent(sandbox):
     secret = unique("SECRETVAL")
-    host_env = {"SECRET": secret, "SECRET_TOKEN": secret, "SSH_AUTH_SOCK": "/tmp/agent." + secret}
+    host_env = {"SECRET": secret, "SECRET_TOKEN": secret, "SSH_AUTH_SOCK": "/tmp/agent." + secret,
+                "LD_PRELOAD": "/tmp/preload-%s.so" % secret}
     sb = sandbox(host_env=host_env)
     out = ok(sb.run(h("env") + "; tr '\\0' '\\n' < /proc/self/environ; "
                     "tr '\\0' '\\n' < /proc/1/environ 2>/dev/null; true"))
     assert secret not in out, out
-    for k in ("SECRET=", "SECRET_TOKEN=", "SSH_AUTH_SOCK="):
+    for k in ("SECRET=", "SECRET_TOKEN=", "SSH_AUTH_SOCK=", "LD_PRELOAD="):
         assert k not in out, out
 
 
@@ -579,3 +581,27 @@ def test_cgroupfs_cannot_be_written_from_inside(sandbox):
     assert sorted(os.listdir("/sys/fs/cgroup")) == before
     assert not os.path.exists("/sys/fs/cgroup/mxc-escape")
     assert not os.path.exists("/sys/fs/cgroup/pids/mxc-escape")
+
+
+@pytest.mark.parametrize("mode", ["readonlyPaths", "readwritePaths"])
+def test_setuid_root_binary_in_a_grant_gains_nothing(sandbox, host_dir, mode):
+    """THREATS: setuid / file-capability binaries. A setuid-root copy of the helper in a grant, run
+    inside: it keeps the sandbox's uid (no 0 among real/effective/saved) and no capability, and the
+    grant is mounted nosuid (no_new_privs alone would already hold)."""
+    d = host_dir("suid-" + mode, 0o755)
+    exe = os.path.join(d, "helper-suid")
+    shutil.copy(HELPER, exe)
+    os.chown(exe, 0, 0)
+    os.chmod(exe, 0o4755)
+    assert os.stat(exe).st_mode & 0o4000
+    out = ok(sandbox(filesystem={mode: [d]}).run("%s status; cat /proc/self/mountinfo" % exe))
+    fields = {}
+    for line in out.splitlines():
+        if line.split(":")[0] in ("Uid", "Gid", "CapEff", "CapPrm"):
+            k, v = line.split(":", 1)
+            fields[k] = v.split()
+    assert len(fields) == 4, out
+    assert "0" not in fields["Uid"] and "0" not in fields["Gid"], out
+    assert fields["CapEff"] == [ZERO] and fields["CapPrm"] == [ZERO], out
+    mounts = [l.split() for l in out.splitlines() if len(l.split()) > 5 and l.split()[4] == d]
+    assert mounts and all("nosuid" in m[5].split(",") for m in mounts), out

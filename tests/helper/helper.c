@@ -689,8 +689,8 @@ static int v_mknod(VERB_ARGS)
 
 static int v_status(VERB_ARGS)
 {
-	static const char *keys[] = {"CapInh:", "CapPrm:", "CapEff:",     "CapBnd:",
-				     "CapAmb:", "NoNewPrivs:", "Seccomp:", "Seccomp_filters:"};
+	static const char *keys[] = {"Uid:",    "Gid:",        "CapInh:", "CapPrm:",        "CapEff:",
+				     "CapBnd:", "CapAmb:",     "NoNewPrivs:", "Seccomp:", "Seccomp_filters:"};
 	FILE *f = fopen("/proc/self/status", "r");
 	if (!f) {
 		report("status", -1, errno);
