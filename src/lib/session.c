@@ -768,7 +768,11 @@ static void finish_locked(const char *dir, json_t *report)
         if (mxc_registry_find_session(final, cn, cws, sizeof cws) && !strcmp(cws, ws))
             mxc_state_remove_tree(ws);
     }
-    mxc_registry_release_owned(claim, final);
+    char own_claim[MXC_CLAIM_NAME_MAX], wsc[700];
+    if (claim[0] && mxc_registry_is_session_claim(claim, final))
+        mxc_registry_release(claim);
+    else if (mxc_registry_find_session(final, own_claim, wsc, sizeof wsc)) /* the state named none, or another */
+        mxc_registry_release_owned(own_claim, final);                      /* sandbox's (damaged): its own */
     mxc_registry_drop_unlinked(final); /* a maker killed while writing the claim */
     json_decref(state);
     mxc_state_destroy(&st, &ignored);
