@@ -4,7 +4,9 @@
  * signals and abstract unix sockets (ABI 6).  The mount view is the first
  * enforcement; this is the second, so a mount mistake alone is not an
  * escape.  Never degrades silently: the caller refuses when the ABI is
- * below MXC_LANDLOCK_ABI_NEEDED. */
+ * below MXC_LANDLOCK_ABI_NEEDED, and the host network below
+ * MXC_LANDLOCK_ABI_SCOPE (the scope is what keeps it out of the host's
+ * abstract unix sockets). */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/landlock.h>
