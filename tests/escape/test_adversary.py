@@ -582,6 +582,37 @@ def test_workload_cannot_see_mxcs_processes(sandbox):
     assert "mxc-exec" not in out and "config" not in out, out
 
 
+def test_an_exec_cannot_touch_another_exec_of_its_session(mxc, scratch):
+    """THREATS: ptrace, process_vm_readv, /proc/PID/mem and signals against a sibling exec (same uid,
+    same PID namespace). Each exec is a Landlock domain of its own: the victim is invisible in /proc
+    (hidepid=invisible), cannot be signalled (Landlock's signal scope) or traced or read, and runs on."""
+    d = root_dir(scratch, "sibling", 0o777)
+    pidfile = os.path.join(d, "pid")
+    sb = Sandbox(mxc, "session", filesystem={"readwritePaths": [d]})
+    victim = mxc.popen(sb.request("echo $$ > %s/pid.tmp && mv %s/pid.tmp %s; exec sleep 60" % (d, d, pidfile)))
+    try:
+        assert wait_until(lambda: os.path.exists(pidfile), 20), "the victim exec never ran"
+        pid = open(pidfile).read().strip()
+        assert pid.isdigit(), pid
+        r = mxc(sb.request("; ".join([
+            h("kill", pid, 9), h("kill", pid, 0), h("ptrace_attach", pid), h("process_vm_readv", pid, "400000"),
+            h("read", "/proc/%s/mem" % pid), h("read", "/proc/%s/environ" % pid),
+            "test -e /proc/%s && echo proc: visible || echo proc: invisible" % pid])))
+        assert r.rc == 0, r.describe()
+        assert errno_of(r.stdout, "kill") == "EPERM", r.describe()  # both kills: the first line answers
+        assert r.stdout.count("kill: EPERM") == 2, r.describe()
+        assert errno_of(r.stdout, "ptrace_attach") in ("EPERM", "ESRCH"), r.describe()
+        assert errno_of(r.stdout, "process_vm_readv") in ("EPERM", "ESRCH"), r.describe()
+        reads = [l.split(": ")[1] for l in r.stdout.splitlines() if l.startswith("read:")]
+        assert reads == ["ENOENT", "ENOENT"], r.describe()
+        assert "proc: invisible" in r.stdout, r.describe()
+        time.sleep(0.2)
+        assert victim.poll() is None, "the victim exec died"
+    finally:
+        sb.session.stop()
+        victim.communicate(timeout=30)
+
+
 # ------------------------------------------------------------------------------------------------
 # a setup failure says where it happened
 
