@@ -169,6 +169,20 @@ def test_dev_is_minimal(sandbox):
     assert errno_of(out, "mknod") == "EPERM", out
 
 
+def test_dev_entries_cannot_be_replaced_by_symlinks(sandbox):
+    """THREATS (CVE-2025-31133, CVE-2019-19921): replace /dev/null (or another node mxc itself uses)
+    by a symlink to a /proc/sys file, so that a later mask or bind writes there. /dev is mounted
+    read-only (masks come from mxc's own detached tmpfs, never from the view): every replacement is
+    EROFS, and /dev/null is still the null device afterwards."""
+    sb = sandbox()
+    out = ok(sb.run("for n in null ptmx pts zero; do rm -rf /dev/$n 2>/dev/null && echo rm-$n: ok || echo rm-$n: refused; "
+                    "done; ln -sfn /proc/sys/kernel/core_pattern /dev/null 2>&1; mv /dev/zero /dev/zz 2>&1; "
+                    "stat -c '%F %t:%T' /dev/null"))
+    assert out.count(": refused") == 4 and ": ok" not in out, out
+    assert out.count("Read-only file system") == 2, out
+    assert out.strip().splitlines()[-1] == "character special file 1:3", out
+
+
 # ------------------------------------------------------------------------------------------------
 # processes
 
