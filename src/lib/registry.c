@@ -84,7 +84,12 @@ static json_t *claim_json(const mxc_claim *c, unsigned uid)
 
 /* A complete claim file under a temporary name, linked to its final name:
  * link(2) fails with EEXIST when the uid is taken, and a claim is never
- * seen half written. */
+ * seen half written (its whole text is written before the link).  A
+ * session's claim is durable (it outlives a reboot beside the workspace):
+ * its file is synced after the link, so that the one journal commit that
+ * fsync forces carries the new name too and the directory's fsync after
+ * it finds nothing left to write; synced before the link it paid two
+ * commits.  A failed sync takes the claim back. */
 static int try_claim(const mxc_claim *c, const char *dir, const char *name, unsigned uid, const char *tmp)
 {
     json_t *j = claim_json(c, uid);
@@ -97,20 +102,25 @@ static int try_claim(const mxc_claim *c, const char *dir, const char *name, unsi
     size_t len = strlen(text);
     if (rc == 0 && write(fd, text, len) != (ssize_t)len)
         rc = -EIO;
-    if (rc == 0 && c->kind == MXC_CLAIM_SESSION && fsync(fd) < 0)
-        rc = -errno;
     free(text);
-    if (fd >= 0)
-        close(fd);
     if (rc == 0 && c->kind == MXC_CLAIM_SESSION && getenv("MXC_FAULT_KILL_WRITING_CLAIM")) /* tests/faults */
         kill(getpid(), SIGKILL);
-    if (rc == 0) {
-        char final[640];
-        snprintf(final, sizeof final, "%s/%s", dir, name);
-        if (link(tmp, final) < 0)
-            rc = -errno;
-    }
+    char final[640];
+    snprintf(final, sizeof final, "%s/%s", dir, name);
+    if (rc == 0 && link(tmp, final) < 0)
+        rc = -errno;
     unlink(tmp);
+    if (rc == 0 && c->kind == MXC_CLAIM_SESSION) {
+        int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fsync(fd) < 0 || (d >= 0 && fsync(d) < 0)) {
+            rc = -errno;
+            unlink(final);
+        }
+        if (d >= 0)
+            close(d);
+    }
+    if (fd >= 0)
+        close(fd);
     return rc;
 }
 
@@ -171,13 +181,6 @@ int mxc_registry_claim(const mxc_claim *c, unsigned *uid, char name[MXC_CLAIM_NA
         }
         rc = try_claim(c, dir, name, root ? candidate : 0, tmp);
         if (rc == 0) {
-            if (c->kind == MXC_CLAIM_SESSION) {
-                int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (d >= 0) {
-                    fsync(d);
-                    close(d);
-                }
-            }
             if (root)
                 *uid = candidate;
             return 0;
