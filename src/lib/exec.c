@@ -802,8 +802,9 @@ static void ladder_step(mxc_proc *proc)
         signal_exec(proc, proc->ladder == 2 ? SIGTERM : SIGKILL);
 }
 
-/* The relay's buffers, one pair per run: allocated at its first data (an
- * exec with no output touches none) and freed when the run ends.  Not
+/* The relay's buffers, one pair per run: allocated once its first data
+ * arrived (an exec with no output makes none; its EOF is read on the
+ * stack) and freed when the run ends.  Not
  * thread-local: a static TLS block is zeroed by the loader in every process
  * that starts this code and in every thread of a process that loads the
  * library — 132 KiB, 33 page faults per start of the CLI, measured. */
@@ -819,14 +820,15 @@ static int pump(int from, int to, mxc_termfilter *filter, relay_buf **rb)
     struct {
         unsigned char raw[4096], filtered[4096 + MXC_TERMFILTER_SEQ_MAX];
     } small;
-    if (!*rb)
-        *rb = malloc(sizeof **rb);
-    unsigned char *raw = *rb ? (*rb)->raw : small.raw, *filtered = *rb ? (*rb)->filtered : small.filtered;
-    ssize_t n = read(from, raw, *rb ? sizeof (*rb)->raw : sizeof small.raw);
+    bool big = *rb != NULL;
+    unsigned char *raw = big ? (*rb)->raw : small.raw, *filtered = big ? (*rb)->filtered : small.filtered;
+    ssize_t n = read(from, raw, big ? sizeof (*rb)->raw : sizeof small.raw);
     if (n < 0)
         return errno == EINTR || errno == EAGAIN ? -1 : 0;
     if (n == 0)
         return 0;
+    if (!big) /* data flows: the reads after this one get the large pair */
+        *rb = malloc(sizeof **rb);
     unsigned char *buf = raw;
     if (filter) {
         n = (ssize_t)mxc_termfilter_run(filter, raw, (size_t)n, filtered);
