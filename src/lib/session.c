@@ -681,20 +681,16 @@ static int stop(opened *o, json_t **result, mxc_error *e)
     }
     if (end_session(o->st.dir, name, o->holder, o->holder_start, e) < 0)
         return -1;
+    /* The state file is not rewritten: the holderPid it still names is a
+     * dead process (liveness is pid + start time, and its record, removed
+     * above, comes first), and the next start replaces it — a write here
+     * cost 0.3-0.5 ms per stop on a disk-backed state root. */
     char record[760];
     snprintf(record, sizeof record, "%s/holder", o->st.dir);
-    bool record_left = access(record, F_OK) == 0;
-    if (o->state) { /* best effort: liveness never relies on it */
-        mxc_error why = {0};
-        json_object_del(o->state, "holderPid");
-        json_object_del(o->state, "holderStart");
-        if (mxc_state_write(&o->st, o->state, &why) < 0 || record_left) /* e.g. a read-only state root */
-            *result = json_pack("{s:{s:s}}", "metadata", "stateNotUpdated",
-                                record_left ? "the holder record could not be removed" : why.message);
-        mxc_error_clear(&why);
-    } else {
+    if (!o->state)
         *result = json_pack("{s:{s:s}}", "metadata", "damagedState", o->damage);
-    }
+    else if (access(record, F_OK) == 0) /* e.g. a read-only state root */
+        *result = json_pack("{s:{s:s}}", "metadata", "stateNotUpdated", "the holder record could not be removed");
     return 0;
 }
 
@@ -769,11 +765,14 @@ static void finish_locked(const char *dir, json_t *report)
             mxc_state_remove_tree(ws);
     }
     char own_claim[MXC_CLAIM_NAME_MAX], wsc[700];
-    if (claim[0] && mxc_registry_is_session_claim(claim, final))
-        mxc_registry_release(claim);
-    else if (mxc_registry_find_session(final, own_claim, wsc, sizeof wsc)) /* the state named none, or another */
-        mxc_registry_release_owned(own_claim, final);                      /* sandbox's (damaged): its own */
-    mxc_registry_drop_unlinked(final); /* a maker killed while writing the claim */
+    if (claim[0] && mxc_registry_is_session_claim(claim, final)) {
+        mxc_registry_release(claim); /* the state names it: written once the claim was whole, so no half-
+                                      * written claim of this sandbox's can be left */
+    } else {
+        if (mxc_registry_find_session(final, own_claim, wsc, sizeof wsc)) /* the state named none, or another */
+            mxc_registry_release_owned(own_claim, final);                 /* sandbox's (damaged): its own */
+        mxc_registry_drop_unlinked(final); /* a maker killed while writing the claim */
+    }
     json_decref(state);
     mxc_state_destroy(&st, &ignored);
     mxc_error_clear(&ignored);
