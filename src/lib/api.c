@@ -180,7 +180,7 @@ int mxc_run_request_report(const char *request, size_t len, unsigned flags, int 
     json_t *result = NULL;
     /* a provision's sandbox counts as known only once its answer is out
      * (session.h): the sweeper finishes it if we die before */
-    if (mxc_session_phase_deliver(&r, &result, &e) < 0) {
+    if (mxc_session_phase_deliver(&r, (flags & MXC_RUN_EXITING) != 0, &result, &e) < 0) {
         report(out, &e, error_json);
         goto done;
     }

@@ -662,14 +662,18 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
     int cgfd = -1;
     mxc_cgroup_open(cgroup_name, cg);
     bool born_in = cg->v2 && (direct || detached);
-    if ((!direct || born_in) && mxc_cgroup_create(cgroup_name, p->pids_max, p->memory_max, p->cpu_quota_us, cg, e) < 0)
+    /* v1, a session: made while the monitor clones the holder (the holder
+     * joins it only once its view is built) */
+    bool late_cgroup = detached && !born_in;
+    if ((!direct || born_in) && !late_cgroup &&
+        mxc_cgroup_create(cgroup_name, p->pids_max, p->memory_max, p->cpu_quota_us, cg, e) < 0)
         return -1;
     if (born_in && (cgfd = mxc_cgroup_dir_fd(cg)) < 0) {
         int err = errno;
         mxc_cgroup_remove(cg);
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "cgroup.open", err, NULL, "cannot open the cgroup %s", cg->v2_dir);
     }
-    if (!direct && !born_in && (njoin = mxc_cgroup_join_fds(cg, join, e)) < 0) {
+    if (!direct && !born_in && !late_cgroup && (njoin = mxc_cgroup_join_fds(cg, join, e)) < 0) {
         mxc_cgroup_remove(cg);
         return -1;
     }
@@ -686,10 +690,21 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
     }
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-        return spawn_undo(src, join, njoin, cgfd, (!direct || born_in) ? cg : NULL, errno, "session.socketpair",
-                          "cannot create the control socket", e);
+        return spawn_undo(src, join, njoin, cgfd, (!direct || born_in) && !late_cgroup ? cg : NULL, errno,
+                          "session.socketpair", "cannot create the control socket", e);
     pid_t c1;
-    if (direct) {
+    /* a session started by a process that exits once it answers (the CLI,
+     * libmxc_ffi's fresh mxc-exec): the monitor is its child, orphaned when
+     * it exits, as C1's exit orphans it otherwise; no C1 to make and wait
+     * for.  Single-threaded only (the raw clone below). */
+    bool monitor_first = detached && session->caller_exits && single_threaded();
+    if (monitor_first) {
+        c1 = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0);
+        if (c1 == 0) {
+            close(sv[0]);
+            monitor_main(p, src, sv[1], join, (size_t)njoin, cgfd, session);
+        }
+    } else if (direct) {
         unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
         if (!p->host_network)
             flags |= CLONE_NEWNET;
@@ -709,10 +724,10 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
     if (c1 < 0) {
         int err = errno;
         close(sv[0]), close(sv[1]);
-        return spawn_undo(src, join, njoin, cgfd, (!direct || born_in) ? cg : NULL, err, "session.fork",
-                          "cannot fork the session holder", e);
+        return spawn_undo(src, join, njoin, cgfd, (!direct || born_in) && !late_cgroup ? cg : NULL, err,
+                          "session.fork", "cannot fork the session holder", e);
     }
-    if (c1 == 0) {
+    if (c1 == 0 && !monitor_first) {
         close(sv[0]);
         if (direct)
             direct_child(p, src, sv[1], false, fx, -1);
@@ -723,7 +738,7 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
         }
         first_child(p, src, sv[1], false, fx, join, (size_t)njoin, listen_fd);
     }
-    if (detached)
+    if (detached && !monitor_first)
         waitpid(c1, NULL, 0);
     pid_t mapped = c1; /* whose user namespace the maps are for: C1 (a session's is the monitor's child) */
     close(sv[1]);
@@ -737,7 +752,12 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
     int ctl = sv[0];
     int rc = 0;
     ctl_msg m = {0};
-    if (!direct && recv_msg(ctl, &m) < 0)
+    /* made late: a failure here closes ctl below, and the holder, waiting
+     * for its maps, exits */
+    if (late_cgroup && (mxc_cgroup_create(cgroup_name, p->pids_max, p->memory_max, p->cpu_quota_us, cg, e) < 0 ||
+                        (njoin = mxc_cgroup_join_fds(cg, join, e)) < 0))
+        rc = -1;
+    if (rc == 0 && !direct && recv_msg(ctl, &m) < 0)
         rc = died(ctl, e);
     if (rc == 0 && m.kind == MSG_FAIL)
         rc = fail_from(&m, e);
@@ -763,6 +783,10 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
             rc = died(ctl, e);
         for (int i = 0; i < njoin; i++)
             close(join[i]);
+        /* the holder builds its view now: the caller records it meanwhile */
+        if (rc == 0 && session->record &&
+            session->record(session->record_ctx, h->pid, mxc_proc_start_time(h->pid), e) < 0)
+            rc = -1;
     }
     if (rc == 0 && direct) {
         /* v2: PID 1 was born inside; the message (with no fds) only says

@@ -39,6 +39,12 @@ typedef struct {
 typedef struct {
     int listen_fd;
     int dirfd;
+    bool caller_exits; /* the caller exits once it answers (the CLI): its child may be the monitor */
+    /* called once the holder exists, while it builds its view (on the other
+     * core): the caller records what it can already (a failure fails the
+     * spawn; the holder is killed).  May be NULL. */
+    int (*record)(void *ctx, pid_t holder, unsigned long long start_time, mxc_error *e);
+    void *record_ctx;
 } mxc_holder_session;
 
 /* Resolves the plan's view (mxc_fsview_open_sources rewrites p->grants

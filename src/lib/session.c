@@ -584,7 +584,51 @@ static void fault_kill_in_start(const char *where)
         kill(getpid(), SIGKILL);
 }
 
-static int start(opened *o, mxc_error *e)
+typedef struct {
+    opened *o;
+    const mxc_plan *p;
+} start_record;
+
+/* The state of a started session, written while its holder builds the
+ * view (container.h): the holder by pid and start time, the view as
+ * resolved, what every exec's environment adds.  Its record (the
+ * "holder" file, which its monitor and liveness go by) is written only
+ * once the holder is ready: a state file naming a holder that never got
+ * that far names a dead or unreleased process, which no phase takes for a
+ * session. */
+static int record_start(void *ctx, pid_t holder, unsigned long long start_time, mxc_error *e)
+{
+    start_record *r = ctx;
+    opened *o = r->o;
+    const mxc_plan *p = r->p;
+    fault_kill_in_start("spawned");
+    json_object_set_new(o->state, "holderPid", json_integer(holder));
+    json_object_set_new(o->state, "holderStart", json_integer((json_int_t)start_time));
+    json_object_set_new(o->state, "view", view_of(p));
+    /* model 2 and governed egress: what every exec's proxy variables name
+     * (governed: with this start's credential; the state is root's alone) */
+    if (p->net.model == MXC_NETM_PROXY || p->net.model == MXC_NETM_GOVERNED)
+        json_object_set_new(o->state, "networkProxy", json_string(p->net.proxy_url));
+    else
+        json_object_del(o->state, "networkProxy");
+    /* credentials: what every exec's environment adds (placeholders, CA paths; never a secret) */
+    json_error_t jerr;
+    json_t *wenv = p->net.workload_env ? json_loads(p->net.workload_env, 0, &jerr) : NULL;
+    if (json_is_array(wenv)) {
+        json_object_set_new(o->state, "networkEnv", wenv);
+    } else {
+        json_decref(wenv);
+        json_object_del(o->state, "networkEnv");
+    }
+    if (mxc_state_write(&o->st, o->state, e) < 0) {
+        if (!e->code)
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.write", errno, NULL, "cannot record the session's holder");
+        return -1;
+    }
+    return 0;
+}
+
+static int start(opened *o, bool exiting, mxc_error *e)
 {
     if (!o->state)
         return damaged(o, e);
@@ -616,7 +660,11 @@ static int start(opened *o, mxc_error *e)
     }
     mxc_cgroup cg;
     mxc_holder h;
-    mxc_holder_session hs = {.listen_fd = exec_listener(&o->st, e),
+    start_record rec = {o, &p};
+    mxc_holder_session hs = {.caller_exits = exiting,
+                             .record = record_start,
+                             .record_ctx = &rec,
+                             .listen_fd = exec_listener(&o->st, e),
                              .dirfd = open(o->st.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)};
     int rc = hs.listen_fd < 0 ? -1 : hs.dirfd < 0 ? mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.open", errno, NULL,
                                                                "cannot open the sandbox directory")
@@ -631,29 +679,9 @@ static int start(opened *o, mxc_error *e)
             mxc_cgroup_remove(&cg); /* nothing lives in it: the holder never ran */
         return -1;
     }
-    fault_kill_in_start("spawned");
-    json_object_set_new(o->state, "holderPid", json_integer(h.pid));
-    json_object_set_new(o->state, "holderStart", json_integer((json_int_t)h.start_time));
-    json_object_set_new(o->state, "view", view_of(&p));
-    /* model 2 and governed egress: what every exec's proxy variables name
-     * (governed: with this start's credential; the state is root's alone) */
-    if (p.net.model == MXC_NETM_PROXY || p.net.model == MXC_NETM_GOVERNED)
-        json_object_set_new(o->state, "networkProxy", json_string(p.net.proxy_url));
-    else
-        json_object_del(o->state, "networkProxy");
-    /* credentials: what every exec's environment adds (placeholders, CA paths; never a secret) */
-    json_error_t jerr;
-    json_t *wenv = p.net.workload_env ? json_loads(p.net.workload_env, 0, &jerr) : NULL;
-    if (json_is_array(wenv))
-        json_object_set_new(o->state, "networkEnv", wenv);
-    else {
-        json_decref(wenv);
-        json_object_del(o->state, "networkEnv");
-    }
     mxc_plan_free(&p);
-    if (mxc_state_write_holder(&o->st, h.pid, h.start_time) < 0 || mxc_state_write(&o->st, o->state, e) < 0) {
-        if (!e->code)
-            mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.write", errno, NULL, "cannot record the session's holder");
+    if (mxc_state_write_holder(&o->st, h.pid, h.start_time) < 0) {
+        mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.write", errno, NULL, "cannot record the session's holder");
         mxc_state_clear_holder(o->st.dir);
         close(h.ctl_fd); /* the holder exits on its own: it was never released */
         return -1;
@@ -933,7 +961,7 @@ bool mxc_session_reap_unclaimed(const char *root, const char *name, bool act)
     return true;
 }
 
-static int phase(const mxc_request *r, bool deliver, json_t **result, mxc_error *e)
+static int phase(const mxc_request *r, bool deliver, bool exiting, json_t **result, mxc_error *e)
 {
     *result = NULL;
     sweep_root();
@@ -950,7 +978,7 @@ static int phase(const mxc_request *r, bool deliver, json_t **result, mxc_error 
     json_t *res = NULL;
     int rc;
     switch (r->phase) {
-    case MXC_PHASE_START: rc = start(&o, e); break;
+    case MXC_PHASE_START: rc = start(&o, exiting, e); break;
     case MXC_PHASE_STOP: rc = stop(&o, &res, e); break;
     case MXC_PHASE_DEPROVISION: rc = deprovision(&o, &res, e); break;
     default: rc = mxc_err(e, MXC_E_UNSUPPORTED_PHASE, "exec is not a non-exec phase");
@@ -965,12 +993,12 @@ static int phase(const mxc_request *r, bool deliver, json_t **result, mxc_error 
 
 int mxc_session_phase(const mxc_request *r, json_t **result, mxc_error *e)
 {
-    return phase(r, false, result, e);
+    return phase(r, false, false, result, e);
 }
 
-int mxc_session_phase_deliver(const mxc_request *r, json_t **result, mxc_error *e)
+int mxc_session_phase_deliver(const mxc_request *r, bool exiting, json_t **result, mxc_error *e)
 {
-    return phase(r, true, result, e);
+    return phase(r, true, exiting, result, e);
 }
 
 /* ------------------------------------------------------------------------
@@ -1110,7 +1138,7 @@ int mxc_session_oneshot(const mxc_request *r, int in, int out, int err, int *cod
     opened o;
     int rc = open_sandbox(&sr, &o, e);
     if (rc == 0) {
-        rc = start(&o, e);
+        rc = start(&o, false, e); /* this process goes on: the monitor is no child of its */
         opened_close(&o);
     }
     mxc_proc proc;

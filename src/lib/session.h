@@ -22,8 +22,9 @@ int mxc_session_phase(const mxc_request *r, json_t **result, mxc_error *e);
  * unanswered until mxc_session_answered(result), called once the answer is
  * written; if the caller dies before that, the sweeper tears the sandbox
  * down (nobody knows its id).  mxc_session_phase counts returning as
- * answering. */
-int mxc_session_phase_deliver(const mxc_request *r, json_t **result, mxc_error *e);
+ * answering.  exiting: the caller exits once it answers (the CLI), so a
+ * start's monitor may be its own child (container.h). */
+int mxc_session_phase_deliver(const mxc_request *r, bool exiting, json_t **result, mxc_error *e);
 void mxc_session_answered(json_t *result);
 
 /* The sweeper's: a ".unanswered." mark of root whose maker is dead (its

@@ -283,6 +283,54 @@ def test_pids_limit_from_the_host_is_enforced(mxc):
     assert 30 < n <= 64, r.stdout
 
 
+def _procs_of_uid(uid):
+    """Live host pids whose real uid is uid (zombies not counted)."""
+    out = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            st = open("/proc/%s/status" % p).read()
+        except OSError:
+            continue
+        fields = dict(l.split(":\t", 1) for l in st.splitlines() if ":\t" in l)
+        if fields.get("State", "").startswith("Z"):
+            continue
+        if int(fields.get("Uid", "-1").split()[0]) == uid:
+            out.append(int(p))
+    return out
+
+
+def test_a_cgroup_that_cannot_be_made_fails_the_start_and_leaves_nothing(mxc, session_factory):
+    """On v1 a session's cgroup is made while its monitor clones the holder (off the start's path):
+    a limit the kernel refuses there (EACCES on every write of memory.limit_in_bytes, injected by
+    strace) fails the start with the cgroup's error, and leaves no holder, no monitor and no cgroup
+    behind; the next start, uninjected, runs a session that works."""
+    if not shutil.which("strace"):
+        pytest.fail("strace is missing: scripts/deps.sh installs it")
+    if not os.path.exists("/sys/fs/cgroup/memory/cgroup.procs"):
+        pytest.fail("no v1 memory hierarchy on this host")
+    s = session_factory(start=False)
+    name, uid = s.metadata["agentUserName"], int(s.metadata["agentUserSid"])
+    limit = "/sys/fs/cgroup/memory/mxc/%s/memory.limit_in_bytes" % name
+    log = os.path.join(mxc.scratch, "strace-limit-fail")
+    p = subprocess.run(["strace", "-qq", "-o", log, "-P", limit, "-e", "trace=write",
+                        "-e", "inject=write:error=EACCES", MXC_EXEC, "--experimental", "--config", "-"],
+                       input=json.dumps({"phase": "start", "sandboxId": s.id}).encode(), capture_output=True,
+                       env=mxc.env({"MXC_MEMORY_MAX": "536870912"}), timeout=60)
+    assert p.returncode != 0, (p.stdout, p.stderr)
+    env = json.loads(p.stdout)
+    assert "error" in env and "cgroup" in json.dumps(env["error"]).lower(), env
+    assert wait_until(lambda: _procs_of_uid(uid) == [], 10), "the holder outlived its failed start"
+    for ctl in ("pids", "memory", "cpu"):
+        assert not os.path.exists("/sys/fs/cgroup/%s/mxc/%s" % (ctl, name)), ctl
+    r = s.start(env={"MXC_MEMORY_MAX": "536870912"})
+    assert_ok_envelope(r)
+    r = s.exec("echo alive")
+    assert (r.rc, r.stdout) == (0, "alive\n"), r.describe()
+    assert_ok_envelope(s.stop())
+
+
 def test_a_memory_limit_write_interrupted_by_a_signal_is_made_again(mxc, session_factory):
     """The kernel's memory controller gives up a limit write with EINTR while any signal is
     pending — a SIGCHLD from another child of the caller (Node's libuv has a handler) was
