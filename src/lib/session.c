@@ -486,10 +486,15 @@ static int open_sandbox(const mxc_request *r, opened *o, mxc_error *e)
     /* running: alive and released (container.c names it mxc-holder only then) */
     o->running = mxc_pid_alive_as(o->holder, o->holder_start, "mxc-holder");
     o->unreleased = !o->running && mxc_pid_alive(o->holder, o->holder_start);
-    if (!o->running && !o->unreleased)
-        await_reaping(o->holder, o->holder_start);
     pid_t rp;
     unsigned long long rs;
+    /* Its monitor records how it ended only while its record names it (a
+     * stop removes the record first): only then is there something to
+     * wait for — a stopped session's state still names its dead holder,
+     * a zombie for a moment after the stop. */
+    if (!o->running && !o->unreleased && mxc_state_read_holder(o->st.dir, &rp, &rs) && rp == o->holder &&
+        rs == o->holder_start)
+        await_reaping(o->holder, o->holder_start);
     bool died = !o->running && !o->unreleased && mxc_state_holder_death(o->st.dir, o->death, sizeof o->death);
     if (died && !strcmp(o->death, MXC_HOLDER_NEVER_RELEASED)) {
         o->death[0] = '\0'; /* a start killed before it released its holder: not started, no crash */
