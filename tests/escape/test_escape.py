@@ -619,3 +619,69 @@ def test_setuid_root_binary_in_a_grant_gains_nothing(sandbox, host_dir, mode):
     assert fields["CapEff"] == [ZERO] and fields["CapPrm"] == [ZERO], out
     mounts = [l.split() for l in out.splitlines() if len(l.split()) > 5 and l.split()[4] == d]
     assert mounts and all("nosuid" in m[5].split(",") for m in mounts), out
+
+
+# ------------------------------------------------------------------------------------------------
+# gaps left by the first THREATS.md audit (2026-12-05, second round)
+
+_SHM_PROBE = ("import ctypes, sys; libc = ctypes.CDLL(None, use_errno=True); "
+              "libc.shmat.restype = ctypes.c_void_p; "
+              "r = libc.shmat(int(sys.argv[1]), None, 0); "
+              "e = ctypes.get_errno(); print('shmat:', 'ok' if r not in (None, 2**64 - 1) else e)")
+
+
+def test_host_sysv_shm_segment_is_out_of_reach(sandbox):
+    """THREATS (IPC namespace): a SysV shared-memory segment the host made — with a fixed key
+    and a mode that would let anyone attach — is neither listed inside (/proc/sysvipc/shm) nor
+    attachable by its host id: shmat answers EINVAL (no such id in the sandbox's IPC namespace)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    key = 0x6d786300 | (os.getpid() & 0xff)
+    shmid = libc.shmget(key, 4096, 0o1666)  # IPC_CREAT | 0666
+    assert shmid >= 0, os.strerror(ctypes.get_errno())
+    try:
+        sb = sandbox()
+        out = ok(sb.run("cat /proc/sysvipc/shm | wc -l; grep -c %d /proc/sysvipc/shm; "
+                        "python3 -c \"%s\" %d" % (shmid, _SHM_PROBE, shmid)))
+        lines = out.split("\n")
+        assert lines[0].strip() == "1", out  # the header only
+        assert lines[1].strip() == "0", out
+        assert "shmat: 22" in out, out  # EINVAL
+        assert "/proc/sysvipc/shm" not in out
+    finally:
+        libc.shmctl(shmid, 0, None)  # IPC_RMID
+
+
+def test_fd_limit_cannot_be_raised(sandbox):
+    """THREATS (resource exhaustion): RLIMIT_NOFILE is 4096, soft and hard, and the workload
+    (no CAP_SYS_RESOURCE) cannot raise either, even to a value the kernel's nr_open allows:
+    the shell's ulimit is refused."""
+    sb = sandbox()
+    # 8192: below the kernel's nr_open, so only the missing capability refuses it
+    out = ok(sb.run("ulimit -Sn; ulimit -Hn; (ulimit -n 8192) 2>&1; echo rc=$?; "
+                    "(ulimit -Hn 8192) 2>&1; echo rc=$?"))
+    lines = out.split("\n")
+    assert lines[0] == "4096" and lines[1] == "4096", out
+    assert out.count("rc=0") == 0 and out.count("rc=") == 2, out  # both refused
+
+
+_THREADED_UNSHARE = (
+    "import ctypes, threading; libc = ctypes.CDLL(None, use_errno=True); out = {}\n"
+    "def try_(name):\n"
+    "    r = libc.unshare(0x10000000); out[name] = ctypes.get_errno() if r < 0 else 0\n"
+    "    r = libc.syscall(165, b'none', b'/tmp', b'tmpfs', 0, None); out[name + '.mount'] = ctypes.get_errno() if r < 0 else 0\n"
+    "ts = [threading.Thread(target=try_, args=('t%d' % i,)) for i in range(4)]\n"
+    "[t.start() for t in ts]; [t.join() for t in ts]; try_('main')\n"
+    "print(sorted(out.items()))")
+
+
+def test_seccomp_holds_in_every_thread(sandbox):
+    """THREATS (seccomp): a multi-threaded workload gets no way around the filter from a thread:
+    unshare(CLONE_NEWUSER) and mount(2) answer EPERM in each of four threads as in the main one
+    (the filter is installed before the workload's execve and inherited by every thread)."""
+    sb = sandbox()
+    path = "/tmp/mxc-threads-%s.py" % unique()
+    out = ok(sb.run("cat > %s <<'PY'\n%s\nPY\npython3 %s" % (path, _THREADED_UNSHARE, path)))
+    got = eval(out.strip().splitlines()[-1])  # [(name, errno)]
+    assert len(got) == 10, out
+    assert all(e == 1 for _, e in got), out  # EPERM everywhere
