@@ -679,6 +679,23 @@ def foreign_pidns_procs():
     return out
 
 
+def live_pids_of_uids(uids):
+    """Host pids whose real uid is one of uids, zombies not counted (a zombie runs nothing;
+    reaping it is its parent's business, pid 1's once orphaned)."""
+    out = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            status = open("/proc/%s/status" % p).read()
+        except OSError:
+            continue
+        uid = int(status.split("\nUid:")[1].split()[0])
+        if uid in uids and "\nState:\tZ" not in status:
+            out.append(int(p))
+    return out
+
+
 def read_all_bg(popen, timeout):
     """communicate() without closing stdin early: returns (rc, out, err) or fails on timeout."""
     import threading

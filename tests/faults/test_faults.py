@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from conftest import MXC_EXEC, assert_ok_envelope, wait_until
+from conftest import MXC_EXEC, assert_ok_envelope, live_pids_of_uids, wait_until
 
 CLAIMS = "/var/lib/mxc/claims"
 CGROUP_BASES = ["/sys/fs/cgroup/pids/mxc", "/sys/fs/cgroup/memory/mxc", "/sys/fs/cgroup/cpu/mxc"]
@@ -171,18 +171,7 @@ class Faults:
         # below the roots (a test's own tmpfs root is not a leftover)
         mounts = [l for l in open("/proc/self/mountinfo")
                   if any((" %s/" % r) in l for r in (self.root, self.wsroot))]
-        procs = []
-        for p in os.listdir("/proc"):
-            if not p.isdigit():
-                continue
-            try:
-                status = open("/proc/%s/status" % p).read()
-            except OSError:
-                continue
-            uid = int(status.split("\nUid:")[1].split()[0])
-            # a zombie runs nothing; reaping it is its parent's (pid 1's, once orphaned) business
-            if uid in self.uids and "\nState:\tZ" not in status:
-                procs.append(int(p))
+        procs = live_pids_of_uids(self.uids)
         return {"directories": dirs, "claims": claims, "cgroups": cgroups, "mounts": mounts, "processes": procs}
 
     def assert_clean(self, scenario, gc_work=False):

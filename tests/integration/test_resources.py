@@ -12,7 +12,8 @@ import subprocess
 
 import pytest
 
-from conftest import MXC_EXEC, assert_error, assert_ok_envelope, oneshot_request, read_all_bg, wait_until
+from conftest import (MXC_EXEC, assert_error, assert_ok_envelope, live_pids_of_uids, oneshot_request, read_all_bg,
+                      wait_until)
 
 PERIOD_US = 100000
 
@@ -283,24 +284,6 @@ def test_pids_limit_from_the_host_is_enforced(mxc):
     assert 30 < n <= 64, r.stdout
 
 
-def _procs_of_uid(uid):
-    """Live host pids whose real uid is uid (zombies not counted)."""
-    out = []
-    for p in os.listdir("/proc"):
-        if not p.isdigit():
-            continue
-        try:
-            st = open("/proc/%s/status" % p).read()
-        except OSError:
-            continue
-        fields = dict(l.split(":\t", 1) for l in st.splitlines() if ":\t" in l)
-        if fields.get("State", "").startswith("Z"):
-            continue
-        if int(fields.get("Uid", "-1").split()[0]) == uid:
-            out.append(int(p))
-    return out
-
-
 def test_a_cgroup_that_cannot_be_made_fails_the_start_and_leaves_nothing(mxc, session_factory):
     """On v1 a session's cgroup is made while its monitor clones the holder (off the start's path):
     a limit the kernel refuses there (EACCES on every write of memory.limit_in_bytes, injected by
@@ -321,7 +304,7 @@ def test_a_cgroup_that_cannot_be_made_fails_the_start_and_leaves_nothing(mxc, se
     assert p.returncode != 0, (p.stdout, p.stderr)
     env = json.loads(p.stdout)
     assert "error" in env and "cgroup" in json.dumps(env["error"]).lower(), env
-    assert wait_until(lambda: _procs_of_uid(uid) == [], 10), "the holder outlived its failed start"
+    assert wait_until(lambda: live_pids_of_uids({uid}) == [], 10), "the holder outlived its failed start"
     for ctl in ("pids", "memory", "cpu"):
         assert not os.path.exists("/sys/fs/cgroup/%s/mxc/%s" % (ctl, name)), ctl
     r = s.start(env={"MXC_MEMORY_MAX": "536870912"})
