@@ -665,8 +665,8 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
     /* v1, a session: made while the monitor clones the holder (the holder
      * joins it only once its view is built) */
     bool late_cgroup = detached && !born_in;
-    if ((!direct || born_in) && !late_cgroup &&
-        mxc_cgroup_create(cgroup_name, p->pids_max, p->memory_max, p->cpu_quota_us, cg, e) < 0)
+    bool made_now = (!direct || born_in) && !late_cgroup; /* what spawn_undo removes below */
+    if (made_now && mxc_cgroup_create(cgroup_name, p->pids_max, p->memory_max, p->cpu_quota_us, cg, e) < 0)
         return -1;
     if (born_in && (cgfd = mxc_cgroup_dir_fd(cg)) < 0) {
         int err = errno;
@@ -690,7 +690,7 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
     }
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-        return spawn_undo(src, join, njoin, cgfd, (!direct || born_in) && !late_cgroup ? cg : NULL, errno,
+        return spawn_undo(src, join, njoin, cgfd, made_now ? cg : NULL, errno,
                           "session.socketpair", "cannot create the control socket", e);
     pid_t c1;
     /* a session started by a process that exits once it answers (the CLI,
@@ -724,7 +724,7 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
     if (c1 < 0) {
         int err = errno;
         close(sv[0]), close(sv[1]);
-        return spawn_undo(src, join, njoin, cgfd, (!direct || born_in) && !late_cgroup ? cg : NULL, err,
+        return spawn_undo(src, join, njoin, cgfd, made_now ? cg : NULL, err,
                           "session.fork", "cannot fork the session holder", e);
     }
     if (c1 == 0 && !monitor_first) {

@@ -486,14 +486,14 @@ static int open_sandbox(const mxc_request *r, opened *o, mxc_error *e)
     /* running: alive and released (container.c names it mxc-holder only then) */
     o->running = mxc_pid_alive_as(o->holder, o->holder_start, "mxc-holder");
     o->unreleased = !o->running && mxc_pid_alive(o->holder, o->holder_start);
-    pid_t rp;
-    unsigned long long rs;
+    pid_t rp = 0;
+    unsigned long long rs = 0;
+    bool recorded = !o->running && !o->unreleased && mxc_state_read_holder(o->st.dir, &rp, &rs);
     /* Its monitor records how it ended only while its record names it (a
      * stop removes the record first): only then is there something to
      * wait for — a stopped session's state still names its dead holder,
      * a zombie for a moment after the stop. */
-    if (!o->running && !o->unreleased && mxc_state_read_holder(o->st.dir, &rp, &rs) && rp == o->holder &&
-        rs == o->holder_start)
+    if (recorded && rp == o->holder && rs == o->holder_start)
         await_reaping(o->holder, o->holder_start);
     bool died = !o->running && !o->unreleased && mxc_state_holder_death(o->st.dir, o->death, sizeof o->death);
     if (died && !strcmp(o->death, MXC_HOLDER_NEVER_RELEASED)) {
@@ -503,7 +503,7 @@ static int open_sandbox(const mxc_request *r, opened *o, mxc_error *e)
         o->death[0] = '\0';
         /* its record names a dead holder and nothing said how it ended (its
          * monitor died with it): a crash all the same, never "not started" */
-        if (mxc_state_read_holder(o->st.dir, &rp, &rs)) {
+        if (recorded) {
             snprintf(o->death, sizeof o->death, "cause unknown");
             o->death_unknown = true;
         }
