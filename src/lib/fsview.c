@@ -144,13 +144,17 @@ static int idmap_userns(idmap_cache *c, uid_t owner, gid_t group, uid_t to, gid_
 
 /* A detached copy of the mount tree at fd, flagged (read-only, nosuid,
  * nodev and, with userns >= 0, idmapped) before it is ever visible; the
- * holder attaches it in its own namespace (a bind cannot cross them). */
+ * holder attaches it in its own namespace (a bind cannot cross them).
+ * Private: a copy of a shared mount (every mount of a systemd host) is
+ * born a peer of the host's, and a mount the holder then makes in it —
+ * a nested grant, a mask — would propagate to the host. */
 static int clone_tree(int fd, bool readonly, int userns)
 {
     int tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
     if (tree < 0)
         return -errno;
-    struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (readonly ? MOUNT_ATTR_RDONLY : 0)};
+    struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (readonly ? MOUNT_ATTR_RDONLY : 0),
+                              .propagation = MS_PRIVATE};
     if (userns >= 0) {
         attr.attr_set |= MOUNT_ATTR_IDMAP;
         attr.userns_fd = (uint64_t)userns;

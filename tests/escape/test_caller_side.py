@@ -7,6 +7,7 @@ asserts the specific refusal and that the caller's side is unchanged.
 import json
 import os
 import signal
+import sys
 import subprocess
 import tempfile
 import termios
@@ -467,3 +468,68 @@ def test_rootless_grants_covering_mxcs_own_state_are_refused(rl):
         req = oneshot_request("echo RAN", filesystem={key: [path]}, helper=False)
         r = rl(req)
         _grant_refused(r, path)
+
+
+# ------------------------------------------------------------------------------------------------
+# 7. the host's mount table: on a host whose mounts are shared (systemd makes every mount shared),
+# nothing of a sandbox's view propagates back — not a nested grant, not a mask
+
+SHARED_HOST_DRIVER = r'''
+import json, os, subprocess, sys
+exe, a = sys.argv[1], sys.argv[2]
+def mounts():
+    with open("/proc/self/mountinfo") as f:
+        return set(f.read().splitlines())
+def mxc(req):
+    p = subprocess.run([exe, "--experimental", "--config", "-"], input=json.dumps(req).encode(),
+                       capture_output=True)
+    return {"rc": p.returncode, "out": p.stdout.decode(), "err": p.stderr.decode()[-2000:]}
+def host(when, ran=None):
+    try:
+        with open(a + "/c/f") as f:
+            masked = f.read()
+    except OSError as e:
+        masked = str(e)
+    print(json.dumps({"when": when, "new": sorted(mounts() - before), "masked_file_on_host": masked,
+                      "b_writable_on_host": os.access(a + "/b/g", os.W_OK), "ran": ran}), flush=True)
+fs = {"readwritePaths": [a], "readonlyPaths": [a + "/b"], "deniedPaths": [a + "/c"]}
+look = "cat %s/b/g; cat %s/c/f 2>&1; true" % (a, a)
+before = mounts()
+host("one-shot", mxc({"containment": "process", "process": {"commandLine": look}, "filesystem": fs}))
+sid = json.loads(mxc({"containment": "isolation_session", "phase": "provision", "filesystem": fs})["out"])
+sid = sid["result"]["sandboxId"]
+host("started", mxc({"phase": "start", "sandboxId": sid}))
+host("exec", mxc({"phase": "exec", "sandboxId": sid, "process": {"commandLine": look}}))
+host("deprovisioned", mxc({"phase": "deprovision", "sandboxId": sid}))
+'''
+
+
+def test_nothing_of_the_view_propagates_to_a_host_with_shared_mounts(mxc, scratch):
+    """The caller's copies of grants (and of /etc's directories) are detached trees made from the
+    host's mounts: on a host whose mounts are shared they were born peers of the host's, so the
+    holder's mounts inside them (a read-only grant under a read-write one, a mask) appeared on the
+    host, hid the host's own files there and outlived the sandbox.  Here the host is a mount
+    namespace made for the test whose every mount is shared, as systemd leaves a host."""
+    a = os.path.join(scratch, "a")
+    for d in ("b", "c"):
+        os.makedirs(os.path.join(a, d))
+    with open(os.path.join(a, "b", "g"), "w") as f:
+        f.write("granted\n")
+    with open(os.path.join(a, "c", "f"), "w") as f:
+        f.write("hidden\n")
+    driver = os.path.join(scratch, "shared_host.py")
+    with open(driver, "w") as f:
+        f.write(SHARED_HOST_DRIVER)
+    p = subprocess.run(["unshare", "--mount", "--propagation", "shared", sys.executable, driver, MXC_EXEC, a],
+                       capture_output=True, env=mxc.env(), timeout=120)
+    assert p.returncode == 0, p.stderr.decode()[-3000:]
+    rows = [json.loads(line) for line in p.stdout.decode().splitlines()]
+    assert [r["when"] for r in rows] == ["one-shot", "started", "exec", "deprovisioned"], rows
+    for r in rows:
+        assert r["new"] == [], r                      # no mount of the sandbox's on the host
+        assert r["masked_file_on_host"] == "hidden\n", r
+        assert r["b_writable_on_host"], r             # the read-only grant stayed the sandbox's
+        assert r["ran"]["rc"] == 0, r
+    for r in (rows[0], rows[2]):                      # inside: the grant reads, the mask holds
+        assert r["ran"]["out"].startswith("granted\n"), r
+        assert "hidden" not in r["ran"]["out"] and "Permission denied" in r["ran"]["out"], r
