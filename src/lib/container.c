@@ -327,8 +327,16 @@ static _Noreturn void direct_child(const mxc_plan *p, mxc_fsview_sources *src, i
         prctl(PR_SET_PDEATHSIG, SIGKILL);
     close_inherited(p, src, ctl, fx, NULL, 0, listen_fd);
     ctl_msg m;
-    if (recv_msg(ctl, &m) < 0 || m.kind != MSG_MAPS_DONE)
+    int fds[MAX_JOIN_FDS];
+    size_t nfds = 0;
+    if (recv_msg_fds(ctl, &m, fds, &nfds, 0) < 0 || m.kind != MSG_MAPS_DONE)
         _exit(1);
+    for (size_t i = 0; i < nfds; i++) { /* a session's /etc, made by its caller meanwhile */
+        if (i == 0)
+            src->etc_fd = fds[i];
+        else
+            close(fds[i]);
+    }
     const char *stage = "holder.setsid";
     int rc = setsid() < 0 ? -errno : 0;
     if (rc == 0) {
@@ -742,6 +750,9 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
         waitpid(c1, NULL, 0);
     pid_t mapped = c1; /* whose user namespace the maps are for: C1 (a session's is the monitor's child) */
     close(sv[1]);
+    /* a session: its /etc is made here, while the monitor clones the
+     * holder (which needs it only once its namespaces and root exist) */
+    int etc = detached ? mxc_fsview_prepare_etc(p, src) : -1;
     mxc_fsview_close_sources(src);
     free(src);
     if (!detached) /* a session's holder gets them once it is mapped (below) */
@@ -773,9 +784,11 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
             rc = mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.uid_map", -err, NULL, "cannot write the id maps");
         else if (mxc_net_after_maps(&p->net, direct, c1, e) < 0) /* src/net: rules + stack first */
             rc = -1;
-        else if (send_msg(ctl, MSG_MAPS_DONE, 0, 0, NULL) < 0)
+        else if (send_msg_fds(ctl, MSG_MAPS_DONE, 0, 0, NULL, &etc, etc >= 0 ? 1 : 0) < 0)
             rc = died(ctl, e);
     }
+    if (etc >= 0)
+        close(etc);
     if (detached) {
         /* the files through which the holder moves itself into the
          * cgroup once its view is built (none on v2: born in it) */

@@ -311,7 +311,7 @@ int mxc_fsview_open_sources(mxc_plan *p, mxc_fsview_sources *s, mxc_error *e)
     memset(s, 0, sizeof *s);
     for (size_t i = 0; i < MXC_MAX_GRANTS; i++)
         s->grant_fd[i] = -1;
-    s->workspace_fd = -1;
+    s->workspace_fd = s->etc_fd = -1;
     s->cloned = geteuid() == 0;
     resolver rv = {.rules = {.claims = true}, .s = s};
     for (size_t i = 0; i < p->ngrants && rv.nown < MXC_REGISTRY_MAX_WRITABLE - 1; i++)
@@ -389,6 +389,7 @@ void mxc_fsview_close_sources(mxc_fsview_sources *s)
     for (size_t i = 0; i < MXC_MAX_GRANTS; i++)
         close_fd(&s->grant_fd[i]);
     close_fd(&s->workspace_fd);
+    close_fd(&s->etc_fd);
     for (size_t i = 0; i < s->nlinks; i++) {
         free(s->links[i].at);
         free(s->links[i].target);
@@ -755,7 +756,9 @@ static int write_at(int dir, const char *name, const char *text)
     if (fd < 0)
         return -errno;
     size_t len = strlen(text);
-    ssize_t n = write(fd, text, len);
+    /* the mode whatever the caller's umask (0600 files of host root's are
+     * nobody's to read inside) */
+    ssize_t n = fchmod(fd, 0644) < 0 ? -1 : write(fd, text, len);
     int err = errno;
     close(fd);
     return n == (ssize_t)len ? 0 : -(n < 0 ? err : EIO);
@@ -775,6 +778,8 @@ static int copy_in(int etc, const char *path, const struct stat *st)
     int out = openat(etc, strrchr(path, '/') + 1, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW,
                      st->st_mode & 0644);
     int rc = out < 0 ? -errno : 0;
+    if (rc == 0 && fchmod(out, st->st_mode & 0644) < 0) /* whatever the umask, as write_at */
+        rc = -errno;
     for (off_t left = st->st_size; rc == 0 && left > 0;) {
         ssize_t n = sendfile(out, in, NULL, (size_t)left);
         if (n <= 0)
@@ -790,18 +795,19 @@ static int copy_in(int etc, const char *path, const struct stat *st)
 
 /* /etc: only what programs need to run; no shadow, no host identities.
  * The agent is MXC_INNER_UID, named after the sandbox, its home the
- * workspace (or the default cwd of a one-shot). */
-static int curated_etc(view *v, const mxc_plan *p)
+ * workspace (or the default cwd of a one-shot).  Filled into the
+ * directory etc; what is not a small regular file goes through bind (a
+ * read-only recursive bind of the host's entry onto etc/NAME). */
+typedef int (*etc_bind_fn)(void *ctx, int etc, const char *path);
+
+static int fill_etc(int etc, const mxc_plan *p, etc_bind_fn bind, void *ctx)
 {
-    int etc = walk(v, "/etc", MAKE_DIR, false);
-    if (etc < 0)
-        return etc;
-    const char *keep[] = {"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
-                          "/etc/localtime", "/etc/nsswitch.conf", "/etc/ssl", "/etc/ca-certificates",
-                          "/etc/hosts", "/etc/resolv.conf", "/etc/mime.types", "/etc/bash.bashrc",
-                          "/etc/profile", "/etc/inputrc", "/etc/protocols", "/etc/services", "/etc/python3",
-                          "/etc/python3.11", "/etc/debian_version", "/etc/os-release", "/etc/terminfo",
-                          "/etc/magic", "/etc/locale.alias", "/etc/gai.conf"};
+    static const char *const keep[] = {
+        "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime",
+        "/etc/nsswitch.conf", "/etc/ssl", "/etc/ca-certificates", "/etc/hosts", "/etc/resolv.conf",
+        "/etc/mime.types", "/etc/bash.bashrc", "/etc/profile", "/etc/inputrc", "/etc/protocols", "/etc/services",
+        "/etc/python3", "/etc/python3.11", "/etc/debian_version", "/etc/os-release", "/etc/terminfo", "/etc/magic",
+        "/etc/locale.alias", "/etc/gai.conf"};
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < sizeof keep / sizeof keep[0]; i++) {
         struct stat st;
@@ -813,7 +819,7 @@ static int curated_etc(view *v, const mxc_plan *p)
             continue;
         rc = S_ISREG(st.st_mode) && st.st_size <= ETC_COPY_MAX ? copy_in(etc, keep[i], &st) : -EAGAIN;
         if (rc == -EAGAIN)
-            rc = bind_host(v, keep[i], keep[i], true);
+            rc = bind(ctx, etc, keep[i]);
     }
     char passwd[600], group[256], hostname[80];
     const char *name = p->agent_name[0] ? p->agent_name : "agent";
@@ -832,8 +838,92 @@ static int curated_etc(view *v, const mxc_plan *p)
      * allow covering MXC_NET_DNS port 53) */
     if (rc == 0 && p->net.model == MXC_NETM_DIRECT)
         rc = write_at(etc, "resolv.conf", "nameserver " MXC_NET_DNS "\n");
+    return rc;
+}
+
+static int bind_in_view(void *ctx, int etc, const char *path)
+{
+    (void)etc;
+    return bind_host(ctx, path, path, true);
+}
+
+/* The holder's own /etc, in the root tmpfs (when the caller made none). */
+static int curated_etc(view *v, const mxc_plan *p)
+{
+    int etc = walk(v, "/etc", MAKE_DIR, false);
+    if (etc < 0)
+        return etc;
+    int rc = fill_etc(etc, p, bind_in_view, v);
     close(etc);
     return rc;
+}
+
+/* The caller's: a read-only recursive bind of the host's entry onto a
+ * mount target made for it in the detached tmpfs etc. */
+static int bind_detached(void *ctx, int etc, const char *path)
+{
+    (void)ctx;
+    int tree = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+    if (tree < 0)
+        return -errno;
+    /* private, as clone_tree's (a peer of the host's mount otherwise) */
+    struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_RDONLY,
+                              .propagation = MS_PRIVATE};
+    struct stat st;
+    int rc = mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0 || fstat(tree, &st) < 0
+                 ? -errno : 0;
+    const char *name = strrchr(path, '/') + 1;
+    if (rc == 0 && S_ISDIR(st.st_mode) && mkdirat(etc, name, 0755) < 0)
+        rc = -errno;
+    if (rc == 0 && !S_ISDIR(st.st_mode)) {
+        int f = openat(etc, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (f < 0)
+            rc = -errno;
+        else
+            close(f);
+    }
+    if (rc == 0 && move_mount(tree, "", etc, name, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+        rc = -errno;
+    close(tree);
+    return rc;
+}
+
+static bool under_etc(const char *path)
+{
+    return path && !strncmp(path, "/etc", 4) && (path[4] == '/' || path[4] == '\0');
+}
+
+int mxc_fsview_prepare_etc(const mxc_plan *p, const mxc_fsview_sources *s)
+{
+    /* root only (a tmpfs of the host's user namespace); and no grant, mask
+     * or recreated link may lie in /etc: the holder could make no mount
+     * target in a tmpfs it does not own */
+    if (!s->cloned)
+        return -1;
+    for (size_t i = 0; i < p->ngrants; i++)
+        if (under_etc(p->grants[i].path))
+            return -1;
+    for (size_t i = 0; i < s->nlinks; i++)
+        if (under_etc(s->links[i].at))
+            return -1;
+    if (under_etc(p->workspace))
+        return -1;
+    int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
+    if (fs < 0)
+        return -1;
+    int m = -1;
+    if (fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0755", 0) == 0 &&
+        fsconfig(fs, FSCONFIG_SET_STRING, "size", "4m", 0) == 0 && fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
+        m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+    close(fs);
+    if (m < 0)
+        return -1;
+    struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
+    if (fill_etc(m, p, bind_detached, NULL) < 0 || mount_setattr(m, "", AT_EMPTY_PATH | AT_RECURSIVE, &ro, sizeof ro) < 0) {
+        close(m);
+        return -1;
+    }
+    return m;
 }
 
 static int mount_new(const char *type, const char *const *opts, unsigned attrs)
@@ -1093,7 +1183,16 @@ int mxc_fsview_build(const mxc_plan *p, mxc_fsview_sources *s, const char **stag
     if ((rc = system_dirs(v)) < 0)
         goto out;
     *stage = "fsview.etc";
-    if ((rc = curated_etc(v, p)) < 0)
+    if (s->etc_fd >= 0) { /* made by the caller, read-only already */
+        int t = walk(v, "/etc", MAKE_DIR, false);
+        rc = t < 0 ? t : attach(s->etc_fd, t);
+        if (t >= 0)
+            close(t);
+        close_fd(&s->etc_fd);
+    } else {
+        rc = curated_etc(v, p);
+    }
+    if (rc < 0)
         goto out;
     *stage = "fsview.dev";
     if ((rc = minimal_dev(v, p)) < 0)

@@ -28,6 +28,8 @@ typedef struct {
     int grant_fd[MXC_MAX_GRANTS]; /* per plan grant: a detached tree (root), an O_PATH fd (rootless,
                                      and denied entries), or -1 (absent on the host) */
     int workspace_fd;             /* -1: none */
+    int etc_fd;                   /* the curated /etc, made by the caller (mxc_fsview_prepare_etc) while
+                                     the holder is cloned and handed to it; -1: the holder makes it */
     bool cloned;                  /* detached trees (root); else O_PATH fds, cloned by the holder */
     mxc_view_link links[MXC_MAX_VIEW_LINKS];
     size_t nlinks;
@@ -45,6 +47,14 @@ typedef struct {
  * As root each grant is idmapped from its owner to the plan's uid. */
 int mxc_fsview_open_sources(mxc_plan *p, mxc_fsview_sources *s, mxc_error *e);
 void mxc_fsview_close_sources(mxc_fsview_sources *s);
+
+/* In the caller, root only, while the holder is being cloned (the caller
+ * waits for it anyway): the sandbox's /etc as a detached read-only tmpfs
+ * of the host's user namespace (host root's files, nobody's inside),
+ * for the holder to attach (etc_fd).  -1 when the holder is to make it
+ * itself: rootless, a grant, mask or symlink of the plan in /etc (mount
+ * targets would have to be made in it), or any step failed. */
+int mxc_fsview_prepare_etc(const mxc_plan *p, const mxc_fsview_sources *s);
 
 /* In the holder (full capabilities in its user namespace, new mount
  * namespace, PID 1 of its PID namespace).  Returns 0 or -errno with *stage
