@@ -68,6 +68,19 @@ sleep 2
   | grep -E '^(FAILED|ERROR)|(passed|failed|error)(,| in )|landed inside|after --gc|exec tree gone' || fail=1
 kill -TERM $load; wait $load || fail=1
 
+stage "escape and session suites on a host whose every mount is shared (as systemd leaves one)"
+# this machine's mounts are private; a systemd host's are shared, and a
+# mount of the sandbox's made in a copy of a shared one propagates back:
+# the suites run in a mount namespace made shared here, which must hold
+# exactly the mounts it held before them
+unshare --mount --propagation shared bash -c '
+  before=$(sort /proc/self/mountinfo | md5sum)
+  /usr/bin/python3 -m pytest -q -rfE -p no:cacheprovider tests/escape tests/integration/test_session.py \
+    | grep -E "^(FAILED|ERROR)|(passed|failed|error)(,| in )"
+  rc=${PIPESTATUS[0]}
+  [ "$(sort /proc/self/mountinfo | md5sum)" = "$before" ] || { echo "the shared host mount table changed:"; cat /proc/self/mountinfo; rc=1; }
+  exit $rc' || fail=1
+
 stage "integration, escape and differential tests (pytest)"
 /usr/bin/python3 -m pytest -q -rfE -s tests/
 rc=$?
