@@ -888,6 +888,8 @@ static int bind_detached(void *ctx, int etc, const char *path)
     return rc;
 }
 
+static int mount_new(const char *type, const char *const *opts, unsigned attrs);
+
 static bool under_etc(const char *path)
 {
     return path && !strncmp(path, "/etc", 4) && (path[4] == '/' || path[4] == '\0');
@@ -908,14 +910,8 @@ int mxc_fsview_prepare_etc(const mxc_plan *p, const mxc_fsview_sources *s)
             return -1;
     if (under_etc(p->workspace))
         return -1;
-    int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
-    if (fs < 0)
-        return -1;
-    int m = -1;
-    if (fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0755", 0) == 0 &&
-        fsconfig(fs, FSCONFIG_SET_STRING, "size", "4m", 0) == 0 && fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
-        m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
-    close(fs);
+    const char *opts[] = {"mode", "0755", "size", "4m", NULL};
+    int m = mount_new("tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
     if (m < 0)
         return -1;
     struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
