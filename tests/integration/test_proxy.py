@@ -660,3 +660,67 @@ def test_a_lookup_that_does_not_answer_is_504_and_holds_its_slot_until_it_return
     finally:
         hole.close()
         subprocess.run(["ip", "addr", "del", ns + "/24", "dev", "d0"], check=False)
+
+
+# ---- the special-address attacks of THREATS.md, from a workload inside a real sandbox ---------
+
+RAW_CLIENT = r'''
+import os, socket, sys, base64, urllib.parse
+u = urllib.parse.urlsplit(os.environ["HTTP_PROXY"])
+cred = base64.b64encode(("%s:%s" % (u.username, u.password)).encode()).decode()
+for line in sys.argv[1:]:
+    method, target = line.split(" ", 1)
+    host = target if method == "CONNECT" else urllib.parse.urlsplit(target).netloc
+    req = "%s %s HTTP/1.1\r\nHost: %s\r\nProxy-Authorization: Basic %s\r\n\r\n" % (method, target, host, cred)
+    s = socket.create_connection((u.hostname, u.port), timeout=20)
+    s.sendall(req.encode())
+    data = b""
+    while b"\r\n\r\n" not in data:
+        got = s.recv(4096)
+        if not got:
+            break
+        data += got
+    head = data.split(b"\r\n\r\n")[0].decode("latin-1").splitlines()
+    why = [h.split(":", 1)[1].strip() for h in head[1:] if h.lower().startswith("x-mxc-deny-reason:")]
+    print("%s|%s|%s|%s" % (method, target, head[0].split(" ")[1] if head else "none", why[0] if why else ""))
+    s.close()
+'''
+
+# every form of "this host / the metadata service" a workload that read hostpolicy.c would try;
+# the test's own namespace serves 127.0.0.1:8080 (so a wrong "allowed" would answer 200)
+SPECIAL = ["127.0.0.1:8080", "[::1]:8080", "0.0.0.0:8080", "169.254.169.254:80", "[::ffff:127.0.0.1]:8080",
+           "2130706433:8080", "0x7f000001:8080", "127.1:8080", "0177.0.0.1:8080", "[::ffff:169.254.169.254]:80",
+           "[64:ff9b::7f00:1]:8080", "localhost:8080", "rebind.example.test:8080", "10.0.2.2:8080"]
+
+
+@pytest.mark.parametrize("surface", ["oneshot", "session"])
+def test_special_addresses_are_refused_to_a_workload(governed, session_factory, surface):
+    """Through mxc, not a stand-in: a workload in a governed sandbox asks its own proxy (with its
+    own valid credential) for loopback, the metadata service and the forms that encode them —
+    absolute-form GET and CONNECT — and is refused each (403, or 400 for a form no parser takes);
+    a name the policy allows that resolves to loopback (DNS rebinding) is refused as
+    special-address; the loopback origin never answers."""
+    g = governed
+    with open(os.path.join(g["dir"], "raw.py"), "w") as f:
+        f.write(RAW_CLIENT)
+    os.chmod(os.path.join(g["dir"], "raw.py"), 0o644)
+    net = {"defaultPolicy": "block", "allowedHosts": ["api.example.test:8080", "*.example.test:8080",
+                                                      "localhost:8080", "rebind.example.test:8080"]}
+    args = []
+    for t in SPECIAL:
+        args += ["'CONNECT %s'" % t, "'GET http://%s/'" % t]
+    args.append("'GET http://api.example.test:8080/ok'")  # the proxy works: a public name goes through
+    cmd = "/usr/bin/python3 %s/raw.py %s" % (g["dir"], " ".join(args))
+    fs = {"readonlyPaths": [g["dir"]]}
+    if surface == "oneshot":
+        r = g["mxc"]({"network": net, "filesystem": fs, "process": {"commandLine": cmd}})
+    else:
+        r = session_factory(network=net, filesystem=fs).exec(cmd)
+    assert r.rc == 0, r.describe()
+    rows = [l.split("|") for l in r.stdout.splitlines() if l.count("|") == 3]
+    assert len(rows) == 2 * len(SPECIAL) + 1, r.describe()
+    assert rows[-1][2] == "200", rows[-1]
+    for method, target, status, why in rows[:-1]:
+        assert status in ("403", "400"), (method, target, status, why)
+        if "rebind.example.test" in target:
+            assert why == "special-address", (method, target, status, why)
