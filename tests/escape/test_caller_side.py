@@ -7,8 +7,8 @@ asserts the specific refusal and that the caller's side is unchanged.
 import json
 import os
 import signal
-import sys
 import subprocess
+import sys
 import tempfile
 import termios
 
