@@ -701,20 +701,27 @@ static int mask_at(view *v, int target, bool covers)
     return rc;
 }
 
-/* A host path of the holder's (copied) mount namespace, read-only, onto
- * inside: system directories and /etc entries — the host's own files,
- * not anything a sandbox writes. */
-static int bind_host(view *v, const char *source, const char *inside, bool recursive)
+/* A detached, read-only, private copy of the mount tree at a host path
+ * (clone_tree) — the host's own files, not anything a sandbox writes. */
+static int host_tree(const char *path)
 {
-    unsigned rec = recursive ? AT_RECURSIVE : 0;
-    int tree = open_tree(AT_FDCWD, source, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | rec);
-    if (tree < 0)
+    int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd < 0)
         return -errno;
-    struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_RDONLY};
-    int rc = mount_setattr(tree, "", AT_EMPTY_PATH | rec, &attr, sizeof attr) < 0 ? -errno : 0;
+    int tree = clone_tree(fd, true, -1);
+    close(fd);
+    return tree;
+}
+
+/* A host path of the holder's (copied) mount namespace, read-only, onto
+ * inside: system directories and /etc entries. */
+static int bind_host(view *v, const char *source, const char *inside)
+{
+    int tree = host_tree(source);
+    if (tree < 0)
+        return tree;
     struct stat st;
-    if (rc == 0 && fstat(tree, &st) < 0)
-        rc = -errno;
+    int rc = fstat(tree, &st) < 0 ? -errno : 0;
     int t = rc == 0 ? walk(v, inside, S_ISDIR(st.st_mode) ? MAKE_DIR : MAKE_FILE, false) : -1;
     if (rc == 0 && t < 0)
         rc = t;
@@ -743,7 +750,7 @@ static int system_dirs(view *v)
                 return -errno;
             continue;
         }
-        int rc = bind_host(v, dirs[i], dirs[i], true);
+        int rc = bind_host(v, dirs[i], dirs[i]);
         if (rc < 0)
             return rc;
     }
@@ -844,7 +851,7 @@ static int fill_etc(int etc, const mxc_plan *p, etc_bind_fn bind, void *ctx)
 static int bind_in_view(void *ctx, int etc, const char *path)
 {
     (void)etc;
-    return bind_host(ctx, path, path, true);
+    return bind_host(ctx, path, path);
 }
 
 /* The holder's own /etc, in the root tmpfs (when the caller made none). */
@@ -863,15 +870,11 @@ static int curated_etc(view *v, const mxc_plan *p)
 static int bind_detached(void *ctx, int etc, const char *path)
 {
     (void)ctx;
-    int tree = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+    int tree = host_tree(path);
     if (tree < 0)
-        return -errno;
-    /* private, as clone_tree's (a peer of the host's mount otherwise) */
-    struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_RDONLY,
-                              .propagation = MS_PRIVATE};
+        return tree;
     struct stat st;
-    int rc = mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0 || fstat(tree, &st) < 0
-                 ? -errno : 0;
+    int rc = fstat(tree, &st) < 0 ? -errno : 0;
     const char *name = strrchr(path, '/') + 1;
     if (rc == 0 && S_ISDIR(st.st_mode) && mkdirat(etc, name, 0755) < 0)
         rc = -errno;
