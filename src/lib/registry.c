@@ -84,12 +84,9 @@ static json_t *claim_json(const mxc_claim *c, unsigned uid)
 
 /* A complete claim file under a temporary name, linked to its final name:
  * link(2) fails with EEXIST when the uid is taken, and a claim is never
- * seen half written (its whole text is written before the link).  A
- * session's claim is durable (it outlives a reboot beside the workspace):
- * its file is synced after the link, so that the one journal commit that
- * fsync forces carries the new name too and the directory's fsync after
- * it finds nothing left to write; synced before the link it paid two
- * commits.  A failed sync takes the claim back. */
+ * seen half written (its whole text is written before the link).  Not
+ * synced here: a session's claim is made durable by its start
+ * (mxc_registry_sync), before anything of the sandbox runs. */
 static int try_claim(const mxc_claim *c, const char *dir, const char *name, unsigned uid, const char *tmp)
 {
     json_t *j = claim_json(c, uid);
@@ -110,17 +107,29 @@ static int try_claim(const mxc_claim *c, const char *dir, const char *name, unsi
     if (rc == 0 && link(tmp, final) < 0)
         rc = -errno;
     unlink(tmp);
-    if (rc == 0 && c->kind == MXC_CLAIM_SESSION) {
-        int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fsync(fd) < 0 || (d >= 0 && fsync(d) < 0)) {
-            rc = -errno;
-            unlink(final);
-        }
-        if (d >= 0)
-            close(d);
-    }
     if (fd >= 0)
         close(fd);
+    return rc;
+}
+
+int mxc_registry_sync(const char *name)
+{
+    char dir[512];
+    int rc = claim_dir(dir, sizeof dir);
+    if (rc < 0)
+        return rc;
+    int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (d < 0)
+        return -errno;
+    int fd = openat(d, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    /* the file first: the one journal commit its fsync forces carries the
+     * directory's new entry too, and the directory's fsync then finds
+     * nothing left to write (the other order paid two commits) */
+    if (fd < 0 || fsync(fd) < 0 || fsync(d) < 0)
+        rc = -errno;
+    if (fd >= 0)
+        close(fd);
+    close(d);
     return rc;
 }
 

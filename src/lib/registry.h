@@ -37,11 +37,18 @@ typedef struct {
 /* As root: claims a free uid of the reserved range (MXC_UID_BASE/
  * MXC_UID_COUNT) that no account uses, recording c under that number.
  * Rootless: records c under a random name (*uid untouched).  name[] gets
- * the claim's name either way.  A session's claim is made durable.  On
+ * the claim's name either way.  Not yet durable (mxc_registry_sync).  On
  * failure name[] is empty: there is no claim of the caller's to release
  * (never the last name tried, which is another sandbox's). */
 int mxc_registry_claim(const mxc_claim *c, unsigned *uid, char name[MXC_CLAIM_NAME_MAX], mxc_error *e);
 void mxc_registry_release(const char *name);
+/* Makes the claim `name` durable (its file and its directory entry synced;
+ * 0 or -errno).  A session's claim outlives a reboot beside its workspace,
+ * so that no later sandbox is handed the uid that owns the files in it:
+ * its start syncs it while the holder builds the view, before anything of
+ * the session runs (until then the workspace is empty), not its provision,
+ * whose answer would wait for the disk (0.6 ms here). */
+int mxc_registry_sync(const char *name);
 /* Releases the claim only when it is the session at state_dir. */
 void mxc_registry_release_owned(const char *name, const char *state_dir);
 /* Removes the claim files the session at state_dir was being given when

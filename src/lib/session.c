@@ -630,6 +630,13 @@ static int record_start(void *ctx, pid_t holder, unsigned long long start_time, 
             mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.write", errno, NULL, "cannot record the session's holder");
         return -1;
     }
+    /* its uid's claim made durable before anything of the session runs
+     * (registry.h); rootless the uid is the caller's own: nothing to hand
+     * out twice */
+    const char *claim = json_string_value(json_object_get(o->state, "claim"));
+    int err = claim && !rootless() ? mxc_registry_sync(claim) : 0;
+    if (err < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.claim", -err, NULL, "cannot make the sandbox's uid claim durable");
     return 0;
 }
 

@@ -303,7 +303,7 @@ int mxc_state_write(const mxc_state *st, json_t *state, mxc_error *e)
      * only a host crash could tear it, and a host crash ends every holder
      * too — a torn or empty file is then damaged state, which stop and
      * deprovision tear down anyway.  What must outlive a reboot (the uid
-     * claims, beside the persistent workspaces) is synced in registry.c.
+     * claims, beside the persistent workspaces) is synced by registry.c.
      * On a disk-backed root each fsync cost 0.2-1 ms per phase here. */
     if (n != (ssize_t)len) {
         err = n < 0 ? err : ENOSPC;

@@ -7,8 +7,8 @@
  * renamed to a tombstone before anything is torn down (deprovision), so a
  * crash leaves either nothing or something the sweeper recognises; the
  * per-sandbox flock held for every phase (opening a sandbox never creates
- * its lock file); the JSON state file written atomically (temp + fsync +
- * rename); the holder record (pid and start time, kept apart from the state
+ * its lock file); the JSON state file written atomically (temp +
+ * rename: not synced, state.c); the holder record (pid and start time, kept apart from the state
  * file) and the holder's death as its monitor saw it; removal without
  * following symlinks. */
 #ifndef MXC_STATE_H
