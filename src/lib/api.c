@@ -432,6 +432,9 @@ static int run_on_terminal(mxc_request *r, unsigned flags, int in, int out, int 
     int rc;
     if (r->phase == MXC_PHASE_NONE) {
         rc = mxc_oneshot_start(r, true, rows, cols, &os, e);
+        /* a signal that ends us (att_fatal re-raises it) leaves no claim */
+        if (rc == 0)
+            mxc_oneshot_detach_cleanup(&os);
         proc = &os.proc;
     } else {
         r->pty_rows = rows, r->pty_cols = cols;

@@ -52,6 +52,14 @@ static int spawn_cleaner(pid_t pid1, const mxc_cgroup *cg, const char *claim, co
     return c > 0 ? 0 : -1;
 }
 
+int mxc_oneshot_detach_cleanup(mxc_oneshot *os)
+{
+    if (!os->direct || spawn_cleaner(os->pid1, &os->cg, os->claim, &os->plan->net) < 0)
+        return -1;
+    os->claim[0] = '\0'; /* the cleaner's now */
+    return 0;
+}
+
 /* The process backend: PID 1 forks the workload itself, so it is born in
  * every namespace and in the cgroup — no joiner, no setns, no migration.
  * caller_exits (the CLI): return on PID 1's status report and leave the

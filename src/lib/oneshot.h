@@ -52,6 +52,13 @@ typedef struct mxc_oneshot {
 int mxc_oneshot_start(const mxc_request *r, bool pty, unsigned short rows, unsigned short cols, mxc_oneshot *os,
                       mxc_error *e);
 void mxc_oneshot_finish(mxc_oneshot *os);
+/* For a single-threaded caller that may die by a signal while the workload
+ * runs (the CLI on a person's terminal, which restores the terminal and
+ * re-raises): a detached cleaner takes over what outlives PID 1 (the
+ * cgroup, credentials, the uid claim) and does it once PID 1 is gone,
+ * however the caller ends; mxc_oneshot_finish still does the rest.
+ * 0, or -1 (nothing handed over: finish does it all). */
+int mxc_oneshot_detach_cleanup(mxc_oneshot *os);
 
 /* For --dry-run: the plan as JSON. */
 json_t *mxc_plan_describe(const mxc_request *r, mxc_error *e);

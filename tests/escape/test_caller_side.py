@@ -11,11 +11,12 @@ import subprocess
 import sys
 import tempfile
 import termios
+import time
 
 import pytest
 
-from conftest import (DROP, MXC_EXEC, UID, PtyScreen, assert_ok_envelope, errno_of, h, oneshot_request,  # noqa: F401
-                      owned_tmpdir, rl, unique, verb_result, wait_until)
+from conftest import (DROP, MXC_EXEC, UID, PtyScreen, assert_ok_envelope, errno_of, h, leftover_claims,  # noqa: F401
+                      oneshot_request, owned_tmpdir, rl, unique, verb_result, wait_until)
 
 OSC52 = b"\x1b]52;c;cGF5bG9hZA==\x07"
 
@@ -373,6 +374,7 @@ def test_workload_without_a_terminal_has_no_controlling_tty(sandbox):
 
 def test_sigterm_of_an_attached_caller_restores_the_terminal(mxc, sandbox):
     sb = sandbox()
+    since = time.time()
     term = terminal_run(mxc, sb.request("echo started; sleep 60"))
     try:
         assert term.read_until(b"started"), term.screen
@@ -385,6 +387,8 @@ def test_sigterm_of_an_attached_caller_restores_the_terminal(mxc, sandbox):
         assert lflag & termios.ECHO and lflag & termios.ICANON, "the terminal was left raw"
     finally:
         term.close()
+    # the run's uid claim went with it (a cleaner releases it once PID 1 is gone)
+    assert wait_until(lambda: not leftover_claims(since), 10), leftover_claims(since)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGHUP])
@@ -406,6 +410,7 @@ def test_other_signals_of_an_attached_caller_restore_the_terminal(mxc, session, 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGHUP])
 def test_other_signals_of_an_attached_oneshot_caller_restore_the_terminal(mxc, sig):
+    since = time.time()
     term = terminal_run(mxc, oneshot_request("echo started; sleep 60"))
     try:
         assert term.read_until(b"started"), term.screen
@@ -417,6 +422,7 @@ def test_other_signals_of_an_attached_oneshot_caller_restore_the_terminal(mxc, s
         assert lflag & termios.ECHO and lflag & termios.ICANON, "the terminal was left raw"
     finally:
         term.close()
+    assert wait_until(lambda: not leftover_claims(since), 10), leftover_claims(since)
 
 
 # ------------------------------------------------------------------------------------------------
