@@ -535,8 +535,13 @@ def _holder_of(f, sid, md):
     return int(open(os.path.join(f.root, md["agentUserName"], "holder")).read().split()[0])
 
 
-def test_killed_holder_is_reported_and_cleaned_up(f):
-    sid, md = f.started()
+@pytest.mark.parametrize("monitor", ["shared", "forked"])
+def test_killed_holder_is_reported_and_cleaned_up(f, monitor):
+    """The monitor records how the holder died, whether it shares the starting CLI's memory (as it does
+    from the CLI) or is a copy of it (where that clone is refused, as under valgrind)."""
+    sid, md = f.provision()
+    rc, env, out, err = f.phase("start", sid, env={"MXC_FAULT_FORKED_MONITOR": "1"} if monitor == "forked" else None)
+    assert rc == 0, (out, err)
     os.kill(_holder_of(f, sid, md), signal.SIGKILL)
     assert wait_until(lambda: os.path.exists(os.path.join(f.root, md["agentUserName"], "holder.exit")), 10)
     rc, env, out, err = f.run({"phase": "exec", "sandboxId": sid, "process": {"commandLine": "true"}})
