@@ -565,8 +565,8 @@ static void record_death(int dirfd, const char *text)
  * the holder gone from /proc finds the record too, and one that finds it a
  * zombie waits for it (session.c).  It keeps nothing of the caller's but
  * the sandbox's directory. */
-static _Noreturn void monitor_main(const mxc_plan *p, mxc_fsview_sources *src, int ctl, int *join, size_t njoin,
-                                   int cgfd, const mxc_holder_session *session, int caller)
+static _Noreturn void monitor_main(const mxc_plan *p, mxc_fsview_sources *src, int ctl, int cgfd,
+                                   const mxc_holder_session *session, int caller)
 {
     setsid();
     prctl(PR_SET_NAME, "mxc-monitor");
@@ -580,7 +580,6 @@ static _Noreturn void monitor_main(const mxc_plan *p, mxc_fsview_sources *src, i
     unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
     if (!p->host_network)
         flags |= CLONE_NEWNET;
-    (void)join, (void)njoin; /* the caller sends them once we are mapped */
     int dirfd = session->dirfd; /* read before the caller goes on */
     pid_t c1 = clone_as(p, flags, cgfd);
     if (c1 < 0)
@@ -667,8 +666,6 @@ typedef struct {
     const mxc_plan *p;
     mxc_fsview_sources *src;
     int ctl, other, caller, cgfd;
-    int *join;
-    size_t njoin;
     const mxc_holder_session *session;
 } monitor_args;
 
@@ -676,13 +673,13 @@ static int monitor_entry(void *arg)
 {
     const monitor_args *a = arg;
     close(a->other);
-    monitor_main(a->p, a->src, a->ctl, a->join, a->njoin, a->cgfd, a->session, a->caller);
+    monitor_main(a->p, a->src, a->ctl, a->cgfd, a->session, a->caller);
 }
 
 #define MONITOR_STACK (8u << 20) /* reserved, not committed: what is touched */
 
-static pid_t monitor_clone(const mxc_plan *p, mxc_fsview_sources *src, const int sv[2], int *join, size_t njoin,
-                           int cgfd, const mxc_holder_session *session)
+static pid_t monitor_clone(const mxc_plan *p, mxc_fsview_sources *src, const int sv[2], int cgfd,
+                           const mxc_holder_session *session)
 {
     char *stack = mmap(NULL, MONITOR_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
                        -1, 0);
@@ -699,7 +696,7 @@ static pid_t monitor_clone(const mxc_plan *p, mxc_fsview_sources *src, const int
     }
     monitor_args *a = (monitor_args *)(stack + MONITOR_STACK - 256);
     *a = (monitor_args){.p = p, .src = src, .ctl = sv[1], .other = sv[0], .caller = caller, .cgfd = cgfd,
-                        .join = join, .njoin = njoin, .session = session};
+                        .session = session};
     pid_t pid = clone(monitor_entry, (char *)a - 64, CLONE_VM | SIGCHLD, a);
     int err = errno;
     close(caller); /* the monitor's own copy stays open */
@@ -790,13 +787,13 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
     bool shared = false; /* the monitor shares our memory (monitor_clone) */
     if (monitor_first) {
         /* tests/faults: the forked monitor, as valgrind gets it */
-        c1 = getenv("MXC_FAULT_FORKED_MONITOR") ? -1 : monitor_clone(p, src, sv, join, (size_t)njoin, cgfd, session);
+        c1 = getenv("MXC_FAULT_FORKED_MONITOR") ? -1 : monitor_clone(p, src, sv, cgfd, session);
         shared = c1 > 0;
         if (c1 < 0)
             c1 = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0);
         if (c1 == 0) {
             close(sv[0]);
-            monitor_main(p, src, sv[1], join, (size_t)njoin, cgfd, session, -1);
+            monitor_main(p, src, sv[1], cgfd, session, -1);
         }
     } else if (direct) {
         unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
@@ -827,7 +824,7 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
             direct_child(p, src, sv[1], false, fx, -1);
         if (detached) { /* the monitor, orphaned at once: nobody's zombie when it is done */
             if ((pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0) == 0)
-                monitor_main(p, src, sv[1], join, (size_t)njoin, cgfd, session, -1);
+                monitor_main(p, src, sv[1], cgfd, session, -1);
             _exit(0);
         }
         first_child(p, src, sv[1], false, fx, join, (size_t)njoin, listen_fd);
@@ -852,8 +849,6 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
             close(join[i]);
     if (cgfd >= 0)
         close(cgfd);
-    if (rc == 0 && m.kind == MSG_FAIL)
-        rc = fail_from(&m, e);
     /* made late: a failure here closes ctl below, and the holder, waiting
      * for its maps, exits; a shared monitor's holder exists already, so
      * its maps go first and the cgroup is made while it builds its view */
