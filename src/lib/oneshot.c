@@ -70,9 +70,8 @@ static int oneshot_process(const mxc_request *r, bool caller_exits, int in, int 
     mxc_oneshot os;
     if (mxc_oneshot_start(r, false, 0, 0, &os, e) < 0)
         return -1;
-    bool early = caller_exits && os.direct && spawn_cleaner(os.pid1, &os.cg, os.claim, &os.plan->net) == 0;
-    if (early)
-        os.claim[0] = '\0'; /* the cleaner releases it once PID 1 is gone, whatever happens here */
+    /* the cleaner releases the claim once PID 1 is gone, whatever happens here */
+    bool early = caller_exits && mxc_oneshot_detach_cleanup(&os) == 0;
     os.proc.oneshot.detach = early;
     mxc_exec_run(&os.proc, in, out, err, e);
     *code = os.proc.exit_code;
