@@ -197,6 +197,38 @@ static const struct option LONGOPTS[] = {
     {"json", no_argument, 0, 'j'},             {"print-request", no_argument, 0, 'R'},
     {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
 
+/* The flag as the user typed it, from the argv element it began in (el):
+ * a long one by its name (without =VALUE), a short one as -C (ch: the
+ * option character, or getopt's optopt after an error). */
+static const char *flag_typed(const char *el, int ch, char *out, size_t outsz)
+{
+    if (el && strncmp(el, "--", 2) == 0)
+        snprintf(out, outsz, "%.*s", (int)strcspn(el, "="), el);
+    else if (ch > 32 && ch < 127)
+        snprintf(out, outsz, "-%c", ch);
+    else
+        snprintf(out, outsz, "%s", el ? el : "?");
+    return out;
+}
+
+/* The long option a typed --NAME stands for (exact, or the one option it
+ * abbreviates), or NULL. */
+static const struct option *long_named(const char *typed)
+{
+    const struct option *hit = NULL;
+    size_t n = strlen(typed + 2);
+    for (const struct option *o = LONGOPTS; o->name; o++) {
+        if (strncmp(o->name, typed + 2, n) != 0)
+            continue;
+        if (strlen(o->name) == n)
+            return o;
+        if (hit)
+            return NULL; /* ambiguous */
+        hit = o;
+    }
+    return hit;
+}
+
 /* Parses argv[1..] (argv[0] is the subcommand); returns optind, or -2
  * (usage, said), -3 (--help). */
 static int parse(int argc, char **argv, build *b)
@@ -204,13 +236,35 @@ static int parse(int argc, char **argv, build *b)
     optind = 0; /* glibc: a full restart (parse runs twice for exec: before and after the address) */
     opterr = 0;
     int c;
-    /* '+': stop at the first operand (the address, or the command after --) */
-    while ((c = getopt_long(argc, argv, "+c:h", LONGOPTS, NULL)) != -1) {
+    char typed[64];
+    /* '+': stop at the first operand (the address, or the command after --);
+     * ':' a missing value is told apart from an unknown flag */
+    for (;;) {
+        int at = optind ? optind : 1; /* the element the next flag begins in */
+        optopt = 0;
+        if ((c = getopt_long(argc, argv, "+:c:h", LONGOPTS, NULL)) == -1)
+            break;
+        const char *el = at < argc ? argv[at] : NULL;
+        if (c == ':') {
+            usage("%s needs a value", flag_typed(el, optopt, typed, sizeof typed));
+            return -2;
+        }
+        if (c == '?') {
+            flag_typed(el, optopt, typed, sizeof typed);
+            const struct option *o = typed[1] == '-' ? long_named(typed) : NULL;
+            if (o && o->has_arg == no_argument && strchr(el, '='))
+                usage("%s takes no value", typed);
+            else if (typed[1] == '-' && !o && strlen(typed) > 2)
+                usage("unknown (or ambiguous) flag %s", typed);
+            else
+                usage("unknown flag %s", typed);
+            return -2;
+        }
         const char *a = optarg;
         bool pol = strchr("wrdnABPp", c) != NULL, proc = strchr("eCt", c) != NULL;
         if ((pol && !b->policy_ok) || (proc && !b->process_ok) || (c == 'N' && !b->name_ok) ||
             (c == 'c' && !b->process_ok)) {
-            usage("%s takes no such flag here", argv[optind - 1]);
+            usage("%s is not a flag of this subcommand", flag_typed(el, c, typed, sizeof typed));
             return -2;
         }
         switch (c) {
@@ -260,8 +314,7 @@ static int parse(int argc, char **argv, build *b)
         case 'R': opt_print = true; break;
         case 'h': return -3;
         default:
-            usage(optopt ? "unknown or incomplete flag -%c" : "unknown or incomplete flag %s",
-                  optopt ? (char[]){(char)optopt, 0} : argv[optind - 1]);
+            usage("unknown flag %s", flag_typed(el, c, typed, sizeof typed));
             return -2;
         }
     }

@@ -131,6 +131,47 @@ def test_bad_flags_get_a_usage_line_and_exit_2(cli, args):
     assert "usage: mxc" in r.stderr, r.stderr
 
 
+SUBCOMMANDS = ["run", "create", "start", "stop", "rm", "exec", "shell", "ls", "inspect", "gc"]
+# every long flag mxc knows, and whether it takes a value
+LONG_FLAGS = {"rw": 1, "ro": 1, "deny": 1, "net": 1, "allow-host": 1, "block-host": 1, "proxy": 1, "policy": 1,
+              "env": 1, "cwd": 1, "timeout": 1, "name": 1, "json": 0, "print-request": 0, "help": 0}
+
+
+@pytest.mark.parametrize("sub", SUBCOMMANDS)
+def test_usage_errors_name_the_flag_as_typed(cli, sub):
+    """Issue 28: `mxc run --net` said "-8" and `mxc ls -a` said "-h" (getopt's optopt holds a long option's
+    value, and outlived an earlier parse).  Every subcommand, every way a new user gets a flag wrong: the
+    first line names exactly what was typed."""
+    operand = [] if sub in ("run", "create", "ls", "gc") else ["x"]
+    cases = [(["-a"], "unknown flag -a"), (["-z"], "unknown flag -z"), (["-qa"], "unknown flag -q"),
+             (["--bogus"], "unknown (or ambiguous) flag --bogus"),
+             (["--bogus=3"], "unknown (or ambiguous) flag --bogus"),
+             (["--print-request=2"], "--print-request takes no value"), (["--json=yes"], "--json takes no value")]
+    for flag, takes in LONG_FLAGS.items():
+        if takes:  # at the end of the line: its value is missing
+            cases.append((["--" + flag], "--%s needs a value" % flag))
+    for args, said in cases:
+        argv = [sub] + args if takes_missing(args) else [sub] + args + operand
+        r = cli(*argv)
+        first = r.stderr.splitlines()[0] if r.stderr else ""
+        assert r.returncode == 2, (argv, r.returncode, r.stderr)
+        assert first == "mxc %s: %s" % (sub, said), (argv, first)
+    # a flag the subcommand does not take is named as typed, not by its value
+    if sub in ("start", "stop", "rm", "ls", "inspect", "gc"):
+        for flag in ("--rw", "--net", "--cwd", "--env"):
+            r = cli(sub, flag, "v", *operand)
+            first = r.stderr.splitlines()[0]
+            assert r.returncode == 2 and first == "mxc %s: %s is not a flag of this subcommand" % (sub, flag), first
+    r = cli(sub, "-c")
+    assert r.returncode == 2 and r.stderr.splitlines()[0] == "mxc %s: -c needs a value" % sub, r.stderr
+
+
+def takes_missing(args):
+    """A value-taking long flag last on the line (its value missing)."""
+    a = args[-1]
+    return a.startswith("--") and "=" not in a and LONG_FLAGS.get(a[2:], 0) == 1
+
+
 def test_errors_are_one_readable_line_and_json_on_request(cli):
     r = cli("run", "--net", "allow", "--allow-host", "example.com", "--", "true")
     assert r.returncode == 1
