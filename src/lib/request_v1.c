@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "request.h"
 
@@ -457,6 +458,9 @@ static const char *action_at(json_t *o, const char *key)
 static mxc_net_v1 posture(json_t *net, const char **what)
 {
     json_t *eg = json_object_get(net, "egress"), *in = json_object_get(net, "ingress");
+    /* a rules list given at all asks for rules (upstream: "without rules" refuses `allow: []` too);
+     * empty, it leaves nothing to lower: the posture is then judged by the defaults alone */
+    bool listed = json_object_get(eg, "allow") || json_object_get(eg, "deny");
     bool rules = json_array_size(json_object_get(eg, "allow")) || json_array_size(json_object_get(eg, "deny"));
     const char *ed = action_at(eg, "default"), *id = action_at(in, "default"), *hl = action_at(in, "hostLoopback");
     bool e_allow = ed && strcmp(ed, "allow") == 0, i_allow = id && strcmp(id, "allow") == 0,
@@ -465,8 +469,12 @@ static mxc_net_v1 posture(json_t *net, const char **what)
         *what = "network.egress allow/deny rules";
         return MXC_NET_V1_RULES;
     }
-    if (e_allow && i_allow && h_allow)
+    if (e_allow && i_allow && h_allow && !listed)
         return MXC_NET_V1_ALLOW_ALL;
+    if (e_allow && i_allow && h_allow) {
+        *what = "network.egress allow/deny rules (an empty list) with the all-allow defaults";
+        return MXC_NET_V1_RULES;
+    }
     if (!e_allow && !i_allow && !h_allow)
         return MXC_NET_V1_BLOCK;
     *what = e_allow ? "network.egress.default allow without ingress and hostLoopback allow"
@@ -474,9 +482,9 @@ static mxc_net_v1 posture(json_t *net, const char **what)
     return MXC_NET_V1_RULES;
 }
 
-/* runtimeConfig.networkProxy: scheme://host[:port][/...], http or https,
- * and (our one-shot backend, like upstream's bubblewrap) a loopback host. */
-static int check_proxy(walk *w, const char *url, json_t *net)
+/* runtimeConfig.networkProxy on every host: scheme://host[:port][/...],
+ * http or https (a malformed URL is malformed whatever backend it names). */
+static int check_proxy_url(walk *w, const char *url)
 {
     const char *colon = strstr(url, "://");
     bool scheme_ok = colon && colon != url;
@@ -491,7 +499,16 @@ static int check_proxy(walk *w, const char *url, json_t *net)
         return mxc_err(w->e, MXC_E_MALFORMED_REQUEST,
                        "runtimeConfig.networkProxy must use the 'http' or 'https' scheme (got '%.*s'): %.200s",
                        (int)(slen > 20 ? 20 : slen), url, url);
-    const char *host = colon + 3, *at = strpbrk(host, "@/");
+    return 0;
+}
+
+/* What a backend that dials the proxy from the host's loopback (ours, like
+ * upstream's bubblewrap, processcontainer, seatbelt, lxc) asks of it: a
+ * loopback host and egress deny with no rules.  WSLc, a backend this host
+ * lacks, is routed (and refused as missing) before this would be judged. */
+static int check_proxy_loopback(walk *w, const char *url, json_t *net)
+{
+    const char *host = strstr(url, "://") + 3, *at = strpbrk(host, "@/");
     if (at && *at == '@')
         host = at + 1;
     size_t hlen = strcspn(host, host[0] == '[' ? "]" : ":/?#");
@@ -536,6 +553,45 @@ static int check_network(walk *w, json_t *net)
     return 0;
 }
 
+/* What upstream's parser judges inside a backend's section whatever the
+ * host (a malformed request is malformed everywhere): a ProcessContainer
+ * capability is one name (no comma: the wire's delimiter) and not one of
+ * the reserved learning-mode names; an allowedProxyPeer names something,
+ * and only beside a runtimeConfig.networkProxy. */
+static int check_section_values(walk *w, json_t *root)
+{
+    static const char *const KEYS[] = {"processContainer", "appContainer"};
+    for (size_t k = 0; k < sizeof KEYS / sizeof KEYS[0]; k++) {
+        json_t *pc = json_object_get(root, KEYS[k]);
+        json_t *caps = json_object_get(pc, "capabilities");
+        for (size_t i = 0; i < json_array_size(caps); i++) {
+            const char *cap = json_string_value(json_array_get(caps, i));
+            if (strchr(cap, ','))
+                return mxc_err(w->e, MXC_E_MALFORMED_REQUEST,
+                               "Invalid configuration at `%s.capabilities[%zu]`: capability must not contain a comma; "
+                               "provide multiple capabilities as separate array entries, for example "
+                               "[\"internetClient\", \"privateNetworkClientServer\"]", KEYS[k], i);
+            if (strcasecmp(cap, "learningModeLogging") == 0 || strcasecmp(cap, "permissiveLearningMode") == 0)
+                return mxc_err(w->e, MXC_E_MALFORMED_REQUEST,
+                               "Invalid configuration at `%s.capabilities[%zu]`: learningModeLogging and "
+                               "permissiveLearningMode are reserved; use learningMode, --audit, or captureDenials "
+                               "instead", KEYS[k], i);
+        }
+        const char *peer = json_string_value(json_object_get(json_object_get(pc, "network"), "allowedProxyPeer"));
+        if (peer) {
+            const char *c = peer;
+            while (*c && strchr(" \t\n\r\v\f", *c))
+                c++;
+            if (!*c)
+                return mxc_err(w->e, MXC_E_MALFORMED_REQUEST, "%s.network.allowedProxyPeer must not be blank", KEYS[k]);
+            if (!json_object_get(json_object_get(root, "runtimeConfig"), "networkProxy"))
+                return mxc_err(w->e, MXC_E_MALFORMED_REQUEST,
+                               "%s.network.allowedProxyPeer requires runtimeConfig.networkProxy", KEYS[k]);
+        }
+    }
+    return 0;
+}
+
 /* containment -> its own section (NULL: it has none). */
 static const char *section_of(const char *c)
 {
@@ -561,7 +617,9 @@ static int check_sections(walk *w, json_t *root, const char *containment)
     if (json_object_get(root, "seatbelt") && json_object_get(root, "macos_sandbox"))
         return mxc_err(w->e, MXC_E_MALFORMED_REQUEST,
                        "Invalid configuration: seatbelt and its alias macos_sandbox are both given; use one");
-    const char *own = section_of(containment);
+    const char *own = section_of(containment), *allows = own;
+    if (strcmp(containment, "isolation_session") == 0)
+        allows = "isolationSession"; /* a provision's; a one-shot's schema has none */
     char extra[200] = "";
     size_t n = 0;
     for (size_t i = 0; i < sizeof SECTIONS / sizeof SECTIONS[0]; i++)
@@ -569,10 +627,15 @@ static int check_sections(walk *w, json_t *root, const char *containment)
             n += (size_t)snprintf(extra + n, sizeof extra - n, "%s%s", n ? ", " : "", SECTIONS[i].key);
     if (!n)
         return 0;
+    if (allows)
+        return mxc_err(w->e, MXC_E_MALFORMED_REQUEST,
+                       "Multiple containment backends configured: 'containment' is '%s' (allows the '%s' section), but "
+                       "the config also includes unrelated backend section(s): %s. Only one backend section is "
+                       "allowed; remove the unused section(s).", containment, allows, extra);
     return mxc_err(w->e, MXC_E_MALFORMED_REQUEST,
-                   "Multiple containment backends configured: 'containment' is '%s'%s, but the config includes backend "
-                   "section(s): %s. Only one backend section is allowed; remove the unused section(s).",
-                   containment, own ? "" : " (no per-backend section is defined for this backend)", extra);
+                   "Multiple containment backends configured: 'containment' is '%s' (no per-backend section is defined "
+                   "for this backend), but the config includes backend section(s): %s. Only one backend section is "
+                   "allowed; remove the unused section(s).", containment, extra);
 }
 
 static const char ISO_RULE_ONESHOT[] =
@@ -664,7 +727,8 @@ static int refuse_backend(const char *c, unsigned opts, bool experimental_backen
 static int parse_oneshot(walk *w, mxc_request *r, unsigned opts)
 {
     json_t *root = r->root;
-    if (check_obj(w, root, ONESHOT, "") < 0 || check_filesystem(w, json_object_get(root, "filesystem")) < 0)
+    if (check_obj(w, root, ONESHOT, "") < 0 || check_filesystem(w, json_object_get(root, "filesystem")) < 0 ||
+        check_section_values(w, root) < 0)
         return -1;
     const char *c = json_string_value(json_object_get(root, "containment"));
     r->has_containment = c != NULL;
@@ -677,9 +741,14 @@ static int parse_oneshot(walk *w, mxc_request *r, unsigned opts)
     if (net && check_network(w, net) < 0)
         return -1;
     map_common(r);
+    if (r->network_proxy && check_proxy_url(w, r->network_proxy) < 0)
+        return -1;
+    /* route first: a backend this host lacks is said before its options are judged */
+    if (strcmp(c, "wslc") == 0)
+        return refuse_backend(c, opts, false, w->e);
     if (strcmp(c, "isolation_session") == 0 && (r->net_v1 != MXC_NET_V1_ALLOW_ALL || !net || r->network_proxy))
         return mxc_err(w->e, MXC_E_MALFORMED_REQUEST, "%s", ISO_RULE_ONESHOT);
-    if (r->network_proxy && check_proxy(w, r->network_proxy, net) < 0)
+    if (r->network_proxy && check_proxy_loopback(w, r->network_proxy, net) < 0)
         return -1;
     if (strcmp(c, "process") == 0 || strcmp(c, "bubblewrap") == 0) {
         r->containment = MXC_CONT_PROCESS;
@@ -727,7 +796,8 @@ static int parse_provision(walk *w, mxc_request *r, unsigned opts)
             !strcmp(action_at(json_object_get(net, "ingress"), "default"), "allow"))
             return mxc_err(w->e, MXC_E_MALFORMED_REQUEST, "%s", ISO_RULE_PROVISION);
         /* mxc's own: a session's model 2, the same rules as a one-shot's */
-        if (r->network_proxy && check_proxy(w, r->network_proxy, net) < 0)
+        if (r->network_proxy &&
+            (check_proxy_url(w, r->network_proxy) < 0 || check_proxy_loopback(w, r->network_proxy, net) < 0))
             return -1;
         r->containment = MXC_CONT_ISOLATION_SESSION;
         json_t *app = json_object_get(json_object_get(json_object_get(root, "isolationSession"), "provision"), "appId");
@@ -791,11 +861,15 @@ static int parse_state_aware(walk *w, mxc_request *r, json_t *phase, unsigned op
     if (net && check_network(w, net) < 0)
         return -1;
     map_common(r);
-    if (r->network_proxy && check_proxy(w, r->network_proxy, net) < 0)
+    if (r->network_proxy && check_proxy_url(w, r->network_proxy) < 0)
         return -1;
     r->sandbox_id = json_string_value(json_object_get(r->root, "sandboxId"));
     r->containment = MXC_CONT_ISOLATION_SESSION;
-    return route_id(w, r->sandbox_id, opts);
+    /* route first: an id of a backend this host lacks is answered as such before that backend's options are
+     * judged (upstream: backend_unavailable for a wslc: exec whatever its networkProxy names) */
+    if (route_id(w, r->sandbox_id, opts) < 0)
+        return -1;
+    return r->network_proxy ? check_proxy_loopback(w, r->network_proxy, net) : 0;
 }
 
 int mxc_request_parse_v1(mxc_request *r, unsigned opts, mxc_error *e)
