@@ -2,6 +2,7 @@
 #include "validate.h"
 
 #include "policy.h"
+#include "relpath.h"
 #include "sandbox_id.h"
 
 int mxc_validate(const char *buf, size_t len, unsigned flags, mxc_request *r, mxc_error *e)
@@ -21,6 +22,12 @@ int mxc_validate(const char *buf, size_t len, unsigned flags, mxc_request *r, mx
         if (mxc_sandbox_id_decode(r->sandbox_id, &id, e) < 0 && e->code != MXC_E_STALE_ID)
             return -1;
         mxc_error_clear(e); /* a stale id is the state layer's answer, after policy */
+    }
+    /* the caller's working directory gives a relative path its meaning, before any path rule judges it */
+    if (mxc_relpath_absolutize(r, e) < 0) {
+        if (r->phase == MXC_PHASE_NONE) /* one-shot has no typed policy code (policy.c) */
+            e->code = MXC_E_BACKEND_ERROR;
+        return -1;
     }
     return mxc_policy_validate(r, e);
 }

@@ -1,8 +1,9 @@
 /* validate.h — the validation layers a request passes before anything runs.
  * Owns: their order (bytes/JSON and structure -> containment -> the
- * --experimental gate of the legacy dialect -> sandboxId -> honor matrix;
- * the first failure wins) for every entry point, the CLI's and the FFI's
- * alike.  Pure: no syscalls. */
+ * --experimental gate of the legacy dialect -> sandboxId -> relative paths
+ * made absolute from the caller's working directory (relpath.h) -> honor
+ * matrix; the first failure wins) for every entry point, the CLI's and the
+ * FFI's alike.  No syscalls but getcwd(3). */
 #ifndef MXC_VALIDATE_H
 #define MXC_VALIDATE_H
 

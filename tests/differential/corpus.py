@@ -90,6 +90,10 @@ def cases():
     add("containment isolation_session without network", with_("containment", "isolation_session"))
     add("containment isolation_session, network all-allow",
         with_("network", ALL_ALLOW, with_("containment", "isolation_session")), differs="D2")
+    for lst in ("allow", "deny"):  # an empty rules list is rules: "without rules" (issue 28)
+        add("containment isolation_session, all-allow with egress.%s []" % lst,
+            with_("network", {"egress": {"default": "allow", lst: []}, "ingress": ALL_ALLOW["ingress"]},
+                  with_("containment", "isolation_session")))
     add("containment isolation_session, network egress deny",
         with_("network", {"egress": {"default": "deny"}}, with_("containment", "isolation_session")))
     for v in ("vm", "microvm", "hyperlight", "windows_sandbox", "appcontainer", "macos_sandbox", "BUBBLEWRAP", "docker"):
@@ -104,6 +108,15 @@ def cases():
     add("appContainer section (1.0)", with_("appContainer", {}))
     add("processContainer with processcontainer",
         with_("processContainer", {"leastPrivilege": True}, with_("containment", "processcontainer")))
+    # a section's values are judged on every host, before the backend is (issue 28)
+    add("processContainer capability with a comma",
+        with_("processContainer", {"capabilities": ["a,b"]}, with_("containment", "processcontainer")))
+    add("processContainer reserved capability",
+        with_("processContainer", {"capabilities": ["permissiveLearningMode"]}, with_("containment", "processcontainer")))
+    add("processContainer blank allowedProxyPeer",
+        with_("processContainer", {"network": {"allowedProxyPeer": " "}}, with_("containment", "processcontainer")))
+    add("processContainer capability comma beside seatbelt",
+        with_("processContainer", {"capabilities": ["a,b"]}, with_("containment", "seatbelt")))
     add("processContainer unknown key",
         with_("processContainer", {"bogus": 1}, with_("containment", "processcontainer")))
     add("lxc section missing release", with_("lxc", {"distribution": "alpine"}, with_("containment", "lxc")))
@@ -141,7 +154,10 @@ def cases():
     add("workload sees sh", with_("process.commandLine", "test -n \"$0\" && echo ok"))
     add("cwd /tmp", with_("process.cwd", "/tmp"))
     add("cwd /", with_("process.cwd", "/"))
-    add("cwd relative", with_("process.cwd", "rel"), differs="D4")
+    # a relative path is the caller's working directory's (D4): "rel" is missing there, which is D11's refusal
+    add("cwd relative", with_("process.cwd", "rel"), differs="D11")
+    add("cwd relative, climbing", with_("process.cwd", "../rel"), differs="D4")
+    add("cwd relative, from home", with_("process.cwd", "~/rel"), differs="D4")
     add("cwd absolute, missing in the sandbox", with_("process.cwd", "/nonexistent/mxc-diff"), differs="D11")
     add("cwd integer", with_("process.cwd", 5))
     add("cwd null", with_("process.cwd", None))
@@ -180,8 +196,12 @@ def cases():
     add("readwritePaths /tmp", with_("filesystem", {"readwritePaths": ["/tmp"]}))
     add("deniedPaths /etc/hostname", with_("filesystem", {"deniedPaths": ["/etc/hostname"]},
                                            with_("process.commandLine", "cat /etc/hostname; true")))
-    add("readonlyPaths relative", with_("filesystem", {"readonlyPaths": ["relative/dir"]}), differs="D4")
-    add("deniedPaths relative", with_("filesystem", {"deniedPaths": ["rel"]}), differs="D4")
+    add("readonlyPaths relative", with_("filesystem", {"readonlyPaths": ["relative/dir"]}), differs="D6")
+    add("deniedPaths relative", with_("filesystem", {"deniedPaths": ["rel"]}))
+    add("readonlyPaths relative, climbing", with_("filesystem", {"readonlyPaths": ["../relative/dir"]}),
+        differs="D4")
+    add("readonlyPaths absolute, not normalised", with_("filesystem", {"readonlyPaths": ["/usr/./lib"]}),
+        differs="D4")
     add("readwritePaths missing path", with_("filesystem", {"readwritePaths": ["/nonexistent/mxc-diff"]}),
         differs="D6")
     add("readonlyPaths string", with_("filesystem", {"readonlyPaths": "/usr"}))
