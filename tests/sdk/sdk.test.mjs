@@ -146,6 +146,53 @@ test('run: environment, working directory', async () => {
   assert.equal(r.stdout, 'bar\n/tmp\n', r.stderr);
 });
 
+// Issue 28: SDK 1.0.1 sends workingDirectory and filesystem paths as given; a relative one means the
+// caller's working directory (src/lib/relpath.h), where upstream's bubblewrap took it from the root.
+test('run: a relative working directory and grants are the caller\'s own directory\'s', async () => {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(scratch, 'rel-')));
+  fs.mkdirSync(path.join(dir, 'work'));
+  fs.chmodSync(path.join(dir, 'work'), 0o777);
+  fs.writeFileSync(path.join(dir, 'work', 'f'), 'here\n');
+  const before = process.cwd();
+  process.chdir(dir);
+  try {
+    const r = await mxc.run({ command: 'pwd; cat f; echo made > g', workingDirectory: 'work',
+                              filesystem: { readwritePaths: ['work'] } });
+    assert.equal(r.stdout, `${dir}/work\nhere\n`, r.stderr);
+    assert.equal(r.exitCode, 0, r.stderr);
+    assert.equal(fs.readFileSync(path.join(dir, 'work', 'g'), 'utf8'), 'made\n');
+    const dot = await mxc.run({ command: 'pwd', workingDirectory: './work/', filesystem: { readonlyPaths: ['.'] } });
+    assert.equal(dot.stdout, `${dir}/work\n`, dot.stderr);
+    // what stays ambiguous is refused, never guessed
+    await rejectsWith(mxc.run({ command: 'pwd', workingDirectory: '../x' }), 'backend_error');
+    // a session: grants given relative at provision, an exec's relative working directory
+    const network = { egress: { default: 'allow' }, ingress: { default: 'allow', hostLoopback: 'allow' } };
+    const prov = await mxc.provisionContainer({ containment: 'isolation_session', network,
+                                                filesystem: { readonlyPaths: ['work'] } });
+    try {
+      await mxc.startContainer(prov.containerId);
+      const e = await mxc.runInContainer(prov.containerId, { command: 'pwd; cat f', workingDirectory: 'work' });
+      assert.equal(e.stdout, `${dir}/work\nhere\n`, e.stderr);
+    } finally {
+      await mxc.deprovisionContainer(prov.containerId);
+    }
+  } finally {
+    process.chdir(before);
+  }
+});
+
+// Issue 28: what the SDK's own builders produce for a backend this host lacks is judged as upstream's
+// parser judges it: a malformed section is malformed on every host, a good one is a missing backend.
+test('backend sections from the SDK\'s builders: malformed everywhere, or a backend this host lacks', async () => {
+  await rejectsWith(mxc.run({ command: 'true', containment: { type: 'processcontainer',
+                                                               config: { capabilities: ['a,b'] } } }),
+                    'malformed_request');
+  await rejectsWith(mxc.run({ command: 'true', containment: { type: 'processcontainer', config: {} } }),
+                    'unsupported_containment');
+  await rejectsWith(mxc.run({ command: 'true', containment: { type: 'seatbelt', config: {} } }),
+                    'unsupported_containment');
+});
+
 test('run: the timeout is enforced natively', async () => {
   const r = await mxc.run({ command: 'echo started; sleep 30', timeoutMs: 300 });
   assert.equal(r.timedOut, true);
@@ -245,8 +292,8 @@ test('typed errors: each refusal carries its wire code', async () => {
   // a backend this host lacks
   await rejectsWith(mxc.run({ command: 'true', containment: { type: 'processcontainer' } }), 'unsupported_containment');
   await rejectsWith(mxc.run({ command: 'true', containment: { type: 'lxc' } }), 'unsupported_containment');
-  // our own checks: a relative path, a ui grant
-  await rejectsWith(mxc.run({ command: 'true', filesystem: { readonlyPaths: ['relative/dir'] } }), 'backend_error');
+  // our own checks: a relative path that climbs (a relative one is the caller's directory's), a ui grant
+  await rejectsWith(mxc.run({ command: 'true', filesystem: { readonlyPaths: ['../relative/dir'] } }), 'backend_error');
   // the SDK's own validation
   await rejectsWith(mxc.run({ command: 'true', network: { allowOutbound: true } }), 'malformed_request');
   // a bad CIDR reaches the native parser: malformed_request
