@@ -97,8 +97,9 @@ static int try_claim(const mxc_claim *c, const char *dir, const char *name, unsi
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     int rc = fd < 0 ? -errno : 0;
     size_t len = strlen(text);
-    if (rc == 0 && write(fd, text, len) != (ssize_t)len)
-        rc = -EIO;
+    ssize_t n = rc == 0 ? write(fd, text, len) : 0;
+    if (rc == 0 && n != (ssize_t)len)
+        rc = n < 0 ? -errno : -ENOSPC; /* the real reason, as state.c keeps it */
     free(text);
     if (rc == 0 && c->kind == MXC_CLAIM_SESSION && getenv("MXC_FAULT_KILL_WRITING_CLAIM")) /* tests/faults */
         kill(getpid(), SIGKILL);

@@ -400,7 +400,10 @@ static int write_small(const char *dir, const char *file, const char *text)
     if (fd < 0)
         return -errno;
     size_t len = strlen(text);
-    int rc = write(fd, text, len) == (ssize_t)len ? 0 : -EIO;
+    /* the real reason (ENOSPC on a full state root, EDQUOT, EIO): the caller's remediation depends on it;
+     * a short write without an error is the filesystem being full */
+    ssize_t n = write(fd, text, len);
+    int rc = n == (ssize_t)len ? 0 : n < 0 ? -errno : -ENOSPC;
     close(fd);
     if (rc == 0 && rename(tmp, path) < 0)
         rc = -errno;

@@ -722,6 +722,8 @@ def test_full_state_filesystem(f, small_root):
     subprocess.run(["dd", "if=/dev/zero", "of=%s/filler" % small_root, "bs=64k", "count=100"], capture_output=True)
     rc, env_, out, err = f.run({"containment": "isolation_session", "phase": "provision"}, env=env)
     assert rc != 0 and env_["error"]["code"] == "backend_error", out
+    # the real errno (issue 28: provision said EIO, 0x5, where start said ENOSPC, 0x1c)
+    assert env_["error"].get("nativeCode") == "0x1c" and "No space left" in env_["error"]["message"], out
     rc, env_, out, err = f.run({"phase": "stop", "sandboxId": sids[0]}, env=env)
     assert rc == 0, "stop failed on a full state root after killing the session: " + out
     rc, env_, out, err = f.run({"phase": "stop", "sandboxId": sids[0]}, env=env)
