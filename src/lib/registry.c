@@ -175,7 +175,9 @@ int mxc_registry_claim(const mxc_claim *c, unsigned *uid, char name[MXC_CLAIM_NA
     if (getrandom(&tag, sizeof tag, 0) != (ssize_t)sizeof tag)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "registry.getrandom", errno, NULL, "no randomness");
     char tmp[700];
-    snprintf(tmp, sizeof tmp, "%s/.new-%d-%08x", dir, (int)getpid(), tag);
+    /* the writer named for good, by pid and start time: a later phase's sweep tells a dead one (gone, or a
+     * zombie its killer has not reaped yet) from a live one by the same rule as every liveness (procs.h) */
+    snprintf(tmp, sizeof tmp, "%s/.new-%d-%llu-%08x", dir, (int)getpid(), mxc_proc_start_time(getpid()), tag);
     for (int attempt = 0; attempt < 256; attempt++) {
         unsigned r;
         name[0] = '\0';
@@ -242,8 +244,16 @@ void mxc_registry_release_owned(const char *name, const char *state_dir)
 
 bool mxc_registry_dead_writer(const char *entry)
 {
-    int writer;
-    return sscanf(entry, ".new-%d-", &writer) == 1 && writer > 0 && kill(writer, 0) < 0 && errno == ESRCH;
+    int writer = 0;
+    unsigned long long start = 0;
+    unsigned tag;
+    int got = sscanf(entry, ".new-%d-%llu-%x", &writer, &start, &tag);
+    if (got < 1 || writer <= 0)
+        return false;
+    /* an older build's .new-<pid>-<tag>: whatever now has that pid, if alive, may be its writer */
+    if (got < 3)
+        start = mxc_proc_start_time(writer);
+    return !mxc_pid_alive(writer, start);
 }
 
 void mxc_registry_drop_unlinked(const char *state_dir)
@@ -397,8 +407,11 @@ json_t *mxc_registry_oneshots(void)
         json_t *j = lstat(path, &st) == 0 && S_ISREG(st.st_mode) ? json_load_file(path, 0, NULL) : NULL;
         json_t *pid = json_object_get(j, "pid");
         const char *kind = json_string_value(json_object_get(j, "kind"));
-        if (kind && !strcmp(kind, "oneshot") && json_is_integer(pid) && json_integer_value(pid) > 0 &&
-            (kill((pid_t)json_integer_value(pid), 0) == 0 || errno == EPERM)) {
+        pid_t p = json_is_integer(pid) ? (pid_t)json_integer_value(pid) : 0;
+        json_t *sj = json_object_get(j, "start");
+        unsigned long long start = json_is_integer(sj) ? (unsigned long long)json_integer_value(sj)
+                                                       : mxc_proc_start_time(p);
+        if (kind && !strcmp(kind, "oneshot") && p > 0 && mxc_pid_alive(p, start)) { /* procs.h's one rule */
             json_t *o = json_pack("{s:s, s:O, s:I}", "claim", de->d_name, "pid", pid, "created", (json_int_t)st.st_mtime);
             json_t *uid = json_object_get(j, "uid");
             if (geteuid() == 0 && json_is_integer(uid)) /* rootless claims carry no uid of their own */

@@ -330,10 +330,22 @@ def test_id_lost_after_commit_is_reclaimed(f):
     f.assert_clean("killed between commit and answer x3")
 
 
-def test_provision_killed_writing_its_claim_leaves_nothing(f):
+def _stat_state(pid):
+    """The state letter of /proc/PID/stat ('Z' for a zombie), or None once reaped."""
+    try:
+        with open("/proc/%d/stat" % pid) as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+@pytest.mark.parametrize("reaped", [True, False], ids=["reaped", "unreaped"])
+def test_provision_killed_writing_its_claim_leaves_nothing(f, reaped):
     """A provision killed after writing its claim file and before linking it under the uid (CI, under
-    ASan: 1 in ~10 kills at 50 ms) left that file (.new-<pid>-<tag>) for --gc alone; the next phase's
-    cheap sweep, which finishes the half-made sandbox, now removes it too.
+    ASan: 1 in ~10 kills at 50 ms) left that file (.new-<pid>-<start>-<tag>) for --gc alone; the next
+    phase's cheap sweep, which finishes the half-made sandbox, now removes it too — also while the
+    killed CLI is a zombie its caller has not reaped (issue 28: `kill(pid, 0)` counted the zombie as a
+    live writer, 5 of 5; now the one liveness rule of procs.h).
     MXC_FAULT_KILL_WRITING_CLAIM kills the CLI exactly there."""
     claims = "/var/lib/mxc/claims"
 
@@ -348,12 +360,21 @@ def test_provision_killed_writing_its_claim_leaves_nothing(f):
                 except (OSError, ValueError):
                     pass
         return out
-    rc, env, out, err = f.run({"containment": "isolation_session", "phase": "provision"},
-                              env={"MXC_FAULT_KILL_WRITING_CLAIM": "1"})
-    assert rc == -signal.SIGKILL and not out.strip(), (rc, out, err)
+    p = f.popen({"containment": "isolation_session", "phase": "provision"},
+                env={"MXC_FAULT_KILL_WRITING_CLAIM": "1"})
+    if reaped:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == -signal.SIGKILL and not out.strip(), (p.returncode, out, err)
+    else:  # dead, not waited for: a zombie while the next phase runs
+        assert wait_until(lambda: _stat_state(p.pid) == "Z", timeout=120), _stat_state(p.pid)
     assert partial() and [d for d in os.listdir(f.root) if d.startswith(".new.")], os.listdir(f.root)
     sid, _ = f.provision()  # its sweep finishes what the killed one left
-    assert partial() == [] and not [d for d in os.listdir(f.root) if d.startswith(".new.")], os.listdir(f.root)
+    leftover = partial()
+    if not reaped:
+        assert _stat_state(p.pid) == "Z"  # still unreaped while that sweep ran
+        p.communicate(timeout=60)
+        assert p.returncode == -signal.SIGKILL
+    assert leftover == [] and not [d for d in os.listdir(f.root) if d.startswith(".new.")], os.listdir(f.root)
     assert f.phase("deprovision", sid)[0] == 0
     f.assert_clean("killed while writing its claim")
 
