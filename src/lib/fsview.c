@@ -279,14 +279,20 @@ static int resolve_entry(const mxc_plan *p, resolver *rv, idmap_cache *cache, co
         char target_path[4200];
         snprintf(target_path, sizeof target_path, "%s", out);
         int tfd, tdir;
-        rc = resolve(rv, target_path, true, false, out, sizeof out, &tfd, &tdir, why, sizeof why);
+        /* the target as the caller sees it, through every link on the way — also one in this sandbox's own
+         * writable grant (issue 27, finding 10: a link there was not followed, and its target stayed
+         * readable).  Following a link a sandbox may have planted is safe here, unlike for a grant: it can
+         * only add a mask to the sandbox's own view (the link's mask stands whatever the target is), and the
+         * holder re-resolves the canonical path beneath the new root with no symlinks */
+        mxc_hostpath_rules any = {0};
+        rc = mxc_hostpath_resolve(&any, target_path, true, out, sizeof out, &tfd, &tdir, why, sizeof why);
         if (rc == -ENOENT) {
             bool creatable = mxc_registry_inside_writable(tdir, rv->own, rv->nown, false);
             close(tdir);
             return creatable ? fail_closed(out, MXC_GRANT_DENIED, e) : 0;
         }
         if (rc < 0)
-            return 0; /* the target is reached only through a link a sandbox can write: the link's mask stands */
+            return 0; /* unreachable (a loop, /proc): nothing there to read; the link's mask stands */
         close(tdir);
         if (fstat(tfd, &st) < 0) {
             close(tfd);

@@ -96,6 +96,29 @@ def test_rlimit_fallback_bounds_processes(rl):
     assert 100 < int(lines[-1]) <= 515, bomb.stdout
 
 
+def test_rootless_denied_symlink_in_a_read_write_grant_masks_its_target(rl):
+    """Issue 27, finding 10, rootless: the target of a denied link inside a read-write grant is masked
+    too (one-shot and session exec)."""
+    d = _grant_dir(rl, "rwlinks")
+    with open(os.path.join(d, "secret"), "w") as f:
+        f.write("RL-TARGET-SECRET\n")
+    os.chown(os.path.join(d, "secret"), UID, UID)
+    os.symlink(os.path.join(d, "secret"), os.path.join(d, "link"))
+    os.lchown(os.path.join(d, "link"), UID, UID)
+    fs = {"readwritePaths": [d], "deniedPaths": [os.path.join(d, "link")]}
+    script = "cat %s/secret 2>&1; cat %s/link 2>&1; true" % (d, d)
+    r = rl.oneshot(script, filesystem=fs)
+    assert r.rc == 0 and "RL-TARGET-SECRET" not in r.stdout, r.describe()
+    sid = rl.provision(filesystem=fs)["sandboxId"]
+    try:
+        assert_ok_envelope(rl.phase("start", sid))
+        r = rl.exec(sid, script)
+        assert r.rc == 0 and "RL-TARGET-SECRET" not in r.stdout, r.describe()
+    finally:
+        rl.phase("stop", sid)
+        rl.phase("deprovision", sid)
+
+
 def test_session_lifecycle_rootless(rl):
     res = rl.provision()
     md = res["metadata"]
