@@ -479,6 +479,12 @@ static int open_sandbox(const mxc_request *r, opened *o, mxc_error *e)
     }
     mxc_error why = {0};
     if (mxc_state_read(&o->st, &o->state, &why) < 0) {
+        if (why.native == EPROTONOSUPPORT) { /* a newer mxc's sandbox: refused, never taken for damage */
+            mxc_error_clear(e);
+            *e = why;
+            mxc_state_unlock(&o->st);
+            return -1;
+        }
         snprintf(o->damage, sizeof o->damage, "%.299s", why.message);
         mxc_error_clear(&why);
     }

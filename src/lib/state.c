@@ -282,6 +282,22 @@ int mxc_state_read(const mxc_state *st, json_t **out, mxc_error *e)
         *out = NULL;
         return mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox state file is unreadable: %s", jerr.text);
     }
+    json_t *f = json_object_get(*out, "stateFormat");
+    if (f && (!json_is_integer(f) || json_integer_value(f) < 0)) {
+        json_decref(*out);
+        *out = NULL;
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox state file is unreadable: \"stateFormat\" is not a format");
+    }
+    if (f && json_integer_value(f) > MXC_STATE_FORMAT) {
+        long long v = (long long)json_integer_value(f);
+        json_decref(*out);
+        *out = NULL;
+        mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.read", EPROTONOSUPPORT,
+                   "use the mxc that made this sandbox (a newer one) for its phases, or install it again",
+                   "the sandbox state was written by a newer mxc (state format %lld; this mxc reads formats 0 to %d)",
+                   v, MXC_STATE_FORMAT);
+        return -1;
+    }
     return 0;
 }
 
@@ -293,6 +309,7 @@ int mxc_state_write(const mxc_state *st, json_t *state, mxc_error *e)
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.write", errno, NULL, "cannot write the sandbox state");
+    json_object_set_new(state, "stateFormat", json_integer(MXC_STATE_FORMAT));
     char *text = json_dumps(state, JSON_COMPACT | JSON_SORT_KEYS);
     size_t len = text ? strlen(text) : 0;
     ssize_t n = text ? write(fd, text, len) : -1;

@@ -14,6 +14,13 @@
 #ifndef MXC_STATE_H
 #define MXC_STATE_H
 
+/* The state file's format ("stateFormat"): raised when its meaning changes
+ * so that a build reading it could misread it.  A file without the field is
+ * format 0 (builds before it; the same fields as format 1).  A newer format
+ * is refused (EPROTONOSUPPORT, with a remediation), never read as damage
+ * and torn down: a package upgrade or downgrade keeps live sessions. */
+#define MXC_STATE_FORMAT 1
+
 #include <jansson.h>
 #include <stdbool.h>
 #include <sys/types.h>

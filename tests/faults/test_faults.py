@@ -625,6 +625,37 @@ def test_killed_holder_is_reported_and_cleaned_up(f, monitor):
     f.assert_clean("killed holder")
 
 
+def test_state_of_another_format(f):
+    """Issue 30: the state file is versioned ("stateFormat").  A file without the field (a build before it)
+    is read as it is; a newer format is refused with a clear error and a remediation — never taken for
+    damage and torn down — and the session keeps running for the mxc that made it."""
+    sid, md = f.started()
+    path = os.path.join(f.root, md["agentUserName"], "state.json")
+    with open(path) as fh:
+        state = json.load(fh)
+    assert state["stateFormat"] == 1
+    older = dict(state)
+    del older["stateFormat"]
+    with open(path, "w") as fh:
+        json.dump(older, fh)
+    rc, env, out, err = f.run({"phase": "exec", "sandboxId": sid, "process": {"commandLine": "echo read"}})
+    assert (rc, out) == (0, "read\n"), (out, err)
+    with open(path, "w") as fh:
+        json.dump(dict(state, stateFormat=99), fh)
+    holder = int(open(os.path.join(f.root, md["agentUserName"], "holder")).read().split()[0])
+    for req in ({"phase": "start"}, {"phase": "stop"}, {"phase": "deprovision"},
+                {"phase": "exec", "process": {"commandLine": "echo MUST-NOT-RUN"}}):
+        rc, env, out, err = f.run(dict(req, sandboxId=sid))
+        assert rc != 0 and env["error"]["code"] == "backend_error" and "MUST-NOT-RUN" not in out, (req, out)
+        assert "newer mxc (state format 99" in env["error"]["message"] and env["error"].get("remediation"), out
+        assert os.path.exists(path), "a newer format was torn down by %s" % req
+    assert _alive(holder)  # the session runs on, for the mxc that made it
+    with open(path, "w") as fh:
+        json.dump(state, fh)
+    assert f.phase("stop", sid)[0] == 0 and f.phase("deprovision", sid)[0] == 0
+    f.assert_clean("a state of another format")
+
+
 # fields checked against their owners (D4): with the sandbox stopped, start must refuse each
 FIELD_DAMAGE = ["workspace-decoy", "uid-1", "uid-other-sandbox", "claim-other-sandbox", "uid-out-of-range",
                 "name-mismatch"]
