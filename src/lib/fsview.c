@@ -1133,8 +1133,13 @@ static void recreate_links(view *v, const mxc_fsview_sources *s)
         int d = walk(v, parent[0] ? parent : "/", MAKE_DIR, false);
         if (d < 0)
             continue;
-        if (in_set(v->ours, v->nours, mnt_id(d)))
-            (void)symlinkat(s->links[i].target, d, slash + 1);
+        /* best effort: an entry already there (EEXIST: another path went through the same link) is the
+         * same link, and a grant reached through a link that could not be made is still reachable by its
+         * canonical path */
+        if (in_set(v->ours, v->nours, mnt_id(d))) {
+            int made = symlinkat(s->links[i].target, d, slash + 1);
+            (void)made;
+        }
         close(d);
     }
 }
