@@ -38,7 +38,8 @@ lint=$(lintian --tag-display-limit 0 "$work"/mxc_*.deb "$work"/libmxc0_*.deb "$w
        "$work"/libmxc-dev_*.deb 2>&1 | grep -v "running with root privileges")
 echo "$lint" | sed 's/^/  lintian: /'
 check "lintian reports no error" bash -c '! grep -q "^E:" <<<"$1"' _ "$lint"
-check "apt-get install ./*.deb" apt-get install -y -qq "$work"/mxc_*.deb "$work"/libmxc0_*.deb \
+quiet() { local log; log=$(mktemp); "$@" >"$log" 2>&1; local rc=$?; [ $rc -eq 0 ] || tail -n 30 "$log"; rm -f "$log"; return $rc; }
+check "apt-get install ./*.deb" quiet apt-get install -y -qq "$work"/mxc_*.deb "$work"/libmxc0_*.deb \
   "$work"/libmxc-ffi1_*.deb "$work"/libmxc-dev_*.deb
 units=(/lib/systemd/system/mxc-*)
 check "systemd-analyze verify ${units[*]##*/}" systemd-analyze verify "${units[@]}"
@@ -51,7 +52,7 @@ check "the installed files are the ones used (no build tree)" bash -c \
   '! ldd /usr/bin/mxc-exec | grep -q "/work\|build"'
 arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 sdk_log=$(mktemp)
-if bash "$repo/tests/sdk/run.sh" "/usr/lib/$arch/mxc-ffi" >"$sdk_log" 2>&1; then
+if MXC_EXEC_BIN=/usr/bin/mxc-exec bash "$repo/tests/sdk/run.sh" "/usr/lib/$arch/mxc-ffi" >"$sdk_log" 2>&1; then
   ok "the published SDK against the installed libmxc_ffi ($(grep -c '^✔' "$sdk_log") passed)"
 else
   tail -n 40 "$sdk_log"; bad "the published SDK against the installed libmxc_ffi"
@@ -63,7 +64,7 @@ sid=$(echo '{"version":"1.0.0","phase":"provision","containment":"isolation_sess
       /usr/bin/mxc-exec --config - | python3 -c 'import json,sys; print(json.load(sys.stdin)["result"]["sandboxId"])')
 echo "{\"phase\":\"start\",\"sandboxId\":\"$sid\"}" | /usr/bin/mxc-exec --experimental --config - >/dev/null
 check "a rebuilt newer version builds" build "$work/new" "0.1.0+upgrade1"
-check "apt-get install of the newer version (an upgrade)" apt-get install -y -qq "$work"/new/../mxc_0.1.0+upgrade1_*.deb \
+check "apt-get install of the newer version (an upgrade)" quiet apt-get install -y -qq "$work"/mxc_0.1.0+upgrade1_*.deb \
   "$work"/libmxc0_0.1.0+upgrade1_*.deb "$work"/libmxc-ffi1_0.1.0+upgrade1_*.deb "$work"/libmxc-dev_0.1.0+upgrade1_*.deb
 check "the newer version is the one installed" bash -c '[ "$(dpkg-query -W -f="\${Version}" mxc)" = 0.1.0+upgrade1 ]'
 out=$(echo "{\"phase\":\"exec\",\"sandboxId\":\"$sid\",\"process\":{\"commandLine\":\"echo survived\"}}" |
