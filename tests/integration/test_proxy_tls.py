@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from test_proxy import OTHER, TOKEN, USER, WEB, WEB2, Proxy, auth, world  # noqa: F401 (fixture)
+from test_proxy import OTHER, TOKEN, USER, WEB, WEB2, Proxy, auth, in_internet, world  # noqa: F401 (fixture)
 
 SECRET = "ghp_REAL-SECRET-0123456789"
 OTHER_SECRET = "OTHER-REAL-SECRET-abcdef"
@@ -112,7 +112,8 @@ def tls(world):  # noqa: F811
     good, evil = make_ca(str(tmp / "pki"), "mxc test CA"), make_ca(str(tmp / "evil"), "evil CA")
     with open(world["hosts"], "a") as f:
         f.write("%s untrusted.example.test\n" % WEB2)
-    origins = [Origin(WEB, 8443, good), Origin(OTHER, 8443, good), Origin(WEB2, 8443, evil)]
+    with in_internet(world):  # the origins' sockets and threads in the internet's namespace
+        origins = [Origin(WEB, 8443, good), Origin(OTHER, 8443, good), Origin(WEB2, 8443, evil)]
     made = []
 
     def make(creds, allowed=("api.example.test:8443", "other.test:8443", "untrusted.example.test:8443",
