@@ -111,7 +111,7 @@ def world(tmp_path):
                      "%s blocked.api.example.test\n%s fallback.example.test\n%s fallback.example.test\n"
                      "%s dead.example.test\n%s self.example.test\n" % (WEB, WEB2, OTHER, WEB2, WEB2, WEB, WEB2, HOST_ADDR))
     try:
-        yield {"inet": host, "far": far, "sbx": sbx, "hosts": str(hosts), "tmp": tmp_path, "host_hits": hits}
+        yield {"host": host, "far": far, "sbx": sbx, "hosts": str(hosts), "tmp": tmp_path, "host_hits": hits}
     finally:
         stop.set()
         for t in threads:
