@@ -848,9 +848,13 @@ static int fill_etc(int etc, const mxc_plan *p, etc_bind_fn bind, void *ctx)
         rc = write_at(etc, "hostname", hostname);
     /* model 1: the forwarder of the stack; whether a query gets out is the
      * rules' business like any other packet (egress.default allow, or an
-     * allow covering MXC_NET_DNS port 53) */
-    if (rc == 0 && p->net.model == MXC_NETM_DIRECT)
-        rc = write_at(etc, "resolv.conf", "nameserver " MXC_NET_DNS "\n");
+     * allow covering MXC_NET_DNS port 53).  Without one (the host's
+     * resolver is host loopback, src/net/resolver.h) the file says why */
+    if (rc == 0 && p->net.model == MXC_NETM_DIRECT) {
+        char why[sizeof p->net.dns_why + 16];
+        snprintf(why, sizeof why, "# mxc: %s\n", p->net.dns_why);
+        rc = write_at(etc, "resolv.conf", p->net.dns[0] ? "nameserver " MXC_NET_DNS "\n" : why);
+    }
     return rc;
 }
 

@@ -14,6 +14,7 @@
 #include "stack.h"
 #include "harden.h"
 #include "hostpath.h"
+#include "resolver.h"
 
 #define DEFAULT_PIDS_MAX 512
 #define DEFAULT_MEMORY_MAX (1024ull * 1024 * 1024)
@@ -202,6 +203,7 @@ int mxc_plan_from_request(const mxc_request *r, mxc_plan *p, mxc_error *e)
         return -1;
     }
     p->host_network = p->net.model == MXC_NETM_HOST;
+    mxc_resolver_plan(&p->net); /* model 1: the DNS forwarder's resolver, never host loopback */
     if (p->host_network && mxc_landlock_require_scope(e) < 0) {
         mxc_plan_free(p);
         return -1;

@@ -57,6 +57,9 @@ typedef struct {
                                  (.mxc-proxy/<sandbox>/), bound at the same path inside (workspace or grant) */
     char *workload_env;       /* governed with credentials: JSON array of "K=V" for every process of the
                                  sandbox (placeholders, CA variables); a session's exec restores it from state */
+    char dns[16];             /* model 1: the IPv4 resolver the stack's DNS forwarder relays to, never host
+                                 loopback (src/net/resolver.h); "": no forwarder, dns_why says why */
+    char dns_why[240];
 } mxc_net_policy;
 
 /* A proxy URL as a session's state may hold it (what start recorded):

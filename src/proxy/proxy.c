@@ -32,6 +32,7 @@
 
 #include "credbind.h"
 #include "httphead.h"
+#include "localroute.h"
 #include "reply.h"
 
 #define MAX_ADDRS 16
@@ -488,6 +489,15 @@ static void try_connect(conn *c)
         void *raw = a->ss_family == AF_INET ? (void *)&((struct sockaddr_in *)a)->sin_addr
                                             : (void *)&((struct sockaddr_in6 *)a)->sin6_addr;
         inet_ntop(a->ss_family, raw, c->ip, sizeof c->ip);
+        /* the last word, on the address itself: this host (its loopback, any
+         * of its own addresses) only where the policy names it (hostpolicy.h) */
+        const char *why = NULL;
+        int local = mxc_dest_is_local((struct sockaddr *)a);
+        if (local < 0 || !mxc_hostpolicy_check_dial(cfg->policy, (struct sockaddr *)a, local == 1, &why)) {
+            refuse(c, local < 0 ? 502 : 403, local < 0 ? "resources" : why ? why : "special-address",
+                   local < 0 ? "error" : "denied");
+            return;
+        }
         if (c->ufd >= 0) {
             watch(c, true, 0);
             close(c->ufd);

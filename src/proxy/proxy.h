@@ -5,8 +5,10 @@
  * while the upstream connections leave from the proxy's own (the host's)
  * namespace.  Per connection: read the head (httphead.h), authenticate
  * (407 before anything else: no policy, no lookup), decide by name
- * (hostpolicy.h), resolve, decide every address, connect to a checked
- * address only, then tunnel (CONNECT) or forward one absolute-form request
+ * (hostpolicy.h), resolve, decide every address, and just before each
+ * dial decide the address once more with the kernel's word on whether it
+ * is this host (localroute.h, hostpolicy.h's check_dial); connect to a
+ * checked address only, then tunnel (CONNECT) or forward one absolute-form request
  * (Connection: close).  A CONNECT to an endpoint a credential binds is
  * handed, once connected, to intercept.h on a thread of its own; a head
  * that carries a credential placeholder anywhere else is refused (403).  One audit record per decision (OCSF-shaped JSON

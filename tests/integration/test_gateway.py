@@ -341,7 +341,7 @@ def test_probe(gw):
 # providers: a static token substituted by the sandbox's own proxy, only at its endpoints
 # (the HTTPS origins of test_proxy_tls.py, inside a test-made network namespace)
 
-from test_proxy_tls import PROBE, SECRET, WORKLOAD, gtls, tls  # noqa: E402,F401 (fixtures)
+from test_proxy_tls import PROBE, SECRET, WORKLOAD, escapes_refused, gtls, tls  # noqa: E402,F401 (fixtures)
 from test_proxy import world  # noqa: E402,F401 (fixture)
 
 PROVIDER = ('[mxc.providers.github]\ntoken_env = "MXC_TEST_GH_SECRET"\nenv = "GITHUB_TOKEN"\nrevision = 3\n'
@@ -379,6 +379,7 @@ def test_a_provider_token_reaches_only_its_endpoint(gtls, gw, policy, host_dir):
     lines = out.splitlines()
     assert "PLACEHOLDER=mxc:cred:github:3" in lines, out  # the provider's key won over --env github_token
     assert "BOUND 200" in lines and "OUTSIDE 403" in lines and "PY 200" in lines, out
+    assert escapes_refused(lines, gtls["api"]), out  # issue 27 finding 7, on the gateway's sandboxes too
     # another allowed host works; the placeholder is refused there (plain HTTP: 403 with its reason) or,
     # inside a tunnel the proxy does not open, reaches it only as the placeholder; unlisted: 403
     assert "OTHER-ALLOWED 200" in lines and "OTHER-TLS-PLACEHOLDER 200" in lines, out
