@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from conftest import DROP, MXC_EXEC, UID, owned_tmpdir, wait_until
+from conftest import DROP, MXC_EXEC, UID, live_pids_of_uids, owned_tmpdir, wait_until
 
 BIN = os.path.dirname(MXC_EXEC)
 GATEWAY = os.path.join(BIN, "mxc-gateway")
@@ -109,6 +109,13 @@ class Gateway:
         return self.record(name)
 
 
+def _cwd(pid):
+    try:
+        return os.readlink("/proc/%d/cwd" % pid)
+    except OSError:
+        return ""
+
+
 @pytest.fixture
 def gw(tmp_path, mxc):
     made = []
@@ -123,7 +130,9 @@ def gw(tmp_path, mxc):
             for s in json.loads(g("sandbox", "list", "--json").stdout or "[]"):
                 g("sandbox", "delete", s["name"])
         g.stop()
-        if g.base:
+        if g.base:  # a rootless one-shot's cleaner may still be finishing (it remakes the state root)
+            wait_until(lambda: (shutil.rmtree(g.base, ignore_errors=True), not os.path.exists(g.base))[1]
+                       and not [p for p in live_pids_of_uids([UID]) if g.base in _cwd(p)], 30)
             shutil.rmtree(g.base, ignore_errors=True)
 
 
