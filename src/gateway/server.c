@@ -17,22 +17,26 @@
 
 #include "audit.h"
 #include "driver.h"
+#include "sblog.h"
+#include "state.h"
 #include "table.h"
 
 #define MAX_BODY (1u << 20)
 #define PREFIX "/v1/sandboxes"
 
-void gw_default_socket(char *out, size_t outsz)
+int gw_default_socket(bool make, char *out, size_t outsz, char *why, size_t whysz)
 {
-    const char *env = getenv("MXC_GATEWAY_SOCKET"), *xdg = getenv("XDG_RUNTIME_DIR");
+    const char *env = getenv("MXC_GATEWAY_SOCKET");
+    char priv[512];
     if (env && env[0])
         snprintf(out, outsz, "%s", env);
     else if (geteuid() == 0)
         snprintf(out, outsz, "/run/mxc-gateway.sock");
-    else if (xdg && xdg[0] == '/')
-        snprintf(out, outsz, "%s/mxc-gateway.sock", xdg);
+    else if (mxc_private_dir(make, priv, sizeof priv, why, whysz) == 0)
+        snprintf(out, outsz, "%s/mxc-gateway.sock", priv);
     else
-        snprintf(out, outsz, "/tmp/mxc-gateway-%u.sock", (unsigned)geteuid());
+        return -1;
+    return 0;
 }
 
 typedef struct {
@@ -72,24 +76,31 @@ static bool peer_ok(struct MHD_Connection *c)
     return cred.uid == 0 || cred.uid == geteuid();
 }
 
+static ssize_t log_chunk(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    ssize_t n = gw_log_reader_read(cls, pos, buf, max);
+    return n > 0 ? n : n == 0 ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void log_done(void *cls) { gw_log_reader_close(cls); }
+
+/* The log streamed (log.1 then log, as they were when opened): nothing of
+ * it is held in memory beyond one block. */
 static enum MHD_Result logs(struct MHD_Connection *c, const char *name)
 {
     json_t *rec = gw_table_get(name);
     if (!rec)
         return fail(c, 404, "no such sandbox");
     json_decref(rec);
-    char path[800];
-    int fd = gw_table_log_path(name, path, sizeof path) == 0 ? open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
-    struct stat st;
-    struct MHD_Response *r;
-    if (fd >= 0 && fstat(fd, &st) == 0)
-        r = MHD_create_response_from_fd((uint64_t)st.st_size, fd);
-    else {
-        if (fd >= 0)
-            close(fd);
-        r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    uint64_t total = 0;
+    gw_log_reader *lr = gw_log_reader_open(name, &total);
+    struct MHD_Response *r = lr ? MHD_create_response_from_callback(total, 64 * 1024, log_chunk, lr, log_done)
+                                : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (!r) {
+        gw_log_reader_close(lr);
+        return MHD_NO;
     }
-    MHD_add_response_header(r, "Content-Type", "text/plain; charset=utf-8");
+    MHD_add_response_header(r, "Content-Type", "application/octet-stream");
     enum MHD_Result rc = MHD_queue_response(c, 200, r);
     MHD_destroy_response(r);
     return rc;

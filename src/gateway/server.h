@@ -6,18 +6,21 @@
  *   GET    /v1/sandboxes              {"sandboxes":[record...]}
  *   POST   /v1/sandboxes              create (driver.h) -> 201 record
  *   GET    /v1/sandboxes/NAME         record
- *   GET    /v1/sandboxes/NAME/logs    the workload's output (text)
+ *   GET    /v1/sandboxes/NAME/logs    the workload's output (bytes, streamed: sblog.h)
  *   DELETE /v1/sandboxes/NAME         stop and remove -> {}
  * errors as {"error":{"message":...}} with 400/403/404/409/500, bodies
  * bounded (1 MiB), and serving until SIGTERM or SIGINT. */
 #ifndef MXC_GATEWAY_SERVER_H
 #define MXC_GATEWAY_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* The default socket: MXC_GATEWAY_SOCKET, else /run/mxc-gateway.sock as
- * root, $XDG_RUNTIME_DIR/mxc-gateway.sock otherwise. */
-void gw_default_socket(char *out, size_t outsz);
+ * root, <private dir>/mxc-gateway.sock otherwise ($XDG_RUNTIME_DIR or
+ * another 0700 directory of the user's: mxc_private_dir in state.h; made
+ * when make).  0, or -1 with why[]. */
+int gw_default_socket(bool make, char *out, size_t outsz, char *why, size_t whysz);
 
 /* Serves until a stop signal; 0, or -1 with why[]. */
 int gw_serve(const char *socket_path, char *why, size_t whysz);

@@ -14,35 +14,17 @@
 #include <unistd.h>
 
 #include "procs.h"
+#include "state.h"
 
-#define CLAIM_DIR "/var/lib/mxc/claims"
 #define UID_BASE_DEFAULT 2100000000u
 #define UID_COUNT_DEFAULT 65536u
 
-/* The claim directory: host-wide as root; rootless the caller's own,
- * which must be a directory of its uid, mode 0700 (never one someone else
- * planted). */
+/* The claim directory: host-wide as root; rootless the caller's own, in
+ * its private directory (state.h: never a name another user can take
+ * first), which must be a directory of its uid, mode 0700. */
 static int claim_dir(char *out, size_t outsz)
 {
-    if (geteuid() == 0) {
-        snprintf(out, outsz, CLAIM_DIR);
-        if (mkdir("/var/lib/mxc", 0755) < 0 && errno != EEXIST)
-            return -errno;
-        return mkdir(CLAIM_DIR, 0700) < 0 && errno != EEXIST ? -errno : 0;
-    }
-    const char *xdg = getenv("XDG_RUNTIME_DIR");
-    if (xdg && xdg[0] == '/')
-        snprintf(out, outsz, "%s/mxc-claims", xdg);
-    else
-        snprintf(out, outsz, "/tmp/mxc-claims-%u", (unsigned)geteuid());
-    if (mkdir(out, 0700) < 0 && errno != EEXIST)
-        return -errno;
-    struct stat st;
-    if (lstat(out, &st) < 0)
-        return -errno;
-    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077))
-        return -EPERM;
-    return 0;
+    return mxc_claims_dir(true, out, outsz);
 }
 
 static unsigned env_uint(const char *name, unsigned dflt)
