@@ -555,10 +555,19 @@ static int serve(const char *sock, int argc, char **argv)
         fprintf(stderr, "mxc-gateway: %s\n", why);
         return 1;
     }
+    /* systemd's socket, when it started us: its path is the gateway's socket (the driver refuses grants of it) */
+    static char activated_path[sizeof ((struct sockaddr_un *)0)->sun_path + 1];
+    int activated = gw_socket_activated(activated_path, sizeof activated_path, why, sizeof why);
+    if (activated < 0) {
+        fprintf(stderr, "mxc-gateway: %s\n", why);
+        return 1;
+    }
+    if (activated)
+        sock = activated_path;
     gw_log_init();
     gw_driver_init(&cfg, mock, sock);
     gw_reconcile();
-    if (gw_audit_start(why, sizeof why) < 0 || gw_serve(sock, why, sizeof why) < 0) {
+    if (gw_audit_start(why, sizeof why) < 0 || gw_serve(sock, activated, why, sizeof why) < 0) {
         fprintf(stderr, "mxc-gateway: %s\n", why);
         gw_audit_close();
         return 1;

@@ -7,6 +7,7 @@
 #include <microhttpd.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,7 +237,46 @@ static int make_socket(const char *path, char *why, size_t whysz)
     return fd;
 }
 
-int gw_serve(const char *socket_path, char *why, size_t whysz)
+#define GW_LISTEN_FD 3 /* SD_LISTEN_FDS_START */
+
+int gw_socket_activated(char *out, size_t outsz, char *why, size_t whysz)
+{
+    const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+    if (!pid || !fds)
+        return 0;
+    char *end;
+    long lp = strtol(pid, &end, 10);
+    if (*end || lp != (long)getpid())
+        return 0; /* meant for another process (an ancestor's): not ours */
+    unsetenv("LISTEN_PID");
+    unsetenv("LISTEN_FDS");
+    unsetenv("LISTEN_FDNAMES");
+    long n = strtol(fds, &end, 10);
+    if (*end || n != 1) {
+        snprintf(why, whysz, "socket activation passed %s sockets; the gateway serves exactly one (ListenStream=)", fds);
+        return -1;
+    }
+    int acc = 0, type = 0, dom = 0;
+    socklen_t l = sizeof acc;
+    struct sockaddr_un a = {0};
+    socklen_t al = sizeof a;
+    if (getsockopt(GW_LISTEN_FD, SOL_SOCKET, SO_ACCEPTCONN, &acc, &l) < 0 || !acc ||
+        getsockopt(GW_LISTEN_FD, SOL_SOCKET, SO_TYPE, &type, &(socklen_t){sizeof type}) < 0 || type != SOCK_STREAM ||
+        getsockopt(GW_LISTEN_FD, SOL_SOCKET, SO_DOMAIN, &dom, &(socklen_t){sizeof dom}) < 0 || dom != AF_UNIX ||
+        getsockname(GW_LISTEN_FD, (struct sockaddr *)&a, &al) < 0 || al <= offsetof(struct sockaddr_un, sun_path) ||
+        !a.sun_path[0]) {
+        snprintf(why, whysz, "socket activation: fd 3 is not a listening unix stream socket with a path");
+        return -1;
+    }
+    if (fcntl(GW_LISTEN_FD, F_SETFD, FD_CLOEXEC) < 0) {
+        snprintf(why, whysz, "socket activation: fd 3: %s", strerror(errno));
+        return -1;
+    }
+    snprintf(out, outsz, "%.*s", (int)(al - offsetof(struct sockaddr_un, sun_path)), a.sun_path);
+    return 1;
+}
+
+int gw_serve(const char *socket_path, bool activated, char *why, size_t whysz)
 {
     sigset_t stop;
     sigemptyset(&stop);
@@ -244,7 +284,7 @@ int gw_serve(const char *socket_path, char *why, size_t whysz)
     sigaddset(&stop, SIGINT);
     pthread_sigmask(SIG_BLOCK, &stop, NULL); /* every thread made from here on blocks them */
     signal(SIGPIPE, SIG_IGN);
-    int fd = make_socket(socket_path, why, whysz);
+    int fd = activated ? GW_LISTEN_FD : make_socket(socket_path, why, whysz);
     if (fd < 0)
         return -1;
     struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0, NULL,
@@ -254,14 +294,16 @@ int gw_serve(const char *socket_path, char *why, size_t whysz)
     if (!d) {
         snprintf(why, whysz, "libmicrohttpd would not start on %s", socket_path);
         close(fd);
-        unlink(socket_path);
+        if (!activated)
+            unlink(socket_path);
         return -1;
     }
-    fprintf(stderr, "mxc-gateway: serving on %s\n", socket_path);
+    fprintf(stderr, "mxc-gateway: serving on %s%s\n", socket_path, activated ? " (socket activation)" : "");
     int sig;
     sigwait(&stop, &sig);
     MHD_stop_daemon(d);
     close(fd);
-    unlink(socket_path);
+    if (!activated) /* systemd's socket stays systemd's: the next connection starts the gateway again */
+        unlink(socket_path);
     return 0;
 }

@@ -22,7 +22,17 @@
  * when make).  0, or -1 with why[]. */
 int gw_default_socket(bool make, char *out, size_t outsz, char *why, size_t whysz);
 
-/* Serves until a stop signal; 0, or -1 with why[]. */
-int gw_serve(const char *socket_path, char *why, size_t whysz);
+/* systemd's socket activation (sd_listen_fds(3)'s protocol, read without
+ * libsystemd): when LISTEN_PID is this process and LISTEN_FDS is 1, fd 3 —
+ * checked to be a listening AF_UNIX stream socket — is the gateway's
+ * socket; its path (getsockname) goes to out, and the LISTEN_* variables
+ * are removed so that no child (mxc-exec, a workload) sees them.  1: fd 3
+ * is taken; 0: not activated; -1 with why[]: activated with something that
+ * is not one unix listening socket (refused, never served). */
+int gw_socket_activated(char *out, size_t outsz, char *why, size_t whysz);
+
+/* Serves until a stop signal; 0, or -1 with why[].  activated: the socket
+ * is systemd's (fd 3, gw_socket_activated): neither made nor removed here. */
+int gw_serve(const char *socket_path, bool activated, char *why, size_t whysz);
 
 #endif

@@ -209,6 +209,51 @@ def test_a_sandbox_does_its_work_and_is_refused_the_rest(gw, policy, host_dir):
     assert r.returncode == 1 and "HTTP 404" in r.stderr
 
 
+def _api_walk(g, policy):
+    """The same conversation with a gateway: create, wait, get, logs, list, delete, get. What it
+    answered, with what varies between two daemons (times, pids, macs) left out."""
+    said = []
+    r = g.create("walk", policy(), "sh", "-c", "echo hello; env | grep -c ^LISTEN_ || true; exit 3")
+    said.append(("create", r.returncode, sorted(json.loads(r.stdout)) if r.returncode == 0 else r.stderr))
+    rec = g.wait_status("walk", "failed")
+    said.append(("get", rec["status"], rec["exitCode"], rec["backend"], rec["error"]))
+    said.append(("logs", g.logs("walk")))
+    said.append(("list", g("sandbox", "list").stdout.split()))
+    said.append(("delete", g("sandbox", "delete", "walk").returncode))
+    r = g("sandbox", "get", "walk")
+    said.append(("get after delete", r.returncode, "HTTP 404" in r.stderr))
+    return said
+
+
+def test_socket_activation_answers_the_same_api(gw, policy):
+    """Issue 30: started by systemd's socket activation (systemd-socket-activate, which needs no
+    systemd as PID 1, passes the listening socket as fd 3 with LISTEN_PID/LISTEN_FDS), the gateway
+    answers the same API as the hand-started daemon; no workload sees LISTEN_* (or fd 3); a stop
+    leaves the socket to its owner, and the next connection starts the gateway again."""
+    by_hand = gw(tag="hand").start()
+    expected = _api_walk(by_hand, policy)
+    by_hand.stop()
+    g = gw(tag="act")
+    act = subprocess.Popen(["systemd-socket-activate", "-l", g.sock, "-E", "MXC_GATEWAY_STATE", "-E", "MXC_STATE_DIR",
+                            GATEWAY, "serve", "--config", str(g.config)], env=g.env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    g.proc = act
+    try:
+        assert wait_until(lambda: os.path.exists(g.sock), 30)
+        assert _api_walk(g, policy) == expected
+        assert expected[2][1].splitlines()[:2] == ["hello", "0"], expected  # no LISTEN_* in the workload
+    finally:
+        act.send_signal(signal.SIGTERM)
+        out = act.communicate(timeout=30)[0].decode(errors="replace")
+    assert "(socket activation)" in out, out
+    assert os.path.exists(g.sock), "the activated gateway removed systemd's socket"
+    # what is not one listening unix socket is refused, never served: fd 3 a file, or two sockets
+    for fds, three in (("1", "3</dev/null"), ("2", "3</dev/null 4</dev/null")):
+        r = subprocess.run(["sh", "-c", 'LISTEN_PID=$$ LISTEN_FDS=%s exec "$0" serve --config "$1" %s' % (fds, three),
+                            GATEWAY, str(g.config)], env=g.env, capture_output=True, text=True, timeout=30)
+        assert r.returncode == 1 and "socket activation" in r.stderr, (fds, r.stderr)
+
+
 def test_names_are_unique_and_a_refused_policy_leaves_nothing(gw, policy, mxc):
     g = gw().start()
     assert g.create("one", policy(), "sleep", "30").returncode == 0
