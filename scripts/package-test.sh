@@ -41,6 +41,16 @@ check "lintian reports no error" bash -c '! grep -q "^E:" <<<"$1"' _ "$lint"
 quiet() { local log; log=$(mktemp); "$@" >"$log" 2>&1; local rc=$?; [ $rc -eq 0 ] || tail -n 30 "$log"; rm -f "$log"; return $rc; }
 check "apt-get install ./*.deb" quiet apt-get install -y -qq "$work"/mxc_*.deb "$work"/libmxc0_*.deb \
   "$work"/libmxc-ffi1_*.deb "$work"/libmxc-dev_*.deb
+# the gateway as its units start it: systemd's listening socket (systemd-socket-activate needs no systemd
+# as PID 1), the packaged configuration, the installed binaries
+gsock=$(mktemp -u /tmp/mxc-pkg-gw-XXXXXX.sock)
+MXC_GATEWAY_STATE=$work/gwstate systemd-socket-activate -l "$gsock" -E MXC_GATEWAY_STATE \
+  /usr/bin/mxc-gateway serve --config /etc/mxc/gateway.toml >"$work/gw.log" 2>&1 &
+gpid=$!
+for _ in $(seq 100); do [ -S "$gsock" ] && break; sleep 0.1; done
+out=$(MXC_GATEWAY_STATE=$work/gwstate /usr/bin/mxc-gateway --socket "$gsock" sandbox list --json 2>&1)
+check "the installed gateway, socket-activated with /etc/mxc/gateway.toml, answers ($out)" test "$out" = "[]"
+kill -TERM "$gpid" 2>/dev/null; wait "$gpid" 2>/dev/null; rm -f "$gsock"
 units=(/lib/systemd/system/mxc-*)
 check "systemd-analyze verify ${units[*]##*/}" systemd-analyze verify "${units[@]}"
 check "tmpfiles.d made the roots with their modes" bash -c \
@@ -76,7 +86,7 @@ check "... and its deprovision ($out)" test "$out" = '{"result":{}}'
 purge
 left=$(ls -d /run/mxc /var/lib/mxc /var/log/mxc /lib/systemd/system/mxc-* /usr/lib/tmpfiles.d/mxc.conf \
         /etc/systemd/system/*/mxc-* /usr/bin/mxc* /usr/bin/lxc-exec /usr/lib/"$arch"/libmxc* \
-        /usr/lib/"$arch"/mxc-ffi /usr/include/mxc*.h 2>/dev/null)
+        /usr/lib/"$arch"/mxc-ffi /usr/include/mxc*.h /etc/mxc 2>/dev/null)
 check "purge leaves no file of ours${left:+: $left}" test -z "$left"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
