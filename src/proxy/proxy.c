@@ -10,7 +10,8 @@
  * newcomer: idle connections never lock out the sandbox's next request; with
  * nothing to shed the newcomer gets the 503 (out of descriptors: through a
  * descriptor kept in reserve) and accepting pauses until a connection closes
- * or ACCEPT_PAUSE_MS pass — never an accept retried at once.  The relay is splice(2) through a pipe per direction; an
+ * or ACCEPT_PAUSE_MS pass — never an accept retried at once.  The relay is
+ * splice(2) through a pipe per direction; an
  * absolute-form request forwards exactly its body — Content-Length bytes, or
  * a chunked body read through its framing (httphead.h), a broken framing
  * ending the exchange — and nothing pipelined after it. */
