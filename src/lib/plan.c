@@ -11,6 +11,7 @@
 
 #include "cgroup.h"
 #include "governed.h"
+#include "helperbounds.h"
 #include "stack.h"
 #include "harden.h"
 #include "hostpath.h"
@@ -149,6 +150,14 @@ static int governed_setup(mxc_plan *p, mxc_error *e)
     static _Atomic unsigned long serial;
     if (!p->net.sandbox[0])
         snprintf(p->net.sandbox, sizeof p->net.sandbox, "oneshot-%d-%lu", (int)getpid(), ++serial);
+    /* the proxy's bounds (helperbounds.h); a bad value fails the request */
+    uint64_t conns, audit;
+    if (env_limit("MXC_PROXY_MAX_CONNECTIONS", MXC_PROXY_MAX_CONNECTIONS, 1, MXC_PROXY_MAX_CONNECTIONS_MOST, &conns,
+                  e) < 0 ||
+        env_limit("MXC_PROXY_AUDIT_MAX_BYTES", MXC_PROXY_AUDIT_MAX_BYTES, 4096, 1ull << 40, &audit, e) < 0)
+        return -1;
+    p->net.proxy_max_conns = (unsigned)conns;
+    p->net.proxy_audit_max = audit;
     return mxc_governed_credential(&p->net, e);
 }
 

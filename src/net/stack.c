@@ -5,7 +5,9 @@
  * which daemonizes once its namespace side is configured.  The keeper then
  * waits on pidfds of the sandbox's PID 1 and of pasta and SIGKILLs pasta
  * when PID 1 is gone.  Neither runs in any namespace of the sandbox: the
- * workload cannot see, signal or trace them. */
+ * workload cannot see, signal or trace them.  Both run in the sandbox's
+ * helpers' cgroup (K moves itself in), pasta with MXC_NET_STACK_NOFILE
+ * descriptors (helperbounds.h): bounded by the sandbox's budget. */
 #include "stack.h"
 
 #include <errno.h>
@@ -17,13 +19,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "governed.h"
 #include "fdio.h"
 #include "harden.h"
+#include "helperbounds.h"
 #include "helpers.h"
 #include "resolver.h"
 
@@ -196,6 +201,10 @@ static _Noreturn void keeper(const mxc_net_policy *np, int nsfd, int hfd, int re
         /* pasta refuses to start with SIGPIPE already ignored (as our callers
          * have it): a clean signal state, as a fresh process would have */
         mxc_reset_signals();
+        /* it raises its soft limit to the hard one: that bounds its flows */
+        struct rlimit nofile = {MXC_NET_STACK_NOFILE, MXC_NET_STACK_NOFILE};
+        if (setrlimit(RLIMIT_NOFILE, &nofile) < 0)
+            _exit(127);
         const char *argv[40];
         int n = 0;
         argv[n++] = "pasta";
@@ -314,9 +323,23 @@ int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
         rules_done(rules, rules_err, why, sizeof why);
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.pidfd", err, NULL, "cannot watch the sandbox's PID 1");
     }
+    int cgfds[3], ncg = np->cgroup.name[0] ? mxc_cgroup_helpers_join_fds(np->cgroup.name, np->cgroup.pids_max,
+                                                                         np->cgroup.memory_max,
+                                                                         np->cgroup.cpu_quota_us, cgfds, e)
+                                           : 0;
+    if (ncg < 0) {
+        close(hfd), close(nsfd), close(rp[0]), close(rp[1]);
+        rules_done(rules, rules_err, why, sizeof why);
+        return -1;
+    }
     pid_t k = fork();
     if (k == 0) {
         setsid();
+        int joined = mxc_cgroup_join_self(cgfds, (size_t)ncg); /* the keeper and pasta are born inside */
+        if (joined < 0) {
+            dprintf(rp[1], "cannot join the sandbox's cgroup: %s", strerror(-joined));
+            _exit(0);
+        }
         int keep[] = {nsfd, hfd, rp[1]};
         mxc_close_all_but(keep, 3);
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -327,6 +350,8 @@ int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
         _exit(0);
     }
     close(rp[1]), close(nsfd), close(hfd);
+    for (int i = 0; i < ncg; i++)
+        close(cgfds[i]);
     if (k > 0)
         while (waitpid(k, NULL, 0) < 0 && errno == EINTR)
             ;

@@ -12,7 +12,8 @@
  * (Connection: close).  A CONNECT to an endpoint a credential binds is
  * handed, once connected, to intercept.h on a thread of its own; a head
  * that carries a credential placeholder anywhere else is refused (403).  One audit record per decision (OCSF-shaped JSON
- * lines); credentials are never written anywhere.  Ends when the watched
+ * lines), within the audit's budgets (auditlog.h: what is dropped is counted and said); credentials are never
+ * written anywhere.  Out of descriptors it sheds and backs off, never retries accept at once.  Ends when the watched
  * sandbox PID 1 exits.  Runs with no privilege: everything it opens is
  * given to it before mxc_proxy_run. */
 #ifndef MXC_PROXY_PROXY_H
@@ -20,6 +21,7 @@
 
 #include <stddef.h>
 
+#include "auditlog.h"
 #include "hostpolicy.h"
 #include "intercept.h"
 
@@ -32,12 +34,14 @@ typedef struct {
     const char *token;
     const mxc_hostpolicy *policy;
     const char *hosts;      /* NULL: the system resolver; else only this table ("addr name..." lines) */
-    unsigned max_conns;     /* concurrent client connections */
+    unsigned max_conns;     /* concurrent client connections: at the cap (or out of descriptors) the oldest one
+                               still waiting for its head makes room, else the newcomer gets a 503 */
     unsigned head_timeout_ms;
     unsigned idle_timeout_ms;
     unsigned resolve_timeout_ms; /* a name lookup that has not answered by then: 504, the tunnel ends */
     size_t pipe_bytes_max;  /* the relay pipes' total capacity (bytes): past it new pipes get one page, none grows */
     const mxc_intercept_ctx *intercept; /* NULL: no credential bindings, every CONNECT spliced */
+    mxc_auditlog_limits audit_limits;   /* the audit's rate and size budgets (auditlog.h) */
 } mxc_proxy_config;
 
 /* Runs until the watched process exits (0) or a fatal error (-1). */

@@ -124,7 +124,7 @@ def world(tmp_path):
 
 
 class Proxy:
-    def __init__(self, world, allowed, blocked=(), resolv=None, **extra):
+    def __init__(self, world, allowed, blocked=(), resolv=None, preexec_fn=None, **extra):
         # the listener, made inside the sandbox's namespace (as the executor does)
         with in_sandbox_ns(world):
             self.listener = socket.socket()
@@ -143,7 +143,8 @@ class Proxy:
         wrap = ["unshare", "-m", "sh", "-c", 'mount --bind "$0" /etc/resolv.conf && exec "$@"', resolv] if resolv else []
         self.p = subprocess.Popen(wrap + [PROXY, "--listen-fd", str(lfd), "--config-fd", str(r), "--watch-fd",
                                    str(self.pidfd), "--audit-fd", str(afd), "--status-fd", str(sw)],
-                                  pass_fds=(lfd, r, self.pidfd, afd, sw), stderr=subprocess.PIPE)
+                                  pass_fds=(lfd, r, self.pidfd, afd, sw), stderr=subprocess.PIPE,
+                                  preexec_fn=preexec_fn)
         os.close(r)
         os.close(sw)
         os.close(afd)
@@ -427,14 +428,20 @@ def test_slow_clients_are_cut_while_others_get_through(proxy):
 
 
 def test_connection_cap(proxy):
+    """At the cap the oldest connection still waiting for its head is shed (503) for the newcomer
+    (idle connections never lock the sandbox out); past their head none is (test_proxy_bounds.py)."""
     p = proxy(["api.example.test:8080"], maxConnections=5)
     with in_sandbox_ns(p.world):
         held = [socket.create_connection(("127.0.0.1", 3128)) for _ in range(5)]
         time.sleep(0.3)
         extra = socket.create_connection(("127.0.0.1", 3128))
-        extra.settimeout(5)
-        assert extra.recv(200).startswith(b"HTTP/1.1 503")
-    for s in held:
+        held[0].settimeout(5)
+        assert held[0].recv(200).startswith(b"HTTP/1.1 503")
+        for s in held[1:] + [extra]:  # the others, and the newcomer, are still open
+            s.settimeout(0.2)
+            with pytest.raises(socket.timeout):
+                s.recv(200)
+    for s in held + [extra]:
         s.close()
 
 
