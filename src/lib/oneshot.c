@@ -16,6 +16,7 @@
 #include "governed.h"
 #include "registry.h"
 #include "session.h"
+#include "stack.h"
 
 /* When the caller exits right after the one-shot (the CLI), the wait for
  * the kernel's teardown of PID 1 — its namespaces, ~0.3 ms here — moves
@@ -238,8 +239,15 @@ json_t *mxc_plan_describe(const mxc_request *r, mxc_error *e)
                              "grants", grants, "namespaces", "user", "mount", "pid", "ipc", "uts", "cgroup",
                              p.host_network ? "-" : "net", "pidsMax", (json_int_t)p.pids_max, "memoryMax",
                              (json_int_t)p.memory_max, "cpuMax", cpu);
-    if (plan && p.net.ruleset) /* src/net: the nftables rule set the sandbox's namespace would get */
-        json_object_set_new(plan, "networkRules", json_string(p.net.ruleset));
+    if (plan && p.net.ruleset) { /* src/net: the nftables rule set the sandbox's namespace would get, with
+                                    model 1's set of this host's destinations as they are now */
+        int err = 0;
+        char *rules = mxc_net_rules_now(&p.net, NULL, &err);
+        json_object_set_new(plan, "networkRules", json_string(rules ? rules : p.net.ruleset));
+        if (!rules)
+            json_object_set_new(plan, "networkThisHost", json_sprintf("cannot be listed: %s", strerror(-err)));
+        free(rules);
+    }
     if (plan && p.net.model == MXC_NETM_DIRECT) /* the DNS forwarder and where it relays (src/net/resolver.h) */
         json_object_set_new(plan, "networkDns",
                             p.net.dns[0] ? json_pack("{s:s, s:s}", "forwarder", MXC_NET_DNS, "upstream", p.net.dns)

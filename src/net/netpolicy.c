@@ -8,6 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "thishost.h"
+
 /* A growing script. */
 typedef struct {
     char *buf;
@@ -180,8 +182,9 @@ static int lower_port(json_t *pt, const char *where, bool is_allow, sbuf *m, mxc
     return 0;
 }
 
-/* One peer, lowered to the match text; *v6 says it names IPv6. */
-static int lower_peer(json_t *peer, const char *where, sbuf *m, bool *v6, mxc_error *e)
+/* One peer, lowered to the match text; *v6 says it names IPv6, *one that
+ * it is exactly one address (/32, /128). */
+static int lower_peer(json_t *peer, const char *where, sbuf *m, bool *v6, bool *one, mxc_error *e)
 {
     static const char *const KEYS[] = {"cidr", "except", NULL};
     if (only_keys(peer, where, KEYS, e) < 0)
@@ -194,6 +197,7 @@ static int lower_peer(json_t *peer, const char *where, sbuf *m, bool *v6, mxc_er
     if (parse_cidr(text, &c, &why) < 0)
         return refuse(e, "%s.cidr \"%.80s\" %s", where, text, why);
     *v6 = c.family == AF_INET6;
+    *one = c.len == (*v6 ? 128 : 32);
     put(m, " %s daddr ", *v6 ? "ip6" : "ip");
     put_cidr(m, &c);
     json_t *except = json_object_get(peer, "except");
@@ -214,8 +218,13 @@ static int lower_peer(json_t *peer, const char *where, sbuf *m, bool *v6, mxc_er
     return 0;
 }
 
+/* Which of the (to, ports) pairs lower_rules writes: model 1's allows go
+ * in two passes around the `thishost` reject, the ones whose peer is
+ * exactly one address ahead of it (they name it), the rest after. */
+typedef enum { PAIRS_ALL, PAIRS_ONE_ADDRESS, PAIRS_OTHERS } pairs;
+
 /* egress.allow / egress.deny: one nft rule per (to, ports) pair. */
-static int lower_rules(json_t *rules, const char *where, bool is_allow, sbuf *s, mxc_error *e)
+static int lower_rules(json_t *rules, const char *where, bool is_allow, pairs which, sbuf *s, mxc_error *e)
 {
     if (!rules)
         return 0;
@@ -234,10 +243,10 @@ static int lower_rules(json_t *rules, const char *where, bool is_allow, sbuf *s,
         size_t nt = to ? json_array_size(to) : 1, np = ports ? json_array_size(ports) : 1;
         for (size_t j = 0; j < nt; j++) {
             sbuf peer = {0};
-            bool v6 = false;
+            bool v6 = false, one = false;
             char pw[128];
             snprintf(pw, sizeof pw, "%s.to[%zu]", rw, j);
-            if (to && lower_peer(json_array_get(to, j), pw, &peer, &v6, e) < 0) {
+            if (to && lower_peer(json_array_get(to, j), pw, &peer, &v6, &one, e) < 0) {
                 free(peer.buf);
                 return -1;
             }
@@ -254,7 +263,7 @@ static int lower_rules(json_t *rules, const char *where, bool is_allow, sbuf *s,
                     free(peer.buf), free(pm.buf);
                     return -1;
                 }
-                if (!v6) /* IPv6 is denied ahead of every rule anyway */
+                if (!v6 && (which == PAIRS_ALL || (which == PAIRS_ONE_ADDRESS) == one)) /* IPv6: denied ahead */
                     put(s, "    meta nfproto ipv4%s%s %s\n", peer.buf ? peer.buf : "", pm.buf ? pm.buf : "",
                         is_allow ? "accept" : "reject");
                 free(pm.buf);
@@ -265,13 +274,21 @@ static int lower_rules(json_t *rules, const char *where, bool is_allow, sbuf *s,
     return 0;
 }
 
-/* proxy_port: model 2's one way out, the gateway's proxy port; 0: the
- * gateway (host loopback) is rejected ahead of every caller rule, so a
- * broad allow cannot reopen it. */
+/* proxy_port: model 2's one way out, the gateway's proxy port; 0 (model
+ * 1): the gateway (host loopback) and host loopback's own ranges are
+ * rejected ahead of every caller rule, so a broad allow cannot reopen
+ * them, and the table has the set of this host's own destinations
+ * (thishost.h), filled when the rules are installed — its reject is the
+ * caller's to place (put_thishost). */
 static void put_head(sbuf *s, long proxy_port)
 {
-    put(s, "table inet " MXC_NET_TABLE " {\n"
-           "  chain input {\n"
+    put(s, "table inet " MXC_NET_TABLE " {\n");
+    if (!proxy_port)
+        put(s, "  set " MXC_THISHOST_SET " {\n"
+               "    type ipv4_addr\n"
+               "    flags interval\n"
+               "  }\n");
+    put(s, "  chain input {\n"
            "    type filter hook input priority filter; policy drop;\n"
            "    iifname \"lo\" accept\n"
            "    ct state established,related accept\n"
@@ -283,7 +300,17 @@ static void put_head(sbuf *s, long proxy_port)
     if (proxy_port)
         put(s, "    ip daddr " MXC_NET_GATEWAY " tcp dport %ld accept\n", proxy_port);
     else
-        put(s, "    ip daddr " MXC_NET_GATEWAY " reject\n");
+        put(s, "    ip daddr " MXC_NET_GATEWAY " reject\n"
+               "    ip daddr { 0.0.0.0/8, 127.0.0.0/8 } reject\n");
+}
+
+/* Model 1: this host's own destinations (pasta dials from the host's
+ * namespace), after the denies and the allows of exactly one address,
+ * before every broader allow and the default: a CIDR covers this host
+ * without naming it (docs/design-decisions.md). */
+static void put_thishost(sbuf *s)
+{
+    put(s, "    ip daddr @" MXC_THISHOST_SET " reject\n");
 }
 
 static int finish(sbuf *s, bool default_allow, mxc_net_policy *np, mxc_error *e)
@@ -307,6 +334,7 @@ static int legacy_allow(mxc_net_policy *np, mxc_error *e)
     sbuf s = {0};
     np->model = MXC_NETM_DIRECT;
     put_head(&s, 0);
+    put_thishost(&s);
     for (size_t i = 0; i < sizeof LOCAL / sizeof LOCAL[0]; i++)
         put(&s, "    ip daddr %s reject\n", LOCAL[i]);
     return finish(&s, true, np, e);
@@ -392,9 +420,15 @@ static int directional(json_t *net, const char *proxy, mxc_net_policy *np, mxc_e
     np->model = MXC_NETM_DIRECT;
     sbuf s = {0};
     put_head(&s, 0);
-    /* deny outranks allow: every deny is matched first */
-    if (lower_rules(deny, "network.egress.deny", false, &s, e) < 0 ||
-        lower_rules(allow, "network.egress.allow", true, &s, e) < 0) {
+    /* deny outranks allow: every deny is matched first; then the allows
+     * that name one address, this host, the rest */
+    if (lower_rules(deny, "network.egress.deny", false, PAIRS_ALL, &s, e) < 0 ||
+        lower_rules(allow, "network.egress.allow", true, PAIRS_ONE_ADDRESS, &s, e) < 0) {
+        free(s.buf);
+        return -1;
+    }
+    put_thishost(&s);
+    if (lower_rules(allow, "network.egress.allow", true, PAIRS_OTHERS, &s, e) < 0) {
         free(s.buf);
         return -1;
     }

@@ -11,10 +11,12 @@
 
 #define RESOLV_MAX 65536 /* bytes of a resolv.conf looked at */
 
-bool mxc_resolver_pick(const char *text, char *out, size_t outsz, bool *loopback)
+bool mxc_resolver_pick(const char *text, const mxc_thishost *self, char *out, size_t outsz, bool *loopback, bool *own)
 {
     if (loopback)
         *loopback = false;
+    if (own)
+        *own = false;
     for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
         if (strncmp(l, "nameserver", 10) != 0 || (l[10] != ' ' && l[10] != '\t'))
             continue;
@@ -32,6 +34,11 @@ bool mxc_resolver_pick(const char *text, char *out, size_t outsz, bool *loopback
         if (first == 127 || first == 0) {
             if (loopback)
                 *loopback = true;
+            continue;
+        }
+        if (self && mxc_thishost_has(self, ntohl(in.s_addr))) {
+            if (own)
+                *own = true;
             continue;
         }
         if (!inet_ntop(AF_INET, &in, out, (socklen_t)outsz))
@@ -63,15 +70,34 @@ void mxc_resolver_plan(mxc_net_policy *np)
     np->dns[0] = np->dns_why[0] = '\0';
     if (np->model != MXC_NETM_DIRECT)
         return;
-    bool loop = false, loop2 = false;
+    /* this host's own addresses, as the rules will have them (thishost.h) */
+    mxc_thishost self = {0};
+    if (mxc_thishost_read(&self) < 0) {
+        mxc_thishost_free(&self);
+        snprintf(np->dns_why, sizeof np->dns_why, "%s",
+                 "this host's own addresses cannot be listed (RTM_GETROUTE), so no resolver is known not to be "
+                 "one of them: no DNS forwarder");
+        return;
+    }
+    struct in_addr fw;
+    inet_pton(AF_INET, MXC_NET_DNS, &fw);
+    if (mxc_thishost_has(&self, ntohl(fw.s_addr))) {
+        mxc_thishost_free(&self);
+        snprintf(np->dns_why, sizeof np->dns_why, "%s",
+                 "this host owns " MXC_NET_DNS ", the forwarder's address, which the sandbox may not reach: no "
+                 "DNS forwarder");
+        return;
+    }
+    bool loop = false, own = false, loop2 = false, own2 = false;
     char *etc = slurp(MXC_RESOLV_CONF);
-    bool found = etc && mxc_resolver_pick(etc, np->dns, sizeof np->dns, &loop);
+    bool found = etc && mxc_resolver_pick(etc, &self, np->dns, sizeof np->dns, &loop, &own);
     free(etc);
     if (!found && loop) {
         char *resolved = slurp(MXC_RESOLV_RESOLVED);
-        found = resolved && mxc_resolver_pick(resolved, np->dns, sizeof np->dns, &loop2);
+        found = resolved && mxc_resolver_pick(resolved, &self, np->dns, sizeof np->dns, &loop2, &own2);
         free(resolved);
     }
+    mxc_thishost_free(&self);
     if (found)
         return;
     np->dns[0] = '\0';
@@ -79,5 +105,8 @@ void mxc_resolver_plan(mxc_net_policy *np)
              loop ? "the host's resolvers are host loopback (" MXC_RESOLV_CONF "), which the sandbox may not reach "
                     "(hostLoopback deny), and no other is known: no DNS forwarder; name a resolver that is not "
                     "host loopback in " MXC_RESOLV_CONF " to have one"
-                  : "the host names no IPv4 resolver (" MXC_RESOLV_CONF "): no DNS forwarder");
+             : own ? "the host's resolvers are this host's own addresses (" MXC_RESOLV_CONF "), which the sandbox "
+                     "may not reach, and no other is known: no DNS forwarder; name a resolver elsewhere in "
+                     MXC_RESOLV_CONF " to have one"
+                   : "the host names no IPv4 resolver (" MXC_RESOLV_CONF "): no DNS forwarder");
 }

@@ -6,11 +6,14 @@
  * (127.0.0.11) runs — and model 1 never lets the sandbox reach host
  * loopback (hostLoopback: deny is the only value it delivers).  So the
  * runtime chooses, and names the choice to pasta (-D): the first IPv4
- * nameserver of /etc/resolv.conf that is not host loopback (127/8, 0/8);
- * when the file names only host-loopback ones, systemd-resolved's own
- * upstreams (/run/systemd/resolve/resolv.conf) the same way; when there is
- * none, no forwarder at all (pasta without --dns-forward, -D none), said
- * in the plan (--dry-run's networkDns), the probe and the sandbox's
+ * nameserver of /etc/resolv.conf that is neither host loopback (127/8,
+ * 0/8) nor one of this host's own addresses (thishost.h: the rules reject
+ * those too, unless named, and the forwarder would reach them for any
+ * sandbox whose rules let DNS out); when the file names only
+ * host-loopback ones, systemd-resolved's own upstreams
+ * (/run/systemd/resolve/resolv.conf) the same way; when there is none —
+ * or when this host itself owns 10.0.2.3 — no forwarder at all (pasta
+ * without --dns-forward, -D none), said in the plan (--dry-run's networkDns), the probe and the sandbox's
  * /etc/resolv.conf.  An IPv6 nameserver never counts: the stack runs IPv4
  * only. */
 #ifndef MXC_NET_RESOLVER_H
@@ -20,14 +23,16 @@
 #include <stddef.h>
 
 #include "netpolicy.h"
+#include "thishost.h"
 
 #define MXC_RESOLV_CONF "/etc/resolv.conf"
 #define MXC_RESOLV_RESOLVED "/run/systemd/resolve/resolv.conf" /* systemd-resolved's upstreams */
 
 /* Pure: the first IPv4 `nameserver` of a resolv.conf text that is not host
- * loopback, into out (dotted quad): true; false when none.  *loopback
- * (may be NULL) is set when a host-loopback nameserver was seen. */
-bool mxc_resolver_pick(const char *text, char *out, size_t outsz, bool *loopback);
+ * loopback nor inside self (may be NULL: none), into out (dotted quad):
+ * true; false when none.  *loopback / *own (may be NULL) are set when a
+ * host-loopback / an own nameserver was seen. */
+bool mxc_resolver_pick(const char *text, const mxc_thishost *self, char *out, size_t outsz, bool *loopback, bool *own);
 
 /* Model 1's choice, read now from the host's files: np->dns (the resolver,
  * or "" with np->dns_why).  No-op for every other model. */

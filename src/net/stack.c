@@ -10,8 +10,11 @@
  * descriptors (helperbounds.h): bounded by the sandbox's budget. */
 #include "stack.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -20,6 +23,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,6 +35,7 @@
 #include "helperbounds.h"
 #include "helpers.h"
 #include "resolver.h"
+#include "thishost.h"
 
 bool mxc_net_needs_stack(const mxc_net_policy *np)
 {
@@ -179,9 +184,114 @@ static int pasta_resolv_conf(const char *ns)
     return 0;
 }
 
+char *mxc_net_rules_now(const mxc_net_policy *np, mxc_thishost *now, int *err)
+{
+    mxc_thishost mine = {0}, *t = now ? now : &mine;
+    char *set = NULL, *out = NULL;
+    *err = 0;
+    if (!np->ruleset)
+        return NULL;
+    if (np->model == MXC_NETM_DIRECT) {
+        if ((*err = mxc_thishost_read(t)) < 0 || !(set = mxc_thishost_script(t))) {
+            *err = *err ? *err : -ENOMEM;
+            mxc_thishost_free(&mine);
+            return NULL;
+        }
+    }
+    size_t a = strlen(np->ruleset), b = set ? strlen(set) : 0;
+    if ((out = malloc(a + b + 1))) {
+        memcpy(out, np->ruleset, a);
+        memcpy(out + a, set ? set : "", b + 1);
+    } else {
+        *err = -ENOMEM;
+    }
+    free(set);
+    mxc_thishost_free(&mine);
+    return out;
+}
+
+/* ---- this host's destinations, followed (model 1) ------------------------
+ * The rules hold the set as it was when they went in; the keeper keeps it
+ * so.  The caller subscribes to IPv4 route changes before it reads the set
+ * (the kernel adds and removes a local route with every address, and with
+ * every AnyIP range), so no change falls between the read and the watch;
+ * once the caller has closed its end of the gate (its rules are in),
+ * every change that touches a local route, or a lost notification, reads
+ * the set again and, when it differs, replaces it in one transaction
+ * through mxc-nft. */
+static int watch_open(void)
+{
+    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
+    struct sockaddr_nl me = {.nl_family = AF_NETLINK, .nl_groups = RTMGRP_IPV4_ROUTE};
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&me, sizeof me) < 0) {
+        int err = errno;
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    return fd;
+}
+
+/* Drains the socket: whether a local IPv4 route came or went, or
+ * notifications were lost (ENOBUFS: assume one did). */
+static bool watch_drain(int fd)
+{
+    bool changed = false;
+    union {
+        struct nlmsghdr n;
+        char b[8192];
+    } buf;
+    for (;;) {
+        ssize_t got = recv(fd, &buf, sizeof buf, MSG_DONTWAIT);
+        if (got < 0 && (errno == EINTR || errno == ENOBUFS)) {
+            changed |= errno == ENOBUFS;
+            continue;
+        }
+        if (got <= 0)
+            return changed;
+        size_t left = (size_t)got;
+        for (struct nlmsghdr *h = &buf.n; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+            const struct rtmsg *r = NLMSG_DATA(h);
+            if ((h->nlmsg_type == RTM_NEWROUTE || h->nlmsg_type == RTM_DELROUTE) &&
+                h->nlmsg_len >= NLMSG_LENGTH(sizeof *r) && r->rtm_family == AF_INET && r->rtm_type == RTN_LOCAL)
+                changed = true;
+        }
+    }
+}
+
+/* Reads the set again; when it differs from *cur, installs it.  0, or -1
+ * (the set could not be read or installed). */
+static int watch_refresh(int nsfd, mxc_thishost *cur)
+{
+    mxc_thishost now = {0};
+    if (mxc_thishost_read(&now) < 0) {
+        mxc_thishost_free(&now);
+        return -1;
+    }
+    if (mxc_thishost_equal(&now, cur)) {
+        mxc_thishost_free(&now);
+        return 0;
+    }
+    char *script = mxc_thishost_script(&now), why[300];
+    int errfd = -1;
+    pid_t c = script ? nft_spawn(nsfd, script, &errfd) : -1;
+    free(script);
+    if (c < 0 || rules_done(c, errfd, why, sizeof why) < 0) {
+        mxc_thishost_free(&now);
+        return -1;
+    }
+    mxc_thishost_free(cur);
+    *cur = now;
+    return 0;
+}
+
 /* The keeper: starts pasta on the namespace (fd 3), reports "ok" or why
- * not on rep, then ends pasta when PID 1 (hfd) exits. */
-static _Noreturn void keeper(const mxc_net_policy *np, int nsfd, int hfd, int rep)
+ * not on rep, then ends pasta when PID 1 (hfd) exits.  Model 1 (wfd >=
+ * 0): once gate (a pipe's read end) reports the caller's end closed,
+ * follows this host's destinations into the rules (above), and ends pasta
+ * — the sandbox keeps no network — when it cannot. */
+static _Noreturn void keeper(const mxc_net_policy *np, int nsfd, int hfd, int rep, int gate, int wfd,
+                             mxc_thishost *cur)
 {
     int pidp[2], errp[2];
     if (pipe2(pidp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
@@ -279,15 +389,30 @@ static _Noreturn void keeper(const mxc_net_policy *np, int nsfd, int hfd, int re
             kill(pasta, SIGKILL);
         _exit(1);
     }
-    close(nsfd);
+    if (wfd < 0)
+        close(nsfd);
     if (write(rep, "ok", 2) != 2) {
         syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
         _exit(1);
     }
     close(rep);
-    struct pollfd w[2] = {{.fd = hfd, .events = POLLIN}, {.fd = pfd, .events = POLLIN}};
-    while (poll(w, 2, -1) < 0 && errno == EINTR)
-        ;
+    /* w[2]: first the gate (POLLHUP once the caller's rules are in), then
+     * the watch */
+    struct pollfd w[3] = {{.fd = hfd, .events = POLLIN}, {.fd = pfd, .events = POLLIN}, {.fd = wfd < 0 ? -1 : gate}};
+    for (;;) {
+        while (poll(w, 3, -1) < 0 && errno == EINTR)
+            ;
+        if (w[0].revents || w[1].revents)
+            break;
+        if (w[2].fd == gate && w[2].revents) {
+            close(gate);
+            w[2] = (struct pollfd){.fd = wfd, .events = POLLIN};
+            if (watch_drain(wfd) && watch_refresh(nsfd, cur) < 0)
+                break;
+        } else if (w[2].revents && watch_drain(wfd) && watch_refresh(nsfd, cur) < 0) {
+            break;
+        }
+    }
     syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
     _exit(0);
 }
@@ -304,22 +429,52 @@ int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
     if (nsfd < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.open_ns", errno, NULL, "cannot open the sandbox's network namespace");
     char why[600] = "";
+    /* model 1: the watch on this host's destinations opens before they are
+     * read into the rules (nothing falls between) */
+    int wfd = np->model == MXC_NETM_DIRECT ? watch_open() : -1;
+    if (np->model == MXC_NETM_DIRECT && wfd < 0) {
+        int err = errno;
+        close(nsfd);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.thishost", err, NULL,
+                          "cannot watch this host's addresses (NETLINK_ROUTE)");
+    }
+    mxc_thishost cur = {0};
+    int serr = 0;
+    char *script = mxc_net_rules_now(np, &cur, &serr);
+    if (!script) {
+        if (wfd >= 0)
+            close(wfd);
+        close(nsfd);
+        mxc_thishost_free(&cur);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.thishost", -serr, NULL,
+                          "cannot list this host's own addresses (RTM_GETROUTE), which the rules reject");
+    }
     /* the rules and the stack start side by side (pasta's start is most of
      * the cost); both are in place before this returns, and the workload
      * exists only after that */
     int rules_err = -1;
-    pid_t rules = nft_spawn(nsfd, np->ruleset, &rules_err);
+    pid_t rules = nft_spawn(nsfd, script, &rules_err);
+    free(script);
     if (rules < 0) {
+        if (wfd >= 0)
+            close(wfd);
         close(nsfd);
+        mxc_thishost_free(&cur);
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.rules", (int)-rules, NULL, "cannot start the rules' installer");
     }
     int hfd = (int)syscall(SYS_pidfd_open, holder, 0);
-    int rp[2];
-    if (hfd < 0 || pipe2(rp, O_CLOEXEC) < 0) {
+    /* rp: the keeper's report; gp: its gate (closed here once the rules are in) */
+    int rp[2] = {-1, -1}, gp[2] = {-1, -1};
+    if (hfd < 0 || pipe2(rp, O_CLOEXEC) < 0 || pipe2(gp, O_CLOEXEC) < 0) {
         int err = errno;
-        if (hfd >= 0)
-            close(hfd);
+        int fds[] = {hfd, rp[0], rp[1], gp[0], gp[1]};
+        for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
+            if (fds[i] >= 0)
+                close(fds[i]);
+        if (wfd >= 0)
+            close(wfd);
         close(nsfd);
+        mxc_thishost_free(&cur);
         rules_done(rules, rules_err, why, sizeof why);
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.pidfd", err, NULL, "cannot watch the sandbox's PID 1");
     }
@@ -328,7 +483,10 @@ int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
                                                                          np->cgroup.cpu_quota_us, cgfds, e)
                                            : 0;
     if (ncg < 0) {
-        close(hfd), close(nsfd), close(rp[0]), close(rp[1]);
+        close(hfd), close(nsfd), close(rp[0]), close(rp[1]), close(gp[0]), close(gp[1]);
+        if (wfd >= 0)
+            close(wfd);
+        mxc_thishost_free(&cur);
         rules_done(rules, rules_err, why, sizeof why);
         return -1;
     }
@@ -340,22 +498,26 @@ int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
             dprintf(rp[1], "cannot join the sandbox's cgroup: %s", strerror(-joined));
             _exit(0);
         }
-        int keep[] = {nsfd, hfd, rp[1]};
-        mxc_close_all_but(keep, 3);
+        int keep[] = {nsfd, hfd, rp[1], gp[0], wfd};
+        mxc_close_all_but(keep, wfd >= 0 ? 5 : 4);
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
         if (null >= 0)
             dup2(null, 0), dup2(null, 1), dup2(null, 2);
         if (fork() == 0)
-            keeper(np, nsfd, hfd, rp[1]);
+            keeper(np, nsfd, hfd, rp[1], gp[0], wfd, &cur);
         _exit(0);
     }
-    close(rp[1]), close(nsfd), close(hfd);
+    close(rp[1]), close(gp[0]), close(nsfd), close(hfd);
     for (int i = 0; i < ncg; i++)
         close(cgfds[i]);
+    if (wfd >= 0)
+        close(wfd);
+    mxc_thishost_free(&cur);
     if (k > 0)
         while (waitpid(k, NULL, 0) < 0 && errno == EINTR)
             ;
     int rc = rules_done(rules, rules_err, why, sizeof why);
+    close(gp[1]); /* the rules are in (or failed): the keeper may follow this host now */
     if (rc < 0) {
         close(rp[0]); /* the keeper ends pasta when the sandbox's PID 1, which the caller now kills, exits */
         mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "cannot install the sandbox's network rules (nf_tables): %s",
@@ -408,7 +570,24 @@ json_t *mxc_net_probe(void)
     mxc_resolver_plan(&m1);
     json_t *dns = m1.dns[0] ? json_pack("{s:s, s:s}", "forwarder", MXC_NET_DNS, "upstream", m1.dns)
                             : json_pack("{s:n, s:s}", "forwarder", "reason", m1.dns_why);
-    return json_pack("{s:{s:s, s:s, s:b}, s:b, s:b, s:b, s:o}", "userspaceStack", "name", "pasta", "path", MXC_NET_PASTA,
-                     "present", pasta, "nfTables", root && nft_works(false), "conntrack", root && nft_works(true),
-                     "models", root && pasta, "dns", dns);
+    /* model 1's bound on this host (thishost.h): what its rules would reject
+     * now unless an allow names the address exactly; followed while a
+     * sandbox lives */
+    mxc_thishost th = {0};
+    json_t *self = json_array();
+    if (mxc_thishost_read(&th) == 0)
+        for (size_t i = 0; i < th.n; i++) {
+            char a[INET_ADDRSTRLEN + 4];
+            struct in_addr in = {.s_addr = htonl(th.p[i].addr)};
+            inet_ntop(AF_INET, &in, a, INET_ADDRSTRLEN);
+            snprintf(a + strlen(a), 4, "/%u", th.p[i].len);
+            json_array_append_new(self, json_string(a));
+        }
+    else
+        self = (json_decref(self), json_null());
+    mxc_thishost_free(&th);
+    return json_pack("{s:{s:s, s:s, s:b}, s:b, s:b, s:b, s:o, s:{s:o, s:b}}", "userspaceStack", "name", "pasta", "path",
+                     MXC_NET_PASTA, "present", pasta, "nfTables", root && nft_works(false), "conntrack",
+                     root && nft_works(true), "models", root && pasta, "dns", dns, "thisHost", "rejected", self,
+                     "followsChanges", true);
 }

@@ -16,6 +16,7 @@
 
 #include "error.h"
 #include "netpolicy.h"
+#include "thishost.h"
 
 #define MXC_NET_PASTA "/usr/bin/pasta"
 
@@ -26,6 +27,12 @@ bool mxc_net_needs_stack(const mxc_net_policy *np);
 /* backend_unavailable (with a remediation) when this host cannot enforce
  * the model: pasta missing, or rootless (pasta is started as root here). */
 int mxc_net_require(const mxc_net_policy *np, bool rootless, mxc_error *e);
+/* The nftables script mxc_net_attach would install now: the plan's rule
+ * set and, for model 1, the `thishost` set's elements as the caller's
+ * namespace has them now (into *now, which the caller frees, when not
+ * NULL).  Owned text; NULL with *err = -errno when they cannot be listed,
+ * or when the plan has no rules (*err 0). */
+char *mxc_net_rules_now(const mxc_net_policy *np, mxc_thishost *now, int *err);
 /* Rules, then the stack, for the network namespace of `holder`; the
  * keeper ends the stack when `holder` exits.  No-op for models 3/host. */
 int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e);
@@ -36,7 +43,8 @@ int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e);
  * maps) container.c calls mxc_net_attach once the holder is ready and
  * before it runs anything: any exec, or the one-shot's workload. */
 int mxc_net_after_maps(const mxc_net_policy *np, bool direct, pid_t pid1, mxc_error *e);
-/* {"userspaceStack":{...}, "nfTables":bool, "conntrack":bool} */
+/* {"userspaceStack":{...}, "nfTables":bool, "conntrack":bool, "dns":{...},
+ * "thisHost":{"rejected":[prefixes], "followsChanges":true}} */
 json_t *mxc_net_probe(void);
 
 #endif

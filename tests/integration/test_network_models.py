@@ -2,12 +2,13 @@
 on both surfaces (one-shot `process` and exec in a live session: the `sandbox` fixture).
 
 NETWORK SAFETY.  Every test runs mxc-exec inside a network namespace this file creates (the
-test's "internet"): a veth pair whose both ends live in it, documentation-range addresses
-(192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24) with the servers bound to them, and its own
-loopback (the "host loopback" the stack maps as 10.0.2.2).  The userspace stack (pasta) runs in
-the caller's namespace, so its host side is that namespace.  The sandbox only ever addresses
-10.0.2.x (the stack's side) and the documentation addresses above; nothing leaves the test's
-namespace (its default route points at the veth peer, which is in the same namespace).
+test's "host"), one veth away from a second one (the test's "internet"); neither has a route
+anywhere else.  The host has its loopback (the "host loopback" the stack maps as 10.0.2.2), its
+own addresses on the veth (HOST_ADDR, and THIS_HOST as a second one), each with a
+service; the internet has the documentation-range addresses (198.51.100.0/24, 203.0.113.0/24)
+with the servers bound to them.  The userspace stack (pasta) runs in the caller's namespace, so
+its host side is the test's host.  The sandbox only ever addresses 10.0.2.x (the stack's side)
+and the documentation addresses above; nothing leaves the test's two namespaces.
 """
 import ctypes
 import json
@@ -26,8 +27,11 @@ WEB = "198.51.100.7"     # TCP 8080 (allowed in most tests), 8081; UDP 5005, 502
 WEB2 = "198.51.100.8"    # TCP 8080
 WEB3 = "198.51.100.9"    # TCP 8080
 PINGABLE = "203.0.113.5" # TCP 8080; answers ICMP echo (a local address of the test's namespace)
-GW = "10.0.2.2"          # the stack's gateway: the test namespace's loopback
-LOOPBACK_PORT = 8082     # a service on the test namespace's 127.0.0.1
+GW = "10.0.2.2"          # the stack's gateway: the test host's loopback
+LOOPBACK_PORT = 8082     # a service on the test host's 127.0.0.1
+HOST_ADDR = "192.0.2.1"  # the test host's own address on the veth toward the internet: TCP 8080
+THIS_HOST = "192.0.2.77" # the test host's second own address (a /32 on the same veth): TCP 8080, 8081
+FAR_GW = "192.0.2.254"   # the internet's side of the veth (the host's default route)
 
 CLIENT = r'''
 import socket, sys, os
@@ -83,42 +87,111 @@ def _serve_udp(addr, port, stop):
     s.close()
 
 
+class World:
+    """The test's two namespaces: host (this process and every mxc-exec it runs are in it; ino
+    is its inode) and far (the internet).  in_far(): a context in which new sockets and threads
+    are the internet's."""
+
+    def __init__(self, host, far, ino, stop, threads):
+        self.host, self.far, self.ino, self.stop, self.threads = host, far, ino, stop, threads
+
+    def in_far(self):
+        world = self
+
+        class _In:
+            def __enter__(self):
+                _setns_path("/run/netns/" + world.far)
+
+            def __exit__(self, *exc):
+                _setns_path("/run/netns/" + world.host)
+
+        return _In()
+
+    def serve(self, addr, port):
+        """A TCP service on addr:port in the current namespace until teardown."""
+        t = threading.Thread(target=_serve_tcp, args=(addr, port, self.stop), daemon=True)
+        t.start()
+        self.threads.append(t)
+        _wait_listening(addr, port)
+
+
+def _setns_path(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        _setns(fd)
+    finally:
+        os.close(fd)
+
+
+def _wait_listening(addr, port):
+    """Polls until addr:port accepts (a connection from this namespace: to this host or the
+    test's internet only)."""
+    deadline = time.time() + 10
+    while True:
+        try:
+            socket.create_connection((addr, port), timeout=1).close()
+            return
+        except OSError:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 @pytest.fixture
 def internet():
-    """Creates the test's namespace, starts its servers, and moves this process (hence every
-    mxc-exec the test runs) into it; back out and everything removed at teardown."""
-    name = unique("mxch14")
-    subprocess.run(["ip", "netns", "add", name], check=True)
-    ns = lambda *c: _sh("ip", "netns", "exec", name, *c)  # noqa: E731
-    ns("ip", "link", "set", "lo", "up")
-    ns("ip", "link", "add", "d0", "type", "veth", "peer", "name", "d1")
-    ns("ip", "link", "set", "d0", "up")
-    ns("ip", "link", "set", "d1", "up")
-    for a in ("192.0.2.1/24", WEB + "/24", WEB2 + "/24", WEB3 + "/24", PINGABLE + "/24"):
-        ns("ip", "addr", "add", a, "dev", "d0")
-    ns("ip", "route", "add", "default", "via", "192.0.2.254", "dev", "d0", "onlink")
-    ns("sysctl", "-qw", "net.ipv4.ping_group_range=0 2147483647")
-    home = os.open("/proc/self/ns/net", os.O_RDONLY)
-    target = os.open("/run/netns/" + name, os.O_RDONLY)
-    _setns(target)
-    stop = threading.Event()
-    threads = [threading.Thread(target=_serve_tcp, args=(a, p, stop), daemon=True)
-               for a, p in ((WEB, 8080), (WEB, 8081), (WEB2, 8080), (WEB3, 8080), (PINGABLE, 8080),
-                            ("127.0.0.1", LOOPBACK_PORT))]
-    threads += [threading.Thread(target=_serve_udp, args=(WEB, p, stop), daemon=True) for p in (5005, 5020)]
-    for t in threads:
-        t.start()
-    time.sleep(0.2)
+    """Creates the test's host and internet namespaces, starts their servers, and moves this
+    process (hence every mxc-exec the test runs) into the host; back out and everything removed
+    at teardown."""
+    host, far = unique("mxcm1h"), unique("mxcm1f")
+    made = []
     try:
-        yield os.fstat(target).st_ino
+        for n in (host, far):
+            subprocess.run(["ip", "netns", "add", n], check=True)
+            made.append(n)
+        yield from _world(host, far)
+    finally:
+        for n in made:
+            subprocess.run(["ip", "netns", "del", n], check=False)
+
+
+def _world(host, far):
+    hs = lambda *c: _sh("ip", "netns", "exec", host, *c)  # noqa: E731
+    fs = lambda *c: _sh("ip", "netns", "exec", far, *c)  # noqa: E731
+    hs("ip", "link", "set", "lo", "up")
+    fs("ip", "link", "set", "lo", "up")
+    hs("ip", "link", "add", "d0", "type", "veth", "peer", "name", "d1", "netns", far)
+    hs("ip", "addr", "add", HOST_ADDR + "/24", "dev", "d0")
+    hs("ip", "link", "set", "d0", "up")
+    hs("ip", "addr", "add", THIS_HOST + "/32", "dev", "d0")
+    hs("ip", "route", "add", "default", "via", FAR_GW, "dev", "d0")
+    hs("sysctl", "-qw", "net.ipv4.ping_group_range=0 2147483647")
+    for a in (FAR_GW + "/24", WEB + "/24", WEB2 + "/24", WEB3 + "/24", PINGABLE + "/24"):
+        fs("ip", "addr", "add", a, "dev", "d1")
+    fs("ip", "link", "set", "d1", "up")
+    home = os.open("/proc/self/ns/net", os.O_RDONLY)
+    target = os.open("/run/netns/" + host, os.O_RDONLY)
+    stop = threading.Event()
+    world = World(host, far, os.fstat(target).st_ino, stop, [])
+    try:
+        # a thread lives in the namespace of the thread that started it
+        _setns_path("/run/netns/" + far)
+        world.threads += [threading.Thread(target=_serve_udp, args=(WEB, p, stop), daemon=True)
+                          for p in (5005, 5020)]
+        for t in world.threads:
+            t.start()
+        for a, p in ((WEB, 8080), (WEB, 8081), (WEB2, 8080), (WEB3, 8080), (PINGABLE, 8080)):
+            world.serve(a, p)
+        _setns(target)
+        for a, p in (("127.0.0.1", LOOPBACK_PORT), (HOST_ADDR, 8080), (THIS_HOST, 8080), (THIS_HOST, 8081)):
+            world.serve(a, p)
+        yield world
     finally:
         stop.set()
-        for t in threads:
+        for t in world.threads:
             t.join()
         _setns(home)
         os.close(home)
         os.close(target)
-        subprocess.run(["ip", "netns", "del", name], check=False)
 
 
 @pytest.fixture
@@ -284,16 +357,98 @@ def test_stack_lives_for_the_sandbox_only(internet, mxc, session_factory, client
     r = mxc(dict(v1(net), process={"commandLine": "true"}))
     assert r.rc == 0, r.describe()
     deadline = time.time() + 5
-    while stacks_in(internet) and time.time() < deadline:
+    while stacks_in(internet.ino) and time.time() < deadline:
         time.sleep(0.05)
-    assert stacks_in(internet) == []
+    assert stacks_in(internet.ino) == []
     s = session_factory(network={"defaultPolicy": "allow"})
-    assert len(stacks_in(internet)) == 1
+    assert len(stacks_in(internet.ino)) == 1
     assert_ok_envelope(s.stop())
     deadline = time.time() + 5
-    while stacks_in(internet) and time.time() < deadline:
+    while stacks_in(internet.ino) and time.time() < deadline:
         time.sleep(0.05)
-    assert stacks_in(internet) == []
+    assert stacks_in(internet.ino) == []
+
+
+# ---- this host (issue 27, third round) ----------------------------------------------------------
+# pasta dials from the host's namespace, so a destination the host's kernel delivers to itself is a
+# host service, not the network: host loopback never, the host's own addresses only through an
+# allow of exactly that address (as the governed proxy decides, src/proxy/hostpolicy.c).
+
+def _this_host(sb, cmd):
+    specs = ("tcp:%s:8080" % THIS_HOST, "tcp:%s:8081" % THIS_HOST, "tcp:%s:8080" % HOST_ADDR,
+             "tcp:%s:8080" % WEB)
+    got = probe(sb, cmd, *specs)
+    return tuple(got[k] for k in specs)
+
+
+def test_model1_a_broad_allow_never_reaches_this_hosts_own_addresses(internet, sandbox, client):
+    """0.0.0.0/0 and the /24 of the host's interface cover its own addresses without naming them:
+    the services listening there are not reached; the internet is."""
+    d, cmd = client
+    sb = sandbox({"egress": {"default": "deny", "allow": [rule("0.0.0.0/0"), rule("192.0.2.0/24", "tcp", 8080)]}})
+    assert _this_host(sb, cmd) == ("FAIL", "FAIL", "FAIL", "OK")
+
+
+def test_model1_an_exact_allow_names_one_own_address_on_its_ports(internet, sandbox, client):
+    """An allow of exactly THIS_HOST/32, tcp 8080, reaches that one service: not its other port
+    (though 0.0.0.0/0 is allowed too), not the host's other address."""
+    d, cmd = client
+    sb = sandbox({"egress": {"default": "deny",
+                             "allow": [rule("0.0.0.0/0"), rule(THIS_HOST + "/32", "tcp", 8080)]}})
+    assert _this_host(sb, cmd) == ("OK", "FAIL", "FAIL", "OK")
+    # a deny still outranks the allow that names it
+    sb = sandbox({"egress": {"default": "deny", "allow": [rule(THIS_HOST + "/32")],
+                             "deny": [rule(THIS_HOST + "/32", "tcp", 8080)]}})
+    assert _this_host(sb, cmd)[:2] == ("FAIL", "OK")
+
+
+@pytest.mark.parametrize("net,version", [({"egress": {"default": "allow"}}, "1.0.0"),
+                                         ({"defaultPolicy": "allow"}, None)])
+def test_model1_default_allow_never_reaches_this_host(internet, sandbox, client, net, version):
+    """egress.default allow, and the legacy `allow` without allowLocalNetwork (whose local-network
+    ranges do not hold every address a host can have): the internet, never the host's own."""
+    d, cmd = client
+    assert _this_host(sandbox(net, version=version), cmd) == ("FAIL", "FAIL", "FAIL", "OK")
+
+
+def _sandbox_netns(world):
+    """A path to the network namespace of the one sandbox whose stack runs in this world (pasta
+    holds it open)."""
+    pids = stacks_in(world.ino)
+    assert len(pids) == 1, pids
+    for fd in os.listdir("/proc/%d/fd" % pids[0]):
+        path = "/proc/%d/fd/%s" % (pids[0], fd)
+        try:
+            if os.readlink(path).startswith("net:") and os.stat(path).st_ino != world.ino:
+                return path
+        except OSError:
+            pass
+    raise AssertionError("no sandbox namespace held by pasta %d" % pids[0])
+
+
+def test_model1_an_address_the_host_gains_later_is_this_host_too(internet, mxc, client):
+    """The rules follow the host: an address added after the session started (with a service on
+    it) is rejected like the others once the runtime has seen it, and named exactly it is reached."""
+    d, cmd = client
+    later = "192.0.2.78"
+    sb = Surface(mxc, "session", {"egress": {"default": "deny",
+                                              "allow": [rule("0.0.0.0/0"), rule("192.0.2.79/32", "tcp", 8080)]}},
+                 d, "1.0.0")
+    ns = _sandbox_netns(internet)
+    assert probe(sb, cmd, "tcp:%s:8080" % WEB) == {"tcp:%s:8080" % WEB: "OK"}
+    for a in (later, "192.0.2.79"):
+        _sh("ip", "addr", "add", a + "/32", "dev", "d0")
+        internet.serve(a, 8080)
+    deadline = time.time() + 30
+    while True:
+        out = subprocess.run(["nsenter", "--net=" + ns, "nft", "list", "set", "inet", "mxc", "thishost"],
+                             capture_output=True, text=True).stdout
+        if later in out and "192.0.2.79" in out:
+            break
+        assert time.time() < deadline, out
+        time.sleep(0.05)
+    got = probe(sb, cmd, "tcp:%s:8080" % later, "tcp:192.0.2.79:8080", "tcp:%s:8080" % WEB)
+    assert got == {"tcp:%s:8080" % later: "FAIL", "tcp:192.0.2.79:8080": "OK", "tcp:%s:8080" % WEB: "OK"}, got
 
 
 # ---- model 2 ------------------------------------------------------------------------------------
@@ -441,14 +596,16 @@ class _Resolver:
 
 @pytest.fixture
 def resolvers(internet):
-    """The host's loopback resolver (127.0.0.1:53, what systemd-resolved or dnsmasq would be) and a
-    resolver on an address of the test's namespace that is not loopback (192.0.2.53:53)."""
-    subprocess.run(["ip", "addr", "add", "192.0.2.53/32", "dev", "d0"], check=True)
-    made = {"loopback": _Resolver("127.0.0.1"), "lan": _Resolver("192.0.2.53")}
+    """The host's loopback resolver (127.0.0.1:53, what systemd-resolved or dnsmasq would be), one
+    on the host's own address (THIS_HOST:53, a dnsmasq on a host interface) and a resolver on the
+    test's internet (192.0.2.53:53)."""
+    _sh("ip", "netns", "exec", internet.far, "ip", "addr", "add", "192.0.2.53/32", "dev", "d1")
+    made = {"loopback": _Resolver("127.0.0.1"), "own": _Resolver(THIS_HOST)}
+    with internet.in_far():
+        made["lan"] = _Resolver("192.0.2.53")
     yield made
     for r in made.values():
         r.close()
-    subprocess.run(["ip", "addr", "del", "192.0.2.53/32", "dev", "d0"], check=False)
 
 
 def test_dns_forwarder_never_relays_to_a_host_loopback_resolver(resolvers, sandbox, client, host_resolv, mxc):
@@ -483,6 +640,29 @@ def test_dns_forwarder_never_relays_to_a_host_loopback_resolver(resolvers, sandb
     plan = mxc(argv=["--dry-run", "--config", mxc.config_file(dict(v1(net), process={"commandLine": "true"}))])
     assert "Network DNS: the forwarder 10.0.2.3, relaying to 192.0.2.53\n" in plan.stdout, plan.describe()
     assert _probe_dns() == {"forwarder": "10.0.2.3", "upstream": "192.0.2.53"}, _probe_dns()
+
+
+def test_dns_forwarder_never_relays_to_a_resolver_on_this_hosts_own_address(resolvers, sandbox, client,
+                                                                           host_resolv, mxc):
+    """Issue 27, third round: a resolver on one of the host's own addresses (a dnsmasq on a host
+    interface) is a host service like one on its loopback: skipped for the next one, and with none
+    other no forwarder, said in the sandbox's resolv.conf."""
+    d, cmd = client
+    with open(os.path.join(d, "dns.py"), "w") as f:
+        f.write(DNS_CLIENT)
+    os.chmod(os.path.join(d, "dns.py"), 0o644)
+    net = {"egress": {"default": "allow"}}
+    host_resolv("nameserver %s\n" % THIS_HOST)
+    r = sandbox(net).run("/usr/bin/python3 %s/dns.py" % d)
+    assert r.rc == 0, r.describe()
+    assert resolvers["own"].got == [], "the resolver on this host's own address was reached"
+    lines = r.stdout.splitlines()
+    assert lines[0] == "DNS-NONE" and "this host's own addresses" in lines[1], r.stdout
+    host_resolv("nameserver %s\nnameserver 192.0.2.53\n" % THIS_HOST)
+    r = sandbox(net).run("/usr/bin/python3 %s/dns.py" % d)
+    assert resolvers["own"].got == [], "the resolver on this host's own address was reached"
+    assert r.rc == 0 and r.stdout.splitlines() == ["DNS-REPLY", "nameserver 10.0.2.3"], r.describe()
+    assert len(resolvers["lan"].got) == 1, resolvers["lan"].got
 
 
 def _probe_dns():
@@ -543,10 +723,32 @@ def test_dry_run_prints_the_rule_set(mxc):
     assert "ip daddr 192.168.0.0/16 reject" in plan["networkRules"], plan
 
 
+def test_dry_run_shows_this_hosts_own_addresses(internet, mxc):
+    """The plan's rule set holds this host's destinations as they are now, rejected after the
+    denies and the allows of exactly one address, before every broader allow."""
+    net = {"egress": {"default": "deny", "allow": [rule("0.0.0.0/0"), rule(THIS_HOST + "/32", "tcp", 8080)],
+                      "deny": [rule("198.51.100.66/32")]}}
+    r = mxc(argv=["--dry-run", "--config", mxc.config_file(dict(v1(net), process={"commandLine": "true"}))])
+    assert r.rc == 0, r.describe()
+    out = r.stdout
+    elements = out[out.index("add element inet mxc thishost {"):].split("\n")[0]
+    for p in ("127.0.0.0/8", HOST_ADDR + "/32", THIS_HOST + "/32"):
+        assert p in elements, elements
+    order = [out.index(x) for x in ("198.51.100.66/32 reject", THIS_HOST + "/32 meta l4proto tcp th dport 8080 accept",
+                                    "ip daddr @thishost reject", "0.0.0.0/0 accept")]
+    assert order == sorted(order), out
+    assert "ip daddr { 0.0.0.0/8, 127.0.0.0/8 } reject" in out
+    legacy = mxc(argv=["--dry-run", "--config", mxc.config_file({"network": {"defaultPolicy": "allow"},
+                                                                   "process": {"commandLine": "true"}})])
+    rules = json.loads(legacy.stdout)["result"]["plan"]["networkRules"]
+    assert "ip daddr @thishost reject" in rules and THIS_HOST + "/32" in rules, rules
+
+
 def test_probe_reports_what_the_host_can_enforce():
     out = json.loads(subprocess.run([MXC_EXEC, "--probe"], capture_output=True, check=True).stdout)
     nm = out["result"]["networkModels"]
     assert nm["userspaceStack"]["present"] is True and nm["nfTables"] is True and nm["conntrack"] is True, nm
+    assert "127.0.0.0/8" in nm["thisHost"]["rejected"] and nm["thisHost"]["followsChanges"] is True, nm
 
 
 def test_host_without_the_stack_is_backend_unavailable(mxc):

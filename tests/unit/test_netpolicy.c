@@ -66,6 +66,33 @@ static void test_lowering_order(void)
     CHECK_MSG(gw && deny && allow && dflt && gw < deny && deny < allow && allow < dflt, "%s", s);
     CHECK(strstr(s, "meta nfproto ipv6 reject") != NULL);
     mxc_net_policy_free(&np);
+    /* this host (issue 27): its set; loopback ahead of every rule; the
+     * reject after the denies and the allows of exactly one address, before
+     * every broader allow and the default */
+    CHECK(build(V1("{\"egress\":{\"default\":\"allow\",\"allow\":[{\"to\":[{\"cidr\":\"0.0.0.0/0\"},"
+                   "{\"cidr\":\"192.0.2.77/32\"}],\"ports\":[{\"protocol\":\"tcp\",\"port\":80}]},"
+                   "{\"ports\":[{\"protocol\":\"udp\",\"port\":53}]}],"
+                   "\"deny\":[{\"to\":[{\"cidr\":\"192.0.2.77/32\"}],\"ports\":[{\"protocol\":\"tcp\",\"port\":81}]}]}}"),
+                &np, &e) == 0);
+    s = np.ruleset;
+    const char *set = strstr(s, "  set thishost {\n    type ipv4_addr\n    flags interval\n  }\n"),
+               *lo = strstr(s, "ip daddr { 0.0.0.0/8, 127.0.0.0/8 } reject"),
+               *d81 = strstr(s, "192.0.2.77/32 meta l4proto tcp th dport 81 reject"),
+               *named = strstr(s, "192.0.2.77/32 meta l4proto tcp th dport 80 accept"),
+               *self = strstr(s, "    ip daddr @thishost reject\n"),
+               *wide = strstr(s, "0.0.0.0/0 meta l4proto tcp th dport 80 accept"),
+               *any53 = strstr(s, "meta nfproto ipv4 meta l4proto udp th dport 53 accept"),
+               *last = strstr(s, "    accept\n  }\n}\n");
+    CHECK_MSG(set && lo && d81 && named && self && wide && any53 && last && lo < d81 && d81 < named &&
+                  named < self && self < wide && self < any53 && wide < last && any53 < last,
+              "%s", s);
+    mxc_net_policy_free(&np);
+    /* the legacy allow: the set's reject too, ahead of its local ranges */
+    CHECK(build("{\"process\":{\"commandLine\":\"x\"},\"network\":{\"defaultPolicy\":\"allow\"}}", &np, &e) == 0);
+    CHECK_MSG(strstr(np.ruleset, "set thishost") && strstr(np.ruleset, "ip daddr @thishost reject") &&
+                  strstr(np.ruleset, "ip daddr @thishost reject") < strstr(np.ruleset, "ip daddr 10.0.0.0/8 reject"),
+              "%s", np.ruleset);
+    mxc_net_policy_free(&np);
     /* hostLoopback allow outside all-allow: refused (it would have to hold both ways) */
     CHECK(build(V1("{\"egress\":{\"default\":\"allow\"},\"ingress\":{\"hostLoopback\":\"allow\"}}"), &np, &e) < 0);
     CHECK(e.message && strstr(e.message, "hostLoopback") != NULL);

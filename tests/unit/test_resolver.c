@@ -10,7 +10,7 @@
 static const char *pick(const char *text, bool *loop)
 {
     static char out[16];
-    return mxc_resolver_pick(text, out, sizeof out, loop) ? out : NULL;
+    return mxc_resolver_pick(text, NULL, out, sizeof out, loop, NULL) ? out : NULL;
 }
 
 int main(void)
@@ -40,6 +40,20 @@ int main(void)
     CHECK(pick("", &loop) == NULL && !loop);
     /* not a dotted quad as inet_pton reads it: never a number a resolver would take otherwise */
     CHECK(pick("nameserver 0x7f.1\nnameserver 2130706433\n", &loop) == NULL);
+
+    /* this host's own addresses (issue 27): skipped like loopback, and said */
+    mxc_thishost self = {0};
+    CHECK(mxc_thishost_add(&self, 0xC000024D, 32) == 0); /* 192.0.2.77 */
+    CHECK(mxc_thishost_add(&self, 0xC6336400, 24) == 0); /* 198.51.100.0/24, an AnyIP range */
+    static char out[16];
+    bool own = false;
+    CHECK(mxc_resolver_pick("nameserver 192.0.2.77\nnameserver 198.51.100.53\n", &self, out, sizeof out, &loop, &own) ==
+              false &&
+          own && !loop);
+    CHECK(mxc_resolver_pick("nameserver 192.0.2.77\nnameserver 127.0.0.53\nnameserver 192.0.2.78\n", &self, out,
+                            sizeof out, &loop, &own) &&
+          !strcmp(out, "192.0.2.78") && own && loop);
+    mxc_thishost_free(&self);
 
     /* the plan: other models have no forwarder, and say nothing */
     mxc_net_policy np = {.model = MXC_NETM_PROXY};
