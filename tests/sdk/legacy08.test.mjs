@@ -4,14 +4,14 @@
 // (UnsupportedV1NetworkFields), so 0.8.0 is the SDK that sends it.
 //
 // NETWORK SAFETY: as net.test.mjs — run.sh runs this inside a namespace it makes; WEB is a
-// documentation-range address on a veth whose both ends live there; nothing leaves it.
+// documentation-range address in a second one of run.sh's, one veth away; nothing leaves them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createConfigFromPolicy, spawnSandboxFromConfig } from 'mxc-sdk-0.8';
 import { WEB, probe, serveAll } from './nettest.mjs';
 
 assert.ok(process.env.MXC_BIN_DIR, 'MXC_BIN_DIR names our lxc-exec');
-await serveAll([[WEB, 8080, 'WEB8080\n'], ['127.0.0.1', 8082, 'LOOPBACK\n']]);
+await serveAll([['127.0.0.1', 8082, 'LOOPBACK\n']]);
 
 test('SDK 0.8 allowOutbound: true reaches the test internet, never host loopback', async () => {
   const config = createConfigFromPolicy({ version: '0.6.0-alpha', network: { allowOutbound: true }, timeoutMs: 60_000 });

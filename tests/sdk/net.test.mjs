@@ -2,16 +2,16 @@
 // by C1's holder, which waits for the rules and the route): MXC's connectivity models from Node.
 //
 // NETWORK SAFETY.  run.sh runs this file inside a network namespace it creates (`ip netns add`):
-// its loopback is the "host loopback" the userspace stack would map, and a veth pair whose both
-// ends live in it carries the documentation-range address WEB with the servers bound to it.  The
-// sandbox only ever addresses 10.0.2.x (the stack's side) and WEB; nothing leaves that namespace.
+// its loopback is the "host loopback" the userspace stack would map, and one veth away a second
+// namespace of run.sh's (the test internet) carries the documentation-range address WEB with the
+// servers bound to it.  The sandbox only ever addresses 10.0.2.x (the stack's side) and WEB;
+// nothing leaves those namespaces.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as mxc from '@microsoft/mxc-sdk/v1';
 import { WEB, probe, serveAll } from './nettest.mjs';
 
-await serveAll([[WEB, 8080, 'WEB8080\n'], [WEB, 8081, 'WEB8081\n'], ['127.0.0.1', 8082, 'LOOPBACK\n'],
-  ['127.0.0.1', 3128, 'PROXY\n']]);
+await serveAll([['127.0.0.1', 8082, 'LOOPBACK\n'], ['127.0.0.1', 3128, 'PROXY\n']]);
 
 test('the SDK README\'s first example, unchanged, is model 3', async () => {
   if (!mxc.getPlatformSupport().isSupported) {

@@ -15,26 +15,51 @@ node=node_modules/.bin/node
 "$node" -e 'const [M] = process.versions.node.split("."); if (+M < 24) { console.error("Node >= 24 needed, got " + process.version); process.exit(1); }'
 state=$(mktemp -d /tmp/mxc-sdk-state-XXXXXX)
 ns=mxcsdk$$
+far=mxcsdkf$$
 bindir=
-cleanup() { ip netns del "$ns" 2>/dev/null || true; rm -rf "$state" ${bindir:+"$bindir"}; }
+farpid=
+farout=$(mktemp /tmp/mxc-sdk-far-XXXXXX)
+cleanup() {
+  if [ -n "$farpid" ]; then kill "$farpid" 2>/dev/null || true; wait "$farpid" 2>/dev/null || true; fi
+  ip netns del "$ns" 2>/dev/null || true
+  ip netns del "$far" 2>/dev/null || true
+  rm -rf "$state" "$farout" ${bindir:+"$bindir"}
+}
 trap cleanup EXIT
 MXC_FFI_DIR="$ffi_dir" MXC_STATE_DIR="$state" "$node" --test --test-concurrency=1 sdk.test.mjs
-# net.test.mjs: the network models, inside a namespace made here (its own
-# loopback; a veth pair, both ends inside, with a documentation-range
-# address; nothing leaves it)
+# net.test.mjs: the network models, inside two namespaces made here: the
+# host (the tests and the executor run there: its loopback and its own
+# address 198.51.100.1 on a veth) and, one veth away, the internet (the
+# documentation-range address web, with farserve.mjs's servers).  The host
+# routes everything to the internet, which routes nowhere: nothing leaves
+# them.  The servers cannot be the host's own: model 1 never reaches this
+# host's own addresses through a broad allow (issue 27).
 web=198.51.100.7
+hostaddr=198.51.100.1
 ip netns add "$ns"
+ip netns add "$far"
 ip netns exec "$ns" sh -ec "
   ip link set lo up
-  ip link add d0 type veth peer name d1
-  ip link set d0 up; ip link set d1 up
-  ip addr add $web/24 dev d0
-  ip route add default via 198.51.100.254 dev d0 onlink"
+  ip link add d0 type veth peer name d1 netns $far
+  ip addr add $hostaddr/24 dev d0
+  ip link set d0 up
+  ip route add default via 198.51.100.254 dev d0"
+ip netns exec "$far" sh -ec "
+  ip link set lo up
+  ip addr add $web/24 dev d1
+  ip addr add 198.51.100.254/24 dev d1
+  ip link set d1 up"
+ip netns exec "$far" "$node" farserve.mjs "$web" 8080:WEB8080 8081:WEB8081 >"$farout" &
+farpid=$!
+until grep -q ready "$farout"; do
+  kill -0 "$farpid" 2>/dev/null || { echo "the internet's servers did not start" >&2; exit 1; }
+  sleep 0.05
+done
 ip netns exec "$ns" env MXC_FFI_DIR="$ffi_dir" MXC_STATE_DIR="$state" MXC_NET_TEST_ADDR="$web" \
-  "$node" --test --test-concurrency=1 net.test.mjs
+  MXC_NET_TEST_HOST_ADDR="$hostaddr" "$node" --test --test-concurrency=1 net.test.mjs
 # legacy08.test.mjs: SDK 0.8.0 spawns the executor: ours, as MXC_BIN_DIR/x64/lxc-exec
 bindir=$(mktemp -d /tmp/mxc-sdk-bin-XXXXXX)
 mkdir "$bindir/x64"
 ln -s "${MXC_EXEC_BIN:-$ffi_dir/mxc-exec}" "$bindir/x64/lxc-exec"
 ip netns exec "$ns" env MXC_BIN_DIR="$bindir" MXC_STATE_DIR="$state" MXC_NET_TEST_ADDR="$web" \
-  "$node" --test --test-concurrency=1 legacy08.test.mjs
+  MXC_NET_TEST_HOST_ADDR="$hostaddr" "$node" --test --test-concurrency=1 legacy08.test.mjs
