@@ -4,7 +4,10 @@
  * the directional rules it lowers (CIDRs, except, protocol, port, endPort;
  * hostnames and unenforceable shapes refused with their JSON path), and
  * lowering them into the nftables script installed inside the sandbox's
- * network namespace.  Pure: no syscalls.  Never emits caller text into
+ * network namespace (model 1's has an empty set of this host's own
+ * destinations, which stack.c fills from thishost.h where the rules go
+ * in, and rejects after the allows of exactly one address).  Pure: no
+ * syscalls.  Never emits caller text into
  * the script: every address and port is re-printed from parsed numbers. */
 #ifndef MXC_NET_NETPOLICY_H
 #define MXC_NET_NETPOLICY_H
