@@ -426,29 +426,63 @@ def _sandbox_netns(world):
     raise AssertionError("no sandbox namespace held by pasta %d" % pids[0])
 
 
-def test_model1_an_address_the_host_gains_later_is_this_host_too(internet, mxc, client):
-    """The rules follow the host: an address added after the session started (with a service on
-    it) is rejected like the others once the runtime has seen it, and named exactly it is reached."""
-    d, cmd = client
-    later = "192.0.2.78"
-    sb = Surface(mxc, "session", {"egress": {"default": "deny",
-                                              "allow": [rule("0.0.0.0/0"), rule("192.0.2.79/32", "tcp", 8080)]}},
-                 d, "1.0.0")
-    ns = _sandbox_netns(internet)
-    assert probe(sb, cmd, "tcp:%s:8080" % WEB) == {"tcp:%s:8080" % WEB: "OK"}
-    for a in (later, "192.0.2.79"):
+LATER = "192.0.2.78"   # added to the test host after the sandbox started: TCP 8080
+LATER_NAMED = "192.0.2.79"  # the same, named exactly by the policy
+LATER_NET = {"egress": {"default": "deny", "allow": [rule("0.0.0.0/0"), rule(LATER_NAMED + "/32", "tcp", 8080)]}}
+LATER_SPECS = ("tcp:%s:8080" % LATER, "tcp:%s:8080" % LATER_NAMED, "tcp:%s:8080" % WEB)
+
+
+def _host_gains_addresses(world):
+    """Adds LATER and LATER_NAMED to the test host (a service on each), then waits until the one
+    running sandbox's rules hold both (the runtime follows the host's addresses)."""
+    ns = _sandbox_netns(world)
+    for a in (LATER, LATER_NAMED):
         _sh("ip", "addr", "add", a + "/32", "dev", "d0")
-        internet.serve(a, 8080)
+        world.serve(a, 8080)
     deadline = time.time() + 30
     while True:
         out = subprocess.run(["nsenter", "--net=" + ns, "nft", "list", "set", "inet", "mxc", "thishost"],
                              capture_output=True, text=True).stdout
-        if later in out and "192.0.2.79" in out:
-            break
+        if LATER in out and LATER_NAMED in out:
+            return
         assert time.time() < deadline, out
         time.sleep(0.05)
-    got = probe(sb, cmd, "tcp:%s:8080" % later, "tcp:192.0.2.79:8080", "tcp:%s:8080" % WEB)
-    assert got == {"tcp:%s:8080" % later: "FAIL", "tcp:192.0.2.79:8080": "OK", "tcp:%s:8080" % WEB: "OK"}, got
+
+
+def test_model1_an_address_the_host_gains_later_is_this_host_too(internet, mxc, client):
+    """The rules follow the host: an address added after the session started (with a service on
+    it) is rejected like the others once the runtime has seen it, and named exactly it is reached."""
+    d, cmd = client
+    sb = Surface(mxc, "session", LATER_NET, d, "1.0.0")
+    assert probe(sb, cmd, "tcp:%s:8080" % WEB) == {"tcp:%s:8080" % WEB: "OK"}
+    _host_gains_addresses(internet)
+    got = probe(sb, cmd, *LATER_SPECS)
+    assert got == dict(zip(LATER_SPECS, ("FAIL", "OK", "OK"))), got
+
+
+def test_model1_an_address_the_host_gains_during_a_one_shot_is_this_host_too(internet, mxc, client):
+    """The same on a one-shot: its workload waits (for a file the test makes) until the host has
+    gained the addresses and the rules hold them, then dials."""
+    d, cmd = client
+    go = os.path.join(d, "go")
+    done = {}
+    script = "while [ ! -e %s ]; do sleep 0.05; done; %s %s" % (go, cmd, " ".join(LATER_SPECS))
+    run = threading.Thread(target=lambda: done.setdefault("r", mxc(dict(
+        v1(LATER_NET), filesystem={"readonlyPaths": [d]}, process={"commandLine": script}), timeout=120)))
+    run.start()
+    try:
+        deadline = time.time() + 60
+        while not stacks_in(internet.ino):
+            assert run.is_alive() and time.time() < deadline, done
+            time.sleep(0.05)
+        _host_gains_addresses(internet)
+    finally:
+        open(go, "w").close()
+        run.join()
+    r = done["r"]
+    assert r.rc == 0, r.describe()
+    got = {line.split()[0]: line.split()[1] for line in r.stdout.splitlines()}
+    assert got == dict(zip(LATER_SPECS, ("FAIL", "OK", "OK"))), got
 
 
 # ---- model 2 ------------------------------------------------------------------------------------
