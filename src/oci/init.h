@@ -1,0 +1,37 @@
+/* init.h — the container's init, between clone and execve.
+ * Owns: everything the new process does in its namespaces: receiving the
+ * detached trees its parent made (rootfs, binds, default devices), the
+ * mounts of the config at targets resolved inside the rootfs by
+ * descriptor, the default devices and /dev links, masked and read-only
+ * paths (the config's and the engine's /proc rules), pivot_root, the
+ * hostname, rlimits, groups/gid/uid, capabilities, no_new_privs, the
+ * engine's seccomp baseline, then "ready" to the parent and the exec fifo.
+ * Never returns: execve, or _exit after telling the parent why. */
+#ifndef MXC_OCI_INIT_H
+#define MXC_OCI_INIT_H
+
+#include "config.h"
+
+/* Messages on the socketpair (SOCK_SEQPACKET): parent -> init: 'M' maps
+ * written, 'T' + a tree descriptor (rootfs, then each bind in mount order,
+ * then each default device), 'G' go; init -> parent: 'K' ready or 'E' +
+ * why; parent -> init: 'S' state saved (then the init waits on the fifo). */
+
+#define OCI_NDEVICES 6
+extern const char *const oci_default_devices[OCI_NDEVICES];
+
+typedef struct {
+    const oci_config *c;
+    int sock;  /* the init's end */
+    int fifo;  /* O_PATH of the exec fifo */
+} oci_init_args;
+
+_Noreturn void oci_init_main(const oci_init_args *a);
+
+/* The target of a mount inside the rootfs at root_fd: resolved with
+ * RESOLVE_IN_ROOT (a symlink, absolute or not, never leaves the rootfs),
+ * missing components made by mkdirat on their parent's descriptor (the
+ * last one a file when !dir).  An O_PATH descriptor, or -errno. */
+int oci_resolve_target(int root_fd, const char *path, bool create, bool dir);
+
+#endif

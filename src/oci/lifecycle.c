@@ -1,0 +1,694 @@
+/* lifecycle.c — see lifecycle.h. */
+#include "lifecycle.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/mount.h>
+#include <linux/openat2.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "idrange.h"
+#include "init.h"
+#include "procs.h"
+#include "store.h"
+
+static int pidfd_of(const oci_state *s)
+{
+    int fd = (int)syscall(SYS_pidfd_open, s->pid, 0);
+    if (fd < 0)
+        return -1;
+    /* the pidfd names one process for good: checked after it is open */
+    if (!mxc_pid_alive(s->pid, s->start)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int write_map(pid_t pid, const char *file, const oci_idmap *m, size_t n)
+{
+    char text[OCI_MAX_IDMAPS * 40] = "", path[64];
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(text + len, sizeof text - len, "%u %u %u\n", m[i].cid, m[i].hid, m[i].n);
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int rc = write(fd, text, len) == (ssize_t)len ? 0 : -errno;
+    close(fd);
+    return rc;
+}
+
+static int send_msg(int sock, char tag, int fd)
+{
+    char ctl[CMSG_SPACE(sizeof(int))];
+    memset(ctl, 0, sizeof ctl);
+    struct iovec iov = {&tag, 1};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (fd >= 0) {
+        mh.msg_control = ctl;
+        mh.msg_controllen = sizeof ctl;
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+    }
+    return sendmsg(sock, &mh, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
+/* A detached copy of the tree at fd, its flags set before anyone sees it. */
+static int tree_of(int fd, const char *path, bool recursive, uint64_t set, uint64_t clr, int userns)
+{
+    int tree = open_tree(fd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (path[0] ? 0 : AT_EMPTY_PATH) |
+                                       (recursive ? AT_RECURSIVE : 0));
+    if (tree < 0)
+        return -errno;
+    struct mount_attr attr = {.attr_set = set, .attr_clr = clr, .propagation = MS_PRIVATE};
+    if (userns >= 0) {
+        attr.attr_set |= MOUNT_ATTR_IDMAP;
+        attr.userns_fd = (uint64_t)userns;
+    }
+    if (mount_setattr(tree, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr, sizeof attr) < 0) {
+        int err = errno;
+        close(tree);
+        return -err;
+    }
+    return tree;
+}
+
+static int open_beneath_bundle(int bundle_fd, const char *path, int flags)
+{
+    struct open_how how = {.flags = (unsigned long long)(flags | O_CLOEXEC), .resolve = RESOLVE_NO_MAGICLINKS};
+    return (int)syscall(SYS_openat2, bundle_fd, path, &how, sizeof how);
+}
+
+static void fd_path(int fd, char *out, size_t outsz)
+{
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, out, outsz - 1);
+    out[n > 0 ? n : 0] = '\0';
+}
+
+static int write_pid_file(const char *path, pid_t pid, mxc_error *e)
+{
+    char tmp[PATH_MAX + 16], text[32];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    int len = snprintf(text, sizeof text, "%d", (int)pid);
+    bool ok = fd >= 0 && write(fd, text, (size_t)len) == len;
+    if (fd >= 0)
+        close(fd);
+    if (!ok || rename(tmp, path) < 0) {
+        unlink(tmp);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.pidfile", errno, NULL, "cannot write the pid file %s", path);
+    }
+    return 0;
+}
+
+typedef struct {
+    int bundle_fd, dir_fd, rootfs_fd, fifo_fd, sock, userns;
+    int *src;            /* per mount: a bind's source (O_PATH) or -1 */
+    char claim[MXC_IDRANGE_NAME_MAX];
+    bool made_dir;
+    pid_t child;
+} create_ctx;
+
+static void ctx_close(create_ctx *x)
+{
+    int *fds[] = {&x->bundle_fd, &x->dir_fd, &x->rootfs_fd, &x->fifo_fd, &x->sock, &x->userns};
+    for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
+        if (*fds[i] >= 0) {
+            close(*fds[i]);
+            *fds[i] = -1;
+        }
+}
+
+static int create_fail(create_ctx *x, int rootfd, const char *id, const oci_config *c)
+{
+    if (x->child > 0) {
+        kill(x->child, SIGKILL);
+        waitpid(x->child, NULL, 0);
+    }
+    for (size_t i = 0; x->src && i < c->nmounts; i++)
+        if (x->src[i] >= 0)
+            close(x->src[i]);
+    free(x->src);
+    ctx_close(x);
+    if (x->made_dir)
+        oci_store_remove(rootfd, id);
+    if (x->claim[0])
+        mxc_idrange_release(x->claim);
+    return -1;
+}
+
+int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_file, bool keep, pid_t *child,
+               mxc_error *e)
+{
+    if (!oci_valid_id(id))
+        return mxc_err(e, MXC_E_MALFORMED_ID, "invalid id format: %s", id ? id : "");
+    create_ctx x = {.bundle_fd = -1, .dir_fd = -1, .rootfs_fd = -1, .fifo_fd = -1, .sock = -1, .userns = -1};
+    oci_config c;
+    x.bundle_fd = open(bundle ? bundle : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (x.bundle_fd < 0) {
+        mxc_err_os(e, MXC_E_MALFORMED_REQUEST, "oci.bundle", errno, NULL, "cannot open the bundle %s: %s",
+                   bundle ? bundle : ".", strerror(errno));
+        memset(&c, 0, sizeof c);
+        return create_fail(&x, rootfd, id, &c);
+    }
+    if (oci_config_load(x.bundle_fd, &c, e) < 0) {
+        create_fail(&x, rootfd, id, &c);
+        oci_config_free(&c);
+        return -1;
+    }
+    int rc = -1;
+    oci_state st = {0};
+    if (!c.has_process) {
+        mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: process must be set to create a container");
+        goto out;
+    }
+    /* 1. the directory (its path names the range claim's owner) */
+    x.dir_fd = oci_store_make(rootfd, id, e);
+    if (x.dir_fd < 0)
+        goto out;
+    x.made_dir = true;
+    char dir_path[PATH_MAX];
+    fd_path(x.dir_fd, dir_path, sizeof dir_path);
+    /* 2. the user namespace's maps: the config's, or a claimed range */
+    if (!c.user_ns) {
+        unsigned base;
+        if (mxc_idrange_claim(dir_path, &base, x.claim, e) < 0)
+            goto out;
+        c.uidmap[0] = c.gidmap[0] = (oci_idmap){0, base, MXC_IDRANGE_SIZE};
+        c.nuidmap = c.ngidmap = 1;
+    }
+    unsigned huid, hgid, hg;
+    if (!oci_map_id(c.uidmap, c.nuidmap, c.uid, &huid) || !oci_map_id(c.gidmap, c.ngidmap, c.gid, &hgid)) {
+        mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: process.user %u:%u is not mapped in the container's user "
+                "namespace", c.uid, c.gid);
+        goto out;
+    }
+    for (size_t i = 0; i < c.ngids; i++)
+        if (!oci_map_id(c.gidmap, c.ngidmap, c.gids[i], &hg)) {
+            mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: process.user.additionalGids[%zu] %u is not mapped in "
+                    "the container's user namespace", i, c.gids[i]);
+            goto out;
+        }
+    /* 3. everything of the host the container shows, opened before the clone */
+    x.rootfs_fd = open_beneath_bundle(x.bundle_fd, c.root_path, O_PATH | O_DIRECTORY);
+    if (x.rootfs_fd < 0) {
+        mxc_err_os(e, MXC_E_MALFORMED_REQUEST, "oci.rootfs", errno, NULL, "root.path %s: %s", c.root_path,
+                   strerror(errno));
+        goto out;
+    }
+    x.src = calloc(c.nmounts + 1, sizeof *x.src);
+    if (!x.src) {
+        mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < c.nmounts; i++) {
+        x.src[i] = -1;
+        if (c.mounts[i].kind != OCI_MNT_BIND)
+            continue;
+        x.src[i] = open_beneath_bundle(x.bundle_fd, c.mounts[i].source, O_PATH);
+        struct stat sst;
+        if (x.src[i] < 0 || fstat(x.src[i], &sst) < 0) {
+            mxc_err_os(e, MXC_E_MALFORMED_REQUEST, "oci.mount", errno, NULL, "mounts[%zu].source %s: %s", i,
+                       c.mounts[i].source, strerror(errno));
+            goto out;
+        }
+        if (S_ISBLK(sst.st_mode)) {
+            mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu].source %s is a block device: a raw host "
+                    "device is refused", i, c.mounts[i].source);
+            goto out;
+        }
+    }
+    /* 4. the exec fifo, the init's to open (as the process's own uid) */
+    if (mkfifoat(x.dir_fd, OCI_FIFO, 0600) < 0 || fchownat(x.dir_fd, OCI_FIFO, huid, hgid, AT_SYMLINK_NOFOLLOW) < 0 ||
+        (x.fifo_fd = openat(x.dir_fd, OCI_FIFO, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.fifo", errno, NULL, "cannot make the exec fifo: %s", strerror(errno));
+        goto out;
+    }
+    /* 5. the init */
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.socketpair", errno, NULL, "socketpair: %s", strerror(errno));
+        goto out;
+    }
+    int flags = c.ns_flags | CLONE_NEWUSER;
+    fflush(NULL);
+    x.child = (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, NULL, NULL, NULL, 0);
+    if (x.child == 0) {
+        close(sv[0]);
+        oci_init_args a = {.c = &c, .sock = sv[1], .fifo = x.fifo_fd};
+        oci_init_main(&a);
+    }
+    close(sv[1]);
+    x.sock = sv[0];
+    if (x.child < 0) {
+        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.clone", errno, NULL, "cannot clone the container's init: %s",
+                   strerror(errno));
+        x.child = 0;
+        goto out;
+    }
+    char path[64];
+    int r = write_map(x.child, "uid_map", c.uidmap, c.nuidmap);
+    if (r == 0)
+        r = write_map(x.child, "gid_map", c.gidmap, c.ngidmap);
+    snprintf(path, sizeof path, "/proc/%d/ns/user", (int)x.child);
+    if (r == 0 && (x.userns = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        r = -errno;
+    if (r < 0 || send_msg(x.sock, 'M', -1) < 0) {
+        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.idmap", -r, NULL, "cannot write the user namespace's maps: %s",
+                   strerror(-r));
+        goto out;
+    }
+    /* 6. the trees: the rootfs idmapped onto the range (when the range is ours) and never a device;
+     * each bind with its flags; the default devices */
+    int t = tree_of(x.rootfs_fd, "", true, MOUNT_ATTR_NODEV, 0, c.user_ns ? -1 : x.userns);
+    if (t < 0) {
+        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.rootfs", -t, NULL,
+                   t == -EINVAL ? "root.path %s: its filesystem cannot be mounted idmapped (mxc maps the image onto "
+                                  "the container's id range): %s"
+                                : "root.path %s: %s",
+                   c.root_path, strerror(-t));
+        goto out;
+    }
+    r = send_msg(x.sock, 'T', t);
+    close(t);
+    for (size_t i = 0; r == 0 && i < c.nmounts; i++) {
+        if (c.mounts[i].kind != OCI_MNT_BIND)
+            continue;
+        t = tree_of(x.src[i], "", c.mounts[i].recursive, c.mounts[i].attr_set, c.mounts[i].attr_clr, -1);
+        if (t < 0) {
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mount", -t, NULL, "mounts[%zu].source %s: %s", i,
+                       c.mounts[i].source, strerror(-t));
+            goto out;
+        }
+        r = send_msg(x.sock, 'T', t);
+        close(t);
+    }
+    for (size_t i = 0; r == 0 && i < OCI_NDEVICES; i++) {
+        snprintf(path, sizeof path, "/dev/%s", oci_default_devices[i]);
+        t = tree_of(AT_FDCWD, path, false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, 0, -1);
+        if (t < 0) {
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.device", -t, NULL, "%s: %s", path, strerror(-t));
+            goto out;
+        }
+        r = send_msg(x.sock, 'T', t);
+        close(t);
+    }
+    if (r < 0 || send_msg(x.sock, 'G', -1) < 0) {
+        mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited while it was being set up");
+        goto out;
+    }
+    if (c.has_oom_score_adj) {
+        char v[16];
+        snprintf(path, sizeof path, "/proc/%d/oom_score_adj", (int)x.child);
+        snprintf(v, sizeof v, "%d", c.oom_score_adj);
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        bool ok = fd >= 0 && write(fd, v, strlen(v)) > 0;
+        if (fd >= 0)
+            close(fd);
+        if (!ok) {
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.oom", errno, NULL, "process.oomScoreAdj: %s", strerror(errno));
+            goto out;
+        }
+    }
+    /* 7. the init's answer */
+    char msg[1100];
+    ssize_t n = recv(x.sock, msg, sizeof msg - 1, 0);
+    if (n <= 0 || msg[0] != 'K') {
+        msg[n > 0 ? n : 0] = '\0';
+        mxc_err(e, MXC_E_BACKEND_ERROR, "%s", n > 1 && msg[0] == 'E' ? msg + 1 : "the container's init exited");
+        goto out;
+    }
+    /* 8. the state, then the init may wait on the fifo */
+    snprintf(st.id, sizeof st.id, "%s", id);
+    st.pid = x.child;
+    st.start = mxc_proc_start_time(x.child);
+    fd_path(x.bundle_fd, st.bundle, sizeof st.bundle);
+    fd_path(x.rootfs_fd, st.rootfs, sizeof st.rootfs);
+    oci_now(st.created, sizeof st.created);
+    snprintf(st.claim, sizeof st.claim, "%s", x.claim);
+    snprintf(st.oci_version, sizeof st.oci_version, "%s", c.oci_version);
+    st.annotations = c.annotations;
+    if (oci_state_write(x.dir_fd, &st, e) < 0)
+        goto out;
+    if (x.claim[0] && mxc_idrange_set_owner(x.claim, x.child) < 0) {
+        mxc_err(e, MXC_E_BACKEND_ERROR, "cannot record the container's init in its id range claim");
+        goto out;
+    }
+    if (pid_file && write_pid_file(pid_file, x.child, e) < 0)
+        goto out;
+    if (send_msg(x.sock, 'S', -1) < 0) {
+        mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited");
+        goto out;
+    }
+    if (child)
+        *child = x.child;
+    if (!keep)
+        x.child = 0; /* reparented when we exit; its parent (a shim, init) reaps it */
+    rc = 0;
+out:
+    if (rc < 0) {
+        create_fail(&x, rootfd, id, &c);
+    } else {
+        for (size_t i = 0; i < c.nmounts; i++)
+            if (x.src[i] >= 0)
+                close(x.src[i]);
+        free(x.src);
+        ctx_close(&x);
+    }
+    oci_config_free(&c);
+    return rc;
+}
+
+static int load(int rootfd, const char *id, int *dirfd, oci_state *s, mxc_error *e)
+{
+    if (!oci_valid_id(id))
+        return mxc_err(e, MXC_E_MALFORMED_ID, "invalid id format: %s", id ? id : "");
+    *dirfd = oci_store_open(rootfd, id, e);
+    if (*dirfd < 0)
+        return -1;
+    if (oci_state_read(*dirfd, id, s, e) < 0) {
+        close(*dirfd);
+        return -1;
+    }
+    return 0;
+}
+
+int oci_start(int rootfd, const char *id, mxc_error *e)
+{
+    int dirfd;
+    oci_state s;
+    if (load(rootfd, id, &dirfd, &s, e) < 0)
+        return -1;
+    int rc = -1, fifo = -1, pfd = -1;
+    oci_status status = oci_state_status(dirfd, &s);
+    if (status == OCI_STOPPED) {
+        mxc_err(e, MXC_E_ALREADY_STOPPED, "cannot start a container that has stopped");
+        goto out;
+    }
+    if (status == OCI_RUNNING) {
+        mxc_err(e, MXC_E_ALREADY_STARTED, "cannot start an already running container");
+        goto out;
+    }
+    pfd = pidfd_of(&s);
+    fifo = openat(dirfd, OCI_FIFO, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    if (pfd < 0 || fifo < 0) {
+        mxc_err(e, MXC_E_ALREADY_STOPPED, pfd < 0 ? "cannot start a container that has stopped"
+                                                  : "cannot start an already running container");
+        goto out;
+    }
+    /* the init's byte, or its death first */
+    for (;;) {
+        struct pollfd p[2] = {{fifo, POLLIN, 0}, {pfd, POLLIN, 0}};
+        if (poll(p, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.start", errno, NULL, "poll: %s", strerror(errno));
+            goto out;
+        }
+        if (p[0].revents & (POLLIN | POLLHUP)) {
+            char b;
+            ssize_t n = read(fifo, &b, 1);
+            if (n == 1)
+                break;
+            if (n < 0 && errno == EAGAIN)
+                continue;
+            mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init closed the exec fifo without starting");
+            goto out;
+        }
+        if (p[1].revents) {
+            mxc_err(e, MXC_E_ALREADY_STOPPED, "the container's init exited before start");
+            goto out;
+        }
+    }
+    unlinkat(dirfd, OCI_FIFO, 0);
+    rc = 0;
+out:
+    if (fifo >= 0)
+        close(fifo);
+    if (pfd >= 0)
+        close(pfd);
+    close(dirfd);
+    oci_state_free(&s);
+    return rc;
+}
+
+json_t *oci_query(int rootfd, const char *id, mxc_error *e)
+{
+    int dirfd;
+    oci_state s;
+    if (load(rootfd, id, &dirfd, &s, e) < 0)
+        return NULL;
+    json_t *j = oci_state_json(&s, oci_state_status(dirfd, &s));
+    close(dirfd);
+    oci_state_free(&s);
+    return j;
+}
+
+static ino_t pidns_of(pid_t pid)
+{
+    char path[64];
+    struct stat st;
+    snprintf(path, sizeof path, "/proc/%d/ns/pid", (int)pid);
+    return stat(path, &st) == 0 ? st.st_ino : 0;
+}
+
+int oci_kill(int rootfd, const char *id, int sig, bool all, mxc_error *e)
+{
+    int dirfd;
+    oci_state s;
+    if (load(rootfd, id, &dirfd, &s, e) < 0)
+        return -1;
+    int rc = -1;
+    int pfd = oci_state_status(dirfd, &s) == OCI_STOPPED ? -1 : pidfd_of(&s);
+    if (pfd < 0) {
+        mxc_err(e, MXC_E_ALREADY_STOPPED, "container not running");
+        goto out;
+    }
+    if (all && sig != SIGKILL) {
+        /* every process of the container's PID namespace (SIGKILL to its init takes them all) */
+        ino_t ns = pidns_of(s.pid);
+        DIR *d = opendir("/proc");
+        struct dirent *de;
+        while (ns && d && (de = readdir(d))) {
+            pid_t p = (pid_t)atoi(de->d_name);
+            if (p <= 0 || p == s.pid || pidns_of(p) != ns)
+                continue;
+            int f = (int)syscall(SYS_pidfd_open, p, 0);
+            if (f >= 0 && pidns_of(p) == ns)
+                syscall(SYS_pidfd_send_signal, f, sig, NULL, 0);
+            if (f >= 0)
+                close(f);
+        }
+        if (d)
+            closedir(d);
+    }
+    if (syscall(SYS_pidfd_send_signal, pfd, sig, NULL, 0) < 0) {
+        mxc_err_os(e, errno == ESRCH ? MXC_E_ALREADY_STOPPED : MXC_E_BACKEND_ERROR, "oci.kill", errno, NULL,
+                   errno == ESRCH ? "container not running" : "kill: %s", strerror(errno));
+        goto out;
+    }
+    rc = 0;
+out:
+    if (pfd >= 0)
+        close(pfd);
+    close(dirfd);
+    oci_state_free(&s);
+    return rc;
+}
+
+static void finish(int rootfd, const char *id, const oci_state *s)
+{
+    if (s->claim[0])
+        mxc_idrange_release(s->claim);
+    oci_store_remove(rootfd, id);
+}
+
+int oci_delete(int rootfd, const char *id, bool force, mxc_error *e)
+{
+    int dirfd;
+    oci_state s;
+    if (load(rootfd, id, &dirfd, &s, e) < 0) {
+        /* a directory without its state (a create killed half way): --force removes it */
+        if (force && oci_valid_id(id) && e->code != MXC_E_MALFORMED_ID) {
+            mxc_error_clear(e);
+            oci_store_remove(rootfd, id);
+            return 0;
+        }
+        return -1;
+    }
+    oci_status status = oci_state_status(dirfd, &s);
+    close(dirfd);
+    if (status != OCI_STOPPED) {
+        if (!force) {
+            mxc_err(e, MXC_E_ALREADY_STARTED, "cannot delete container %s that is not stopped: %s", id,
+                    oci_status_name(status));
+            oci_state_free(&s);
+            return -1;
+        }
+        int pfd = pidfd_of(&s);
+        if (pfd >= 0) {
+            syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+            /* readable once the init is gone, and with it (PID namespace) every process of the container */
+            struct pollfd p = {pfd, POLLIN, 0};
+            while (poll(&p, 1, -1) < 0 && errno == EINTR)
+                ;
+            close(pfd);
+        }
+    }
+    finish(rootfd, id, &s);
+    oci_state_free(&s);
+    return 0;
+}
+
+static volatile pid_t run_child;
+
+static void forward(int sig)
+{
+    if (run_child > 0)
+        kill(run_child, sig);
+}
+
+int oci_run(int rootfd, const char *id, const char *bundle, const char *pid_file, bool detach, int *status,
+            mxc_error *e)
+{
+    pid_t child;
+    *status = 0;
+    if (oci_create(rootfd, id, bundle, pid_file, !detach, &child, e) < 0)
+        return -1;
+    if (!detach) {
+        run_child = child;
+        const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+            sigaction(sigs[i], &(struct sigaction){.sa_handler = forward, .sa_flags = SA_RESTART}, NULL);
+    }
+    if (oci_start(rootfd, id, e) < 0) {
+        mxc_error dummy = {0};
+        oci_delete(rootfd, id, true, &dummy);
+        if (!detach)
+            waitpid(child, NULL, 0);
+        return -1;
+    }
+    if (detach)
+        return 0;
+    int ws;
+    while (waitpid(child, &ws, 0) < 0 && errno == EINTR)
+        ;
+    *status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+    mxc_error dummy = {0};
+    oci_delete(rootfd, id, true, &dummy);
+    return 0;
+}
+
+json_t *oci_list(int rootfd)
+{
+    json_t *out = json_array();
+    int fd = dup(rootfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        if (!oci_valid_id(de->d_name))
+            continue;
+        mxc_error e = {0};
+        json_t *j = oci_query(rootfd, de->d_name, &e);
+        if (j)
+            json_array_append_new(out, j);
+        mxc_error_clear(&e);
+    }
+    if (d)
+        closedir(d);
+    else if (fd >= 0)
+        close(fd);
+    return out;
+}
+
+int oci_signal(const char *s)
+{
+    static const struct { const char *name; int sig; } sigs[] = {
+        {"HUP", SIGHUP}, {"INT", SIGINT}, {"QUIT", SIGQUIT}, {"ILL", SIGILL}, {"TRAP", SIGTRAP}, {"ABRT", SIGABRT},
+        {"IOT", SIGIOT}, {"BUS", SIGBUS}, {"FPE", SIGFPE}, {"KILL", SIGKILL}, {"USR1", SIGUSR1}, {"SEGV", SIGSEGV},
+        {"USR2", SIGUSR2}, {"PIPE", SIGPIPE}, {"ALRM", SIGALRM}, {"TERM", SIGTERM}, {"STKFLT", SIGSTKFLT},
+        {"CHLD", SIGCHLD}, {"CONT", SIGCONT}, {"STOP", SIGSTOP}, {"TSTP", SIGTSTP}, {"TTIN", SIGTTIN},
+        {"TTOU", SIGTTOU}, {"URG", SIGURG}, {"XCPU", SIGXCPU}, {"XFSZ", SIGXFSZ}, {"VTALRM", SIGVTALRM},
+        {"PROF", SIGPROF}, {"WINCH", SIGWINCH}, {"IO", SIGIO}, {"POLL", SIGPOLL}, {"PWR", SIGPWR}, {"SYS", SIGSYS},
+    };
+    if (!s || !*s)
+        return -1;
+    char *end;
+    long n = strtol(s, &end, 10);
+    if (!*end)
+        return n > 0 && n < NSIG ? (int)n : -1;
+    const char *name = strncasecmp(s, "SIG", 3) == 0 ? s + 3 : s;
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        if (!strcasecmp(name, sigs[i].name))
+            return sigs[i].sig;
+    return -1;
+}
+
+json_t *oci_features(void)
+{
+    json_t *caps = json_array();
+    const char *names[] = {"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL", "CAP_SETGID",
+                           "CAP_SETUID", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE", "CAP_NET_RAW", "CAP_SYS_CHROOT",
+                           "CAP_MKNOD", "CAP_AUDIT_WRITE", "CAP_SETFCAP"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        json_array_append_new(caps, json_string(names[i]));
+    return json_pack("{s:s, s:s, s:[], s:[ssssssssssssss], s:{s:[sssssss], s:o, s:{s:b, s:b, s:b}, s:{s:b}, "
+                     "s:{s:b}, s:{s:b}, s:{s:b}, s:{s:{s:b}}}, s:{s:s, s:s}}",
+                     "ociVersionMin", "1.0.0", "ociVersionMax", OCI_SPEC_VERSION, "hooks", "mountOptions", "ro", "rw",
+                     "nosuid", "suid", "nodev", "dev", "noexec", "exec", "bind", "rbind", "private", "rprivate",
+                     "noatime", "strictatime", "linux", "namespaces", "pid", "network", "mount", "ipc", "uts",
+                     "user", "cgroup", "capabilities", caps, "cgroup", "v1", 0, "v2", 0, "systemd", 0, "seccomp",
+                     "enabled", 0, "apparmor", "enabled", 0, "selinux", "enabled", 0, "intelRdt", "enabled", 0,
+                     "mountExtensions", "idmap", "enabled", 0, "annotations", "io.github.mxc.runtime", "mxc-oci",
+                     "io.github.mxc.guarantee", "no container process is host root");
+}
+
+json_t *oci_spec(void)
+{
+    return json_pack(
+        "{s:s, s:{s:b, s:{s:i, s:i}, s:[s], s:[s, s], s:s, s:{s:[sss], s:[sss], s:[sss]}, s:[{s:s, s:i, s:i}], "
+        "s:b}, s:{s:s, s:b}, s:s, s:["
+        "{s:s, s:s, s:s}, {s:s, s:s, s:s, s:[ssss]}, {s:s, s:s, s:s, s:[ssssss]}, "
+        "{s:s, s:s, s:s, s:[sssss]}, {s:s, s:s, s:s, s:[sss]}, {s:s, s:s, s:s, s:[ssss]}], "
+        "s:{s:[{s:s}, {s:s}, {s:s}, {s:s}, {s:s}], s:[sssssssss], s:[ssssss]}}",
+        "ociVersion", OCI_SPEC_VERSION, "process", "terminal", 0, "user", "uid", 0, "gid", 0, "args", "sh", "env",
+        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TERM=xterm", "cwd", "/",
+        "capabilities", "bounding", "CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE", "effective",
+        "CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE", "permitted", "CAP_AUDIT_WRITE", "CAP_KILL",
+        "CAP_NET_BIND_SERVICE", "rlimits", "type", "RLIMIT_NOFILE", "hard", 1024, "soft", 1024, "noNewPrivileges", 1,
+        "root", "path", "rootfs", "readonly", 1, "hostname", "mxc", "mounts",
+        "destination", "/proc", "type", "proc", "source", "proc",
+        "destination", "/dev", "type", "tmpfs", "source", "tmpfs", "options", "nosuid", "strictatime", "mode=755",
+        "size=65536k",
+        "destination", "/dev/pts", "type", "devpts", "source", "devpts", "options", "nosuid", "noexec", "newinstance",
+        "ptmxmode=0666", "mode=0620", "gid=5",
+        "destination", "/dev/shm", "type", "tmpfs", "source", "shm", "options", "nosuid", "noexec", "nodev",
+        "mode=1777", "size=65536k",
+        "destination", "/dev/mqueue", "type", "mqueue", "source", "mqueue", "options", "nosuid", "noexec", "nodev",
+        "destination", "/sys", "type", "sysfs", "source", "sysfs", "options", "nosuid", "noexec", "nodev", "ro",
+        "linux", "namespaces", "type", "pid", "type", "network", "type", "ipc", "type", "uts", "type", "mount",
+        "maskedPaths", "/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+        "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "readonlyPaths", "/proc/bus",
+        "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", "/proc/scsi");
+}

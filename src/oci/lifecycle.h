@@ -1,0 +1,34 @@
+/* lifecycle.h — the runc commands over the store, the config and the init.
+ * Owns: create (config checked, id range claimed, directory and exec fifo
+ * made, the init cloned into its namespaces, its user namespace's maps
+ * written, the detached trees made and passed, the state saved), start
+ * (the fifo read, with a pidfd on the init), state, kill, delete, run,
+ * list, and the documents of features and spec.  Errors use runc's
+ * wording where callers parse it. */
+#ifndef MXC_OCI_LIFECYCLE_H
+#define MXC_OCI_LIFECYCLE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+/* create; with keep, the init stays this process's child (run) and *child names it. */
+int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_file, bool keep, pid_t *child,
+               mxc_error *e);
+int oci_start(int rootfd, const char *id, mxc_error *e);
+json_t *oci_query(int rootfd, const char *id, mxc_error *e);
+int oci_kill(int rootfd, const char *id, int sig, bool all, mxc_error *e);
+int oci_delete(int rootfd, const char *id, bool force, mxc_error *e);
+/* run: create + start, then (unless detach) wait and delete; *status is
+ * the container's exit status (128+N after signal N). */
+int oci_run(int rootfd, const char *id, const char *bundle, const char *pid_file, bool detach, int *status,
+            mxc_error *e);
+json_t *oci_list(int rootfd);
+json_t *oci_features(void);
+json_t *oci_spec(void);
+/* "KILL", "SIGKILL", "9": the number, or -1. */
+int oci_signal(const char *s);
+
+#endif

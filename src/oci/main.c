@@ -1,0 +1,283 @@
+/* main.c — mxc-oci, runc's command line over src/oci/ (docs/oci.md).
+ * Owns: the global flags (--root, --log, --log-format, --debug,
+ * --systemd-cgroup), each command's flags and arguments, usage errors,
+ * printing, and the log (runc's line formats).  Runs as root; never
+ * installed set-uid. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "lifecycle.h"
+#include "store.h"
+
+static const char *log_path, *log_format = "text";
+
+static void log_error(const char *msg)
+{
+    fprintf(stderr, "mxc-oci: %s\n", msg);
+    if (!log_path)
+        return;
+    FILE *f = fopen(log_path, "ae");
+    if (!f)
+        return;
+    char now[40];
+    oci_now(now, sizeof now);
+    if (!strcmp(log_format, "json")) {
+        json_t *j = json_pack("{s:s, s:s, s:s}", "level", "error", "msg", msg, "time", now);
+        char *t = json_dumps(j, JSON_COMPACT);
+        fprintf(f, "%s\n", t ? t : "");
+        free(t);
+        json_decref(j);
+    } else {
+        fprintf(f, "time=\"%s\" level=error msg=\"%s\"\n", now, msg);
+    }
+    fclose(f);
+}
+
+static int die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int die(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    log_error(msg);
+    return 1;
+}
+
+typedef struct {
+    const char *name;   /* long */
+    char shortname;     /* 0: none */
+    bool value;         /* takes a value */
+    const char **str;
+    bool *set;
+} flag;
+
+/* Flags as urfave/cli (runc's parser) takes them: -x, --name, -name,
+ * --name=V, --name V; they end at the first argument or "--".  Returns
+ * the index of the first argument, or -1 after an error was printed. */
+static int parse_flags(int argc, char **argv, int i, const flag *fl, size_t n, const char *cmd)
+{
+    for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+        if (!strcmp(argv[i], "--"))
+            return i + 1;
+        const char *a = argv[i] + (argv[i][1] == '-' ? 2 : 1);
+        const char *eq = strchr(a, '=');
+        size_t len = eq ? (size_t)(eq - a) : strlen(a);
+        const flag *f = NULL;
+        for (size_t k = 0; k < n && !f; k++)
+            if ((strlen(fl[k].name) == len && !strncmp(fl[k].name, a, len)) ||
+                (fl[k].shortname && len == 1 && a[0] == fl[k].shortname))
+                f = &fl[k];
+        if (!f) {
+            die("%s: flag provided but not defined: %s", cmd, argv[i]);
+            return -1;
+        }
+        if (f->value) {
+            const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!v) {
+                die("%s: flag needs an argument: %s", cmd, argv[i]);
+                return -1;
+            }
+            *f->str = v;
+        } else if (eq) {
+            *f->set = !strcmp(eq + 1, "true") || !strcmp(eq + 1, "1");
+        } else {
+            *f->set = true;
+        }
+    }
+    return i;
+}
+
+static void print_json(json_t *j)
+{
+    char *t = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    printf("%s\n", t ? t : "null");
+    free(t);
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: mxc-oci [--root DIR] [--log FILE] [--log-format text|json] [--debug] COMMAND ...\n"
+                    "commands: create, start, state, kill, delete, run, list, features, spec\n");
+    return 1;
+}
+
+static int one_id(int argc, char **argv, int i, const char *cmd, const char **id)
+{
+    if (i >= argc)
+        return die("%s: missing the container id: \"%s\" requires exactly 1 argument(s)", cmd, cmd);
+    *id = argv[i];
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *root = OCI_ROOT_DEFAULT;
+    bool debug = false, systemd = false, help = false, version = false;
+    const char *criu = NULL, *rootless = NULL;
+    flag global[] = {
+        {"root", 0, true, &root, NULL}, {"log", 0, true, &log_path, NULL}, {"log-format", 0, true, &log_format, NULL},
+        {"debug", 0, false, NULL, &debug}, {"systemd-cgroup", 0, false, NULL, &systemd},
+        {"help", 'h', false, NULL, &help}, {"version", 'v', false, NULL, &version}, {"criu", 0, true, &criu, NULL},
+        {"rootless", 0, true, &rootless, NULL},
+    };
+    int i = parse_flags(argc, argv, 1, global, sizeof global / sizeof global[0], "mxc-oci");
+    if (i < 0)
+        return 1;
+    if (strcmp(log_format, "text") && strcmp(log_format, "json"))
+        return die("unknown log-format %s", log_format);
+    if (version || (i < argc && !strcmp(argv[i], "version"))) {
+        printf("mxc-oci version 0.1.0\nspec: %s\n", OCI_SPEC_VERSION);
+        return 0;
+    }
+    if (help || i >= argc)
+        return usage();
+    const char *cmd = argv[i++];
+    if (rootless && strcmp(rootless, "false") && strcmp(rootless, "auto"))
+        return die("--rootless %s: mxc-oci runs as root for now (rootless: later)", rootless);
+    if (!strcmp(cmd, "features")) {
+        json_t *j = oci_features();
+        print_json(j);
+        json_decref(j);
+        return 0;
+    }
+    if (!strcmp(cmd, "spec")) {
+        const char *bundle = ".", *rl = NULL;
+        bool rless = false;
+        flag fl[] = {{"bundle", 'b', true, &bundle, NULL}, {"rootless", 0, false, &rl, &rless}};
+        if ((i = parse_flags(argc, argv, i, fl, 2, cmd)) < 0)
+            return 1;
+        if (rless)
+            return die("spec --rootless: mxc-oci runs as root for now");
+        int d = open(bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int fd = d < 0 ? -1 : openat(d, "config.json", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (d >= 0)
+            close(d);
+        if (fd < 0)
+            return errno == EEXIST ? die("File config.json exists. Remove it first.")
+                                   : die("cannot write %s/config.json: %s", bundle, strerror(errno));
+        json_t *j = oci_spec();
+        int rc = json_dumpfd(j, fd, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        close(fd);
+        json_decref(j);
+        return rc < 0 ? die("cannot write config.json") : 0;
+    }
+    const char *later[] = {"exec", "ps", "pause", "resume", "update", "checkpoint", "restore", "events"};
+    for (size_t k = 0; k < sizeof later / sizeof later[0]; k++)
+        if (!strcmp(cmd, later[k]))
+            return die("%s is not supported by mxc-oci yet", cmd);
+    bool known = false;
+    const char *cmds[] = {"create", "start", "state", "kill", "delete", "run", "list"};
+    for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++)
+        known |= !strcmp(cmd, cmds[k]);
+    if (!known)
+        return die("No help topic for '%s'", cmd);
+    if (geteuid() != 0)
+        return die("mxc-oci runs as root for now (rootless: later)");
+    mxc_error e = {0};
+    int rootfd = oci_store_root(root, &e);
+    if (rootfd < 0)
+        return die("%s", e.message);
+    int rc = 0;
+    const char *id = NULL;
+    if (!strcmp(cmd, "create") || !strcmp(cmd, "run")) {
+        const char *bundle = ".", *pid_file = NULL, *console = NULL, *preserve = NULL;
+        bool no_pivot = false, no_keyring = false, detach = false, keep = false, no_subreaper = false;
+        flag fl[] = {
+            {"bundle", 'b', true, &bundle, NULL}, {"pid-file", 0, true, &pid_file, NULL},
+            {"console-socket", 0, true, &console, NULL}, {"preserve-fds", 0, true, &preserve, NULL},
+            {"no-pivot", 0, false, NULL, &no_pivot}, {"no-new-keyring", 0, false, NULL, &no_keyring},
+            {"detach", 'd', false, NULL, &detach}, {"keep", 0, false, NULL, &keep},
+            {"no-subreaper", 0, false, NULL, &no_subreaper},
+        };
+        size_t nfl = !strcmp(cmd, "run") ? 9 : 6;
+        if ((i = parse_flags(argc, argv, i, fl, nfl, cmd)) < 0 || one_id(argc, argv, i, cmd, &id))
+            rc = 1;
+        else if (console)
+            rc = die("--console-socket is not supported by mxc-oci yet (process.terminal)");
+        else if (preserve && strcmp(preserve, "0"))
+            rc = die("--preserve-fds is not supported by mxc-oci yet");
+        else if (keep)
+            rc = die("run --keep is not supported by mxc-oci yet");
+        else if (systemd)
+            rc = die("--systemd-cgroup is not supported by mxc-oci yet (cgroups: later)");
+        else if (!strcmp(cmd, "create"))
+            rc = oci_create(rootfd, id, bundle, pid_file, false, NULL, &e) < 0 ? die("%s", e.message) : 0;
+        else {
+            int status;
+            rc = oci_run(rootfd, id, bundle, pid_file, detach, &status, &e) < 0 ? die("%s", e.message) : status;
+        }
+        /* no_pivot: pivot_root always (stricter); no_new_keyring: no keyring is ever made (keyctl is refused) */
+    } else if (!strcmp(cmd, "start") || !strcmp(cmd, "state")) {
+        if ((i = parse_flags(argc, argv, i, NULL, 0, cmd)) < 0 || one_id(argc, argv, i, cmd, &id))
+            rc = 1;
+        else if (!strcmp(cmd, "start"))
+            rc = oci_start(rootfd, id, &e) < 0 ? die("%s", e.message) : 0;
+        else {
+            json_t *j = oci_query(rootfd, id, &e);
+            if (j)
+                print_json(j);
+            else
+                rc = die("%s", e.message);
+            json_decref(j);
+        }
+    } else if (!strcmp(cmd, "kill")) {
+        bool all = false;
+        flag fl[] = {{"all", 'a', false, NULL, &all}};
+        if ((i = parse_flags(argc, argv, i, fl, 1, cmd)) < 0 || one_id(argc, argv, i, cmd, &id))
+            rc = 1;
+        else {
+            const char *s = i + 1 < argc ? argv[i + 1] : "SIGTERM";
+            int sig = oci_signal(s);
+            if (sig < 0)
+                rc = die("unknown signal \"%s\"", s);
+            else
+                rc = oci_kill(rootfd, id, sig, all, &e) < 0 ? die("%s", e.message) : 0;
+        }
+    } else if (!strcmp(cmd, "delete")) {
+        bool force = false;
+        flag fl[] = {{"force", 'f', false, NULL, &force}};
+        if ((i = parse_flags(argc, argv, i, fl, 1, cmd)) < 0 || one_id(argc, argv, i, cmd, &id))
+            rc = 1;
+        else
+            rc = oci_delete(rootfd, id, force, &e) < 0 ? die("%s", e.message) : 0;
+    } else { /* list */
+        const char *format = "table";
+        bool quiet = false;
+        flag fl[] = {{"format", 'f', true, &format, NULL}, {"quiet", 'q', false, NULL, &quiet}};
+        if ((i = parse_flags(argc, argv, i, fl, 2, cmd)) < 0)
+            rc = 1;
+        else if (strcmp(format, "table") && strcmp(format, "json"))
+            rc = die("invalid format option");
+        else {
+            json_t *l = oci_list(rootfd);
+            size_t k;
+            json_t *c;
+            if (!strcmp(format, "json"))
+                print_json(l);
+            else if (quiet)
+                json_array_foreach(l, k, c) printf("%s\n", json_string_value(json_object_get(c, "id")));
+            else {
+                printf("%-12s %-8s %-10s %-40s %-32s %s\n", "ID", "PID", "STATUS", "BUNDLE", "CREATED", "OWNER");
+                json_array_foreach(l, k, c)
+                    printf("%-12s %-8d %-10s %-40s %-32s %s\n", json_string_value(json_object_get(c, "id")),
+                           (int)json_integer_value(json_object_get(c, "pid")),
+                           json_string_value(json_object_get(c, "status")),
+                           json_string_value(json_object_get(c, "bundle")),
+                           json_string_value(json_object_get(c, "created")), "root");
+            }
+            json_decref(l);
+        }
+    }
+    mxc_error_clear(&e);
+    close(rootfd);
+    return rc;
+}

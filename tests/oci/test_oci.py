@@ -1,0 +1,442 @@
+"""mxc-oci (issue 29, docs/oci.md): runc's command line over the engine, driven as
+containerd's shim and Podman drive runc, on a busybox-static bundle made here.
+
+Run as root:  python3 -m pytest -q -p no:cacheprovider tests/oci
+"""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from conftest import REPO, wait_until
+
+MXC_OCI = os.path.realpath(os.environ.get("MXC_OCI", os.path.join(REPO, "build", "mxc-oci")))
+BUSYBOX = "/bin/busybox"
+APPLETS = ["sh", "id", "cat", "ls", "sleep", "touch", "stat", "chmod", "mkdir", "echo", "grep", "test",
+           "hostname", "readlink", "true"]
+CLAIMS = "/var/lib/mxc/claims"
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.access(BUSYBOX, os.X_OK),
+                                reason="needs root and busybox-static (scripts/deps.sh)")
+
+
+def make_rootfs(path):
+    os.makedirs(os.path.join(path, "bin"))
+    shutil.copy2(BUSYBOX, os.path.join(path, "bin", "busybox"))
+    for a in APPLETS:
+        os.symlink("busybox", os.path.join(path, "bin", a))
+    for d in ("proc", "dev", "sys", "tmp", "etc"):
+        os.makedirs(os.path.join(path, d))
+
+
+class Oci:
+    def __init__(self, base):
+        self.base = base
+        self.root = os.path.join(base, "state")
+        self.n = 0
+
+    def __call__(self, *args, timeout=60, out=None):
+        """(returncode, stdout, stderr) of `mxc-oci --root R args`; the container's stdio goes to
+        `out` (a file) for create/run --detach, which leave it running with those descriptors."""
+        with tempfile.TemporaryFile() as err:
+            r = subprocess.run([MXC_OCI, "--root", self.root, *args], stdin=subprocess.DEVNULL,
+                               stdout=out if out is not None else subprocess.PIPE, stderr=err, timeout=timeout)
+            err.seek(0)
+            return r.returncode, (r.stdout or b"").decode(errors="replace"), err.read().decode(errors="replace")
+
+    def bundle(self, args, mutate=None, readonly=True):
+        """A bundle of its own (rootfs and config.json from `mxc-oci spec`), args as process.args."""
+        self.n += 1
+        b = os.path.join(self.base, "bundle%d" % self.n)
+        os.makedirs(b)
+        make_rootfs(os.path.join(b, "rootfs"))
+        rc, _, err = self("spec", "--bundle", b)
+        assert rc == 0, err
+        with open(os.path.join(b, "config.json")) as f:
+            c = json.load(f)
+        c["process"]["args"] = args
+        c["root"]["readonly"] = readonly
+        if mutate:
+            mutate(c)
+        with open(os.path.join(b, "config.json"), "w") as f:
+            json.dump(c, f)
+        return b
+
+    def state(self, cid):
+        rc, out, err = self("state", cid)
+        assert rc == 0, err
+        return json.loads(out)
+
+    def create(self, cid, bundle, *flags):
+        """create, the container's stdout/stderr into bundle/out."""
+        with open(os.path.join(bundle, "out"), "wb") as out:
+            return self("create", "--bundle", bundle, *flags, cid, out=out)
+
+    def cleanup(self):
+        if os.path.isdir(self.root):
+            for cid in os.listdir(self.root):
+                self("delete", "--force", cid)
+
+
+@pytest.fixture
+def oci():
+    base = tempfile.mkdtemp(prefix="mxc-oci-test-", dir="/var/tmp")
+    os.chmod(base, 0o755)
+    o = Oci(base)
+    try:
+        yield o
+    finally:
+        o.cleanup()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def host_maps(pid):
+    with open("/proc/%d/uid_map" % pid) as f:
+        return [tuple(int(x) for x in line.split()) for line in f if line.strip()]
+
+
+def claims_of(state_dir):
+    out = []
+    for f in os.listdir(CLAIMS):
+        try:
+            with open(os.path.join(CLAIMS, f)) as fh:
+                c = json.load(fh)
+        except (OSError, ValueError):
+            continue
+        if c.get("kind") == "oci" and c.get("stateDir") == state_dir:
+            out.append((f, c))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# the guarantee: uid 0 inside, never host root
+
+
+def test_run_is_root_inside_and_no_id_maps_onto_host_root(oci):
+    b = oci.bundle(["sh", "-c", "id -u; id -g; cat /proc/self/uid_map /proc/self/gid_map"])
+    rc, out, err = oci("run", "--bundle", b, "c1")
+    assert rc == 0, err
+    lines = out.split("\n")
+    assert lines[0] == "0" and lines[1] == "0"
+    maps = [tuple(int(x) for x in l.split()) for l in lines[2:] if l.strip()]
+    assert len(maps) == 2
+    for cid, hid, n in maps:
+        assert (cid, n) == (0, 65536)
+        assert hid >= 2 ** 31 and hid % 65536 == 0  # the range region, one aligned slot
+        assert not (hid <= 0 < hid + n)
+    assert not os.path.exists(os.path.join(oci.root, "c1"))  # run deletes what it made
+
+
+def test_created_process_is_the_range_on_the_host(oci):
+    b = oci.bundle(["sleep", "1000"])
+    pidfile = os.path.join(oci.base, "pid")
+    rc, _, err = oci.create("c1", b, "--pid-file", pidfile)
+    assert rc == 0, err
+    pid = int(open(pidfile).read())
+    with open("/proc/%d/status" % pid) as f:
+        ids = {l.split(":")[0]: l.split()[1:] for l in f if l.startswith(("Uid:", "Gid:"))}
+    base = host_maps(pid)[0][1]
+    assert ids["Uid"] == [str(base)] * 4 and ids["Gid"] == [str(base)] * 4
+    assert base != 0
+    # the range is claimed host-wide, by this container, naming its init
+    cl = claims_of(os.path.join(oci.root, "c1"))
+    assert [c["uid"] for _, c in cl] == [base] and cl[0][1]["pid"] == pid and cl[0][1]["count"] == 65536
+    assert oci("delete", "--force", "c1")[0] == 0
+    assert claims_of(os.path.join(oci.root, "c1")) == []
+
+
+def test_bind_mount_write_lands_as_the_range_on_the_host(oci):
+    host = os.path.join(oci.base, "shared")
+    os.makedirs(host)
+    os.chmod(host, 0o777)
+
+    def bind(c):
+        c["mounts"].append({"destination": "/data", "type": "bind", "source": host, "options": ["rbind", "rw"]})
+    b = oci.bundle(["sh", "-c", "touch /data/f && stat -c %u:%g /data/f && cat /proc/self/uid_map"], bind)
+    rc, out, err = oci("run", "--bundle", b, "c1")
+    assert rc == 0, err
+    inside, umap = out.split("\n")[0], out.split("\n")[1].split()
+    assert inside == "0:0"
+    st = os.stat(os.path.join(host, "f"))
+    assert st.st_uid == int(umap[1]) and st.st_gid == int(umap[1]) and st.st_uid != 0
+
+
+def test_config_mapping_host_root_is_refused(oci):
+    def userns(c):
+        c["linux"]["namespaces"].append({"type": "user"})
+        c["linux"]["uidMappings"] = [{"containerID": 0, "hostID": 0, "size": 65536}]
+        c["linux"]["gidMappings"] = [{"containerID": 0, "hostID": 2 ** 31, "size": 65536}]
+    b = oci.bundle(["true"], userns)
+    rc, _, err = oci.create("c1", b)
+    assert rc != 0
+    assert "linux.uidMappings[0] maps container uid 0 onto host uid 0: refused" in err
+    assert not os.path.exists(os.path.join(oci.root, "c1"))
+
+
+def test_config_with_its_own_user_namespace_keeps_its_maps(oci):
+    base = 2 ** 31 + 65536 * 4000
+
+    def userns(c):
+        c["linux"]["namespaces"].append({"type": "user"})
+        c["linux"]["uidMappings"] = [{"containerID": 0, "hostID": base, "size": 65536}]
+        c["linux"]["gidMappings"] = [{"containerID": 0, "hostID": base, "size": 65536}]
+    # the rootfs is not idmapped then (the caller owns its ids): made of the mapped root
+    b = oci.bundle(["sh", "-c", "cat /proc/self/uid_map"], userns)
+    subprocess.run(["chown", "-R", "-h", "%d:%d" % (base, base), os.path.join(b, "rootfs")], check=True)
+    rc, out, err = oci("run", "--bundle", b, "c1")
+    assert rc == 0, err
+    assert out.split() == ["0", str(base), "65536"]
+
+
+# --------------------------------------------------------------------------------------------
+# the lifecycle
+
+
+def test_create_start_state_kill_delete(oci):
+    b = oci.bundle(["sh", "-c", "echo started; exec sleep 1000"])
+    pidfile = os.path.join(oci.base, "pid")
+    rc, _, err = oci.create("c1", b, "--pid-file", pidfile)
+    assert rc == 0, err
+    pid = int(open(pidfile).read())
+    st = oci.state("c1")
+    assert st["status"] == "created" and st["pid"] == pid
+    assert open(os.path.join(b, "out")).read() == ""  # nothing ran yet: the init waits on the fifo
+    rc, _, err = oci("start", "c1")
+    assert rc == 0, err
+    assert oci.state("c1")["status"] == "running"
+    assert wait_until(lambda: open(os.path.join(b, "out")).read() == "started\n", 30)
+    rc, _, err = oci("start", "c1")
+    assert rc != 0 and "cannot start an already running container" in err
+    rc, _, err = oci("delete", "c1")
+    assert rc != 0 and "cannot delete container c1 that is not stopped: running" in err
+    rc, _, err = oci("kill", "c1", "KILL")
+    assert rc == 0, err
+    assert wait_until(lambda: oci.state("c1")["status"] == "stopped", 30)
+    rc, _, err = oci("kill", "c1", "KILL")
+    assert rc != 0 and "container not running" in err
+    rc, _, err = oci("start", "c1")
+    assert rc != 0 and "cannot start a container that has stopped" in err
+    rc, _, err = oci("delete", "c1")
+    assert rc == 0, err
+    rc, _, err = oci("state", "c1")
+    assert rc != 0 and "container does not exist" in err
+    assert claims_of(os.path.join(oci.root, "c1")) == []
+
+
+def test_kill_term_reaches_a_handler_and_all_signals_every_process(oci):
+    b = oci.bundle(["sh", "-c", "trap 'echo got-term; exit 3' TERM; sleep 1000 & sleep 1000 & "
+                    "echo up; while :; do wait; done"])
+    rc, _, err = oci.create("c1", b)
+    assert rc == 0, err
+    assert oci("start", "c1")[0] == 0
+    assert wait_until(lambda: "up" in open(os.path.join(b, "out")).read(), 30)
+    rc, _, err = oci("kill", "--all", "c1", "SIGTERM")
+    assert rc == 0, err
+    assert wait_until(lambda: oci.state("c1")["status"] == "stopped", 30)
+    assert "got-term" in open(os.path.join(b, "out")).read()
+    assert oci("delete", "c1")[0] == 0
+
+
+def test_state_json_is_the_spec_s(oci):
+    def annotate(c):
+        c["annotations"] = {"org.example.k": "v"}
+    b = oci.bundle(["sleep", "1000"], annotate)
+    assert oci.create("c-1.x_y+z", b)[0] == 0
+    st = oci.state("c-1.x_y+z")
+    for k in ("ociVersion", "id", "status", "pid", "bundle", "annotations"):
+        assert k in st
+    assert st["ociVersion"].startswith("1.")
+    assert st["id"] == "c-1.x_y+z"
+    assert st["bundle"] == os.path.realpath(b)
+    assert st["annotations"] == {"org.example.k": "v"}
+    assert isinstance(st["pid"], int) and st["pid"] > 0
+    rc, out, _ = oci("list", "--format", "json")
+    assert rc == 0 and [c["id"] for c in json.loads(out)] == ["c-1.x_y+z"]
+    assert oci("delete", "--force", "c-1.x_y+z")[0] == 0
+
+
+@pytest.mark.parametrize("cid", ["../x", "a/b", ".", "..", "", "x" * 256, "a b"])
+def test_invalid_ids_are_refused(oci, cid):
+    b = oci.bundle(["true"])
+    rc, _, err = oci.create(cid, b)
+    assert rc != 0 and ("invalid id format" in err or "missing the container id" in err)
+
+
+def test_exit_status_and_missing_executable(oci):
+    b = oci.bundle(["sh", "-c", "exit 7"])
+    assert oci("run", "--bundle", b, "c1")[0] == 7
+    b = oci.bundle(["no-such-program"])
+    rc, _, err = oci("run", "--bundle", b, "c2")
+    assert rc != 0 and 'exec: "no-such-program": executable file not found in $PATH' in err
+    assert not os.path.exists(os.path.join(oci.root, "c2"))
+
+
+# --------------------------------------------------------------------------------------------
+# the config's process, mounts, hardening
+
+
+def test_process_user_cwd_env_hostname_caps_and_hardening(oci):
+    def proc(c):
+        c["process"]["user"] = {"uid": 1000, "gid": 1000, "additionalGids": [5, 6]}
+        c["process"]["cwd"] = "/tmp"
+        c["process"]["env"].append("FOO=bar")
+        c["hostname"] = "ctr1"
+    b = oci.bundle(["sh", "-c", "id; pwd; echo $FOO; hostname; grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' "
+                    "/proc/self/status"], proc)
+    rc, out, err = oci("run", "--bundle", b, "c1")
+    assert rc == 0, err
+    lines = out.split("\n")
+    assert lines[0].startswith("uid=1000 gid=1000 groups=5,6") or lines[0] == "uid=1000 gid=1000 groups=5,6"
+    assert lines[1:4] == ["/tmp", "bar", "ctr1"]
+    status = dict(l.split(":\t") for l in lines[4:] if l)
+    assert status["NoNewPrivs"] == "1" and status["Seccomp"] == "2"
+    assert int(status["CapEff"], 16) == 0  # uid 1000 holds none (no ambient asked)
+    # the spec's bounding set: AUDIT_WRITE, KILL, NET_BIND_SERVICE
+    assert int(status["CapBnd"], 16) == (1 << 29) | (1 << 5) | (1 << 10)
+
+
+def test_rootfs_readonly_and_no_setuid_file(oci):
+    b = oci.bundle(["sh", "-c", "touch /x 2>/dev/null && echo wrote-ro; touch /tmp/y 2>/dev/null && echo wrote-tmp;"
+                    "touch /dev/shm/y && echo wrote-shm"])
+    rc, out, err = oci("run", "--bundle", b, "c1")
+    assert rc == 0, err
+    assert out.split() == ["wrote-shm"]  # the image's /tmp is part of the read-only root
+    b = oci.bundle(["sh", "-c", "touch /f && echo wrote; chmod 4755 /f || echo no-suid"], readonly=False)
+    rc, out, err = oci("run", "--bundle", b, "c2")
+    assert rc == 0, err
+    assert out.split() == ["wrote", "no-suid"]
+    assert not os.stat(os.path.join(b, "rootfs", "f")).st_mode & 0o6000
+
+
+def test_rootfs_device_nodes_are_inert(oci):
+    """A node in the image (here one of the host's disk) opens to nothing: the rootfs is nodev."""
+    b = oci.bundle(["sh", "-c", "cat /disk >/dev/null 2>&1 && echo read-disk || echo refused"])
+    dev = os.stat("/").st_dev
+    os.mknod(os.path.join(b, "rootfs", "disk"), 0o600 | 0o060000, dev)
+    rc, out, err = oci("run", "--bundle", b, "c1")
+    assert rc == 0, err
+    assert out.strip() == "refused"
+
+
+# --------------------------------------------------------------------------------------------
+# CVE-2021-30465: a mount target that is a symlink in the rootfs
+
+
+@pytest.mark.parametrize("link", ["abs", "rel"])
+def test_symlink_mount_target_stays_inside_the_rootfs(oci, link):
+    """The image holds evil -> a host directory (absolute, or as ../../..): a runtime that joins
+    the rootfs path and the target as strings mounts on (and makes directories in) the host's
+    directory.  mxc-oci resolves the target inside the rootfs (RESOLVE_IN_ROOT) and mounts on that
+    descriptor: with the link's in-root target absent the create fails closed; present, the
+    mount lands there.  The host's side is never touched."""
+    host = os.path.join(oci.base, "victim")
+    os.makedirs(host)
+    os.chmod(host, 0o777)
+
+    def mnt(c):
+        c["mounts"].append({"destination": "/evil/mnt", "type": "tmpfs", "source": "tmpfs", "options": ["size=1m"]})
+    # the kernel names the mount by its resolved path: the link's target, inside the rootfs
+    b = oci.bundle(["sh", "-c", "grep -c ' %s/mnt tmpfs ' /proc/mounts; touch /evil/mnt/inside" % host], mnt,
+                   readonly=False)
+    target = host if link == "abs" else "../" * 12 + host.lstrip("/")
+    os.symlink(target, os.path.join(b, "rootfs", "evil"))
+    rc, out, err = oci("run", "--bundle", b, "c1")
+    assert os.listdir(host) == []  # nothing made on the host's side of the link
+    assert rc != 0 and "mounts[6]: destination /evil/mnt: No such file or directory" in err
+    inroot = os.path.join(b, "rootfs", host.lstrip("/"))
+    os.makedirs(inroot)
+    rc, out, err = oci("run", "--bundle", b, "c2")
+    assert rc == 0, err
+    assert os.listdir(host) == []  # nothing made or mounted on the host's side of the link
+    assert os.path.isdir(os.path.join(inroot, "mnt"))  # the in-root target instead
+    assert out.split() == ["1"]
+
+
+def test_symlink_bind_target_stays_inside(oci):
+    """A bind whose target goes through an absolute link lands on the rootfs's own path."""
+    src = os.path.join(oci.base, "src")
+    os.makedirs(src)
+    open(os.path.join(src, "marker"), "w").close()
+
+    def mnt(c):
+        c["mounts"].append({"destination": "/link/x", "type": "bind", "source": src, "options": ["bind", "ro"]})
+    b = oci.bundle(["sh", "-c", "ls /link/x /hostlike/x"], mnt, readonly=False)
+    os.symlink("/hostlike", os.path.join(b, "rootfs", "link"))
+    os.makedirs(os.path.join(b, "rootfs", "hostlike"))
+    rc, out, err = oci("run", "--bundle", b, "c1")
+    assert rc == 0, err
+    assert out.count("marker") == 2
+    assert not os.path.exists("/hostlike")
+
+
+# --------------------------------------------------------------------------------------------
+# refusals: each names its field; nothing is made
+
+
+def _cap(c):
+    c["process"]["capabilities"]["bounding"].append("CAP_SYS_ADMIN")
+
+
+def _nopid(c):
+    c["linux"]["namespaces"] = [n for n in c["linux"]["namespaces"] if n["type"] != "pid"]
+
+
+REFUSED = {
+    "terminal": (lambda c: c["process"].update(terminal=True), "process.terminal"),
+    "hooks": (lambda c: c.update(hooks={"prestart": [{"path": "/bin/true"}]}), "hooks is not supported"),
+    "sys_admin": (_cap, "process.capabilities.bounding: CAP_SYS_ADMIN is refused"),
+    "host_pid": (_nopid, "no pid namespace"),
+    "block_device": (lambda c: c["linux"].update(devices=[{"path": "/dev/sda", "type": "b", "major": 8,
+                                                            "minor": 0}]), "/dev/sda (b) is refused"),
+    "uid_type": (lambda c: c["process"]["user"].update(uid="0"), "process.user.uid must be"),
+    "seccomp": (lambda c: c["linux"].update(seccomp={"defaultAction": "SCMP_ACT_ALLOW"}), "linux.seccomp"),
+    "cgroup_mount": (lambda c: c["mounts"].append({"destination": "/sys/fs/cgroup", "type": "cgroup2",
+                                                   "source": "cgroup"}), "mounts[6].type 'cgroup2'"),
+    "shared": (lambda c: c["mounts"].append({"destination": "/m", "type": "bind", "source": "/tmp",
+                                             "options": ["rbind", "rshared"]}), "shared with the host is refused"),
+    "oom": (lambda c: c["process"].update(oomScoreAdj=-500), "process.oomScoreAdj -500 is refused"),
+    "net_raw_host_net": (lambda c: (c["linux"].update(namespaces=[n for n in c["linux"]["namespaces"]
+                                                                  if n["type"] != "network"]),
+                                    c["mounts"].pop(), c["process"]["capabilities"]["bounding"].append(
+                                        "CAP_NET_RAW")), "CAP_NET_RAW is refused without a network namespace"),
+    "join_by_path": (lambda c: c["linux"]["namespaces"][1].update(path="/proc/1/ns/net"),
+                     "joining a namespace by path"),
+    "version": (lambda c: c.update(ociVersion="2.0.0"), "ociVersion 2.0.0"),
+    "resources": (lambda c: c["linux"].update(resources={"memory": {"limit": 1 << 30}}),
+                  "linux.resources.memory is not supported"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_refusal_names_the_field(oci, case):
+    mutate, words = REFUSED[case]
+    b = oci.bundle(["true"], mutate)
+    rc, _, err = oci.create("c1", b)
+    assert rc != 0 and words in err, err
+    assert not os.path.exists(os.path.join(oci.root, "c1"))
+    assert claims_of(os.path.join(oci.root, "c1")) == []
+
+
+def test_unknown_properties_are_ignored_as_the_spec_says(oci):
+    b = oci.bundle(["true"], lambda c: (c.update({"org.example.future": {"x": 1}}),
+                                        c["process"].update({"futureField": True})))
+    rc, _, err = oci("run", "--bundle", b, "c1")
+    assert rc == 0, err
+
+
+def test_features_spec_and_log(oci):
+    rc, out, _ = oci("features")
+    f = json.loads(out)
+    assert rc == 0 and f["ociVersionMin"] == "1.0.0" and "CAP_SYS_ADMIN" not in f["linux"]["capabilities"]
+    log = os.path.join(oci.base, "log.json")
+    rc, _, err = oci("--log", log, "--log-format", "json", "state", "nope")
+    assert rc != 0 and "container does not exist" in err
+    entry = json.loads(open(log).read().splitlines()[-1])
+    assert entry["level"] == "error" and entry["msg"] == "container does not exist" and entry["time"]
+    for cmd in ("exec", "pause", "update"):
+        rc, _, err = oci(cmd, "c1")
+        assert rc != 0 and "%s is not supported by mxc-oci yet" % cmd in err
