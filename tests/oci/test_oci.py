@@ -440,3 +440,25 @@ def test_features_spec_and_log(oci):
     for cmd in ("exec", "pause", "update"):
         rc, _, err = oci(cmd, "c1")
         assert rc != 0 and "%s is not supported by mxc-oci yet" % cmd in err
+
+
+def test_gc_keeps_a_live_container_s_range_and_reclaims_a_dead_one(oci):
+    """The engine's sweeper (mxc-exec --gc) reads a range claim as a one-shot's: kept while the
+    container's init lives, released once it is gone; delete after that still succeeds."""
+    gc_env = dict(os.environ, MXC_SWEEP_MIN_AGE="0", MXC_STATE_DIR=os.path.join(oci.base, "mxc-state"))
+
+    def gc():
+        g = subprocess.run([os.path.join(REPO, "build", "mxc-exec"), "--gc"], capture_output=True, text=True,
+                           env=gc_env, timeout=120)
+        assert g.returncode == 0, g.stdout + g.stderr
+    b = oci.bundle(["sleep", "1000"])
+    assert oci.create("c1", b)[0] == 0
+    sd = os.path.join(oci.root, "c1")
+    assert len(claims_of(sd)) == 1
+    gc()
+    assert len(claims_of(sd)) == 1
+    assert oci("kill", "c1", "KILL")[0] == 0
+    assert wait_until(lambda: oci.state("c1")["status"] == "stopped", 30)
+    gc()
+    assert claims_of(sd) == []
+    assert oci("delete", "c1")[0] == 0
