@@ -24,6 +24,7 @@
 #include "idrange.h"
 #include "init.h"
 #include "procs.h"
+#include "registry.h"
 #include "store.h"
 
 static int pidfd_of(const oci_state *s)
@@ -158,6 +159,26 @@ static int create_fail(create_ctx *x, int rootfd, const char *id, const oci_conf
     return -1;
 }
 
+/* A config's own maps must stay out of the ids mxc hands out (the single
+ * uids, the ranges): sharing them would share files and signals with
+ * another sandbox. */
+static int own_maps_meet_mxc(const oci_config *c, mxc_error *e)
+{
+    unsigned ubase, ucount, rbase, slots;
+    mxc_registry_range(&ubase, &ucount);
+    mxc_idrange_region(&rbase, &slots);
+    for (size_t k = 0; k < c->nuidmap + c->ngidmap; k++) {
+        const oci_idmap *m = k < c->nuidmap ? &c->uidmap[k] : &c->gidmap[k - c->nuidmap];
+        unsigned long long lo = m->hid, hi = (unsigned long long)m->hid + m->n;
+        if ((lo < (unsigned long long)ubase + ucount && ubase < hi) ||
+            (lo < (unsigned long long)rbase + (unsigned long long)slots * MXC_IDRANGE_SIZE && rbase < hi))
+            return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.%s[%zu] maps onto host ids mxc hands "
+                           "to other sandboxes (%u+%u, %u+%u*65536): refused", k < c->nuidmap ? "uidMappings"
+                           : "gidMappings", k < c->nuidmap ? k : k - c->nuidmap, ubase, ucount, rbase, slots);
+    }
+    return 0;
+}
+
 int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_file, bool keep, pid_t *child,
                mxc_error *e)
 {
@@ -198,6 +219,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         c.uidmap[0] = c.gidmap[0] = (oci_idmap){0, base, MXC_IDRANGE_SIZE};
         c.nuidmap = c.ngidmap = 1;
     }
+    else if (own_maps_meet_mxc(&c, e) < 0)
+        goto out;
     unsigned huid, hgid, hg;
     if (!oci_map_id(c.uidmap, c.nuidmap, c.uid, &huid) || !oci_map_id(c.gidmap, c.ngidmap, c.gid, &hgid)) {
         mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: process.user %u:%u is not mapped in the container's user "

@@ -178,7 +178,7 @@ def test_config_mapping_host_root_is_refused(oci):
 
 
 def test_config_with_its_own_user_namespace_keeps_its_maps(oci):
-    base = 2 ** 31 + 65536 * 4000
+    base = 1500000000  # below mxc's regions
 
     def userns(c):
         c["linux"]["namespaces"].append({"type": "user"})
@@ -190,6 +190,20 @@ def test_config_with_its_own_user_namespace_keeps_its_maps(oci):
     rc, out, err = oci("run", "--bundle", b, "c1")
     assert rc == 0, err
     assert out.split() == ["0", str(base), "65536"]
+
+
+@pytest.mark.parametrize("hid", [2100000000 + 5, 2 ** 31 + 65536 * 7])
+def test_config_maps_onto_mxc_s_own_ids_are_refused(oci, hid):
+    """A config's own map must not share ids with the single-uid region or another
+    container's range (files and signals would be shared)."""
+    def userns(c):
+        c["linux"]["namespaces"].append({"type": "user"})
+        c["linux"]["uidMappings"] = [{"containerID": 0, "hostID": 1500000000, "size": 65536}]
+        c["linux"]["gidMappings"] = [{"containerID": 0, "hostID": hid, "size": 1}]
+    b = oci.bundle(["true"], userns)
+    rc, _, err = oci.create("c1", b)
+    assert rc != 0 and "linux.gidMappings[0] maps onto host ids mxc hands to other sandboxes" in err
+    assert not os.path.exists(os.path.join(oci.root, "c1"))
 
 
 # --------------------------------------------------------------------------------------------
