@@ -73,11 +73,25 @@ static bool taken_on_host(unsigned lo)
     return hit;
 }
 
-static char *claim_text(const char *state_dir, unsigned base, pid_t pid)
+/* writable: [{"path","dev","ino"}], the registry's own record of what a sandbox can write */
+static json_t *writable_json(const char *const *writable, size_t n)
 {
-    json_t *j = json_pack("{s:I, s:I, s:s, s:s, s:I, s:I, s:[]}", "uid", (json_int_t)base, "count",
+    json_t *w = json_array();
+    for (size_t i = 0; i < n; i++) {
+        struct stat st;
+        if (stat(writable[i], &st) < 0)
+            continue;
+        json_array_append_new(w, json_pack("{s:s, s:I, s:I}", "path", writable[i], "dev", (json_int_t)st.st_dev,
+                                           "ino", (json_int_t)st.st_ino));
+    }
+    return w;
+}
+
+static char *claim_text(const char *state_dir, json_t *writable, unsigned base, pid_t pid)
+{
+    json_t *j = json_pack("{s:I, s:I, s:s, s:s, s:I, s:I, s:O}", "uid", (json_int_t)base, "count",
                           (json_int_t)MXC_IDRANGE_SIZE, "kind", "oci", "stateDir", state_dir, "pid", (json_int_t)pid,
-                          "start", (json_int_t)mxc_proc_start_time(pid), "writable");
+                          "start", (json_int_t)mxc_proc_start_time(pid), "writable", writable);
     char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
     return text;
@@ -110,7 +124,8 @@ static int open_claim_dir(void)
     return d < 0 ? -errno : d;
 }
 
-int mxc_idrange_claim(const char *state_dir, unsigned *base, char name[MXC_IDRANGE_NAME_MAX], mxc_error *e)
+int mxc_idrange_claim(const char *state_dir, const char *const *writable, size_t nwritable, unsigned *base,
+                      char name[MXC_IDRANGE_NAME_MAX], mxc_error *e)
 {
     name[0] = '\0';
     unsigned rbase, slots, ubase, ucount;
@@ -133,6 +148,7 @@ int mxc_idrange_claim(const char *state_dir, unsigned *base, char name[MXC_IDRAN
     }
     char tmp[64];
     snprintf(tmp, sizeof tmp, ".new-%d-%08x", (int)getpid(), r);
+    json_t *w = writable_json(writable, nwritable);
     /* from a random slot on, each slot once: a busy region is searched, not sampled */
     for (unsigned i = 0; i < slots; i++) {
         unsigned lo = rbase + ((r + i) % slots) * MXC_IDRANGE_SIZE;
@@ -142,7 +158,7 @@ int mxc_idrange_claim(const char *state_dir, unsigned *base, char name[MXC_IDRAN
         snprintf(cand, sizeof cand, "range-%u", lo);
         if (faccessat(dir, cand, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
             continue;
-        char *text = claim_text(state_dir, lo, getpid());
+        char *text = claim_text(state_dir, w, lo, getpid());
         int rc = text ? write_file(dir, tmp, text) : -ENOMEM;
         free(text);
         if (rc == 0) {
@@ -152,17 +168,20 @@ int mxc_idrange_claim(const char *state_dir, unsigned *base, char name[MXC_IDRAN
         if (rc == 0) {
             fsync(dir);
             close(dir);
+            json_decref(w);
             snprintf(name, MXC_IDRANGE_NAME_MAX, "%s", cand);
             *base = lo;
             return 0;
         }
         if (rc != -EEXIST) {
             close(dir);
+            json_decref(w);
             return mxc_err_os(e, MXC_E_BACKEND_ERROR, "idrange.claim", -rc, NULL, "cannot claim an id range in %s",
                               CLAIM_DIR);
         }
     }
     close(dir);
+    json_decref(w);
     return mxc_err(e, MXC_E_BACKEND_ERROR,
                    "no free 65536-id range in the region %u+%u*65536 (MXC_RANGE_BASE/MXC_RANGE_SLOTS)", rbase, slots);
 }
@@ -194,7 +213,10 @@ int mxc_idrange_set_owner(const char *name, pid_t pid)
     const char *state_dir = json_string_value(json_object_get(old, "stateDir"));
     int rc = -ENOENT;
     if (state_dir) {
-        char *text = claim_text(state_dir, lo, pid);
+        json_t *w = json_object_get(old, "writable");
+        w = json_is_array(w) ? json_incref(w) : json_array(); /* what it can write stays recorded */
+        char *text = claim_text(state_dir, w, lo, pid);
+        json_decref(w);
         char tmp[64];
         snprintf(tmp, sizeof tmp, ".new-%d-owner", (int)getpid());
         rc = text ? write_file(dir, tmp, text) : -ENOMEM;

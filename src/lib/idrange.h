@@ -11,6 +11,7 @@
 #ifndef MXC_IDRANGE_H
 #define MXC_IDRANGE_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -22,8 +23,12 @@
 void mxc_idrange_region(unsigned *base, unsigned *slots);
 /* Claims a free slot for the container whose state directory is
  * state_dir: *base its first host id, name[] the claim (empty on failure).
- * The claim names the calling process until mxc_idrange_set_owner. */
-int mxc_idrange_claim(const char *state_dir, unsigned *base, char name[MXC_IDRANGE_NAME_MAX], mxc_error *e);
+ * writable[] are the host paths the container can write (its read-write
+ * binds), recorded by device and inode as a sandbox's are (registry.h: no
+ * sandbox's symlink in them is followed).  The claim names the calling
+ * process until mxc_idrange_set_owner. */
+int mxc_idrange_claim(const char *state_dir, const char *const *writable, size_t nwritable, unsigned *base,
+                      char name[MXC_IDRANGE_NAME_MAX], mxc_error *e);
 /* Rewrites the claim (atomically) to name pid, with its start time, as
  * its owner.  0 or -errno. */
 int mxc_idrange_set_owner(const char *name, pid_t pid);

@@ -65,7 +65,13 @@ static int openat2_in(int root_fd, const char *path, int flags)
 {
     struct open_how how = {.flags = (unsigned long long)(flags | O_CLOEXEC),
                            .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
-    int fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof how);
+    int fd;
+    /* EAGAIN: a rename or mount anywhere on the host raced a ".." walk and the kernel could not
+     * prove it stayed inside; it is safe to ask again */
+    for (int tries = 0; (fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof how)) < 0 && errno == EAGAIN &&
+                        tries < 10000;
+         tries++)
+        ;
     return fd < 0 ? -errno : fd;
 }
 

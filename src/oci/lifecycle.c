@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "hostpath.h"
 #include "idrange.h"
 #include "init.h"
 #include "procs.h"
@@ -200,6 +201,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     }
     int rc = -1;
     oci_state st = {0};
+    char **writable = NULL;
+    size_t nwritable = 0;
     if (!c.has_process) {
         mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: process must be set to create a container");
         goto out;
@@ -211,10 +214,60 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     x.made_dir = true;
     char dir_path[PATH_MAX];
     fd_path(x.dir_fd, dir_path, sizeof dir_path);
-    /* 2. the user namespace's maps: the config's, or a claimed range */
+    /* 2. the bind sources, resolved on the host as the engine resolves a grant: a symlink followed only
+     * where no live sandbox can write it, mxc's own state refused; what the container can write recorded */
+    x.src = calloc(c.nmounts + 1, sizeof *x.src);
+    writable = calloc(c.nmounts + 1, sizeof *writable);
+    if (!x.src || !writable) {
+        mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < c.nmounts; i++)
+        x.src[i] = -1;
+    for (size_t i = 0; i < c.nmounts; i++) {
+        if (c.mounts[i].kind != OCI_MNT_BIND)
+            continue;
+        const oci_mount *m = &c.mounts[i];
+        char want[PATH_MAX + 2], canon[PATH_MAX], why[512] = "";
+        char bpath[PATH_MAX];
+        fd_path(x.bundle_fd, bpath, sizeof bpath);
+        if (snprintf(want, sizeof want, "%s%s%s", m->source[0] == '/' ? "" : bpath, m->source[0] == '/' ? "" : "/",
+                     m->source) >= (int)sizeof want) {
+            mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: mounts[%zu].source is too long", i);
+            goto out;
+        }
+        mxc_hostpath_rules rules = {.claims = true};
+        int dirfd = -1;
+        int r = mxc_hostpath_resolve(&rules, want, true, canon, sizeof canon, &x.src[i], &dirfd, why, sizeof why);
+        if (dirfd >= 0)
+            close(dirfd);
+        struct stat sst;
+        if (r < 0 || fstat(x.src[i], &sst) < 0) {
+            if (r == 0) {
+                close(x.src[i]);
+                x.src[i] = -1;
+            }
+            mxc_err_os(e, MXC_E_POLICY_VALIDATION, "oci.mount", r < 0 ? -r : errno, NULL, "mounts[%zu].source %s: %s", i,
+                       m->source, why[0] ? why : strerror(r < 0 ? -r : errno));
+            goto out;
+        }
+        if (S_ISBLK(sst.st_mode)) {
+            mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu].source %s is a block device: a raw host "
+                    "device is refused", i, m->source);
+            goto out;
+        }
+        bool ro = m->attr_set & MOUNT_ATTR_RDONLY;
+        if (mxc_hostpath_check_grant(canon, ro ? "read-only" : "read-write", e) < 0)
+            goto out;
+        if (!ro && !(writable[nwritable++] = strdup(canon))) {
+            mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+            goto out;
+        }
+    }
+    /* 3. the user namespace's maps: the config's, or a claimed range */
     if (!c.user_ns) {
         unsigned base;
-        if (mxc_idrange_claim(dir_path, &base, x.claim, e) < 0)
+        if (mxc_idrange_claim(dir_path, (const char *const *)writable, nwritable, &base, x.claim, e) < 0)
             goto out;
         c.uidmap[0] = c.gidmap[0] = (oci_idmap){0, base, MXC_IDRANGE_SIZE};
         c.nuidmap = c.ngidmap = 1;
@@ -233,42 +286,20 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
                     "the container's user namespace", i, c.gids[i]);
             goto out;
         }
-    /* 3. everything of the host the container shows, opened before the clone */
+    /* 4. the rootfs, opened before the clone */
     x.rootfs_fd = open_beneath_bundle(x.bundle_fd, c.root_path, O_PATH | O_DIRECTORY);
     if (x.rootfs_fd < 0) {
         mxc_err_os(e, MXC_E_MALFORMED_REQUEST, "oci.rootfs", errno, NULL, "root.path %s: %s", c.root_path,
                    strerror(errno));
         goto out;
     }
-    x.src = calloc(c.nmounts + 1, sizeof *x.src);
-    if (!x.src) {
-        mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
-        goto out;
-    }
-    for (size_t i = 0; i < c.nmounts; i++) {
-        x.src[i] = -1;
-        if (c.mounts[i].kind != OCI_MNT_BIND)
-            continue;
-        x.src[i] = open_beneath_bundle(x.bundle_fd, c.mounts[i].source, O_PATH);
-        struct stat sst;
-        if (x.src[i] < 0 || fstat(x.src[i], &sst) < 0) {
-            mxc_err_os(e, MXC_E_MALFORMED_REQUEST, "oci.mount", errno, NULL, "mounts[%zu].source %s: %s", i,
-                       c.mounts[i].source, strerror(errno));
-            goto out;
-        }
-        if (S_ISBLK(sst.st_mode)) {
-            mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu].source %s is a block device: a raw host "
-                    "device is refused", i, c.mounts[i].source);
-            goto out;
-        }
-    }
-    /* 4. the exec fifo, the init's to open (as the process's own uid) */
+    /* 5. the exec fifo, the init's to open (as the process's own uid) */
     if (mkfifoat(x.dir_fd, OCI_FIFO, 0600) < 0 || fchownat(x.dir_fd, OCI_FIFO, huid, hgid, AT_SYMLINK_NOFOLLOW) < 0 ||
         (x.fifo_fd = openat(x.dir_fd, OCI_FIFO, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0) {
         mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.fifo", errno, NULL, "cannot make the exec fifo: %s", strerror(errno));
         goto out;
     }
-    /* 5. the init */
+    /* 6. the init */
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
         mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.socketpair", errno, NULL, "socketpair: %s", strerror(errno));
@@ -390,10 +421,13 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         x.child = 0; /* reparented when we exit; its parent (a shim, init) reaps it */
     rc = 0;
 out:
+    for (size_t i = 0; i < nwritable; i++)
+        free(writable[i]);
+    free(writable);
     if (rc < 0) {
         create_fail(&x, rootfd, id, &c);
     } else {
-        for (size_t i = 0; i < c.nmounts; i++)
+        for (size_t i = 0; x.src && i < c.nmounts; i++)
             if (x.src[i] >= 0)
                 close(x.src[i]);
         free(x.src);

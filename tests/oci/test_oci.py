@@ -165,6 +165,34 @@ def test_bind_mount_write_lands_as_the_range_on_the_host(oci):
     assert st.st_uid == int(umap[1]) and st.st_gid == int(umap[1]) and st.st_uid != 0
 
 
+def test_bind_of_mxc_s_own_state_is_refused(oci):
+    """A container given the claim directory could forge or drop other sandboxes' claims."""
+    def bind(c):
+        c["mounts"].append({"destination": "/claims", "type": "bind", "source": CLAIMS, "options": ["rbind", "rw"]})
+    b = oci.bundle(["true"], bind)
+    rc, _, err = oci.create("c1", b)
+    assert rc != 0 and "claims directory" in err, err
+    assert not os.path.exists(os.path.join(oci.root, "c1"))
+
+
+def test_read_write_binds_are_recorded_in_the_claim(oci):
+    """What a container can write is recorded as a sandbox's is (by device and inode), so no
+    mxc sandbox follows a symlink the container plants there."""
+    rw, ro = os.path.join(oci.base, "rw"), os.path.join(oci.base, "ro")
+    os.makedirs(rw)
+    os.makedirs(ro)
+
+    def binds(c):
+        c["mounts"] += [{"destination": "/rw", "type": "bind", "source": rw, "options": ["rbind"]},
+                        {"destination": "/ro", "type": "bind", "source": ro, "options": ["rbind", "ro"]}]
+    b = oci.bundle(["sleep", "1000"], binds)
+    assert oci.create("c1", b)[0] == 0
+    (_, claim), = claims_of(os.path.join(oci.root, "c1"))
+    st = os.stat(rw)
+    assert claim["writable"] == [{"path": rw, "dev": st.st_dev, "ino": st.st_ino}]
+    assert oci("delete", "--force", "c1")[0] == 0
+
+
 def test_config_mapping_host_root_is_refused(oci):
     def userns(c):
         c["linux"]["namespaces"].append({"type": "user"})
