@@ -7,6 +7,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <linux/landlock.h>
 #include <linux/mount.h>
 #include <linux/openat2.h>
 #include <sched.h>
@@ -245,6 +246,19 @@ static void set_user(const oci_config *c)
             fail("process.capabilities.ambient: capability %d: %s", cap, strerror(errno));
 }
 
+/* On the host's network namespace the container shares the host's
+ * abstract unix sockets (CVE-2020-15257: containerd-shim's API was one):
+ * Landlock's scope (ABI 6) keeps it to its own, and its signals too.
+ * create refused a host network on an older kernel. */
+static void scope_to_self(void)
+{
+    struct { uint64_t fs, net, scoped; } attr = {0, 0, (1ULL << 0) | (1ULL << 1)}; /* ABSTRACT_UNIX_SOCKET, SIGNAL */
+    int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+    if (rs < 0 || syscall(SYS_landlock_restrict_self, rs, 0) < 0)
+        fail("the host network: Landlock scope: %s", strerror(errno));
+    close(rs);
+}
+
 _Noreturn void oci_init_main(const oci_init_args *a)
 {
     const oci_config *c = a->c;
@@ -385,6 +399,8 @@ _Noreturn void oci_init_main(const oci_init_args *a)
      * the engine's seccomp baseline last */
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         fail("no_new_privs: %s", strerror(errno));
+    if (!(c->ns_flags & CLONE_NEWNET))
+        scope_to_self();
     int keep[] = {sock_fd, a->fifo, selffd};
     mxc_close_all_but(keep, 3);
     mxc_reset_signals();

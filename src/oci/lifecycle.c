@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "harden.h"
 #include "hostpath.h"
 #include "idrange.h"
 #include "init.h"
@@ -205,6 +206,12 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     size_t nwritable = 0;
     if (!c.has_process) {
         mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: process must be set to create a container");
+        goto out;
+    }
+    if (!(c.ns_flags & CLONE_NEWNET) && mxc_landlock_abi() < MXC_LANDLOCK_ABI_SCOPE) {
+        mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "config.json: linux.namespaces has no network namespace: the host's "
+                "network shares the host's abstract unix sockets, which only Landlock ABI %d scopes (this kernel: "
+                "%d); give the container a network namespace", MXC_LANDLOCK_ABI_SCOPE, mxc_landlock_abi());
         goto out;
     }
     /* 1. the directory (its path names the range claim's owner) */

@@ -364,6 +364,41 @@ def test_rootfs_device_nodes_are_inert(oci):
     assert out.strip() == "refused"
 
 
+def _no_netns(c):
+    c["linux"]["namespaces"] = [n for n in c["linux"]["namespaces"] if n["type"] != "network"]
+    c["mounts"] = [m for m in c["mounts"] if m["type"] != "sysfs"]
+
+
+def add_helper(bundle):
+    """mxc-test-helper and the libraries it loads, into the bundle's rootfs."""
+    helper = os.path.join(REPO, "build", "mxc-test-helper")
+    rootfs = os.path.join(bundle, "rootfs")
+    libs = subprocess.run(["ldd", helper], capture_output=True, text=True, check=True).stdout
+    for lib in [w for w in libs.split() if w.startswith("/")]:
+        dst = os.path.join(rootfs, lib.lstrip("/"))
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copy2(os.path.realpath(lib), dst)
+    shutil.copy2(helper, os.path.join(rootfs, "bin", "mxc-test-helper"))
+
+
+def test_host_network_container_cannot_reach_the_host_s_abstract_sockets(oci):
+    """CVE-2020-15257's shape: a container on the host's network namespace shares its abstract
+    unix sockets (containerd-shim's API was one); Landlock's scope keeps them out of reach."""
+    import socket
+    name = "mxc-oci-test-%d" % os.getpid()
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind("\0" + name)
+    srv.listen(8)
+    try:
+        b = oci.bundle(["mxc-test-helper", "connect_abstract", name], _no_netns)
+        add_helper(b)
+        rc, out, err = oci("run", "--bundle", b, "c1")
+        assert rc == 0, err
+        assert out.strip() == "connect_abstract: EPERM"
+    finally:
+        srv.close()
+
+
 # --------------------------------------------------------------------------------------------
 # CVE-2021-30465: a mount target that is a symlink in the rootfs
 
