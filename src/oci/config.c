@@ -616,6 +616,16 @@ int oci_config_parse(json_t *doc, oci_config *c, mxc_error *e)
     return 0;
 }
 
+int oci_process_parse(json_t *proc, int ns_flags, oci_config *c, mxc_error *e)
+{
+    memset(c, 0, sizeof *c);
+    c->doc = json_incref(proc);
+    c->ns_flags = ns_flags;
+    if (!json_is_object(proc))
+        return bad(e, "the process", "a JSON object");
+    return parse_process(proc, c, e);
+}
+
 int oci_config_load(int bundle_fd, oci_config *c, mxc_error *e)
 {
     memset(c, 0, sizeof *c);

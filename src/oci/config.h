@@ -70,6 +70,10 @@ uint64_t oci_caps_allowed(void);
 
 /* Parses doc (a new reference is taken) into *c. */
 int oci_config_parse(json_t *doc, oci_config *c, mxc_error *e);
+/* A process object alone (exec's --process FILE, or the container's own
+ * with exec's flags applied) into c's process fields; ns_flags the
+ * container's namespaces (CAP_NET_RAW needs its own network). */
+int oci_process_parse(json_t *proc, int ns_flags, oci_config *c, mxc_error *e);
 /* config.json of the bundle directory at bundle_fd. */
 int oci_config_load(int bundle_fd, oci_config *c, mxc_error *e);
 void oci_config_free(oci_config *c);

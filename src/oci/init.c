@@ -11,6 +11,7 @@
 #include <linux/mount.h>
 #include <linux/openat2.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -259,6 +260,51 @@ static void scope_to_self(void)
     close(rs);
 }
 
+/* The process's own: rlimits, umask, the bounding set while CAP_SETPCAP
+ * is held, groups/gid/uid and the capability sets, cwd, the executable,
+ * no_new_privs always (stricter than a config's false), the Landlock scope
+ * on the host's network.  Returns the executable's path. */
+static const char *become_process(const oci_config *c, char *exe_buf, size_t exe_sz, bool host_net)
+{
+    for (size_t i = 0; i < c->nrlimits; i++) {
+        struct rlimit rl = {(rlim_t)c->rlimits[i].soft, (rlim_t)c->rlimits[i].hard};
+        if (setrlimit(c->rlimits[i].resource, &rl) < 0)
+            fail("process.rlimits[%zu]: setrlimit: %s (the host's hard limit is the ceiling)", i, strerror(errno));
+    }
+    if (c->has_umask)
+        umask(c->umask);
+    set_caps(c);
+    set_user(c);
+    if (chdir(c->cwd) < 0)
+        fail("chdir to cwd (\"%s\") set in config.json failed: %s", c->cwd, strerror(errno));
+    const char *exe = lookup(c, exe_buf, exe_sz);
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        fail("no_new_privs: %s", strerror(errno));
+    if (host_net)
+        scope_to_self();
+    return exe;
+}
+
+_Noreturn void oci_exec_main(const oci_config *c, int sock, bool host_net)
+{
+    sock_fd = sock;
+    char exe_buf[PATH_MAX];
+    const char *exe = become_process(c, exe_buf, sizeof exe_buf, host_net);
+    /* not dumpable until the exec (creds changes may have reset it): the container's processes
+     * cannot ptrace us nor open our /proc files (/proc/PID/exe is mxc-oci: CVE-2019-5736) */
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    if (getenv("MXC_FAULT_OCI_EXEC_STOP")) /* tests/oci: held here, inside the container, before the exec */
+        raise(SIGSTOP);
+    int keep[] = {sock_fd};
+    mxc_close_all_but(keep, 1);
+    mxc_reset_signals();
+    int rc = mxc_seccomp_apply(false);
+    if (rc < 0)
+        fail("seccomp: %s", strerror(-rc));
+    execve(exe, (char *const *)c->args, (char *const *)c->env);
+    fail("exec: \"%s\": %s", exe, strerror(errno));
+}
+
 _Noreturn void oci_init_main(const oci_init_args *a)
 {
     const oci_config *c = a->c;
@@ -376,31 +422,15 @@ _Noreturn void oci_init_main(const oci_init_args *a)
     if (fchdir(root_fd) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
         fail("pivot_root into the rootfs: %s", strerror(errno));
     close(root_fd);
-    /* 8. names, limits */
+    /* 8. names */
     if (c->hostname && *c->hostname && sethostname(c->hostname, strlen(c->hostname)) < 0)
         fail("hostname: %s", strerror(errno));
     if (c->domainname && *c->domainname && setdomainname(c->domainname, strlen(c->domainname)) < 0)
         fail("domainname: %s", strerror(errno));
-    for (size_t i = 0; i < c->nrlimits; i++) {
-        struct rlimit rl = {(rlim_t)c->rlimits[i].soft, (rlim_t)c->rlimits[i].hard};
-        if (setrlimit(c->rlimits[i].resource, &rl) < 0)
-            fail("process.rlimits[%zu]: setrlimit: %s (the host's hard limit is the ceiling)", i, strerror(errno));
-    }
-    if (c->has_umask)
-        umask(c->umask);
-    /* 9. credentials: the bounding set while CAP_SETPCAP is held, then groups, gid, uid, the sets */
-    set_caps(c);
-    set_user(c);
-    if (chdir(c->cwd) < 0)
-        fail("chdir to cwd (\"%s\") set in config.json failed: %s", c->cwd, strerror(errno));
+    /* 9. the process's own: limits, credentials, cwd, no_new_privs, the scope */
     char exe_buf[PATH_MAX];
-    const char *exe = lookup(c, exe_buf, sizeof exe_buf);
-    /* 10. no_new_privs always (stricter than a config's false), only the descriptors the workload is given,
-     * the engine's seccomp baseline last */
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-        fail("no_new_privs: %s", strerror(errno));
-    if (!(c->ns_flags & CLONE_NEWNET))
-        scope_to_self();
+    const char *exe = become_process(c, exe_buf, sizeof exe_buf, !(c->ns_flags & CLONE_NEWNET));
+    /* 10. only the descriptors the workload is given, the engine's seccomp baseline last */
     int keep[] = {sock_fd, a->fifo, selffd};
     mxc_close_all_but(keep, 3);
     mxc_reset_signals();

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -755,4 +756,244 @@ json_t *oci_spec(void)
         "maskedPaths", "/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
         "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "readonlyPaths", "/proc/bus",
         "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", "/proc/scsi");
+}
+
+/* The namespaces of pid that are not the caller's own (setns joins only those: the host's
+ * would need capabilities over the host's user namespace, which the joined one lacks). */
+static int foreign_namespaces(pid_t pid, bool *host_net)
+{
+    static const struct { const char *name; int flag; } ns[] = {
+        {"user", CLONE_NEWUSER}, {"mnt", CLONE_NEWNS}, {"pid", CLONE_NEWPID}, {"uts", CLONE_NEWUTS},
+        {"ipc", CLONE_NEWIPC}, {"net", CLONE_NEWNET}, {"cgroup", CLONE_NEWCGROUP},
+    };
+    int flags = 0;
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+        char a[64], b[64];
+        struct stat sa, sb;
+        snprintf(a, sizeof a, "/proc/self/ns/%s", ns[i].name);
+        snprintf(b, sizeof b, "/proc/%d/ns/%s", (int)pid, ns[i].name);
+        if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
+            return -1;
+        if (sa.st_ino != sb.st_ino || sa.st_dev != sb.st_dev)
+            flags |= ns[i].flag;
+    }
+    *host_net = !(flags & CLONE_NEWNET);
+    return flags;
+}
+
+static size_t read_map(pid_t pid, const char *file, oci_idmap *m)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
+    FILE *f = fopen(path, "re");
+    size_t n = 0;
+    while (f && n < OCI_MAX_IDMAPS && fscanf(f, "%u %u %u", &m[n].cid, &m[n].hid, &m[n].n) == 3)
+        n++;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* The process to exec: --process FILE, or the container's own process with exec's flags. */
+static json_t *exec_process(const oci_state *s, const oci_exec_opts *o, mxc_error *e)
+{
+    json_error_t je;
+    if (o->process_file) {
+        int fd = open(o->process_file, O_RDONLY | O_CLOEXEC);
+        json_t *p = fd >= 0 ? json_loadfd(fd, JSON_REJECT_DUPLICATES, &je) : NULL;
+        if (fd >= 0)
+            close(fd);
+        if (!p)
+            mxc_err(e, MXC_E_MALFORMED_REQUEST, "--process %s: %s", o->process_file,
+                    fd < 0 ? strerror(errno) : je.text);
+        return p;
+    }
+    if (o->nargs == 0) {
+        mxc_err(e, MXC_E_MALFORMED_REQUEST, "exec: no command: give ARGS or --process FILE");
+        return NULL;
+    }
+    int b = open(s->bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = b >= 0 ? openat(b, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    json_t *doc = fd >= 0 ? json_loadfd(fd, JSON_REJECT_DUPLICATES, &je) : NULL;
+    if (fd >= 0)
+        close(fd);
+    if (b >= 0)
+        close(b);
+    json_t *p = json_deep_copy(json_object_get(doc, "process"));
+    json_decref(doc);
+    if (!json_is_object(p)) {
+        json_decref(p);
+        mxc_err(e, MXC_E_MALFORMED_REQUEST, "exec: the container's config.json in %s has no process", s->bundle);
+        return NULL;
+    }
+    json_t *args = json_array();
+    for (size_t i = 0; i < o->nargs; i++)
+        json_array_append_new(args, json_string(o->args[i]));
+    json_object_set_new(p, "args", args);
+    json_object_set_new(p, "terminal", json_boolean(o->tty));
+    if (o->cwd)
+        json_object_set_new(p, "cwd", json_string(o->cwd));
+    json_t *env = json_object_get(p, "env");
+    if (!json_is_array(env))
+        json_object_set_new(p, "env", env = json_array());
+    for (size_t i = 0; i < o->nenv; i++)
+        json_array_append_new(env, json_string(o->env[i]));
+    json_t *user = json_object_get(p, "user");
+    if (!json_is_object(user))
+        json_object_set_new(p, "user", user = json_object());
+    if (o->user) {
+        unsigned uid, gid;
+        int n = sscanf(o->user, "%u:%u", &uid, &gid);
+        if (n < 1 || strspn(o->user, "0123456789:") != strlen(o->user)) {
+            json_decref(p);
+            mxc_err(e, MXC_E_MALFORMED_REQUEST, "--user %s: give UID[:GID] (names are not looked up)", o->user);
+            return NULL;
+        }
+        json_object_set_new(user, "uid", json_integer(uid));
+        if (n == 2)
+            json_object_set_new(user, "gid", json_integer(gid));
+    }
+    if (o->ngids) {
+        json_t *g = json_object_get(user, "additionalGids");
+        if (!json_is_array(g))
+            json_object_set_new(user, "additionalGids", g = json_array());
+        for (size_t i = 0; i < o->ngids; i++)
+            json_array_append_new(g, json_integer(strtoll(o->gids[i], NULL, 10)));
+    }
+    if (o->ncaps) {
+        json_t *caps = json_object_get(p, "capabilities");
+        if (!json_is_object(caps))
+            json_object_set_new(p, "capabilities", caps = json_object());
+        const char *sets[] = {"bounding", "effective", "permitted"};
+        for (size_t k = 0; k < 3; k++) {
+            json_t *set = json_object_get(caps, sets[k]);
+            if (!json_is_array(set))
+                json_object_set_new(caps, sets[k], set = json_array());
+            for (size_t i = 0; i < o->ncaps; i++)
+                json_array_append_new(set, json_string(o->caps[i]));
+        }
+    }
+    if (o->no_new_privs)
+        json_object_set_new(p, "noNewPrivileges", json_true());
+    return p;
+}
+
+int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mxc_error *e)
+{
+    int dirfd;
+    oci_state s;
+    *status = 0;
+    if (load(rootfd, id, &dirfd, &s, e) < 0)
+        return -1;
+    int rc = -1, pfd = -1, sv[2] = {-1, -1};
+    oci_config pc;
+    memset(&pc, 0, sizeof pc);
+    json_t *proc = NULL;
+    pid_t a = -1, b = -1;
+    if (oci_state_status(dirfd, &s) == OCI_STOPPED || (pfd = pidfd_of(&s)) < 0) {
+        mxc_err(e, MXC_E_ALREADY_STOPPED, "cannot exec in a stopped container");
+        goto out;
+    }
+    bool host_net;
+    int flags = foreign_namespaces(s.pid, &host_net);
+    if (flags < 0 || !(flags & CLONE_NEWUSER) || !(flags & CLONE_NEWPID)) {
+        mxc_err(e, MXC_E_BACKEND_ERROR, "cannot read the container's namespaces");
+        goto out;
+    }
+    if (!(proc = exec_process(&s, o, e)) || oci_process_parse(proc, host_net ? 0 : CLONE_NEWNET, &pc, e) < 0)
+        goto out;
+    oci_idmap um[OCI_MAX_IDMAPS], gm[OCI_MAX_IDMAPS];
+    size_t nu = read_map(s.pid, "uid_map", um), ng = read_map(s.pid, "gid_map", gm);
+    unsigned h;
+    bool mapped = oci_map_id(um, nu, pc.uid, &h) && oci_map_id(gm, ng, pc.gid, &h);
+    for (size_t i = 0; mapped && i < pc.ngids; i++)
+        mapped = oci_map_id(gm, ng, pc.gids[i], &h);
+    if (!mapped) {
+        mxc_err(e, MXC_E_POLICY_VALIDATION, "process.user %u:%u (or an additional gid) is not mapped in the "
+                "container's user namespace", pc.uid, pc.gid);
+        goto out;
+    }
+    /* the exec'd process is re-parented to us when its first parent (the one that joins) exits */
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.exec", errno, NULL, "socketpair: %s", strerror(errno));
+        goto out;
+    }
+    fflush(NULL);
+    a = fork();
+    if (a == 0) {
+        close(sv[0]);
+        /* not dumpable before anything of the container can see us (CVE-2019-5736: /proc/PID/exe) */
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        char msg[256];
+        if (setns(pfd, flags) < 0) {
+            snprintf(msg, sizeof msg, "Ejoining the container's namespaces: %s", strerror(errno));
+            send(sv[1], msg, strlen(msg), MSG_NOSIGNAL);
+            _exit(1);
+        }
+        pid_t c = fork();
+        if (c == 0)
+            oci_exec_main(&pc, sv[1], host_net);
+        if (c < 0)
+            snprintf(msg, sizeof msg, "Efork: %s", strerror(errno));
+        else
+            snprintf(msg, sizeof msg, "P%d", (int)c);
+        send(sv[1], msg, strlen(msg), MSG_NOSIGNAL);
+        _exit(c < 0);
+    }
+    close(sv[1]);
+    sv[1] = -1;
+    if (a < 0) {
+        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.exec", errno, NULL, "fork: %s", strerror(errno));
+        goto out;
+    }
+    char msg[1100];
+    ssize_t n = recv(sv[0], msg, sizeof msg - 1, 0);
+    msg[n > 0 ? n : 0] = '\0';
+    waitpid(a, NULL, 0);
+    a = -1;
+    if (n <= 1 || msg[0] != 'P') {
+        mxc_err(e, MXC_E_BACKEND_ERROR, "%s", n > 1 && msg[0] == 'E' ? msg + 1 : "exec: the joining process died");
+        goto out;
+    }
+    b = (pid_t)atoi(msg + 1);
+    n = recv(sv[0], msg, sizeof msg - 1, 0); /* EOF: the exec happened (the socket is close-on-exec) */
+    msg[n > 0 ? n : 0] = '\0';
+    if (n > 0) {
+        mxc_err(e, MXC_E_BACKEND_ERROR, "%s", msg[0] == 'E' ? msg + 1 : "exec: protocol error");
+        waitpid(b, NULL, 0);
+        b = -1;
+        goto out;
+    }
+    if (o->pid_file && write_pid_file(o->pid_file, b, e) < 0)
+        goto out;
+    rc = 0;
+    if (!o->detach) {
+        run_child = b;
+        const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+            sigaction(sigs[i], &(struct sigaction){.sa_handler = forward, .sa_flags = SA_RESTART}, NULL);
+        int ws;
+        while (waitpid(b, &ws, 0) < 0 && errno == EINTR)
+            ;
+        *status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+    }
+    b = -1;
+out:
+    if (a > 0)
+        waitpid(a, NULL, 0);
+    if (b > 0) {
+        kill(b, SIGKILL);
+        waitpid(b, NULL, 0);
+    }
+    for (int i = 0; i < 2; i++)
+        if (sv[i] >= 0)
+            close(sv[i]);
+    if (pfd >= 0)
+        close(pfd);
+    json_decref(proc);
+    oci_config_free(&pc);
+    close(dirfd);
+    oci_state_free(&s);
+    return rc;
 }

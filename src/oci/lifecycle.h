@@ -25,6 +25,19 @@ int oci_delete(int rootfd, const char *id, bool force, mxc_error *e);
  * the container's exit status (128+N after signal N). */
 int oci_run(int rootfd, const char *id, const char *bundle, const char *pid_file, bool detach, int *status,
             mxc_error *e);
+typedef struct {
+    const char *process_file;            /* --process FILE; else args with the flags below */
+    char **args; size_t nargs;
+    const char *cwd, *user, *pid_file;   /* user: UID[:GID] */
+    const char **env; size_t nenv;       /* appended */
+    const char **gids; size_t ngids;     /* --additional-gids, appended */
+    const char **caps; size_t ncaps;     /* --cap: added to bounding, effective, permitted */
+    bool tty, detach, no_new_privs;
+} oci_exec_opts;
+/* exec: a process of its own in a created or running container (its
+ * namespaces joined through a pidfd, the process set up as create's, not
+ * dumpable until its exec); unless detach, waits (*status as run's). */
+int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mxc_error *e);
 json_t *oci_list(int rootfd);
 json_t *oci_features(void);
 json_t *oci_spec(void);

@@ -58,6 +58,8 @@ typedef struct {
     bool value;         /* takes a value */
     const char **str;
     bool *set;
+    const char **list;  /* a repeatable flag: each value appended (list has room for argc) */
+    size_t *nlist;
 } flag;
 
 /* Flags as urfave/cli (runc's parser) takes them: -x, --name, -name,
@@ -86,7 +88,10 @@ static int parse_flags(int argc, char **argv, int i, const flag *fl, size_t n, c
                 die("%s: flag needs an argument: %s", cmd, argv[i]);
                 return -1;
             }
-            *f->str = v;
+            if (f->list)
+                f->list[(*f->nlist)++] = v;
+            else
+                *f->str = v;
         } else if (eq) {
             *f->set = !strcmp(eq + 1, "true") || !strcmp(eq + 1, "1");
         } else {
@@ -124,10 +129,10 @@ int main(int argc, char **argv)
     bool debug = false, systemd = false, help = false, version = false;
     const char *criu = NULL, *rootless = NULL;
     flag global[] = {
-        {"root", 0, true, &root, NULL}, {"log", 0, true, &log_path, NULL}, {"log-format", 0, true, &log_format, NULL},
-        {"debug", 0, false, NULL, &debug}, {"systemd-cgroup", 0, false, NULL, &systemd},
-        {"help", 'h', false, NULL, &help}, {"version", 'v', false, NULL, &version}, {"criu", 0, true, &criu, NULL},
-        {"rootless", 0, true, &rootless, NULL},
+        {"root", 0, true, &root, NULL, NULL, NULL}, {"log", 0, true, &log_path, NULL, NULL, NULL}, {"log-format", 0, true, &log_format, NULL, NULL, NULL},
+        {"debug", 0, false, NULL, &debug, NULL, NULL}, {"systemd-cgroup", 0, false, NULL, &systemd, NULL, NULL},
+        {"help", 'h', false, NULL, &help, NULL, NULL}, {"version", 'v', false, NULL, &version, NULL, NULL}, {"criu", 0, true, &criu, NULL, NULL, NULL},
+        {"rootless", 0, true, &rootless, NULL, NULL, NULL},
     };
     int i = parse_flags(argc, argv, 1, global, sizeof global / sizeof global[0], "mxc-oci");
     if (i < 0)
@@ -152,7 +157,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "spec")) {
         const char *bundle = ".", *rl = NULL;
         bool rless = false;
-        flag fl[] = {{"bundle", 'b', true, &bundle, NULL}, {"rootless", 0, false, &rl, &rless}};
+        flag fl[] = {{"bundle", 'b', true, &bundle, NULL, NULL, NULL}, {"rootless", 0, false, &rl, &rless, NULL, NULL}};
         if ((i = parse_flags(argc, argv, i, fl, 2, cmd)) < 0)
             return 1;
         if (rless)
@@ -170,12 +175,12 @@ int main(int argc, char **argv)
         json_decref(j);
         return rc < 0 ? die("cannot write config.json") : 0;
     }
-    const char *later[] = {"exec", "ps", "pause", "resume", "update", "checkpoint", "restore", "events"};
+    const char *later[] = {"ps", "pause", "resume", "update", "checkpoint", "restore", "events"};
     for (size_t k = 0; k < sizeof later / sizeof later[0]; k++)
         if (!strcmp(cmd, later[k]))
             return die("%s is not supported by mxc-oci yet", cmd);
     bool known = false;
-    const char *cmds[] = {"create", "start", "state", "kill", "delete", "run", "list"};
+    const char *cmds[] = {"create", "start", "state", "kill", "delete", "run", "list", "exec"};
     for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++)
         known |= !strcmp(cmd, cmds[k]);
     if (!known)
@@ -192,11 +197,11 @@ int main(int argc, char **argv)
         const char *bundle = ".", *pid_file = NULL, *console = NULL, *preserve = NULL;
         bool no_pivot = false, no_keyring = false, detach = false, keep = false, no_subreaper = false;
         flag fl[] = {
-            {"bundle", 'b', true, &bundle, NULL}, {"pid-file", 0, true, &pid_file, NULL},
-            {"console-socket", 0, true, &console, NULL}, {"preserve-fds", 0, true, &preserve, NULL},
-            {"no-pivot", 0, false, NULL, &no_pivot}, {"no-new-keyring", 0, false, NULL, &no_keyring},
-            {"detach", 'd', false, NULL, &detach}, {"keep", 0, false, NULL, &keep},
-            {"no-subreaper", 0, false, NULL, &no_subreaper},
+            {"bundle", 'b', true, &bundle, NULL, NULL, NULL}, {"pid-file", 0, true, &pid_file, NULL, NULL, NULL},
+            {"console-socket", 0, true, &console, NULL, NULL, NULL}, {"preserve-fds", 0, true, &preserve, NULL, NULL, NULL},
+            {"no-pivot", 0, false, NULL, &no_pivot, NULL, NULL}, {"no-new-keyring", 0, false, NULL, &no_keyring, NULL, NULL},
+            {"detach", 'd', false, NULL, &detach, NULL, NULL}, {"keep", 0, false, NULL, &keep, NULL, NULL},
+            {"no-subreaper", 0, false, NULL, &no_subreaper, NULL, NULL},
         };
         size_t nfl = !strcmp(cmd, "run") ? 9 : 6;
         if ((i = parse_flags(argc, argv, i, fl, nfl, cmd)) < 0 || one_id(argc, argv, i, cmd, &id))
@@ -229,9 +234,45 @@ int main(int argc, char **argv)
                 rc = die("%s", e.message);
             json_decref(j);
         }
+    } else if (!strcmp(cmd, "exec")) {
+        oci_exec_opts o = {0};
+        const char *console = NULL, *preserve = NULL, *label = NULL, *apparmor = NULL, *cgroup = NULL;
+        const char **env = calloc((size_t)argc + 1, sizeof *env), **gids = calloc((size_t)argc + 1, sizeof *gids),
+                   **caps = calloc((size_t)argc + 1, sizeof *caps);
+        bool ignore_paused = false;
+        flag fl[] = {
+            {"process", 'p', true, &o.process_file, NULL, NULL, NULL}, {"cwd", 0, true, &o.cwd, NULL, NULL, NULL},
+            {"user", 'u', true, &o.user, NULL, NULL, NULL}, {"pid-file", 0, true, &o.pid_file, NULL, NULL, NULL},
+            {"env", 'e', true, NULL, NULL, env, &o.nenv}, {"additional-gids", 'g', true, NULL, NULL, gids, &o.ngids},
+            {"cap", 'c', true, NULL, NULL, caps, &o.ncaps}, {"tty", 't', false, NULL, &o.tty, NULL, NULL},
+            {"detach", 'd', false, NULL, &o.detach, NULL, NULL},
+            {"no-new-privs", 0, false, NULL, &o.no_new_privs, NULL, NULL},
+            {"console-socket", 0, true, &console, NULL, NULL, NULL}, {"preserve-fds", 0, true, &preserve, NULL, NULL, NULL},
+            {"process-label", 0, true, &label, NULL, NULL, NULL}, {"apparmor", 0, true, &apparmor, NULL, NULL, NULL},
+            {"cgroup", 0, true, &cgroup, NULL, NULL, NULL}, {"ignore-paused", 0, false, NULL, &ignore_paused, NULL, NULL},
+        };
+        o.env = env, o.gids = gids, o.caps = caps;
+        if (!env || !gids || !caps || (i = parse_flags(argc, argv, i, fl, sizeof fl / sizeof fl[0], cmd)) < 0 ||
+            one_id(argc, argv, i, cmd, &id))
+            rc = 1;
+        else if (console || o.tty)
+            rc = die("exec --tty/--console-socket is not supported by mxc-oci yet (process.terminal)");
+        else if (preserve && strcmp(preserve, "0"))
+            rc = die("exec --preserve-fds is not supported by mxc-oci yet");
+        else if ((label && *label) || (apparmor && *apparmor) || (cgroup && *cgroup))
+            rc = die("exec --process-label/--apparmor/--cgroup are not supported by mxc-oci yet");
+        else {
+            o.args = argv + i + 1;
+            o.nargs = (size_t)(argc - i - 1);
+            int status;
+            rc = oci_exec(rootfd, id, &o, &status, &e) < 0 ? die("%s", e.message) : status;
+        }
+        free(env);
+        free(gids);
+        free(caps);
     } else if (!strcmp(cmd, "kill")) {
         bool all = false;
-        flag fl[] = {{"all", 'a', false, NULL, &all}};
+        flag fl[] = {{"all", 'a', false, NULL, &all, NULL, NULL}};
         if ((i = parse_flags(argc, argv, i, fl, 1, cmd)) < 0 || one_id(argc, argv, i, cmd, &id))
             rc = 1;
         else {
@@ -244,7 +285,7 @@ int main(int argc, char **argv)
         }
     } else if (!strcmp(cmd, "delete")) {
         bool force = false;
-        flag fl[] = {{"force", 'f', false, NULL, &force}};
+        flag fl[] = {{"force", 'f', false, NULL, &force, NULL, NULL}};
         if ((i = parse_flags(argc, argv, i, fl, 1, cmd)) < 0 || one_id(argc, argv, i, cmd, &id))
             rc = 1;
         else
@@ -252,7 +293,7 @@ int main(int argc, char **argv)
     } else { /* list */
         const char *format = "table";
         bool quiet = false;
-        flag fl[] = {{"format", 'f', true, &format, NULL}, {"quiet", 'q', false, NULL, &quiet}};
+        flag fl[] = {{"format", 'f', true, &format, NULL, NULL, NULL}, {"quiet", 'q', false, NULL, &quiet, NULL, NULL}};
         if ((i = parse_flags(argc, argv, i, fl, 2, cmd)) < 0)
             rc = 1;
         else if (strcmp(format, "table") && strcmp(format, "json"))

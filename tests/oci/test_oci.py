@@ -514,7 +514,7 @@ def test_features_spec_and_log(oci):
     assert rc != 0 and "container does not exist" in err
     entry = json.loads(open(log).read().splitlines()[-1])
     assert entry["level"] == "error" and entry["msg"] == "container does not exist" and entry["time"]
-    for cmd in ("exec", "pause", "update"):
+    for cmd in ("ps", "pause", "update"):
         rc, _, err = oci(cmd, "c1")
         assert rc != 0 and "%s is not supported by mxc-oci yet" % cmd in err
 
@@ -539,3 +539,89 @@ def test_gc_keeps_a_live_container_s_range_and_reclaims_a_dead_one(oci):
     gc()
     assert claims_of(sd) == []
     assert oci("delete", "c1")[0] == 0
+
+
+# --------------------------------------------------------------------------------------------
+# exec
+
+
+def test_exec_joins_the_container(oci):
+    b = oci.bundle(["sleep", "1000"])
+    pidfile = os.path.join(oci.base, "pid")
+    assert oci.create("c1", b, "--pid-file", pidfile)[0] == 0
+    assert oci("start", "c1")[0] == 0
+    init = int(open(pidfile).read())
+    rc, out, err = oci("exec", "c1", "sh", "-c", "id -u; cat /proc/self/uid_map; cat /proc/1/cmdline; echo; "
+                       "grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status; hostname")
+    assert rc == 0, err
+    lines = out.split("\n")
+    assert lines[0] == "0"
+    assert lines[1].split() == [str(x) for x in host_maps(init)[0]]  # the container's own user namespace
+    assert lines[2] == "sleep\x001000\x00"  # its PID namespace: PID 1 is the container's process
+    assert lines[3:6] == ["NoNewPrivs:\t1", "Seccomp:\t2", "mxc"]
+    rc, out, err = oci("exec", "--user", "1000:1000", "--env", "A=b", "--cwd", "/tmp", "c1", "sh", "-c",
+                       "id -u; echo $A; pwd; exit 4")
+    assert rc == 4 and out.split() == ["1000", "b", "/tmp"], err
+    rc, _, err = oci("exec", "--user", "70000", "c1", "true")
+    assert rc != 0 and "not mapped in the container's user namespace" in err
+    rc, _, err = oci("exec", "c1", "no-such-program")
+    assert rc != 0 and 'exec: "no-such-program": executable file not found in $PATH' in err
+    rc, _, err = oci("exec", "--tty", "c1", "true")
+    assert rc != 0 and "not supported by mxc-oci yet" in err
+    rc, _, err = oci("exec", "--cap", "CAP_SYS_ADMIN", "c1", "true")
+    assert rc != 0 and "CAP_SYS_ADMIN is refused" in err
+
+
+def test_exec_process_file_detach_and_pid_file(oci):
+    b = oci.bundle(["sleep", "1000"])
+    assert oci.create("c1", b)[0] == 0
+    assert oci("start", "c1")[0] == 0
+    proc = {"args": ["sh", "-c", "echo from-process-json > /dev/shm/m; exec sleep 1000"], "cwd": "/",
+            "env": ["PATH=/bin"], "user": {"uid": 0, "gid": 0}}
+    pf, epid = os.path.join(oci.base, "process.json"), os.path.join(oci.base, "epid")
+    with open(pf, "w") as f:
+        json.dump(proc, f)
+    with open(os.devnull, "wb") as null:  # the detached process keeps its stdio
+        rc, _, err = oci("exec", "--process", pf, "--detach", "--pid-file", epid, "c1", out=null)
+    assert rc == 0, err
+    pid = int(open(epid).read())
+    # the pid is the exec'd process itself (busybox then runs its applet through /proc/self/exe)
+    assert wait_until(lambda: open("/proc/%d/cmdline" % pid).read().startswith("sleep\x00"), 30)
+    assert wait_until(lambda: oci("exec", "c1", "cat", "/dev/shm/m")[1] == "from-process-json\n", 30)
+    assert oci("delete", "--force", "c1")[0] == 0
+    assert wait_until(lambda: not os.path.exists("/proc/%d" % pid), 30)
+
+
+def test_exec_is_not_dumpable_before_its_exec(oci):
+    """CVE-2019-5736's shape: while mxc-oci's exec process sits inside the container (its
+    /proc/PID/exe is mxc-oci), the container's root can neither read that exe nor attach."""
+    b = oci.bundle(["sleep", "1000"])
+    pidfile = os.path.join(oci.base, "pid")
+    assert oci.create("c1", b, "--pid-file", pidfile)[0] == 0
+    assert oci("start", "c1")[0] == 0
+    init = int(open(pidfile).read())
+    ns = os.stat("/proc/%d/ns/pid" % init).st_ino
+    held = subprocess.Popen([MXC_OCI, "--root", oci.root, "exec", "c1", "true"], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=dict(os.environ, MXC_FAULT_OCI_EXEC_STOP="1"))
+    try:
+        def stopped_in_container():
+            for p in os.listdir("/proc"):
+                try:
+                    if p.isdigit() and os.stat("/proc/%s/ns/pid" % p).st_ino == ns:
+                        st = open("/proc/%s/status" % p).read()
+                        if "\nState:\tT" in st and "Name:\tmxc-oci" in st:
+                            return [l for l in st.splitlines() if l.startswith("NSpid:")][0].split()[-1]
+                except OSError:
+                    pass
+            return None
+        assert wait_until(stopped_in_container, 30)
+        inner = stopped_in_container()
+        rc, out, err = oci("exec", "c1", "sh", "-c", "cat /proc/%s/exe >/dev/null 2>&1 && echo read-exe; "
+                           "ls /proc/%s/fd/ >/dev/null 2>&1 && echo listed-fds; echo done" % (inner, inner))
+        assert rc == 0, err
+        assert out.split() == ["done"]
+    finally:
+        held.kill()
+        held.wait()
+    assert oci("delete", "--force", "c1")[0] == 0
