@@ -170,10 +170,17 @@ static int parse_process(json_t *p, oci_config *c, mxc_error *e)
     c->has_process = true;
     if ((rc = get(p, "terminal", "process.terminal", JSON_TRUE, &v, e)) < 0)
         return rc;
-    if (v && json_is_true(v))
-        return not_yet(e, "process.terminal (a console socket)");
+    c->terminal = json_is_true(v);
     if (get(p, "consoleSize", "process.consoleSize", JSON_OBJECT, &v, e) < 0)
         return -1;
+    if (v) {
+        unsigned h, w;
+        if (uint32_of(json_object_get(v, "height"), "process.consoleSize.height", &h, e) < 0 ||
+            uint32_of(json_object_get(v, "width"), "process.consoleSize.width", &w, e) < 0 || h > 65535 || w > 65535)
+            return bad(e, "process.consoleSize", "an object of height and width (0 to 65535)");
+        c->console_height = (unsigned short)h;
+        c->console_width = (unsigned short)w;
+    }
     const char *later[] = {"commandLine", "apparmorProfile", "selinuxLabel", "ioPriority", "scheduler",
                            "execCPUAffinity"};
     for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
@@ -480,6 +487,7 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
     o->kind = bind ? OCI_MNT_BIND : OCI_MNT_FS;
     /* never set-uid, never a device: the default devices are the only nodes */
     o->attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+    bool nodev_asked = false;
     int rc = 0;
     for (size_t i = 0; i < nopts && rc == 0; i++) {
         const char *s = opts[i];
@@ -491,7 +499,7 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
         if (!strcmp(s, "ro"))
             o->attr_set |= MOUNT_ATTR_RDONLY;
         else if (!strcmp(s, "nosuid") || !strcmp(s, "nodev"))
-            ;
+            nodev_asked |= s[2] == 'd';
         else if (!strcmp(s, "noexec"))
             o->attr_set |= MOUNT_ATTR_NOEXEC;
         else if (!strcmp(s, "noatime") || !strcmp(s, "strictatime") || !strcmp(s, "relatime")) {
@@ -543,6 +551,8 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
         return refuse(e, "%s: a container mounts only bind, proc, sysfs, tmpfs, devpts and mqueue", f);
     if (!strcmp(o->type, "proc"))
         o->attr_set |= MOUNT_ATTR_NOEXEC;
+    if (!strcmp(o->type, "devpts") && !nodev_asked) /* its nodes are the ptys of its own instance only */
+        o->attr_set &= ~(uint64_t)MOUNT_ATTR_NODEV;
     return 0;
 }
 

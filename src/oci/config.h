@@ -44,6 +44,8 @@ typedef struct {
     const char *hostname, *domainname;
     /* process */
     bool has_process;
+    bool terminal;                         /* a pty, its master sent to the console socket */
+    unsigned short console_height, console_width;
     const char **args; size_t nargs;
     const char **env; size_t nenv;
     const char *cwd;

@@ -21,6 +21,10 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/ioctl.h>
+#include <linux/magic.h>
+#include <termios.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -260,6 +264,55 @@ static void scope_to_self(void)
     close(rs);
 }
 
+/* process.terminal: a pty of the container's own devpts (opened beneath its root with no symlink,
+ * checked to be devpts), the master sent to the console socket (runc's way: the pty's name as the
+ * payload, the master by SCM_RIGHTS), the slave the controlling terminal and fds 0-2, owned by the
+ * process's uid. */
+static void setup_terminal(const oci_config *c, int console)
+{
+    struct open_how how = {.flags = O_RDWR | O_NOCTTY | O_CLOEXEC,
+                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+    int master = (int)syscall(SYS_openat2, AT_FDCWD, "dev/pts/ptmx", &how, sizeof how);
+    struct statfs sfs;
+    if (master < 0 || fstatfs(master, &sfs) < 0 || sfs.f_type != DEVPTS_SUPER_MAGIC)
+        fail("process.terminal needs a devpts mount at /dev/pts: %s", master < 0 ? strerror(errno) : "not devpts");
+    int unlock = 0;
+    if (ioctl(master, TIOCSPTLCK, &unlock) < 0)
+        fail("process.terminal: unlockpt: %s", strerror(errno));
+    if (c->console_height || c->console_width) {
+        struct winsize ws = {.ws_row = c->console_height, .ws_col = c->console_width};
+        if (ioctl(master, TIOCSWINSZ, &ws) < 0)
+            fail("process.consoleSize: %s", strerror(errno));
+    }
+    int slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    unsigned n = 0;
+    if (slave < 0 || ioctl(master, TIOCGPTN, &n) < 0)
+        fail("process.terminal: the pty's peer: %s", strerror(errno));
+    if (fchown(slave, c->uid, (gid_t)-1) < 0)
+        fail("process.terminal: chown of the pty to %u: %s", c->uid, strerror(errno));
+    char name[32];
+    snprintf(name, sizeof name, "/dev/pts/%u", n);
+    char ctl[CMSG_SPACE(sizeof(int))];
+    memset(ctl, 0, sizeof ctl);
+    struct iovec iov = {name, strlen(name)};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cm), &master, sizeof(int));
+    if (sendmsg(console, &mh, MSG_NOSIGNAL) < 0)
+        fail("--console-socket: sending the pty: %s", strerror(errno));
+    close(master);
+    close(console);
+    if (setsid() < 0 || ioctl(slave, TIOCSCTTY, 0) < 0)
+        fail("process.terminal: the controlling terminal: %s", strerror(errno));
+    for (int fd = 0; fd < 3; fd++)
+        if (dup2(slave, fd) < 0)
+            fail("process.terminal: %s", strerror(errno));
+    close(slave);
+}
+
 /* The process's own: rlimits, umask, the bounding set while CAP_SETPCAP
  * is held, groups/gid/uid and the capability sets, cwd, the executable,
  * no_new_privs always (stricter than a config's false), the Landlock scope
@@ -285,9 +338,14 @@ static const char *become_process(const oci_config *c, char *exe_buf, size_t exe
     return exe;
 }
 
-_Noreturn void oci_exec_main(const oci_config *c, int sock, bool host_net)
+_Noreturn void oci_exec_main(const oci_config *c, int sock, int console, bool host_net)
 {
     sock_fd = sock;
+    /* root of the container's user namespace first (what it makes, a pty, is then its own) */
+    if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+        fail("becoming root of the container's user namespace: %s", strerror(errno));
+    if (c->terminal)
+        setup_terminal(c, console);
     char exe_buf[PATH_MAX];
     const char *exe = become_process(c, exe_buf, sizeof exe_buf, host_net);
     /* not dumpable until the exec (creds changes may have reset it): the container's processes
@@ -427,6 +485,8 @@ _Noreturn void oci_init_main(const oci_init_args *a)
         fail("hostname: %s", strerror(errno));
     if (c->domainname && *c->domainname && setdomainname(c->domainname, strlen(c->domainname)) < 0)
         fail("domainname: %s", strerror(errno));
+    if (c->terminal)
+        setup_terminal(c, a->console);
     /* 9. the process's own: limits, credentials, cwd, no_new_privs, the scope */
     char exe_buf[PATH_MAX];
     const char *exe = become_process(c, exe_buf, sizeof exe_buf, !(c->ns_flags & CLONE_NEWNET));

@@ -24,6 +24,7 @@ typedef struct {
     const oci_config *c;
     int sock;  /* the init's end */
     int fifo;  /* O_PATH of the exec fifo */
+    int console; /* process.terminal: connected to the console socket; else -1 */
 } oci_init_args;
 
 _Noreturn void oci_init_main(const oci_init_args *a);
@@ -31,9 +32,10 @@ _Noreturn void oci_init_main(const oci_init_args *a);
 /* exec: in a process already inside the container's namespaces (and its
  * PID namespace's child): the process's limits, credentials, cwd,
  * no_new_privs, the Landlock scope on the host's network (host_net), not
- * dumpable, only fds 0-2, the seccomp baseline, execve.  A failure is
+ * dumpable, only fds 0-2 (with process.terminal: a pty of the container's
+ * devpts, its master sent to console), the seccomp baseline, execve.  A failure is
  * 'E' + why on sock (close-on-exec: EOF means the exec happened). */
-_Noreturn void oci_exec_main(const oci_config *c, int sock, bool host_net);
+_Noreturn void oci_exec_main(const oci_config *c, int sock, int console, bool host_net);
 
 /* The target of a mount inside the rootfs at root_fd: resolved with
  * RESOLVE_IN_ROOT (a symlink, absolute or not, never leaves the rootfs),

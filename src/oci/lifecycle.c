@@ -16,6 +16,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -127,7 +128,7 @@ static int write_pid_file(const char *path, pid_t pid, mxc_error *e)
 }
 
 typedef struct {
-    int bundle_fd, dir_fd, rootfs_fd, fifo_fd, sock, userns;
+    int bundle_fd, dir_fd, rootfs_fd, fifo_fd, sock, userns, console;
     int *src;            /* per mount: a bind's source (O_PATH) or -1 */
     char claim[MXC_IDRANGE_NAME_MAX];
     bool made_dir;
@@ -136,7 +137,7 @@ typedef struct {
 
 static void ctx_close(create_ctx *x)
 {
-    int *fds[] = {&x->bundle_fd, &x->dir_fd, &x->rootfs_fd, &x->fifo_fd, &x->sock, &x->userns};
+    int *fds[] = {&x->bundle_fd, &x->dir_fd, &x->rootfs_fd, &x->fifo_fd, &x->sock, &x->userns, &x->console};
     for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
         if (*fds[i] >= 0) {
             close(*fds[i]);
@@ -182,12 +183,41 @@ static int own_maps_meet_mxc(const oci_config *c, mxc_error *e)
     return 0;
 }
 
-int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_file, bool keep, pid_t *child,
-               mxc_error *e)
+/* A connection to the console socket (runc's --console-socket: a unix
+ * stream socket the caller listens on), or -1 with *e set; terminal must
+ * be asked for when and only when a socket is given. */
+static int console_connect(const char *path, bool terminal, mxc_error *e)
+{
+    if (!path && terminal)
+        return mxc_err(e, MXC_E_MALFORMED_REQUEST,
+                       "cannot allocate tty if mxc-oci will detach without setting console socket");
+    if (path && !terminal)
+        return mxc_err(e, MXC_E_MALFORMED_REQUEST, "cannot use console socket if mxc-oci will not detach or allocate "
+                       "tty");
+    if (!path)
+        return -1;
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof sa.sun_path)
+        return mxc_err(e, MXC_E_MALFORMED_REQUEST, "--console-socket %s: path too long", path);
+    memcpy(sa.sun_path, path, strlen(path));
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.console", errno, NULL, "--console-socket %s: %s", path,
+                   strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_file, const char *console, bool keep,
+               pid_t *child, mxc_error *e)
 {
     if (!oci_valid_id(id))
         return mxc_err(e, MXC_E_MALFORMED_ID, "invalid id format: %s", id ? id : "");
-    create_ctx x = {.bundle_fd = -1, .dir_fd = -1, .rootfs_fd = -1, .fifo_fd = -1, .sock = -1, .userns = -1};
+    create_ctx x = {.bundle_fd = -1, .dir_fd = -1, .rootfs_fd = -1, .fifo_fd = -1, .sock = -1, .userns = -1,
+                    .console = -1};
     oci_config c;
     x.bundle_fd = open(bundle ? bundle : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (x.bundle_fd < 0) {
@@ -209,6 +239,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: process must be set to create a container");
         goto out;
     }
+    if ((x.console = console_connect(console, c.terminal, e)) < 0 && e->code)
+        goto out;
     if (!(c.ns_flags & CLONE_NEWNET) && mxc_landlock_abi() < MXC_LANDLOCK_ABI_SCOPE) {
         mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "config.json: linux.namespaces has no network namespace: the host's "
                 "network shares the host's abstract unix sockets, which only Landlock ABI %d scopes (this kernel: "
@@ -318,7 +350,7 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     x.child = (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, NULL, NULL, NULL, 0);
     if (x.child == 0) {
         close(sv[0]);
-        oci_init_args a = {.c = &c, .sock = sv[1], .fifo = x.fifo_fd};
+        oci_init_args a = {.c = &c, .sock = sv[1], .fifo = x.fifo_fd, .console = x.console};
         oci_init_main(&a);
     }
     close(sv[1]);
@@ -634,12 +666,12 @@ static void forward(int sig)
         kill(run_child, sig);
 }
 
-int oci_run(int rootfd, const char *id, const char *bundle, const char *pid_file, bool detach, int *status,
-            mxc_error *e)
+int oci_run(int rootfd, const char *id, const char *bundle, const char *pid_file, const char *console, bool detach,
+            int *status, mxc_error *e)
 {
     pid_t child;
     *status = 0;
-    if (oci_create(rootfd, id, bundle, pid_file, !detach, &child, e) < 0)
+    if (oci_create(rootfd, id, bundle, pid_file, console, !detach, &child, e) < 0)
         return -1;
     if (!detach) {
         run_child = child;
@@ -885,7 +917,7 @@ int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mx
     *status = 0;
     if (load(rootfd, id, &dirfd, &s, e) < 0)
         return -1;
-    int rc = -1, pfd = -1, sv[2] = {-1, -1};
+    int rc = -1, pfd = -1, sv[2] = {-1, -1}, console = -1;
     oci_config pc;
     memset(&pc, 0, sizeof pc);
     json_t *proc = NULL;
@@ -913,6 +945,8 @@ int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mx
                 "container's user namespace", pc.uid, pc.gid);
         goto out;
     }
+    if ((console = console_connect(o->console, pc.terminal, e)) < 0 && e->code)
+        goto out;
     /* the exec'd process is re-parented to us when its first parent (the one that joins) exits */
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
@@ -933,7 +967,7 @@ int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mx
         }
         pid_t c = fork();
         if (c == 0)
-            oci_exec_main(&pc, sv[1], host_net);
+            oci_exec_main(&pc, sv[1], console, host_net);
         if (c < 0)
             snprintf(msg, sizeof msg, "Efork: %s", strerror(errno));
         else
@@ -991,6 +1025,8 @@ out:
             close(sv[i]);
     if (pfd >= 0)
         close(pfd);
+    if (console >= 0)
+        close(console);
     json_decref(proc);
     oci_config_free(&pc);
     close(dirfd);

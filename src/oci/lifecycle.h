@@ -15,20 +15,22 @@
 #include "error.h"
 
 /* create; with keep, the init stays this process's child (run) and *child names it. */
-int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_file, bool keep, pid_t *child,
-               mxc_error *e);
+/* console: --console-socket (with process.terminal), or NULL. */
+int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_file, const char *console, bool keep,
+               pid_t *child, mxc_error *e);
 int oci_start(int rootfd, const char *id, mxc_error *e);
 json_t *oci_query(int rootfd, const char *id, mxc_error *e);
 int oci_kill(int rootfd, const char *id, int sig, bool all, mxc_error *e);
 int oci_delete(int rootfd, const char *id, bool force, mxc_error *e);
 /* run: create + start, then (unless detach) wait and delete; *status is
  * the container's exit status (128+N after signal N). */
-int oci_run(int rootfd, const char *id, const char *bundle, const char *pid_file, bool detach, int *status,
-            mxc_error *e);
+int oci_run(int rootfd, const char *id, const char *bundle, const char *pid_file, const char *console, bool detach,
+            int *status, mxc_error *e);
 typedef struct {
     const char *process_file;            /* --process FILE; else args with the flags below */
     char **args; size_t nargs;
     const char *cwd, *user, *pid_file;   /* user: UID[:GID] */
+    const char *console;                 /* --console-socket (with --tty) */
     const char **env; size_t nenv;       /* appended */
     const char **gids; size_t ngids;     /* --additional-gids, appended */
     const char **caps; size_t ncaps;     /* --cap: added to bounding, effective, permitted */

@@ -206,8 +206,6 @@ int main(int argc, char **argv)
         size_t nfl = !strcmp(cmd, "run") ? 9 : 6;
         if ((i = parse_flags(argc, argv, i, fl, nfl, cmd)) < 0 || one_id(argc, argv, i, cmd, &id))
             rc = 1;
-        else if (console)
-            rc = die("--console-socket is not supported by mxc-oci yet (process.terminal)");
         else if (preserve && strcmp(preserve, "0"))
             rc = die("--preserve-fds is not supported by mxc-oci yet");
         else if (keep)
@@ -215,10 +213,11 @@ int main(int argc, char **argv)
         else if (systemd)
             rc = die("--systemd-cgroup is not supported by mxc-oci yet (cgroups: later)");
         else if (!strcmp(cmd, "create"))
-            rc = oci_create(rootfd, id, bundle, pid_file, false, NULL, &e) < 0 ? die("%s", e.message) : 0;
+            rc = oci_create(rootfd, id, bundle, pid_file, console, false, NULL, &e) < 0 ? die("%s", e.message) : 0;
         else {
             int status;
-            rc = oci_run(rootfd, id, bundle, pid_file, detach, &status, &e) < 0 ? die("%s", e.message) : status;
+            rc = oci_run(rootfd, id, bundle, pid_file, console, detach, &status, &e) < 0 ? die("%s", e.message)
+                                                                                         : status;
         }
         /* no_pivot: pivot_root always (stricter); no_new_keyring: no keyring is ever made (keyctl is refused) */
     } else if (!strcmp(cmd, "start") || !strcmp(cmd, "state")) {
@@ -236,7 +235,7 @@ int main(int argc, char **argv)
         }
     } else if (!strcmp(cmd, "exec")) {
         oci_exec_opts o = {0};
-        const char *console = NULL, *preserve = NULL, *label = NULL, *apparmor = NULL, *cgroup = NULL;
+        const char *preserve = NULL, *label = NULL, *apparmor = NULL, *cgroup = NULL;
         const char **env = calloc((size_t)argc + 1, sizeof *env), **gids = calloc((size_t)argc + 1, sizeof *gids),
                    **caps = calloc((size_t)argc + 1, sizeof *caps);
         bool ignore_paused = false;
@@ -247,16 +246,14 @@ int main(int argc, char **argv)
             {"cap", 'c', true, NULL, NULL, caps, &o.ncaps}, {"tty", 't', false, NULL, &o.tty, NULL, NULL},
             {"detach", 'd', false, NULL, &o.detach, NULL, NULL},
             {"no-new-privs", 0, false, NULL, &o.no_new_privs, NULL, NULL},
-            {"console-socket", 0, true, &console, NULL, NULL, NULL}, {"preserve-fds", 0, true, &preserve, NULL, NULL, NULL},
-            {"process-label", 0, true, &label, NULL, NULL, NULL}, {"apparmor", 0, true, &apparmor, NULL, NULL, NULL},
+            {"console-socket", 0, true, &o.console, NULL, NULL, NULL},
+            {"preserve-fds", 0, true, &preserve, NULL, NULL, NULL}, {"process-label", 0, true, &label, NULL, NULL, NULL}, {"apparmor", 0, true, &apparmor, NULL, NULL, NULL},
             {"cgroup", 0, true, &cgroup, NULL, NULL, NULL}, {"ignore-paused", 0, false, NULL, &ignore_paused, NULL, NULL},
         };
         o.env = env, o.gids = gids, o.caps = caps;
         if (!env || !gids || !caps || (i = parse_flags(argc, argv, i, fl, sizeof fl / sizeof fl[0], cmd)) < 0 ||
             one_id(argc, argv, i, cmd, &id))
             rc = 1;
-        else if (console || o.tty)
-            rc = die("exec --tty/--console-socket is not supported by mxc-oci yet (process.terminal)");
         else if (preserve && strcmp(preserve, "0"))
             rc = die("exec --preserve-fds is not supported by mxc-oci yet");
         else if ((label && *label) || (apparmor && *apparmor) || (cgroup && *cgroup))

@@ -463,7 +463,6 @@ def _nopid(c):
 
 
 REFUSED = {
-    "terminal": (lambda c: c["process"].update(terminal=True), "process.terminal"),
     "hooks": (lambda c: c.update(hooks={"prestart": [{"path": "/bin/true"}]}), "hooks is not supported"),
     "sys_admin": (_cap, "process.capabilities.bounding: CAP_SYS_ADMIN is refused"),
     "host_pid": (_nopid, "no pid namespace"),
@@ -567,7 +566,7 @@ def test_exec_joins_the_container(oci):
     rc, _, err = oci("exec", "c1", "no-such-program")
     assert rc != 0 and 'exec: "no-such-program": executable file not found in $PATH' in err
     rc, _, err = oci("exec", "--tty", "c1", "true")
-    assert rc != 0 and "not supported by mxc-oci yet" in err
+    assert rc != 0 and "cannot allocate tty if mxc-oci will detach without setting console socket" in err
     rc, _, err = oci("exec", "--cap", "CAP_SYS_ADMIN", "c1", "true")
     assert rc != 0 and "CAP_SYS_ADMIN is refused" in err
 
@@ -624,4 +623,96 @@ def test_exec_is_not_dumpable_before_its_exec(oci):
     finally:
         held.kill()
         held.wait()
+    assert oci("delete", "--force", "c1")[0] == 0
+
+
+# --------------------------------------------------------------------------------------------
+# process.terminal: the console socket
+
+
+def _console_listener(base):
+    import socket
+    path = os.path.join(base, "console.sock")
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(1)
+    return srv, path
+
+
+def _receive_master(srv):
+    import array
+    import socket
+    srv.settimeout(60)
+    conn, _ = srv.accept()
+    fds = array.array("i")
+    msg, anc, _, _ = conn.recvmsg(64, socket.CMSG_LEN(fds.itemsize))
+    for level, kind, data in anc:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(data[:fds.itemsize])
+    conn.close()
+    return msg.decode(), fds[0]
+
+
+def _read_until(fd, words, timeout=30):
+    import select
+    buf, end = b"", time.time() + timeout
+    while all(w.encode() not in buf for w in words) and time.time() < end:
+        if select.select([fd], [], [], 0.5)[0]:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            buf += chunk
+    return buf.decode(errors="replace")
+
+
+def test_console_socket_receives_the_pty_master(oci):
+    srv, path = _console_listener(oci.base)
+
+    def tty(c):
+        c["process"]["terminal"] = True
+        c["process"]["consoleSize"] = {"height": 40, "width": 100}
+    b = oci.bundle(["sh", "-c", "tty; stty size; read x; echo got-$x"], tty)
+    try:
+        rc, _, err = oci.create("c1", b, "--console-socket", path)
+        assert rc == 0, err
+        name, master = _receive_master(srv)
+        assert name.startswith("/dev/pts/")
+        assert oci("start", "c1")[0] == 0
+        out = _read_until(master, ["40 100"])
+        assert name in out and "40 100" in out, out
+        os.write(master, b"hello\n")
+        assert "got-hello" in _read_until(master, ["got-hello"])
+        os.close(master)
+    finally:
+        srv.close()
+    assert wait_until(lambda: oci.state("c1")["status"] == "stopped", 30)
+    assert oci("delete", "c1")[0] == 0
+
+
+def test_terminal_without_console_socket_is_refused(oci):
+    b = oci.bundle(["true"], lambda c: c["process"].update(terminal=True))
+    rc, _, err = oci.create("c1", b)
+    assert rc != 0 and "cannot allocate tty if mxc-oci will detach without setting console socket" in err
+    assert not os.path.exists(os.path.join(oci.root, "c1"))
+
+
+def test_exec_tty_through_the_console_socket(oci):
+    b = oci.bundle(["sleep", "1000"])
+    assert oci.create("c1", b)[0] == 0
+    assert oci("start", "c1")[0] == 0
+    srv, path = _console_listener(oci.base)
+    try:
+        with open(os.devnull, "wb") as null:
+            rc, _, err = oci("exec", "--tty", "--detach", "--console-socket", path, "c1", "sh", "-c",
+                             "tty; echo exec-tty-ok", out=null)
+        assert rc == 0, err
+        name, master = _receive_master(srv)
+        out = _read_until(master, ["exec-tty-ok"])
+        assert name in out and "exec-tty-ok" in out, out
+        os.close(master)
+    finally:
+        srv.close()
     assert oci("delete", "--force", "c1")[0] == 0
