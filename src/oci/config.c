@@ -369,6 +369,39 @@ static bool default_device(const char *path, const char *type, json_int_t major,
     return false;
 }
 
+/* Only what belongs to a namespace of the container's own: net.* (its
+ * network), kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.* (its IPC);
+ * everything else is the host's (refused). */
+static int parse_sysctl(json_t *lin, oci_config *c, mxc_error *e)
+{
+    json_t *obj;
+    int rc = get(lin, "sysctl", "linux.sysctl", JSON_OBJECT, &obj, e);
+    if (rc <= 0)
+        return rc;
+    const char *key;
+    json_t *v;
+    json_object_foreach(obj, key, v) {
+        if (!json_is_string(v))
+            return bad(e, "linux.sysctl", "an object of strings");
+        size_t n = strlen(key);
+        if (!n || n > 200 || strspn(key, "abcdefghijklmnopqrstuvwxyz0123456789_.-") != n || key[0] == '.' ||
+            strstr(key, ".."))
+            return refuse(e, "linux.sysctl %.80s: not a sysctl name", key);
+        bool net = !strncmp(key, "net.", 4), ipc = !strncmp(key, "kernel.shm", 10) ||
+                   !strncmp(key, "kernel.msg", 10) || !strcmp(key, "kernel.sem") || !strncmp(key, "fs.mqueue.", 10);
+        if (!net && !ipc)
+            return refuse(e, "linux.sysctl %.80s is the host's, not a namespace's: refused", key);
+        if (!(c->ns_flags & (net ? CLONE_NEWNET : CLONE_NEWIPC)))
+            return refuse(e, "linux.sysctl %.80s needs %s namespace of the container's own", key,
+                          net ? "a network" : "an IPC");
+        if (c->nsysctl == sizeof c->sysctl / sizeof c->sysctl[0])
+            return bad(e, "linux.sysctl", "at most 64 entries");
+        c->sysctl[c->nsysctl][0] = key;
+        c->sysctl[c->nsysctl++][1] = json_string_value(v);
+    }
+    return 0;
+}
+
 static int parse_linux(json_t *lin, oci_config *c, mxc_error *e)
 {
     json_t *v;
@@ -382,7 +415,9 @@ static int parse_linux(json_t *lin, oci_config *c, mxc_error *e)
         return bad(e, "linux.uidMappings and linux.gidMappings", "given with a user namespace");
     if (!c->user_ns && (c->nuidmap || c->ngidmap))
         return bad(e, "linux.uidMappings and linux.gidMappings", "given only with a user namespace");
-    const char *later[] = {"sysctl", "cgroupsPath", "seccomp", "intelRdt", "personality", "timeOffsets",
+    if (parse_sysctl(lin, c, e) < 0)
+        return -1;
+    const char *later[] = {"cgroupsPath", "seccomp", "intelRdt", "personality", "timeOffsets",
                            "mountLabel", "memoryPolicy", "netDevices", "rdma"};
     for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
         if (not_yet_if(lin, later[i], "linux.", e) < 0)

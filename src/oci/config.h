@@ -65,6 +65,8 @@ typedef struct {
     const char **masked; size_t nmasked;
     const char **readonly; size_t nreadonly;
     json_t *annotations;     /* borrowed from doc; NULL: none */
+    const char *sysctl[64][2]; /* key, value: namespaced keys only */
+    size_t nsysctl;
 } oci_config;
 
 /* The 14 capabilities a container may hold (in its own user namespace). */

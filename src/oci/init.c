@@ -456,6 +456,22 @@ _Noreturn void oci_init_main(const oci_init_args *a)
             fail("/dev/%s: %s", links[i][1], strerror(errno));
     if (dev >= 0)
         close(dev);
+    /* 5b. sysctls (namespaced only, checked by config.c), through the container's own /proc before it is
+     * made read-only */
+    for (size_t i = 0; i < c->nsysctl; i++) {
+        char path[256];
+        snprintf(path, sizeof path, "/proc/sys/%s", c->sysctl[i][0]);
+        for (char *q = path + 10; *q; q++)
+            if (*q == '.')
+                *q = '/';
+        int f = have_proc ? openat2_in(root_fd, path, O_WRONLY | O_TRUNC) : -ENOENT;
+        if (f < 0)
+            fail("linux.sysctl %s: %s", c->sysctl[i][0], have_proc ? strerror(-f) : "needs proc mounted at /proc");
+        size_t len = strlen(c->sysctl[i][1]);
+        if (write(f, c->sysctl[i][1], len) != (ssize_t)len)
+            fail("linux.sysctl %s = %s: %s", c->sysctl[i][0], c->sysctl[i][1], strerror(errno));
+        close(f);
+    }
     /* 6. masked and read-only paths: the engine's /proc rules, then the config's */
     if (have_proc) {
         const char *ro[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"};

@@ -399,6 +399,25 @@ def test_host_network_container_cannot_reach_the_host_s_abstract_sockets(oci):
         srv.close()
 
 
+def test_namespaced_sysctls_are_set_and_host_ones_refused(oci):
+    def sysctl(c):
+        c["linux"]["sysctl"] = {"net.ipv4.ping_group_range": "0 0", "kernel.shmmni": "1000"}
+    host = open("/proc/sys/kernel/shmmni").read()
+    b = oci.bundle(["sh", "-c", "cat /proc/sys/net/ipv4/ping_group_range /proc/sys/kernel/shmmni"], sysctl)
+    rc, out, err = oci("run", "--bundle", b, "c1")
+    assert rc == 0, err
+    assert out.split() == ["0", "0", "1000"]
+    assert open("/proc/sys/kernel/shmmni").read() == host  # the write went to the container's IPC namespace
+    for key, words in (("kernel.panic", "kernel.panic is the host's"), ("vm.swappiness", "is the host's"),
+                       ("net.ipv4.../x", "not a sysctl name")):
+        b = oci.bundle(["true"], lambda c: c["linux"].update(sysctl={key: "1"}))
+        rc, _, err = oci.create("c2", b)
+        assert rc != 0 and words in err, err
+    b = oci.bundle(["true"], lambda c: (_no_netns(c), c["linux"].update(sysctl={"net.ipv4.ip_forward": "1"})))
+    rc, _, err = oci.create("c3", b)
+    assert rc != 0 and "needs a network namespace of the container's own" in err
+
+
 # --------------------------------------------------------------------------------------------
 # CVE-2021-30465: a mount target that is a symlink in the rootfs
 
