@@ -417,7 +417,9 @@ static int parse_linux(json_t *lin, oci_config *c, mxc_error *e)
         return bad(e, "linux.uidMappings and linux.gidMappings", "given only with a user namespace");
     if (parse_sysctl(lin, c, e) < 0)
         return -1;
-    const char *later[] = {"cgroupsPath", "seccomp", "intelRdt", "personality", "timeOffsets",
+    if ((rc = get(lin, "seccomp", "linux.seccomp", JSON_OBJECT, &c->seccomp, e)) < 0)
+        return rc; /* compiled (and checked) by profile.c */
+    const char *later[] = {"cgroupsPath", "intelRdt", "personality", "timeOffsets",
                            "mountLabel", "memoryPolicy", "netDevices", "rdma"};
     for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
         if (not_yet_if(lin, later[i], "linux.", e) < 0)

@@ -65,6 +65,7 @@ typedef struct {
     const char **masked; size_t nmasked;
     const char **readonly; size_t nreadonly;
     json_t *annotations;     /* borrowed from doc; NULL: none */
+    json_t *seccomp;         /* linux.seccomp, borrowed; NULL: none (profile.c compiles it) */
     const char *sysctl[64][2]; /* key, value: namespaced keys only */
     size_t nsysctl;
 } oci_config;

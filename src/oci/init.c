@@ -338,7 +338,7 @@ static const char *become_process(const oci_config *c, char *exe_buf, size_t exe
     return exe;
 }
 
-_Noreturn void oci_exec_main(const oci_config *c, int sock, int console, bool host_net)
+_Noreturn void oci_exec_main(const oci_config *c, const oci_seccomp *sc, int sock, int console, bool host_net)
 {
     sock_fd = sock;
     /* root of the container's user namespace first (what it makes, a pty, is then its own) */
@@ -357,7 +357,7 @@ _Noreturn void oci_exec_main(const oci_config *c, int sock, int console, bool ho
     mxc_close_all_but(keep, 1);
     mxc_reset_signals();
     int rc = mxc_seccomp_apply(false);
-    if (rc < 0)
+    if (rc < 0 || (rc = oci_seccomp_load(sc)) < 0)
         fail("seccomp: %s", strerror(-rc));
     execve(exe, (char *const *)c->args, (char *const *)c->env);
     fail("exec: \"%s\": %s", exe, strerror(errno));
@@ -523,6 +523,11 @@ _Noreturn void oci_init_main(const oci_init_args *a)
     if (w < 0 || write(w, "0", 1) != 1)
         _exit(1);
     close(selffd);
+    /* the config's profile last, stacked on the baseline: only execve is left to pass it */
+    if ((rc = oci_seccomp_load(a->seccomp)) < 0) {
+        dprintf(2, "mxc-oci: linux.seccomp: %s\n", strerror(-rc));
+        _exit(1);
+    }
     execve(exe, (char *const *)c->args, (char *const *)c->env);
     dprintf(2, "mxc-oci: exec %s: %s\n", exe, strerror(errno));
     _exit(127);

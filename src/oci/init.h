@@ -11,6 +11,7 @@
 #define MXC_OCI_INIT_H
 
 #include "config.h"
+#include "profile.h"
 
 /* Messages on the socketpair (SOCK_SEQPACKET): parent -> init: 'M' maps
  * written, 'T' + a tree descriptor (rootfs, then each bind in mount order,
@@ -25,6 +26,7 @@ typedef struct {
     int sock;  /* the init's end */
     int fifo;  /* O_PATH of the exec fifo */
     int console; /* process.terminal: connected to the console socket; else -1 */
+    const oci_seccomp *seccomp; /* the config's profile, loaded last (after the baseline) */
 } oci_init_args;
 
 _Noreturn void oci_init_main(const oci_init_args *a);
@@ -35,7 +37,7 @@ _Noreturn void oci_init_main(const oci_init_args *a);
  * dumpable, only fds 0-2 (with process.terminal: a pty of the container's
  * devpts, its master sent to console), the seccomp baseline, execve.  A failure is
  * 'E' + why on sock (close-on-exec: EOF means the exec happened). */
-_Noreturn void oci_exec_main(const oci_config *c, int sock, int console, bool host_net);
+_Noreturn void oci_exec_main(const oci_config *c, const oci_seccomp *sc, int sock, int console, bool host_net);
 
 /* The target of a mount inside the rootfs at root_fd: resolved with
  * RESOLVE_IN_ROOT (a symlink, absolute or not, never leaves the rootfs),

@@ -235,11 +235,14 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     oci_state st = {0};
     char **writable = NULL;
     size_t nwritable = 0;
+    oci_seccomp sc = {0};
     if (!c.has_process) {
         mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: process must be set to create a container");
         goto out;
     }
     if ((x.console = console_connect(console, c.terminal, e)) < 0 && e->code)
+        goto out;
+    if (oci_seccomp_compile(c.seccomp, &sc, e) < 0)
         goto out;
     if (!(c.ns_flags & CLONE_NEWNET) && mxc_landlock_abi() < MXC_LANDLOCK_ABI_SCOPE) {
         mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "config.json: linux.namespaces has no network namespace: the host's "
@@ -350,7 +353,7 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     x.child = (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, NULL, NULL, NULL, 0);
     if (x.child == 0) {
         close(sv[0]);
-        oci_init_args a = {.c = &c, .sock = sv[1], .fifo = x.fifo_fd, .console = x.console};
+        oci_init_args a = {.c = &c, .sock = sv[1], .fifo = x.fifo_fd, .console = x.console, .seccomp = &sc};
         oci_init_main(&a);
     }
     close(sv[1]);
@@ -464,6 +467,7 @@ out:
     for (size_t i = 0; i < nwritable; i++)
         free(writable[i]);
     free(writable);
+    oci_seccomp_free(&sc);
     if (rc < 0) {
         create_fail(&x, rootfd, id, &c);
     } else {
@@ -826,6 +830,19 @@ static size_t read_map(pid_t pid, const char *file, oci_idmap *m)
     return n;
 }
 
+/* The container's config.json (NULL when unreadable). */
+static json_t *bundle_config(const oci_state *s)
+{
+    int b = open(s->bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = b >= 0 ? openat(b, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    json_t *doc = fd >= 0 ? json_loadfd(fd, JSON_REJECT_DUPLICATES, NULL) : NULL;
+    if (fd >= 0)
+        close(fd);
+    if (b >= 0)
+        close(b);
+    return doc;
+}
+
 /* The process to exec: --process FILE, or the container's own process with exec's flags. */
 static json_t *exec_process(const oci_state *s, const oci_exec_opts *o, mxc_error *e)
 {
@@ -844,13 +861,7 @@ static json_t *exec_process(const oci_state *s, const oci_exec_opts *o, mxc_erro
         mxc_err(e, MXC_E_MALFORMED_REQUEST, "exec: no command: give ARGS or --process FILE");
         return NULL;
     }
-    int b = open(s->bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int fd = b >= 0 ? openat(b, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
-    json_t *doc = fd >= 0 ? json_loadfd(fd, JSON_REJECT_DUPLICATES, &je) : NULL;
-    if (fd >= 0)
-        close(fd);
-    if (b >= 0)
-        close(b);
+    json_t *doc = bundle_config(s);
     json_t *p = json_deep_copy(json_object_get(doc, "process"));
     json_decref(doc);
     if (!json_is_object(p)) {
@@ -918,6 +929,7 @@ int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mx
     if (load(rootfd, id, &dirfd, &s, e) < 0)
         return -1;
     int rc = -1, pfd = -1, sv[2] = {-1, -1}, console = -1;
+    oci_seccomp sc = {0};
     oci_config pc;
     memset(&pc, 0, sizeof pc);
     json_t *proc = NULL;
@@ -934,6 +946,14 @@ int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mx
     }
     if (!(proc = exec_process(&s, o, e)) || oci_process_parse(proc, host_net ? 0 : CLONE_NEWNET, &pc, e) < 0)
         goto out;
+    /* the container's own seccomp profile binds its exec'd processes too */
+    {
+        json_t *doc = bundle_config(&s);
+        int r = oci_seccomp_compile(json_object_get(json_object_get(doc, "linux"), "seccomp"), &sc, e);
+        json_decref(doc);
+        if (r < 0)
+            goto out;
+    }
     oci_idmap um[OCI_MAX_IDMAPS], gm[OCI_MAX_IDMAPS];
     size_t nu = read_map(s.pid, "uid_map", um), ng = read_map(s.pid, "gid_map", gm);
     unsigned h;
@@ -967,7 +987,7 @@ int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mx
         }
         pid_t c = fork();
         if (c == 0)
-            oci_exec_main(&pc, sv[1], console, host_net);
+            oci_exec_main(&pc, &sc, sv[1], console, host_net);
         if (c < 0)
             snprintf(msg, sizeof msg, "Efork: %s", strerror(errno));
         else
@@ -1027,6 +1047,7 @@ out:
         close(pfd);
     if (console >= 0)
         close(console);
+    oci_seccomp_free(&sc);
     json_decref(proc);
     oci_config_free(&pc);
     close(dirfd);

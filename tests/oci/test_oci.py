@@ -399,6 +399,27 @@ def test_host_network_container_cannot_reach_the_host_s_abstract_sockets(oci):
         srv.close()
 
 
+DENY_MKDIR = {"defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86"],
+              "syscalls": [{"names": ["mkdir", "mkdirat", "no_such_syscall"], "action": "SCMP_ACT_ERRNO",
+                            "errnoRet": 13}]}
+
+
+def test_config_seccomp_profile_stacks_on_the_baseline(oci):
+    """The config's profile binds the container's process and its exec'd ones; the engine's
+    baseline stays under it (two filters: the stricter answer wins)."""
+    b = oci.bundle(["sh", "-c", "mkdir /dev/shm/d 2>&1; grep -E '^Seccomp_filters:' /proc/self/status; "
+                    "exec sleep 1000"], lambda c: c["linux"].update(seccomp=DENY_MKDIR))
+    assert oci.create("c1", b)[0] == 0
+    assert oci("start", "c1")[0] == 0
+    out = lambda: open(os.path.join(b, "out")).read()
+    assert wait_until(lambda: "Seccomp_filters" in out(), 30)
+    assert "Permission denied" in out() and "Seccomp_filters:\t2" in out()
+    rc, o, err = oci("exec", "c1", "sh", "-c", "mkdir /dev/shm/e 2>&1; touch /dev/shm/f && echo touched")
+    assert rc == 0, err
+    assert "Permission denied" in o and "touched" in o
+    assert oci("delete", "--force", "c1")[0] == 0
+
+
 def test_namespaced_sysctls_are_set_and_host_ones_refused(oci):
     def sysctl(c):
         c["linux"]["sysctl"] = {"net.ipv4.ping_group_range": "0 0", "kernel.shmmni": "1000"}
@@ -488,7 +509,13 @@ REFUSED = {
     "block_device": (lambda c: c["linux"].update(devices=[{"path": "/dev/sda", "type": "b", "major": 8,
                                                             "minor": 0}]), "/dev/sda (b) is refused"),
     "uid_type": (lambda c: c["process"]["user"].update(uid="0"), "process.user.uid must be"),
-    "seccomp": (lambda c: c["linux"].update(seccomp={"defaultAction": "SCMP_ACT_ALLOW"}), "linux.seccomp"),
+    "seccomp_notify": (lambda c: c["linux"].update(seccomp={"defaultAction": "SCMP_ACT_NOTIFY"}),
+                       "linux.seccomp.defaultAction SCMP_ACT_NOTIFY is not supported"),
+    "seccomp_spec_allow": (lambda c: c["linux"].update(seccomp={"defaultAction": "SCMP_ACT_ALLOW",
+                                                                "flags": ["SECCOMP_FILTER_FLAG_SPEC_ALLOW"]}),
+                           "SECCOMP_FILTER_FLAG_SPEC_ALLOW is refused"),
+    "seccomp_action": (lambda c: c["linux"].update(seccomp={"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
+        {"names": ["mkdir"], "action": "SCMP_ACT_MAYBE"}]}), "linux.seccomp.syscalls[0] must be a seccomp action"),
     "cgroup_mount": (lambda c: c["mounts"].append({"destination": "/sys/fs/cgroup", "type": "cgroup2",
                                                    "source": "cgroup"}), "mounts[6].type 'cgroup2'"),
     "shared": (lambda c: c["mounts"].append({"destination": "/m", "type": "bind", "source": "/tmp",
