@@ -679,7 +679,7 @@ int oci_config_load(int bundle_fd, oci_config *c, mxc_error *e)
     int fd = openat(bundle_fd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return mxc_err_os(e, MXC_E_MALFORMED_REQUEST, "oci.config", errno, NULL,
-                          "cannot open config.json in the bundle: %s", strerror(errno));
+                          "cannot open config.json in the bundle");
     json_error_t je;
     json_t *doc = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
     close(fd);

@@ -202,8 +202,7 @@ static int console_connect(const char *path, bool terminal, mxc_error *e)
     memcpy(sa.sun_path, path, strlen(path));
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.console", errno, NULL, "--console-socket %s: %s", path,
-                   strerror(errno));
+        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.console", errno, NULL, "--console-socket %s", path);
         if (fd >= 0)
             close(fd);
         return -1;
@@ -221,8 +220,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     oci_config c;
     x.bundle_fd = open(bundle ? bundle : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (x.bundle_fd < 0) {
-        mxc_err_os(e, MXC_E_MALFORMED_REQUEST, "oci.bundle", errno, NULL, "cannot open the bundle %s: %s",
-                   bundle ? bundle : ".", strerror(errno));
+        mxc_err_os(e, MXC_E_MALFORMED_REQUEST, "oci.bundle", errno, NULL, "cannot open the bundle %s",
+                   bundle ? bundle : ".");
         memset(&c, 0, sizeof c);
         return create_fail(&x, rootfd, id, &c);
     }
@@ -290,8 +289,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
                 close(x.src[i]);
                 x.src[i] = -1;
             }
-            mxc_err_os(e, MXC_E_POLICY_VALIDATION, "oci.mount", r < 0 ? -r : errno, NULL, "mounts[%zu].source %s: %s", i,
-                       m->source, why[0] ? why : strerror(r < 0 ? -r : errno));
+            mxc_err(e, MXC_E_POLICY_VALIDATION, "mounts[%zu].source %s: %s", i, m->source,
+                    why[0] ? why : strerror(r < 0 ? -r : errno));
             goto out;
         }
         if (S_ISBLK(sst.st_mode)) {
@@ -332,20 +331,19 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     /* 4. the rootfs, opened before the clone */
     x.rootfs_fd = open_beneath_bundle(x.bundle_fd, c.root_path, O_PATH | O_DIRECTORY);
     if (x.rootfs_fd < 0) {
-        mxc_err_os(e, MXC_E_MALFORMED_REQUEST, "oci.rootfs", errno, NULL, "root.path %s: %s", c.root_path,
-                   strerror(errno));
+        mxc_err_os(e, MXC_E_MALFORMED_REQUEST, "oci.rootfs", errno, NULL, "root.path %s", c.root_path);
         goto out;
     }
     /* 5. the exec fifo, the init's to open (as the process's own uid) */
     if (mkfifoat(x.dir_fd, OCI_FIFO, 0600) < 0 || fchownat(x.dir_fd, OCI_FIFO, huid, hgid, AT_SYMLINK_NOFOLLOW) < 0 ||
         (x.fifo_fd = openat(x.dir_fd, OCI_FIFO, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.fifo", errno, NULL, "cannot make the exec fifo: %s", strerror(errno));
+        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.fifo", errno, NULL, "cannot make the exec fifo");
         goto out;
     }
     /* 6. the init */
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.socketpair", errno, NULL, "socketpair: %s", strerror(errno));
+        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.socketpair", errno, NULL, "socketpair");
         goto out;
     }
     int flags = c.ns_flags | CLONE_NEWUSER;
@@ -359,8 +357,7 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     close(sv[1]);
     x.sock = sv[0];
     if (x.child < 0) {
-        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.clone", errno, NULL, "cannot clone the container's init: %s",
-                   strerror(errno));
+        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.clone", errno, NULL, "cannot clone the container's init");
         x.child = 0;
         goto out;
     }
@@ -372,8 +369,7 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     if (r == 0 && (x.userns = open(path, O_RDONLY | O_CLOEXEC)) < 0)
         r = -errno;
     if (r < 0 || send_msg(x.sock, 'M', -1) < 0) {
-        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.idmap", -r, NULL, "cannot write the user namespace's maps: %s",
-                   strerror(-r));
+        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.idmap", -r, NULL, "cannot write the user namespace's maps");
         goto out;
     }
     /* 6. the trees: the rootfs idmapped onto the range (when the range is ours) and never a device;
@@ -382,9 +378,9 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     if (t < 0) {
         mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.rootfs", -t, NULL,
                    t == -EINVAL ? "root.path %s: its filesystem cannot be mounted idmapped (mxc maps the image onto "
-                                  "the container's id range): %s"
-                                : "root.path %s: %s",
-                   c.root_path, strerror(-t));
+                                  "the container's id range)"
+                                : "root.path %s",
+                   c.root_path);
         goto out;
     }
     r = send_msg(x.sock, 'T', t);
@@ -394,8 +390,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
             continue;
         t = tree_of(x.src[i], "", c.mounts[i].recursive, c.mounts[i].attr_set, c.mounts[i].attr_clr, -1);
         if (t < 0) {
-            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mount", -t, NULL, "mounts[%zu].source %s: %s", i,
-                       c.mounts[i].source, strerror(-t));
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mount", -t, NULL, "mounts[%zu].source %s", i,
+                       c.mounts[i].source);
             goto out;
         }
         r = send_msg(x.sock, 'T', t);
@@ -405,7 +401,7 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         snprintf(path, sizeof path, "/dev/%s", oci_default_devices[i]);
         t = tree_of(AT_FDCWD, path, false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, 0, -1);
         if (t < 0) {
-            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.device", -t, NULL, "%s: %s", path, strerror(-t));
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.device", -t, NULL, "%s", path);
             goto out;
         }
         r = send_msg(x.sock, 'T', t);
@@ -424,7 +420,7 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         if (fd >= 0)
             close(fd);
         if (!ok) {
-            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.oom", errno, NULL, "process.oomScoreAdj: %s", strerror(errno));
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.oom", errno, NULL, "process.oomScoreAdj");
             goto out;
         }
     }
@@ -524,7 +520,7 @@ int oci_start(int rootfd, const char *id, mxc_error *e)
         if (poll(p, 2, -1) < 0) {
             if (errno == EINTR)
                 continue;
-            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.start", errno, NULL, "poll: %s", strerror(errno));
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.start", errno, NULL, "poll");
             goto out;
         }
         if (p[0].revents & (POLLIN | POLLHUP)) {
@@ -606,7 +602,7 @@ int oci_kill(int rootfd, const char *id, int sig, bool all, mxc_error *e)
     }
     if (syscall(SYS_pidfd_send_signal, pfd, sig, NULL, 0) < 0) {
         mxc_err_os(e, errno == ESRCH ? MXC_E_ALREADY_STOPPED : MXC_E_BACKEND_ERROR, "oci.kill", errno, NULL,
-                   errno == ESRCH ? "container not running" : "kill: %s", strerror(errno));
+                   errno == ESRCH ? "container not running" : "kill");
         goto out;
     }
     rc = 0;
@@ -970,7 +966,7 @@ int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mx
     /* the exec'd process is re-parented to us when its first parent (the one that joins) exits */
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.exec", errno, NULL, "socketpair: %s", strerror(errno));
+        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.exec", errno, NULL, "socketpair");
         goto out;
     }
     fflush(NULL);
@@ -998,7 +994,7 @@ int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mx
     close(sv[1]);
     sv[1] = -1;
     if (a < 0) {
-        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.exec", errno, NULL, "fork: %s", strerror(errno));
+        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.exec", errno, NULL, "fork");
         goto out;
     }
     char msg[1100];

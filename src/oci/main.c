@@ -127,16 +127,21 @@ int main(int argc, char **argv)
 {
     const char *root = OCI_ROOT_DEFAULT;
     bool debug = false, systemd = false, help = false, version = false;
-    const char *criu = NULL, *rootless = NULL;
+    const char *criu = NULL, *rootless = NULL, *cgroup_manager = NULL;
     flag global[] = {
         {"root", 0, true, &root, NULL, NULL, NULL}, {"log", 0, true, &log_path, NULL, NULL, NULL}, {"log-format", 0, true, &log_format, NULL, NULL, NULL},
         {"debug", 0, false, NULL, &debug, NULL, NULL}, {"systemd-cgroup", 0, false, NULL, &systemd, NULL, NULL},
         {"help", 'h', false, NULL, &help, NULL, NULL}, {"version", 'v', false, NULL, &version, NULL, NULL}, {"criu", 0, true, &criu, NULL, NULL, NULL},
         {"rootless", 0, true, &rootless, NULL, NULL, NULL},
+        /* crun's: "disabled" is what mxc-oci does today (no cgroup of the container's own) */
+        {"cgroup-manager", 0, true, &cgroup_manager, NULL, NULL, NULL},
     };
     int i = parse_flags(argc, argv, 1, global, sizeof global / sizeof global[0], "mxc-oci");
     if (i < 0)
         return 1;
+    if (cgroup_manager && strcmp(cgroup_manager, "disabled"))
+        return die("--cgroup-manager %s is not supported by mxc-oci yet (cgroups: later; \"disabled\" is)",
+                   cgroup_manager);
     if (strcmp(log_format, "text") && strcmp(log_format, "json"))
         return die("unknown log-format %s", log_format);
     if (version || (i < argc && !strcmp(argv[i], "version"))) {

@@ -43,12 +43,10 @@ void oci_now(char *out, size_t outsz)
 static int own_dir(int at, const char *name, bool make, mxc_error *e, const char *what)
 {
     if (make && mkdirat(at, name, 0700) < 0 && errno != EEXIST)
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.root", errno, NULL, "cannot make %s %s: %s", what, name,
-                          strerror(errno));
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.root", errno, NULL, "cannot make %s %s", what, name);
     int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.root", errno, NULL, "cannot open %s %s: %s", what, name,
-                          strerror(errno));
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.root", errno, NULL, "cannot open %s %s", what, name);
     return fd;
 }
 
@@ -70,7 +68,7 @@ int oci_store_root(const char *root, mxc_error *e)
         if (next && mkdirat(cur, comp, 0711) < 0 && errno != EEXIST) {
             int err = errno;
             close(cur);
-            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.root", err, NULL, "cannot make %s: %s", comp, strerror(err));
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.root", err, NULL, "cannot make %s", comp);
         }
         int fd = next ? openat(cur, comp, O_PATH | O_DIRECTORY | O_CLOEXEC) : own_dir(cur, comp, true, e, "the root");
         close(cur);
@@ -93,7 +91,7 @@ int oci_store_make(int rootfd, const char *id, mxc_error *e)
     if (mkdirat(rootfd, id, 0700) < 0)
         return errno == EEXIST ? mxc_err(e, MXC_E_MALFORMED_ID, "container with id exists: %s", id)
                                : mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mkdir", errno, NULL, "cannot make the "
-                                            "container's directory: %s", strerror(errno));
+                                            "container's directory");
     return own_dir(rootfd, id, false, e, "the container directory");
 }
 
@@ -103,7 +101,7 @@ int oci_store_open(int rootfd, const char *id, mxc_error *e)
     if (fd < 0)
         return errno == ENOENT ? mxc_err(e, MXC_E_STALE_ID, "container does not exist")
                                : mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.open", errno, NULL, "cannot open the "
-                                            "container %s: %s", id, strerror(errno));
+                                            "container %s", id);
     return fd;
 }
 
