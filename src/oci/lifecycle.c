@@ -163,6 +163,20 @@ static int create_fail(create_ctx *x, int rootfd, const char *id, const oci_conf
     return -1;
 }
 
+/* A copy of the config the container was made from, for exec (0600, by descriptor). */
+static int save_config(int dirfd, json_t *doc, mxc_error *e)
+{
+    int fd = openat(dirfd, "config.json", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 || json_dumpfd(doc, fd, JSON_COMPACT) < 0) {
+        int err = errno;
+        if (fd >= 0)
+            close(fd);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.state", err, NULL, "cannot save the container's config");
+    }
+    close(fd);
+    return 0;
+}
+
 /* A config's own maps must stay out of the ids mxc hands out (the single
  * uids, the ranges): sharing them would share files and signals with
  * another sandbox. */
@@ -442,7 +456,7 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     snprintf(st.claim, sizeof st.claim, "%s", x.claim);
     snprintf(st.oci_version, sizeof st.oci_version, "%s", c.oci_version);
     st.annotations = c.annotations;
-    if (oci_state_write(x.dir_fd, &st, e) < 0)
+    if (oci_state_write(x.dir_fd, &st, e) < 0 || save_config(x.dir_fd, c.doc, e) < 0)
         goto out;
     if (x.claim[0] && mxc_idrange_set_owner(x.claim, x.child) < 0) {
         mxc_err(e, MXC_E_BACKEND_ERROR, "cannot record the container's init in its id range claim");
@@ -826,21 +840,20 @@ static size_t read_map(pid_t pid, const char *file, oci_idmap *m)
     return n;
 }
 
-/* The container's config.json (NULL when unreadable). */
-static json_t *bundle_config(const oci_state *s)
+/* The container's config as create read it: the copy in its state directory (the bundle on the
+ * host may have changed since; exec's process and seccomp profile come from what the container
+ * was made with).  NULL when unreadable. */
+static json_t *saved_config(int dirfd)
 {
-    int b = open(s->bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int fd = b >= 0 ? openat(b, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    int fd = openat(dirfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     json_t *doc = fd >= 0 ? json_loadfd(fd, JSON_REJECT_DUPLICATES, NULL) : NULL;
     if (fd >= 0)
         close(fd);
-    if (b >= 0)
-        close(b);
     return doc;
 }
 
 /* The process to exec: --process FILE, or the container's own process with exec's flags. */
-static json_t *exec_process(const oci_state *s, const oci_exec_opts *o, mxc_error *e)
+static json_t *exec_process(int dirfd, const oci_state *s, const oci_exec_opts *o, mxc_error *e)
 {
     json_error_t je;
     if (o->process_file) {
@@ -857,7 +870,7 @@ static json_t *exec_process(const oci_state *s, const oci_exec_opts *o, mxc_erro
         mxc_err(e, MXC_E_MALFORMED_REQUEST, "exec: no command: give ARGS or --process FILE");
         return NULL;
     }
-    json_t *doc = bundle_config(s);
+    json_t *doc = saved_config(dirfd);
     json_t *p = json_deep_copy(json_object_get(doc, "process"));
     json_decref(doc);
     if (!json_is_object(p)) {
@@ -940,11 +953,11 @@ int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mx
         mxc_err(e, MXC_E_BACKEND_ERROR, "cannot read the container's namespaces");
         goto out;
     }
-    if (!(proc = exec_process(&s, o, e)) || oci_process_parse(proc, host_net ? 0 : CLONE_NEWNET, &pc, e) < 0)
+    if (!(proc = exec_process(dirfd, &s, o, e)) || oci_process_parse(proc, host_net ? 0 : CLONE_NEWNET, &pc, e) < 0)
         goto out;
     /* the container's own seccomp profile binds its exec'd processes too */
     {
-        json_t *doc = bundle_config(&s);
+        json_t *doc = saved_config(dirfd);
         int r = oci_seccomp_compile(json_object_get(json_object_get(doc, "linux"), "seccomp"), &sc, e);
         json_decref(doc);
         if (r < 0)
