@@ -1063,3 +1063,33 @@ out:
     oci_state_free(&s);
     return rc;
 }
+
+json_t *oci_ps(int rootfd, const char *id, mxc_error *e)
+{
+    int dirfd;
+    oci_state s;
+    if (load(rootfd, id, &dirfd, &s, e) < 0)
+        return NULL;
+    json_t *out = NULL;
+    ino_t ns = oci_state_status(dirfd, &s) == OCI_STOPPED ? 0 : pidns_of(s.pid);
+    if (!ns) {
+        mxc_err(e, MXC_E_ALREADY_STOPPED, "container not running");
+        goto done;
+    }
+    /* every process of the container's PID namespace, by host pid, the init first */
+    out = json_array();
+    json_array_append_new(out, json_integer(s.pid));
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        pid_t p = (pid_t)atoi(de->d_name);
+        if (p > 0 && p != s.pid && pidns_of(p) == ns)
+            json_array_append_new(out, json_integer(p));
+    }
+    if (d)
+        closedir(d);
+done:
+    close(dirfd);
+    oci_state_free(&s);
+    return out;
+}

@@ -41,6 +41,8 @@ typedef struct {
  * dumpable until its exec); unless detach, waits (*status as run's). */
 int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mxc_error *e);
 json_t *oci_list(int rootfd);
+/* ps: the host pids of the container's processes (its PID namespace), the init first. */
+json_t *oci_ps(int rootfd, const char *id, mxc_error *e);
 json_t *oci_features(void);
 json_t *oci_spec(void);
 /* "KILL", "SIGKILL", "9": the number, or -1. */

@@ -180,12 +180,12 @@ int main(int argc, char **argv)
         json_decref(j);
         return rc < 0 ? die("cannot write config.json") : 0;
     }
-    const char *later[] = {"ps", "pause", "resume", "update", "checkpoint", "restore", "events"};
+    const char *later[] = {"pause", "resume", "update", "checkpoint", "restore", "events"};
     for (size_t k = 0; k < sizeof later / sizeof later[0]; k++)
         if (!strcmp(cmd, later[k]))
             return die("%s is not supported by mxc-oci yet", cmd);
     bool known = false;
-    const char *cmds[] = {"create", "start", "state", "kill", "delete", "run", "list", "exec"};
+    const char *cmds[] = {"create", "start", "state", "kill", "delete", "run", "list", "exec", "ps"};
     for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++)
         known |= !strcmp(cmd, cmds[k]);
     if (!known)
@@ -272,6 +272,40 @@ int main(int argc, char **argv)
         free(env);
         free(gids);
         free(caps);
+    } else if (!strcmp(cmd, "ps")) {
+        const char *format = "table";
+        flag fl[] = {{"format", 'f', true, &format, NULL, NULL, NULL}};
+        if ((i = parse_flags(argc, argv, i, fl, 1, cmd)) < 0 || one_id(argc, argv, i, cmd, &id))
+            rc = 1;
+        else if (strcmp(format, "table") && strcmp(format, "json"))
+            rc = die("invalid format option");
+        else if (i + 1 < argc)
+            rc = die("ps: options for ps(1) are not supported by mxc-oci yet");
+        else {
+            json_t *l = oci_ps(rootfd, id, &e);
+            size_t k;
+            json_t *p;
+            if (!l)
+                rc = die("%s", e.message);
+            else if (!strcmp(format, "json")) {
+                char *t = json_dumps(l, JSON_COMPACT);
+                printf("%s\n", t ? t : "[]");
+                free(t);
+            } else {
+                printf("%-8s %s\n", "PID", "CMD");
+                json_array_foreach(l, k, p) {
+                    char path[64], comm[64] = "";
+                    snprintf(path, sizeof path, "/proc/%d/comm", (int)json_integer_value(p));
+                    FILE *f = fopen(path, "re");
+                    if (f && fgets(comm, sizeof comm, f))
+                        comm[strcspn(comm, "\n")] = '\0';
+                    if (f)
+                        fclose(f);
+                    printf("%-8d %s\n", (int)json_integer_value(p), comm);
+                }
+            }
+            json_decref(l);
+        }
     } else if (!strcmp(cmd, "kill")) {
         bool all = false;
         flag fl[] = {{"all", 'a', false, NULL, &all, NULL, NULL}};

@@ -276,6 +276,10 @@ def test_kill_term_reaches_a_handler_and_all_signals_every_process(oci):
     assert rc == 0, err
     assert oci("start", "c1")[0] == 0
     assert wait_until(lambda: "up" in open(os.path.join(b, "out")).read(), 30)
+    rc, out, err = oci("ps", "--format", "json", "c1")
+    assert rc == 0, err
+    pids = json.loads(out)
+    assert len(pids) == 3 and pids[0] == oci.state("c1")["pid"]  # sh and its two sleeps
     rc, _, err = oci("kill", "--all", "c1", "SIGTERM")
     assert rc == 0, err
     assert wait_until(lambda: oci.state("c1")["status"] == "stopped", 30)
@@ -565,7 +569,7 @@ def test_features_spec_and_log(oci):
     assert rc != 0 and "container does not exist" in err
     entry = json.loads(open(log).read().splitlines()[-1])
     assert entry["level"] == "error" and entry["msg"] == "container does not exist" and entry["time"]
-    for cmd in ("ps", "pause", "update"):
+    for cmd in ("pause", "resume", "update"):
         rc, _, err = oci(cmd, "c1")
         assert rc != 0 and "%s is not supported by mxc-oci yet" % cmd in err
 
