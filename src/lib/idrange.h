@@ -33,5 +33,9 @@ int mxc_idrange_claim(const char *state_dir, const char *const *writable, size_t
  * its owner.  0 or -errno. */
 int mxc_idrange_set_owner(const char *name, pid_t pid);
 void mxc_idrange_release(const char *name);
+/* Releases the claim only while it is still the container's: its state
+ * directory and its owner pid (the sweeper may have released it once the
+ * container's init was gone, and the slot been claimed again since). */
+void mxc_idrange_release_owned(const char *name, const char *state_dir, pid_t pid);
 
 #endif

@@ -630,8 +630,15 @@ out:
 
 static void finish(int rootfd, const char *id, const oci_state *s)
 {
-    if (s->claim[0])
-        mxc_idrange_release(s->claim);
+    if (s->claim[0]) {
+        char dir[PATH_MAX];
+        int fd = openat(rootfd, id, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0) {
+            fd_path(fd, dir, sizeof dir);
+            close(fd);
+            mxc_idrange_release_owned(s->claim, dir, s->pid);
+        }
+    }
     oci_store_remove(rootfd, id);
 }
 

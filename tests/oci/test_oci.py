@@ -772,3 +772,36 @@ def test_exec_tty_through_the_console_socket(oci):
     finally:
         srv.close()
     assert oci("delete", "--force", "c1")[0] == 0
+
+
+def test_delete_never_releases_a_range_claimed_again(oci):
+    """With one slot in the region: c1 stops, the sweeper releases its range, c2 claims the same
+    slot; deleting c1 must leave c2's claim alone."""
+    env = dict(os.environ, MXC_RANGE_SLOTS="1", MXC_RANGE_BASE=str(2 ** 31 + 65536 * 4095))
+    gc_env = dict(os.environ, MXC_SWEEP_MIN_AGE="0", MXC_STATE_DIR=os.path.join(oci.base, "mxc-state"))
+
+    def run(*args):
+        # the container keeps create's stdio: files, never pipes this test would wait on
+        with open(os.devnull, "wb") as null, tempfile.TemporaryFile("w+") as err:
+            r = subprocess.run([MXC_OCI, "--root", oci.root, *args], env=env, stdin=subprocess.DEVNULL,
+                               stdout=null, stderr=err, timeout=60)
+            err.seek(0)
+            r.stderr = err.read()
+            return r
+    b1, b2 = oci.bundle(["sleep", "1000"]), oci.bundle(["sleep", "1000"])
+    r = run("create", "--bundle", b1, "c1")
+    assert r.returncode == 0, r.stderr
+    r = run("create", "--bundle", b2, "c2")
+    assert r.returncode != 0 and "no free 65536-id range" in r.stderr  # the one slot is c1's
+    assert run("kill", "c1", "KILL").returncode == 0
+    assert wait_until(lambda: oci.state("c1")["status"] == "stopped", 30)
+    g = subprocess.run([os.path.join(REPO, "build", "mxc-exec"), "--gc"], capture_output=True, text=True,
+                       env=gc_env, timeout=120)
+    assert g.returncode == 0, g.stderr
+    r = run("create", "--bundle", b2, "c2")
+    assert r.returncode == 0, r.stderr
+    assert len(claims_of(os.path.join(oci.root, "c2"))) == 1
+    assert run("delete", "c1").returncode == 0
+    assert len(claims_of(os.path.join(oci.root, "c2"))) == 1  # still c2's
+    assert run("delete", "--force", "c2").returncode == 0
+    assert claims_of(os.path.join(oci.root, "c2")) == []
