@@ -482,6 +482,24 @@ static int parse_linux(json_t *lin, oci_config *c, mxc_error *e)
     return 0;
 }
 
+bool oci_path_is(const char *path, const char *want)
+{
+    /* component by component, ignoring repeated slashes and "." (".." is not resolved: never equal) */
+    for (;;) {
+        while (*path == '/' || (path[0] == '.' && (path[1] == '/' || !path[1])))
+            path++;
+        while (*want == '/')
+            want++;
+        size_t a = strcspn(path, "/"), b = strcspn(want, "/");
+        if (!a || !b)
+            return !a && !b;
+        if (a != b || strncmp(path, want, a))
+            return false;
+        path += a;
+        want += b;
+    }
+}
+
 static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c, mxc_error *e)
 {
     char f[FIELD_MAX];
@@ -495,6 +513,8 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
     if (!v || json_string_value(v)[0] != '/')
         return bad(e, f, "an absolute path");
     o->dest = json_string_value(v);
+    if (oci_path_is(o->dest, "/"))
+        return refuse(e, "%s: a mount over the root is refused (root.path is the root)", f);
     snprintf(f, sizeof f, "mounts[%zu].type", idx);
     if (get(m, "type", f, JSON_STRING, &v, e) < 0)
         return -1;
@@ -586,8 +606,14 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
         return refuse(e, "%s needs an IPC namespace of the container's own", f);
     if (strcmp(o->type, "proc") && strcmp(o->type, "tmpfs") && strcmp(o->type, "devpts") && strcmp(o->type, "mqueue"))
         return refuse(e, "%s: a container mounts only bind, proc, sysfs, tmpfs, devpts and mqueue", f);
-    if (!strcmp(o->type, "proc"))
+    if (!strcmp(o->type, "proc")) {
+        if (!oci_path_is(o->dest, "/proc"))
+            return refuse(e, "mounts[%zu]: proc only at /proc, where the engine's masks of it apply", idx);
+        for (size_t k = 0; k < c->nmounts; k++)
+            if (c->mounts[k].kind == OCI_MNT_FS && !strcmp(c->mounts[k].type, "proc"))
+                return refuse(e, "mounts[%zu]: a second proc is refused", idx);
         o->attr_set |= MOUNT_ATTR_NOEXEC;
+    }
     if (!strcmp(o->type, "devpts") && !nodev_asked) /* its nodes are the ptys of its own instance only */
         o->attr_set &= ~(uint64_t)MOUNT_ATTR_NODEV;
     return 0;

@@ -82,6 +82,9 @@ int oci_process_parse(json_t *proc, int ns_flags, oci_config *c, mxc_error *e);
 /* config.json of the bundle directory at bundle_fd. */
 int oci_config_load(int bundle_fd, oci_config *c, mxc_error *e);
 void oci_config_free(oci_config *c);
+/* Whether path names want (an absolute path), ignoring repeated slashes
+ * and "." components; ".." is never resolved (so never equal). */
+bool oci_path_is(const char *path, const char *want);
 /* With the container's maps known (its own or the range's): whether
  * container id `id` maps, and onto what host id. */
 bool oci_map_id(const oci_idmap *m, size_t n, unsigned id, unsigned *host);

@@ -435,7 +435,7 @@ _Noreturn void oci_init_main(const oci_init_args *a)
         snprintf(what, sizeof what, "mounts[%zu] (%s)", i, m->dest);
         attach(m->kind == OCI_MNT_BIND ? binds[i] : make_fs(m, i), t, what);
         close(t);
-        have_proc |= m->kind == OCI_MNT_FS && !strcmp(m->type, "proc") && !strcmp(m->dest, "/proc");
+        have_proc |= m->kind == OCI_MNT_FS && !strcmp(m->type, "proc"); /* only at /proc (config.c) */
     }
     free(binds);
     /* 5. the default devices (the host's nodes: a user namespace cannot mknod) and /dev's links */

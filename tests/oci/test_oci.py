@@ -531,6 +531,12 @@ REFUSED = {
     "shared": (lambda c: c["mounts"].append({"destination": "/m", "type": "bind", "source": "/tmp",
                                              "options": ["rbind", "rshared"]}), "shared with the host is refused"),
     "oom": (lambda c: c["process"].update(oomScoreAdj=-500), "process.oomScoreAdj -500 is refused"),
+    "proc_elsewhere": (lambda c: c["mounts"].append({"destination": "/hostproc", "type": "proc", "source": "proc"}),
+                       "proc only at /proc"),
+    "second_proc": (lambda c: c["mounts"].append({"destination": "/proc/", "type": "proc", "source": "proc"}),
+                    "a second proc is refused"),
+    "over_root": (lambda c: c["mounts"].append({"destination": "//./", "type": "tmpfs", "source": "tmpfs"}),
+                  "a mount over the root is refused"),
     "net_raw_host_net": (lambda c: (c["linux"].update(namespaces=[n for n in c["linux"]["namespaces"]
                                                                   if n["type"] != "network"]),
                                     c["mounts"].pop(), c["process"]["capabilities"]["bounding"].append(
