@@ -21,6 +21,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statfs.h>
 #include <sys/ioctl.h>
 #include <linux/magic.h>
@@ -168,6 +169,9 @@ static void mask(int root_fd, const char *path)
         close(fs);
     } else {
         int null = oci_resolve_target(root_fd, "/dev/null", false, false);
+        struct stat nst;
+        if (null >= 0 && (fstat(null, &nst) < 0 || !S_ISCHR(nst.st_mode) || nst.st_rdev != makedev(1, 3)))
+            fail("maskedPaths %s: /dev/null is not the null device", path);
         tree = null < 0 ? null : open_tree(null, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
         if (null >= 0)
             close(null);
@@ -439,15 +443,24 @@ _Noreturn void oci_init_main(const oci_init_args *a)
     }
     free(binds);
     /* 5. the default devices (the host's nodes: a user namespace cannot mknod) and /dev's links */
+    int devdir = oci_resolve_target(root_fd, "/dev", true, true);
+    if (devdir < 0)
+        fail("/dev: %s", strerror(-devdir));
     for (size_t i = 0; i < OCI_NDEVICES; i++) {
         char path[64];
         snprintf(path, sizeof path, "/dev/%s", oci_default_devices[i]);
-        int t = oci_resolve_target(root_fd, path, true, false);
+        /* the node's own name, never followed (CVE-2025-31133: an image's /dev/null linked into /proc) */
+        struct stat lst;
+        if (fstatat(devdir, oci_default_devices[i], &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lst.st_mode))
+            fail("%s in the rootfs is a symbolic link: refused (the default devices are mounted on the node itself)",
+                 path);
+        int t = oci_resolve_target(devdir, oci_default_devices[i], true, false);
         if (t < 0)
             fail("%s: %s", path, strerror(-t));
         attach(devs[i], t, path);
         close(t);
     }
+    close(devdir);
     int dev = oci_resolve_target(root_fd, "/dev", false, true);
     const char *links[][2] = {{"/proc/self/fd", "fd"}, {"/proc/self/fd/0", "stdin"}, {"/proc/self/fd/1", "stdout"},
                               {"/proc/self/fd/2", "stderr"}, {"pts/ptmx", "ptmx"}};

@@ -811,3 +811,17 @@ def test_delete_never_releases_a_range_claimed_again(oci):
     assert len(claims_of(os.path.join(oci.root, "c2"))) == 1  # still c2's
     assert run("delete", "--force", "c2").returncode == 0
     assert claims_of(os.path.join(oci.root, "c2")) == []
+
+
+def test_dev_null_symlink_in_the_image_is_refused(oci):
+    """CVE-2025-31133's shape: the image's /dev/null is a link into /proc; a runtime that binds
+    "/dev/null" over the masked paths by name then shows (or binds writable) what the link names.
+    mxc-oci refuses a default device node that is a symlink in the rootfs, and masks only with a
+    node that is the null device."""
+    def no_dev_tmpfs(c):
+        c["mounts"] = [m for m in c["mounts"] if not m["destination"].startswith("/dev")]
+        c["linux"]["maskedPaths"] = ["/proc/keys"]
+    b = oci.bundle(["sh", "-c", "cat /proc/keys | head -c 100"], no_dev_tmpfs, readonly=False)
+    os.symlink("../proc/sys/kernel/core_pattern", os.path.join(b, "rootfs", "dev", "null"))
+    rc, out, err = oci("run", "--bundle", b, "c1")
+    assert rc != 0 and "/dev/null in the rootfs is a symbolic link" in err, out + err
