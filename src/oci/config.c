@@ -48,8 +48,11 @@ static int get(json_t *o, const char *key, const char *field, json_type t, json_
         return 0;
     bool ok = t == JSON_TRUE ? json_is_boolean(v) : json_typeof(v) == t;
     if (!ok) {
-        const char *want = t == JSON_TRUE ? "a boolean" : t == JSON_INTEGER ? "an integer" : t == JSON_STRING ? "a string"
-                         : t == JSON_ARRAY ? "an array" : "an object";
+        const char *want = t == JSON_TRUE      ? "a boolean"
+                           : t == JSON_INTEGER ? "an integer"
+                           : t == JSON_STRING  ? "a string"
+                           : t == JSON_ARRAY   ? "an array"
+                                               : "an object";
         return bad(e, field, want);
     }
     *out = v;
@@ -144,9 +147,10 @@ static int cap_set(json_t *caps, const char *key, uint64_t *out, bool own_net, m
         while (k < sizeof CAPS / sizeof CAPS[0] && strcmp(CAPS[k].name, name) != 0)
             k++;
         if (k == sizeof CAPS / sizeof CAPS[0])
-            return refuse(e, "%s: %.60s is refused: a container holds only CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER, "
-                          "CAP_FSETID, CAP_KILL, CAP_SETGID, CAP_SETUID, CAP_SETPCAP, CAP_NET_BIND_SERVICE, CAP_NET_RAW, "
-                          "CAP_SYS_CHROOT, CAP_MKNOD, CAP_AUDIT_WRITE and CAP_SETFCAP", field, name);
+            return refuse(e, "%s: %.60s is refused: a container holds only CAP_CHOWN, CAP_DAC_OVERRIDE, "
+                          "CAP_FOWNER, CAP_FSETID, CAP_KILL, CAP_SETGID, CAP_SETUID, CAP_SETPCAP, "
+                          "CAP_NET_BIND_SERVICE, CAP_NET_RAW, CAP_SYS_CHROOT, CAP_MKNOD, CAP_AUDIT_WRITE and "
+                          "CAP_SETFCAP", field, name);
         if (CAPS[k].cap == CAP_NET_RAW && !own_net)
             return refuse(e, "%s: CAP_NET_RAW is refused without a network namespace of the container's own", field);
         *out |= 1ull << CAPS[k].cap;
@@ -562,7 +566,9 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
         else if (!strcmp(s, "noatime") || !strcmp(s, "strictatime") || !strcmp(s, "relatime")) {
             o->attr_clr |= MOUNT_ATTR__ATIME;
             o->attr_set &= ~(uint64_t)MOUNT_ATTR__ATIME;
-            o->attr_set |= s[0] == 'n' ? MOUNT_ATTR_NOATIME : s[0] == 's' ? MOUNT_ATTR_STRICTATIME : MOUNT_ATTR_RELATIME;
+            o->attr_set |= s[0] == 'n'   ? MOUNT_ATTR_NOATIME
+                           : s[0] == 's' ? MOUNT_ATTR_STRICTATIME
+                                         : MOUNT_ATTR_RELATIME;
         } else if (!strcmp(s, "nodiratime"))
             o->attr_set |= MOUNT_ATTR_NODIRATIME;
         else if (!strcmp(s, "shared") || !strcmp(s, "rshared"))
@@ -574,7 +580,8 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
                  !strcmp(s, "tmpcopyup") || !strcmp(s, "lazytime") || !strcmp(s, "nolazytime") ||
                  !strcmp(s, "iversion") || !strcmp(s, "noiversion") || !strcmp(s, "norelatime") ||
                  !strcmp(s, "atime") || !strcmp(s, "diratime") || !strcmp(s, "silent") || !strcmp(s, "loud") ||
-                 !strncmp(s, "X-", 2) || !strncmp(s, "x-", 2) || !strcmp(s, "copy-symlink") || !strcmp(s, "src-nofollow"))
+                 !strncmp(s, "X-", 2) || !strncmp(s, "x-", 2) || !strcmp(s, "copy-symlink") ||
+                 !strcmp(s, "src-nofollow"))
             rc = not_yet(e, f);
         else if (bind)
             rc = bad(e, f, "an option of a bind mount");

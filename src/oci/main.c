@@ -129,9 +129,13 @@ int main(int argc, char **argv)
     bool debug = false, systemd = false, help = false, version = false;
     const char *criu = NULL, *rootless = NULL, *cgroup_manager = NULL;
     flag global[] = {
-        {"root", 0, true, &root, NULL, NULL, NULL}, {"log", 0, true, &log_path, NULL, NULL, NULL}, {"log-format", 0, true, &log_format, NULL, NULL, NULL},
+        {"root", 0, true, &root, NULL, NULL, NULL},
+        {"log", 0, true, &log_path, NULL, NULL, NULL},
+        {"log-format", 0, true, &log_format, NULL, NULL, NULL},
         {"debug", 0, false, NULL, &debug, NULL, NULL}, {"systemd-cgroup", 0, false, NULL, &systemd, NULL, NULL},
-        {"help", 'h', false, NULL, &help, NULL, NULL}, {"version", 'v', false, NULL, &version, NULL, NULL}, {"criu", 0, true, &criu, NULL, NULL, NULL},
+        {"help", 'h', false, NULL, &help, NULL, NULL},
+        {"version", 'v', false, NULL, &version, NULL, NULL},
+        {"criu", 0, true, &criu, NULL, NULL, NULL},
         {"rootless", 0, true, &rootless, NULL, NULL, NULL},
         /* crun's: "disabled" is what mxc-oci does today (no cgroup of the container's own) */
         {"cgroup-manager", 0, true, &cgroup_manager, NULL, NULL, NULL},
@@ -203,8 +207,10 @@ int main(int argc, char **argv)
         bool no_pivot = false, no_keyring = false, detach = false, keep = false, no_subreaper = false;
         flag fl[] = {
             {"bundle", 'b', true, &bundle, NULL, NULL, NULL}, {"pid-file", 0, true, &pid_file, NULL, NULL, NULL},
-            {"console-socket", 0, true, &console, NULL, NULL, NULL}, {"preserve-fds", 0, true, &preserve, NULL, NULL, NULL},
-            {"no-pivot", 0, false, NULL, &no_pivot, NULL, NULL}, {"no-new-keyring", 0, false, NULL, &no_keyring, NULL, NULL},
+            {"console-socket", 0, true, &console, NULL, NULL, NULL},
+            {"preserve-fds", 0, true, &preserve, NULL, NULL, NULL},
+            {"no-pivot", 0, false, NULL, &no_pivot, NULL, NULL},
+            {"no-new-keyring", 0, false, NULL, &no_keyring, NULL, NULL},
             {"detach", 'd', false, NULL, &detach, NULL, NULL}, {"keep", 0, false, NULL, &keep, NULL, NULL},
             {"no-subreaper", 0, false, NULL, &no_subreaper, NULL, NULL},
         };
@@ -252,8 +258,11 @@ int main(int argc, char **argv)
             {"detach", 'd', false, NULL, &o.detach, NULL, NULL},
             {"no-new-privs", 0, false, NULL, &o.no_new_privs, NULL, NULL},
             {"console-socket", 0, true, &o.console, NULL, NULL, NULL},
-            {"preserve-fds", 0, true, &preserve, NULL, NULL, NULL}, {"process-label", 0, true, &label, NULL, NULL, NULL}, {"apparmor", 0, true, &apparmor, NULL, NULL, NULL},
-            {"cgroup", 0, true, &cgroup, NULL, NULL, NULL}, {"ignore-paused", 0, false, NULL, &ignore_paused, NULL, NULL},
+            {"preserve-fds", 0, true, &preserve, NULL, NULL, NULL},
+            {"process-label", 0, true, &label, NULL, NULL, NULL},
+            {"apparmor", 0, true, &apparmor, NULL, NULL, NULL},
+            {"cgroup", 0, true, &cgroup, NULL, NULL, NULL},
+            {"ignore-paused", 0, false, NULL, &ignore_paused, NULL, NULL},
         };
         o.env = env, o.gids = gids, o.caps = caps;
         if (!env || !gids || !caps || (i = parse_flags(argc, argv, i, fl, sizeof fl / sizeof fl[0], cmd)) < 0 ||
