@@ -658,7 +658,8 @@ int oci_delete(int rootfd, const char *id, bool force, mxc_error *e)
     oci_status status = oci_state_status(dirfd, &s);
     close(dirfd);
     if (status != OCI_STOPPED) {
-        if (!force) {
+        /* runc's rule: a created container (its process never ran) is deleted without --force */
+        if (!force && status != OCI_CREATED) {
             mxc_err(e, MXC_E_ALREADY_STARTED, "cannot delete container %s that is not stopped: %s", id,
                     oci_status_name(status));
             oci_state_free(&s);

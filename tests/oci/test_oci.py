@@ -269,6 +269,19 @@ def test_create_start_state_kill_delete(oci):
     assert claims_of(os.path.join(oci.root, "c1")) == []
 
 
+def test_delete_of_a_created_container_needs_no_force(oci):
+    """runc's rule: a container whose process never ran is deleted (its init killed) as it is."""
+    b = oci.bundle(["sleep", "1000"])
+    pidfile = os.path.join(oci.base, "pid")
+    assert oci.create("c1", b, "--pid-file", pidfile)[0] == 0
+    pid = int(open(pidfile).read())
+    rc, _, err = oci("delete", "c1")
+    assert rc == 0, err
+    assert wait_until(lambda: not os.path.exists("/proc/%d/status" % pid) or
+                      "zombie" in open("/proc/%d/status" % pid).read(), 30)
+    assert claims_of(os.path.join(oci.root, "c1")) == []
+
+
 def test_kill_term_reaches_a_handler_and_all_signals_every_process(oci):
     b = oci.bundle(["sh", "-c", "trap 'echo got-term; exit 3' TERM; sleep 1000 & sleep 1000 & "
                     "echo up; while :; do wait; done"])
