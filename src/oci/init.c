@@ -342,7 +342,26 @@ static const char *become_process(const oci_config *c, char *exe_buf, size_t exe
     return exe;
 }
 
-_Noreturn void oci_exec_main(const oci_config *c, const oci_seccomp *sc, int sock, int console, bool host_net)
+/* Only fds 0-2, the preserved ones (close-on-exec cleared) and keep[] (close-on-exec) stay open. */
+static void close_others(const int *keep, size_t nkeep, int preserve)
+{
+    int *all = calloc(nkeep + (size_t)preserve + 1, sizeof *all);
+    if (!all)
+        fail("out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < nkeep; i++)
+        all[n++] = keep[i];
+    for (int fd = 3; fd < 3 + preserve; fd++) {
+        all[n++] = fd;
+        if (fcntl(fd, F_SETFD, 0) < 0)
+            fail("--preserve-fds: fd %d: %s", fd, strerror(errno));
+    }
+    mxc_close_all_but(all, n);
+    free(all);
+}
+
+_Noreturn void oci_exec_main(const oci_config *c, const oci_seccomp *sc, int sock, int console, int preserve,
+                             bool host_net)
 {
     sock_fd = sock;
     /* root of the container's user namespace first (what it makes, a pty, is then its own) */
@@ -358,7 +377,7 @@ _Noreturn void oci_exec_main(const oci_config *c, const oci_seccomp *sc, int soc
     if (getenv("MXC_FAULT_OCI_EXEC_STOP")) /* tests/oci: held here, inside the container, before the exec */
         raise(SIGSTOP);
     int keep[] = {sock_fd};
-    mxc_close_all_but(keep, 1);
+    close_others(keep, 1, preserve);
     mxc_reset_signals();
     int rc = mxc_seccomp_apply(false);
     if (rc < 0 || (rc = oci_seccomp_load(sc)) < 0)
@@ -521,7 +540,7 @@ _Noreturn void oci_init_main(const oci_init_args *a)
     const char *exe = become_process(c, exe_buf, sizeof exe_buf, !(c->ns_flags & CLONE_NEWNET));
     /* 10. only the descriptors the workload is given, the engine's seccomp baseline last */
     int keep[] = {sock_fd, a->fifo, selffd};
-    mxc_close_all_but(keep, 3);
+    close_others(keep, 3, a->preserve);
     mxc_reset_signals();
     int rc = mxc_seccomp_apply(false);
     if (rc < 0)

@@ -27,6 +27,7 @@ typedef struct {
     int fifo;  /* O_PATH of the exec fifo */
     int console; /* process.terminal: connected to the console socket; else -1 */
     const oci_seccomp *seccomp; /* the config's profile, loaded last (after the baseline) */
+    int preserve;               /* fds 3..3+preserve-1 stay open for the process */
 } oci_init_args;
 
 _Noreturn void oci_init_main(const oci_init_args *a);
@@ -37,7 +38,8 @@ _Noreturn void oci_init_main(const oci_init_args *a);
  * dumpable, only fds 0-2 (with process.terminal: a pty of the container's
  * devpts, its master sent to console), the seccomp baseline, execve.  A failure is
  * 'E' + why on sock (close-on-exec: EOF means the exec happened). */
-_Noreturn void oci_exec_main(const oci_config *c, const oci_seccomp *sc, int sock, int console, bool host_net);
+_Noreturn void oci_exec_main(const oci_config *c, const oci_seccomp *sc, int sock, int console, int preserve,
+                             bool host_net);
 
 /* The target of a mount inside the rootfs at root_fd: resolved with
  * RESOLVE_IN_ROOT (a symlink, absolute or not, never leaves the rootfs),

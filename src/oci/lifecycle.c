@@ -224,8 +224,27 @@ static int console_connect(const char *path, bool terminal, mxc_error *e)
     return fd;
 }
 
-int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_file, const char *console, bool keep,
-               pid_t *child, mxc_error *e)
+/* --preserve-fds: fds 3..3+n-1 open, and none a directory or an O_PATH descriptor (a host
+ * directory's descriptor in the container is a way out of its rootfs: openat(fd, "..")). */
+int oci_check_preserved(int n, mxc_error *e)
+{
+    if (n < 0 || n > 1000)
+        return mxc_err(e, MXC_E_MALFORMED_REQUEST, "--preserve-fds %d: between 0 and 1000", n);
+    for (int fd = 3; fd < 3 + n; fd++) {
+        struct stat st;
+        int fl = fcntl(fd, F_GETFL);
+        if (fl < 0 || fstat(fd, &st) < 0)
+            return mxc_err(e, MXC_E_MALFORMED_REQUEST, "--preserve-fds %d: fd %d is not open", n, fd);
+        if (S_ISDIR(st.st_mode) || (fl & O_PATH))
+            return mxc_err(e, MXC_E_POLICY_VALIDATION, "--preserve-fds: fd %d is a %s: refused (a host "
+                           "descriptor of that kind is a way out of the container's root)", fd,
+                           S_ISDIR(st.st_mode) ? "directory" : "path descriptor");
+    }
+    return 0;
+}
+
+int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_file, const char *console,
+               int preserve, bool keep, pid_t *child, mxc_error *e)
 {
     if (!oci_valid_id(id))
         return mxc_err(e, MXC_E_MALFORMED_ID, "invalid id format: %s", id ? id : "");
@@ -253,6 +272,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: process must be set to create a container");
         goto out;
     }
+    if (oci_check_preserved(preserve, e) < 0)
+        goto out;
     if ((x.console = console_connect(console, c.terminal, e)) < 0 && e->code)
         goto out;
     if (oci_seccomp_compile(c.seccomp, &sc, e) < 0)
@@ -365,7 +386,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     x.child = (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, NULL, NULL, NULL, 0);
     if (x.child == 0) {
         close(sv[0]);
-        oci_init_args a = {.c = &c, .sock = sv[1], .fifo = x.fifo_fd, .console = x.console, .seccomp = &sc};
+        oci_init_args a = {.c = &c, .sock = sv[1], .fifo = x.fifo_fd, .console = x.console, .seccomp = &sc,
+                           .preserve = preserve};
         oci_init_main(&a);
     }
     close(sv[1]);
@@ -688,12 +710,12 @@ static void forward(int sig)
         kill(run_child, sig);
 }
 
-int oci_run(int rootfd, const char *id, const char *bundle, const char *pid_file, const char *console, bool detach,
-            int *status, mxc_error *e)
+int oci_run(int rootfd, const char *id, const char *bundle, const char *pid_file, const char *console, int preserve,
+            bool detach, int *status, mxc_error *e)
 {
     pid_t child;
     *status = 0;
-    if (oci_create(rootfd, id, bundle, pid_file, console, !detach, &child, e) < 0)
+    if (oci_create(rootfd, id, bundle, pid_file, console, preserve, !detach, &child, e) < 0)
         return -1;
     if (!detach) {
         run_child = child;
@@ -984,6 +1006,8 @@ int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mx
     }
     if ((console = console_connect(o->console, pc.terminal, e)) < 0 && e->code)
         goto out;
+    if (oci_check_preserved(o->preserve, e) < 0)
+        goto out;
     /* the exec'd process is re-parented to us when its first parent (the one that joins) exits */
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
@@ -1004,7 +1028,7 @@ int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mx
         }
         pid_t c = fork();
         if (c == 0)
-            oci_exec_main(&pc, &sc, sv[1], console, host_net);
+            oci_exec_main(&pc, &sc, sv[1], console, o->preserve, host_net);
         if (c < 0)
             snprintf(msg, sizeof msg, "Efork: %s", strerror(errno));
         else

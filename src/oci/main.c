@@ -115,6 +115,14 @@ static int usage(void)
     return 1;
 }
 
+/* --preserve-fds N: its number, -1 when not a decimal count (refused later) */
+static int count_of(const char *s)
+{
+    char *end;
+    long n = s ? strtol(s, &end, 10) : 0;
+    return !s ? 0 : (*s && !*end && n >= 0 && n <= 1000) ? (int)n : -1;
+}
+
 static int one_id(int argc, char **argv, int i, const char *cmd, const char **id)
 {
     if (i >= argc)
@@ -197,6 +205,13 @@ int main(int argc, char **argv)
     if (geteuid() != 0)
         return die("mxc-oci runs as root for now (rootless: later)");
     mxc_error e = {0};
+    /* --preserve-fds names the caller's fds 3..: judged before mxc-oci opens one of its own */
+    for (int k = i; k < argc && argv[k][0] == '-'; k++) {
+        const char *v = !strncmp(argv[k], "--preserve-fds=", 15) ? argv[k] + 15
+                        : !strcmp(argv[k], "--preserve-fds") && k + 1 < argc ? argv[k + 1] : NULL;
+        if (v && oci_check_preserved(count_of(v), &e) < 0)
+            return die("%s", e.message);
+    }
     int rootfd = oci_store_root(root, &e);
     if (rootfd < 0)
         return die("%s", e.message);
@@ -217,18 +232,19 @@ int main(int argc, char **argv)
         size_t nfl = !strcmp(cmd, "run") ? 9 : 6;
         if ((i = parse_flags(argc, argv, i, fl, nfl, cmd)) < 0 || one_id(argc, argv, i, cmd, &id))
             rc = 1;
-        else if (preserve && strcmp(preserve, "0"))
-            rc = die("--preserve-fds is not supported by mxc-oci yet");
         else if (keep)
             rc = die("run --keep is not supported by mxc-oci yet");
         else if (systemd)
             rc = die("--systemd-cgroup is not supported by mxc-oci yet (cgroups: later)");
         else if (!strcmp(cmd, "create"))
-            rc = oci_create(rootfd, id, bundle, pid_file, console, false, NULL, &e) < 0 ? die("%s", e.message) : 0;
+            rc = oci_create(rootfd, id, bundle, pid_file, console, count_of(preserve), false, NULL, &e) < 0
+                     ? die("%s", e.message)
+                     : 0;
         else {
             int status;
-            rc = oci_run(rootfd, id, bundle, pid_file, console, detach, &status, &e) < 0 ? die("%s", e.message)
-                                                                                         : status;
+            rc = oci_run(rootfd, id, bundle, pid_file, console, count_of(preserve), detach, &status, &e) < 0
+                     ? die("%s", e.message)
+                     : status;
         }
         /* no_pivot: pivot_root always (stricter); no_new_keyring: no keyring is ever made (keyctl is refused) */
     } else if (!strcmp(cmd, "start") || !strcmp(cmd, "state")) {
@@ -268,11 +284,10 @@ int main(int argc, char **argv)
         if (!env || !gids || !caps || (i = parse_flags(argc, argv, i, fl, sizeof fl / sizeof fl[0], cmd)) < 0 ||
             one_id(argc, argv, i, cmd, &id))
             rc = 1;
-        else if (preserve && strcmp(preserve, "0"))
-            rc = die("exec --preserve-fds is not supported by mxc-oci yet");
         else if ((label && *label) || (apparmor && *apparmor) || (cgroup && *cgroup))
             rc = die("exec --process-label/--apparmor/--cgroup are not supported by mxc-oci yet");
         else {
+            o.preserve = count_of(preserve);
             o.args = argv + i + 1;
             o.nargs = (size_t)(argc - i - 1);
             int status;

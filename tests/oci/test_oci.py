@@ -838,3 +838,32 @@ def test_dev_null_symlink_in_the_image_is_refused(oci):
     os.symlink("../proc/sys/kernel/core_pattern", os.path.join(b, "rootfs", "dev", "null"))
     rc, out, err = oci("run", "--bundle", b, "c1")
     assert rc != 0 and "/dev/null in the rootfs is a symbolic link" in err, out + err
+
+
+def test_preserve_fds_passes_a_pipe_and_refuses_a_directory(oci):
+    b = oci.bundle(["sh", "-c", "echo via-fd3 >&3"])
+    r, w = os.pipe()
+    try:
+        p = subprocess.run([MXC_OCI, "--root", oci.root, "run", "--preserve-fds", "1", "--bundle", b, "c1"],
+                           pass_fds=(3,), stdin=subprocess.DEVNULL, capture_output=True,
+                           timeout=60, preexec_fn=lambda: os.dup2(w, 3))
+        os.close(w)
+        w = -1
+        assert p.returncode == 0, p.stderr
+        assert os.read(r, 100) == b"via-fd3\n"
+    finally:
+        os.close(r)
+        if w >= 0:
+            os.close(w)
+    d = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        p = subprocess.run([MXC_OCI, "--root", oci.root, "run", "--preserve-fds", "1", "--bundle", b, "c2"],
+                           pass_fds=(3,), stdin=subprocess.DEVNULL, capture_output=True, timeout=60, text=True,
+                           preexec_fn=lambda: os.dup2(d, 3))
+    finally:
+        os.close(d)
+    assert p.returncode != 0 and "--preserve-fds: fd 3 is a directory: refused" in p.stderr
+    assert not os.path.exists(os.path.join(oci.root, "c2"))
+    p = subprocess.run([MXC_OCI, "--root", oci.root, "run", "--preserve-fds", "1", "--bundle", b, "c3"],
+                       stdin=subprocess.DEVNULL, capture_output=True, timeout=60, text=True)
+    assert p.returncode != 0 and "fd 3 is not open" in p.stderr  # never mxc-oci's own fd taken for the caller's
