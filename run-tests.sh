@@ -47,6 +47,9 @@ stage "libmxc_ffi.so ABI under ASan+UBSan"
 stage "valgrind on mxc-exec (sample requests)"
 bash scripts/valgrind.sh || fail=1
 
+stage "valgrind on mxc-oci (its own process: documents, store, create up to the clone)"
+bash scripts/valgrind-oci.sh || fail=1
+
 stage "fuzzing (${MXC_FUZZ_SECONDS:-60} s per harness)"
 bash tests/fuzz/run.sh "${MXC_FUZZ_SECONDS:-60}" || fail=1
 
