@@ -341,15 +341,31 @@ static int parse_namespaces(json_t *lin, oci_config *c, mxc_error *e)
             return bad(e, f, "one of pid, network, mount, ipc, uts, user, cgroup, time");
         if (!NAMESPACES[k].flag)
             return not_yet(e, "linux.namespaces: the time namespace");
-        if (c->ns_flags & NAMESPACES[k].flag)
+        int flag = NAMESPACES[k].flag;
+        bool seen = c->ns_flags & flag;
+        for (size_t j = 0; j < c->njoin; j++)
+            seen |= c->join[j].flag == flag;
+        if (seen)
             return bad(e, f, "listed once");
         snprintf(f, sizeof f, "linux.namespaces[%zu].path", i);
         json_t *path;
         if (get(n, "path", f, JSON_STRING, &path, e) < 0)
             return -1;
-        if (asks(path))
-            return not_yet(e, "linux.namespaces: joining a namespace by path");
-        c->ns_flags |= NAMESPACES[k].flag;
+        if (asks(path)) {
+            /* a pod's containers share the network, IPC and UTS (and cgroup) namespaces of the first;
+             * a PID or mount namespace by path could be the host's, a user namespace another range's */
+            if (flag == CLONE_NEWPID || flag == CLONE_NEWNS)
+                return refuse(e, "%s: joining a %s namespace by path is refused (it could be the host's)", f, type);
+            if (flag == CLONE_NEWUSER)
+                return not_yet(e, "linux.namespaces: joining a user namespace by path");
+            if (json_string_value(path)[0] != '/')
+                return bad(e, f, "an absolute path");
+            c->join[c->njoin].flag = flag;
+            c->join[c->njoin].type = type;
+            c->join[c->njoin++].path = json_string_value(path);
+            continue;
+        }
+        c->ns_flags |= flag;
     }
     if (!(c->ns_flags & CLONE_NEWPID))
         return refuse(e, "linux.namespaces has no pid namespace: the host's PID namespace is refused (a container "

@@ -57,8 +57,10 @@ typedef struct {
     uint64_t cap_bounding, cap_effective, cap_inheritable, cap_permitted, cap_ambient;
     bool has_oom_score_adj; int oom_score_adj;
     /* linux */
-    int ns_flags;            /* CLONE_NEW* of the namespaces listed */
+    int ns_flags;            /* CLONE_NEW* of the namespaces listed as new (not joined) */
     bool user_ns;            /* listed (its maps then come from the config) */
+    struct { int flag; const char *type, *path; } join[4]; /* network, ipc, uts, cgroup joined by path */
+    size_t njoin;
     oci_idmap uidmap[OCI_MAX_IDMAPS], gidmap[OCI_MAX_IDMAPS];
     size_t nuidmap, ngidmap;
     oci_mount *mounts; size_t nmounts;

@@ -24,6 +24,7 @@
 #include <sys/sysmacros.h>
 #include <sys/statfs.h>
 #include <sys/ioctl.h>
+#include <net/if.h>
 #include <linux/magic.h>
 #include <termios.h>
 #include <sys/syscall.h>
@@ -528,7 +529,16 @@ _Noreturn void oci_init_main(const oci_init_args *a)
     if (fchdir(root_fd) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
         fail("pivot_root into the rootfs: %s", strerror(errno));
     close(root_fd);
-    /* 8. names */
+    /* 8. the loopback of a network namespace of its own, up (as runc and crun do); names */
+    if (c->ns_flags & CLONE_NEWNET) {
+        int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        struct ifreq ifr = {0};
+        snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+        if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0 ||
+            (ifr.ifr_flags |= IFF_UP, ioctl(s, SIOCSIFFLAGS, &ifr) < 0))
+            fail("bringing up the loopback: %s", strerror(errno));
+        close(s);
+    }
     if (c->hostname && *c->hostname && sethostname(c->hostname, strlen(c->hostname)) < 0)
         fail("hostname: %s", strerror(errno));
     if (c->domainname && *c->domainname && setdomainname(c->domainname, strlen(c->domainname)) < 0)
@@ -537,7 +547,7 @@ _Noreturn void oci_init_main(const oci_init_args *a)
         setup_terminal(c, a->console);
     /* 9. the process's own: limits, credentials, cwd, no_new_privs, the scope */
     char exe_buf[PATH_MAX];
-    const char *exe = become_process(c, exe_buf, sizeof exe_buf, !(c->ns_flags & CLONE_NEWNET));
+    const char *exe = become_process(c, exe_buf, sizeof exe_buf, a->host_net);
     /* 10. only the descriptors the workload is given, the engine's seccomp baseline last */
     int keep[] = {sock_fd, a->fifo, selffd};
     close_others(keep, 3, a->preserve);

@@ -28,6 +28,7 @@ typedef struct {
     int console; /* process.terminal: connected to the console socket; else -1 */
     const oci_seccomp *seccomp; /* the config's profile, loaded last (after the baseline) */
     int preserve;               /* fds 3..3+preserve-1 stay open for the process */
+    bool host_net;              /* on the host's network namespace: the Landlock scope applies */
 } oci_init_args;
 
 _Noreturn void oci_init_main(const oci_init_args *a);

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/ioctl.h>
+#include <linux/nsfs.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/stat.h>
@@ -224,6 +226,20 @@ static int console_connect(const char *path, bool terminal, mxc_error *e)
     return fd;
 }
 
+/* Whether the container's network namespace is the host's: none of its own, and none joined but
+ * the host's itself (a pod's, joined by path, is not). */
+static bool on_host_network(const oci_config *c)
+{
+    if (c->ns_flags & CLONE_NEWNET)
+        return false;
+    struct stat self, joined;
+    for (size_t i = 0; i < c->njoin; i++)
+        if (c->join[i].flag == CLONE_NEWNET)
+            return stat("/proc/self/ns/net", &self) < 0 || stat(c->join[i].path, &joined) < 0 ||
+                   (self.st_ino == joined.st_ino && self.st_dev == joined.st_dev);
+    return true;
+}
+
 /* --preserve-fds: fds 3..3+n-1 open, and none a directory or an O_PATH descriptor (a host
  * directory's descriptor in the container is a way out of its rootfs: openat(fd, "..")). */
 int oci_check_preserved(int n, mxc_error *e)
@@ -278,7 +294,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         goto out;
     if (oci_seccomp_compile(c.seccomp, &sc, e) < 0)
         goto out;
-    if (!(c.ns_flags & CLONE_NEWNET) && mxc_landlock_abi() < MXC_LANDLOCK_ABI_SCOPE) {
+    bool host_net = on_host_network(&c);
+    if (host_net && mxc_landlock_abi() < MXC_LANDLOCK_ABI_SCOPE) {
         mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "config.json: linux.namespaces has no network namespace: the host's "
                 "network shares the host's abstract unix sockets, which only Landlock ABI %d scopes (this kernel: "
                 "%d); give the container a network namespace", MXC_LANDLOCK_ABI_SCOPE, mxc_landlock_abi());
@@ -381,13 +398,38 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.socketpair", errno, NULL, "socketpair");
         goto out;
     }
+    /* namespaces joined by path (a pod's network, IPC, UTS): entered here, as host root, so that the
+     * init is born in them (its own user namespace could not enter one it does not own) */
+    for (size_t i = 0; i < c.njoin; i++) {
+        int nfd = open(c.join[i].path, O_RDONLY | O_CLOEXEC);
+        int type = nfd >= 0 ? ioctl(nfd, NS_GET_NSTYPE) : -1;
+        if (nfd < 0 || type != c.join[i].flag) {
+            mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: linux.namespaces %s path %s: %s", c.join[i].type,
+                    c.join[i].path, nfd < 0 ? strerror(errno) : "not a namespace of that type");
+            if (nfd >= 0)
+                close(nfd);
+            close(sv[0]);
+            close(sv[1]);
+            goto out;
+        }
+        int r = setns(nfd, c.join[i].flag);
+        int err = errno;
+        close(nfd);
+        if (r < 0) {
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.setns", err, NULL, "joining the %s namespace %s", c.join[i].type,
+                       c.join[i].path);
+            close(sv[0]);
+            close(sv[1]);
+            goto out;
+        }
+    }
     int flags = c.ns_flags | CLONE_NEWUSER;
     fflush(NULL);
     x.child = (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, NULL, NULL, NULL, 0);
     if (x.child == 0) {
         close(sv[0]);
         oci_init_args a = {.c = &c, .sock = sv[1], .fifo = x.fifo_fd, .console = x.console, .seccomp = &sc,
-                           .preserve = preserve};
+                           .preserve = preserve, .host_net = host_net};
         oci_init_main(&a);
     }
     close(sv[1]);

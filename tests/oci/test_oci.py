@@ -17,7 +17,7 @@ from conftest import REPO, wait_until
 MXC_OCI = os.path.realpath(os.environ.get("MXC_OCI", os.path.join(REPO, "build", "mxc-oci")))
 BUSYBOX = "/bin/busybox"
 APPLETS = ["sh", "id", "cat", "ls", "sleep", "touch", "stat", "chmod", "mkdir", "echo", "grep", "test",
-           "hostname", "readlink", "true"]
+           "hostname", "readlink", "true", "httpd", "wget", "seq", "head"]
 CLAIMS = "/var/lib/mxc/claims"
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.access(BUSYBOX, os.X_OK),
@@ -554,8 +554,10 @@ REFUSED = {
                                                                   if n["type"] != "network"]),
                                     c["mounts"].pop(), c["process"]["capabilities"]["bounding"].append(
                                         "CAP_NET_RAW")), "CAP_NET_RAW is refused without a network namespace"),
-    "join_by_path": (lambda c: c["linux"]["namespaces"][1].update(path="/proc/1/ns/net"),
-                     "joining a namespace by path"),
+    "join_pid_by_path": (lambda c: c["linux"]["namespaces"][0].update(path="/proc/1/ns/pid"),
+                         "joining a pid namespace by path is refused"),
+    "join_wrong_type": (lambda c: (c["linux"]["namespaces"][1].update(path="/proc/self/ns/ipc"),
+                                   c["mounts"].pop()), "not a namespace of that type"),
     "version": (lambda c: c.update(ociVersion="2.0.0"), "ociVersion 2.0.0"),
     "resources": (lambda c: c["linux"].update(resources={"memory": {"limit": 1 << 30}}),
                   "linux.resources.memory is not supported"),
@@ -867,3 +869,31 @@ def test_preserve_fds_passes_a_pipe_and_refuses_a_directory(oci):
     p = subprocess.run([MXC_OCI, "--root", oci.root, "run", "--preserve-fds", "1", "--bundle", b, "c3"],
                        stdin=subprocess.DEVNULL, capture_output=True, timeout=60, text=True)
     assert p.returncode != 0 and "fd 3 is not open" in p.stderr  # never mxc-oci's own fd taken for the caller's
+
+
+def test_pod_pair_shares_the_first_s_network_by_path(oci):
+    """A pod: the second container joins the first's network (and IPC, UTS) namespaces by path
+    and reaches its server on loopback; each keeps its own user namespace and range."""
+    a = oci.bundle(["httpd", "-f", "-p", "127.0.0.1:8080", "-h", "/www"])
+    os.makedirs(os.path.join(a, "rootfs", "www"))
+    with open(os.path.join(a, "rootfs", "www", "index.html"), "w") as f:
+        f.write("pod-hello\n")
+    pidfile = os.path.join(oci.base, "pid-a")
+    assert oci.create("pod-a", a, "--pid-file", pidfile)[0] == 0
+    assert oci("start", "pod-a")[0] == 0
+    pa = int(open(pidfile).read())
+
+    def join(c):
+        for n in c["linux"]["namespaces"]:
+            if n["type"] in ("network", "ipc", "uts"):
+                n["path"] = "/proc/%d/ns/%s" % (pa, {"network": "net"}.get(n["type"], n["type"]))
+        c["mounts"] = [m for m in c["mounts"] if m["type"] not in ("sysfs", "mqueue")]
+        c.pop("hostname", None)
+    b = oci.bundle(["sh", "-c", "for i in $(seq 300); do wget -qO- http://127.0.0.1:8080/index.html && exit 0; "
+                    "sleep 0.1; done; exit 1"], join)
+    rc, out, err = oci("run", "--bundle", b, "pod-b")
+    assert rc == 0, err
+    assert out == "pod-hello\n"
+    # the same network namespace, another user namespace (another range)
+    assert os.stat("/proc/%d/ns/net" % pa).st_ino != os.stat("/proc/self/ns/net").st_ino
+    assert oci("delete", "--force", "pod-a")[0] == 0
