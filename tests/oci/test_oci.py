@@ -99,6 +99,15 @@ def host_maps(pid):
         return [tuple(int(x) for x in line.split()) for line in f if line.strip()]
 
 
+def dead(pid):
+    """pid is gone or a zombie (read once: it may be reaped between two looks)."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            return "\nState:\tZ" in f.read()
+    except OSError:
+        return True
+
+
 def claims_of(state_dir):
     out = []
     for f in os.listdir(CLAIMS):
@@ -277,8 +286,7 @@ def test_delete_of_a_created_container_needs_no_force(oci):
     pid = int(open(pidfile).read())
     rc, _, err = oci("delete", "c1")
     assert rc == 0, err
-    assert wait_until(lambda: not os.path.exists("/proc/%d/status" % pid) or
-                      "zombie" in open("/proc/%d/status" % pid).read(), 30)
+    assert wait_until(lambda: dead(pid), 30)
     assert claims_of(os.path.join(oci.root, "c1")) == []
 
 
@@ -665,7 +673,7 @@ def test_exec_process_file_detach_and_pid_file(oci):
     assert wait_until(lambda: open("/proc/%d/cmdline" % pid).read().startswith("sleep\x00"), 30)
     assert wait_until(lambda: oci("exec", "c1", "cat", "/dev/shm/m")[1] == "from-process-json\n", 30)
     assert oci("delete", "--force", "c1")[0] == 0
-    assert wait_until(lambda: not os.path.exists("/proc/%d" % pid), 30)
+    assert wait_until(lambda: dead(pid), 30)
 
 
 def test_exec_is_not_dumpable_before_its_exec(oci):
