@@ -905,3 +905,35 @@ def test_pod_pair_shares_the_first_s_network_by_path(oci):
     # the same network namespace, another user namespace (another range)
     assert os.stat("/proc/%d/ns/net" % pa).st_ino != os.stat("/proc/self/ns/net").st_ino
     assert oci("delete", "--force", "pod-a")[0] == 0
+
+
+PODMAN_CAPS = ["CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL", "CAP_NET_BIND_SERVICE",
+               "CAP_SETFCAP", "CAP_SETGID", "CAP_SETPCAP", "CAP_SETUID", "CAP_SYS_CHROOT"]
+# the escape suite's probes (tests/helper), from a container's root holding Podman's default capabilities
+PROBES = {
+    "unshare_user": "EPERM", "clone_newuser": "EPERM", "mount_tmpfs": "EPERM",
+    "mount_proc": "EPERM", "fsopen": "EPERM", "open_tree": "EPERM", "pivot_root": "EPERM",
+    "chroot_escape": "EPERM", "dotdot": "contained", "keyctl": "EPERM", "bpf": "EPERM",
+    "perf_event_open": "EPERM", "userfaultfd": "EPERM", "io_uring_setup": "EPERM", "kexec_load": "EPERM",
+    "init_module": "EPERM", "open_by_handle_at": "EPERM", "reboot": "EPERM", "acct": "EPERM", "swapon": "EPERM",
+    "tiocsti": None, "mknod": "EPERM", "socket raw": "EPERM", "socket packet": "EPERM",
+}
+
+
+def test_escape_probes_inside_a_container(oci):
+    def caps(c):
+        for k in ("bounding", "effective", "permitted"):
+            c["process"]["capabilities"][k] = list(PODMAN_CAPS)
+        c["mounts"].append({"destination": "/tmp", "type": "tmpfs", "source": "tmpfs", "options": ["size=1m"]})
+    verbs = " ".join("'%s'" % v for v in PROBES)
+    b = oci.bundle(["sh", "-c", "for v in %s; do mxc-test-helper $v; done" % verbs], caps)
+    add_helper(b)
+    rc, out, err = oci("run", "--bundle", b, "c1")
+    assert rc == 0, err
+    got = dict(l.split(": ", 1) for l in out.splitlines() if ": " in l)
+    for verb, want in PROBES.items():
+        name = verb.split()[0]
+        if want is None:
+            assert got.get(name) != "ok", (verb, got.get(name))
+        else:
+            assert got.get(name) == want, (verb, got.get(name))
