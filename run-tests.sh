@@ -93,6 +93,10 @@ unshare --mount --propagation shared bash -c '
   [ "$(sort /proc/self/mountinfo | md5sum)" = "$before" ] || { echo "the shared host mount table changed:"; cat /proc/self/mountinfo; rc=1; }
   exit $rc' || fail=1
 
+stage "the Debian package: built from a clean clone, lintian, installed, the SDK against it, an upgrade, purged"
+# (issue 30) scripts/package-test.sh installs the .debs on this machine and purges them again
+bash scripts/package-test.sh 2>&1 | grep -E "^(ok|FAILED|  lintian)|passed, [0-9]+ failed" || fail=1
+
 stage "integration, escape and differential tests (pytest)"
 /usr/bin/python3 -m pytest -q -rfE -s tests/
 rc=$?

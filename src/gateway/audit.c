@@ -20,17 +20,22 @@
 #define QUEUE_BYTES (16u << 20)
 #define RETENTION_S 5
 #define WARN_EVERY_S 30
-#define MAX_SOURCES 1024
+#define LOG_NAME "mxc-gateway-ocsf.jsonl"
+#define LINE_MAX_BYTES (16u << 10) /* a proxy record longer than this is dropped */
 
 typedef struct {
     char sandbox[64];
     char path[800];
     pid_t pid;
     unsigned long long start;
-    bool governed, retired, seen_file;
+    bool governed, retired, seen_file, skipping;
     time_t retired_at;
-    off_t offset;
+    off_t offset, punched;
     unsigned long records;
+    double tokens;         /* records it may yield now (GW_AUDIT_SOURCE_RATE a second) */
+    long long last_ns;
+    unsigned long over_rate; /* dropped over the rate, not yet said */
+    time_t said_at;          /* when such drops were last said */
 } source;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -39,8 +44,12 @@ static bool on;
 static int out_fd = -1;
 static char *queue[QUEUE_RECORDS];
 static size_t qhead, qlen, qbytes, qmax = QUEUE_RECORDS;
-static source sources[MAX_SOURCES];
+static source *sources; /* every governed sandbox's, until it is deleted */
 static size_t nsources;
+static size_t log_max = GW_AUDIT_LOG_MAX, source_rate = GW_AUDIT_SOURCE_RATE;
+static char adir[600];
+static int adfd = -1;
+static off_t out_size;
 
 /* drops: counted, one warning at once, then one per WARN_EVERY_S */
 typedef struct {
@@ -53,6 +62,9 @@ typedef struct {
 static dropcount full_drops = {.what = "the audit queue is full: records were dropped (a coverage gap)"};
 static dropcount orphan_drops = {.what = "unattributed audit records were dropped (their source's owner ended over "
                                          "5 s before)"};
+static dropcount rate_drops = {.what = "a sandbox's proxy records over the rate cap were dropped (each said in the "
+                                       "log as an mxc-proxy-audit-dropped finding)"};
+static dropcount long_drops = {.what = "proxy records longer than 16 KiB were dropped"};
 
 static void warn(dropcount *d, time_t now)
 {
@@ -148,17 +160,27 @@ void gw_audit_refused(const char *sandbox, const char *reason)
                             "status_detail", reason, "severity_id", 3, "unmapped", "sandbox", sandbox ? sandbox : ""));
 }
 
+static long long mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 void gw_audit_source_add(const char *sandbox, const char *path, pid_t pid, unsigned long long start, bool governed)
 {
     if (!on)
         return;
     pthread_mutex_lock(&mu);
-    if (nsources < MAX_SOURCES) {
+    source *g = realloc(sources, (nsources + 1) * sizeof *sources);
+    if (g) {
+        sources = g;
         source *s = &sources[nsources++];
         memset(s, 0, sizeof *s);
         snprintf(s->sandbox, sizeof s->sandbox, "%s", sandbox);
         snprintf(s->path, sizeof s->path, "%s", path);
         s->pid = pid, s->start = start, s->governed = governed;
+        s->tokens = (double)source_rate * 10, s->last_ns = mono_ns(); /* a burst of 10 s */
     }
     pthread_mutex_unlock(&mu);
 }
@@ -177,28 +199,100 @@ void gw_audit_source_retire(pid_t pid, unsigned long long start)
     pthread_mutex_unlock(&mu);
 }
 
+static void finding_zero_events(const source *s);
+static void finding_rate(source *s);
+static void tail(source *s, bool attribute);
+
+void gw_audit_source_forget(const char *sandbox)
+{
+    if (!on)
+        return;
+    pthread_mutex_lock(&mu);
+    for (size_t i = 0; i < nsources;) {
+        if (!strcmp(sources[i].sandbox, sandbox)) {
+            source *s = &sources[i];
+            tail(s, !s->retired || time(NULL) - s->retired_at <= RETENTION_S); /* its last lines */
+            if (s->governed && !s->seen_file)
+                finding_zero_events(s);
+            if (s->over_rate)
+                finding_rate(s);
+            sources[i] = sources[--nsources];
+            continue;
+        }
+        i++;
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+/* Whether s may yield one more record now (its rate cap). */
+static bool within_rate(source *s)
+{
+    long long now = mono_ns();
+    s->tokens += (double)(now - s->last_ns) * (double)source_rate / 1e9;
+    if (s->tokens > (double)source_rate * 10)
+        s->tokens = (double)source_rate * 10;
+    s->last_ns = now;
+    if (s->tokens < 1) {
+        s->over_rate++;
+        drop(&rate_drops, 1);
+        return false;
+    }
+    s->tokens -= 1;
+    return true;
+}
+
+/* What was read of s's file is freed (a hole punched: the proxy appends,
+ * so the file's length stays and its blocks go), so the file a workload
+ * makes its proxy write holds at most what is not yet read. */
+static void release(source *s, int fd)
+{
+    off_t upto = s->offset & ~(off_t)4095;
+    if (upto > s->punched && fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, s->punched, upto - s->punched) == 0)
+        s->punched = upto;
+}
+
 /* New complete lines of s's file: attributed while its key lives or is
  * within retention (attribute), else counted as unattributed drops. */
 static void tail(source *s, bool attribute)
 {
-    int fd = open(s->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = open(s->path, O_RDWR | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return;
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return;
+    }
     s->seen_file = true;
-    char buf[65536];
+    char buf[LINE_MAX_BYTES + 1];
     ssize_t n;
     while ((n = pread(fd, buf, sizeof buf - 1, s->offset)) > 0) {
         buf[n] = '\0';
-        char *end = strrchr(buf, '\n');
-        if (!end)
+        char *start = buf, *end = strrchr(buf, '\n');
+        if (s->skipping) { /* the rest of a line too long to keep */
+            char *nl = memchr(buf, '\n', (size_t)n);
+            s->offset += nl ? nl - buf + 1 : n;
+            s->skipping = !nl;
+            continue;
+        }
+        if (!end) {
+            if ((size_t)n == sizeof buf - 1) { /* no end within the bound: dropped, not waited for */
+                drop(&long_drops, 1);
+                s->offset += n;
+                s->skipping = true;
+                continue;
+            }
             break; /* a line still being written */
+        }
         s->offset += end - buf + 1;
         *end = '\0';
-        for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+        for (char *line = strtok(start, "\n"); line; line = strtok(NULL, "\n")) {
             if (!attribute) {
                 drop(&orphan_drops, 1);
                 continue;
             }
+            if (!within_rate(s))
+                continue;
             json_t *r = json_loads(line, 0, NULL);
             if (!json_is_object(r)) {
                 json_decref(r);
@@ -220,7 +314,25 @@ static void tail(source *s, bool attribute)
             s->records++;
         }
     }
+    release(s, fd);
     close(fd);
+}
+
+/* A sandbox's proxy records dropped over the rate cap, said in the log. */
+static void finding_rate(source *s)
+{
+    json_t *r = json_pack("{s:i, s:s, s:i, s:s, s:i, s:I, s:{s:s, s:s}, s:{s:{s:s}, s:s}}", "class_uid", 2004,
+                          "class_name", "Detection Finding", "activity_id", 1, "activity_name", "Create", "severity_id",
+                          3, "time", (json_int_t)now_ms(), "finding_info", "title", "mxc-proxy-audit-dropped", "desc",
+                          "records of the sandbox's egress proxy were dropped: more than the sink's rate cap",
+                          "metadata", "product", "name", "mxc-gateway", "version", "1.1.0");
+    json_object_set_new(r, "unmapped", json_pack("{s:s, s:I, s:I}", "sandbox", s->sandbox, "dropped",
+                                                 (json_int_t)s->over_rate, "ratePerSecond", (json_int_t)source_rate));
+    s->over_rate = 0;
+    char *text = json_dumps(r, JSON_COMPACT);
+    json_decref(r);
+    if (text)
+        enqueue_text(text);
 }
 
 static void finding_zero_events(const source *s)
@@ -301,6 +413,52 @@ static void finding_no_landlock_audit(int enabled)
         enqueue_text(text);
 }
 
+/* The sink's file is full: it becomes .1 (the older .1 discarded) and a
+ * new one begins with the finding that says so. */
+static void rotate(void)
+{
+    struct stat old;
+    long long gone = fstatat(adfd, LOG_NAME ".1", &old, AT_SYMLINK_NOFOLLOW) == 0 ? (long long)old.st_size : 0;
+    int fd = renameat(adfd, LOG_NAME, adfd, LOG_NAME ".1") == 0
+                 ? openat(adfd, LOG_NAME, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600)
+                 : -1;
+    if (fd < 0) { /* nothing more is written: the cap holds */
+        fprintf(stderr, "mxc-gateway: warning: the OCSF audit log %s/%s cannot be rotated: no more records are "
+                "written\n", adir, LOG_NAME);
+        close(out_fd);
+        out_fd = -1;
+        return;
+    }
+    close(out_fd);
+    out_fd = fd, out_size = 0;
+    json_t *r = json_pack("{s:i, s:s, s:i, s:s, s:i, s:I, s:{s:s, s:s}, s:{s:{s:s}, s:s}}", "class_uid", 2004,
+                          "class_name", "Detection Finding", "activity_id", 1, "activity_name", "Create", "severity_id",
+                          2, "time", (json_int_t)now_ms(), "finding_info", "title", "mxc-gateway-audit-rotated", "desc",
+                          "the audit log reached its cap: what came before is in " LOG_NAME ".1, and the older "
+                          "file it replaced was discarded",
+                          "metadata", "product", "name", "mxc-gateway", "version", "1.1.0");
+    json_object_set_new(r, "unmapped", json_pack("{s:I, s:I}", "capBytes", (json_int_t)log_max, "discardedBytes",
+                                                 (json_int_t)gone));
+    char *text = json_dumps(r, JSON_COMPACT);
+    json_decref(r);
+    size_t len = text ? strlen(text) : 0;
+    if (text && write(out_fd, text, len) == (ssize_t)len && write(out_fd, "\n", 1) == 1)
+        out_size += (off_t)len + 1;
+    free(text);
+}
+
+static void write_record_line(char *text)
+{
+    size_t len = strlen(text);
+    if (out_fd >= 0 && out_size > 0 && out_size + (off_t)len + 1 > (off_t)log_max)
+        rotate();
+    if (out_fd < 0)
+        return;
+    text[len] = '\n'; /* the NUL becomes the line's end; written as one append */
+    if (write(out_fd, text, len + 1) == (ssize_t)len + 1)
+        out_size += (off_t)len + 1;
+}
+
 static void *writer(void *arg)
 {
     (void)arg;
@@ -314,33 +472,34 @@ static void *writer(void *arg)
         if (!qlen)
             pthread_cond_timedwait(&cv, &mu, &until);
         time_t now = time(NULL);
-        for (size_t i = 0; i < nsources;) {
+        for (size_t i = 0; i < nsources; i++) {
             source *s = &sources[i];
             bool expired = s->retired && now - s->retired_at > RETENTION_S;
-            tail(s, !expired);
-            if (expired) {
-                if (s->governed && !s->seen_file)
-                    finding_zero_events(s);
-                tail(s, false); /* what came after retention: unattributed */
-                sources[i] = sources[--nsources];
-                continue;
+            if (expired && s->governed && !s->seen_file) {
+                finding_zero_events(s);
+                s->governed = false; /* said once */
             }
-            i++;
+            /* kept until its sandbox is deleted: what comes later is
+             * unattributed, dropped and counted, its blocks freed */
+            tail(s, !expired);
+            if (s->over_rate && now != s->said_at) { /* at most once a second */
+                finding_rate(s);
+                s->said_at = now;
+            }
         }
         while (qlen) {
             char *text = queue[qhead];
             qhead = (qhead + 1) % QUEUE_RECORDS;
             qlen--, qbytes -= strlen(text);
             pthread_mutex_unlock(&mu);
-            size_t len = strlen(text);
-            text[len] = '\n'; /* the NUL becomes the line's end; written as one append */
-            if (write(out_fd, text, len + 1) < 0)
-                (void)0;
+            write_record_line(text);
             free(text);
             pthread_mutex_lock(&mu);
         }
         warn_pending(&full_drops, false);
         warn_pending(&orphan_drops, false);
+        warn_pending(&rate_drops, false);
+        warn_pending(&long_drops, false);
         if (stopping) { /* everything queued before gw_audit_close is written */
             stopped = true;
             pthread_cond_broadcast(&cv);
@@ -350,31 +509,56 @@ static void *writer(void *arg)
     return NULL;
 }
 
+const char *gw_audit_dir(void) { return on ? adir : NULL; }
+
+static size_t knob(const char *name, size_t dflt, size_t least)
+{
+    const char *v = getenv(name);
+    char *end;
+    unsigned long long n = v && *v ? strtoull(v, &end, 10) : 0;
+    return v && *v && !*end && n >= least && n <= dflt ? (size_t)n : dflt;
+}
+
 int gw_audit_init(char *why, size_t whysz)
 {
     const char *a = getenv("OPENSHELL_OCSF_JSON"), *b = getenv("MXC_OCSF_JSON");
     if (!((a && !strcmp(a, "1")) || (b && !strcmp(b, "1"))))
         return 0;
-    const char *dir = getenv("OPENSHELL_OCSF_LOG_DIR");
-    char d[600];
-    if (dir && dir[0] == '/')
-        snprintf(d, sizeof d, "%s", dir);
-    else if (geteuid() == 0)
-        snprintf(d, sizeof d, "/var/log/mxc");
-    else
-        snprintf(d, sizeof d, "%s/.local/state/mxc/logs", getenv("HOME") ? getenv("HOME") : "/tmp");
-    char path[700];
-    snprintf(path, sizeof path, "%s/mxc-gateway-ocsf.jsonl", d);
-    if (mxc_mkdir_p(d, 0700) < 0 ||
-        (out_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
-        snprintf(why, whysz, "the OCSF audit sink %s cannot be opened: %s", path, strerror(errno));
+    const char *dir = getenv("OPENSHELL_OCSF_LOG_DIR"), *home = getenv("HOME");
+    struct stat hs;
+    if (dir && dir[0] == '/') {
+        snprintf(adir, sizeof adir, "%s", dir);
+    } else if (geteuid() == 0) {
+        snprintf(adir, sizeof adir, "/var/log/mxc");
+    } else if (home && home[0] == '/' && stat(home, &hs) == 0 && hs.st_uid == geteuid()) {
+        snprintf(adir, sizeof adir, "%s/.local/state/mxc/logs", home);
+    } else { /* never a name in /tmp another user could make first */
+        char priv[512];
+        if (mxc_private_dir(true, priv, sizeof priv, why, whysz) < 0)
+            return -1;
+        snprintf(adir, sizeof adir, "%s/mxc-logs", priv);
+    }
+    struct stat st;
+    if (mxc_mkdir_p(adir, 0700) < 0 || (adfd = open(adir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+        fstat(adfd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 022)) {
+        snprintf(why, whysz, "the OCSF audit directory %s is unusable: it must be a directory of the gateway's uid "
+                 "that no one else can write", adir);
         return -1;
     }
+    out_fd = openat(adfd, LOG_NAME, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+    if (out_fd < 0 || fstat(out_fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+        snprintf(why, whysz, "the OCSF audit sink %s/%s cannot be opened: %s", adir, LOG_NAME,
+                 out_fd < 0 ? strerror(errno) : "not a regular file with one link");
+        return -1;
+    }
+    out_size = st.st_size;
     const char *qm = getenv("MXC_OCSF_QUEUE_MAX"); /* tests: a smaller queue, to see the drops */
     if (qm && atoi(qm) > 0 && atoi(qm) < QUEUE_RECORDS)
         qmax = (size_t)atoi(qm);
+    log_max = knob("MXC_OCSF_LOG_MAX", GW_AUDIT_LOG_MAX, 65536); /* tests: lower caps only */
+    source_rate = knob("MXC_OCSF_SOURCE_RATE", GW_AUDIT_SOURCE_RATE, 1);
     on = true;
-    fprintf(stderr, "mxc-gateway: OCSF audit records to %s\n", path);
+    fprintf(stderr, "mxc-gateway: OCSF audit records to %s/%s\n", adir, LOG_NAME);
     int kernel_audit = gw_kernel_audit_enabled();
     pthread_mutex_lock(&mu);
     finding_no_landlock_audit(kernel_audit); /* the log's first record */
@@ -411,5 +595,7 @@ void gw_audit_close(void)
         pthread_cond_wait(&cv, &mu);
     warn_pending(&full_drops, true);
     warn_pending(&orphan_drops, true);
+    warn_pending(&rate_drops, true);
+    warn_pending(&long_drops, true);
     pthread_mutex_unlock(&mu);
 }

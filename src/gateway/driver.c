@@ -18,17 +18,21 @@
 #include "audit.h"
 #include "fdio.h"
 #include "fresh.h"
+#include "hostpath.h"
 #include "mxc.h"
 #include "policymap.h"
 #include "procs.h"
+#include "sblog.h"
 #include "table.h"
 
 static const mxc_gw_config *CFG;
 static int MOCK;
+static char SOCK[600];
 
-void gw_driver_init(const mxc_gw_config *cfg, int mock)
+void gw_driver_init(const mxc_gw_config *cfg, int mock, const char *socket_path)
 {
     CFG = cfg, MOCK = mock;
+    snprintf(SOCK, sizeof SOCK, "%s", socket_path ? socket_path : "");
 }
 
 bool gw_driver_mock(void) { return MOCK != GW_MOCK_OFF; }
@@ -36,14 +40,17 @@ bool gw_driver_mock(void) { return MOCK != GW_MOCK_OFF; }
 /* The mock executor: what the real path would send, into the sandbox's log. */
 static void mock_run(const char *name, const char *what, const json_t *req)
 {
-    char log[800];
-    FILE *f = gw_table_log_path(name, log, sizeof log) == 0 ? fopen(log, "ae") : NULL;
-    if (!f)
-        return;
-    char *s = json_dumps(req, JSON_COMPACT | JSON_SORT_KEYS);
-    fprintf(f, "mock: would run %s %s\n", what, s ? s : "(unprintable)");
+    gw_log *l = gw_log_open(name);
+    char *s = l ? json_dumps(req, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    if (s) {
+        char head[64];
+        int k = snprintf(head, sizeof head, "mock: would run %s ", what);
+        gw_log_write(l, head, (size_t)k);
+        gw_log_write(l, s, strlen(s));
+        gw_log_write(l, "\n", 1);
+    }
     free(s);
-    fclose(f);
+    gw_log_close(l);
 }
 
 static void say(char *why, size_t whysz, int *http, int code, const char *fmt, const char *a, const char *b)
@@ -196,14 +203,55 @@ typedef struct {
     char backend[24];
     pid_t pid;
     unsigned long long start;
+    int out, pidfd; /* the driver's pipe from mxc-exec, and mxc-exec's pidfd */
+    gw_log *log;
 } watch;
+
+/* Names whose watcher still runs (name -> count): a delete waits for them,
+ * so nothing writes into a sandbox's directory once it is removed. */
+static pthread_mutex_t wmu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wcv = PTHREAD_COND_INITIALIZER;
+static json_t *watching;
+
+static void watching_add(const char *name, int d)
+{
+    pthread_mutex_lock(&wmu);
+    if (!watching)
+        watching = json_object();
+    json_int_t n = json_integer_value(json_object_get(watching, name)) + d;
+    if (n > 0)
+        json_object_set_new(watching, name, json_integer(n));
+    else
+        json_object_del(watching, name);
+    pthread_cond_broadcast(&wcv);
+    pthread_mutex_unlock(&wmu);
+}
+
+/* Waits (at most 30 s) until no watcher of name runs. */
+static void watching_wait(const char *name)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 30;
+    pthread_mutex_lock(&wmu);
+    while (watching && json_object_get(watching, name))
+        if (pthread_cond_timedwait(&wcv, &wmu, &until) == ETIMEDOUT)
+            break;
+    pthread_mutex_unlock(&wmu);
+}
 
 static void *watcher(void *arg)
 {
     watch *w = arg;
+    /* the workload's output into its log, under the log's caps (sblog.h) */
+    gw_log_pump(w->log, w->out, w->pidfd);
+    close(w->out);
+    if (w->pidfd >= 0)
+        close(w->pidfd);
     int st;
     while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR)
         ;
+    gw_log_close(w->log);
     json_t *rec = gw_table_get(w->name);
     /* the record still names this process (a delete may have removed it) */
     int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -226,6 +274,7 @@ static void *watcher(void *arg)
         gw_table_set(w->name, "ended", json_integer((json_int_t)time(NULL)));
     }
     json_decref(rec);
+    watching_add(w->name, -1);
     free(w);
     return NULL;
 }
@@ -233,17 +282,22 @@ static void *watcher(void *arg)
 static int launch(const char *name, json_t *req, bool experimental, char *why, size_t whysz, char *const *extra,
                   const char *audit_file, bool governed)
 {
-    char log[800];
-    if (gw_table_log_path(name, log, sizeof log) < 0)
-        return say(why, whysz, NULL, 0, "cannot make the sandbox's log%s%s", NULL, NULL), -1;
-    int lfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+    watch *w = calloc(1, sizeof *w);
+    gw_log *log = w ? gw_log_open(name) : NULL;
+    if (!log) {
+        free(w);
+        return say(why, whysz, NULL, 0, "cannot open the sandbox's log%s%s", NULL, NULL), -1;
+    }
+    /* through a pipe the driver reads: the workload never writes a file of ours itself */
     char *text = json_dumps(req, JSON_COMPACT);
-    pid_t pid = lfd >= 0 && text ? spawn_exec(experimental, false, text, lfd, NULL, extra) : -1;
+    int out = -1;
+    pid_t pid = text ? spawn_exec(experimental, false, text, -1, &out, extra) : -1;
     free(text);
-    if (lfd >= 0)
-        close(lfd);
-    if (pid < 0)
+    if (pid < 0) {
+        gw_log_close(log);
+        free(w);
         return say(why, whysz, NULL, 0, "cannot start mxc-exec (%s)%s", CFG->exec_path, NULL), -1;
+    }
     unsigned long long pstart = mxc_proc_start_time(pid);
     gw_table_set(name, "pid", json_integer(pid));
     gw_table_set(name, "pidStart", json_integer((json_int_t)pstart));
@@ -251,22 +305,17 @@ static int launch(const char *name, json_t *req, bool experimental, char *why, s
     if (audit_file)
         gw_audit_source_add(name, audit_file, pid, pstart, governed);
     gw_table_set(name, "status", json_string("running")); /* the driver reports readiness itself */
-    watch *w = calloc(1, sizeof *w);
+    snprintf(w->name, sizeof w->name, "%s", name);
+    snprintf(w->backend, sizeof w->backend, "%s", experimental ? "isolation_session" : "process");
+    w->pid = pid, w->start = pstart, w->out = out, w->log = log;
+    w->pidfd = (int)syscall(SYS_pidfd_open, pid, 0); /* our unreaped child: it is this process */
+    watching_add(name, 1);
     pthread_t t;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (w) {
-        snprintf(w->name, sizeof w->name, "%s", name);
-        snprintf(w->backend, sizeof w->backend, "%s", experimental ? "isolation_session" : "process");
-        w->pid = pid;
-        w->start = pstart;
-    }
-    if (!w || pthread_create(&t, &attr, watcher, w) != 0) {
-        free(w);
-        int st;
-        waitpid(pid, &st, 0);
-    }
+    if (pthread_create(&t, &attr, watcher, w) != 0)
+        watcher(w); /* no thread: the create answers when the workload ends */
     pthread_attr_destroy(&attr);
     return 0;
 }
@@ -316,6 +365,39 @@ static json_t *environment(const json_t *given, char *why, size_t whysz, int *ht
     json_array_foreach(order, i, e) json_array_append(out, json_object_get(byk, json_string_value(e)));
     json_decref(byk), json_decref(order);
     return out;
+}
+
+/* ---- grants ------------------------------------------------------------- */
+
+/* No grant reaches the gateway's own machinery — its state directory
+ * (records, their key, every sandbox's log and proxy records), its audit
+ * directory, its socket — by the runtime's rule for its own state
+ * (mxc_hostpath_check_grant_against: by descriptor, a grant that is,
+ * covers or lies inside one is refused). */
+static int own_places_refused(const json_t *frag, char *why, size_t whysz)
+{
+    const mxc_hostpath_owned own[] = {{gw_table_dir(), "the gateway's state directory", true},
+                                      {gw_audit_dir(), "the gateway's audit directory", true},
+                                      {SOCK, "the gateway's socket", true}};
+    static const char *const LISTS[][2] = {{"readwritePaths", "read-write"}, {"readonlyPaths", "read-only"}};
+    json_t *fs = json_object_get(frag, "filesystem");
+    for (size_t l = 0; l < 2; l++) {
+        size_t i;
+        json_t *p;
+        json_array_foreach(json_object_get(fs, LISTS[l][0]), i, p) {
+            mxc_error e = {0};
+            if (mxc_hostpath_check_grant_against(json_string_value(p), LISTS[l][1], own, sizeof own / sizeof own[0],
+                                                 "grant a directory that neither contains nor lies inside the "
+                                                 "gateway's state directory (MXC_GATEWAY_STATE), audit directory "
+                                                 "(OPENSHELL_OCSF_LOG_DIR) or socket (MXC_GATEWAY_SOCKET)",
+                                                 &e) < 0) {
+                snprintf(why, whysz, "policy refused: %s (%s)", e.message, e.remediation);
+                mxc_error_clear(&e);
+                return -1;
+            }
+        }
+    }
+    return 0;
 }
 
 /* ---- providers ---------------------------------------------------------- */
@@ -497,6 +579,11 @@ json_t *gw_create(const json_t *req, int *http, char *why, size_t whysz)
     json_t *frag = mxc_gw_map_policy(policy, CFG, cwd, mwhy, sizeof mwhy);
     if (!frag)
         return say(why, whysz, http, 400, "policy refused: %s%s", mwhy, NULL), NULL;
+    if (own_places_refused(frag, why, whysz) < 0) {
+        json_decref(frag);
+        *http = 400;
+        return NULL;
+    }
     json_t *envs = environment(json_object_get(req, "env"), why, whysz, http);
     char *cl = mxc_command_line(argv, n);
     secret_env secrets = {0};
@@ -515,8 +602,7 @@ json_t *gw_create(const json_t *req, int *http, char *why, size_t whysz)
     size_t nx = 0;
     for (size_t k = 0; k < secrets.n; k++)
         extra[nx++] = secrets.kv[k];
-    if (gw_audit_on() && governed && gw_table_log_path(name, audit_file, sizeof audit_file) == 0) {
-        snprintf(audit_file + strlen(audit_file) - 3, sizeof audit_file - strlen(audit_file) + 3, "proxy-audit.jsonl");
+    if (gw_audit_on() && governed && gw_table_file_path(name, "proxy-audit.jsonl", audit_file, sizeof audit_file) == 0) {
         snprintf(audit_kv, sizeof audit_kv, "MXC_PROXY_AUDIT_FILE=%s", audit_file);
         extra[nx++] = audit_kv;
     }
@@ -665,6 +751,8 @@ int gw_delete(const char *name, char *why, size_t whysz)
     const char *sid = json_string_value(json_object_get(rec, "sandboxId"));
     if (sid && !MOCK)
         teardown_session(sid);
+    watching_wait(name); /* its output pumped, its log closed */
+    gw_audit_source_forget(name);
     gw_table_remove(name);
     json_decref(rec);
     return 0;

@@ -1,11 +1,12 @@
 /* driver.h — the compute driver: a gateway sandbox made real with mxc-exec.
  * Owns: a create request checked and mapped before anything exists (name,
- * command, environment, policy through policymap.h, then the runtime's own
+ * command, environment, policy through policymap.h, grants that would reach
+ * the gateway's own state, audit directory or socket, then the runtime's own
  * --dry-run: a refusal leaves no record and no sandbox), the runtime
  * requests for each backend (process: one one-shot; isolation_session:
  * provision, start, exec, and stop + deprovision at delete), running the
  * configured mxc-exec (never through PATH) with the request on a pipe, the
- * workload's output into its log, its exit watched on a thread and
+ * workload's output through a pipe into its bounded log (sblog.h), its exit watched on a thread and
  * recorded, readiness reported by the driver itself (running once the
  * workload is launched), delete, and the reconciliation at start-up
  * (records left running by a previous gateway: their runtime state gone ->
@@ -29,7 +30,8 @@
 #define GW_MOCK_OFF 0
 #define GW_MOCK_EXIT 1 /* mock workloads exit 0 at once */
 #define GW_MOCK_HOLD 2 /* mock workloads run until delete */
-void gw_driver_init(const mxc_gw_config *cfg, int mock);
+/* socket_path: the daemon's socket, one of the places no grant may reach. */
+void gw_driver_init(const mxc_gw_config *cfg, int mock, const char *socket_path);
 bool gw_driver_mock(void);
 
 /* req: {"name","policy" (a SandboxPolicy object),"command":[...],"cwd"?,

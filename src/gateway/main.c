@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,18 +20,22 @@
 #include "audit.h"
 #include "config.h"
 #include "driver.h"
+#include "sblog.h"
 #include "server.h"
 #include "table.h"
+#include "termfilter.h"
 #include "yamljson.h"
 
 static const char USAGE[] =
     "usage: mxc-gateway serve --config gateway.toml [--socket PATH]\n"
     "       mxc-gateway [--socket PATH] sandbox create --name N --policy FILE.yaml [--driver-config-json JSON]\n"
     "                   [--env K=V]... [--env-from FILE] [--provider NAME]... [--no-tty] [-- COMMAND ARGS...]\n"
-    "       mxc-gateway [--socket PATH] sandbox list [--json] | get NAME | logs NAME | delete NAME\n"
+    "       mxc-gateway [--socket PATH] sandbox list [--json] | get NAME | logs [--raw] NAME | delete NAME\n"
     "       mxc-gateway probe --config gateway.toml\n"
     "The socket: --socket, else MXC_GATEWAY_SOCKET, else /run/mxc-gateway.sock (root) or\n"
-    "$XDG_RUNTIME_DIR/mxc-gateway.sock.  See docs/gateway.md.\n";
+    "$XDG_RUNTIME_DIR/mxc-gateway.sock (or another private directory's).  Output to a terminal\n"
+    "is filtered (no clipboard, title or query sequences); logs --raw gives the bytes as they are.\n"
+    "See docs/gateway.md.\n";
 
 static int usage(const char *fmt, const char *arg)
 {
@@ -41,26 +47,132 @@ static int usage(const char *fmt, const char *arg)
 
 /* ---- the client --------------------------------------------------------- */
 
-static size_t collect(char *p, size_t sz, size_t n, void *ud)
+#define ANSWER_MAX (32u << 20) /* a JSON answer; a log is streamed, never held */
+
+/* What the client prints of the daemon's answers: to a terminal through
+ * the engine's filter (termfilter.h: nothing that acts on the person's
+ * machine rather than the screen — clipboard, title, queries whose replies
+ * the terminal would type), unless --raw; elsewhere byte for byte. */
+typedef struct {
+    FILE *f;
+    bool filter;
+    mxc_termfilter tf;
+    unsigned char out[(16u << 10) + MXC_TERMFILTER_SEQ_MAX];
+} printer;
+
+static printer *printer_new(FILE *f, bool raw)
 {
-    FILE *m = ud;
-    return fwrite(p, sz, n, m);
+    printer *p = calloc(1, sizeof *p);
+    if (p) {
+        p->f = f;
+        p->filter = !raw && isatty(fileno(f));
+        mxc_termfilter_init(&p->tf);
+    }
+    return p;
 }
 
-/* One request to the daemon; the HTTP status (0: no daemon) and body. */
-static long call(const char *sock, const char *method, const char *path, const char *body, char **resp)
+static bool print_bytes(printer *p, const char *buf, size_t n)
+{
+    if (!p->filter)
+        return fwrite(buf, 1, n, p->f) == n;
+    while (n) {
+        size_t k = n < (16u << 10) ? n : (16u << 10);
+        size_t m = mxc_termfilter_run(&p->tf, (const unsigned char *)buf, k, p->out);
+        if (fwrite(p->out, 1, m, p->f) != m)
+            return false;
+        buf += k, n -= k;
+    }
+    return true;
+}
+
+/* One text said to f (filtered as above), then a newline when nl. */
+static void print_text(FILE *f, const char *text, bool nl)
+{
+    printer *p = printer_new(f, false);
+    if (!p)
+        return;
+    print_bytes(p, text, strlen(text));
+    if (nl)
+        fputc('\n', f);
+    free(p);
+}
+
+/* The socket is ours only when what answers is: once connected, and
+ * before curl sends a byte, its peer's uid is checked (SO_PEERCRED: ours or
+ * root) — a socket another local user bound first learns nothing. */
+typedef struct {
+    curl_socket_t fd; /* the connection's socket, made here (curl connects it) */
+    bool refused;
+    uid_t peer;
+} conn;
+
+static curl_socket_t open_socket(void *ud, curlsocktype purpose, struct curl_sockaddr *a)
+{
+    (void)purpose;
+    conn *c = ud;
+    c->fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+    return c->fd < 0 ? CURL_SOCKET_BAD : c->fd;
+}
+
+static int peer_checked(void *ud, char *primary_ip, char *local_ip, int primary_port, int local_port)
+{
+    (void)primary_ip, (void)local_ip, (void)primary_port, (void)local_port;
+    conn *c = ud;
+    struct ucred cr = {.uid = (uid_t)-1};
+    socklen_t len = sizeof cr;
+    if (c->fd < 0 || getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 ||
+        (cr.uid != geteuid() && cr.uid != 0)) {
+        c->refused = true;
+        c->peer = cr.uid;
+        return CURL_PREREQFUNC_ABORT;
+    }
+    return CURL_PREREQFUNC_OK;
+}
+
+typedef struct {
+    CURL *c;
+    long status;
+    printer *stream; /* a 200 answer's body goes here as it comes (logs) */
+    FILE *mem;       /* else (and any error's body) here, at most ANSWER_MAX */
+    size_t held;
+} sink;
+
+static size_t collect(char *p, size_t sz, size_t n, void *ud)
+{
+    sink *s = ud;
+    size_t len = sz * n;
+    if (!s->status)
+        curl_easy_getinfo(s->c, CURLINFO_RESPONSE_CODE, &s->status);
+    if (s->stream && s->status == 200)
+        return print_bytes(s->stream, p, len) ? len : 0;
+    if (s->held + len > ANSWER_MAX)
+        return 0; /* larger than any answer of ours: abandoned */
+    s->held += len;
+    return fwrite(p, 1, len, s->mem);
+}
+
+/* One request to the daemon; the HTTP status (0: no daemon; -1: refused,
+ * said on stderr) and, unless streamed, the body. */
+static long call_to(const char *sock, const char *method, const char *path, const char *body, char **resp,
+                    printer *stream)
 {
     CURL *c = curl_easy_init();
     char *buf = NULL;
     size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
+    sink sk = {.c = c, .stream = stream, .mem = open_memstream(&buf, &len)};
+    conn cn = {.fd = CURL_SOCKET_BAD};
     char url[300];
     snprintf(url, sizeof url, "http://mxc-gateway%s", path);
     curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, sock);
+    curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+    curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, &cn);
+    curl_easy_setopt(c, CURLOPT_PREREQFUNCTION, peer_checked);
+    curl_easy_setopt(c, CURLOPT_PREREQDATA, &cn);
+    curl_easy_setopt(c, CURLOPT_FORBID_REUSE, 1L);
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, m);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &sk);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     struct curl_slist *h = NULL;
     if (body) {
@@ -69,25 +181,46 @@ static long call(const char *sock, const char *method, const char *path, const c
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
     }
     long status = 0;
-    if (curl_easy_perform(c) == CURLE_OK)
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    fclose(m);
+    CURLcode rc = curl_easy_perform(c);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    if (rc != CURLE_OK && status > 0 && !cn.refused) {
+        fprintf(stderr, "mxc-gateway: the gateway's answer was cut short: %s\n", curl_easy_strerror(rc));
+        status = -1;
+    }
+    if (cn.refused) {
+        fprintf(stderr, "mxc-gateway: %s is answered by uid %u, neither you nor root: nothing was sent to it (another "
+                "user may have bound it first; use a socket in a directory only you can write: --socket, "
+                "MXC_GATEWAY_SOCKET or XDG_RUNTIME_DIR)\n", sock, (unsigned)cn.peer);
+        status = -1;
+    }
+    fclose(sk.mem);
     curl_slist_free_all(h);
     curl_easy_cleanup(c);
     *resp = buf;
     return status;
 }
 
+static long call(const char *sock, const char *method, const char *path, const char *body, char **resp)
+{
+    return call_to(sock, method, path, body, resp, NULL);
+}
+
 /* A failed answer as one line on stderr; exit status 1. */
 static int said(long status, const char *resp, const char *sock)
 {
+    if (status < 0)
+        return 1;
     if (status == 0) {
         fprintf(stderr, "mxc-gateway: no gateway answers on %s (start one with mxc-gateway serve)\n", sock);
         return 1;
     }
     json_t *j = json_loads(resp ? resp : "", 0, NULL);
     const char *msg = json_string_value(json_object_get(json_object_get(j, "error"), "message"));
-    fprintf(stderr, "mxc-gateway: %s (HTTP %ld)\n", msg ? msg : resp ? resp : "", status);
+    char head[64];
+    snprintf(head, sizeof head, " (HTTP %ld)", status);
+    fputs("mxc-gateway: ", stderr);
+    print_text(stderr, msg ? msg : resp ? resp : "", false);
+    fprintf(stderr, "%s\n", head);
     json_decref(j);
     return 1;
 }
@@ -214,7 +347,7 @@ static int create(const char *sock, int argc, char **argv)
     long st = call(sock, "POST", "/v1/sandboxes", body, &resp);
     free(body);
     if (st == 201) {
-        printf("%s\n", resp);
+        print_text(stdout, resp ? resp : "", true);
         rc = 0;
     } else {
         rc = said(st, resp, sock);
@@ -250,7 +383,7 @@ static int sandbox(const char *sock, int argc, char **argv)
         json_t *arr = json_object_get(j, "sandboxes");
         if (js) {
             char *s = json_dumps(arr, JSON_INDENT(2));
-            printf("%s\n", s ? s : "[]");
+            print_text(stdout, s ? s : "[]", true);
             free(s);
         } else {
             printf("%-24s %-12s %-18s %s\n", "NAME", "STATUS", "BACKEND", "EXIT");
@@ -270,19 +403,28 @@ static int sandbox(const char *sock, int argc, char **argv)
         free(resp);
         return 0;
     }
+    bool raw = argc == 3 && !strcmp(sub, "logs") && !strcmp(argv[1], "--raw");
+    if (raw)
+        argv++, argc--;
     if (argc != 2 || (strcmp(sub, "get") && strcmp(sub, "logs") && strcmp(sub, "delete")))
         return usage("sandbox %s: unknown, or NAME missing", sub);
     if (!gw_name_ok(argv[1]))
         return usage("%s is not a sandbox name", argv[1]);
     snprintf(path, sizeof path, "/v1/sandboxes/%s%s", argv[1], !strcmp(sub, "logs") ? "/logs" : "");
-    st = call(sock, !strcmp(sub, "delete") ? "DELETE" : "GET", path, NULL, &resp);
     int rc = 0;
+    if (!strcmp(sub, "logs")) { /* streamed: the client holds one block, whatever the log's size */
+        printer *out = printer_new(stdout, raw);
+        st = out ? call_to(sock, "GET", path, NULL, &resp, out) : 0;
+        free(out);
+        if (fflush(stdout) != 0 && st == 200)
+            rc = 1;
+    } else {
+        st = call(sock, !strcmp(sub, "delete") ? "DELETE" : "GET", path, NULL, &resp);
+    }
     if (st != 200)
         rc = said(st, resp, sock);
-    else if (!strcmp(sub, "logs"))
-        fputs(resp ? resp : "", stdout);
     else if (!strcmp(sub, "get"))
-        printf("%s\n", resp ? resp : "{}");
+        print_text(stdout, resp ? resp : "{}", true);
     free(resp);
     return rc;
 }
@@ -413,9 +555,19 @@ static int serve(const char *sock, int argc, char **argv)
         fprintf(stderr, "mxc-gateway: %s\n", why);
         return 1;
     }
-    gw_driver_init(&cfg, mock);
+    /* systemd's socket, when it started us: its path is the gateway's socket (the driver refuses grants of it) */
+    static char activated_path[sizeof ((struct sockaddr_un *)0)->sun_path + 1];
+    int activated = gw_socket_activated(activated_path, sizeof activated_path, why, sizeof why);
+    if (activated < 0) {
+        fprintf(stderr, "mxc-gateway: %s\n", why);
+        return 1;
+    }
+    if (activated)
+        sock = activated_path;
+    gw_log_init();
+    gw_driver_init(&cfg, mock, sock);
     gw_reconcile();
-    if (gw_audit_start(why, sizeof why) < 0 || gw_serve(sock, why, sizeof why) < 0) {
+    if (gw_audit_start(why, sizeof why) < 0 || gw_serve(sock, activated, why, sizeof why) < 0) {
         fprintf(stderr, "mxc-gateway: %s\n", why);
         gw_audit_close();
         return 1;
@@ -426,8 +578,7 @@ static int serve(const char *sock, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    char sock[600];
-    gw_default_socket(sock, sizeof sock);
+    char sock[600] = "", why[600];
     int i = 1;
     if (argc > 2 && !strcmp(argv[1], "--socket")) {
         snprintf(sock, sizeof sock, "%s", argv[2]);
@@ -438,9 +589,15 @@ int main(int argc, char **argv)
     const char *cmd = argv[i];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h"))
         return fputs(USAGE, stdout), 0;
+    bool serving = !strcmp(cmd, "serve");
+    if (!sock[0] && (serving || !strcmp(cmd, "sandbox")) &&
+        gw_default_socket(serving, sock, sizeof sock, why, sizeof why) < 0) {
+        fprintf(stderr, "mxc-gateway: %s\n", why);
+        return 1;
+    }
     curl_global_init(CURL_GLOBAL_DEFAULT);
     int rc;
-    if (!strcmp(cmd, "serve"))
+    if (serving)
         rc = serve(sock, argc - i - 1, argv + i + 1);
     else if (!strcmp(cmd, "sandbox"))
         rc = sandbox(sock, argc - i - 1, argv + i + 1);

@@ -7,6 +7,7 @@
 #include <microhttpd.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,22 +18,26 @@
 
 #include "audit.h"
 #include "driver.h"
+#include "sblog.h"
+#include "state.h"
 #include "table.h"
 
 #define MAX_BODY (1u << 20)
 #define PREFIX "/v1/sandboxes"
 
-void gw_default_socket(char *out, size_t outsz)
+int gw_default_socket(bool make, char *out, size_t outsz, char *why, size_t whysz)
 {
-    const char *env = getenv("MXC_GATEWAY_SOCKET"), *xdg = getenv("XDG_RUNTIME_DIR");
+    const char *env = getenv("MXC_GATEWAY_SOCKET");
+    char priv[512];
     if (env && env[0])
         snprintf(out, outsz, "%s", env);
     else if (geteuid() == 0)
         snprintf(out, outsz, "/run/mxc-gateway.sock");
-    else if (xdg && xdg[0] == '/')
-        snprintf(out, outsz, "%s/mxc-gateway.sock", xdg);
+    else if (mxc_private_dir(make, priv, sizeof priv, why, whysz) == 0)
+        snprintf(out, outsz, "%s/mxc-gateway.sock", priv);
     else
-        snprintf(out, outsz, "/tmp/mxc-gateway-%u.sock", (unsigned)geteuid());
+        return -1;
+    return 0;
 }
 
 typedef struct {
@@ -72,24 +77,31 @@ static bool peer_ok(struct MHD_Connection *c)
     return cred.uid == 0 || cred.uid == geteuid();
 }
 
+static ssize_t log_chunk(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    ssize_t n = gw_log_reader_read(cls, pos, buf, max);
+    return n > 0 ? n : n == 0 ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void log_done(void *cls) { gw_log_reader_close(cls); }
+
+/* The log streamed (log.1 then log, as they were when opened): nothing of
+ * it is held in memory beyond one block. */
 static enum MHD_Result logs(struct MHD_Connection *c, const char *name)
 {
     json_t *rec = gw_table_get(name);
     if (!rec)
         return fail(c, 404, "no such sandbox");
     json_decref(rec);
-    char path[800];
-    int fd = gw_table_log_path(name, path, sizeof path) == 0 ? open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
-    struct stat st;
-    struct MHD_Response *r;
-    if (fd >= 0 && fstat(fd, &st) == 0)
-        r = MHD_create_response_from_fd((uint64_t)st.st_size, fd);
-    else {
-        if (fd >= 0)
-            close(fd);
-        r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    uint64_t total = 0;
+    gw_log_reader *lr = gw_log_reader_open(name, &total);
+    struct MHD_Response *r = lr ? MHD_create_response_from_callback(total, 64 * 1024, log_chunk, lr, log_done)
+                                : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (!r) {
+        gw_log_reader_close(lr);
+        return MHD_NO;
     }
-    MHD_add_response_header(r, "Content-Type", "text/plain; charset=utf-8");
+    MHD_add_response_header(r, "Content-Type", "application/octet-stream");
     enum MHD_Result rc = MHD_queue_response(c, 200, r);
     MHD_destroy_response(r);
     return rc;
@@ -225,7 +237,46 @@ static int make_socket(const char *path, char *why, size_t whysz)
     return fd;
 }
 
-int gw_serve(const char *socket_path, char *why, size_t whysz)
+#define GW_LISTEN_FD 3 /* SD_LISTEN_FDS_START */
+
+int gw_socket_activated(char *out, size_t outsz, char *why, size_t whysz)
+{
+    const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+    if (!pid || !fds)
+        return 0;
+    char *end;
+    long lp = strtol(pid, &end, 10);
+    if (*end || lp != (long)getpid())
+        return 0; /* meant for another process (an ancestor's): not ours */
+    unsetenv("LISTEN_PID");
+    unsetenv("LISTEN_FDS");
+    unsetenv("LISTEN_FDNAMES");
+    long n = strtol(fds, &end, 10);
+    if (*end || n != 1) {
+        snprintf(why, whysz, "socket activation passed %s sockets; the gateway serves exactly one (ListenStream=)", fds);
+        return -1;
+    }
+    int acc = 0, type = 0, dom = 0;
+    socklen_t l = sizeof acc;
+    struct sockaddr_un a = {0};
+    socklen_t al = sizeof a;
+    if (getsockopt(GW_LISTEN_FD, SOL_SOCKET, SO_ACCEPTCONN, &acc, &l) < 0 || !acc ||
+        getsockopt(GW_LISTEN_FD, SOL_SOCKET, SO_TYPE, &type, &(socklen_t){sizeof type}) < 0 || type != SOCK_STREAM ||
+        getsockopt(GW_LISTEN_FD, SOL_SOCKET, SO_DOMAIN, &dom, &(socklen_t){sizeof dom}) < 0 || dom != AF_UNIX ||
+        getsockname(GW_LISTEN_FD, (struct sockaddr *)&a, &al) < 0 || al <= offsetof(struct sockaddr_un, sun_path) ||
+        !a.sun_path[0]) {
+        snprintf(why, whysz, "socket activation: fd 3 is not a listening unix stream socket with a path");
+        return -1;
+    }
+    if (fcntl(GW_LISTEN_FD, F_SETFD, FD_CLOEXEC) < 0) {
+        snprintf(why, whysz, "socket activation: fd 3: %s", strerror(errno));
+        return -1;
+    }
+    snprintf(out, outsz, "%.*s", (int)(al - offsetof(struct sockaddr_un, sun_path)), a.sun_path);
+    return 1;
+}
+
+int gw_serve(const char *socket_path, bool activated, char *why, size_t whysz)
 {
     sigset_t stop;
     sigemptyset(&stop);
@@ -233,7 +284,7 @@ int gw_serve(const char *socket_path, char *why, size_t whysz)
     sigaddset(&stop, SIGINT);
     pthread_sigmask(SIG_BLOCK, &stop, NULL); /* every thread made from here on blocks them */
     signal(SIGPIPE, SIG_IGN);
-    int fd = make_socket(socket_path, why, whysz);
+    int fd = activated ? GW_LISTEN_FD : make_socket(socket_path, why, whysz);
     if (fd < 0)
         return -1;
     struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0, NULL,
@@ -243,14 +294,16 @@ int gw_serve(const char *socket_path, char *why, size_t whysz)
     if (!d) {
         snprintf(why, whysz, "libmicrohttpd would not start on %s", socket_path);
         close(fd);
-        unlink(socket_path);
+        if (!activated)
+            unlink(socket_path);
         return -1;
     }
-    fprintf(stderr, "mxc-gateway: serving on %s\n", socket_path);
+    fprintf(stderr, "mxc-gateway: serving on %s%s\n", socket_path, activated ? " (socket activation)" : "");
     int sig;
     sigwait(&stop, &sig);
     MHD_stop_daemon(d);
     close(fd);
-    unlink(socket_path);
+    if (!activated) /* systemd's socket stays systemd's: the next connection starts the gateway again */
+        unlink(socket_path);
     return 0;
 }

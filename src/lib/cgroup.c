@@ -331,6 +331,31 @@ int mxc_cgroup_join_fds(const mxc_cgroup *cg, int fds[3], mxc_error *e)
     return (int)n;
 }
 
+int mxc_cgroup_helpers_join_fds(const char *name, uint64_t pids_max, uint64_t memory_max, uint64_t cpu_quota_us,
+                                int fds[3], mxc_error *e)
+{
+    mxc_cgroup cg;
+    if (mxc_cgroup_create(name, pids_max, memory_max, cpu_quota_us, &cg, e) < 0)
+        return -1;
+    const char *dirs[3];
+    size_t n = attach_dirs(&cg, dirs);
+    for (size_t i = 0; i < n; i++) {
+        char dir[600], path[700];
+        snprintf(dir, sizeof dir, "%s/" MXC_CGROUP_HELPERS, dirs[i]);
+        snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+        int err = mkdir(dir, 0755) < 0 && errno != EEXIST ? errno : 0;
+        if (!err && (fds[i] = open(path, O_WRONLY | O_CLOEXEC)) < 0)
+            err = errno;
+        if (err) {
+            for (size_t j = 0; j < i; j++)
+                close(fds[j]);
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "cgroup.helpers", err, NULL,
+                              "cannot set up the network helpers' cgroup %s", dir);
+        }
+    }
+    return (int)n;
+}
+
 int mxc_cgroup_dir_fd(const mxc_cgroup *cg)
 {
     if (!cg->v2) {
@@ -371,35 +396,70 @@ int mxc_cgroup_join_self(int *fds, size_t n)
     return rc;
 }
 
+/* The helpers end on their own once the sandbox's PID 1 is gone, and
+ * every caller kills it first: a moment (at most 200 ms) for them to do so
+ * — mxc-proxy writes its audit's last count as it ends — before anything
+ * of the cgroup is killed. */
+static void helpers_grace(const char *dir)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/" MXC_CGROUP_HELPERS "/cgroup.procs", dir);
+    for (int round = 0; round < 100; round++) {
+        FILE *f = fopen(path, "re");
+        if (!f)
+            return;
+        int pid;
+        bool any = fscanf(f, "%d", &pid) == 1;
+        fclose(f);
+        if (!any)
+            return;
+        usleep(2000);
+    }
+}
+
 void mxc_cgroup_kill_all(const mxc_cgroup *cg)
 {
     const char *dir = cg->v2 ? cg->v2_dir : cg->pids_dir[0] ? cg->pids_dir : cg->memory_dir;
     if (!dir[0])
         return;
+    helpers_grace(dir);
     if (cg->v2 && write_text(dir, "cgroup.kill", "1") == 0)
         return;
-    /* v1 (or a v2 kernel before 5.14): no cgroup.kill; sweep until empty (bounded) */
+    /* v1 (or a v2 kernel before 5.14): no cgroup.kill; sweep until empty
+     * (bounded), the helpers' child with it (cgroup.kill takes it on v2) */
     for (int round = 0; round < 50; round++) {
-        char path[700];
-        snprintf(path, sizeof path, "%s/cgroup.procs", dir);
-        FILE *f = fopen(path, "re");
-        if (!f)
-            return;
-        int pid, n = 0;
-        while (fscanf(f, "%d", &pid) == 1) {
-            kill(pid, SIGKILL);
-            n++;
+        int n = 0;
+        for (int sub = 0; sub < 2; sub++) {
+            char path[700];
+            snprintf(path, sizeof path, "%s/%scgroup.procs", dir, sub ? MXC_CGROUP_HELPERS "/" : "");
+            FILE *f = fopen(path, "re");
+            if (!f)
+                continue;
+            int pid;
+            while (fscanf(f, "%d", &pid) == 1) {
+                kill(pid, SIGKILL);
+                n++;
+            }
+            fclose(f);
         }
-        fclose(f);
         if (n == 0)
             return;
         usleep(2000);
     }
 }
 
+/* rmdir, waiting (bounded) for what is still leaving it */
+static void rmdir_busy(const char *path)
+{
+    for (int tries = 0; tries < 100 && rmdir(path) < 0 && errno == EBUSY; tries++)
+        usleep(5000);
+}
+
 static void remove_dir(const char *dir)
 {
     char path[700];
+    snprintf(path, sizeof path, "%s/" MXC_CGROUP_HELPERS, dir);
+    rmdir_busy(path); /* the helpers end with the sandbox's PID 1, or were killed with it */
     snprintf(path, sizeof path, "%s", dir);
     DIR *d = opendir(path);
     if (d) { /* per-exec children of earlier builds first */
@@ -412,14 +472,17 @@ static void remove_dir(const char *dir)
             }
         closedir(d);
     }
-    for (int tries = 0; tries < 100 && rmdir(path) < 0 && errno == EBUSY; tries++)
-        usleep(5000);
+    rmdir_busy(path);
 }
 
 void mxc_cgroup_remove(const mxc_cgroup *cg)
 {
+    /* a cpu cgroup made after cg was opened (the helpers' start makes the
+     * sandbox's: mxc_cgroup_helpers_join_fds) goes too */
+    mxc_cgroup all = *cg;
+    all.cpu_limited = cg->cpu_limited || (cg->cpu_dir[0] && !cpu_dir_shared(cg) && access(cg->cpu_dir, F_OK) == 0);
     const char *dirs[3];
-    size_t n = attach_dirs(cg, dirs);
+    size_t n = attach_dirs(&all, dirs);
     for (size_t i = 0; i < n; i++)
         remove_dir(dirs[i]);
 }

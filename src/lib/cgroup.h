@@ -9,6 +9,8 @@
  * kill-all, cgroup.kill), and processes are born in it with
  * clone3(CLONE_INTO_CGROUP) instead of being moved.  On v1 a process moves
  * itself by writing "0" to `tasks` (no global lock).
+ * The host-side helpers a workload drives (mxc-proxy, pasta) run in a child
+ * of the sandbox's cgroup (MXC_CGROUP_HELPERS), charged to its limits.
  * Degrades honestly: what is missing is reported by --probe and the PID
  * namespace stays the kill-all; a CPU limit that cannot be had is an error. */
 #ifndef MXC_CGROUP_H
@@ -28,6 +30,13 @@ typedef struct {
     char cpu_dir[512];    /* "" = no cpu controller on this host */
     bool cpu_limited;     /* cpu_dir is in use: the sandbox has a CPU limit */
 } mxc_cgroup;
+
+/* The child of a sandbox's cgroup (in each v1 hierarchy it has; in its v2
+ * directory) where the host-side helpers a workload drives run: a child
+ * counts against its parent's pids, memory and CPU limits (v2: it has no
+ * controller of its own, so its use is its parent's), so the sandbox's
+ * budget is theirs too; killed and removed with the sandbox's. */
+#define MXC_CGROUP_HELPERS "helpers"
 
 /* The CFS period every CPU quota is expressed against. */
 #define MXC_CGROUP_CPU_PERIOD_US 100000u
@@ -56,6 +65,15 @@ void mxc_cgroup_open(const char *name, mxc_cgroup *cg);
  * the opener's credentials, so the sandbox's own uid can do it.  v2 gets
  * cgroup.procs.  Returns how many fds (0-3) are in fds[], or -1. */
 int mxc_cgroup_join_fds(const mxc_cgroup *cg, int fds[3], mxc_error *e);
+/* The helpers' child of the sandbox `name`: the sandbox's cgroups are
+ * made (or reused) with its limits as mxc_cgroup_create makes them — a
+ * helper may start before the sandbox's first process joins — and the
+ * child in each; opens, as the (privileged) caller, the files through which
+ * a helper moves itself in (cgroup.procs, the whole process; with
+ * mxc_cgroup_join_self, before it execs).  Returns how many fds (0-3: none
+ * where this host has no cgroup for mxc) are in fds[], or -1. */
+int mxc_cgroup_helpers_join_fds(const char *name, uint64_t pids_max, uint64_t memory_max, uint64_t cpu_quota_us,
+                                int fds[3], mxc_error *e);
 /* v2: an fd of the sandbox's directory, for clone3(CLONE_INTO_CGROUP) —
  * the child is born inside, no migration.  -1 with errno on v1 (ENOTSUP)
  * or failure. */

@@ -739,6 +739,11 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
     memset(h, 0, sizeof *h);
     h->ctl_fd = -1;
     bool direct = !detached && single_threaded();
+    /* src/net: the helpers it starts (mxc-proxy, pasta) are charged to this cgroup */
+    snprintf(p->net.cgroup.name, sizeof p->net.cgroup.name, "%s", cgroup_name);
+    p->net.cgroup.pids_max = p->pids_max;
+    p->net.cgroup.memory_max = p->memory_max;
+    p->net.cgroup.cpu_quota_us = p->cpu_quota_us;
     int join[MAX_JOIN_FDS];
     int njoin = 0;
     /* v2: the first process of the sandbox is born in its cgroup

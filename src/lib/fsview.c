@@ -279,14 +279,20 @@ static int resolve_entry(const mxc_plan *p, resolver *rv, idmap_cache *cache, co
         char target_path[4200];
         snprintf(target_path, sizeof target_path, "%s", out);
         int tfd, tdir;
-        rc = resolve(rv, target_path, true, false, out, sizeof out, &tfd, &tdir, why, sizeof why);
+        /* the target as the caller sees it, through every link on the way — also one in this sandbox's own
+         * writable grant (issue 27, finding 10: a link there was not followed, and its target stayed
+         * readable).  Following a link a sandbox may have planted is safe here, unlike for a grant: it can
+         * only add a mask to the sandbox's own view (the link's mask stands whatever the target is), and the
+         * holder re-resolves the canonical path beneath the new root with no symlinks */
+        mxc_hostpath_rules any = {0};
+        rc = mxc_hostpath_resolve(&any, target_path, true, out, sizeof out, &tfd, &tdir, why, sizeof why);
         if (rc == -ENOENT) {
             bool creatable = mxc_registry_inside_writable(tdir, rv->own, rv->nown, false);
             close(tdir);
             return creatable ? fail_closed(out, MXC_GRANT_DENIED, e) : 0;
         }
         if (rc < 0)
-            return 0; /* the target is reached only through a link a sandbox can write: the link's mask stands */
+            return 0; /* unreachable (a loop, /proc): nothing there to read; the link's mask stands */
         close(tdir);
         if (fstat(tfd, &st) < 0) {
             close(tfd);
@@ -842,9 +848,13 @@ static int fill_etc(int etc, const mxc_plan *p, etc_bind_fn bind, void *ctx)
         rc = write_at(etc, "hostname", hostname);
     /* model 1: the forwarder of the stack; whether a query gets out is the
      * rules' business like any other packet (egress.default allow, or an
-     * allow covering MXC_NET_DNS port 53) */
-    if (rc == 0 && p->net.model == MXC_NETM_DIRECT)
-        rc = write_at(etc, "resolv.conf", "nameserver " MXC_NET_DNS "\n");
+     * allow covering MXC_NET_DNS port 53).  Without one (the host's
+     * resolver is host loopback, src/net/resolver.h) the file says why */
+    if (rc == 0 && p->net.model == MXC_NETM_DIRECT) {
+        char why[sizeof p->net.dns_why + 16];
+        snprintf(why, sizeof why, "# mxc: %s\n", p->net.dns_why);
+        rc = write_at(etc, "resolv.conf", p->net.dns[0] ? "nameserver " MXC_NET_DNS "\n" : why);
+    }
     return rc;
 }
 
@@ -1127,8 +1137,13 @@ static void recreate_links(view *v, const mxc_fsview_sources *s)
         int d = walk(v, parent[0] ? parent : "/", MAKE_DIR, false);
         if (d < 0)
             continue;
-        if (in_set(v->ours, v->nours, mnt_id(d)))
-            (void)symlinkat(s->links[i].target, d, slash + 1);
+        /* best effort: an entry already there (EEXIST: another path went through the same link) is the
+         * same link, and a grant reached through a link that could not be made is still reachable by its
+         * canonical path */
+        if (in_set(v->ours, v->nours, mnt_id(d))) {
+            int made = symlinkat(s->links[i].target, d, slash + 1);
+            (void)made;
+        }
         close(d);
     }
 }

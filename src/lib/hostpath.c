@@ -332,9 +332,57 @@ static bool at_or_below(int fd, const struct stat *dir)
     return false;
 }
 
+int mxc_hostpath_check_grant_against(const char *path, const char *what, const mxc_hostpath_owned *own, size_t nown,
+                                     const char *remedy, mxc_error *e)
+{
+    int g = open(path, O_PATH | O_CLOEXEC); /* as the grant will be reached: links followed */
+    if (g < 0)
+        return 0; /* nothing there to cover (fsview says what it makes of a missing path) */
+    struct stat gst;
+    int rc = fstat(g, &gst);
+    for (size_t i = 0; rc == 0 && i < nown; i++) {
+        if (!own[i].path || !own[i].path[0])
+            continue;
+        int o = open(own[i].path, O_PATH | O_CLOEXEC);
+        struct stat ost;
+        if (o < 0 || fstat(o, &ost) < 0) {
+            if (o >= 0)
+                close(o);
+            continue;
+        }
+        bool covers, inside;
+        if (S_ISDIR(ost.st_mode)) {
+            covers = at_or_below(o, &gst);
+            inside = own[i].inside_too && at_or_below(g, &ost);
+        } else { /* a file (a socket, a key): the grant is it, or a directory above it */
+            inside = gst.st_dev == ost.st_dev && gst.st_ino == ost.st_ino;
+            char parent[4096];
+            snprintf(parent, sizeof parent, "%s", own[i].path);
+            char *slash = strrchr(parent, '/');
+            if (slash)
+                *(slash == parent ? slash + 1 : slash) = '\0';
+            int p = slash ? open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+            covers = inside || (p >= 0 && at_or_below(p, &gst));
+            if (p >= 0)
+                close(p);
+        }
+        close(o);
+        if (covers || inside) {
+            close(g);
+            mxc_err(e, MXC_E_POLICY_VALIDATION, "the %s grant %.200s %s %s (%.200s): a sandbox must not reach "
+                    "the state of mxc and of other sandboxes", what, path, covers ? "covers" : "lies inside",
+                    own[i].name, own[i].path);
+            mxc_err_set_remediation(e, remedy);
+            return -1;
+        }
+    }
+    close(g);
+    return 0;
+}
+
 int mxc_hostpath_check_grant(const char *path, const char *what, mxc_error *e)
 {
-    char state[512] = "", claims[512], ws[512] = "";
+    char state[512] = "", claims[512] = "", ws[512] = "";
     const char *sd = getenv("MXC_STATE_DIR"), *xdg = getenv("XDG_RUNTIME_DIR");
     /* where state.c and registry.c put them (none is made here) */
     if (sd && sd[0] == '/')
@@ -343,44 +391,14 @@ int mxc_hostpath_check_grant(const char *path, const char *what, mxc_error *e)
         snprintf(state, sizeof state, "/run/mxc");
     else if (xdg && xdg[0] == '/')
         snprintf(state, sizeof state, "%s/mxc", xdg);
-    if (geteuid() == 0)
-        snprintf(claims, sizeof claims, "/var/lib/mxc/claims");
-    else if (xdg && xdg[0] == '/')
-        snprintf(claims, sizeof claims, "%s/mxc-claims", xdg);
-    else
-        snprintf(claims, sizeof claims, "/tmp/mxc-claims-%u", (unsigned)geteuid());
+    if (mxc_claims_dir(false, claims, sizeof claims) < 0)
+        claims[0] = '\0';
     if (!mxc_workspace_root_path(ws, sizeof ws))
         ws[0] = '\0';
-    const struct { const char *path, *name; bool inside_too; } own[] = {
+    const mxc_hostpath_owned own[] = {
         {state, "mxc's state root", true}, {claims, "mxc's claims directory", true}, {ws, "the workspace root", false}};
-    int g = open(path, O_PATH | O_CLOEXEC); /* as the grant will be reached: links followed */
-    if (g < 0)
-        return 0; /* nothing there to cover (fsview says what it makes of a missing path) */
-    struct stat gst;
-    int rc = fstat(g, &gst);
-    for (size_t i = 0; rc == 0 && i < sizeof own / sizeof own[0]; i++) {
-        if (!own[i].path[0])
-            continue;
-        int o = open(own[i].path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        struct stat ost;
-        if (o < 0 || fstat(o, &ost) < 0) {
-            if (o >= 0)
-                close(o);
-            continue;
-        }
-        bool covers = at_or_below(o, &gst), inside = own[i].inside_too && at_or_below(g, &ost);
-        close(o);
-        if (covers || inside) {
-            close(g);
-            mxc_err(e, MXC_E_POLICY_VALIDATION, "the %s grant %.200s %s %s (%.200s): a sandbox must not reach "
-                    "the state of mxc and of other sandboxes", what, path, covers ? "covers" : "lies inside",
-                    own[i].name, own[i].path);
-            mxc_err_set_remediation(e, "grant a directory that neither contains nor lies inside mxc's state root, "
-                                       "claims directory or workspace root (MXC_STATE_DIR, MXC_WORKSPACE_ROOT move "
-                                       "them)");
-            return -1;
-        }
-    }
-    close(g);
-    return 0;
+    return mxc_hostpath_check_grant_against(path, what, own, sizeof own / sizeof own[0],
+                                            "grant a directory that neither contains nor lies inside mxc's state "
+                                            "root, claims directory or workspace root (MXC_STATE_DIR, "
+                                            "MXC_WORKSPACE_ROOT move them)", e);
 }

@@ -51,10 +51,22 @@ int mxc_hostpath_open_read(const char *path, mxc_error *e);
 /* Refuses (policy_validation, *e set, -1) a read-write or read-only grant
  * (what: "read-write", "read-only") whose directory is, or contains, mxc's
  * state root, claims directory (/var/lib/mxc/claims; rootless
- * $XDG_RUNTIME_DIR/mxc-claims) or workspace root, or lies inside the state
+ * <private dir>/mxc-claims, state.h) or workspace root, or lies inside the state
  * root or claims directory.  Compared by device and inode from descriptors
  * (the grant as the kernel resolves it), walking up with "..".  0 if fine
  * or if the path does not exist. */
 int mxc_hostpath_check_grant(const char *path, const char *what, mxc_error *e);
+
+/* The same rule over another owner's places (mxc-gateway's state, audit
+ * directory, socket): a grant that is or covers any of own, or (inside_too)
+ * lies inside one, is refused with remedy as the remediation.  A place
+ * that is a file (a socket, a key) is covered by itself and by every
+ * directory above it. */
+typedef struct {
+    const char *path, *name;
+    bool inside_too;
+} mxc_hostpath_owned;
+int mxc_hostpath_check_grant_against(const char *path, const char *what, const mxc_hostpath_owned *own, size_t nown,
+                                     const char *remedy, mxc_error *e);
 
 #endif

@@ -240,6 +240,10 @@ json_t *mxc_plan_describe(const mxc_request *r, mxc_error *e)
                              (json_int_t)p.memory_max, "cpuMax", cpu);
     if (plan && p.net.ruleset) /* src/net: the nftables rule set the sandbox's namespace would get */
         json_object_set_new(plan, "networkRules", json_string(p.net.ruleset));
+    if (plan && p.net.model == MXC_NETM_DIRECT) /* the DNS forwarder and where it relays (src/net/resolver.h) */
+        json_object_set_new(plan, "networkDns",
+                            p.net.dns[0] ? json_pack("{s:s, s:s}", "forwarder", MXC_NET_DNS, "upstream", p.net.dns)
+                                         : json_pack("{s:n, s:s}", "forwarder", "reason", p.net.dns_why));
     if (plan && p.net.model == MXC_NETM_PROXY)
         json_object_set_new(plan, "networkProxy", json_string(p.net.proxy_url));
     if (plan && p.net.model == MXC_NETM_GOVERNED) { /* the credential is the run's: never printed */

@@ -11,9 +11,11 @@
 
 #include "cgroup.h"
 #include "governed.h"
+#include "helperbounds.h"
 #include "stack.h"
 #include "harden.h"
 #include "hostpath.h"
+#include "resolver.h"
 
 #define DEFAULT_PIDS_MAX 512
 #define DEFAULT_MEMORY_MAX (1024ull * 1024 * 1024)
@@ -148,6 +150,14 @@ static int governed_setup(mxc_plan *p, mxc_error *e)
     static _Atomic unsigned long serial;
     if (!p->net.sandbox[0])
         snprintf(p->net.sandbox, sizeof p->net.sandbox, "oneshot-%d-%lu", (int)getpid(), ++serial);
+    /* the proxy's bounds (helperbounds.h); a bad value fails the request */
+    uint64_t conns, audit;
+    if (env_limit("MXC_PROXY_MAX_CONNECTIONS", MXC_PROXY_MAX_CONNECTIONS, 1, MXC_PROXY_MAX_CONNECTIONS_MOST, &conns,
+                  e) < 0 ||
+        env_limit("MXC_PROXY_AUDIT_MAX_BYTES", MXC_PROXY_AUDIT_MAX_BYTES, 4096, 1ull << 40, &audit, e) < 0)
+        return -1;
+    p->net.proxy_max_conns = (unsigned)conns;
+    p->net.proxy_audit_max = audit;
     return mxc_governed_credential(&p->net, e);
 }
 
@@ -202,6 +212,7 @@ int mxc_plan_from_request(const mxc_request *r, mxc_plan *p, mxc_error *e)
         return -1;
     }
     p->host_network = p->net.model == MXC_NETM_HOST;
+    mxc_resolver_plan(&p->net); /* model 1: the DNS forwarder's resolver, never host loopback */
     if (p->host_network && mxc_landlock_require_scope(e) < 0) {
         mxc_plan_free(p);
         return -1;

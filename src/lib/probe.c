@@ -11,6 +11,7 @@
 
 #include "cgroup.h"
 #include "harden.h"
+#include "helperbounds.h"
 #include "quota.h"
 #include "stack.h"
 #include "state.h"
@@ -26,6 +27,31 @@ static long read_long(const char *path)
         fclose(f);
     }
     return v;
+}
+
+/* What bounds the host-side network helpers a workload drives. */
+static json_t *helpers_probe(void)
+{
+    bool any = mxc_cgroup_available("pids") || mxc_cgroup_available("memory") || mxc_cgroup_available("cpu");
+    char how[400] = "none: no cgroup controller for mxc here; mxc-proxy and pasta are bounded only by their own "
+                    "limits below";
+    if (any)
+        snprintf(how, sizeof how, "a child (" MXC_CGROUP_HELPERS ") of each sandbox's cgroup: the sandbox's limits "
+                 "(pids %s, memory %s, cpu %s when MXC_CPU_MAX is set) count mxc-proxy and pasta too",
+                 mxc_cgroup_mode("pids"), mxc_cgroup_mode("memory"), mxc_cgroup_mode("cpu"));
+    return json_pack("{s:s, s:{s:i, s:s, s:I, s:s, s:s, s:{s:I, s:s, s:i, s:i, s:i, s:i, s:s}}, s:{s:i}}",
+                     "cgroup", how, "mxc-proxy", "maxConnections", MXC_PROXY_MAX_CONNECTIONS, "setting",
+                     "MXC_PROXY_MAX_CONNECTIONS", "openFiles",
+                     (json_int_t)MXC_PROXY_MAX_CONNECTIONS * MXC_PROXY_NOFILE_PER_CONN + MXC_PROXY_NOFILE_FIXED,
+                     "openFilesRule", "8 per connection + 64, soft and hard, whatever its caller's",
+                     "atTheCap", "the oldest connection without a complete head is shed (503), else the newcomer; out "
+                     "of descriptors the same, then accepting rests until one closes or 200 ms pass",
+                     "audit", "maxBytes", (json_int_t)MXC_PROXY_AUDIT_MAX_BYTES, "setting", "MXC_PROXY_AUDIT_MAX_BYTES",
+                     "refusalsPerSecond", MXC_PROXY_AUDIT_DENIED_PER_SEC, "refusalsBurst", MXC_PROXY_AUDIT_DENIED_BURST,
+                     "allowedPerSecond", MXC_PROXY_AUDIT_ALLOWED_PER_SEC, "allowedBurst", MXC_PROXY_AUDIT_ALLOWED_BURST,
+                     "dropped", "counted by disposition and said: mxc-proxy-audit-dropped (OCSF 2004) at most once a "
+                     "second and at the proxy's end, mxc-proxy-audit-full at the cap",
+                     "pasta", "openFiles", MXC_NET_STACK_NOFILE);
 }
 
 json_t *mxc_probe(void)
@@ -67,6 +93,8 @@ json_t *mxc_probe(void)
         json_object_set_new(json_object_get(out, "result"), "rlimitFallback", json_string(fallback));
     if (out) /* src/net: what this host can enforce for network models 1 and 2 */
         json_object_set_new(json_object_get(out, "result"), "networkModels", mxc_net_probe());
+    if (out)
+        json_object_set_new(json_object_get(out, "result"), "networkHelpers", helpers_probe());
     mxc_error e = {0};
     char wsroot[512], why[400];
     if (out && mxc_workspace_root_path(wsroot, sizeof wsroot)) { /* the workspace size limit (quota.h) */

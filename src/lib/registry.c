@@ -14,35 +14,17 @@
 #include <unistd.h>
 
 #include "procs.h"
+#include "state.h"
 
-#define CLAIM_DIR "/var/lib/mxc/claims"
 #define UID_BASE_DEFAULT 2100000000u
 #define UID_COUNT_DEFAULT 65536u
 
-/* The claim directory: host-wide as root; rootless the caller's own,
- * which must be a directory of its uid, mode 0700 (never one someone else
- * planted). */
+/* The claim directory: host-wide as root; rootless the caller's own, in
+ * its private directory (state.h: never a name another user can take
+ * first), which must be a directory of its uid, mode 0700. */
 static int claim_dir(char *out, size_t outsz)
 {
-    if (geteuid() == 0) {
-        snprintf(out, outsz, CLAIM_DIR);
-        if (mkdir("/var/lib/mxc", 0755) < 0 && errno != EEXIST)
-            return -errno;
-        return mkdir(CLAIM_DIR, 0700) < 0 && errno != EEXIST ? -errno : 0;
-    }
-    const char *xdg = getenv("XDG_RUNTIME_DIR");
-    if (xdg && xdg[0] == '/')
-        snprintf(out, outsz, "%s/mxc-claims", xdg);
-    else
-        snprintf(out, outsz, "/tmp/mxc-claims-%u", (unsigned)geteuid());
-    if (mkdir(out, 0700) < 0 && errno != EEXIST)
-        return -errno;
-    struct stat st;
-    if (lstat(out, &st) < 0)
-        return -errno;
-    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077))
-        return -EPERM;
-    return 0;
+    return mxc_claims_dir(true, out, outsz);
 }
 
 static unsigned env_uint(const char *name, unsigned dflt)
@@ -97,8 +79,9 @@ static int try_claim(const mxc_claim *c, const char *dir, const char *name, unsi
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     int rc = fd < 0 ? -errno : 0;
     size_t len = strlen(text);
-    if (rc == 0 && write(fd, text, len) != (ssize_t)len)
-        rc = -EIO;
+    ssize_t n = rc == 0 ? write(fd, text, len) : 0;
+    if (rc == 0 && n != (ssize_t)len)
+        rc = n < 0 ? -errno : -ENOSPC; /* the real reason, as state.c keeps it */
     free(text);
     if (rc == 0 && c->kind == MXC_CLAIM_SESSION && getenv("MXC_FAULT_KILL_WRITING_CLAIM")) /* tests/faults */
         kill(getpid(), SIGKILL);
@@ -174,7 +157,9 @@ int mxc_registry_claim(const mxc_claim *c, unsigned *uid, char name[MXC_CLAIM_NA
     if (getrandom(&tag, sizeof tag, 0) != (ssize_t)sizeof tag)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "registry.getrandom", errno, NULL, "no randomness");
     char tmp[700];
-    snprintf(tmp, sizeof tmp, "%s/.new-%d-%08x", dir, (int)getpid(), tag);
+    /* the writer named for good, by pid and start time: a later phase's sweep tells a dead one (gone, or a
+     * zombie its killer has not reaped yet) from a live one by the same rule as every liveness (procs.h) */
+    snprintf(tmp, sizeof tmp, "%s/.new-%d-%llu-%08x", dir, (int)getpid(), mxc_proc_start_time(getpid()), tag);
     for (int attempt = 0; attempt < 256; attempt++) {
         unsigned r;
         name[0] = '\0';
@@ -241,8 +226,16 @@ void mxc_registry_release_owned(const char *name, const char *state_dir)
 
 bool mxc_registry_dead_writer(const char *entry)
 {
-    int writer;
-    return sscanf(entry, ".new-%d-", &writer) == 1 && writer > 0 && kill(writer, 0) < 0 && errno == ESRCH;
+    int writer = 0;
+    unsigned long long start = 0;
+    unsigned tag;
+    int got = sscanf(entry, ".new-%d-%llu-%x", &writer, &start, &tag);
+    if (got < 1 || writer <= 0)
+        return false;
+    /* an older build's .new-<pid>-<tag>: whatever now has that pid, if alive, may be its writer */
+    if (got < 3)
+        start = mxc_proc_start_time(writer);
+    return !mxc_pid_alive(writer, start);
 }
 
 void mxc_registry_drop_unlinked(const char *state_dir)
@@ -396,8 +389,11 @@ json_t *mxc_registry_oneshots(void)
         json_t *j = lstat(path, &st) == 0 && S_ISREG(st.st_mode) ? json_load_file(path, 0, NULL) : NULL;
         json_t *pid = json_object_get(j, "pid");
         const char *kind = json_string_value(json_object_get(j, "kind"));
-        if (kind && !strcmp(kind, "oneshot") && json_is_integer(pid) && json_integer_value(pid) > 0 &&
-            (kill((pid_t)json_integer_value(pid), 0) == 0 || errno == EPERM)) {
+        pid_t p = json_is_integer(pid) ? (pid_t)json_integer_value(pid) : 0;
+        json_t *sj = json_object_get(j, "start");
+        unsigned long long start = json_is_integer(sj) ? (unsigned long long)json_integer_value(sj)
+                                                       : mxc_proc_start_time(p);
+        if (kind && !strcmp(kind, "oneshot") && p > 0 && mxc_pid_alive(p, start)) { /* procs.h's one rule */
             json_t *o = json_pack("{s:s, s:O, s:I}", "claim", de->d_name, "pid", pid, "created", (json_int_t)st.st_mtime);
             json_t *uid = json_object_get(j, "uid");
             if (geteuid() == 0 && json_is_integer(uid)) /* rootless claims carry no uid of their own */

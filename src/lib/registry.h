@@ -52,11 +52,12 @@ int mxc_registry_sync(const char *name);
 /* Releases the claim only when it is the session at state_dir. */
 void mxc_registry_release_owned(const char *name, const char *state_dir);
 /* Removes the claim files the session at state_dir was being given when
- * its maker died: written (.new-<pid>-<tag>), never linked under a uid, the
- * writer gone.  For the sweep that finishes a half-made sandbox. */
+ * its maker died: written (.new-<pid>-<start>-<tag>), never linked under a
+ * uid, the writer gone.  For the sweep that finishes a half-made sandbox. */
 void mxc_registry_drop_unlinked(const char *state_dir);
 /* Whether a claim directory entry is a claim file being written
- * (.new-<pid>-<tag>) whose writer is gone. */
+ * (.new-<pid>-<start>-<tag>) whose writer is dead — gone, or a zombie not
+ * yet reaped (procs.h's one rule: mxc_pid_alive). */
 bool mxc_registry_dead_writer(const char *entry);
 /* Whether the claim `name` is the session at state_dir's: one file read
  * (a sandbox's state names its claim), not a scan of every claim. */

@@ -99,6 +99,13 @@ int mxc_v1_run_oneshot(mxc_request *r, unsigned flags, int in, int out, int err,
             if (rules)
                 putf(out, "Network: %s\nNetwork rules (nftables, in the sandbox's namespace):\n%s",
                      json_string_value(json_object_get(plan, "network")), rules);
+            json_t *dns = json_object_get(plan, "networkDns"); /* model 1's forwarder (src/net/resolver.h) */
+            const char *up = json_string_value(json_object_get(dns, "upstream"));
+            if (dns && up)
+                putf(out, "Network DNS: the forwarder %s, relaying to %s\n",
+                     json_string_value(json_object_get(dns, "forwarder")), up);
+            else if (dns)
+                putf(out, "Network DNS: none: %s\n", json_string_value(json_object_get(dns, "reason")));
             putf(out, "Runner completed in %ldms\nDry run completed. Result: validation passed\n", ms_since(&t0));
             json_decref(plan);
             status = 0;

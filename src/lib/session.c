@@ -479,6 +479,12 @@ static int open_sandbox(const mxc_request *r, opened *o, mxc_error *e)
     }
     mxc_error why = {0};
     if (mxc_state_read(&o->st, &o->state, &why) < 0) {
+        if (why.native == EPROTONOSUPPORT) { /* a newer mxc's sandbox: refused, never taken for damage */
+            mxc_error_clear(e);
+            *e = why;
+            mxc_state_unlock(&o->st);
+            return -1;
+        }
         snprintf(o->damage, sizeof o->damage, "%.299s", why.message);
         mxc_error_clear(&why);
     }
@@ -1018,7 +1024,12 @@ int mxc_session_phase_deliver(const mxc_request *r, bool exiting, json_t **resul
 
 /* Why a holder would not take the exec: said precisely (the state read
  * only now, on this slow path). */
-static int why_no_holder(const mxc_request *r, mxc_error *e)
+/* Why an exec found no holder to take it, said about the session as it is
+ * now — unless the exec was judged against a holder (judged, judged_start;
+ * 0 = none was running) that is no longer the one running: a stop and a
+ * start (or a first start) raced it, nothing of it ran, and it is answered
+ * about the holder it met: not_started. */
+static int why_no_holder_of(const mxc_request *r, pid_t judged, unsigned long long judged_start, mxc_error *e)
 {
     opened o;
     mxc_error why = {0};
@@ -1038,6 +1049,9 @@ static int why_no_holder(const mxc_request *r, mxc_error *e)
                      "start it again", o.death);
     else if (!o.running)
         rc = mxc_err(&why, MXC_E_NOT_STARTED, "the sandbox is provisioned but not started; call start first");
+    else if (judged >= 0 && (o.holder != judged || o.holder_start != judged_start))
+        rc = mxc_err(&why, MXC_E_NOT_STARTED, "the session was stopped or started while this exec was handed over "
+                     "(it met %s); nothing of it ran: send it again", judged ? "a holder that has ended" : "no holder");
     else
         rc = 0; /* running, yet it refused: the first error stands */
     opened_close(&o);
@@ -1048,6 +1062,11 @@ static int why_no_holder(const mxc_request *r, mxc_error *e)
         e->code = MXC_E_BACKEND_ERROR;
     }
     return -1;
+}
+
+static int why_no_holder(const mxc_request *r, mxc_error *e)
+{
+    return why_no_holder_of(r, -1, 0, e);
 }
 
 /* exec: straight to the holder's socket — no lock and no state file on the
@@ -1122,15 +1141,22 @@ int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_e
         mxc_exec_spec_free(&s);
         return why_no_holder(r, e);
     }
+    /* the holder this exec is judged against: the one recorded as it is handed over (none: 0) */
+    pid_t h0 = 0;
+    unsigned long long hs0 = 0;
+    if (!mxc_state_read_holder(dir, &h0, &hs0))
+        h0 = 0, hs0 = 0;
     rc = mxc_exec_start(sock, &s, pty, proc, e);
     close(dirfd);
     mxc_exec_spec_free(&s);
     pid_t h;
     unsigned long long hs;
     /* no holder took it, or the holder went away under it (a stop or a
-     * deprovision that won the race): say which, as for any later call */
-    if (rc < 0 && (e->code == MXC_E_NOT_STARTED || !mxc_state_read_holder(dir, &h, &hs) || !mxc_pid_alive(h, hs)))
-        return why_no_holder(r, e);
+     * deprovision that won the race, or a stop and a start): say which, about
+     * the holder it was judged against */
+    if (rc < 0 && (e->code == MXC_E_NOT_STARTED || !mxc_state_read_holder(dir, &h, &hs) || !mxc_pid_alive(h, hs) ||
+                   h != h0 || hs != hs0))
+        return why_no_holder_of(r, h0, hs0, e);
     return rc;
 }
 

@@ -45,6 +45,96 @@ int mxc_state_root(char *out, size_t outsz, mxc_error *e)
     return 0;
 }
 
+/* A directory of the caller's alone, judged by descriptor: not a link, the
+ * euid's, no group or other permission. */
+static bool private_ok(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    struct stat st;
+    bool ok = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 077);
+    close(fd);
+    return ok;
+}
+
+int mxc_private_dir(bool make, char *out, size_t outsz, char *why, size_t whysz)
+{
+    enum { XDG, RUNUSER, TMP, HOME, N };
+    char c[N][512] = {{0}};
+    const char *xdg = getenv("XDG_RUNTIME_DIR"), *home = getenv("HOME");
+    unsigned uid = (unsigned)geteuid();
+    if (xdg && xdg[0] == '/')
+        snprintf(c[XDG], sizeof c[XDG], "%s", xdg);
+    snprintf(c[RUNUSER], sizeof c[RUNUSER], "/run/user/%u", uid);
+    snprintf(c[TMP], sizeof c[TMP], "/tmp/mxc-%u", uid);
+    struct stat hs;
+    char host[65] = "";
+    if (gethostname(host, sizeof host - 1) < 0 || !host[0])
+        snprintf(host, sizeof host, "localhost");
+    for (char *h = host; *h; h++) /* a name, never a path */
+        if (!((*h >= 'a' && *h <= 'z') || (*h >= 'A' && *h <= 'Z') || (*h >= '0' && *h <= '9') || *h == '-'))
+            *h = '_';
+    /* the caller's own home only: nobody else can make anything in it */
+    if (home && home[0] == '/' && stat(home, &hs) == 0 && hs.st_uid == geteuid())
+        snprintf(c[HOME], sizeof c[HOME], "%s/.local/state/mxc/run-%s", home, host);
+    for (int i = 0; i < N; i++) {
+        if (!c[i][0])
+            continue;
+        struct stat st;
+        if (lstat(c[i], &st) < 0 && errno == ENOENT) {
+            if (i == XDG || i == RUNUSER)
+                continue; /* the login manager's to make, not ours */
+            if (!make) { /* where a maker would put it */
+                snprintf(out, outsz, "%s", c[i]);
+                return 0;
+            }
+            if (i == HOME) {
+                char parent[512];
+                snprintf(parent, sizeof parent, "%s", c[i]);
+                *strrchr(parent, '/') = '\0';
+                if (mxc_mkdir_p(parent, 0700) < 0)
+                    continue;
+            }
+            if (mkdir(c[i], 0700) < 0 && errno != EEXIST)
+                continue;
+        }
+        if (private_ok(c[i])) {
+            snprintf(out, outsz, "%s", c[i]);
+            return 0;
+        }
+        /* taken by another user, a link, or open to others: passed over, so it denies nothing */
+    }
+    snprintf(why, whysz, "no private directory for uid %u: $XDG_RUNTIME_DIR is unset or not a 0700 directory of "
+             "yours, /tmp/mxc-%u belongs to someone else, and $HOME is not yours (set XDG_RUNTIME_DIR to a 0700 "
+             "directory of yours)", uid, uid);
+    snprintf(out, outsz, "(no private directory for uid %u: set XDG_RUNTIME_DIR)", uid);
+    return -1;
+}
+
+int mxc_claims_dir(bool make, char *out, size_t outsz)
+{
+    if (geteuid() == 0) {
+        snprintf(out, outsz, "/var/lib/mxc/claims");
+        if (!make)
+            return 0;
+        if (mkdir("/var/lib/mxc", 0755) < 0 && errno != EEXIST)
+            return -errno;
+        return mkdir(out, 0700) < 0 && errno != EEXIST ? -errno : 0;
+    }
+    char dir[512], why[8];
+    if (mxc_private_dir(make, dir, sizeof dir, why, sizeof why) < 0) {
+        snprintf(out, outsz, "%s", dir);
+        return -EPERM;
+    }
+    snprintf(out, outsz, "%s/mxc-claims", dir);
+    if (!make)
+        return 0;
+    if (mkdir(out, 0700) < 0 && errno != EEXIST)
+        return -errno;
+    return private_ok(out) ? 0 : -EPERM;
+}
+
 /* Apart from the state: one agent filling its workspace must not fill the
  * state root that every sandbox's phases write (and /run is memory). */
 static int workspace_root_at(char *out, size_t outsz, bool create, mxc_error *e)
@@ -282,6 +372,22 @@ int mxc_state_read(const mxc_state *st, json_t **out, mxc_error *e)
         *out = NULL;
         return mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox state file is unreadable: %s", jerr.text);
     }
+    json_t *f = json_object_get(*out, "stateFormat");
+    if (f && (!json_is_integer(f) || json_integer_value(f) < 0)) {
+        json_decref(*out);
+        *out = NULL;
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox state file is unreadable: \"stateFormat\" is not a format");
+    }
+    if (f && json_integer_value(f) > MXC_STATE_FORMAT) {
+        long long v = (long long)json_integer_value(f);
+        json_decref(*out);
+        *out = NULL;
+        mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.read", EPROTONOSUPPORT,
+                   "use the mxc that made this sandbox (a newer one) for its phases, or install it again",
+                   "the sandbox state was written by a newer mxc (state format %lld; this mxc reads formats 0 to %d)",
+                   v, MXC_STATE_FORMAT);
+        return -1;
+    }
     return 0;
 }
 
@@ -293,6 +399,7 @@ int mxc_state_write(const mxc_state *st, json_t *state, mxc_error *e)
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.write", errno, NULL, "cannot write the sandbox state");
+    json_object_set_new(state, "stateFormat", json_integer(MXC_STATE_FORMAT));
     char *text = json_dumps(state, JSON_COMPACT | JSON_SORT_KEYS);
     size_t len = text ? strlen(text) : 0;
     ssize_t n = text ? write(fd, text, len) : -1;
@@ -400,7 +507,10 @@ static int write_small(const char *dir, const char *file, const char *text)
     if (fd < 0)
         return -errno;
     size_t len = strlen(text);
-    int rc = write(fd, text, len) == (ssize_t)len ? 0 : -EIO;
+    /* the real reason (ENOSPC on a full state root, EDQUOT, EIO): the caller's remediation depends on it;
+     * a short write without an error is the filesystem being full */
+    ssize_t n = write(fd, text, len);
+    int rc = n == (ssize_t)len ? 0 : n < 0 ? -errno : -ENOSPC;
     close(fd);
     if (rc == 0 && rename(tmp, path) < 0)
         rc = -errno;

@@ -10,9 +10,18 @@
  * its lock file); the JSON state file written atomically (temp +
  * rename: not synced, state.c); the holder record (pid and start time, kept apart from the state
  * file) and the holder's death as its monitor saw it; removal without
- * following symlinks. */
+ * following symlinks; and, rootless, the caller's private directory for
+ * rendezvous points (claims, the gateway's socket and state) and the claims
+ * directory's place. */
 #ifndef MXC_STATE_H
 #define MXC_STATE_H
+
+/* The state file's format ("stateFormat"): raised when its meaning changes
+ * so that a build reading it could misread it.  A file without the field is
+ * format 0 (builds before it; the same fields as format 1).  A newer format
+ * is refused (EPROTONOSUPPORT, with a remediation), never read as damage
+ * and torn down: a package upgrade or downgrade keeps live sessions. */
+#define MXC_STATE_FORMAT 1
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -34,6 +43,21 @@ typedef struct {
 int mxc_mkdir_p(const char *path, mode_t mode);
 
 int mxc_state_root(char *out, size_t outsz, mxc_error *e);
+
+/* Rootless: the caller's private directory, where rendezvous points live
+ * that no other local user may take first or deny: $XDG_RUNTIME_DIR, else
+ * /run/user/EUID, else /tmp/mxc-EUID, else $HOME/.local/state/mxc/run-HOST
+ * (made 0700 when make) — the first that is a directory (not a link) owned
+ * by the euid with no group or other permission, checked by descriptor.
+ * A candidate another user took is passed over (so it denies nothing); an
+ * absent one is taken (made, or named when !make: where a maker would put
+ * it).  0, or -1 with why[] and a remediation.  Not for root (fixed system
+ * paths serve it). */
+int mxc_private_dir(bool make, char *out, size_t outsz, char *why, size_t whysz);
+/* The claims directory: /var/lib/mxc/claims as root, <private dir>/mxc-claims
+ * rootless (mxc_private_dir); made 0700 and checked (a directory of the
+ * euid, no group or other permission) when make.  0, or -errno. */
+int mxc_claims_dir(bool make, char *out, size_t outsz);
 int mxc_workspace_root(char *out, size_t outsz, mxc_error *e);
 /* <workspace root>/<name>. */
 int mxc_workspace_path(const char *name, char *out, size_t outsz, mxc_error *e);

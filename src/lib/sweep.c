@@ -167,16 +167,7 @@ static bool session_exists(const char *state_dir)
 
 static bool claim_dir_path(char *out, size_t outsz)
 {
-    if (geteuid() == 0) {
-        snprintf(out, outsz, "/var/lib/mxc/claims");
-        return true;
-    }
-    const char *xdg = getenv("XDG_RUNTIME_DIR");
-    if (xdg && xdg[0] == '/')
-        snprintf(out, outsz, "%s/mxc-claims", xdg);
-    else
-        snprintf(out, outsz, "/tmp/mxc-claims-%u", (unsigned)geteuid());
-    return true;
+    return mxc_claims_dir(false, out, outsz) == 0;
 }
 
 /* 2. claims whose sandbox is gone */

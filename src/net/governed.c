@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "harden.h"
 #include "helpers.h"
 #include "hostpath.h"
@@ -117,10 +118,12 @@ static int listener_in(int nsfd, mxc_error *e)
 }
 
 /* The proxy, a grandchild in a session of its own (nothing of the caller's
- * terminal or process group reaches it): fds 3 listener, 4 configuration
- * (a socket: the caller's write can never raise SIGPIPE in it), 5 the
- * sandbox PID 1's pidfd, 6 status, 7 audit (when any). */
-static void spawn(const char *exe, int lfd, int cfg, int hfd, int st, int afd)
+ * terminal or process group reaches it), in the sandbox's helpers' cgroup
+ * (cgfds: it moves itself in before it execs, so all of it is charged
+ * there): fds 3 listener, 4 configuration (a socket: the caller's write can
+ * never raise SIGPIPE in it), 5 the sandbox PID 1's pidfd, 6 status, 7
+ * audit (when any). */
+static void spawn(const char *exe, int lfd, int cfg, int hfd, int st, int afd, int *cgfds, int ncg)
 {
     pid_t k = fork();
     if (k != 0) {
@@ -132,6 +135,10 @@ static void spawn(const char *exe, int lfd, int cfg, int hfd, int st, int afd)
     setsid();
     if (fork() != 0)
         _exit(0);
+    if (mxc_cgroup_join_self(cgfds, (size_t)ncg) < 0) {
+        (void)!write(st, "config: cannot join the sandbox's cgroup", 40);
+        _exit(126);
+    }
     int null = open("/dev/null", O_RDWR); /* moved high too: it may have landed on a target (3..7) */
     if (null >= 0) {
         int high = fcntl(null, F_DUPFD, 20);
@@ -378,6 +385,10 @@ static int config_text(const mxc_net_policy *np, char **out, mxc_error *e)
     json_object_set_new(doc, "sandbox", json_string(np->sandbox));
     json_object_set_new(doc, "user", json_string(MXC_GOVERNED_USER));
     json_object_set_new(doc, "token", json_stringn(cred, (size_t)(at - cred)));
+    if (np->proxy_max_conns) /* the host's bounds (plan.c); unset: the proxy's own defaults, the same */
+        json_object_set_new(doc, "maxConnections", json_integer(np->proxy_max_conns));
+    if (np->proxy_audit_max)
+        json_object_set_new(doc, "auditMaxBytes", json_integer((json_int_t)np->proxy_audit_max));
     const char *hosts = getenv("MXC_PROXY_HOSTS_FILE"); /* tests: names from a file, no DNS query */
     if (hosts && hosts[0] == '/')
         json_object_set_new(doc, "hostsFile", json_string(hosts));
@@ -440,13 +451,20 @@ int mxc_governed_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
     if (lfd < 0)
         return -1;
     int hfd = (int)syscall(SYS_pidfd_open, holder, 0);
-    int cfg[2] = {-1, -1}, st[2] = {-1, -1}, afd = -1;
+    int cfg[2] = {-1, -1}, st[2] = {-1, -1}, afd = -1, cgfds[3], ncg = 0;
     char *text = NULL;
     int rc = -1;
     if (hfd < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, cfg) < 0 || pipe2(st, O_CLOEXEC) < 0 ||
         config_text(np, &text, e) < 0) {
         if (!e->code)
             mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.proxy", errno, NULL, "cannot prepare mxc-proxy");
+        goto out;
+    }
+    /* its descriptors, memory and CPU: the sandbox's budget (cgroup.h, helperbounds.h) */
+    if (np->cgroup.name[0] && (ncg = mxc_cgroup_helpers_join_fds(np->cgroup.name, np->cgroup.pids_max,
+                                                                 np->cgroup.memory_max, np->cgroup.cpu_quota_us,
+                                                                 cgfds, e)) < 0) {
+        ncg = 0;
         goto out;
     }
     if (np->audit_path[0] && np->audit_by_caller) {
@@ -456,7 +474,10 @@ int mxc_governed_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
     } else if (np->audit_path[0]) {
         afd = open(np->audit_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
     }
-    spawn(exe, lfd, cfg[0], hfd, st[1], afd);
+    spawn(exe, lfd, cfg[0], hfd, st[1], afd, cgfds, ncg);
+    for (int i = 0; i < ncg; i++)
+        close(cgfds[i]);
+    ncg = 0;
     close(cfg[0]), close(st[1]);
     cfg[0] = st[1] = -1;
     size_t len = strlen(text), off = 0;
@@ -502,6 +523,8 @@ out:
         close(afd);
     if (hfd >= 0)
         close(hfd);
+    for (int i = 0; i < ncg; i++)
+        close(cgfds[i]);
     close(lfd);
     return rc;
 }

@@ -57,6 +57,16 @@ typedef struct {
                                  (.mxc-proxy/<sandbox>/), bound at the same path inside (workspace or grant) */
     char *workload_env;       /* governed with credentials: JSON array of "K=V" for every process of the
                                  sandbox (placeholders, CA variables); a session's exec restores it from state */
+    char dns[16];             /* model 1: the IPv4 resolver the stack's DNS forwarder relays to, never host
+                                 loopback (src/net/resolver.h); "": no forwarder, dns_why says why */
+    char dns_why[240];
+    unsigned proxy_max_conns; /* governed: the proxy's connection cap (MXC_PROXY_MAX_CONNECTIONS, plan.c) */
+    unsigned long long proxy_audit_max; /* governed: its audit file's cap (MXC_PROXY_AUDIT_MAX_BYTES, plan.c) */
+    struct {                  /* set by container.c before the attach: the sandbox's cgroup (cgroup.h) and its
+                                 limits; mxc-proxy and pasta run in its helpers' child ("": no cgroup) */
+        char name[64];
+        unsigned long long pids_max, memory_max, cpu_quota_us;
+    } cgroup;
 } mxc_net_policy;
 
 /* A proxy URL as a session's state may hold it (what start recorded):

@@ -5,7 +5,9 @@
  * which daemonizes once its namespace side is configured.  The keeper then
  * waits on pidfds of the sandbox's PID 1 and of pasta and SIGKILLs pasta
  * when PID 1 is gone.  Neither runs in any namespace of the sandbox: the
- * workload cannot see, signal or trace them. */
+ * workload cannot see, signal or trace them.  Both run in the sandbox's
+ * helpers' cgroup (K moves itself in), pasta with MXC_NET_STACK_NOFILE
+ * descriptors (helperbounds.h): bounded by the sandbox's budget. */
 #include "stack.h"
 
 #include <errno.h>
@@ -16,14 +18,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "governed.h"
 #include "fdio.h"
 #include "harden.h"
+#include "helperbounds.h"
 #include "helpers.h"
+#include "resolver.h"
 
 bool mxc_net_needs_stack(const mxc_net_policy *np)
 {
@@ -152,6 +159,26 @@ static int rules_done(pid_t c, int errfd, char *why, size_t whysz)
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
 }
 
+/* In pasta's launcher, before the exec: a mount namespace of its own
+ * (private: nothing reaches the host's) whose /etc/resolv.conf names only
+ * ns, the resolver the plan chose — a file on a tmpfs over /tmp, there
+ * only, bound over it.  0, or -1 with why on fd 2. */
+static int pasta_resolv_conf(const char *ns)
+{
+    char text[64];
+    int len = snprintf(text, sizeof text, "nameserver %s\n", ns);
+    int fd = -1;
+    if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+        mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=16k,mode=0755") < 0 ||
+        (fd = open("/tmp/resolv.conf", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0 ||
+        write(fd, text, (size_t)len) != len || close(fd) < 0 ||
+        mount("/tmp/resolv.conf", MXC_RESOLV_CONF, NULL, MS_BIND, NULL) < 0) {
+        dprintf(2, "cannot give pasta its resolver %s: %s", ns, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 /* The keeper: starts pasta on the namespace (fd 3), reports "ok" or why
  * not on rep, then ends pasta when PID 1 (hfd) exits. */
 static _Noreturn void keeper(const mxc_net_policy *np, int nsfd, int hfd, int rep)
@@ -174,6 +201,10 @@ static _Noreturn void keeper(const mxc_net_policy *np, int nsfd, int hfd, int re
         /* pasta refuses to start with SIGPIPE already ignored (as our callers
          * have it): a clean signal state, as a fresh process would have */
         mxc_reset_signals();
+        /* it raises its soft limit to the hard one: that bounds its flows */
+        struct rlimit nofile = {MXC_NET_STACK_NOFILE, MXC_NET_STACK_NOFILE};
+        if (setrlimit(RLIMIT_NOFILE, &nofile) < 0)
+            _exit(127);
         const char *argv[40];
         int n = 0;
         argv[n++] = "pasta";
@@ -185,7 +216,19 @@ static _Noreturn void keeper(const mxc_net_policy *np, int nsfd, int hfd, int re
         argv[n++] = "--netmask", argv[n++] = "24";
         argv[n++] = "--gateway", argv[n++] = MXC_NET_GATEWAY;
         argv[n++] = "--ns-ifname", argv[n++] = MXC_NET_IFNAME;
-        argv[n++] = "--dns-forward", argv[n++] = MXC_NET_DNS;
+        /* DNS: a forwarder only to the resolver the plan chose, never host
+         * loopback (resolver.h): pasta relays to the first nameserver of the
+         * /etc/resolv.conf it sees, so it sees one naming that resolver
+         * (pasta_resolv_conf); without one no forwarder, and pasta reads no
+         * resolv.conf at all (-D none).  Never --dns-forward with -D ADDR:
+         * Debian 12's pasta then relays to 0.0.0.0, which is host loopback. */
+        if (np->model == MXC_NETM_DIRECT && np->dns[0]) {
+            if (pasta_resolv_conf(np->dns) < 0)
+                _exit(127);
+            argv[n++] = "--dns-forward", argv[n++] = MXC_NET_DNS;
+        } else {
+            argv[n++] = "--dns", argv[n++] = "none";
+        }
         argv[n++] = "--ipv4-only";
         /* nothing is forwarded into the sandbox, in either protocol */
         argv[n++] = "-t", argv[n++] = "none", argv[n++] = "-u", argv[n++] = "none";
@@ -280,9 +323,23 @@ int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
         rules_done(rules, rules_err, why, sizeof why);
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.pidfd", err, NULL, "cannot watch the sandbox's PID 1");
     }
+    int cgfds[3], ncg = np->cgroup.name[0] ? mxc_cgroup_helpers_join_fds(np->cgroup.name, np->cgroup.pids_max,
+                                                                         np->cgroup.memory_max,
+                                                                         np->cgroup.cpu_quota_us, cgfds, e)
+                                           : 0;
+    if (ncg < 0) {
+        close(hfd), close(nsfd), close(rp[0]), close(rp[1]);
+        rules_done(rules, rules_err, why, sizeof why);
+        return -1;
+    }
     pid_t k = fork();
     if (k == 0) {
         setsid();
+        int joined = mxc_cgroup_join_self(cgfds, (size_t)ncg); /* the keeper and pasta are born inside */
+        if (joined < 0) {
+            dprintf(rp[1], "cannot join the sandbox's cgroup: %s", strerror(-joined));
+            _exit(0);
+        }
         int keep[] = {nsfd, hfd, rp[1]};
         mxc_close_all_but(keep, 3);
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -293,6 +350,8 @@ int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
         _exit(0);
     }
     close(rp[1]), close(nsfd), close(hfd);
+    for (int i = 0; i < ncg; i++)
+        close(cgfds[i]);
     if (k > 0)
         while (waitpid(k, NULL, 0) < 0 && errno == EINTR)
             ;
@@ -344,7 +403,12 @@ json_t *mxc_net_probe(void)
 {
     bool pasta = access(MXC_NET_PASTA, X_OK) == 0;
     bool root = geteuid() == 0;
-    return json_pack("{s:{s:s, s:s, s:b}, s:b, s:b, s:b}", "userspaceStack", "name", "pasta", "path", MXC_NET_PASTA,
+    /* model 1's DNS forwarder as a run would have it now (resolver.h) */
+    mxc_net_policy m1 = {.model = MXC_NETM_DIRECT};
+    mxc_resolver_plan(&m1);
+    json_t *dns = m1.dns[0] ? json_pack("{s:s, s:s}", "forwarder", MXC_NET_DNS, "upstream", m1.dns)
+                            : json_pack("{s:n, s:s}", "forwarder", "reason", m1.dns_why);
+    return json_pack("{s:{s:s, s:s, s:b}, s:b, s:b, s:b, s:o}", "userspaceStack", "name", "pasta", "path", MXC_NET_PASTA,
                      "present", pasta, "nfTables", root && nft_works(false), "conntrack", root && nft_works(true),
-                     "models", root && pasta);
+                     "models", root && pasta, "dns", dns);
 }

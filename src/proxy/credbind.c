@@ -46,6 +46,8 @@ size_t mxc_credset_count(const mxc_credset *s)
     return s ? s->n : 0;
 }
 
+static bool path_plain(mxc_span path);
+
 static bool name_char(char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
@@ -101,6 +103,8 @@ int mxc_credset_add(mxc_credset *s, const char *name, unsigned long revision, co
     for (size_t k = 0; !why && prefix && prefix[k]; k++)
         if ((unsigned char)prefix[k] <= 0x20 || (unsigned char)prefix[k] >= 0x7f)
             why = "pathPrefix: not visible ASCII";
+    if (!why && prefix && *prefix && !path_plain((mxc_span){prefix, strlen(prefix)}))
+        why = "pathPrefix: holds a dot segment, a backslash or an encoded dot or separator";
     /* a name may come again only as the same credential bound once more (a
      * provider with several endpoints: one placeholder, several bindings) */
     for (size_t k = 0; !why && k < s->n; k++)
@@ -152,30 +156,118 @@ bool mxc_cred_mentioned(const char *p, size_t n)
     return find_ci(p, n) != NULL;
 }
 
-/* A path a prefix can be judged on: no "." or ".." segment and no
- * %-encoded '.', '/' or '\\' (an origin would normalise them and land
- * outside the prefix: "/repos/../admin"), no backslash. */
+/* ---- path scope ------------------------------------------------------------
+ *
+ * A prefix is judged on the path as the origin will read it, and origins
+ * differ: RFC 3986 §5.2.4 removes "." and ".." segments; servlet containers
+ * (Tomcat, Jetty, Spring) cut a segment's ";parameters" first, so
+ * "/repos/..;/admin" is "/repos/../admin"; some decode %-escapes before
+ * they normalise, and a front proxy that decodes once more turns
+ * "%252e%252e" into ".."; IIS takes "%u002e", backslashes and overlong
+ * UTF-8 as dots and slashes; Windows drops trailing dots, so "..." may be
+ * "..".  Rather than guess one reading, a path (the part before '?') is
+ * judged at every decoding depth up to MAX_DECODES and refused when any
+ * depth holds
+ *   - a segment whose part before ';' is only dots ("." "..", "...", "..;x");
+ *   - a backslash, a control character (NUL, CR, LF...), "%u";
+ *   - an escape that decodes to '.', '/' or '\\' (an encoded dot or
+ *     separator: "%2e", "%2f", "%5c", and through "%25" their
+ *     double-encoded "%252e", "%252f", "%255c");
+ *   - decoded bytes that are not well-formed UTF-8 (overlong "%c0%ae");
+ * and when escapes are still left after MAX_DECODES (ambiguous).  What
+ * passes has no segment that climbs at any depth, so every reading keeps
+ * the path's leading bytes (the prefix) as its leading segments. */
+
+#define MAX_DECODES 3
+
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* Whether b[0..n) is well-formed UTF-8 (RFC 3629: no overlong form, no
+ * surrogate, nothing above U+10FFFF). */
+static bool utf8_ok(const unsigned char *b, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        unsigned c = b[i], len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        if (len == 0 || i + len > n || (len == 2 && c < 0xc2))
+            return false;
+        unsigned cp = len == 1 ? c : c & (0x7f >> len);
+        for (unsigned k = 1; k < len; k++) {
+            if ((b[i + k] & 0xc0) != 0x80)
+                return false;
+            cp = cp << 6 | (b[i + k] & 0x3f);
+        }
+        if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+            return false;
+        i += len;
+    }
+    return true;
+}
+
+/* One depth: no dot-only segment, backslash, control character or "%u". */
+static bool depth_plain(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c < 0x20 || c == 0x7f || c == '\\' || (c == '%' && i + 1 < n && (p[i + 1] == 'u' || p[i + 1] == 'U')))
+            return false;
+        if (c == '/' || i == 0) {
+            size_t a = c == '/' ? i + 1 : i, e = a;
+            while (e < n && p[e] == '.')
+                e++;
+            if (e > a && (e == n || p[e] == '/' || p[e] == ';'))
+                return false;
+        }
+    }
+    return true;
+}
+
+/* Decodes every %XX of p[0..*n) in place; false when one decodes to '.',
+ * '/' or '\\'.  *more: an escape was decoded. */
+static bool decode_once(char *p, size_t *n, bool *more)
+{
+    size_t w = 0;
+    *more = false;
+    for (size_t i = 0; i < *n; i++) {
+        int hi, lo;
+        if (p[i] == '%' && i + 2 < *n && (hi = hexval(p[i + 1])) >= 0 && (lo = hexval(p[i + 2])) >= 0) {
+            char d = (char)(hi << 4 | lo);
+            if (d == '.' || d == '/' || d == '\\')
+                return false;
+            p[w++] = d;
+            i += 2;
+            *more = true;
+        } else {
+            p[w++] = p[i];
+        }
+    }
+    *n = w;
+    return true;
+}
+
+/* Whether every reading of path (the part before '?') keeps it where it
+ * is: see the comment above. */
 static bool path_plain(mxc_span path)
 {
     size_t n = 0;
     while (n < path.n && path.p[n] != '?')
         n++;
-    for (size_t i = 0; i < n; i++) {
-        if (path.p[i] == '\\')
-            return false;
-        if (path.p[i] == '%' && i + 2 < n &&
-            (!strncasecmp(path.p + i, "%2e", 3) || !strncasecmp(path.p + i, "%2f", 3) ||
-             !strncasecmp(path.p + i, "%5c", 3)))
-            return false;
-        if (path.p[i] == '/') {
-            size_t e = i + 1;
-            while (e < n && path.p[e] == '.')
-                e++;
-            if ((e - i - 1 == 1 || e - i - 1 == 2) && (e == n || path.p[e] == '/'))
-                return false;
-        }
-    }
-    return true;
+    if (!depth_plain(path.p, n))
+        return false;
+    char *b = malloc(n + 1);
+    if (!b)
+        return false;
+    memcpy(b, path.p, n);
+    bool ok = true, more = true;
+    for (int d = 0; ok && more && d < MAX_DECODES; d++)
+        ok = decode_once(b, &n, &more) && (!more || (depth_plain(b, n) && utf8_ok((unsigned char *)b, n)));
+    if (ok && more) /* escapes may still be left: one more pass only looks */
+        for (size_t i = 0; ok && i + 2 < n; i++)
+            ok = !(b[i] == '%' && hexval(b[i + 1]) >= 0 && hexval(b[i + 2]) >= 0);
+    free(b);
+    return ok;
 }
 
 /* The placeholder at p (it starts with the prefix, any case): its

@@ -5,7 +5,10 @@
  * `mxc:cred:<name>:<revision>`.  In a request to (host, port, path) inside
  * an intercepted tunnel, a header value's placeholder is replaced by the
  * secret only when that credential binds exactly this host and port and
- * path starts with its prefix; any other `mxc:cred:` text (an unknown
+ * path starts with its prefix and no origin's reading of the path leaves
+ * it (no dot segment, with or without ";params", at any %-decoding depth;
+ * no encoded dot or separator, backslash, "%u" or overlong UTF-8: see
+ * credbind.c "path scope"); any other `mxc:cred:` text (an unknown
  * name, another revision, another binding, a malformed placeholder) refuses
  * the whole request.  Pure: no I/O.  Secrets are copied in, never printed,
  * and cleansed (OPENSSL_cleanse) when the set is freed. */
@@ -29,7 +32,7 @@ mxc_credset *mxc_credset_new(void);
 void mxc_credset_free(mxc_credset *s);
 /* 0, or -1 with err ("credentials[i]: why": never the secret). host: a
  * DNS name or an IP literal; prefix NULL or "" for every path, else it
- * starts with '/'. */
+ * starts with '/' and is itself a path the scope rule passes. */
 int mxc_credset_add(mxc_credset *s, const char *name, unsigned long revision, const char *host, unsigned port,
                     const char *prefix, const char *secret, char *err, size_t errsz);
 size_t mxc_credset_count(const mxc_credset *s);

@@ -291,6 +291,29 @@ static bool is_special(const ipaddr *ip)
     return false;
 }
 
+/* Host-local: delivered to this host whatever its interfaces — 127/8, and
+ * 0/8 (Linux connects 0.0.0.0 to loopback); ::1, ::; and every IPv6 form
+ * that embeds one of them. */
+static bool v4_host_local(uint32_t a)
+{
+    return a >> 24 == 127 || a >> 24 == 0;
+}
+
+static bool host_local(const ipaddr *ip)
+{
+    static const uint8_t any[16] = {0}, one[16] = {[15] = 1};
+    if (ip->v4)
+        return v4_host_local(be32(ip->b + 12));
+    if (!memcmp(ip->b, any, 16) || !memcmp(ip->b, one, 16))
+        return true;
+    uint32_t v4[2];
+    int n = embedded_v4(ip->b, v4);
+    for (int i = 0; i < n; i++)
+        if (v4_host_local(v4[i]))
+            return true;
+    return false;
+}
+
 /* ---- entries -------------------------------------------------------------- */
 
 /* 1..65535, digits only, no leading zero. */
@@ -463,13 +486,28 @@ static bool addr_blocked(const mxc_hostpolicy *hp, const ipaddr *ip, unsigned po
     return false;
 }
 
-/* 2: an allowed CIDR/literal covers ip with port; 1: without it; 0: none. */
-static int addr_allowed(const mxc_hostpolicy *hp, const ipaddr *ip, unsigned port)
+/* Whether allowed entry e, which covers ip, may admit it.  A host-local
+ * address only by an entry that names host loopback itself: an IPv4 one
+ * lying inside 127/8 or 0/8 (127.0.0.1, 127.0.0.0/8, 127.9.0.0/16,
+ * 0.0.0.0), an IPv6 one of exactly that address (::1, [64:ff9b::7f00:1]);
+ * a wider CIDR (0.0.0.0/0, 0.0.0.0/1, 126.0.0.0/7, ::/0) covers without
+ * naming.  own: the address is one of this host's (the dial's route
+ * lookup): only an entry of exactly that address (/32, /128) names it. */
+static bool names(const entry *e, const ipaddr *ip, bool own)
+{
+    if (host_local(ip))
+        return ip->v4 ? e->plen >= 96 + 8 && v4_host_local(be32(e->addr + 12)) : e->plen == 128;
+    return !own || e->plen == 128;
+}
+
+/* 2: an allowed CIDR/literal admits ip with port; 1: without it; 0: none. */
+static int addr_allowed(const mxc_hostpolicy *hp, const ipaddr *ip, unsigned port, bool own)
 {
     int best = 0;
     for (size_t i = 0; hp && i < hp->n; i++) {
         const entry *e = &hp->e[i];
-        if (!e->blocked && e->k == K_NET && e->v4 == ip->v4 && prefix_match(ip->b, e->addr, e->plen))
+        if (!e->blocked && e->k == K_NET && e->v4 == ip->v4 && prefix_match(ip->b, e->addr, e->plen) &&
+            names(e, ip, own))
             best = port_ok(e, port) ? 2 : best > 1 ? best : 1;
         if (best == 2)
             break;
@@ -507,7 +545,7 @@ static mxc_hp_verdict decide_literal(const mxc_hostpolicy *hp, const ipaddr *ip,
     to_sockaddr(ip, port, literal);
     if (addr_blocked(hp, ip, port))
         return deny(reason, "blocked");
-    int cover = addr_allowed(hp, ip, port);
+    int cover = addr_allowed(hp, ip, port, false);
     if (cover == 2)
         return MXC_HP_ALLOW_ADDR;
     if (cover == 1)
@@ -587,7 +625,7 @@ mxc_hp_verdict mxc_hostpolicy_check_name(const mxc_hostpolicy *hp, const char *h
     return decide_name(hp, name, port, canon, csz, reason);
 }
 
-bool mxc_hostpolicy_check_addr(const mxc_hostpolicy *hp, const struct sockaddr *addr, const char **reason)
+static bool decide_addr(const mxc_hostpolicy *hp, const struct sockaddr *addr, bool own, const char **reason)
 {
     const char *dummy;
     ipaddr ip;
@@ -609,9 +647,19 @@ bool mxc_hostpolicy_check_addr(const mxc_hostpolicy *hp, const struct sockaddr *
         *reason = "blocked";
         return false;
     }
-    if (is_special(&ip) && addr_allowed(hp, &ip, port) != 2) {
+    if ((is_special(&ip) || own) && addr_allowed(hp, &ip, port, own) != 2) {
         *reason = "special-address";
         return false;
     }
     return true;
+}
+
+bool mxc_hostpolicy_check_addr(const mxc_hostpolicy *hp, const struct sockaddr *addr, const char **reason)
+{
+    return decide_addr(hp, addr, false, reason);
+}
+
+bool mxc_hostpolicy_check_dial(const mxc_hostpolicy *hp, const struct sockaddr *addr, bool local, const char **reason)
+{
+    return decide_addr(hp, addr, local, reason);
 }

@@ -26,7 +26,19 @@
  * 2002::/16, Teredo 2001::/32) judged by the embedded address too — is
  * refused unless an allowed literal or CIDR entry covers it explicitly
  * (an allowed *name* never makes a special address reachable: DNS
- * rebinding). */
+ * rebinding).
+ *
+ * This host itself (the rule model 1 keeps for host loopback, issue 27):
+ * a host-local address — 127/8, 0/8, ::1, ::, and the IPv6 forms
+ * embedding 127/8 or 0/8 — is admitted only by an allowed entry that
+ * *names* host loopback: an IPv4 literal or CIDR lying inside 127.0.0.0/8
+ * or 0.0.0.0/8 (`127.0.0.1:5432`, `127.0.0.0/8`), or an IPv6 literal of
+ * exactly that address (`[::1]:5432`).  A wider CIDR that merely covers it
+ * (`0.0.0.0/0`, the `/1` halves, `126.0.0.0/7`, `::/0`) does not.  And
+ * at dial time (check_dial) an address the host's kernel would deliver
+ * locally — any address of the host's own interfaces, which the proxy
+ * dials from the host's namespace — is admitted only by an allowed literal
+ * of exactly that address (`/32`, `/128`, or none), with the port. */
 #ifndef MXC_PROXY_HOSTPOLICY_H
 #define MXC_PROXY_HOSTPOLICY_H
 
@@ -61,5 +73,13 @@ mxc_hp_verdict mxc_hostpolicy_check_name(const mxc_hostpolicy *hp, const char *h
  * when any fails).  true: may connect; false: *reason ("blocked",
  * "special-address"). */
 bool mxc_hostpolicy_check_addr(const mxc_hostpolicy *hp, const struct sockaddr *addr, const char **reason);
+
+/* The last decision, for the address about to be dialled (a literal the
+ * first decision allowed, or one check_addr passed): check_addr, and when
+ * local (the caller's route lookup: this host's kernel would deliver addr
+ * to this host — one of its own addresses) only an allowed literal of
+ * exactly addr, with the port, admits it.  *reason "blocked" or
+ * "special-address". */
+bool mxc_hostpolicy_check_dial(const mxc_hostpolicy *hp, const struct sockaddr *addr, bool local, const char **reason);
 
 #endif

@@ -9,6 +9,8 @@
  *   {"sandbox": NAME, "user": U, "token": T, "allowed": [..], "blocked": [..],
  *    "hostsFile": PATH?, "maxConnections": N?, "headTimeoutMs": N?,
  *    "idleTimeoutMs": N?, "resolveTimeoutMs": N? (default 10000), "pipeBudgetKiB": N? (the relay pipes' total, default 32768),
+ *    "auditMaxBytes": N?, "auditDeniedPerSec": N?, "auditDeniedBurst": N?, "auditAllowedPerSec": N?,
+ *    "auditAllowedBurst": N? (the audit's budgets: auditlog.h has the defaults),
  *    "credentials": [{"name": N, "revision": R, "host": H, "port": P,
  *                     "pathPrefix": "/..."?, "secret": S}]?, "upstreamCa": PATH?}
  * On the status fd it answers once its policy is built, then closes it:
@@ -17,6 +19,9 @@
  *                               made now, whose certificate the workload
  *                               must trust; EOF ends the PEM;
  *   "policy: <entry>: <why>" / "config: <why>" (and exits 2).
+ * Its descriptors are its own, not its caller's: RLIMIT_NOFILE (soft and
+ * hard) is set to what maxConnections needs (nofile_for), so a caller's soft
+ * 1024 never starves it and nothing raises it later.
  * Secrets are held only in this process's memory (not dumpable, nobody):
  * the configuration text is cleansed once parsed, jansson's strings are
  * cleansed when freed, the credential set cleanses its copies. */
@@ -26,6 +31,7 @@
 #include <malloc.h>
 #include <openssl/crypto.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,6 +40,7 @@
 #include <unistd.h>
 
 #include "credbind.h"
+#include "helperbounds.h"
 #include "hostpolicy.h"
 #include "intercept.h"
 #include "proxy.h"
@@ -70,6 +77,25 @@ static unsigned num(json_t *cfg, const char *key, unsigned dflt)
     return json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) < 10000000
                ? (unsigned)json_integer_value(v)
                : dflt;
+}
+
+static uint64_t num64(json_t *cfg, const char *key, uint64_t dflt)
+{
+    json_t *v = json_object_get(cfg, key);
+    return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : dflt;
+}
+
+/* The descriptors the cap needs, as both limits (root may raise the hard
+ * one); not root and below it: the soft limit up to the hard one, and the
+ * accept loop sheds and rests when they run out (proxy.c). */
+static void nofile_for(unsigned max_conns)
+{
+    rlim_t need = (rlim_t)max_conns * MXC_PROXY_NOFILE_PER_CONN + MXC_PROXY_NOFILE_FIXED;
+    struct rlimit rl = {need, need};
+    if (setrlimit(RLIMIT_NOFILE, &rl) == 0 || getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return;
+    rl.rlim_cur = rl.rlim_max < need ? rl.rlim_max : need;
+    (void)setrlimit(RLIMIT_NOFILE, &rl);
 }
 
 static char *read_small(const char *path)
@@ -242,6 +268,10 @@ int main(int argc, char **argv)
         }
         snprintf(ok, strlen(pem) + 4, "ok\n%s", pem);
     }
+    unsigned max_conns = num(cfg, "maxConnections", MXC_PROXY_MAX_CONNECTIONS);
+    if (max_conns > MXC_PROXY_MAX_CONNECTIONS_MOST)
+        max_conns = MXC_PROXY_MAX_CONNECTIONS_MOST;
+    nofile_for(max_conns); /* while root: the hard limit too */
     if (drop_privileges() < 0) {
         status(sfd, "config: cannot drop privileges");
         return 2;
@@ -250,12 +280,17 @@ int main(int argc, char **argv)
         .listen_fd = lfd, .watch_fd = wfd, .audit_fd = afd, .sandbox = sandbox ? sandbox : "",
         .user = user, .token = token, .policy = hp,
         .hosts = hosts,
-        .max_conns = num(cfg, "maxConnections", 1024),
+        .max_conns = max_conns,
         .head_timeout_ms = num(cfg, "headTimeoutMs", 10000),
         .idle_timeout_ms = num(cfg, "idleTimeoutMs", 300000),
         .resolve_timeout_ms = num(cfg, "resolveTimeoutMs", 10000),
         .pipe_bytes_max = (size_t)num(cfg, "pipeBudgetKiB", 32768) * 1024,
         .intercept = ix.mint ? &ix : NULL,
+        .audit_limits = {.max_bytes = num64(cfg, "auditMaxBytes", MXC_PROXY_AUDIT_MAX_BYTES),
+                         .denied_per_sec = num(cfg, "auditDeniedPerSec", MXC_PROXY_AUDIT_DENIED_PER_SEC),
+                         .denied_burst = num(cfg, "auditDeniedBurst", MXC_PROXY_AUDIT_DENIED_BURST),
+                         .allowed_per_sec = num(cfg, "auditAllowedPerSec", MXC_PROXY_AUDIT_ALLOWED_PER_SEC),
+                         .allowed_burst = num(cfg, "auditAllowedBurst", MXC_PROXY_AUDIT_ALLOWED_BURST)},
     };
     ix.head_timeout_ms = pc.head_timeout_ms;
     ix.idle_timeout_ms = pc.idle_timeout_ms;

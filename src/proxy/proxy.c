@@ -5,7 +5,13 @@
  * (credentials: checked first, before the policy looks at the target or any
  * lookup runs), 403 with an X-Mxc-Deny-Reason token (the policy), 502 (no checked
  * address answered), 503 (the connection cap), 504 (a head, a name lookup
- * or a connect that took too long).  The relay is splice(2) through a pipe per direction; an
+ * or a connect that took too long).  At the cap, or out of descriptors, the
+ * oldest connection still waiting for its head is shed (503) for the
+ * newcomer: idle connections never lock out the sandbox's next request; with
+ * nothing to shed the newcomer gets the 503 (out of descriptors: through a
+ * descriptor kept in reserve) and accepting pauses until a connection closes
+ * or ACCEPT_PAUSE_MS pass — never an accept retried at once.  The relay is
+ * splice(2) through a pipe per direction; an
  * absolute-form request forwards exactly its body — Content-Length bytes, or
  * a chunked body read through its framing (httphead.h), a broken framing
  * ending the exchange — and nothing pipelined after it. */
@@ -32,6 +38,7 @@
 
 #include "credbind.h"
 #include "httphead.h"
+#include "localroute.h"
 #include "reply.h"
 
 #define MAX_ADDRS 16
@@ -42,6 +49,9 @@
 #define PIPE_START (16 * 1024) /* a relay pipe's size at first (4 pages) */
 #define PIPE_MIN 4096          /* past this proxy's pipe budget: one page, still correct, slower */
 #define STREAM_LOWAT (16 * 1024) /* a stream's destination socket: its TCP_NOTSENT_LOWAT (pump) */
+#define ACCEPT_PAUSE_MS 200      /* out of descriptors with nothing to shed: how long accepting rests */
+#define ACCEPT_BATCH 256         /* accepted per round at most: the other events get their turn */
+#define TICK_MS 500              /* the loop wakes at least this often (timeouts, the audit's summaries) */
 
 typedef enum { C_HEAD, C_RESOLVING, C_CONNECTING, C_RELAY, C_HANDOFF } cstate;
 
@@ -71,6 +81,8 @@ typedef struct {
 
 struct conn {
     conn *next, *prev;
+    conn *hq_next, *hq_prev; /* the queue of connections still waiting for their head, oldest first */
+    bool in_hq;
     int cfd, ufd;
     cstate st;
     bool closed;   /* its sockets are closed; freed after this round of events (or when its lookup answers) */
@@ -105,6 +117,13 @@ static unsigned nconns;
 static size_t pipe_bytes; /* the relay pipes' capacity, all connections: kept <= cfg->pipe_bytes_max (proxy.h) */
 static atomic_uint nintercept; /* connections on interception threads: they count against the cap too */
 static unsigned nabandoned;    /* closed while their lookup still runs (resolve-timeout): so do they */
+static conn *hq_head, *hq_tail; /* connections without a complete head: the ones shed first */
+static mxc_auditlog *alog;
+static int k_listen, k_watch, k_resolved; /* the loop's own epoll tags */
+static int reserve_fd = -1;   /* held to answer one newcomer when descriptors run out */
+static bool accept_paused;    /* the listener is out of the epoll set */
+static bool fd_freed;         /* a connection closed since accepting paused */
+static uint64_t resume_at;
 
 static uint64_t now_ms(void)
 {
@@ -146,7 +165,7 @@ static void audit_cred(const conn *c, const char *disposition, const char *reaso
     json_str(sb, sizeof sb, cfg->sandbox);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    char line[1024];
+    char line[2048]; /* every field bounded: the host (escaped) 518, the sandbox 300, the credential 200 */
     int n = snprintf(line, sizeof line,
                      "{\"class_uid\":%d,\"category_uid\":4,\"time\":%lld,\"disposition\":\"%s\",\"reason\":\"%s\","
                      "\"sandbox\":\"%s\",\"dst_endpoint\":{\"hostname\":\"%s\",\"port\":%u,\"ip\":\"%s\"},"
@@ -154,8 +173,8 @@ static void audit_cred(const conn *c, const char *disposition, const char *reaso
                      c->head.connect ? 4001 : 4002, (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, disposition,
                      reason ? reason : "", sb, host, c->head.port, c->ip, (unsigned long long)c->cu.bytes,
                      (unsigned long long)c->uc.bytes, (unsigned long long)(now_ms() - c->t0), cred);
-    if (n > 0)
-        (void)!write(cfg->audit_fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+    if (n > 0 && (size_t)n < sizeof line)
+        mxc_auditlog_write(alog, disposition, line, (size_t)n, now_ms());
 }
 
 static void audit(const conn *c, const char *disposition, const char *reason)
@@ -178,6 +197,35 @@ static void dir_free(dir *d)
     if (d->pipe[0] >= 0)
         close(d->pipe[0]), close(d->pipe[1]);
     pipe_bytes -= d->pipesz;
+}
+
+/* The queue of connections still waiting for their head (oldest first):
+ * the ones shed at the cap or when descriptors run out. */
+static void hq_add(conn *c)
+{
+    c->hq_prev = hq_tail;
+    c->hq_next = NULL;
+    if (hq_tail)
+        hq_tail->hq_next = c;
+    else
+        hq_head = c;
+    hq_tail = c;
+    c->in_hq = true;
+}
+
+static void hq_remove(conn *c)
+{
+    if (!c->in_hq)
+        return;
+    if (c->hq_prev)
+        c->hq_prev->hq_next = c->hq_next;
+    else
+        hq_head = c->hq_next;
+    if (c->hq_next)
+        c->hq_next->hq_prev = c->hq_prev;
+    else
+        hq_tail = c->hq_prev;
+    c->in_hq = false;
 }
 
 /* Off the list, onto the grave: freed once no event of this round can
@@ -204,17 +252,41 @@ static void conn_close(conn *c)
 {
     if (c->closed)
         return;
+    hq_remove(c);
     if (c->cfd >= 0)
         close(c->cfd);
     if (c->ufd >= 0)
         close(c->ufd);
     c->cfd = c->ufd = -1;
     c->closed = true;
+    fd_freed = true;
     if (c->st == C_RESOLVING) { /* its lookup still points here: off the list now, freed by lookup_done */
         unlink_conn(c);
         nabandoned++;
     } else
         bury(c);
+}
+
+static const char BUSY[] = "HTTP/1.1 503 Service Unavailable\r\nX-Mxc-Deny-Reason: too-many-connections\r\n"
+                           "Connection: close\r\nContent-Length: 0\r\n\r\n";
+
+/* The oldest connection still waiting for its head gives its place (and
+ * its descriptor) to a newcomer; false when there is none. */
+static bool shed_oldest(void)
+{
+    conn *c = hq_head;
+    if (!c)
+        return false;
+    (void)!send(c->cfd, BUSY, sizeof BUSY - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+    conn_close(c);
+    return true;
+}
+
+/* A call that makes a descriptor found none left (errno): the oldest
+ * connection still waiting for its head makes room; false when none can. */
+static bool room_for_fd(void)
+{
+    return (errno == EMFILE || errno == ENFILE) && shed_oldest();
 }
 
 static void conn_free(conn *c)
@@ -275,7 +347,10 @@ static void watch(conn *c, bool upstream, uint32_t events)
  * gets one page and nothing grows. */
 static int pipe_open(dir *d)
 {
-    if (pipe2(d->pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+    int rc, tries = 0;
+    while ((rc = pipe2(d->pipe, O_CLOEXEC | O_NONBLOCK)) < 0 && tries++ < 2 && room_for_fd()) /* two descriptors */
+        ;
+    if (rc < 0)
         return -1;
     size_t want = pipe_bytes + PIPE_START <= cfg->pipe_bytes_max ? PIPE_START : PIPE_MIN;
     int got = fcntl(d->pipe[1], F_SETPIPE_SZ, (int)want);
@@ -488,11 +563,22 @@ static void try_connect(conn *c)
         void *raw = a->ss_family == AF_INET ? (void *)&((struct sockaddr_in *)a)->sin_addr
                                             : (void *)&((struct sockaddr_in6 *)a)->sin6_addr;
         inet_ntop(a->ss_family, raw, c->ip, sizeof c->ip);
+        /* the last word, on the address itself: this host (its loopback, any
+         * of its own addresses) only where the policy names it (hostpolicy.h) */
+        const char *why = NULL;
+        int local = mxc_dest_is_local((struct sockaddr *)a);
+        if (local < 0 || !mxc_hostpolicy_check_dial(cfg->policy, (struct sockaddr *)a, local == 1, &why)) {
+            refuse(c, local < 0 ? 502 : 403, local < 0 ? "resources" : why ? why : "special-address",
+                   local < 0 ? "error" : "denied");
+            return;
+        }
         if (c->ufd >= 0) {
             watch(c, true, 0);
             close(c->ufd);
         }
         c->ufd = socket(a->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (c->ufd < 0 && room_for_fd())
+            c->ufd = socket(a->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (c->ufd < 0)
             continue;
         if (connect(c->ufd, (struct sockaddr *)a, alen) < 0 && errno != EINPROGRESS)
@@ -766,6 +852,7 @@ static void on_head(conn *c)
             refuse(c, 431, "head-too-large", "denied");
         return;
     }
+    hq_remove(c); /* decided from here on: never shed for a newcomer */
     if (st != MXC_HEAD_OK) {
         c->head.host[0] = '\0';
         refuse(c, c->head.status ? c->head.status : 400, c->head.reason ? c->head.reason : "bad-request", "denied");
@@ -804,15 +891,62 @@ static void on_head(conn *c)
 
 /* ---- the loop ----------------------------------------------------------- */
 
+/* Out of descriptors, nothing to shed: one waiting newcomer is answered
+ * through the reserve descriptor, and accepting rests until a connection
+ * closes or ACCEPT_PAUSE_MS pass (the listener leaves the epoll set: no
+ * wake-up, no retry, meanwhile). */
+static void pause_accepting(void)
+{
+    if (reserve_fd >= 0) {
+        close(reserve_fd);
+        int fd = accept4(cfg->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0) {
+            (void)!send(fd, BUSY, sizeof BUSY - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+            close(fd);
+        }
+        reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    }
+    if (!accept_paused)
+        epoll_ctl(ep, EPOLL_CTL_DEL, cfg->listen_fd, NULL);
+    accept_paused = true;
+    fd_freed = false;
+    resume_at = now_ms() + ACCEPT_PAUSE_MS;
+}
+
+static void resume_accepting(void)
+{
+    if (!accept_paused || (!fd_freed && now_ms() < resume_at))
+        return;
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &k_listen};
+    if (epoll_ctl(ep, EPOLL_CTL_ADD, cfg->listen_fd, &ev) == 0)
+        accept_paused = false;
+    else
+        resume_at = now_ms() + ACCEPT_PAUSE_MS;
+}
+
 static void on_accept(void)
 {
-    for (;;) {
+    bool shed = false; /* the host out of descriptors (ENFILE): one shed per round, then a rest */
+    for (int i = 0; i < ACCEPT_BATCH; i++) {
         int fd = accept4(cfg->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
+        if (fd < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return;
+            /* a connection that failed on its way in (accept(2): network errors are passed on) */
+            if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO || errno == ENETDOWN ||
+                errno == ENOPROTOOPT || errno == EHOSTDOWN || errno == ENONET || errno == EHOSTUNREACH ||
+                errno == EOPNOTSUPP || errno == ENETUNREACH)
+                continue;
+            /* out of descriptors (ours: EMFILE, each shed frees one for the newcomer; the
+             * host's: ENFILE, another process may take it) or memory */
+            if ((errno == EMFILE || (errno == ENFILE && !shed)) && shed_oldest()) {
+                shed = true;
+                continue;
+            }
+            pause_accepting();
             return;
-        if (nconns + atomic_load(&nintercept) + nabandoned >= cfg->max_conns) {
-            static const char BUSY[] = "HTTP/1.1 503 Service Unavailable\r\nX-Mxc-Deny-Reason: too-many-connections\r\n"
-                                       "Connection: close\r\nContent-Length: 0\r\n\r\n";
+        }
+        if (nconns + atomic_load(&nintercept) + nabandoned >= cfg->max_conns && !shed_oldest()) {
             (void)!send(fd, BUSY, sizeof BUSY - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
             close(fd);
             continue;
@@ -838,6 +972,7 @@ static void on_accept(void)
             conns->prev = c;
         conns = c;
         nconns++;
+        hq_add(c);
         watch(c, false, EPOLLIN);
     }
 }
@@ -886,9 +1021,10 @@ int mxc_proxy_run(const mxc_proxy_config *config)
     ep = epoll_create1(EPOLL_CLOEXEC);
     if (ep < 0 || pipe2(resolved, O_CLOEXEC) < 0)
         return -1;
+    alog = cfg->audit_fd >= 0 ? mxc_auditlog_new(cfg->audit_fd, cfg->sandbox, &cfg->audit_limits, now_ms()) : NULL;
+    reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     int fl = fcntl(cfg->listen_fd, F_GETFL);
     fcntl(cfg->listen_fd, F_SETFL, fl | O_NONBLOCK);
-    static int k_listen, k_watch, k_resolved;
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &k_listen};
     if (epoll_ctl(ep, EPOLL_CTL_ADD, cfg->listen_fd, &ev) < 0)
         return -1;
@@ -900,13 +1036,20 @@ int mxc_proxy_run(const mxc_proxy_config *config)
     }
     for (;;) {
         struct epoll_event evs[64];
-        int n = epoll_wait(ep, evs, 64, 500);
+        int wait = TICK_MS;
+        if (accept_paused) {
+            uint64_t t = now_ms();
+            wait = resume_at <= t ? 0 : resume_at - t < TICK_MS ? (int)(resume_at - t) : TICK_MS;
+        }
+        int n = epoll_wait(ep, evs, 64, wait);
         if (n < 0 && errno != EINTR)
             return -1;
         for (int i = 0; i < n; i++) {
             void *p = evs[i].data.ptr;
-            if (p == &k_watch)
-                return 0; /* the sandbox is gone */
+            if (p == &k_watch) { /* the sandbox is gone: the last count of what the audit dropped */
+                mxc_auditlog_finish(alog, now_ms());
+                return 0;
+            }
             if (p == &k_listen)
                 on_accept();
             else if (p == &k_resolved) {
@@ -919,5 +1062,7 @@ int mxc_proxy_run(const mxc_proxy_config *config)
         start_interceptions();
         expire();
         free_grave();
+        resume_accepting();
+        mxc_auditlog_tick(alog, now_ms());
     }
 }

@@ -368,6 +368,26 @@ def test_denied_symlink_masks_link_and_target(sandbox, scratch):
     assert "readlink=1 []" in out, out
 
 
+def test_denied_symlink_in_a_read_write_grant_masks_its_target(sandbox, scratch):
+    """Issue 27, finding 10: `deniedPaths: [D/link]` with link -> D/secret inside a read-write grant D
+    masked the link, but D/secret stayed readable (a link in the sandbox's own writable area was not
+    followed).  The target is masked as the caller sees it, and the link too — also when the link is
+    relative, and when it points into a directory of the grant."""
+    d = root_dir(scratch, "rwlinks", 0o777)
+    write(os.path.join(d, "secret"), "RW-TARGET-SECRET\n", 0o666)
+    sub = root_dir(d, "keys", 0o777)
+    write(os.path.join(sub, "id"), "RW-DIR-SECRET\n", 0o666)
+    os.symlink(os.path.join(d, "secret"), os.path.join(d, "link"))
+    os.symlink("keys", os.path.join(d, "dirlink"))
+    sb = sandbox(filesystem={"readwritePaths": [d],
+                             "deniedPaths": [os.path.join(d, "link"), os.path.join(d, "dirlink")]})
+    out = ok(sb.run("cat %s/secret 2>&1; cat %s/link 2>&1; cat %s/keys/id 2>&1; cat %s/dirlink/id 2>&1; "
+                    "echo fine > %s/other && cat %s/other; true" % (d, d, d, d, d, d)))
+    assert "RW-TARGET-SECRET" not in out and "RW-DIR-SECRET" not in out, out
+    assert out.count("Permission denied") + out.count("Not a directory") >= 4, out
+    assert "fine" in out, out  # the rest of the grant is the workload's
+
+
 def test_grant_through_a_symlinked_parent_works(sandbox, scratch):
     """A PATH entry like /usr/local/cuda/bin, where cuda is a symlink: resolved as the caller
     sees it, and reachable inside under the caller's path."""

@@ -15,7 +15,13 @@
  *  - the empty policy denies every host;
  *  - a reference special-address test written apart from the module: with
  *    no allowed entry that could be a CIDR/literal, check_addr of a special
- *    address is false; with no blocked entry, of a plain one true.
+ *    address is false; with no blocked entry, of a plain one true;
+ *  - this host (issue 27 finding 8): with no allowed entry that could name
+ *    host loopback (an IPv4 one inside 127/8 or 0/8, an IPv6 one of 104 bits
+ *    or more) — broad CIDRs such as 0.0.0.0/0 and ::/0 do not —, check_addr
+ *    of a host-local address (127/8, 0/8, ::1, ::, or a v6 form embedding
+ *    127/8 or 0/8) is false, and check_dial of any address the route calls
+ *    local is false unless an allowed entry could be that exact address.
  *   tests/fuzz/run.sh [SECONDS]
  * Built without libFuzzer (-DMXC_FUZZ_STANDALONE), main() runs the harness
  * over each file named, or the built-in cases when none is. */
@@ -69,9 +75,42 @@ static int ref_v6(const uint8_t *b)
     return (top & 0xffc0) == 0xfe80 || (top & 0xffc0) == 0xfec0 || (top & 0xfe00) == 0xfc00 || (top & 0xff00) == 0xff00;
 }
 
+static int ref_local_v4(uint32_t a)
+{
+    return a >> 24 == 127 || a >> 24 == 0;
+}
+
+static int ref_local_v6(const uint8_t *b)
+{
+    uint32_t w[4];
+    for (int i = 0; i < 4; i++)
+        w[i] = (uint32_t)b[4 * i] << 24 | (uint32_t)b[4 * i + 1] << 16 | (uint32_t)b[4 * i + 2] << 8 | b[4 * i + 3];
+    if (w[0] == 0 && w[1] == 0 && w[2] == 0 && (w[3] == 0 || w[3] == 1))
+        return 1;
+    if ((w[0] == 0 && w[1] == 0 && (w[2] == 0 || w[2] == 0xffff || w[2] == 0xffff0000)) ||
+        (w[0] == 0x0064ff9b && w[1] == 0 && w[2] == 0))
+        return ref_local_v4(w[3]);
+    if (w[0] >> 16 == 0x2002)
+        return ref_local_v4(w[0] << 16 | w[1] >> 16);
+    if (w[0] == 0x20010000)
+        return ref_local_v4(w[1]) || ref_local_v4(~w[3]);
+    return 0;
+}
+
+/* Whether an allowed entry's text could name host loopback (see the
+ * oracle): a prefix length written below the naming bound rules it out. */
+static int may_name_local(const char *e)
+{
+    const char *sl = strchr(e, '/'), *colon = strchr(e, ':');
+    long len = sl ? strtol(sl + 1, NULL, 10) : 999;
+    if (e[0] == '[' || (colon && strchr(colon + 1, ':'))) /* IPv6 (a v4 entry has one ':', its port) */
+        return len >= 104;
+    return (!strncmp(e, "127.", 4) || !strncmp(e, "0.", 2) || (e[0] == '0' && (!e[1] || e[1] == ':'))) && len >= 8;
+}
+
 /* b[17]: b[0] picks the family, b[1..16] the address, some forced into the
  * interesting ranges. */
-static void addr_check(const mxc_hostpolicy *hp, const uint8_t *b, int may_allow_net, int has_block)
+static void addr_check(const mxc_hostpolicy *hp, const uint8_t *b, int may_allow_net, int has_block, int may_local)
 {
     static const uint8_t pre[][4] = {{127}, {10}, {169, 254}, {0, 0x64, 0xff, 0x9b}, {0x20, 0x02}, {0x20, 0x01, 0, 0},
                                      {0xfe, 0x80}, {0xfc}, {0xff}, {0, 0, 0, 0}, {192, 0, 2}};
@@ -83,19 +122,21 @@ static void addr_check(const mxc_hostpolicy *hp, const uint8_t *b, int may_allow
         memcpy(a, pre[b[0] % (sizeof pre / sizeof pre[0])], 4);
     if ((b[0] & 0x60) == 0x60) /* an IPv4-mapped one */
         memset(a, 0, 10), a[10] = a[11] = 0xff;
-    int special;
+    int special, local;
     if (b[0] & 0x80) {
         struct sockaddr_in *in = (struct sockaddr_in *)&ss;
         in->sin_family = AF_INET;
         in->sin_port = htons(443);
         memcpy(&in->sin_addr, a, 4);
         special = ref_v4((uint32_t)a[0] << 24 | (uint32_t)a[1] << 16 | (uint32_t)a[2] << 8 | a[3]);
+        local = ref_local_v4((uint32_t)a[0] << 24 | (uint32_t)a[1] << 16 | (uint32_t)a[2] << 8 | a[3]);
     } else {
         struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
         in6->sin6_family = AF_INET6;
         in6->sin6_port = htons(443);
         memcpy(&in6->sin6_addr, a, 16);
         special = ref_v6(a);
+        local = ref_local_v6(a);
     }
     const char *why = NULL;
     bool ok = mxc_hostpolicy_check_addr(hp, (struct sockaddr *)&ss, &why);
@@ -105,6 +146,13 @@ static void addr_check(const mxc_hostpolicy *hp, const uint8_t *b, int may_allow
         fail("check_addr passed a special address no CIDR/literal allows", NULL);
     if (!special && !has_block && !ok)
         fail("check_addr refused a plain address with no blocked entry", NULL);
+    if (local && !may_local && ok)
+        fail("check_addr passed a host-local address no entry names", NULL);
+    bool dial = mxc_hostpolicy_check_dial(hp, (struct sockaddr *)&ss, false, &why);
+    if (dial != ok)
+        fail("check_dial of a non-local address differs from check_addr", NULL);
+    if (mxc_hostpolicy_check_dial(hp, (struct sockaddr *)&ss, true, &why) && (!ok || !may_allow_net))
+        fail("check_dial passed one of this host's addresses no literal names", NULL);
 }
 
 /* ---- check_name ---------------------------------------------------------- */
@@ -232,12 +280,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     const char *allowed[8], *blocked[8];
     size_t na = 0, nb = 0;
-    int may_allow_net = 0;
+    int may_allow_net = 0, may_local = 0;
     for (size_t i = 0; i < nent && i < nl; i++) {
         if (lines[i][0] == '!')
             blocked[nb++] = lines[i] + 1;
         else
-            allowed[na++] = lines[i], may_allow_net |= may_be_net(lines[i]);
+            allowed[na++] = lines[i], may_allow_net |= may_be_net(lines[i]), may_local |= may_name_local(lines[i]);
     }
     char err[64];
     size_t errsz = 1 + seed % sizeof err;
@@ -257,7 +305,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (hp && size >= 18)
         for (size_t off = 1; off + 17 <= size && off < 1 + 17 * 8; off += 17)
-            addr_check(hp, data + off, may_allow_net, nb > 0);
+            addr_check(hp, data + off, may_allow_net, nb > 0, may_local);
     mxc_hostpolicy_free(hp);
     return 0;
 }
@@ -273,6 +321,9 @@ static const char *const cases[] = {
     "\x02" "*.example.com\n!bad.example.com\nbad.example.com\nok.example.com\nexample.com\nexample%2ecom",
     "\x01" "::/0\n64:ff9b::a9fe:a9fe\n2002:a9fe:a9fe::\n2001:0:4136:e378:8000:63bf:80ff:fffe\nfe80::1\nfc00::1",
     "\x07" "a\n*\n*x.com\n10.0.0.1/8\n127.1\n[10.0.0.1]\nexample.com:0443\nx",
+    "\x02" "0.0.0.0/1:8080\n128.0.0.0/1:8080\n127.0.0.1\n0.0.0.0\n2130706433\n[::ffff:127.0.0.1]\n127.1\n"
+    "\x80\x7f\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00",
+    "\x02" "::/0\n0.0.0.0/0\n::1\n::\n::127.0.0.1\n64:ff9b::7f00:1\n2002:7f00:1::\n0\n0.1.2.3",
 };
 
 int main(int argc, char **argv)

@@ -376,10 +376,127 @@ def test_model3_reaches_nothing(internet, sandbox, client):
     assert "tap0" not in r.stdout, r.describe()
 
 
-def test_resolver_is_the_stacks_forwarder_in_model1_and_none_otherwise(internet, sandbox, client):
+@pytest.fixture
+def host_resolv(scratch, monkeypatch):
+    """host_resolv(text): every mxc-exec this test runs (and so the pasta it starts) sees text as
+    the host's /etc/resolv.conf (a mount namespace of that run only, as test_host_without_the_stack
+    hides pasta)."""
+    import conftest
+
+    def use(text):
+        resolv = os.path.join(scratch, "resolv-%s.conf" % unique("r"))
+        with open(resolv, "w") as f:
+            f.write(text)
+        os.chmod(resolv, 0o644)
+        wrap = os.path.join(scratch, "mxc-exec-" + unique("w"))
+        with open(wrap, "w") as f:
+            f.write("#!/bin/sh\nexec unshare -m sh -c 'mount --bind \"$0\" /etc/resolv.conf && exec \"$@\"' "
+                    "%s %s \"$@\"\n" % (resolv, MXC_EXEC))
+        os.chmod(wrap, 0o755)
+        monkeypatch.setattr(conftest, "MXC_EXEC", wrap)
+
+    return use
+
+
+DNS_CLIENT = r'''
+import os, socket
+q = os.urandom(2) + b"\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x07example\x04test\x00\x00\x01\x00\x01"
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(3)
+s.sendto(q, ("10.0.2.3", 53))
+try:
+    d, _ = s.recvfrom(512); print("DNS-REPLY" if d[:2] == q[:2] else "DNS-OTHER")
+except OSError:
+    print("DNS-NONE")
+print(open("/etc/resolv.conf").read().strip())
+'''
+
+
+class _Resolver:
+    """A UDP listener on addr:53 in the test's namespace that notes every datagram and answers it
+    (the query with QR set)."""
+
+    def __init__(self, addr):
+        self.got = []
+        self.s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.s.bind((addr, 53))
+        self.s.settimeout(0.2)
+        self.stop = threading.Event()
+        self.t = threading.Thread(target=self.loop, daemon=True)
+        self.t.start()
+
+    def loop(self):
+        while not self.stop.is_set():
+            try:
+                d, peer = self.s.recvfrom(512)
+            except socket.timeout:
+                continue
+            self.got.append(d)
+            self.s.sendto(d[:2] + b"\x81\x80" + d[4:], peer)
+        self.s.close()
+
+    def close(self):
+        self.stop.set()
+        self.t.join()
+
+
+@pytest.fixture
+def resolvers(internet):
+    """The host's loopback resolver (127.0.0.1:53, what systemd-resolved or dnsmasq would be) and a
+    resolver on an address of the test's namespace that is not loopback (192.0.2.53:53)."""
+    subprocess.run(["ip", "addr", "add", "192.0.2.53/32", "dev", "d0"], check=True)
+    made = {"loopback": _Resolver("127.0.0.1"), "lan": _Resolver("192.0.2.53")}
+    yield made
+    for r in made.values():
+        r.close()
+    subprocess.run(["ip", "addr", "del", "192.0.2.53/32", "dev", "d0"], check=False)
+
+
+def test_dns_forwarder_never_relays_to_a_host_loopback_resolver(resolvers, sandbox, client, host_resolv, mxc):
+    """Issue 27 finding 9: under hostLoopback deny, a datagram to the stack's forwarder (10.0.2.3:53)
+    never reaches a resolver on host loopback.  The host's resolv.conf naming only one: no forwarder,
+    said in the sandbox's resolv.conf and the plan.  Naming one that is not loopback as well: DNS works,
+    through that one only."""
+    d, cmd = client
+    with open(os.path.join(d, "dns.py"), "w") as f:
+        f.write(DNS_CLIENT)
+    os.chmod(os.path.join(d, "dns.py"), 0o644)
+    net = {"egress": {"default": "allow"}}
+    host_resolv("# systemd-resolved's stub, or dnsmasq\nnameserver 127.0.0.1\n")
+    r = sandbox(net).run("/usr/bin/python3 %s/dns.py" % d)
+    assert r.rc == 0, r.describe()
+    assert resolvers["loopback"].got == [], "the host-loopback resolver was reached"
+    lines = r.stdout.splitlines()
+    assert lines[0] == "DNS-NONE" and lines[1].startswith("# mxc: ") and "host loopback" in lines[1], r.stdout
+    plan = mxc(argv=["--dry-run", "--config", mxc.config_file(dict(v1(net), process={"commandLine": "true"}))])
+    assert "Network DNS: none: the host's resolvers are host loopback" in plan.stdout, plan.describe()
+    legacy = mxc(argv=["--dry-run", "--config", mxc.config_file({"network": {"defaultPolicy": "allow"},
+                                                                   "process": {"commandLine": "true"}})])
+    dns = json.loads(legacy.stdout)["result"]["plan"]["networkDns"]
+    assert dns["forwarder"] is None and "host loopback" in dns["reason"], dns
+    assert _probe_dns()["forwarder"] is None, _probe_dns()
+
+    host_resolv("nameserver 127.0.0.1\nnameserver 192.0.2.53\noptions edns0\n")
+    r = sandbox(net).run("/usr/bin/python3 %s/dns.py" % d)
+    assert resolvers["loopback"].got == [], "the host-loopback resolver was reached"
+    assert r.rc == 0 and r.stdout.splitlines() == ["DNS-REPLY", "nameserver 10.0.2.3"], r.describe()
+    assert len(resolvers["lan"].got) == 1 and b"example" in resolvers["lan"].got[0], resolvers["lan"].got
+    plan = mxc(argv=["--dry-run", "--config", mxc.config_file(dict(v1(net), process={"commandLine": "true"}))])
+    assert "Network DNS: the forwarder 10.0.2.3, relaying to 192.0.2.53\n" in plan.stdout, plan.describe()
+    assert _probe_dns() == {"forwarder": "10.0.2.3", "upstream": "192.0.2.53"}, _probe_dns()
+
+
+def _probe_dns():
+    """--probe's word on model 1's DNS forwarder, as this test's mxc-exec sees the host."""
+    import conftest
+    out = subprocess.run([conftest.MXC_EXEC, "--probe"], capture_output=True, check=True).stdout
+    return json.loads(out)["result"]["networkModels"]["dns"]
+
+
+def test_resolver_is_the_stacks_forwarder_in_model1_and_none_otherwise(internet, sandbox, client, host_resolv):
     """Model 1 asks pasta's DNS forwarder (whether a query leaves is the rules' business, like any
     packet); models 2 and 3 get no resolver at all — the host's stays the host's.  Only the file is
     read here: no query is sent."""
+    host_resolv("nameserver 192.0.2.53\n")
     m1 = sandbox({"egress": {"default": "allow"}}).run("cat /etc/resolv.conf")
     assert m1.rc == 0 and m1.stdout == "nameserver 10.0.2.3\n", m1.describe()
     m3 = sandbox({"egress": {"default": "deny"}}).run("test -e /etc/resolv.conf && echo present || echo none")

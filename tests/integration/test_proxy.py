@@ -2,10 +2,12 @@
 listening socket made inside a "sandbox" network namespace that has nothing but loopback, the
 proxy running outside it, the configuration on a pipe, a pidfd it watches.
 
-NETWORK SAFETY.  Everything runs inside a network namespace this file creates (the test's
-"internet": a veth pair whose both ends live in it, documentation-range addresses with the
-servers bound to them, its default route onto its own veth), and a second, empty one (the
-sandbox's).  Names resolve only through a hosts file the test writes; no DNS query is sent.
+NETWORK SAFETY.  Everything runs inside network namespaces this file creates: the "host" (where
+this process, mxc-exec and the proxy run: its loopback and its own address 192.0.2.1 serve
+:8080 — this host, which a broad allow must never reach), the "internet" (the origins, on
+documentation-range addresses, one veth away; neither has a route anywhere else), and an empty
+one (the sandbox's).  Names resolve only through a hosts file the test writes; no DNS query is
+sent.
 """
 import base64
 import ctypes
@@ -37,11 +39,14 @@ def _setns(path):
         os.close(fd)
 
 
-def _serve(addr, port, stop):
+def _serve(addr, port, stop, hits=None):
     """An HTTP/1.1 origin that answers every request with what it received (its first line and
-    whether a Proxy-Authorization reached it), and for a CONNECT tunnel echoes a greeting."""
+    whether a Proxy-Authorization reached it), and for a CONNECT tunnel echoes a greeting.
+    hits: a list every accepted connection is noted in."""
 
     def handle(c):
+        if hits is not None:
+            hits.append(addr)
         c.settimeout(5)
         data = b""
         try:
@@ -64,36 +69,49 @@ def _serve(addr, port, stop):
     serve_tcp(addr, port, stop, handle)
 
 
+HOST_ADDR = "192.0.2.1"  # the host namespace's own address (the veth toward the internet)
+
+
 @pytest.fixture
 def world(tmp_path):
-    """The internet namespace (servers), the sandbox namespace (empty), this process in the
-    internet one; yields a dict of names."""
-    inet, sbx = unique("mxcpx"), unique("mxcps")
-    for n in (inet, sbx):
+    """The host namespace (this process moves into it), the internet one (the origins) and the
+    sandbox's (empty); yields a dict of names.  host_hits: every connection the host's own
+    services (127.0.0.1:8080, HOST_ADDR:8080) accepted."""
+    host, far, sbx = unique("mxcpx"), unique("mxcpf"), unique("mxcps")
+    for n in (host, far, sbx):
         subprocess.run(["ip", "netns", "add", n], check=True)
     sh = lambda n, *c: subprocess.run(["ip", "netns", "exec", n] + list(c), check=True,  # noqa: E731
                                       capture_output=True)
-    sh(inet, "ip", "link", "set", "lo", "up")
-    sh(sbx, "ip", "link", "set", "lo", "up")
-    sh(inet, "ip", "link", "add", "d0", "type", "veth", "peer", "name", "d1")
-    sh(inet, "ip", "link", "set", "d0", "up")
-    sh(inet, "ip", "link", "set", "d1", "up")
+    for n in (host, far, sbx):
+        sh(n, "ip", "link", "set", "lo", "up")
+    sh(host, "ip", "link", "add", "d0", "type", "veth", "peer", "name", "d1", "netns", far)
+    sh(host, "ip", "addr", "add", HOST_ADDR + "/24", "dev", "d0")
+    sh(host, "ip", "link", "set", "d0", "up")
+    sh(far, "ip", "addr", "add", "192.0.2.2/24", "dev", "d1")
     for a in (WEB, WEB2, OTHER):
-        sh(inet, "ip", "addr", "add", a + "/24", "dev", "d0")
-    sh(inet, "ip", "route", "add", "default", "via", "192.0.2.254", "dev", "d0", "onlink")
+        sh(far, "ip", "addr", "add", a + "/24", "dev", "d1")
+    sh(far, "ip", "link", "set", "d1", "up")
+    sh(host, "ip", "route", "add", "default", "via", "192.0.2.2", "dev", "d0")
     home = os.open("/proc/self/ns/net", os.O_RDONLY)
-    _setns("/run/netns/" + inet)
     stop = threading.Event()
+    hits = []
+    # a thread lives in the namespace of the thread that started it
+    _setns("/run/netns/" + far)
     threads = [threading.Thread(target=_serve, args=(a, p, stop), daemon=True)
-               for a, p in ((WEB, 8080), (WEB, 443), (WEB2, 8080), (OTHER, 8080), ("127.0.0.1", 8080))]
+               for a, p in ((WEB, 8080), (WEB, 443), (WEB2, 8080), (OTHER, 8080))]
     for t in threads:
         t.start()
+    _setns("/run/netns/" + host)
+    mine = [threading.Thread(target=_serve, args=(a, 8080, stop, hits), daemon=True) for a in ("127.0.0.1", HOST_ADDR)]
+    for t in mine:
+        t.start()
+    threads += mine
     hosts = tmp_path / "hosts"
     hosts.write_text("%s api.example.test\n%s dl.cdn.example.test\n%s other.test\n127.0.0.1 rebind.example.test\n"
                      "%s blocked.api.example.test\n%s fallback.example.test\n%s fallback.example.test\n"
-                     "%s dead.example.test\n" % (WEB, WEB2, OTHER, WEB2, WEB2, WEB, WEB2))
+                     "%s dead.example.test\n%s self.example.test\n" % (WEB, WEB2, OTHER, WEB2, WEB2, WEB, WEB2, HOST_ADDR))
     try:
-        yield {"inet": inet, "sbx": sbx, "hosts": str(hosts), "tmp": tmp_path}
+        yield {"host": host, "far": far, "sbx": sbx, "hosts": str(hosts), "tmp": tmp_path, "host_hits": hits}
     finally:
         stop.set()
         for t in threads:
@@ -101,12 +119,12 @@ def world(tmp_path):
         if _libc.setns(home, CLONE_NEWNET) != 0:
             raise OSError(ctypes.get_errno(), "setns home")
         os.close(home)
-        for n in (inet, sbx):
+        for n in (host, far, sbx):
             subprocess.run(["ip", "netns", "del", n], check=False)
 
 
 class Proxy:
-    def __init__(self, world, allowed, blocked=(), resolv=None, **extra):
+    def __init__(self, world, allowed, blocked=(), resolv=None, preexec_fn=None, **extra):
         # the listener, made inside the sandbox's namespace (as the executor does)
         with in_sandbox_ns(world):
             self.listener = socket.socket()
@@ -125,7 +143,8 @@ class Proxy:
         wrap = ["unshare", "-m", "sh", "-c", 'mount --bind "$0" /etc/resolv.conf && exec "$@"', resolv] if resolv else []
         self.p = subprocess.Popen(wrap + [PROXY, "--listen-fd", str(lfd), "--config-fd", str(r), "--watch-fd",
                                    str(self.pidfd), "--audit-fd", str(afd), "--status-fd", str(sw)],
-                                  pass_fds=(lfd, r, self.pidfd, afd, sw), stderr=subprocess.PIPE)
+                                  pass_fds=(lfd, r, self.pidfd, afd, sw), stderr=subprocess.PIPE,
+                                  preexec_fn=preexec_fn)
         os.close(r)
         os.close(sw)
         os.close(afd)
@@ -197,10 +216,11 @@ def proxy(world):
 
 
 class in_sandbox_ns:
-    """with in_sandbox_ns(world): sockets made in the block live in the sandbox's namespace."""
+    """with in_sandbox_ns(world): sockets made (and threads started) in the block live in the
+    sandbox's namespace (in_sandbox_ns(world, "far"): the internet's)."""
 
-    def __init__(self, world):
-        self.path = "/run/netns/" + world["sbx"]
+    def __init__(self, world, which="sbx"):
+        self.path = "/run/netns/" + world[which]
 
     def __enter__(self):
         self.here = os.open("/proc/self/ns/net", os.O_RDONLY)
@@ -209,6 +229,11 @@ class in_sandbox_ns:
     def __exit__(self, *exc):
         _libc.setns(self.here, CLONE_NEWNET)
         os.close(self.here)
+
+
+def in_internet(world):
+    """with in_internet(world): where the origins live."""
+    return in_sandbox_ns(world, "far")
 
 
 def auth(user=USER, token=TOKEN):
@@ -315,6 +340,40 @@ def test_special_addresses_are_refused(proxy, target):
     assert out.startswith("HTTP/1.1 403") or out.startswith("HTTP/1.1 400"), (target, out)
 
 
+# issue 27 finding 8: this host — its loopback in every form, its own address, a name that resolves to
+# it — through a policy whose only address entries are broad CIDRs
+THIS_HOST = ["127.0.0.1:8080", "127.1:8080", "2130706433:8080", "[::ffff:127.0.0.1]:8080", "0.0.0.0:8080",
+             "%s:8080" % HOST_ADDR, "[::ffff:%s]:8080" % HOST_ADDR, "self.example.test:8080"]
+BROAD = [["0.0.0.0/0:8080"], ["0.0.0.0/1:8080", "128.0.0.0/1:8080"], ["96.0.0.0/3:8080", "192.0.0.0/4:8080"],
+         ["[::ffff:0.0.0.0/96]:8080", "::/0"]]
+
+
+@pytest.mark.parametrize("broad", BROAD, ids=["all", "halves", "wide", "mapped"])
+def test_a_broad_cidr_never_reaches_this_host(proxy, world, broad):
+    """A broad allow covers host loopback and the host's own address without naming them: the
+    proxy (which dials from the host's namespace) refuses them as model 1 refuses host loopback;
+    the internet behind the same entry still answers; an entry naming them exactly reaches them."""
+    p = proxy(broad + ["*.example.test:8080"])
+    for t in THIS_HOST:
+        for req in ("CONNECT %s HTTP/1.1\r\nHost: %s\r\n%s\r\n" % (t, t, auth()),
+                    "GET http://%s/ HTTP/1.1\r\nHost: %s\r\n%s\r\n" % (t, t, auth())):
+            out = p.raw(req.encode())
+            assert out.startswith("HTTP/1.1 403 ") and "X-Mxc-Deny-Reason: special-address" in out, (t, out)
+    assert world["host_hits"] == [], world["host_hits"]  # this host's services never saw a connection
+    out = p.raw(("GET http://%s:8080/in HTTP/1.1\r\nHost: %s:8080\r\n%s\r\n" % (WEB, WEB, auth())).encode())
+    assert out.startswith("HTTP/1.1 200 ") and "GET /in HTTP/1.1" in out, out
+
+
+def test_an_entry_naming_this_host_reaches_it(proxy, world):
+    """What names them: an IPv4 entry inside 127/8 for loopback, exactly the address for the host's
+    own one (hostpolicy.h) — beside a broad CIDR that alone would not."""
+    named = proxy(["0.0.0.0/0:8080", "127.0.0.1:8080", "%s:8080" % HOST_ADDR])
+    for t in ("127.0.0.1:8080", "%s:8080" % HOST_ADDR):
+        out = named.raw(("GET http://%s/named HTTP/1.1\r\nHost: %s\r\n%s\r\n" % (t, t, auth())).encode())
+        assert out.startswith("HTTP/1.1 200 ") and "GET /named HTTP/1.1" in out, (t, out)
+    assert sorted(world["host_hits"]) == sorted(["127.0.0.1", HOST_ADDR]), world["host_hits"]
+
+
 def test_dns_rebinding_to_loopback_is_refused(proxy):
     p = proxy(["rebind.example.test:8080"])
     r = p.curl("http://rebind.example.test:8080/", extra=("-D", "-"))
@@ -369,14 +428,20 @@ def test_slow_clients_are_cut_while_others_get_through(proxy):
 
 
 def test_connection_cap(proxy):
+    """At the cap the oldest connection still waiting for its head is shed (503) for the newcomer
+    (idle connections never lock the sandbox out); past their head none is (test_proxy_bounds.py)."""
     p = proxy(["api.example.test:8080"], maxConnections=5)
     with in_sandbox_ns(p.world):
         held = [socket.create_connection(("127.0.0.1", 3128)) for _ in range(5)]
         time.sleep(0.3)
         extra = socket.create_connection(("127.0.0.1", 3128))
-        extra.settimeout(5)
-        assert extra.recv(200).startswith(b"HTTP/1.1 503")
-    for s in held:
+        held[0].settimeout(5)
+        assert held[0].recv(200).startswith(b"HTTP/1.1 503")
+        for s in held[1:] + [extra]:  # the others, and the newcomer, are still open
+            s.settimeout(0.2)
+            with pytest.raises(socket.timeout):
+                s.recv(200)
+    for s in held + [extra]:
         s.close()
 
 
@@ -598,10 +663,11 @@ def _echo(addr, port, stop):
 def test_a_tiny_pipe_budget_still_relays_everything(proxy):
     """pipeBudgetKiB: past it every relay pipe is one page and none grows; slower, never wrong."""
     stop = threading.Event()
-    t = threading.Thread(target=_echo, args=(WEB, 9100, stop), daemon=True)
-    t.start()
+    p = proxy(["198.51.100.7:9100"], pipeBudgetKiB=1)
+    with in_internet(p.world):
+        t = threading.Thread(target=_echo, args=(WEB, 9100, stop), daemon=True)
+        t.start()
     try:
-        p = proxy(["198.51.100.7:9100"], pipeBudgetKiB=1)
         code = ("import socket,base64,threading,hashlib\n"
                 "s=socket.create_connection(('127.0.0.1',3128));s.settimeout(20)\n"
                 "s.sendall(b'CONNECT 198.51.100.7:9100 HTTP/1.1\\r\\nHost: 198.51.100.7:9100\\r\\n%s\\r\\n\\r\\n')\n"
@@ -628,8 +694,8 @@ def test_a_lookup_that_does_not_answer_is_504_and_holds_its_slot_until_it_return
     """The system resolver (no hostsFile), pointed at a name server inside the test's namespace that
     never answers: the tunnel ends with a 504 at resolveTimeoutMs; the lookup's thread, still
     waiting, keeps counting against the connection cap until glibc gives up (timeout:3)."""
-    ns = "198.51.100.53"
-    subprocess.run(["ip", "addr", "add", ns + "/24", "dev", "d0"], check=True)  # this thread: the internet ns
+    ns = "192.0.2.53"
+    subprocess.run(["ip", "addr", "add", ns + "/32", "dev", "d0"], check=True)  # this thread: the host ns
     hole = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     hole.bind((ns, 53))
     hole.settimeout(5)
@@ -659,7 +725,7 @@ def test_a_lookup_that_does_not_answer_is_504_and_holds_its_slot_until_it_return
         assert out.startswith("HTTP/1.1 200 Connection established"), out
     finally:
         hole.close()
-        subprocess.run(["ip", "addr", "del", ns + "/24", "dev", "d0"], check=False)
+        subprocess.run(["ip", "addr", "del", ns + "/32", "dev", "d0"], check=False)
 
 
 # ---- the special-address attacks of THREATS.md, from a workload inside a real sandbox ---------
@@ -724,3 +790,32 @@ def test_special_addresses_are_refused_to_a_workload(governed, session_factory, 
         assert status in ("403", "400"), (method, target, status, why)
         if "rebind.example.test" in target:
             assert why == "special-address", (method, target, status, why)
+
+
+@pytest.mark.parametrize("surface", ["oneshot", "session"])
+def test_a_broad_cidr_never_reaches_this_host_from_a_workload(governed, world, session_factory, surface):
+    """Issue 27 finding 8 through mxc: legacy allowedHosts `0.0.0.0/0:8080` (and a wildcard name
+    that resolves to the host's own address) let a workload reach the internet on 8080, never
+    this host's loopback or own address."""
+    g = governed
+    with open(os.path.join(g["dir"], "raw.py"), "w") as f:
+        f.write(RAW_CLIENT)
+    os.chmod(os.path.join(g["dir"], "raw.py"), 0o644)
+    net = {"defaultPolicy": "block", "allowedHosts": ["0.0.0.0/0:8080", "*.example.test:8080"]}
+    args = []
+    for t in THIS_HOST:
+        args += ["'CONNECT %s'" % t, "'GET http://%s/'" % t]
+    args.append("'GET http://%s:8080/ok'" % WEB)  # the internet behind the same entry answers
+    cmd = "/usr/bin/python3 %s/raw.py %s" % (g["dir"], " ".join(args))
+    fs = {"readonlyPaths": [g["dir"]]}
+    if surface == "oneshot":
+        r = g["mxc"]({"network": net, "filesystem": fs, "process": {"commandLine": cmd}})
+    else:
+        r = session_factory(network=net, filesystem=fs).exec(cmd)
+    assert r.rc == 0, r.describe()
+    rows = [l.split("|") for l in r.stdout.splitlines() if l.count("|") == 3]
+    assert len(rows) == 2 * len(THIS_HOST) + 1, r.describe()
+    assert rows[-1][2] == "200", rows[-1]
+    for method, target, status, why in rows[:-1]:
+        assert (status, why) == ("403", "special-address"), (method, target, status, why)
+    assert world["host_hits"] == [], world["host_hits"]

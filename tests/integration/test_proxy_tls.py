@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from test_proxy import OTHER, TOKEN, USER, WEB, WEB2, Proxy, auth, world  # noqa: F401 (fixture)
+from test_proxy import OTHER, TOKEN, USER, WEB, WEB2, Proxy, auth, in_internet, world  # noqa: F401 (fixture)
 
 SECRET = "ghp_REAL-SECRET-0123456789"
 OTHER_SECRET = "OTHER-REAL-SECRET-abcdef"
@@ -112,7 +112,8 @@ def tls(world):  # noqa: F811
     good, evil = make_ca(str(tmp / "pki"), "mxc test CA"), make_ca(str(tmp / "evil"), "evil CA")
     with open(world["hosts"], "a") as f:
         f.write("%s untrusted.example.test\n" % WEB2)
-    origins = [Origin(WEB, 8443, good), Origin(OTHER, 8443, good), Origin(WEB2, 8443, evil)]
+    with in_internet(world):  # the origins' sockets and threads in the internet's namespace
+        origins = [Origin(WEB, 8443, good), Origin(OTHER, 8443, good), Origin(WEB2, 8443, evil)]
     made = []
 
     def make(creds, allowed=("api.example.test:8443", "other.test:8443", "untrusted.example.test:8443",
@@ -200,6 +201,12 @@ def test_curl_verifies_the_minted_leaf_and_the_ca_differs_per_sandbox(tls):
     ("https://api.example.test:8443/repos/x", "mxc:cred:github:2", "credential-revision"),
     ("https://api.example.test:8443/user", "mxc:cred:github:3", "credential-path"),
     ("https://api.example.test:8443/repos/../user", "mxc:cred:github:3", "credential-path"),
+    # issue 27 finding 7: servlet containers cut ";params" before they normalise; a front that decodes
+    # twice reads %252e as "."
+    ("https://api.example.test:8443/repos/..;/admin", "mxc:cred:github:3", "credential-path"),
+    ("https://api.example.test:8443/repos/..;/..;/admin", "mxc:cred:github:3", "credential-path"),
+    ("https://api.example.test:8443/repos/%252e%252e/admin", "mxc:cred:github:3", "credential-path"),
+    ("https://api.example.test:8443/repos/%252e%252e%252fadmin", "mxc:cred:github:3", "credential-path"),
     ("https://api.example.test:8443/repos/x", "mxc:cred:other:1", "credential-not-bound"),
     ("https://api.example.test:8443/repos/x", "mxc:cred:nobody:1", "credential-unknown"),
 ])
@@ -258,6 +265,9 @@ for v in SSL_CERT_FILE REQUESTS_CA_BUNDLE CURL_CA_BUNDLE GIT_SSL_CAINFO NODE_EXT
 done
 curl -sS --max-time 10 -o /dev/null -w "BOUND %{http_code}\n" -H "Authorization: Bearer $GITHUB_TOKEN" https://api.example.test:8443/repos/x 2>&1
 curl -sS --max-time 10 -o /dev/null -w "OUTSIDE %{http_code}\n" -H "Authorization: Bearer $GITHUB_TOKEN" https://api.example.test:8443/user
+for t in '..;/admin' '..;/..;/admin' '%252e%252e/admin'; do
+  curl -sS --path-as-is --max-time 10 -o /dev/null -w "ESCAPE $t %{http_code}\n" -H "Authorization: Bearer $GITHUB_TOKEN" "https://api.example.test:8443/repos/$t"
+done
 python3 -c "
 import ssl, urllib.request
 r = urllib.request.urlopen('https://api.example.test:8443/repos/py', timeout=10)
@@ -280,10 +290,21 @@ def gtls(tls, mxc, monkeypatch):
     return tls
 
 
+ESCAPES = ("..;/admin", "..;/..;/admin", "%252e%252e/admin")
+
+
+def escapes_refused(lines, api):
+    """Issue 27 finding 7: the workload's paths that leave /repos/ as an origin reads them got 403, and
+    the origin never saw the secret on one."""
+    return all("ESCAPE %s 403" % t in lines for t in ESCAPES) and not any(
+        "Bearer " + SECRET in h and ("..;" in h.split("\r\n")[0] or "%25" in h.split("\r\n")[0]) for h in api.heads)
+
+
 def _check_workload(out, api):
     lines = out.splitlines()
     assert "PLACEHOLDER=mxc:cred:github:3" in lines, out
     assert "BOUND 200" in lines and "OUTSIDE 403" in lines and "PY 200" in lines, out
+    assert escapes_refused(lines, api), out
     assert "SECRET-IN-ENV" not in out and "SECRET-IN-FILES" not in out and SECRET not in out, out
     assert any("Bearer " + SECRET in h for h in api.heads)
     return dict(l[4:].split("=", 1) for l in lines if l.startswith("VAR "))

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import DROP, MXC_EXEC, UID, Mxc, assert_error, assert_ok_envelope, owned_tmpdir, rl  # noqa: F401
+from conftest import DROP, MXC_EXEC, UID, Mxc, RootlessMxc, assert_error, assert_ok_envelope, live_pids_of_uids, owned_tmpdir, rl, wait_until  # noqa: F401,E501
 
 def _grant_dir(rl, name):
     d = os.path.join(rl.scratch, name)
@@ -94,6 +94,29 @@ def test_rlimit_fallback_bounds_processes(rl):
     lines = bomb.stdout.strip().split("\n")
     assert lines[0] == "survived", bomb.stdout
     assert 100 < int(lines[-1]) <= 515, bomb.stdout
+
+
+def test_rootless_denied_symlink_in_a_read_write_grant_masks_its_target(rl):
+    """Issue 27, finding 10, rootless: the target of a denied link inside a read-write grant is masked
+    too (one-shot and session exec)."""
+    d = _grant_dir(rl, "rwlinks")
+    with open(os.path.join(d, "secret"), "w") as f:
+        f.write("RL-TARGET-SECRET\n")
+    os.chown(os.path.join(d, "secret"), UID, UID)
+    os.symlink(os.path.join(d, "secret"), os.path.join(d, "link"))
+    os.lchown(os.path.join(d, "link"), UID, UID)
+    fs = {"readwritePaths": [d], "deniedPaths": [os.path.join(d, "link")]}
+    script = "cat %s/secret 2>&1; cat %s/link 2>&1; true" % (d, d)
+    r = rl.oneshot(script, filesystem=fs)
+    assert r.rc == 0 and "RL-TARGET-SECRET" not in r.stdout, r.describe()
+    sid = rl.provision(filesystem=fs)["sandboxId"]
+    try:
+        assert_ok_envelope(rl.phase("start", sid))
+        r = rl.exec(sid, script)
+        assert r.rc == 0 and "RL-TARGET-SECRET" not in r.stdout, r.describe()
+    finally:
+        rl.phase("stop", sid)
+        rl.phase("deprovision", sid)
 
 
 def test_session_lifecycle_rootless(rl):
@@ -175,3 +198,118 @@ def test_root_gc_leaves_a_live_rootless_session_alone(rl, mxc):
     assert g.returncode == 0, g.stdout
     r = rl.exec(sid, "echo alive")
     assert (r.rc, r.stdout) == (0, "alive\n"), r.describe()
+
+
+# --------------------------------------------------------------------------------------------
+# issue 27, finding 5: rendezvous points no other local user can take first. A uid of its own
+# (VICTIM) so that the names planted here never meet another test's rootless runs; STRANGER is
+# "another local user".
+
+VICTIM, STRANGER = UID + 20, UID + 21
+
+
+def as_uid(uid):
+    return ["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid, "--clear-groups"]
+
+
+def predictable_names(uid):
+    """Every /tmp name a rootless caller used, or uses, for a rendezvous point."""
+    return ["/tmp/mxc-claims-%d" % uid, "/tmp/mxc-%d" % uid, "/tmp/mxc-gateway-%d" % uid,
+            "/tmp/mxc-gateway-%d.sock" % uid]
+
+
+class VictimMxc(RootlessMxc):
+    """The rootless runner as VICTIM, without XDG_RUNTIME_DIR (the case that falls back to /tmp)."""
+
+    def __init__(self, state, scratch, home):
+        super().__init__(state, scratch)
+        self.home = home
+
+    def argv(self, request, flags, via):
+        return as_uid(VICTIM) + Mxc.argv(self, request, flags, via)
+
+    def env(self, extra=None):
+        env = super().env(extra)
+        env.pop("XDG_RUNTIME_DIR", None)
+        env["HOME"] = self.home
+        return env
+
+
+@pytest.fixture
+def victim():
+    """make(home=True) -> a VICTIM runner; the stranger's and the victim's /tmp names are
+    removed before and after."""
+    made = []
+
+    def clear():
+        for n in predictable_names(VICTIM):
+            if os.path.isdir(n) and not os.path.islink(n):
+                shutil.rmtree(n, ignore_errors=True)
+            elif os.path.lexists(n):
+                os.unlink(n)
+
+    def make(home=True):
+        dirs = []
+        for prefix in ("mxc-victim-state-", "mxc-victim-scratch-", "mxc-victim-home-"):
+            d = tempfile.mkdtemp(prefix=prefix)
+            os.chown(d, VICTIM, VICTIM)
+            os.chmod(d, 0o755 if "scratch" in prefix else 0o700)
+            dirs.append(d)
+        m = VictimMxc(dirs[0], dirs[1], dirs[2] if home else "/root")
+        made.append((m, dirs))
+        return m
+    clear()
+    yield make
+    for m, dirs in made:
+        m.cleanup()
+        for d in dirs:
+            shutil.rmtree(d, ignore_errors=True)
+            shutil.rmtree(d + ".ws", ignore_errors=True)
+    clear()
+
+
+def plant(names, uid=STRANGER, mode=0o755):
+    """Another local user makes each of names first (a directory of theirs)."""
+    for n in names:
+        subprocess.run(as_uid(uid) + ["mkdir", "-m", "%o" % mode, n], check=True)
+
+
+def test_another_user_cannot_deny_rootless_runs_by_taking_the_claims_name(victim):
+    """Issue 27 #5: with XDG_RUNTIME_DIR unset the claims lived at /tmp/mxc-claims-UID, and another
+    user who made that name first made every rootless run fail. Now the claims live in the
+    caller's private directory, and a candidate someone else took is passed over: the run works,
+    its claims in a 0700 directory of the caller's, nothing written into the stranger's."""
+    m = victim()
+    plant(["/tmp/mxc-claims-%d" % VICTIM, "/tmp/mxc-%d" % VICTIM])
+    r = m.oneshot("id -u; echo ran")
+    assert r.rc == 0 and "ran" in r.stdout, r.describe()
+    run = [d for d in os.listdir(os.path.join(m.home, ".local/state/mxc")) if d.startswith("run-")]
+    assert len(run) == 1, run
+    claims = os.path.join(m.home, ".local/state/mxc", run[0], "mxc-claims")
+    st = os.lstat(claims)
+    assert (st.st_uid, st.st_mode & 0o777) == (VICTIM, 0o700)
+    for n in ("/tmp/mxc-claims-%d" % VICTIM, "/tmp/mxc-%d" % VICTIM):
+        assert os.stat(n).st_uid == STRANGER and os.listdir(n) == [], n
+    # a session too (its claim lives as long as it does)
+    res = m.provision(helper=False)
+    assert_ok_envelope(m.phase("start", res["sandboxId"]))
+    assert os.listdir(claims), "the session's claim"
+    assert m.exec(res["sandboxId"], "echo in").stdout == "in\n"
+
+
+def test_rootless_claims_default_to_a_private_tmp_directory(victim):
+    """Nobody took the name: /tmp/mxc-UID is made 0700 by the caller and holds the claims; with
+    every candidate taken and no home of its own, the run is refused, saying what to do."""
+    m = victim()
+    r = m.oneshot("echo ran")
+    assert r.rc == 0, r.describe()
+    st = os.lstat("/tmp/mxc-%d" % VICTIM)
+    assert (st.st_uid, st.st_mode & 0o7777) == (VICTIM, 0o700)
+    claims = "/tmp/mxc-%d/mxc-claims" % VICTIM
+    assert os.path.isdir(claims)
+    # the one-shot's cleaner (VICTIM's) released its claim and is gone
+    assert wait_until(lambda: os.listdir(claims) == [] and live_pids_of_uids([VICTIM]) == [], 30)
+    shutil.rmtree("/tmp/mxc-%d" % VICTIM)
+    plant(["/tmp/mxc-%d" % VICTIM])
+    r = victim(home=False).oneshot("echo ran")
+    assert r.rc != 0 and "XDG_RUNTIME_DIR" in r.stdout + r.stderr, r.describe()

@@ -3,7 +3,9 @@
 # and @microsoft/mxc-sdk 1.0.1 (and 0.8.0, for the legacy dialect) exactly as
 # package-lock.json pins them, then
 # runs sdk.test.mjs with the published SDK loading our libmxc_ffi.so from
-# FFI_DIR (default: the build directory).  As root: real namespaces.
+# FFI_DIR (default: the build directory), and our executor from beside it or
+# MXC_EXEC_BIN (an installed package's /usr/bin/mxc-exec).  As root: real
+# namespaces.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ffi_dir=$(cd "${1:-$here/../../build}" && pwd)
@@ -33,6 +35,6 @@ ip netns exec "$ns" env MXC_FFI_DIR="$ffi_dir" MXC_STATE_DIR="$state" MXC_NET_TE
 # legacy08.test.mjs: SDK 0.8.0 spawns the executor: ours, as MXC_BIN_DIR/x64/lxc-exec
 bindir=$(mktemp -d /tmp/mxc-sdk-bin-XXXXXX)
 mkdir "$bindir/x64"
-ln -s "$ffi_dir/mxc-exec" "$bindir/x64/lxc-exec"
+ln -s "${MXC_EXEC_BIN:-$ffi_dir/mxc-exec}" "$bindir/x64/lxc-exec"
 ip netns exec "$ns" env MXC_BIN_DIR="$bindir" MXC_STATE_DIR="$state" MXC_NET_TEST_ADDR="$web" \
   "$node" --test --test-concurrency=1 legacy08.test.mjs

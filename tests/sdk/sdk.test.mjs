@@ -61,7 +61,9 @@ test('the SDK loads our library', () => {
 test('getPlatformSupport: our lxc-exec answers --available-backends', () => {
   const bin = fs.mkdtempSync(path.join(scratch, 'bin-'));
   fs.mkdirSync(path.join(bin, 'x64'));
-  fs.symlinkSync(path.join(process.env.MXC_FFI_DIR, 'mxc-exec'), path.join(bin, 'x64', 'lxc-exec'));
+  // the executor beside the library (a build tree), or where an installed package put it (MXC_EXEC_BIN)
+  const exe = process.env.MXC_EXEC_BIN ?? path.join(process.env.MXC_FFI_DIR, 'mxc-exec');
+  fs.symlinkSync(exe, path.join(bin, 'x64', 'lxc-exec'));
   process.env.MXC_BIN_DIR = bin;
   const support = mxc.getPlatformSupport();
   assert.equal(support.isSupported, true, JSON.stringify(support));

@@ -90,6 +90,33 @@ int main(void)
         {"api.example.test", 443, "/repos/%2e%2e/user", "mxc:cred:github:3", "credential-path"},
         {"api.example.test", 443, "/repos/a%2Fb", "mxc:cred:github:3", "credential-path"},
         {"api.example.test", 443, "/repos/a\\..\\b", "mxc:cred:github:3", "credential-path"},
+        /* issue 27 finding 7: what a servlet container, a proxy that decodes twice or a
+         * Windows origin resolves outside the prefix */
+        {"api.example.test", 443, "/repos/..;/admin", "mxc:cred:github:3", "credential-path"},
+        {"api.example.test", 443, "/repos/..;/..;/admin", "mxc:cred:github:3", "credential-path"},
+        {"api.example.test", 443, "/repos/..;jsessionid=1/admin", "mxc:cred:github:3", "credential-path"},
+        {"api.example.test", 443, "/repos/.;/x", "mxc:cred:github:3", "credential-path"},
+        {"api.example.test", 443, "/repos/x/..;", "mxc:cred:github:3", "credential-path"},
+        {"api.example.test", 443, "/repos/..%3b/admin", "mxc:cred:github:3", "credential-path"},
+        {"api.example.test", 443, "/repos/%2e%2e;/admin", "mxc:cred:github:3", "credential-path"},
+        {"api.example.test", 443, "/repos/%252e%252e/admin", "mxc:cred:github:3", "credential-path"},
+        {"api.example.test", 443, "/repos/%252E%252E%252Fadmin", "mxc:cred:github:3", "credential-path"},
+        {"api.example.test", 443, "/repos/%25252e%25252e/admin", "mxc:cred:github:3", "credential-path"},
+        {"api.example.test", 443, "/repos/%2525252e./admin", "mxc:cred:github:3", "credential-path"},
+        {"api.example.test", 443, "/repos/%%32%65%%32%65/admin", "mxc:cred:github:3", "credential-path"},
+        {"api.example.test", 443, "/repos/x%252f..%252fadmin", "mxc:cred:github:3", "credential-path"},
+        {"api.example.test", 443, "/repos/a%252fb", "mxc:cred:github:3", "credential-path"},
+        {"api.example.test", 443, "/repos/%5c..%5cadmin", "mxc:cred:github:3", "credential-path"},
+        {"api.example.test", 443, "/repos/%255c..%255cadmin", "mxc:cred:github:3", "credential-path"},
+        {"api.example.test", 443, "/repos/%c0%ae%c0%ae/admin", "mxc:cred:github:3", "credential-path"},
+        {"api.example.test", 443, "/repos/%e0%80%ae%e0%80%ae/admin", "mxc:cred:github:3", "credential-path"},
+        {"api.example.test", 443, "/repos/%u002e%u002e/admin", "mxc:cred:github:3", "credential-path"},
+        {"api.example.test", 443, "/repos/x%00/../admin", "mxc:cred:github:3", "credential-path"},
+        {"api.example.test", 443, "/repos/x%0d%0a", "mxc:cred:github:3", "credential-path"},
+        {"api.example.test", 443, "/repos/x/..", "mxc:cred:github:3", "credential-path"},
+        {"api.example.test", 443, "/repos/.", "mxc:cred:github:3", "credential-path"},
+        {"api.example.test", 443, "/repos/.../x", "mxc:cred:github:3", "credential-path"},
+        {"api.example.test", 443, "/repos/..../x", "mxc:cred:github:3", "credential-path"},
         {"api.example.test", 443, "/repos/x", "MXC:CRED:github:3", "credential-malformed"},
         {"api.example.test", 443, "/repos/x", "mxc:cred:github", "credential-malformed"},
         {"api.example.test", 443, "/repos/x", "mxc:cred:github:", "credential-malformed"},
@@ -102,8 +129,19 @@ int main(void)
     }
     /* a query may hold dots: only the path part is judged */
     CHECK_STR_EQ(sub("api.example.test", 443, "/repos/x?q=../..", "mxc:cred:github:3"), "ghp_SECRET");
-    /* "..." is a name, not a dot segment */
-    CHECK_STR_EQ(sub("api.example.test", 443, "/repos/.../x", "mxc:cred:github:3"), "ghp_SECRET");
+    /* what stays inside: names with dots, a literal '%' (once encoded), UTF-8, parameters */
+    static const char *const YES[] = {"/repos/a.b/..c/d..", "/repos/v1.2/x.json", "/repos/100%25",
+                                      "/repos/caf%C3%A9", "/repos/x;v=1/y", "/repos/%41%42", "/repos//x",
+                                      "/repos/x?q=%2e%2e/%2f"};
+    for (size_t i = 0; i < sizeof YES / sizeof YES[0]; i++)
+        CHECK_MSG(sub("api.example.test", 443, YES[i], "mxc:cred:github:3") != NULL, "%s: %s", YES[i],
+                  REASON ? REASON : "-");
+    /* a prefix is itself a plain path */
+    CHECK(mxc_credset_add(S, "n", 1, "a.test", 443, "/a/../b/", "x", err, sizeof err) < 0);
+    CHECK_CONTAINS(err, "pathPrefix");
+    CHECK(mxc_credset_add(S, "n", 1, "a.test", 443, "/a/%2e%2e/", "x", err, sizeof err) < 0);
+    CHECK(mxc_credset_add(S, "n", 1, "a.test", 443, "/a/..;/", "x", err, sizeof err) < 0);
+    CHECK_INT_EQ(mxc_credset_count(S), 3);
 
     CHECK(mxc_cred_mentioned("x: MxC:CrEd:a:1", 15));
     CHECK(!mxc_cred_mentioned("x: mxc:cre", 10));

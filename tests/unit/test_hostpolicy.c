@@ -322,12 +322,125 @@ static void test_explicit_allow(void)
     /* an IPv6 ::/0 allow never allows IPv4; a v6 entry in ::ffff:0:0/96 is IPv4 */
     hp = pol(L("::/0", "::ffff:192.0.2.0/120"), NULL);
     ALLOW_ADDR(hp, "2001:db8::1", 443);
-    ALLOW_ADDR(hp, "::1", 443);
+    DENY(hp, "::1", 443, "special-address"); /* ::/0 does not name host loopback (issue 27 finding 8) */
     DENY(hp, "198.51.100.1", 443, "not-allowed");
     DENY(hp, "127.0.0.1", 443, "special-address");
     ADDR_NO(hp, "127.0.0.1", 443, "special-address");
     ALLOW_ADDR(hp, "192.0.2.77", 443);
     ALLOW_ADDR(hp, "::ffff:192.0.2.77", 443);
+    mxc_hostpolicy_free(hp);
+}
+
+/* check_dial on a text address with a port; local: the kernel would
+ * deliver it to this host. */
+static bool cdial(const mxc_hostpolicy *hp, const char *text, unsigned port, bool local)
+{
+    struct sockaddr_storage ss;
+    memset(&ss, 0, sizeof ss);
+    struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+    if (strchr(text, ':')) {
+        in6->sin6_family = AF_INET6, in6->sin6_port = htons((uint16_t)port);
+        CHECK_MSG(inet_pton(AF_INET6, text, &in6->sin6_addr) == 1, "test address %s", text);
+    } else {
+        in->sin_family = AF_INET, in->sin_port = htons((uint16_t)port);
+        CHECK_MSG(inet_pton(AF_INET, text, &in->sin_addr) == 1, "test address %s", text);
+    }
+    R = NULL;
+    return mxc_hostpolicy_check_dial(hp, (struct sockaddr *)&ss, local, &R);
+}
+
+/* Issue 27 finding 8: host loopback and the host's own addresses are
+ * reached only through an entry that names them; a broad CIDR that merely
+ * covers them (0.0.0.0/0, the /1 halves, ::/0, 127/8 inside anything
+ * wider) never does — as model 1 never lets a broad allow reopen host
+ * loopback. */
+static void test_broad_never_reaches_the_host(void)
+{
+    static const struct {
+        const char *e[3];
+        unsigned port;
+    } broad[] = {
+        {{"0.0.0.0/0:8080"}, 8080},         {{"0.0.0.0/1:8080", "128.0.0.0/1:8080"}, 8080},
+        {{"96.0.0.0/3:8080"}, 8080},        {{"126.0.0.0/7:8080"}, 8080},
+        {{"0.0.0.0/7:8080"}, 8080},         {{"::ffff:0.0.0.0/96"}, 443},
+        {{"[::ffff:0.0.0.0/96]:8080"}, 8080}, {{"0.0.0.0/0"}, 443},
+    };
+    static const char *const local[] = {"127.0.0.1", "127.1", "2130706433", "0x7f000001", "0177.0.0.1",
+                                        "127.255.255.254", "0.0.0.0", "0", "0.1.2.3", "::ffff:127.0.0.1",
+                                        "[::ffff:127.0.0.1]", "[::ffff:0.0.0.0]"};
+    for (size_t b = 0; b < sizeof broad / sizeof broad[0]; b++) {
+        const char *allowed[4] = {broad[b].e[0], broad[b].e[1], broad[b].e[2], NULL};
+        mxc_hostpolicy *hp = pol(allowed, NULL);
+        unsigned port = broad[b].port;
+        for (size_t i = 0; i < sizeof local / sizeof local[0]; i++)
+            DENY(hp, local[i], port, "special-address");
+        ADDR_NO(hp, "127.0.0.1", port, "special-address");
+        ADDR_NO(hp, "127.0.0.1", 0, "special-address");
+        ADDR_NO(hp, "0.0.0.0", port, "special-address");
+        ADDR_NO(hp, "::ffff:127.0.0.1", port, "special-address");
+        CHECK_MSG(!cdial(hp, "127.0.0.1", port, true) && R && !strcmp(R, "special-address"), "%s: dial", broad[b].e[0]);
+        CHECK_MSG(!cdial(hp, "127.0.0.1", port, false), "%s: dial, whatever the route says", broad[b].e[0]);
+        mxc_hostpolicy_free(hp);
+    }
+    mxc_hostpolicy *hp = pol(L("0.0.0.0/0:8080"), NULL);
+    ALLOW_ADDR(hp, "198.51.100.7", 8080); /* the internet, still */
+    ALLOW_ADDR(hp, "10.1.2.3", 8080);     /* a local network is not this host: covered, as model 1 reaches it */
+    mxc_hostpolicy_free(hp);
+    /* IPv6: ::/0 covers ::1, ::, and every form embedding 127/8 or 0/8, naming none */
+    hp = pol(L("::/0", "[::/0]:8080", "[::/1]:8080", "[::/127]:8080"), NULL);
+    static const char *const local6[] = {"::1", "[::1]", "::", "::127.0.0.1", "::ffff:0:127.0.0.1",
+                                         "64:ff9b::7f00:1", "2002:7f00:1::", "[0:0:0:0:0:0:0:1]"};
+    for (size_t i = 0; i < sizeof local6 / sizeof local6[0]; i++)
+        DENY(hp, local6[i], 8080, "special-address");
+    ADDR_NO(hp, "::1", 8080, "special-address");
+    ADDR_NO(hp, "::", 8080, "special-address");
+    ALLOW_ADDR(hp, "2001:db8::1", 8080);
+    mxc_hostpolicy_free(hp);
+
+    /* what names them: an entry that lies inside 127/8 or 0/8 (IPv4, any
+     * form), or is exactly ::1 / :: / that embedding address (IPv6) */
+    hp = pol(L("0.0.0.0/0:8080", "127.0.0.1:8080", "127.9.0.0/16:8080", "0.0.0.0:8080", "[::1]:8080",
+               "[64:ff9b::7f00:1]:8080", "::ffff:127.5.0.0/112"),
+             NULL);
+    ALLOW_ADDR(hp, "127.0.0.1", 8080);
+    ALLOW_ADDR(hp, "127.1", 8080);
+    ALLOW_ADDR(hp, "127.9.4.4", 8080);
+    ALLOW_ADDR(hp, "0.0.0.0", 8080);
+    ALLOW_ADDR(hp, "::1", 8080);
+    ALLOW_ADDR(hp, "64:ff9b::7f00:1", 8080);
+    ALLOW_ADDR(hp, "127.5.1.1", 443);
+    DENY(hp, "127.0.0.2", 8080, "special-address");
+    DENY(hp, "0.0.0.1", 8080, "special-address");
+    DENY(hp, "127.0.0.1", 443, "port-not-allowed");
+    DENY(hp, "::", 8080, "special-address");
+    ADDR_OK(hp, "127.0.0.1", 8080);
+    ADDR_NO(hp, "127.0.0.2", 8080, "special-address");
+    CHECK(cdial(hp, "127.0.0.1", 8080, true));
+    mxc_hostpolicy_free(hp);
+    /* 127/8 itself names it; blocked still outranks */
+    hp = pol(L("127.0.0.0/8:8080", "0.0.0.0/0:8080"), L("127.0.0.7"));
+    ALLOW_ADDR(hp, "127.3.3.3", 8080);
+    DENY(hp, "127.0.0.7", 8080, "blocked");
+    mxc_hostpolicy_free(hp);
+
+    /* the host's own addresses (the caller's route lookup says "local"):
+     * only an entry of exactly that address, with the port, reaches one */
+    hp = pol(L("0.0.0.0/0:8080", "192.0.2.0/24:8080", "[2001:db8::/32]:8080"), NULL);
+    CHECK(cdial(hp, "192.0.2.1", 8080, false));
+    CHECK_MSG(!cdial(hp, "192.0.2.1", 8080, true) && R && !strcmp(R, "special-address"), "own address: %s",
+              R ? R : "(allowed)");
+    CHECK(!cdial(hp, "2001:db8::5", 8080, true));
+    CHECK(cdial(hp, "2001:db8::5", 8080, false));
+    mxc_hostpolicy_free(hp);
+    hp = pol(L("0.0.0.0/0:8080", "192.0.2.1:8080", "[2001:db8::5]:8080", "::ffff:192.0.2.9/128"), L("192.0.2.66"));
+    CHECK(cdial(hp, "192.0.2.1", 8080, true));
+    CHECK(!cdial(hp, "192.0.2.1", 9090, true));
+    CHECK(cdial(hp, "2001:db8::5", 8080, true));
+    CHECK(cdial(hp, "::ffff:192.0.2.1", 8080, true));
+    CHECK(cdial(hp, "192.0.2.9", 443, true));
+    CHECK(!cdial(hp, "192.0.2.2", 8080, true));
+    CHECK_MSG(!cdial(hp, "192.0.2.66", 8080, false) && R && !strcmp(R, "blocked"), "blocked: %s", R ? R : "-");
     mxc_hostpolicy_free(hp);
 }
 
@@ -534,6 +647,7 @@ int main(void)
     test_name_shapes();
     test_special_literals();
     test_explicit_allow();
+    test_broad_never_reaches_the_host();
     test_ports();
     test_wildcards();
     test_blocked_outranks();

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# package-test.sh — the Debian package, end to end (issue 30), as root on a
+# Debian 12 machine: builds the source package's .debs from a clean clone of
+# HEAD with Debian's own tools and packages (dpkg-buildpackage -us -uc -b),
+# lintian (no error), installs them with apt-get, verifies every systemd unit,
+# runs `mxc run -- id` and the published Node SDK against the installed files
+# (not the build tree), upgrades a live session to a rebuilt newer version
+# (exec and deprovision still served), then purges and checks that nothing of
+# ours is left.  Prints "N passed, N failed" last.
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+export DEBIAN_FRONTEND=noninteractive
+need=(debhelper lintian dpkg-dev fakeroot)
+missing=()
+for p in "${need[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p"); done
+[ ${#missing[@]} -eq 0 ] || { apt-get update -qq; apt-get install -y -qq "${missing[@]}" >/dev/null; }
+work=$(mktemp -d /tmp/mxc-pkg-XXXXXX)
+passed=0 failed=0
+ok() { echo "ok: $*"; passed=$((passed + 1)); }
+bad() { echo "FAILED: $*"; failed=$((failed + 1)); }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+purge() { apt-get purge -y -qq mxc libmxc0 libmxc-ffi1 libmxc-dev >/dev/null 2>&1 || true; }
+trap 'purge; rm -rf "$work"' EXIT
+
+build() { # build DIR VERSION: a clean clone of HEAD at DIR, its changelog at VERSION, built
+  git clone -q "$repo" "$1" && (cd "$1" && git checkout -q "$(git -C "$repo" rev-parse HEAD)")
+  if [ "$2" != current ]; then
+    sed -i "1s/([^)]*)/($2)/" "$1/debian/changelog"
+  fi
+  (cd "$1" && DEB_BUILD_OPTIONS="parallel=$(nproc)" dpkg-buildpackage -us -uc -b >"$1.build.log" 2>&1) ||
+    { tail -n 40 "$1.build.log"; return 1; }
+}
+
+purge
+check "dpkg-buildpackage -us -uc -b from a clean clone" build "$work/old" current
+debs=("$work"/*.deb)
+lint=$(lintian --tag-display-limit 0 "$work"/mxc_*.deb "$work"/libmxc0_*.deb "$work"/libmxc-ffi1_*.deb \
+       "$work"/libmxc-dev_*.deb 2>&1 | grep -v "running with root privileges")
+echo "$lint" | sed 's/^/  lintian: /'
+check "lintian reports no error" bash -c '! grep -q "^E:" <<<"$1"' _ "$lint"
+quiet() { local log; log=$(mktemp); "$@" >"$log" 2>&1; local rc=$?; [ $rc -eq 0 ] || tail -n 30 "$log"; rm -f "$log"; return $rc; }
+check "apt-get install ./*.deb" quiet apt-get install -y -qq "$work"/mxc_*.deb "$work"/libmxc0_*.deb \
+  "$work"/libmxc-ffi1_*.deb "$work"/libmxc-dev_*.deb
+# the gateway as its units start it: systemd's listening socket (systemd-socket-activate needs no systemd
+# as PID 1), the packaged configuration, the installed binaries
+gsock=$(mktemp -u /tmp/mxc-pkg-gw-XXXXXX.sock)
+MXC_GATEWAY_STATE=$work/gwstate systemd-socket-activate -l "$gsock" -E MXC_GATEWAY_STATE \
+  /usr/bin/mxc-gateway serve --config /etc/mxc/gateway.toml >"$work/gw.log" 2>&1 &
+gpid=$!
+for _ in $(seq 100); do [ -S "$gsock" ] && break; sleep 0.1; done
+out=$(MXC_GATEWAY_STATE=$work/gwstate /usr/bin/mxc-gateway --socket "$gsock" sandbox list --json 2>&1)
+check "the installed gateway, socket-activated with /etc/mxc/gateway.toml, answers ($out)" test "$out" = "[]"
+kill -TERM "$gpid" 2>/dev/null; wait "$gpid" 2>/dev/null; rm -f "$gsock"
+units=(/lib/systemd/system/mxc-*)
+check "systemd-analyze verify ${units[*]##*/}" systemd-analyze verify "${units[@]}"
+check "tmpfiles.d made the roots with their modes" bash -c \
+  '[ "$(stat -c %a /var/lib/mxc/claims)" = 700 ] && [ "$(stat -c %a /var/lib/mxc/workspaces)" = 711 ] &&
+   [ "$(stat -c %a /run/mxc)" = 700 ]'
+out=$(cd / && /usr/bin/mxc run -- id 2>&1)
+check "installed mxc run -- id: the agent, uid 1000 inside ($out)" grep -q "^uid=1000" <<<"$out"
+check "the installed files are the ones used (no build tree)" bash -c \
+  '! ldd /usr/bin/mxc-exec | grep -q "/work\|build"'
+arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+sdk_log=$(mktemp)
+if MXC_EXEC_BIN=/usr/bin/mxc-exec bash "$repo/tests/sdk/run.sh" "/usr/lib/$arch/mxc-ffi" >"$sdk_log" 2>&1; then
+  ok "the published SDK against the installed libmxc_ffi ($(grep -c '^✔' "$sdk_log") passed)"
+else
+  tail -n 40 "$sdk_log"; bad "the published SDK against the installed libmxc_ffi"
+fi
+rm -f "$sdk_log"
+
+# an upgrade under a live session: provisioned and started by the old package
+sid=$(echo '{"version":"1.0.0","phase":"provision","containment":"isolation_session","network":{"egress":{"default":"deny"},"ingress":{"default":"deny","hostLoopback":"deny"}}}' |
+      /usr/bin/mxc-exec --config - | python3 -c 'import json,sys; print(json.load(sys.stdin)["result"]["sandboxId"])')
+echo "{\"phase\":\"start\",\"sandboxId\":\"$sid\"}" | /usr/bin/mxc-exec --experimental --config - >/dev/null
+check "a rebuilt newer version builds" build "$work/new" "0.1.0+upgrade1"
+check "apt-get install of the newer version (an upgrade)" quiet apt-get install -y -qq "$work"/mxc_0.1.0+upgrade1_*.deb \
+  "$work"/libmxc0_0.1.0+upgrade1_*.deb "$work"/libmxc-ffi1_0.1.0+upgrade1_*.deb "$work"/libmxc-dev_0.1.0+upgrade1_*.deb
+check "the newer version is the one installed" bash -c '[ "$(dpkg-query -W -f="\${Version}" mxc)" = 0.1.0+upgrade1 ]'
+out=$(echo "{\"phase\":\"exec\",\"sandboxId\":\"$sid\",\"process\":{\"commandLine\":\"echo survived\"}}" |
+      /usr/bin/mxc-exec --experimental --config - 2>&1)
+check "the session started by the old package serves an exec after the upgrade ($out)" test "$out" = survived
+out=$(echo "{\"phase\":\"deprovision\",\"sandboxId\":\"$sid\"}" | /usr/bin/mxc-exec --experimental --config - 2>&1)
+check "... and its deprovision ($out)" test "$out" = '{"result":{}}'
+
+purge
+left=$(ls -d /run/mxc /var/lib/mxc /var/log/mxc /lib/systemd/system/mxc-* /usr/lib/tmpfiles.d/mxc.conf \
+        /etc/systemd/system/*/mxc-* /usr/bin/mxc* /usr/bin/lxc-exec /usr/lib/"$arch"/libmxc* \
+        /usr/lib/"$arch"/mxc-ffi /usr/include/mxc*.h /etc/mxc 2>/dev/null)
+check "purge leaves no file of ours${left:+: $left}" test -z "$left"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
