@@ -30,6 +30,14 @@ ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1 MXC_EXEC="$PWD/build-a
   tests/integration/test_session.py tests/integration/test_rootless.py tests/integration/test_cli.py tests/integration/test_gateway.py tests/escape \
   | grep -E '^(FAILED|ERROR)|(passed|failed|error)(,| in )' || fail=1
 
+stage "mxc-oci (tests/oci: busybox-static bundles) against the ASan+UBSan build"
+# the OCI runtime's create/start/state/kill/delete/run, its refusals and the
+# symlink mount-target attack, with the sanitizers (leaks too: mxc-oci's
+# own process never enters the container's namespaces)
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 MXC_OCI="$PWD/build-asan/mxc-oci" \
+  /usr/bin/python3 -m pytest -q -rfE -p no:cacheprovider tests/oci \
+  | grep -E '^(FAILED|ERROR)|(passed|failed|error)(,| in )' || fail=1
+
 stage "libmxc_ffi.so ABI under ASan+UBSan"
 (st=$(mktemp -d); trap 'rm -rf "$st"' EXIT
  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 MXC_STATE_DIR=$st \
@@ -38,6 +46,9 @@ stage "libmxc_ffi.so ABI under ASan+UBSan"
 
 stage "valgrind on mxc-exec (sample requests)"
 bash scripts/valgrind.sh || fail=1
+
+stage "valgrind on mxc-oci (its own process: documents, store, create up to the clone)"
+bash scripts/valgrind-oci.sh || fail=1
 
 stage "fuzzing (${MXC_FUZZ_SECONDS:-60} s per harness)"
 bash tests/fuzz/run.sh "${MXC_FUZZ_SECONDS:-60}" || fail=1
@@ -64,7 +75,7 @@ stage "session suites a second time, under a parallel lifecycle load (8 loops)"
 /usr/bin/python3 scripts/lifecycle_load.py "$PWD/build/mxc-exec" 8 & load=$!
 sleep 2
 /usr/bin/python3 -m pytest -q -rfE -s -p no:cacheprovider tests/integration/test_session.py \
-  tests/integration/test_lifecycle.py tests/faults \
+  tests/integration/test_lifecycle.py tests/oci tests/faults \
   | grep -E '^(FAILED|ERROR)|(passed|failed|error)(,| in )|landed inside|after --gc|exec tree gone' || fail=1
 kill -TERM $load; wait $load || fail=1
 
@@ -76,6 +87,7 @@ stage "escape and session suites on a host whose every mount is shared (as syste
 unshare --mount --propagation shared bash -c '
   before=$(sort /proc/self/mountinfo | md5sum)
   /usr/bin/python3 -m pytest -q -rfE -p no:cacheprovider tests/escape tests/integration/test_session.py \
+    tests/oci/test_oci.py \
     | grep -E "^(FAILED|ERROR)|(passed|failed|error)(,| in )"
   rc=${PIPESTATUS[0]}
   [ "$(sort /proc/self/mountinfo | md5sum)" = "$before" ] || { echo "the shared host mount table changed:"; cat /proc/self/mountinfo; rc=1; }

@@ -8,7 +8,8 @@ PKGS=(build-essential pkg-config meson ninja-build libjansson-dev libseccomp-dev
       libidn2-dev curl tinyproxy-bin  # src/proxy: IDN as punycode; curl: its tests' client; bench/proxy.py's peer
       libyaml-dev groff-base  # src/cli: mxc --policy FILE.yaml; its man page's test
       libmicrohttpd-dev libcurl4-openssl-dev  # src/gateway: the daemon's API on a unix socket, its client
-      libssl-dev openssl)  # src/proxy: TLS interception (OpenSSL 3); openssl: the TLS tests' CA
+      libssl-dev openssl  # src/proxy: TLS interception (OpenSSL 3); openssl: the TLS tests' CA
+      busybox-static podman)  # tests/oci: the rootfs of the bundles mxc-oci runs; Podman 4.3 driving it
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,263 @@
+/* idrange.c — see idrange.h. */
+#include "idrange.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "procs.h"
+#include "registry.h"
+
+#define CLAIM_DIR "/var/lib/mxc/claims"
+#define RANGE_BASE_DEFAULT 2147483648u /* 2^31: far above the single-uid region and every allocator's */
+#define RANGE_SLOTS_DEFAULT 4096u
+
+static unsigned env_uint(const char *name, unsigned dflt)
+{
+    const char *v = getenv(name);
+    char *end;
+    unsigned long n = v ? strtoul(v, &end, 10) : 0;
+    return v && *v && !*end && n > 0 && n < 4294967295ul ? (unsigned)n : dflt;
+}
+
+void mxc_idrange_region(unsigned *base, unsigned *slots)
+{
+    *base = env_uint("MXC_RANGE_BASE", RANGE_BASE_DEFAULT) & ~(MXC_IDRANGE_SIZE - 1);
+    *slots = env_uint("MXC_RANGE_SLOTS", RANGE_SLOTS_DEFAULT);
+    /* the last usable id is 4294967294 ((uid_t)-1 is no id) */
+    unsigned long long room = (4294967295ull - *base) / MXC_IDRANGE_SIZE;
+    if (*slots > room)
+        *slots = (unsigned)room;
+}
+
+static bool overlaps(unsigned long long a, unsigned long long alen, unsigned long long b, unsigned long long blen)
+{
+    return a < b + blen && b < a + alen;
+}
+
+/* Whether [lo, lo+65536) holds an id of a local account or group (field 3
+ * of passwd/group) or meets a subordinate range (subuid/subgid lines
+ * name:start:count). */
+static bool taken_on_host(unsigned lo)
+{
+    const char *files[] = {"/etc/passwd", "/etc/group", "/etc/subuid", "/etc/subgid"};
+    bool hit = false;
+    for (size_t i = 0; i < 4 && !hit; i++) {
+        FILE *f = fopen(files[i], "re");
+        char line[4096];
+        while (f && !hit && fgets(line, sizeof line, f)) {
+            char *c = strchr(line, ':'), *end;
+            if (!c)
+                continue;
+            if (i >= 2) { /* name:start:count */
+                unsigned long long start = strtoull(c + 1, &end, 10), count = 0;
+                if (*end == ':')
+                    count = strtoull(end + 1, NULL, 10);
+                hit = count > 0 && overlaps(lo, MXC_IDRANGE_SIZE, start, count);
+            } else { /* name:password:id: */
+                c = strchr(c + 1, ':');
+                unsigned long long id = c ? strtoull(c + 1, &end, 10) : 0;
+                hit = c && end != c + 1 && overlaps(lo, MXC_IDRANGE_SIZE, id, 1);
+            }
+        }
+        if (f)
+            fclose(f);
+    }
+    return hit;
+}
+
+/* writable: [{"path","dev","ino"}], the registry's own record of what a sandbox can write */
+static json_t *writable_json(const char *const *writable, size_t n)
+{
+    json_t *w = json_array();
+    for (size_t i = 0; i < n; i++) {
+        struct stat st;
+        if (stat(writable[i], &st) < 0)
+            continue;
+        json_array_append_new(w, json_pack("{s:s, s:I, s:I}", "path", writable[i], "dev", (json_int_t)st.st_dev,
+                                           "ino", (json_int_t)st.st_ino));
+    }
+    return w;
+}
+
+static char *claim_text(const char *state_dir, json_t *writable, unsigned base, pid_t pid)
+{
+    json_t *j = json_pack("{s:I, s:I, s:s, s:s, s:I, s:I, s:O}", "uid", (json_int_t)base, "count",
+                          (json_int_t)MXC_IDRANGE_SIZE, "kind", "oci", "stateDir", state_dir, "pid", (json_int_t)pid,
+                          "start", (json_int_t)mxc_proc_start_time(pid), "writable", writable);
+    char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    json_decref(j);
+    return text;
+}
+
+static int write_file(int dir, const char *name, const char *text)
+{
+    int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return -errno;
+    size_t len = strlen(text);
+    int rc = write(fd, text, len) == (ssize_t)len ? 0 : -EIO;
+    if (rc == 0 && fsync(fd) < 0)
+        rc = -errno;
+    close(fd);
+    if (rc < 0)
+        unlinkat(dir, name, 0);
+    return rc;
+}
+
+static int open_claim_dir(void)
+{
+    if (geteuid() != 0)
+        return -EPERM;
+    if (mkdir("/var/lib/mxc", 0755) < 0 && errno != EEXIST)
+        return -errno;
+    if (mkdir(CLAIM_DIR, 0700) < 0 && errno != EEXIST)
+        return -errno;
+    int d = open(CLAIM_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    return d < 0 ? -errno : d;
+}
+
+int mxc_idrange_claim(const char *state_dir, const char *const *writable, size_t nwritable, unsigned *base,
+                      char name[MXC_IDRANGE_NAME_MAX], mxc_error *e)
+{
+    name[0] = '\0';
+    unsigned rbase, slots, ubase, ucount;
+    mxc_idrange_region(&rbase, &slots);
+    mxc_registry_range(&ubase, &ucount);
+    if (slots == 0)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "the id range region (MXC_RANGE_BASE/MXC_RANGE_SLOTS) is empty");
+    if (overlaps(rbase, (unsigned long long)slots * MXC_IDRANGE_SIZE, ubase, ucount))
+        return mxc_err(e, MXC_E_BACKEND_ERROR,
+                       "the id range region %u+%u*65536 (MXC_RANGE_BASE/MXC_RANGE_SLOTS) overlaps the single-uid "
+                       "region %u+%u (MXC_UID_BASE/MXC_UID_COUNT)", rbase, slots, ubase, ucount);
+    int dir = open_claim_dir();
+    if (dir < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "idrange.dir", -dir, NULL, "cannot use the claim directory %s",
+                          CLAIM_DIR);
+    unsigned r;
+    if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r) {
+        close(dir);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "idrange.getrandom", errno, NULL, "no randomness");
+    }
+    char tmp[64];
+    snprintf(tmp, sizeof tmp, ".new-%d-%08x", (int)getpid(), r);
+    json_t *w = writable_json(writable, nwritable);
+    /* from a random slot on, each slot once: a busy region is searched, not sampled */
+    for (unsigned i = 0; i < slots; i++) {
+        unsigned lo = rbase + ((r + i) % slots) * MXC_IDRANGE_SIZE;
+        if (taken_on_host(lo))
+            continue;
+        char cand[MXC_IDRANGE_NAME_MAX];
+        snprintf(cand, sizeof cand, "range-%u", lo);
+        if (faccessat(dir, cand, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+            continue;
+        char *text = claim_text(state_dir, w, lo, getpid());
+        int rc = text ? write_file(dir, tmp, text) : -ENOMEM;
+        free(text);
+        if (rc == 0) {
+            rc = linkat(dir, tmp, dir, cand, 0) < 0 ? -errno : 0;
+            unlinkat(dir, tmp, 0);
+        }
+        if (rc == 0) {
+            fsync(dir);
+            close(dir);
+            json_decref(w);
+            snprintf(name, MXC_IDRANGE_NAME_MAX, "%s", cand);
+            *base = lo;
+            return 0;
+        }
+        if (rc != -EEXIST) {
+            close(dir);
+            json_decref(w);
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "idrange.claim", -rc, NULL, "cannot claim an id range in %s",
+                              CLAIM_DIR);
+        }
+    }
+    close(dir);
+    json_decref(w);
+    return mxc_err(e, MXC_E_BACKEND_ERROR,
+                   "no free 65536-id range in the region %u+%u*65536 (MXC_RANGE_BASE/MXC_RANGE_SLOTS)", rbase, slots);
+}
+
+static bool valid_name(const char *name, unsigned *lo)
+{
+    char *end;
+    if (!name || strncmp(name, "range-", 6) != 0 || !name[6])
+        return false;
+    unsigned long v = strtoul(name + 6, &end, 10);
+    *lo = (unsigned)v;
+    return !*end && v < 4294967295ul && v % MXC_IDRANGE_SIZE == 0;
+}
+
+int mxc_idrange_set_owner(const char *name, pid_t pid)
+{
+    unsigned lo;
+    if (!valid_name(name, &lo))
+        return -EINVAL;
+    int dir = open_claim_dir();
+    if (dir < 0)
+        return dir;
+    json_t *old = NULL;
+    int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+        old = json_loadfd(fd, 0, NULL);
+        close(fd);
+    }
+    const char *state_dir = json_string_value(json_object_get(old, "stateDir"));
+    int rc = -ENOENT;
+    if (state_dir) {
+        json_t *w = json_object_get(old, "writable");
+        w = json_is_array(w) ? json_incref(w) : json_array(); /* what it can write stays recorded */
+        char *text = claim_text(state_dir, w, lo, pid);
+        json_decref(w);
+        char tmp[64];
+        snprintf(tmp, sizeof tmp, ".new-%d-owner", (int)getpid());
+        rc = text ? write_file(dir, tmp, text) : -ENOMEM;
+        free(text);
+        if (rc == 0 && renameat(dir, tmp, dir, name) < 0) {
+            rc = -errno;
+            unlinkat(dir, tmp, 0);
+        }
+    }
+    json_decref(old);
+    close(dir);
+    return rc;
+}
+
+void mxc_idrange_release(const char *name)
+{
+    unsigned lo;
+    if (!valid_name(name, &lo))
+        return;
+    int dir = open_claim_dir();
+    if (dir < 0)
+        return;
+    unlinkat(dir, name, 0);
+    close(dir);
+}
+
+void mxc_idrange_release_owned(const char *name, const char *state_dir, pid_t pid)
+{
+    unsigned lo;
+    if (!valid_name(name, &lo))
+        return;
+    int dir = open_claim_dir();
+    if (dir < 0)
+        return;
+    int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    json_t *j = fd >= 0 ? json_loadfd(fd, 0, NULL) : NULL;
+    if (fd >= 0)
+        close(fd);
+    const char *owner = json_string_value(json_object_get(j, "stateDir"));
+    if (owner && !strcmp(owner, state_dir) && json_integer_value(json_object_get(j, "pid")) == (json_int_t)pid)
+        unlinkat(dir, name, 0);
+    json_decref(j);
+    close(dir);
+}

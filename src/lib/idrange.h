@@ -1,0 +1,41 @@
+/* idrange.h — host-wide claims of 65536-id ranges (an OCI container's).
+ * Owns: the range region (MXC_RANGE_BASE, MXC_RANGE_SLOTS: slots of 65536
+ * ids, 65536-aligned, never overlapping the single-uid region of
+ * registry.h), claiming a slot atomically in the engine's claim directory
+ * (/var/lib/mxc/claims/range-<base>, link(2) of a complete file: two state
+ * roots never share a range), skipping slots that overlap a local account
+ * or a subordinate range (/etc/passwd, /etc/group, /etc/subuid,
+ * /etc/subgid), naming the claim's live owner (the container's init:
+ * `mxc --gc` releases the claim once that process is gone, as a
+ * one-shot's), and releasing it.  Root only (rootless: later). */
+#ifndef MXC_IDRANGE_H
+#define MXC_IDRANGE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+#define MXC_IDRANGE_SIZE 65536u
+#define MXC_IDRANGE_NAME_MAX 32
+
+/* The region: its first id and the number of slots in it. */
+void mxc_idrange_region(unsigned *base, unsigned *slots);
+/* Claims a free slot for the container whose state directory is
+ * state_dir: *base its first host id, name[] the claim (empty on failure).
+ * writable[] are the host paths the container can write (its read-write
+ * binds), recorded by device and inode as a sandbox's are (registry.h: no
+ * sandbox's symlink in them is followed).  The claim names the calling
+ * process until mxc_idrange_set_owner. */
+int mxc_idrange_claim(const char *state_dir, const char *const *writable, size_t nwritable, unsigned *base,
+                      char name[MXC_IDRANGE_NAME_MAX], mxc_error *e);
+/* Rewrites the claim (atomically) to name pid, with its start time, as
+ * its owner.  0 or -errno. */
+int mxc_idrange_set_owner(const char *name, pid_t pid);
+void mxc_idrange_release(const char *name);
+/* Releases the claim only while it is still the container's: its state
+ * directory and its owner pid (the sweeper may have released it once the
+ * container's init was gone, and the slot been claimed again since). */
+void mxc_idrange_release_owned(const char *name, const char *state_dir, pid_t pid);
+
+#endif

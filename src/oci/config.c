@@ -1,0 +1,762 @@
+/* config.c — see config.h.  Each check names the field as the spec spells
+ * it (process.user.uid, mounts[2].options, linux.namespaces[0].type). */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/mount.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define FIELD_MAX 160
+
+static int bad(mxc_error *e, const char *field, const char *want)
+{
+    return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: %s must be %s", field, want);
+}
+
+static int not_yet(mxc_error *e, const char *field)
+{
+    return mxc_err(e, MXC_E_UNSUPPORTED_CONTAINMENT, "config.json: %s is not supported by mxc-oci yet", field);
+}
+
+static int refuse(mxc_error *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int refuse(mxc_error *e, const char *fmt, ...)
+{
+    char msg[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: %s", msg);
+}
+
+/* 1: present with the wanted type; 0: absent (or null); -1: wrong type. */
+static int get(json_t *o, const char *key, const char *field, json_type t, json_t **out, mxc_error *e)
+{
+    json_t *v = json_object_get(o, key);
+    *out = NULL;
+    if (!v || json_is_null(v))
+        return 0;
+    bool ok = t == JSON_TRUE ? json_is_boolean(v) : json_typeof(v) == t;
+    if (!ok) {
+        const char *want = t == JSON_TRUE      ? "a boolean"
+                           : t == JSON_INTEGER ? "an integer"
+                           : t == JSON_STRING  ? "a string"
+                           : t == JSON_ARRAY   ? "an array"
+                                               : "an object";
+        return bad(e, field, want);
+    }
+    *out = v;
+    return 1;
+}
+
+/* Whether a value asks for something: a non-empty string, array or
+ * object, true, a number, anything else present. */
+static bool asks(json_t *v)
+{
+    if (!v || json_is_null(v) || json_is_false(v))
+        return false;
+    if (json_is_string(v))
+        return json_string_length(v) > 0;
+    if (json_is_array(v))
+        return json_array_size(v) > 0;
+    if (json_is_object(v))
+        return json_object_size(v) > 0;
+    return true;
+}
+
+static int not_yet_if(json_t *o, const char *key, const char *prefix, mxc_error *e)
+{
+    char field[FIELD_MAX];
+    snprintf(field, sizeof field, "%s%s", prefix, key);
+    return asks(json_object_get(o, key)) ? not_yet(e, field) : 0;
+}
+
+static int uint32_of(json_t *v, const char *field, unsigned *out, mxc_error *e)
+{
+    if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 4294967294ll)
+        return bad(e, field, "an unsigned 32-bit integer");
+    *out = (unsigned)json_integer_value(v);
+    return 0;
+}
+
+static int strings(json_t *arr, const char *field, const char ***out, size_t *n, mxc_error *e)
+{
+    size_t i;
+    json_t *s;
+    *out = calloc(json_array_size(arr) + 1, sizeof **out);
+    *n = 0;
+    if (!*out)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+    json_array_foreach(arr, i, s) {
+        if (!json_is_string(s) || memchr(json_string_value(s), '\0', json_string_length(s))) {
+            char f[FIELD_MAX];
+            snprintf(f, sizeof f, "%s[%zu]", field, i);
+            return bad(e, f, "a string");
+        }
+        (*out)[(*n)++] = json_string_value(s);
+    }
+    return 0;
+}
+
+/* The capabilities a container may hold, over its own user namespace
+ * only; NET_RAW needs a network namespace of its own (checked below). */
+static const struct { const char *name; int cap; } CAPS[] = {
+    {"CAP_CHOWN", CAP_CHOWN}, {"CAP_DAC_OVERRIDE", CAP_DAC_OVERRIDE}, {"CAP_FOWNER", CAP_FOWNER},
+    {"CAP_FSETID", CAP_FSETID}, {"CAP_KILL", CAP_KILL}, {"CAP_SETGID", CAP_SETGID}, {"CAP_SETUID", CAP_SETUID},
+    {"CAP_SETPCAP", CAP_SETPCAP}, {"CAP_NET_BIND_SERVICE", CAP_NET_BIND_SERVICE}, {"CAP_NET_RAW", CAP_NET_RAW},
+    {"CAP_SYS_CHROOT", CAP_SYS_CHROOT}, {"CAP_MKNOD", CAP_MKNOD}, {"CAP_AUDIT_WRITE", CAP_AUDIT_WRITE},
+    {"CAP_SETFCAP", CAP_SETFCAP},
+};
+
+uint64_t oci_caps_allowed(void)
+{
+    uint64_t m = 0;
+    for (size_t i = 0; i < sizeof CAPS / sizeof CAPS[0]; i++)
+        m |= 1ull << CAPS[i].cap;
+    return m;
+}
+
+static int cap_set(json_t *caps, const char *key, uint64_t *out, bool own_net, mxc_error *e)
+{
+    char field[FIELD_MAX];
+    snprintf(field, sizeof field, "process.capabilities.%s", key);
+    json_t *arr;
+    int rc = get(caps, key, field, JSON_ARRAY, &arr, e);
+    *out = 0;
+    if (rc <= 0)
+        return rc;
+    size_t i;
+    json_t *s;
+    json_array_foreach(arr, i, s) {
+        const char *name = json_string_value(s);
+        if (!name) {
+            snprintf(field, sizeof field, "process.capabilities.%s[%zu]", key, i);
+            return bad(e, field, "a string");
+        }
+        size_t k = 0;
+        while (k < sizeof CAPS / sizeof CAPS[0] && strcmp(CAPS[k].name, name) != 0)
+            k++;
+        if (k == sizeof CAPS / sizeof CAPS[0])
+            return refuse(e, "%s: %.60s is refused: a container holds only CAP_CHOWN, CAP_DAC_OVERRIDE, "
+                          "CAP_FOWNER, CAP_FSETID, CAP_KILL, CAP_SETGID, CAP_SETUID, CAP_SETPCAP, "
+                          "CAP_NET_BIND_SERVICE, CAP_NET_RAW, CAP_SYS_CHROOT, CAP_MKNOD, CAP_AUDIT_WRITE and "
+                          "CAP_SETFCAP", field, name);
+        if (CAPS[k].cap == CAP_NET_RAW && !own_net)
+            return refuse(e, "%s: CAP_NET_RAW is refused without a network namespace of the container's own", field);
+        *out |= 1ull << CAPS[k].cap;
+    }
+    return 0;
+}
+
+static const struct { const char *name; int res; } RLIMITS[] = {
+    {"RLIMIT_CPU", RLIMIT_CPU}, {"RLIMIT_FSIZE", RLIMIT_FSIZE}, {"RLIMIT_DATA", RLIMIT_DATA},
+    {"RLIMIT_STACK", RLIMIT_STACK}, {"RLIMIT_CORE", RLIMIT_CORE}, {"RLIMIT_RSS", RLIMIT_RSS},
+    {"RLIMIT_NPROC", RLIMIT_NPROC}, {"RLIMIT_NOFILE", RLIMIT_NOFILE}, {"RLIMIT_MEMLOCK", RLIMIT_MEMLOCK},
+    {"RLIMIT_AS", RLIMIT_AS}, {"RLIMIT_LOCKS", RLIMIT_LOCKS}, {"RLIMIT_SIGPENDING", RLIMIT_SIGPENDING},
+    {"RLIMIT_MSGQUEUE", RLIMIT_MSGQUEUE}, {"RLIMIT_NICE", RLIMIT_NICE}, {"RLIMIT_RTPRIO", RLIMIT_RTPRIO},
+    {"RLIMIT_RTTIME", RLIMIT_RTTIME},
+};
+
+static int parse_process(json_t *p, oci_config *c, mxc_error *e)
+{
+    json_t *v, *user, *caps, *lims;
+    int rc;
+    c->has_process = true;
+    if ((rc = get(p, "terminal", "process.terminal", JSON_TRUE, &v, e)) < 0)
+        return rc;
+    c->terminal = json_is_true(v);
+    if (get(p, "consoleSize", "process.consoleSize", JSON_OBJECT, &v, e) < 0)
+        return -1;
+    if (v) {
+        unsigned h, w;
+        if (uint32_of(json_object_get(v, "height"), "process.consoleSize.height", &h, e) < 0 ||
+            uint32_of(json_object_get(v, "width"), "process.consoleSize.width", &w, e) < 0 || h > 65535 || w > 65535)
+            return bad(e, "process.consoleSize", "an object of height and width (0 to 65535)");
+        c->console_height = (unsigned short)h;
+        c->console_width = (unsigned short)w;
+    }
+    const char *later[] = {"commandLine", "apparmorProfile", "selinuxLabel", "ioPriority", "scheduler",
+                           "execCPUAffinity"};
+    for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
+        if (not_yet_if(p, later[i], "process.", e) < 0)
+            return -1;
+    if ((rc = get(p, "args", "process.args", JSON_ARRAY, &v, e)) < 0)
+        return rc;
+    if (!v || json_array_size(v) == 0)
+        return bad(e, "process.args", "a non-empty array of strings");
+    if (strings(v, "process.args", &c->args, &c->nargs, e) < 0)
+        return -1;
+    if ((rc = get(p, "env", "process.env", JSON_ARRAY, &v, e)) < 0)
+        return rc;
+    if (strings(v, "process.env", &c->env, &c->nenv, e) < 0) /* an empty array is static */
+        return -1;
+    if ((rc = get(p, "cwd", "process.cwd", JSON_STRING, &v, e)) < 0)
+        return rc;
+    if (!v || json_string_value(v)[0] != '/')
+        return bad(e, "process.cwd", "an absolute path");
+    c->cwd = json_string_value(v);
+    if ((rc = get(p, "user", "process.user", JSON_OBJECT, &user, e)) < 0)
+        return rc;
+    if (user) {
+        if ((v = json_object_get(user, "uid")) && uint32_of(v, "process.user.uid", &c->uid, e) < 0)
+            return -1;
+        if ((v = json_object_get(user, "gid")) && uint32_of(v, "process.user.gid", &c->gid, e) < 0)
+            return -1;
+        if ((v = json_object_get(user, "umask")) && !json_is_null(v)) {
+            if (uint32_of(v, "process.user.umask", &c->umask, e) < 0 || c->umask > 0777)
+                return bad(e, "process.user.umask", "a mode (0 to 0777)");
+            c->has_umask = true;
+        }
+        if (not_yet_if(user, "username", "process.user.", e) < 0)
+            return -1;
+        if ((rc = get(user, "additionalGids", "process.user.additionalGids", JSON_ARRAY, &v, e)) < 0)
+            return rc;
+        if (v) {
+            c->gids = calloc(json_array_size(v) + 1, sizeof *c->gids);
+            if (!c->gids)
+                return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+            size_t i;
+            json_t *g;
+            json_array_foreach(v, i, g) {
+                char f[FIELD_MAX];
+                snprintf(f, sizeof f, "process.user.additionalGids[%zu]", i);
+                if (uint32_of(g, f, &c->gids[c->ngids++], e) < 0)
+                    return -1;
+            }
+        }
+    }
+    bool own_net = c->ns_flags & CLONE_NEWNET;
+    if ((rc = get(p, "capabilities", "process.capabilities", JSON_OBJECT, &caps, e)) < 0)
+        return rc;
+    if (caps && (cap_set(caps, "bounding", &c->cap_bounding, own_net, e) < 0 ||
+                 cap_set(caps, "effective", &c->cap_effective, own_net, e) < 0 ||
+                 cap_set(caps, "inheritable", &c->cap_inheritable, own_net, e) < 0 ||
+                 cap_set(caps, "permitted", &c->cap_permitted, own_net, e) < 0 ||
+                 cap_set(caps, "ambient", &c->cap_ambient, own_net, e) < 0))
+        return -1;
+    if ((rc = get(p, "rlimits", "process.rlimits", JSON_ARRAY, &lims, e)) < 0)
+        return rc;
+    size_t i;
+    json_t *l;
+    json_array_foreach(lims, i, l) {
+        char f[FIELD_MAX];
+        snprintf(f, sizeof f, "process.rlimits[%zu]", i);
+        const char *type = json_string_value(json_object_get(l, "type"));
+        json_t *soft = json_object_get(l, "soft"), *hard = json_object_get(l, "hard");
+        if (!json_is_object(l) || !type || !json_is_integer(soft) || !json_is_integer(hard) ||
+            json_integer_value(soft) < 0 || json_integer_value(hard) < 0)
+            return bad(e, f, "an object with a type (RLIMIT_...) and unsigned soft and hard limits");
+        size_t k = 0;
+        while (k < sizeof RLIMITS / sizeof RLIMITS[0] && strcmp(RLIMITS[k].name, type) != 0)
+            k++;
+        if (k == sizeof RLIMITS / sizeof RLIMITS[0]) {
+            snprintf(f, sizeof f, "process.rlimits[%zu].type", i);
+            return bad(e, f, "a Linux RLIMIT_ name");
+        }
+        if (c->nrlimits == OCI_MAX_RLIMITS || json_integer_value(soft) > json_integer_value(hard))
+            return bad(e, f, "a soft limit not above its hard limit, each type once");
+        c->rlimits[c->nrlimits].resource = RLIMITS[k].res;
+        c->rlimits[c->nrlimits].soft = (uint64_t)json_integer_value(soft);
+        c->rlimits[c->nrlimits++].hard = (uint64_t)json_integer_value(hard);
+    }
+    if (get(p, "noNewPrivileges", "process.noNewPrivileges", JSON_TRUE, &v, e) < 0)
+        return -1; /* either way: mxc sets no_new_privs for every process */
+    if ((rc = get(p, "oomScoreAdj", "process.oomScoreAdj", JSON_INTEGER, &v, e)) < 0)
+        return rc;
+    if (v) {
+        if (json_integer_value(v) > 1000 || json_integer_value(v) < -1000)
+            return bad(e, "process.oomScoreAdj", "between -1000 and 1000");
+        if (json_integer_value(v) < 0)
+            return refuse(e, "process.oomScoreAdj %d is refused: only host root may shield a process from the OOM "
+                          "killer (0 to 1000)", (int)json_integer_value(v));
+        c->has_oom_score_adj = true;
+        c->oom_score_adj = (int)json_integer_value(v);
+    }
+    return 0;
+}
+
+static int parse_maps(json_t *lin, const char *key, oci_idmap *out, size_t *n, const char *what, mxc_error *e)
+{
+    char field[FIELD_MAX];
+    snprintf(field, sizeof field, "linux.%s", key);
+    json_t *arr;
+    int rc = get(lin, key, field, JSON_ARRAY, &arr, e);
+    if (rc <= 0)
+        return rc;
+    size_t i;
+    json_t *m;
+    json_array_foreach(arr, i, m) {
+        snprintf(field, sizeof field, "linux.%s[%zu]", key, i);
+        if (*n == OCI_MAX_IDMAPS)
+            return bad(e, field, "one of at most 32 mappings");
+        oci_idmap *x = &out[*n];
+        if (!json_is_object(m) || uint32_of(json_object_get(m, "containerID"), field, &x->cid, e) < 0 ||
+            uint32_of(json_object_get(m, "hostID"), field, &x->hid, e) < 0 ||
+            uint32_of(json_object_get(m, "size"), field, &x->n, e) < 0)
+            return bad(e, field, "an object of unsigned 32-bit containerID, hostID and size");
+        if (x->n == 0 || (unsigned long long)x->cid + x->n > 4294967295ull ||
+            (unsigned long long)x->hid + x->n > 4294967295ull)
+            return bad(e, field, "a non-empty mapping within 32 bits");
+        if (x->hid == 0)
+            return refuse(e, "%s maps container %s %u onto host %s 0: refused (no container process is ever host "
+                          "root)", field, what, x->cid, what);
+        (*n)++;
+    }
+    return 0;
+}
+
+static const struct { const char *name; int flag; } NAMESPACES[] = {
+    {"pid", CLONE_NEWPID}, {"network", CLONE_NEWNET}, {"mount", CLONE_NEWNS}, {"ipc", CLONE_NEWIPC},
+    {"uts", CLONE_NEWUTS}, {"user", CLONE_NEWUSER}, {"cgroup", CLONE_NEWCGROUP}, {"time", 0},
+};
+
+static int parse_namespaces(json_t *lin, oci_config *c, mxc_error *e)
+{
+    json_t *arr;
+    int rc = get(lin, "namespaces", "linux.namespaces", JSON_ARRAY, &arr, e);
+    if (rc < 0)
+        return rc;
+    size_t i;
+    json_t *n;
+    json_array_foreach(arr, i, n) {
+        char f[FIELD_MAX];
+        snprintf(f, sizeof f, "linux.namespaces[%zu].type", i);
+        const char *type = json_string_value(json_object_get(n, "type"));
+        if (!json_is_object(n) || !type)
+            return bad(e, f, "a namespace type");
+        size_t k = 0;
+        while (k < sizeof NAMESPACES / sizeof NAMESPACES[0] && strcmp(NAMESPACES[k].name, type) != 0)
+            k++;
+        if (k == sizeof NAMESPACES / sizeof NAMESPACES[0])
+            return bad(e, f, "one of pid, network, mount, ipc, uts, user, cgroup, time");
+        if (!NAMESPACES[k].flag)
+            return not_yet(e, "linux.namespaces: the time namespace");
+        int flag = NAMESPACES[k].flag;
+        bool seen = c->ns_flags & flag;
+        for (size_t j = 0; j < c->njoin; j++)
+            seen |= c->join[j].flag == flag;
+        if (seen)
+            return bad(e, f, "listed once");
+        snprintf(f, sizeof f, "linux.namespaces[%zu].path", i);
+        json_t *path;
+        if (get(n, "path", f, JSON_STRING, &path, e) < 0)
+            return -1;
+        if (asks(path)) {
+            /* a pod's containers share the network, IPC and UTS (and cgroup) namespaces of the first;
+             * a PID or mount namespace by path could be the host's, a user namespace another range's */
+            if (flag == CLONE_NEWPID || flag == CLONE_NEWNS)
+                return refuse(e, "%s: joining a %s namespace by path is refused (it could be the host's)", f, type);
+            if (flag == CLONE_NEWUSER)
+                return not_yet(e, "linux.namespaces: joining a user namespace by path");
+            if (json_string_value(path)[0] != '/')
+                return bad(e, f, "an absolute path");
+            c->join[c->njoin].flag = flag;
+            c->join[c->njoin].type = type;
+            c->join[c->njoin++].path = json_string_value(path);
+            continue;
+        }
+        c->ns_flags |= flag;
+    }
+    if (!(c->ns_flags & CLONE_NEWPID))
+        return refuse(e, "linux.namespaces has no pid namespace: the host's PID namespace is refused (a container "
+                      "never sees or signals host processes)");
+    if (!(c->ns_flags & CLONE_NEWNS))
+        return refuse(e, "linux.namespaces has no mount namespace: the host's mount namespace is refused");
+    c->user_ns = c->ns_flags & CLONE_NEWUSER;
+    return 0;
+}
+
+/* The default devices every container gets (bind mounts of the host's). */
+static bool default_device(const char *path, const char *type, json_int_t major, json_int_t minor)
+{
+    static const struct { const char *path; int major, minor; } dev[] = {
+        {"/dev/null", 1, 3}, {"/dev/zero", 1, 5}, {"/dev/full", 1, 7}, {"/dev/random", 1, 8},
+        {"/dev/urandom", 1, 9}, {"/dev/tty", 5, 0},
+    };
+    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+        if (!strcmp(path, dev[i].path) && !strcmp(type, "c") && major == dev[i].major && minor == dev[i].minor)
+            return true;
+    return false;
+}
+
+/* Only what belongs to a namespace of the container's own: net.* (its
+ * network), kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.* (its IPC);
+ * everything else is the host's (refused). */
+static int parse_sysctl(json_t *lin, oci_config *c, mxc_error *e)
+{
+    json_t *obj;
+    int rc = get(lin, "sysctl", "linux.sysctl", JSON_OBJECT, &obj, e);
+    if (rc <= 0)
+        return rc;
+    const char *key;
+    json_t *v;
+    json_object_foreach(obj, key, v) {
+        if (!json_is_string(v))
+            return bad(e, "linux.sysctl", "an object of strings");
+        size_t n = strlen(key);
+        if (!n || n > 200 || strspn(key, "abcdefghijklmnopqrstuvwxyz0123456789_.-") != n || key[0] == '.' ||
+            strstr(key, ".."))
+            return refuse(e, "linux.sysctl %.80s: not a sysctl name", key);
+        bool net = !strncmp(key, "net.", 4), ipc = !strncmp(key, "kernel.shm", 10) ||
+                   !strncmp(key, "kernel.msg", 10) || !strcmp(key, "kernel.sem") || !strncmp(key, "fs.mqueue.", 10);
+        if (!net && !ipc)
+            return refuse(e, "linux.sysctl %.80s is the host's, not a namespace's: refused", key);
+        if (!(c->ns_flags & (net ? CLONE_NEWNET : CLONE_NEWIPC)))
+            return refuse(e, "linux.sysctl %.80s needs %s namespace of the container's own", key,
+                          net ? "a network" : "an IPC");
+        if (c->nsysctl == sizeof c->sysctl / sizeof c->sysctl[0])
+            return bad(e, "linux.sysctl", "at most 64 entries");
+        c->sysctl[c->nsysctl][0] = key;
+        c->sysctl[c->nsysctl++][1] = json_string_value(v);
+    }
+    return 0;
+}
+
+static int parse_linux(json_t *lin, oci_config *c, mxc_error *e)
+{
+    json_t *v;
+    int rc;
+    if (parse_namespaces(lin, c, e) < 0)
+        return -1;
+    if (parse_maps(lin, "uidMappings", c->uidmap, &c->nuidmap, "uid", e) < 0 ||
+        parse_maps(lin, "gidMappings", c->gidmap, &c->ngidmap, "gid", e) < 0)
+        return -1;
+    if (c->user_ns && (!c->nuidmap || !c->ngidmap))
+        return bad(e, "linux.uidMappings and linux.gidMappings", "given with a user namespace");
+    if (!c->user_ns && (c->nuidmap || c->ngidmap))
+        return bad(e, "linux.uidMappings and linux.gidMappings", "given only with a user namespace");
+    if (parse_sysctl(lin, c, e) < 0)
+        return -1;
+    if ((rc = get(lin, "seccomp", "linux.seccomp", JSON_OBJECT, &c->seccomp, e)) < 0)
+        return rc; /* compiled (and checked) by profile.c */
+    const char *later[] = {"cgroupsPath", "intelRdt", "personality", "timeOffsets",
+                           "mountLabel", "memoryPolicy", "netDevices", "rdma"};
+    for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
+        if (not_yet_if(lin, later[i], "linux.", e) < 0)
+            return -1;
+    if ((rc = get(lin, "resources", "linux.resources", JSON_OBJECT, &v, e)) < 0)
+        return rc;
+    const char *key;
+    json_t *r;
+    json_object_foreach(v, key, r) {
+        if (strcmp(key, "devices") != 0) {
+            if (not_yet_if(v, key, "linux.resources.", e) < 0)
+                return -1;
+            continue;
+        }
+        /* device rules only narrow: no node but the defaults exists in a
+         * container and its user namespace cannot mknod one */
+        if (!json_is_array(r) && !json_is_null(r))
+            return bad(e, "linux.resources.devices", "an array");
+        size_t i;
+        json_t *d;
+        json_array_foreach(r, i, d) {
+            char f[FIELD_MAX];
+            snprintf(f, sizeof f, "linux.resources.devices[%zu]", i);
+            if (!json_is_object(d) || !json_is_boolean(json_object_get(d, "allow")))
+                return bad(e, f, "an object with a boolean allow");
+        }
+    }
+    if ((rc = get(lin, "devices", "linux.devices", JSON_ARRAY, &v, e)) < 0)
+        return rc;
+    size_t i;
+    json_t *d;
+    json_array_foreach(v, i, d) {
+        char f[FIELD_MAX];
+        snprintf(f, sizeof f, "linux.devices[%zu]", i);
+        const char *path = json_string_value(json_object_get(d, "path"));
+        const char *type = json_string_value(json_object_get(d, "type"));
+        if (!path || !type)
+            return bad(e, f, "an object with a path and a type");
+        if (!default_device(path, type, json_integer_value(json_object_get(d, "major")),
+                            json_integer_value(json_object_get(d, "minor"))))
+            return refuse(e, "%s: %.100s (%s) is refused: a container gets only /dev/null, zero, full, random, "
+                          "urandom and tty, never a raw host device", f, path, type);
+    }
+    if ((rc = get(lin, "rootfsPropagation", "linux.rootfsPropagation", JSON_STRING, &v, e)) < 0)
+        return rc;
+    if (v && strcmp(json_string_value(v), "private") && strcmp(json_string_value(v), "rprivate") &&
+        json_string_length(v))
+        return not_yet(e, "linux.rootfsPropagation other than private");
+    if ((rc = get(lin, "maskedPaths", "linux.maskedPaths", JSON_ARRAY, &v, e)) < 0 ||
+        strings(v, "linux.maskedPaths", &c->masked, &c->nmasked, e) < 0)
+        return -1;
+    if ((rc = get(lin, "readonlyPaths", "linux.readonlyPaths", JSON_ARRAY, &v, e)) < 0 ||
+        strings(v, "linux.readonlyPaths", &c->readonly, &c->nreadonly, e) < 0)
+        return -1;
+    for (size_t k = 0; k < c->nmasked + c->nreadonly; k++) {
+        const char *pth = k < c->nmasked ? c->masked[k] : c->readonly[k - c->nmasked];
+        if (pth[0] != '/')
+            return bad(e, k < c->nmasked ? "linux.maskedPaths" : "linux.readonlyPaths", "absolute paths");
+    }
+    return 0;
+}
+
+bool oci_path_is(const char *path, const char *want)
+{
+    /* component by component, ignoring repeated slashes and "." (".." is not resolved: never equal) */
+    for (;;) {
+        while (*path == '/' || (path[0] == '.' && (path[1] == '/' || !path[1])))
+            path++;
+        while (*want == '/')
+            want++;
+        size_t a = strcspn(path, "/"), b = strcspn(want, "/");
+        if (!a || !b)
+            return !a && !b;
+        if (a != b || strncmp(path, want, a))
+            return false;
+        path += a;
+        want += b;
+    }
+}
+
+static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c, mxc_error *e)
+{
+    char f[FIELD_MAX];
+    snprintf(f, sizeof f, "mounts[%zu]", idx);
+    if (!json_is_object(m))
+        return bad(e, f, "an object");
+    snprintf(f, sizeof f, "mounts[%zu].destination", idx);
+    json_t *v;
+    if (get(m, "destination", f, JSON_STRING, &v, e) < 0)
+        return -1;
+    if (!v || json_string_value(v)[0] != '/')
+        return bad(e, f, "an absolute path");
+    o->dest = json_string_value(v);
+    if (oci_path_is(o->dest, "/"))
+        return refuse(e, "%s: a mount over the root is refused (root.path is the root)", f);
+    snprintf(f, sizeof f, "mounts[%zu].type", idx);
+    if (get(m, "type", f, JSON_STRING, &v, e) < 0)
+        return -1;
+    o->type = v ? json_string_value(v) : "";
+    snprintf(f, sizeof f, "mounts[%zu].source", idx);
+    if (get(m, "source", f, JSON_STRING, &v, e) < 0)
+        return -1;
+    o->source = v ? json_string_value(v) : NULL;
+    if (asks(json_object_get(m, "uidMappings")) || asks(json_object_get(m, "gidMappings"))) {
+        snprintf(f, sizeof f, "mounts[%zu].uidMappings (an idmapped mount)", idx);
+        return not_yet(e, f);
+    }
+    snprintf(f, sizeof f, "mounts[%zu].options", idx);
+    const char **opts = NULL;
+    size_t nopts = 0;
+    if (get(m, "options", f, JSON_ARRAY, &v, e) < 0 || strings(v, f, &opts, &nopts, e) < 0) {
+        free(opts);
+        return -1;
+    }
+    bool bind = !strcmp(o->type, "bind") || !strcmp(o->type, "rbind");
+    o->recursive = !strcmp(o->type, "rbind");
+    for (size_t i = 0; i < nopts; i++)
+        if (!strcmp(opts[i], "bind") || !strcmp(opts[i], "rbind")) {
+            bind = true;
+            o->recursive |= opts[i][0] == 'r';
+        }
+    o->kind = bind ? OCI_MNT_BIND : OCI_MNT_FS;
+    /* never set-uid, never a device: the default devices are the only nodes */
+    o->attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+    bool nodev_asked = false;
+    int rc = 0;
+    for (size_t i = 0; i < nopts && rc == 0; i++) {
+        const char *s = opts[i];
+        snprintf(f, sizeof f, "mounts[%zu].options: '%.40s'", idx, s);
+        if (!strcmp(s, "bind") || !strcmp(s, "rbind") || !strcmp(s, "rw") || !strcmp(s, "suid") ||
+            !strcmp(s, "dev") || !strcmp(s, "exec") || !strcmp(s, "private") || !strcmp(s, "rprivate") ||
+            !strcmp(s, "defaults"))
+            continue; /* the default, or stricter kept (nosuid and nodev always) */
+        if (!strcmp(s, "ro"))
+            o->attr_set |= MOUNT_ATTR_RDONLY;
+        else if (!strcmp(s, "nosuid") || !strcmp(s, "nodev"))
+            nodev_asked |= s[2] == 'd';
+        else if (!strcmp(s, "noexec"))
+            o->attr_set |= MOUNT_ATTR_NOEXEC;
+        else if (!strcmp(s, "noatime") || !strcmp(s, "strictatime") || !strcmp(s, "relatime")) {
+            o->attr_clr |= MOUNT_ATTR__ATIME;
+            o->attr_set &= ~(uint64_t)MOUNT_ATTR__ATIME;
+            o->attr_set |= s[0] == 'n'   ? MOUNT_ATTR_NOATIME
+                           : s[0] == 's' ? MOUNT_ATTR_STRICTATIME
+                                         : MOUNT_ATTR_RELATIME;
+        } else if (!strcmp(s, "nodiratime"))
+            o->attr_set |= MOUNT_ATTR_NODIRATIME;
+        else if (!strcmp(s, "shared") || !strcmp(s, "rshared"))
+            rc = refuse(e, "%s: a mount shared with the host is refused (nothing a container mounts reaches the "
+                        "host)", f);
+        else if (!strcmp(s, "slave") || !strcmp(s, "rslave") || !strcmp(s, "unbindable") ||
+                 !strcmp(s, "runbindable") || !strcmp(s, "sync") || !strcmp(s, "dirsync") || !strcmp(s, "remount") ||
+                 !strcmp(s, "mand") || !strcmp(s, "nomand") || !strcmp(s, "idmap") || !strcmp(s, "ridmap") ||
+                 !strcmp(s, "tmpcopyup") || !strcmp(s, "lazytime") || !strcmp(s, "nolazytime") ||
+                 !strcmp(s, "iversion") || !strcmp(s, "noiversion") || !strcmp(s, "norelatime") ||
+                 !strcmp(s, "atime") || !strcmp(s, "diratime") || !strcmp(s, "silent") || !strcmp(s, "loud") ||
+                 !strncmp(s, "X-", 2) || !strncmp(s, "x-", 2) || !strcmp(s, "copy-symlink") ||
+                 !strcmp(s, "src-nofollow"))
+            rc = not_yet(e, f);
+        else if (bind)
+            rc = bad(e, f, "an option of a bind mount");
+        else if (o->nfsopt == sizeof o->fsopt / sizeof o->fsopt[0])
+            rc = bad(e, f, "one of at most 32 filesystem options");
+        else
+            o->fsopt[o->nfsopt++] = s;
+    }
+    free(opts);
+    if (rc < 0)
+        return rc;
+    if (bind) {
+        if (!o->source || !o->source[0]) {
+            snprintf(f, sizeof f, "mounts[%zu].source", idx);
+            return bad(e, f, "the host path a bind mount shows");
+        }
+        return 0;
+    }
+    snprintf(f, sizeof f, "mounts[%zu].type '%.40s'", idx, o->type);
+    if (!strcmp(o->type, "cgroup") || !strcmp(o->type, "cgroup2"))
+        return not_yet(e, f);
+    if (!strcmp(o->type, "sysfs")) {
+        if (!(c->ns_flags & CLONE_NEWNET))
+            return refuse(e, "%s needs a network namespace of the container's own (the host's sysfs is refused)", f);
+        o->attr_set |= MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC; /* read-only always */
+        return 0;
+    }
+    if (!strcmp(o->type, "mqueue") && !(c->ns_flags & CLONE_NEWIPC))
+        return refuse(e, "%s needs an IPC namespace of the container's own", f);
+    if (strcmp(o->type, "proc") && strcmp(o->type, "tmpfs") && strcmp(o->type, "devpts") && strcmp(o->type, "mqueue"))
+        return refuse(e, "%s: a container mounts only bind, proc, sysfs, tmpfs, devpts and mqueue", f);
+    if (!strcmp(o->type, "proc")) {
+        if (!oci_path_is(o->dest, "/proc"))
+            return refuse(e, "mounts[%zu]: proc only at /proc, where the engine's masks of it apply", idx);
+        for (size_t k = 0; k < c->nmounts; k++)
+            if (c->mounts[k].kind == OCI_MNT_FS && !strcmp(c->mounts[k].type, "proc"))
+                return refuse(e, "mounts[%zu]: a second proc is refused", idx);
+        o->attr_set |= MOUNT_ATTR_NOEXEC;
+    }
+    if (!strcmp(o->type, "devpts") && !nodev_asked) /* its nodes are the ptys of its own instance only */
+        o->attr_set &= ~(uint64_t)MOUNT_ATTR_NODEV;
+    return 0;
+}
+
+int oci_config_parse(json_t *doc, oci_config *c, mxc_error *e)
+{
+    memset(c, 0, sizeof *c);
+    c->doc = json_incref(doc);
+    if (!json_is_object(doc))
+        return bad(e, "the document", "a JSON object");
+    json_t *v;
+    int rc;
+    if ((rc = get(doc, "ociVersion", "ociVersion", JSON_STRING, &v, e)) < 0)
+        return rc;
+    if (!v)
+        return bad(e, "ociVersion", "a string");
+    c->oci_version = json_string_value(v);
+    if (strncmp(c->oci_version, "1.", 2) != 0)
+        return refuse(e, "ociVersion %.40s: mxc-oci implements runtime-spec 1.x", c->oci_version);
+    const char *later[] = {"hooks", "windows", "solaris", "vm", "zos"};
+    for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
+        if (not_yet_if(doc, later[i], "", e) < 0)
+            return -1;
+    json_t *root;
+    if ((rc = get(doc, "root", "root", JSON_OBJECT, &root, e)) < 0)
+        return rc;
+    if (!root || get(root, "path", "root.path", JSON_STRING, &v, e) <= 0 || !json_string_length(v))
+        return e->code ? -1 : bad(e, "root.path", "the path of the container's root filesystem");
+    c->root_path = json_string_value(v);
+    if (get(root, "readonly", "root.readonly", JSON_TRUE, &v, e) < 0)
+        return -1;
+    c->root_readonly = json_is_true(v);
+    json_t *lin;
+    if ((rc = get(doc, "linux", "linux", JSON_OBJECT, &lin, e)) < 0)
+        return rc;
+    if (parse_linux(lin, c, e) < 0) /* absent: no namespaces, refused there */
+        return -1;
+    if ((rc = get(doc, "hostname", "hostname", JSON_STRING, &v, e)) < 0)
+        return rc;
+    c->hostname = v ? json_string_value(v) : NULL;
+    if ((rc = get(doc, "domainname", "domainname", JSON_STRING, &v, e)) < 0)
+        return rc;
+    c->domainname = v ? json_string_value(v) : NULL;
+    if (((c->hostname && *c->hostname) || (c->domainname && *c->domainname)) && !(c->ns_flags & CLONE_NEWUTS))
+        return refuse(e, "hostname/domainname need a uts namespace of the container's own (the host's names are "
+                      "host root's to set)");
+    json_t *proc;
+    if ((rc = get(doc, "process", "process", JSON_OBJECT, &proc, e)) < 0)
+        return rc;
+    if (proc && parse_process(proc, c, e) < 0)
+        return -1;
+    if ((rc = get(doc, "annotations", "annotations", JSON_OBJECT, &v, e)) < 0)
+        return rc;
+    const char *key;
+    json_t *a;
+    json_object_foreach(v, key, a)
+        if (!json_is_string(a))
+            return bad(e, "annotations", "an object of strings");
+    c->annotations = v;
+    json_t *mounts;
+    if ((rc = get(doc, "mounts", "mounts", JSON_ARRAY, &mounts, e)) < 0)
+        return rc;
+    c->mounts = calloc(json_array_size(mounts) + 1, sizeof *c->mounts);
+    if (!c->mounts)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+    size_t i;
+    json_array_foreach(mounts, i, v) {
+        if (parse_mount(v, i, &c->mounts[i], c, e) < 0)
+            return -1;
+        c->nmounts++;
+    }
+    return 0;
+}
+
+int oci_process_parse(json_t *proc, int ns_flags, oci_config *c, mxc_error *e)
+{
+    memset(c, 0, sizeof *c);
+    c->doc = json_incref(proc);
+    c->ns_flags = ns_flags;
+    if (!json_is_object(proc))
+        return bad(e, "the process", "a JSON object");
+    return parse_process(proc, c, e);
+}
+
+int oci_config_load(int bundle_fd, oci_config *c, mxc_error *e)
+{
+    memset(c, 0, sizeof *c);
+    int fd = openat(bundle_fd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return mxc_err_os(e, MXC_E_MALFORMED_REQUEST, "oci.config", errno, NULL,
+                          "cannot open config.json in the bundle");
+    json_error_t je;
+    json_t *doc = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
+    close(fd);
+    if (!doc)
+        return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: line %d: %s", je.line, je.text);
+    int rc = oci_config_parse(doc, c, e);
+    json_decref(doc);
+    return rc;
+}
+
+void oci_config_free(oci_config *c)
+{
+    free(c->args);
+    free(c->env);
+    free(c->gids);
+    free(c->mounts);
+    free(c->masked);
+    free(c->readonly);
+    json_decref(c->doc);
+    memset(c, 0, sizeof *c);
+}
+
+bool oci_map_id(const oci_idmap *m, size_t n, unsigned id, unsigned *host)
+{
+    for (size_t i = 0; i < n; i++)
+        if (id >= m[i].cid && id - m[i].cid < m[i].n) {
+            *host = m[i].hid + (id - m[i].cid);
+            return true;
+        }
+    return false;
+}

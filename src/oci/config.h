@@ -1,0 +1,94 @@
+/* config.h — an OCI bundle's config.json, checked.
+ * Owns: reading config.json from the bundle by descriptor, its types
+ * (a wrong type is refused naming the field), and the refusal list of
+ * docs/oci.md: what would make a container host root or needs what only
+ * host root has (refused always), and what mxc-oci does not deliver yet
+ * (refused naming the field, never ignored).  Unknown properties are
+ * ignored, as the runtime spec requires of a reader.  Strings point into
+ * the parsed document, which the config owns. */
+#ifndef MXC_OCI_CONFIG_H
+#define MXC_OCI_CONFIG_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+#define OCI_MAX_IDMAPS 32
+#define OCI_MAX_RLIMITS 16
+
+typedef struct {
+    unsigned cid, hid, n; /* containerID, hostID, size */
+} oci_idmap;
+
+typedef enum { OCI_MNT_BIND, OCI_MNT_FS } oci_mount_kind;
+
+typedef struct {
+    const char *dest;        /* absolute, inside the rootfs */
+    const char *type;        /* fs type (OCI_MNT_FS) */
+    const char *source;      /* bind: host path (relative: to the bundle) */
+    oci_mount_kind kind;
+    bool recursive;          /* rbind */
+    uint64_t attr_set, attr_clr; /* MOUNT_ATTR_* */
+    const char *fsopt[32];   /* fsconfig options "key" or "key=value" */
+    size_t nfsopt;
+} oci_mount;
+
+typedef struct {
+    json_t *doc;
+    const char *oci_version;
+    const char *root_path;
+    bool root_readonly;
+    const char *hostname, *domainname;
+    /* process */
+    bool has_process;
+    bool terminal;                         /* a pty, its master sent to the console socket */
+    unsigned short console_height, console_width;
+    const char **args; size_t nargs;
+    const char **env; size_t nenv;
+    const char *cwd;
+    unsigned uid, gid;
+    unsigned *gids; size_t ngids;
+    bool has_umask; unsigned umask;
+    struct { int resource; uint64_t soft, hard; } rlimits[OCI_MAX_RLIMITS];
+    size_t nrlimits;
+    uint64_t cap_bounding, cap_effective, cap_inheritable, cap_permitted, cap_ambient;
+    bool has_oom_score_adj; int oom_score_adj;
+    /* linux */
+    int ns_flags;            /* CLONE_NEW* of the namespaces listed as new (not joined) */
+    bool user_ns;            /* listed (its maps then come from the config) */
+    struct { int flag; const char *type, *path; } join[4]; /* network, ipc, uts, cgroup joined by path */
+    size_t njoin;
+    oci_idmap uidmap[OCI_MAX_IDMAPS], gidmap[OCI_MAX_IDMAPS];
+    size_t nuidmap, ngidmap;
+    oci_mount *mounts; size_t nmounts;
+    const char **masked; size_t nmasked;
+    const char **readonly; size_t nreadonly;
+    json_t *annotations;     /* borrowed from doc; NULL: none */
+    json_t *seccomp;         /* linux.seccomp, borrowed; NULL: none (profile.c compiles it) */
+    const char *sysctl[64][2]; /* key, value: namespaced keys only */
+    size_t nsysctl;
+} oci_config;
+
+/* The 14 capabilities a container may hold (in its own user namespace). */
+uint64_t oci_caps_allowed(void);
+
+/* Parses doc (a new reference is taken) into *c. */
+int oci_config_parse(json_t *doc, oci_config *c, mxc_error *e);
+/* A process object alone (exec's --process FILE, or the container's own
+ * with exec's flags applied) into c's process fields; ns_flags the
+ * container's namespaces (CAP_NET_RAW needs its own network). */
+int oci_process_parse(json_t *proc, int ns_flags, oci_config *c, mxc_error *e);
+/* config.json of the bundle directory at bundle_fd. */
+int oci_config_load(int bundle_fd, oci_config *c, mxc_error *e);
+void oci_config_free(oci_config *c);
+/* Whether path names want (an absolute path), ignoring repeated slashes
+ * and "." components; ".." is never resolved (so never equal). */
+bool oci_path_is(const char *path, const char *want);
+/* With the container's maps known (its own or the range's): whether
+ * container id `id` maps, and onto what host id. */
+bool oci_map_id(const oci_idmap *m, size_t n, unsigned id, unsigned *host);
+
+#endif

@@ -1,0 +1,576 @@
+/* init.c — see init.h.  The order below is the checklist; a step that
+ * fails tells the parent which one and why, and the init exits. */
+#include "init.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <linux/landlock.h>
+#include <linux/mount.h>
+#include <linux/openat2.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/statfs.h>
+#include <sys/ioctl.h>
+#include <net/if.h>
+#include <linux/magic.h>
+#include <termios.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "harden.h"
+
+const char *const oci_default_devices[OCI_NDEVICES] = {"null", "zero", "full", "random", "urandom", "tty"};
+
+#define NEWROOT "/tmp" /* a mount point inside the init's private mount namespace only */
+
+static int sock_fd = -1;
+
+static _Noreturn void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static _Noreturn void fail(const char *fmt, ...)
+{
+    char msg[1024];
+    msg[0] = 'E';
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg + 1, sizeof msg - 1, fmt, ap);
+    va_end(ap);
+    if (send(sock_fd, msg, strlen(msg), MSG_NOSIGNAL) < 0)
+        (void)!write(2, msg + 1, strlen(msg + 1));
+    _exit(1);
+}
+
+static int recv_msg(char *tag, int *fd)
+{
+    char buf[1];
+    char ctl[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = {buf, 1};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
+    ssize_t n = recvmsg(sock_fd, &mh, MSG_CMSG_CLOEXEC);
+    if (n != 1)
+        return -1;
+    *tag = buf[0];
+    *fd = -1;
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+    if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+        memcpy(fd, CMSG_DATA(cm), sizeof(int));
+    return 0;
+}
+
+static int openat2_in(int root_fd, const char *path, int flags)
+{
+    struct open_how how = {.flags = (unsigned long long)(flags | O_CLOEXEC),
+                           .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+    int fd;
+    /* EAGAIN: a rename or mount anywhere on the host raced a ".." walk and the kernel could not
+     * prove it stayed inside; it is safe to ask again */
+    for (int tries = 0; (fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof how)) < 0 && errno == EAGAIN &&
+                        tries < 10000;
+         tries++)
+        ;
+    return fd < 0 ? -errno : fd;
+}
+
+int oci_resolve_target(int root_fd, const char *path, bool create, bool dir)
+{
+    int fd = openat2_in(root_fd, path, O_PATH);
+    if (fd >= 0 || fd != -ENOENT || !create)
+        return fd;
+    char prefix[PATH_MAX] = "", copy[PATH_MAX];
+    if (snprintf(copy, sizeof copy, "%s", path) >= (int)sizeof copy)
+        return -ENAMETOOLONG;
+    int cur = openat2_in(root_fd, "/", O_PATH | O_DIRECTORY);
+    char *save, *comp = strtok_r(copy, "/", &save);
+    while (cur >= 0 && comp) {
+        char *next = strtok_r(NULL, "/", &save);
+        size_t len = strlen(prefix);
+        snprintf(prefix + len, sizeof prefix - len, "/%s", comp);
+        int nfd = openat2_in(root_fd, prefix, O_PATH);
+        if (nfd == -ENOENT) {
+            /* one name below a descriptor already inside the rootfs: it cannot
+             * leave it; a dangling symlink there makes this fail (EEXIST) */
+            int rc;
+            if (next || dir)
+                rc = mkdirat(cur, comp, 0755) < 0 ? -errno : 0;
+            else {
+                int f = openat(cur, comp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+                rc = f < 0 ? -errno : close(f);
+            }
+            nfd = rc < 0 && rc != -EEXIST ? rc : openat2_in(root_fd, prefix, O_PATH);
+        }
+        close(cur);
+        cur = nfd;
+        comp = next;
+    }
+    return cur;
+}
+
+/* A fresh filesystem of the config's mount (fsopen/fsconfig/fsmount). */
+static int make_fs(const oci_mount *m, size_t idx)
+{
+    int fs = fsopen(m->type, FSOPEN_CLOEXEC);
+    if (fs < 0)
+        fail("mounts[%zu] (%s at %s): fsopen: %s", idx, m->type, m->dest, strerror(errno));
+    for (size_t i = 0; i < m->nfsopt; i++) {
+        char key[256];
+        snprintf(key, sizeof key, "%s", m->fsopt[i]);
+        char *eq = strchr(key, '=');
+        int rc = eq ? (*eq = '\0', fsconfig(fs, FSCONFIG_SET_STRING, key, eq + 1, 0))
+                    : fsconfig(fs, FSCONFIG_SET_FLAG, key, NULL, 0);
+        if (rc < 0)
+            fail("mounts[%zu] (%s at %s): option '%s': %s", idx, m->type, m->dest, m->fsopt[i], strerror(errno));
+    }
+    if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+        fail("mounts[%zu] (%s at %s): cannot create it: %s", idx, m->type, m->dest, strerror(errno));
+    int mnt = fsmount(fs, FSMOUNT_CLOEXEC, (unsigned)m->attr_set);
+    if (mnt < 0)
+        fail("mounts[%zu] (%s at %s): fsmount: %s", idx, m->type, m->dest, strerror(errno));
+    close(fs);
+    return mnt;
+}
+
+static void attach(int tree, int target, const char *what)
+{
+    if (move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+        fail("%s: move_mount: %s", what, strerror(errno));
+    close(tree);
+}
+
+/* A masked path: an empty read-only tmpfs over a directory, the
+ * container's /dev/null over anything else; absent: nothing to mask. */
+static void mask(int root_fd, const char *path)
+{
+    int t = oci_resolve_target(root_fd, path, false, false);
+    if (t == -ENOENT)
+        return;
+    if (t < 0)
+        fail("maskedPaths %s: %s", path, strerror(-t));
+    struct stat st;
+    fstat(t, &st);
+    int tree;
+    if (S_ISDIR(st.st_mode)) {
+        int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
+        if (fs < 0 || fsconfig(fs, FSCONFIG_SET_STRING, "size", "0", 0) < 0 ||
+            fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+            fail("maskedPaths %s: tmpfs: %s", path, strerror(errno));
+        tree = fsmount(fs, FSMOUNT_CLOEXEC,
+                       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        close(fs);
+    } else {
+        int null = oci_resolve_target(root_fd, "/dev/null", false, false);
+        struct stat nst;
+        if (null >= 0 && (fstat(null, &nst) < 0 || !S_ISCHR(nst.st_mode) || nst.st_rdev != makedev(1, 3)))
+            fail("maskedPaths %s: /dev/null is not the null device", path);
+        tree = null < 0 ? null : open_tree(null, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+        if (null >= 0)
+            close(null);
+    }
+    if (tree < 0)
+        fail("maskedPaths %s: %s", path, strerror(errno));
+    attach(tree, t, path);
+    close(t);
+}
+
+static void make_readonly(int root_fd, const char *path)
+{
+    int t = oci_resolve_target(root_fd, path, false, false);
+    if (t == -ENOENT)
+        return;
+    if (t < 0)
+        fail("readonlyPaths %s: %s", path, strerror(-t));
+    int tree = open_tree(t, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+    struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC};
+    if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0)
+        fail("readonlyPaths %s: %s", path, strerror(errno));
+    attach(tree, t, path);
+    close(t);
+}
+
+/* The executable of args[0]: a path as given, else the first hit in the
+ * config's PATH (runc's lookup and its wording). */
+static const char *lookup(const oci_config *c, char *buf, size_t bufsz)
+{
+    const char *prog = c->args[0];
+    if (strchr(prog, '/')) {
+        if (access(prog, X_OK) < 0)
+            fail("exec: \"%s\": stat %s: %s", prog, prog, strerror(errno));
+        return prog;
+    }
+    const char *path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    for (size_t i = 0; i < c->nenv; i++)
+        if (!strncmp(c->env[i], "PATH=", 5))
+            path = c->env[i] + 5;
+    char dirs[4096];
+    snprintf(dirs, sizeof dirs, "%s", path);
+    char *save, *d = strtok_r(dirs, ":", &save);
+    for (; d; d = strtok_r(NULL, ":", &save)) {
+        snprintf(buf, bufsz, "%s/%s", *d ? d : ".", prog);
+        struct stat st;
+        if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+            return buf;
+    }
+    fail("exec: \"%s\": executable file not found in $PATH", prog);
+}
+
+static void set_caps(const oci_config *c)
+{
+    for (int cap = 0; cap <= 63; cap++)
+        if (!(c->cap_bounding & (1ull << cap)) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
+            if (errno == EINVAL)
+                break; /* past the kernel's last capability */
+            fail("process.capabilities.bounding: %s", strerror(errno));
+        }
+}
+
+static void set_user(const oci_config *c)
+{
+    if (setgroups(c->ngids, c->gids) < 0)
+        fail("process.user.additionalGids: setgroups: %s", strerror(errno));
+    if (setresgid(c->gid, c->gid, c->gid) < 0)
+        fail("process.user.gid %u: %s", c->gid, strerror(errno));
+    if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0 || setresuid(c->uid, c->uid, c->uid) < 0)
+        fail("process.user.uid %u: %s", c->uid, strerror(errno));
+    struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct data[2] = {
+        {(uint32_t)c->cap_effective, (uint32_t)c->cap_permitted, (uint32_t)c->cap_inheritable},
+        {(uint32_t)(c->cap_effective >> 32), (uint32_t)(c->cap_permitted >> 32), (uint32_t)(c->cap_inheritable >> 32)},
+    };
+    if (syscall(SYS_capset, &hdr, data) < 0)
+        fail("process.capabilities: capset: %s", strerror(errno));
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+        fail("process.capabilities.ambient: %s", strerror(errno));
+    for (int cap = 0; cap <= 63; cap++)
+        if ((c->cap_ambient & (1ull << cap)) && prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) < 0)
+            fail("process.capabilities.ambient: capability %d: %s", cap, strerror(errno));
+}
+
+/* On the host's network namespace the container shares the host's
+ * abstract unix sockets (CVE-2020-15257: containerd-shim's API was one):
+ * Landlock's scope (ABI 6) keeps it to its own, and its signals too.
+ * create refused a host network on an older kernel. */
+static void scope_to_self(void)
+{
+    struct { uint64_t fs, net, scoped; } attr = {0, 0, (1ULL << 0) | (1ULL << 1)}; /* ABSTRACT_UNIX_SOCKET, SIGNAL */
+    int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+    if (rs < 0 || syscall(SYS_landlock_restrict_self, rs, 0) < 0)
+        fail("the host network: Landlock scope: %s", strerror(errno));
+    close(rs);
+}
+
+/* process.terminal: a pty of the container's own devpts (opened beneath its root with no symlink,
+ * checked to be devpts), the master sent to the console socket (runc's way: the pty's name as the
+ * payload, the master by SCM_RIGHTS), the slave the controlling terminal and fds 0-2, owned by the
+ * process's uid. */
+static void setup_terminal(const oci_config *c, int console)
+{
+    struct open_how how = {.flags = O_RDWR | O_NOCTTY | O_CLOEXEC,
+                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+    int master = (int)syscall(SYS_openat2, AT_FDCWD, "dev/pts/ptmx", &how, sizeof how);
+    struct statfs sfs;
+    if (master < 0 || fstatfs(master, &sfs) < 0 || sfs.f_type != DEVPTS_SUPER_MAGIC)
+        fail("process.terminal needs a devpts mount at /dev/pts: %s", master < 0 ? strerror(errno) : "not devpts");
+    int unlock = 0;
+    if (ioctl(master, TIOCSPTLCK, &unlock) < 0)
+        fail("process.terminal: unlockpt: %s", strerror(errno));
+    if (c->console_height || c->console_width) {
+        struct winsize ws = {.ws_row = c->console_height, .ws_col = c->console_width};
+        if (ioctl(master, TIOCSWINSZ, &ws) < 0)
+            fail("process.consoleSize: %s", strerror(errno));
+    }
+    int slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    unsigned n = 0;
+    if (slave < 0 || ioctl(master, TIOCGPTN, &n) < 0)
+        fail("process.terminal: the pty's peer: %s", strerror(errno));
+    if (fchown(slave, c->uid, (gid_t)-1) < 0)
+        fail("process.terminal: chown of the pty to %u: %s", c->uid, strerror(errno));
+    char name[32];
+    snprintf(name, sizeof name, "/dev/pts/%u", n);
+    char ctl[CMSG_SPACE(sizeof(int))];
+    memset(ctl, 0, sizeof ctl);
+    struct iovec iov = {name, strlen(name)};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cm), &master, sizeof(int));
+    if (sendmsg(console, &mh, MSG_NOSIGNAL) < 0)
+        fail("--console-socket: sending the pty: %s", strerror(errno));
+    close(master);
+    close(console);
+    if (setsid() < 0 || ioctl(slave, TIOCSCTTY, 0) < 0)
+        fail("process.terminal: the controlling terminal: %s", strerror(errno));
+    for (int fd = 0; fd < 3; fd++)
+        if (dup2(slave, fd) < 0)
+            fail("process.terminal: %s", strerror(errno));
+    close(slave);
+}
+
+/* The process's own: rlimits, umask, the bounding set while CAP_SETPCAP
+ * is held, groups/gid/uid and the capability sets, cwd, the executable,
+ * no_new_privs always (stricter than a config's false), the Landlock scope
+ * on the host's network.  Returns the executable's path. */
+static const char *become_process(const oci_config *c, char *exe_buf, size_t exe_sz, bool host_net)
+{
+    for (size_t i = 0; i < c->nrlimits; i++) {
+        struct rlimit rl = {(rlim_t)c->rlimits[i].soft, (rlim_t)c->rlimits[i].hard};
+        if (setrlimit(c->rlimits[i].resource, &rl) < 0)
+            fail("process.rlimits[%zu]: setrlimit: %s (the host's hard limit is the ceiling)", i, strerror(errno));
+    }
+    if (c->has_umask)
+        umask(c->umask);
+    set_caps(c);
+    set_user(c);
+    if (chdir(c->cwd) < 0)
+        fail("chdir to cwd (\"%s\") set in config.json failed: %s", c->cwd, strerror(errno));
+    const char *exe = lookup(c, exe_buf, exe_sz);
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        fail("no_new_privs: %s", strerror(errno));
+    if (host_net)
+        scope_to_self();
+    return exe;
+}
+
+/* Only fds 0-2, the preserved ones (close-on-exec cleared) and keep[] (close-on-exec) stay open. */
+static void close_others(const int *keep, size_t nkeep, int preserve)
+{
+    int *all = calloc(nkeep + (size_t)preserve + 1, sizeof *all);
+    if (!all)
+        fail("out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < nkeep; i++)
+        all[n++] = keep[i];
+    for (int fd = 3; fd < 3 + preserve; fd++) {
+        all[n++] = fd;
+        if (fcntl(fd, F_SETFD, 0) < 0)
+            fail("--preserve-fds: fd %d: %s", fd, strerror(errno));
+    }
+    mxc_close_all_but(all, n);
+    free(all);
+}
+
+_Noreturn void oci_exec_main(const oci_config *c, const oci_seccomp *sc, int sock, int console, int preserve,
+                             bool host_net)
+{
+    sock_fd = sock;
+    /* root of the container's user namespace first (what it makes, a pty, is then its own) */
+    if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+        fail("becoming root of the container's user namespace: %s", strerror(errno));
+    if (c->terminal)
+        setup_terminal(c, console);
+    char exe_buf[PATH_MAX];
+    const char *exe = become_process(c, exe_buf, sizeof exe_buf, host_net);
+    /* not dumpable until the exec (creds changes may have reset it): the container's processes
+     * cannot ptrace us nor open our /proc files (/proc/PID/exe is mxc-oci: CVE-2019-5736) */
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    if (getenv("MXC_FAULT_OCI_EXEC_STOP")) /* tests/oci: held here, inside the container, before the exec */
+        raise(SIGSTOP);
+    int keep[] = {sock_fd};
+    close_others(keep, 1, preserve);
+    mxc_reset_signals();
+    int rc = mxc_seccomp_apply(false);
+    if (rc < 0 || (rc = oci_seccomp_load(sc)) < 0)
+        fail("seccomp: %s", strerror(-rc));
+    execve(exe, (char *const *)c->args, (char *const *)c->env);
+    fail("exec: \"%s\": %s", exe, strerror(errno));
+}
+
+_Noreturn void oci_init_main(const oci_init_args *a)
+{
+    const oci_config *c = a->c;
+    sock_fd = a->sock;
+    char tag;
+    int fd;
+    if (recv_msg(&tag, &fd) < 0 || tag != 'M')
+        _exit(1); /* the parent is gone */
+    /* 1. root inside (the range's first id outside) */
+    if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+        fail("becoming root of the user namespace: %s", strerror(errno));
+    /* 2. the trees the parent made */
+    int rootfs = -1, *binds = calloc(c->nmounts + 1, sizeof *binds), devs[OCI_NDEVICES];
+    if (!binds)
+        fail("out of memory");
+    size_t nb = 0, nd = 0;
+    for (size_t i = 0; i < c->nmounts; i++)
+        binds[i] = -1;
+    for (;;) {
+        if (recv_msg(&tag, &fd) < 0)
+            _exit(1);
+        if (tag == 'G')
+            break;
+        if (tag != 'T' || fd < 0)
+            fail("protocol error");
+        if (rootfs < 0)
+            rootfs = fd;
+        else {
+            while (nb < c->nmounts && c->mounts[nb].kind != OCI_MNT_BIND)
+                nb++;
+            if (nb < c->nmounts)
+                binds[nb++] = fd;
+            else if (nd < OCI_NDEVICES)
+                devs[nd++] = fd;
+            else
+                fail("protocol error");
+        }
+    }
+    if (rootfs < 0 || nd != OCI_NDEVICES)
+        fail("protocol error");
+    /* 3. the root: a private mount namespace, the idmapped rootfs at NEWROOT */
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+        fail("making the mount namespace private: %s", strerror(errno));
+    int at = open(NEWROOT, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (at < 0)
+        fail("opening %s: %s", NEWROOT, strerror(errno));
+    attach(rootfs, at, "root.path");
+    close(at);
+    int root_fd = open(NEWROOT, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (root_fd < 0)
+        fail("opening the rootfs: %s", strerror(errno));
+    /* /proc/self/fd of the host's proc (the fifo is reopened through it after pivot_root, with or without a
+     * /proc of the container's) */
+    int selffd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (selffd < 0)
+        fail("opening /proc/self/fd: %s", strerror(errno));
+    /* 4. the mounts, in order, each on a descriptor resolved inside the rootfs */
+    bool have_proc = false;
+    for (size_t i = 0; i < c->nmounts; i++) {
+        const oci_mount *m = &c->mounts[i];
+        bool dir = true;
+        if (m->kind == OCI_MNT_BIND) {
+            struct stat st;
+            dir = fstat(binds[i], &st) == 0 && S_ISDIR(st.st_mode);
+        }
+        int t = oci_resolve_target(root_fd, m->dest, true, dir);
+        if (t < 0)
+            fail("mounts[%zu]: destination %s: %s", i, m->dest, strerror(-t));
+        char what[PATH_MAX + 64];
+        snprintf(what, sizeof what, "mounts[%zu] (%s)", i, m->dest);
+        attach(m->kind == OCI_MNT_BIND ? binds[i] : make_fs(m, i), t, what);
+        close(t);
+        have_proc |= m->kind == OCI_MNT_FS && !strcmp(m->type, "proc"); /* only at /proc (config.c) */
+    }
+    free(binds);
+    /* 5. the default devices (the host's nodes: a user namespace cannot mknod) and /dev's links */
+    int devdir = oci_resolve_target(root_fd, "/dev", true, true);
+    if (devdir < 0)
+        fail("/dev: %s", strerror(-devdir));
+    for (size_t i = 0; i < OCI_NDEVICES; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "/dev/%s", oci_default_devices[i]);
+        /* the node's own name, never followed (CVE-2025-31133: an image's /dev/null linked into /proc) */
+        struct stat lst;
+        if (fstatat(devdir, oci_default_devices[i], &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lst.st_mode))
+            fail("%s in the rootfs is a symbolic link: refused (the default devices are mounted on the node itself)",
+                 path);
+        int t = oci_resolve_target(devdir, oci_default_devices[i], true, false);
+        if (t < 0)
+            fail("%s: %s", path, strerror(-t));
+        attach(devs[i], t, path);
+        close(t);
+    }
+    close(devdir);
+    int dev = oci_resolve_target(root_fd, "/dev", false, true);
+    const char *links[][2] = {{"/proc/self/fd", "fd"}, {"/proc/self/fd/0", "stdin"}, {"/proc/self/fd/1", "stdout"},
+                              {"/proc/self/fd/2", "stderr"}, {"pts/ptmx", "ptmx"}};
+    for (size_t i = 0; dev >= 0 && i < 5; i++)
+        if (symlinkat(links[i][0], dev, links[i][1]) < 0 && errno != EEXIST)
+            fail("/dev/%s: %s", links[i][1], strerror(errno));
+    if (dev >= 0)
+        close(dev);
+    /* 5b. sysctls (namespaced only, checked by config.c), through the container's own /proc before it is
+     * made read-only */
+    for (size_t i = 0; i < c->nsysctl; i++) {
+        char path[256];
+        snprintf(path, sizeof path, "/proc/sys/%s", c->sysctl[i][0]);
+        for (char *q = path + 10; *q; q++)
+            if (*q == '.')
+                *q = '/';
+        int f = have_proc ? openat2_in(root_fd, path, O_WRONLY | O_TRUNC) : -ENOENT;
+        if (f < 0)
+            fail("linux.sysctl %s: %s", c->sysctl[i][0], have_proc ? strerror(-f) : "needs proc mounted at /proc");
+        size_t len = strlen(c->sysctl[i][1]);
+        if (write(f, c->sysctl[i][1], len) != (ssize_t)len)
+            fail("linux.sysctl %s = %s: %s", c->sysctl[i][0], c->sysctl[i][1], strerror(errno));
+        close(f);
+    }
+    /* 6. masked and read-only paths: the engine's /proc rules, then the config's */
+    if (have_proc) {
+        const char *ro[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"};
+        const char *masked[] = {"/proc/kcore", "/proc/keys", "/proc/key-users", "/proc/timer_list",
+                                "/proc/sched_debug", "/proc/kallsyms", "/proc/kmsg", "/proc/acpi", "/proc/scsi",
+                                "/proc/slabinfo", "/proc/vmallocinfo", "/proc/pagetypeinfo"};
+        for (size_t i = 0; i < sizeof masked / sizeof masked[0]; i++)
+            mask(root_fd, masked[i]);
+        for (size_t i = 0; i < sizeof ro / sizeof ro[0]; i++)
+            make_readonly(root_fd, ro[i]);
+    }
+    for (size_t i = 0; i < c->nmasked; i++)
+        mask(root_fd, c->masked[i]);
+    for (size_t i = 0; i < c->nreadonly; i++)
+        make_readonly(root_fd, c->readonly[i]);
+    /* 7. the root read-only when asked (after its mount targets were made), then pivot_root */
+    if (c->root_readonly) {
+        struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
+        if (mount_setattr(root_fd, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0)
+            fail("root.readonly: %s", strerror(errno));
+    }
+    if (fchdir(root_fd) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+        fail("pivot_root into the rootfs: %s", strerror(errno));
+    close(root_fd);
+    /* 8. the loopback of a network namespace of its own, up (as runc and crun do); names */
+    if (c->ns_flags & CLONE_NEWNET) {
+        int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        struct ifreq ifr = {0};
+        snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+        if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0 ||
+            (ifr.ifr_flags |= IFF_UP, ioctl(s, SIOCSIFFLAGS, &ifr) < 0))
+            fail("bringing up the loopback: %s", strerror(errno));
+        close(s);
+    }
+    if (c->hostname && *c->hostname && sethostname(c->hostname, strlen(c->hostname)) < 0)
+        fail("hostname: %s", strerror(errno));
+    if (c->domainname && *c->domainname && setdomainname(c->domainname, strlen(c->domainname)) < 0)
+        fail("domainname: %s", strerror(errno));
+    if (c->terminal)
+        setup_terminal(c, a->console);
+    /* 9. the process's own: limits, credentials, cwd, no_new_privs, the scope */
+    char exe_buf[PATH_MAX];
+    const char *exe = become_process(c, exe_buf, sizeof exe_buf, a->host_net);
+    /* 10. only the descriptors the workload is given, the engine's seccomp baseline last */
+    int keep[] = {sock_fd, a->fifo, selffd};
+    close_others(keep, 3, a->preserve);
+    mxc_reset_signals();
+    int rc = mxc_seccomp_apply(false);
+    if (rc < 0)
+        fail("seccomp: %s", strerror(-rc));
+    /* 11. ready; the parent saves the state, then the fifo holds us until start */
+    if (send(sock_fd, "K", 1, MSG_NOSIGNAL) != 1 || recv_msg(&tag, &fd) < 0 || tag != 'S')
+        _exit(1);
+    close(sock_fd);
+    char num[16];
+    snprintf(num, sizeof num, "%d", a->fifo);
+    int w = openat(selffd, num, O_WRONLY | O_CLOEXEC);
+    if (w < 0 || write(w, "0", 1) != 1)
+        _exit(1);
+    close(selffd);
+    /* the config's profile last, stacked on the baseline: only execve is left to pass it */
+    if ((rc = oci_seccomp_load(a->seccomp)) < 0) {
+        dprintf(2, "mxc-oci: linux.seccomp: %s\n", strerror(-rc));
+        _exit(1);
+    }
+    execve(exe, (char *const *)c->args, (char *const *)c->env);
+    dprintf(2, "mxc-oci: exec %s: %s\n", exe, strerror(errno));
+    _exit(127);
+}

@@ -1,0 +1,51 @@
+/* init.h — the container's init, between clone and execve.
+ * Owns: everything the new process does in its namespaces: receiving the
+ * detached trees its parent made (rootfs, binds, default devices), the
+ * mounts of the config at targets resolved inside the rootfs by
+ * descriptor, the default devices and /dev links, masked and read-only
+ * paths (the config's and the engine's /proc rules), pivot_root, the
+ * hostname, rlimits, groups/gid/uid, capabilities, no_new_privs, the
+ * engine's seccomp baseline, then "ready" to the parent and the exec fifo.
+ * Never returns: execve, or _exit after telling the parent why. */
+#ifndef MXC_OCI_INIT_H
+#define MXC_OCI_INIT_H
+
+#include "config.h"
+#include "profile.h"
+
+/* Messages on the socketpair (SOCK_SEQPACKET): parent -> init: 'M' maps
+ * written, 'T' + a tree descriptor (rootfs, then each bind in mount order,
+ * then each default device), 'G' go; init -> parent: 'K' ready or 'E' +
+ * why; parent -> init: 'S' state saved (then the init waits on the fifo). */
+
+#define OCI_NDEVICES 6
+extern const char *const oci_default_devices[OCI_NDEVICES];
+
+typedef struct {
+    const oci_config *c;
+    int sock;  /* the init's end */
+    int fifo;  /* O_PATH of the exec fifo */
+    int console; /* process.terminal: connected to the console socket; else -1 */
+    const oci_seccomp *seccomp; /* the config's profile, loaded last (after the baseline) */
+    int preserve;               /* fds 3..3+preserve-1 stay open for the process */
+    bool host_net;              /* on the host's network namespace: the Landlock scope applies */
+} oci_init_args;
+
+_Noreturn void oci_init_main(const oci_init_args *a);
+
+/* exec: in a process already inside the container's namespaces (and its
+ * PID namespace's child): the process's limits, credentials, cwd,
+ * no_new_privs, the Landlock scope on the host's network (host_net), not
+ * dumpable, only fds 0-2 (with process.terminal: a pty of the container's
+ * devpts, its master sent to console), the seccomp baseline, execve.  A failure is
+ * 'E' + why on sock (close-on-exec: EOF means the exec happened). */
+_Noreturn void oci_exec_main(const oci_config *c, const oci_seccomp *sc, int sock, int console, int preserve,
+                             bool host_net);
+
+/* The target of a mount inside the rootfs at root_fd: resolved with
+ * RESOLVE_IN_ROOT (a symlink, absolute or not, never leaves the rootfs),
+ * missing components made by mkdirat on their parent's descriptor (the
+ * last one a file when !dir).  An O_PATH descriptor, or -errno. */
+int oci_resolve_target(int root_fd, const char *path, bool create, bool dir);
+
+#endif

@@ -1,0 +1,225 @@
+/* profile.c — see profile.h. */
+#include "profile.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <linux/seccomp.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static int bad(mxc_error *e, const char *field, const char *want)
+{
+    return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: %s must be %s", field, want);
+}
+
+/* An action name (with its errno) as libseccomp's; 0 and *ok false when unknown. */
+static uint32_t action_of(const char *name, json_t *errno_ret, int default_errno, bool *ok, mxc_error *e,
+                          const char *field)
+{
+    *ok = true;
+    int err = json_is_integer(errno_ret) ? (int)json_integer_value(errno_ret) : default_errno;
+    if (!name)
+        *ok = false;
+    else if (!strcmp(name, "SCMP_ACT_ALLOW"))
+        return SCMP_ACT_ALLOW;
+    else if (!strcmp(name, "SCMP_ACT_ERRNO"))
+        return SCMP_ACT_ERRNO((uint16_t)err);
+    else if (!strcmp(name, "SCMP_ACT_KILL") || !strcmp(name, "SCMP_ACT_KILL_THREAD"))
+        return SCMP_ACT_KILL_THREAD;
+    else if (!strcmp(name, "SCMP_ACT_KILL_PROCESS"))
+        return SCMP_ACT_KILL_PROCESS;
+    else if (!strcmp(name, "SCMP_ACT_TRAP"))
+        return SCMP_ACT_TRAP;
+    else if (!strcmp(name, "SCMP_ACT_TRACE"))
+        return SCMP_ACT_TRACE((uint16_t)err);
+    else if (!strcmp(name, "SCMP_ACT_LOG"))
+        return SCMP_ACT_LOG;
+    else if (!strcmp(name, "SCMP_ACT_NOTIFY")) {
+        *ok = false;
+        mxc_err(e, MXC_E_UNSUPPORTED_CONTAINMENT, "config.json: %s SCMP_ACT_NOTIFY is not supported by mxc-oci yet",
+                field);
+        return 0;
+    } else
+        *ok = false;
+    if (!*ok && !e->code)
+        bad(e, field, "a seccomp action (SCMP_ACT_...)");
+    return 0;
+}
+
+static int op_of(const char *name, enum scmp_compare *op)
+{
+    static const struct { const char *name; enum scmp_compare op; } ops[] = {
+        {"SCMP_CMP_NE", SCMP_CMP_NE}, {"SCMP_CMP_LT", SCMP_CMP_LT}, {"SCMP_CMP_LE", SCMP_CMP_LE},
+        {"SCMP_CMP_EQ", SCMP_CMP_EQ}, {"SCMP_CMP_GE", SCMP_CMP_GE}, {"SCMP_CMP_GT", SCMP_CMP_GT},
+        {"SCMP_CMP_MASKED_EQ", SCMP_CMP_MASKED_EQ},
+    };
+    for (size_t i = 0; name && i < sizeof ops / sizeof ops[0]; i++)
+        if (!strcmp(ops[i].name, name)) {
+            *op = ops[i].op;
+            return 0;
+        }
+    return -1;
+}
+
+static int arch_of(const char *name, uint32_t *arch)
+{
+    static const struct { const char *name; uint32_t arch; } archs[] = {
+        {"SCMP_ARCH_X86", SCMP_ARCH_X86}, {"SCMP_ARCH_X86_64", SCMP_ARCH_X86_64}, {"SCMP_ARCH_X32", SCMP_ARCH_X32},
+        {"SCMP_ARCH_ARM", SCMP_ARCH_ARM}, {"SCMP_ARCH_AARCH64", SCMP_ARCH_AARCH64},
+        {"SCMP_ARCH_MIPS", SCMP_ARCH_MIPS}, {"SCMP_ARCH_MIPS64", SCMP_ARCH_MIPS64},
+        {"SCMP_ARCH_MIPS64N32", SCMP_ARCH_MIPS64N32}, {"SCMP_ARCH_MIPSEL", SCMP_ARCH_MIPSEL},
+        {"SCMP_ARCH_MIPSEL64", SCMP_ARCH_MIPSEL64}, {"SCMP_ARCH_MIPSEL64N32", SCMP_ARCH_MIPSEL64N32},
+        {"SCMP_ARCH_PPC", SCMP_ARCH_PPC}, {"SCMP_ARCH_PPC64", SCMP_ARCH_PPC64},
+        {"SCMP_ARCH_PPC64LE", SCMP_ARCH_PPC64LE},
+        {"SCMP_ARCH_S390", SCMP_ARCH_S390}, {"SCMP_ARCH_S390X", SCMP_ARCH_S390X},
+        {"SCMP_ARCH_PARISC", SCMP_ARCH_PARISC}, {"SCMP_ARCH_PARISC64", SCMP_ARCH_PARISC64},
+        {"SCMP_ARCH_RISCV64", SCMP_ARCH_RISCV64},
+    };
+    for (size_t i = 0; name && i < sizeof archs / sizeof archs[0]; i++)
+        if (!strcmp(archs[i].name, name)) {
+            *arch = archs[i].arch;
+            return 0;
+        }
+    return -1;
+}
+
+static int compile(json_t *sc, scmp_filter_ctx *pctx, bool *log, mxc_error *e)
+{
+    char f[160];
+    if (!json_is_object(sc))
+        return bad(e, "linux.seccomp", "an object");
+    json_t *v;
+    if ((v = json_object_get(sc, "listenerPath")) && json_string_length(v))
+        return mxc_err(e, MXC_E_UNSUPPORTED_CONTAINMENT,
+                       "config.json: linux.seccomp.listenerPath is not supported by mxc-oci yet");
+    json_t *derr = json_object_get(sc, "defaultErrnoRet");
+    if (derr && !json_is_null(derr) && !json_is_integer(derr))
+        return bad(e, "linux.seccomp.defaultErrnoRet", "an integer");
+    bool ok;
+    uint32_t dflt = action_of(json_string_value(json_object_get(sc, "defaultAction")), derr, EPERM, &ok, e,
+                              "linux.seccomp.defaultAction");
+    if (!ok)
+        return -1;
+    scmp_filter_ctx ctx = seccomp_init(dflt);
+    if (!ctx)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "seccomp_init failed");
+    *pctx = ctx;
+    /* the container's process holds no_new_privs; TSYNC is added at load */
+    seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+    size_t i, k;
+    json_t *a;
+    json_array_foreach(json_object_get(sc, "architectures"), i, a) {
+        uint32_t arch;
+        snprintf(f, sizeof f, "linux.seccomp.architectures[%zu]", i);
+        if (arch_of(json_string_value(a), &arch) < 0)
+            return bad(e, f, "a seccomp architecture (SCMP_ARCH_...)");
+        int rc = seccomp_arch_add(ctx, arch);
+        if (rc < 0 && rc != -EEXIST)
+            return mxc_err(e, MXC_E_BACKEND_ERROR, "%s: %s", f, strerror(-rc));
+    }
+    json_array_foreach(json_object_get(sc, "flags"), i, a) {
+        const char *flag = json_string_value(a);
+        snprintf(f, sizeof f, "linux.seccomp.flags[%zu]", i);
+        if (flag && !strcmp(flag, "SECCOMP_FILTER_FLAG_LOG"))
+            *log = true;
+        else if (flag && !strcmp(flag, "SECCOMP_FILTER_FLAG_TSYNC"))
+            ; /* always */
+        else if (flag && !strcmp(flag, "SECCOMP_FILTER_FLAG_SPEC_ALLOW"))
+            return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: %s SECCOMP_FILTER_FLAG_SPEC_ALLOW is refused (it "
+                           "turns off the speculative store bypass mitigation)", f);
+        else if (flag && !strcmp(flag, "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV"))
+            return mxc_err(e, MXC_E_UNSUPPORTED_CONTAINMENT, "config.json: %s is not supported by mxc-oci yet", f);
+        else
+            return bad(e, f, "a seccomp filter flag");
+    }
+    json_t *s;
+    json_array_foreach(json_object_get(sc, "syscalls"), i, s) {
+        snprintf(f, sizeof f, "linux.seccomp.syscalls[%zu]", i);
+        if (!json_is_object(s) || !json_is_array(json_object_get(s, "names")))
+            return bad(e, f, "an object with names and an action");
+        uint32_t act = action_of(json_string_value(json_object_get(s, "action")), json_object_get(s, "errnoRet"),
+                                 EPERM, &ok, e, f);
+        if (!ok)
+            return -1;
+        struct scmp_arg_cmp cmp[6];
+        unsigned ncmp = 0;
+        json_array_foreach(json_object_get(s, "args"), k, a) {
+            enum scmp_compare op;
+            json_t *idx = json_object_get(a, "index"), *val = json_object_get(a, "value"),
+                   *two = json_object_get(a, "valueTwo");
+            snprintf(f, sizeof f, "linux.seccomp.syscalls[%zu].args[%zu]", i, k);
+            if (ncmp == 6 || !json_is_integer(idx) || json_integer_value(idx) < 0 || json_integer_value(idx) > 5 ||
+                !json_is_integer(val) || (two && !json_is_null(two) && !json_is_integer(two)) ||
+                op_of(json_string_value(json_object_get(a, "op")), &op) < 0)
+                return bad(e, f, "an object of index (0-5), value, valueTwo and op (SCMP_CMP_...)");
+            cmp[ncmp++] = (struct scmp_arg_cmp){(unsigned)json_integer_value(idx), op,
+                                                (scmp_datum_t)json_integer_value(val),
+                                                (scmp_datum_t)json_integer_value(two)};
+        }
+        json_array_foreach(json_object_get(s, "names"), k, a) {
+            const char *name = json_string_value(a);
+            if (!name)
+                return bad(e, f, "an object whose names are strings");
+            int nr = seccomp_syscall_resolve_name(name);
+            if (nr == __NR_SCMP_ERROR)
+                continue; /* unknown to this libseccomp: skipped, as runc and crun do */
+            if (act == dflt)
+                continue; /* libseccomp refuses a rule that repeats the default */
+            int rc = seccomp_rule_add_array(ctx, act, nr, ncmp, cmp);
+            if (rc < 0)
+                return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: %s: the rule for %s: %s", f, name,
+                               strerror(-rc));
+        }
+    }
+    return 0;
+}
+
+int oci_seccomp_compile(json_t *sc, oci_seccomp *out, mxc_error *e)
+{
+    memset(out, 0, sizeof *out);
+    if (!sc || json_is_null(sc))
+        return 0;
+    scmp_filter_ctx ctx = NULL;
+    int rc = compile(sc, &ctx, &out->log, e);
+    int mfd = -1;
+    if (rc == 0) {
+        mfd = memfd_create("oci-seccomp", MFD_CLOEXEC);
+        int r = mfd < 0 ? -errno : seccomp_export_bpf(ctx, mfd);
+        off_t len = r == 0 ? lseek(mfd, 0, SEEK_END) : -1;
+        if (r < 0 || len <= 0 || len % (off_t)sizeof(struct sock_filter) ||
+            len / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS)
+            rc = mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: linux.seccomp does not compile to a BPF program "
+                         "the kernel takes (%s)", r < 0 ? strerror(-r) : "too long");
+        else if (!(out->insns = malloc((size_t)len)) || pread(mfd, out->insns, (size_t)len, 0) != len)
+            rc = mxc_err(e, MXC_E_BACKEND_ERROR, "cannot read the compiled seccomp program");
+        else
+            out->len = (unsigned short)(len / (off_t)sizeof(struct sock_filter));
+    }
+    if (mfd >= 0)
+        close(mfd);
+    if (ctx)
+        seccomp_release(ctx);
+    if (rc < 0)
+        oci_seccomp_free(out);
+    return rc;
+}
+
+void oci_seccomp_free(oci_seccomp *s)
+{
+    free(s->insns);
+    memset(s, 0, sizeof *s);
+}
+
+int oci_seccomp_load(const oci_seccomp *s)
+{
+    if (!s->insns)
+        return 0;
+    struct sock_fprog prog = {.len = s->len, .filter = s->insns};
+    unsigned flags = SECCOMP_FILTER_FLAG_TSYNC | (s->log ? SECCOMP_FILTER_FLAG_LOG : 0);
+    return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog) == 0 ? 0 : -errno;
+}
