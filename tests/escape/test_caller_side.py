@@ -465,7 +465,12 @@ def test_grants_covering_mxcs_own_state_are_refused(mxc, session_factory):
 
 
 def test_rootless_grants_covering_mxcs_own_state_are_refused(rl):
-    claims = "/tmp/mxc-claims-%d" % UID
+    # the rootless claims directory: in the caller's private directory (issue 27 #5: no longer the
+    # predictable /tmp/mxc-claims-UID a stranger could take first) — $XDG_RUNTIME_DIR, /run/user/UID,
+    # else /tmp/mxc-UID (src/lib/state.c, mxc_private_dir)
+    xdg = rl.env().get("XDG_RUNTIME_DIR")
+    base = xdg or ("/run/user/%d" % UID if os.path.isdir("/run/user/%d" % UID) else "/tmp/mxc-%d" % UID)
+    claims = os.path.join(base, "mxc-claims")
     res = rl.provision()  # makes the state root, the workspace root, the claims directory
     assert res["sandboxId"]
     for key, path in [("readwritePaths", rl.state_dir), ("readwritePaths", os.path.dirname(rl.state_dir)),
