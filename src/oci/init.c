@@ -69,6 +69,23 @@ static int recv_msg(char *tag, int *fd)
     return 0;
 }
 
+/* A message with a text payload (the hooks' state): tag, then the text; malloc'd, or NULL. */
+static char *recv_text(char tag)
+{
+    size_t cap = 1 << 16;
+    char *buf = malloc(cap + 1);
+    if (!buf)
+        return NULL;
+    ssize_t n = recv(sock_fd, buf, cap, MSG_TRUNC);
+    if (n < 1 || (size_t)n > cap || buf[0] != tag) {
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    memmove(buf, buf + 1, (size_t)n);
+    return buf;
+}
+
 static int openat2_in(int root_fd, const char *path, int flags)
 {
     struct open_how how = {.flags = (unsigned long long)(flags | O_CLOEXEC),
@@ -520,6 +537,23 @@ _Noreturn void oci_init_main(const oci_init_args *a)
         mask(root_fd, c->masked[i]);
     for (size_t i = 0; i < c->nreadonly; i++)
         make_readonly(root_fd, c->readonly[i]);
+    /* 6b. hooks (hooks.h): the parent runs prestart and createRuntime now, then the init runs
+     * createContainer in the container's namespaces, after the mounts and before pivot_root, as
+     * the container's root, its cwd the rootfs, exec'ing the binaries the parent checked */
+    const oci_hooks *hk = a->hooks;
+    if (hk && (hk->n[OCI_HOOK_PRESTART] || hk->n[OCI_HOOK_CREATE_RUNTIME] || hk->n[OCI_HOOK_CREATE_CONTAINER])) {
+        if (send(sock_fd, "H", 1, MSG_NOSIGNAL) != 1)
+            _exit(1);
+        char *state = recv_text('h');
+        if (!state)
+            _exit(1); /* the parent is gone, or a hook of its failed */
+        mxc_error he = {0};
+        if (fchdir(root_fd) < 0)
+            fail("the rootfs: %s", strerror(errno));
+        if (oci_hooks_run(hk, OCI_HOOK_CREATE_CONTAINER, state, &he) < 0)
+            fail("%s", he.message);
+        free(state);
+    }
     /* 7. the root read-only when asked (after its mount targets were made), then pivot_root */
     if (c->root_readonly) {
         struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
@@ -556,13 +590,29 @@ _Noreturn void oci_init_main(const oci_init_args *a)
     if (rc < 0)
         fail("seccomp: %s", strerror(-rc));
     /* 11. ready; the parent saves the state, then the fifo holds us until start */
-    if (send(sock_fd, "K", 1, MSG_NOSIGNAL) != 1 || recv_msg(&tag, &fd) < 0 || tag != 'S')
+    char *start_state = NULL;
+    if (send(sock_fd, "K", 1, MSG_NOSIGNAL) != 1 ||
+        (hk && hk->n[OCI_HOOK_START_CONTAINER] && !(start_state = recv_text('P'))) || recv_msg(&tag, &fd) < 0 ||
+        tag != 'S')
         _exit(1);
     close(sock_fd);
     char num[16];
     snprintf(num, sizeof num, "%d", a->fifo);
     int w = openat(selffd, num, O_WRONLY | O_CLOEXEC);
-    if (w < 0 || write(w, "0", 1) != 1)
+    if (w < 0)
+        _exit(1);
+    /* start is reading: startContainer, as this process (its credentials and filters), the path
+     * resolved in the container; a failure is 'H' to start instead of '0', and no exec */
+    if (start_state) {
+        mxc_error he = {0};
+        if (oci_hooks_run(hk, OCI_HOOK_START_CONTAINER, start_state, &he) < 0) {
+            dprintf(2, "mxc-oci: %s\n", he.message);
+            (void)!write(w, "H", 1);
+            _exit(1);
+        }
+        free(start_state);
+    }
+    if (write(w, "0", 1) != 1)
         _exit(1);
     close(selffd);
     /* the config's profile last, stacked on the baseline: only execve is left to pass it */
