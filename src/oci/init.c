@@ -100,6 +100,35 @@ static int openat2_in(int root_fd, const char *path, int flags)
     return fd < 0 ? -errno : fd;
 }
 
+/* Whether path, inside the rootfs, is or goes through a symbolic link (RESOLVE_NO_SYMLINKS). */
+static bool through_a_link(int root_fd, const char *path)
+{
+    struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS};
+    int fd;
+    for (int tries = 0; (fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof how)) < 0 && errno == EAGAIN &&
+                        tries < 10000;
+         tries++)
+        ;
+    bool link = fd < 0 && errno == ELOOP;
+    if (fd >= 0)
+        close(fd);
+    return link;
+}
+
+/* A path of the process's (its cwd, its executable), from its root, never through a magic link:
+ * /proc/self/fd/N (a descriptor the runtime held: CVE-2024-21626) and /proc/self/exe (the
+ * runtime's own binary: CVE-2019-5736) lead out of the container.  A descriptor, or -errno. */
+static int open_no_magic(const char *path, int flags)
+{
+    struct open_how how = {.flags = (unsigned long long)(flags | O_CLOEXEC), .resolve = RESOLVE_NO_MAGICLINKS};
+    int fd;
+    for (int tries = 0; (fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how)) < 0 && errno == EAGAIN &&
+                        tries < 10000;
+         tries++)
+        ;
+    return fd < 0 ? -errno : fd;
+}
+
 int oci_resolve_target(int root_fd, const char *path, bool create, bool dir)
 {
     int fd = openat2_in(root_fd, path, O_PATH);
@@ -350,9 +379,20 @@ static const char *become_process(const oci_config *c, char *exe_buf, size_t exe
         umask(c->umask);
     set_caps(c);
     set_user(c);
-    if (chdir(c->cwd) < 0)
-        fail("chdir to cwd (\"%s\") set in config.json failed: %s", c->cwd, strerror(errno));
+    int cwd = open_no_magic(c->cwd, O_PATH | O_DIRECTORY);
+    if (cwd == -ELOOP)
+        fail("process.cwd %s: a magic link (a descriptor, a process's link in /proc) out of the container, or a "
+             "symlink loop: refused", c->cwd);
+    if (cwd < 0 || fchdir(cwd) < 0)
+        fail("chdir to cwd (\"%s\") set in config.json failed: %s", c->cwd, strerror(cwd < 0 ? -cwd : errno));
+    close(cwd);
     const char *exe = lookup(c, exe_buf, exe_sz);
+    int xfd = open_no_magic(exe, O_PATH);
+    if (xfd == -ELOOP)
+        fail("exec: \"%s\": a magic link (the runtime's own binary, /proc/self/exe, or another process's) out of "
+             "the container, or a symlink loop: refused", exe);
+    if (xfd >= 0)
+        close(xfd);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         fail("no_new_privs: %s", strerror(errno));
     if (host_net)
@@ -469,6 +509,10 @@ _Noreturn void oci_init_main(const oci_init_args *a)
             struct stat st;
             dir = fstat(binds[i], &st) == 0 && S_ISDIR(st.st_mode);
         }
+        if (m->kind == OCI_MNT_FS && (!strcmp(m->type, "proc") || !strcmp(m->type, "sysfs")) &&
+            through_a_link(root_fd, m->dest))
+            fail("mounts[%zu]: destination %s is a symbolic link in the rootfs, or goes through one: refused for %s "
+                 "(its masks and read-only paths are applied by path: CVE-2019-19921)", i, m->dest, m->type);
         int t = oci_resolve_target(root_fd, m->dest, true, dir);
         if (t < 0)
             fail("mounts[%zu]: destination %s: %s", i, m->dest, strerror(-t));
