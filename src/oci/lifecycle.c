@@ -350,6 +350,9 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     oci_seccomp sc = {0};
     oci_hooks hk = {0};
     char *hstate = NULL;
+    int own_ns[4] = {-1, -1, -1, -1};
+    size_t nown = 0;
+    char path0[64];
     if (oci_hooks_parse(c.doc, &hk, e) < 0)
         goto out;
     if (oci_hooks_host_side(&hk) && !c.root_written) {
@@ -485,7 +488,21 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         goto out;
     }
     /* namespaces joined by path (a pod's network, IPC, UTS): entered here, as host root, so that the
-     * init is born in them (its own user namespace could not enter one it does not own) */
+     * init is born in them (its own user namespace could not enter one it does not own); the
+     * runtime's own kept, to return to after the clone (run's start and delete, and the hooks,
+     * run in the runtime's namespaces) */
+    for (size_t i = 0; i < c.njoin; i++) {
+        const char *nsname = c.join[i].flag == CLONE_NEWNET ? "net" : c.join[i].flag == CLONE_NEWIPC ? "ipc"
+                             : c.join[i].flag == CLONE_NEWUTS ? "uts" : "cgroup";
+        snprintf(path0, sizeof path0, "/proc/self/ns/%s", nsname);
+        if ((own_ns[nown] = open(path0, O_RDONLY | O_CLOEXEC)) < 0) {
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.setns", errno, NULL, "%s", path0);
+            close(sv[0]);
+            close(sv[1]);
+            goto out;
+        }
+        nown++;
+    }
     for (size_t i = 0; i < c.njoin; i++) {
         int nfd = open(c.join[i].path, O_RDONLY | O_CLOEXEC);
         int type = nfd >= 0 ? ioctl(nfd, NS_GET_NSTYPE) : -1;
@@ -520,6 +537,11 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     }
     close(sv[1]);
     x.sock = sv[0];
+    for (size_t i = 0; i < nown; i++)
+        if (setns(own_ns[i], 0) < 0) {
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.setns", errno, NULL, "returning to the runtime's namespaces");
+            goto out;
+        }
     if (x.child < 0) {
         mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.clone", errno, NULL, "cannot clone the container's init");
         x.child = 0;
@@ -654,6 +676,8 @@ out:
     oci_seccomp_free(&sc);
     oci_hooks_free(&hk);
     free(hstate);
+    for (size_t i = 0; i < nown; i++)
+        close(own_ns[i]);
     if (rc < 0) {
         create_fail(&x, rootfd, id, &c);
     } else {

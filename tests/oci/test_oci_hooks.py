@@ -279,3 +279,33 @@ def test_poststop_binary_is_checked_again_when_it_runs(oci, victim, hookdir):
     assert rc == 0, err
     assert "warning: config.json: hooks.poststop[0]: hook %s" % path in err and "is not root's alone" in err
     assert not os.path.exists(victim)
+
+
+def test_host_side_hooks_of_a_pod_member_run_in_the_runtime_s_namespaces(oci, hookdir):
+    """create joins a pod's network, IPC and UTS namespaces before the clone; prestart and
+    createRuntime still run in the runtime's own (the spec's "runtime namespace")."""
+    a = oci.bundle(["sleep", "1000"])
+    pidfile = os.path.join(oci.base, "pid-a")
+    assert oci.create("pod-a", a, "--pid-file", pidfile)[0] == 0
+    pa = int(open(pidfile).read())
+    log = os.path.join(hookdir, "ns")
+    h = script(os.path.join(hookdir, "ns.sh"), "cat >/dev/null; echo \"$1 $(readlink /proc/self/ns/net) "
+               "$(readlink /proc/self/ns/uts)\" >> %s" % log)
+
+    def join(c):
+        for n in c["linux"]["namespaces"]:
+            if n["type"] in ("network", "ipc", "uts"):
+                n["path"] = "/proc/%d/ns/%s" % (pa, {"network": "net"}.get(n["type"], n["type"]))
+        c["mounts"] = [m for m in c["mounts"] if m["type"] not in ("sysfs", "mqueue")]
+        c.pop("hostname", None)
+        c["hooks"] = {p: [{"path": h, "args": ["ns.sh", p]}] for p in ("prestart", "createRuntime", "poststart")}
+    b = oci.bundle(["true"], join)
+    rc, out, err = oci("run", "--bundle", b, "pod-b")
+    assert rc == 0, err
+    with open(log) as f:
+        got = [l.split() for l in f.read().splitlines()]
+    host = [os.readlink("/proc/self/ns/net"), os.readlink("/proc/self/ns/uts")]
+    assert [g[0] for g in got] == ["prestart", "createRuntime", "poststart"]
+    assert all(g[1:] == host for g in got), (got, host)
+    assert os.readlink("/proc/%d/ns/net" % pa) != host[0]
+    assert oci("delete", "--force", "pod-a")[0] == 0
