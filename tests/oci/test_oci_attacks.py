@@ -179,3 +179,25 @@ def test_uid_map_cannot_be_rewritten_from_inside(oci):
     rc, out, err = oci("run", "--bundle", b, "c1")
     assert "rewrote" not in out
     assert out.split()[1] != "0"
+
+
+# --------------------------------------------------------------------------------------------
+# the runtime touching host devices (crun 1.8.1: exec -d --user 1000:1000 </dev/null chowned the
+# host's /dev/null; runc's exec.bats checks for it)
+
+
+def test_exec_and_create_as_another_user_never_chown_the_host_s_stdio(oci):
+    def look():
+        st = os.stat("/dev/null")
+        return st.st_uid, st.st_gid, st.st_mode
+    before = look()
+
+    def user(c):
+        c["process"]["user"] = {"uid": 1000, "gid": 1000}
+    b = oci.bundle(["sleep", "1000"], user)
+    assert oci.create("c1", b)[0] == 0  # its stdin: the host's /dev/null (Oci passes DEVNULL)
+    assert oci("start", "c1")[0] == 0
+    for args in (["--detach", "--user", "1000:1000"], ["--user", "1000:1000"], ["--user", "0:0"]):
+        rc, out, err = oci("exec", *args, "c1", "true")
+        assert rc == 0, err
+    assert look() == before
