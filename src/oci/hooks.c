@@ -312,8 +312,23 @@ static int run_one(const oci_hook *k, const char *state, char *why, size_t whysz
         snprintf(why, whysz, "fork: %s", strerror(err));
         return -1;
     }
-    int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    bool timed_out = false;
+    int pfd = (int)syscall(SYS_pidfd_open, pid, 0), status;
+    bool timed_out = false, reaped = false;
+    if (pfd < 0 && k->timeout) {
+        /* no pidfd (an older kernel): look every 100 ms */
+        for (long ms = 0;; ms += 100) {
+            pid_t r = waitpid(pid, &status, WNOHANG);
+            if (r == pid || (r < 0 && errno != EINTR)) {
+                reaped = r == pid;
+                break;
+            }
+            if (ms >= k->timeout * 1000L) {
+                timed_out = true;
+                break;
+            }
+            poll(NULL, 0, 100);
+        }
+    }
     if (pfd >= 0) {
         struct pollfd pl = {pfd, POLLIN, 0};
         int r;
@@ -326,8 +341,7 @@ static int run_one(const oci_hook *k, const char *state, char *why, size_t whysz
         kill(-pid, SIGKILL); /* its session's group: what it started too */
         kill(pid, SIGKILL);
     }
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
+    while (!reaped && waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) {
             snprintf(why, whysz, "waitpid: %s", strerror(errno));
             return -1;

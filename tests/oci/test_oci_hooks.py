@@ -309,3 +309,14 @@ def test_host_side_hooks_of_a_pod_member_run_in_the_runtime_s_namespaces(oci, ho
     assert all(g[1:] == host for g in got), (got, host)
     assert os.readlink("/proc/%d/ns/net" % pa) != host[0]
     assert oci("delete", "--force", "pod-a")[0] == 0
+
+
+def test_start_container_timeout_kills_the_hook_inside_the_container(oci):
+    """startContainer runs as the container's process, under its seccomp baseline: its timeout
+    still holds (the hook and what it started are killed, start fails, the process never runs)."""
+    b = oci.bundle(["sh", "-c", "echo ran > /ran"],
+                   hooks(startContainer=[{"path": "/bin/sh", "args": ["sh", "-c", "sleep 1000 & sleep 1000"],
+                                          "timeout": 1}]), readonly=False)
+    rc, out, err = oci("run", "--bundle", b, "c1")
+    assert rc != 0 and "hooks.startContainer[0] /bin/sh: timed out after 1 s (killed)" in err, err
+    assert not os.path.exists(os.path.join(b, "rootfs", "ran"))
