@@ -674,12 +674,18 @@ out:
         free(writable[i]);
     free(writable);
     oci_seccomp_free(&sc);
-    oci_hooks_free(&hk);
-    free(hstate);
     for (size_t i = 0; i < nown; i++)
         close(own_ns[i]);
     if (rc < 0) {
         create_fail(&x, rootfd, id, &c);
+        /* once the hooks began (the runtime spec: a failed create goes on to the end of the
+         * lifecycle), poststop runs on what is gone, its failure a warning */
+        char *stopped = hstate && hk.n[OCI_HOOK_POSTSTOP] ? hook_state(&st, "stopped") : NULL;
+        mxc_error pe = {0};
+        if (stopped && oci_hooks_run(&hk, OCI_HOOK_POSTSTOP, stopped, &pe) < 0)
+            fprintf(stderr, "mxc-oci: warning: %s\n", pe.message);
+        mxc_error_clear(&pe);
+        free(stopped);
     } else {
         for (size_t i = 0; x.src && i < c.nmounts; i++)
             if (x.src[i] >= 0)
@@ -687,6 +693,8 @@ out:
         free(x.src);
         ctx_close(&x);
     }
+    oci_hooks_free(&hk);
+    free(hstate);
     oci_config_free(&c);
     return rc;
 }

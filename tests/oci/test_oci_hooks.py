@@ -106,11 +106,16 @@ def test_every_phase_runs_in_order_with_the_state_on_stdin(oci, hookdir):
 
 
 def test_create_runtime_failure_fails_create_and_leaves_nothing(oci, hookdir):
+    """... and goes on to the end of the lifecycle: poststop runs (status stopped)."""
     bad = script(os.path.join(hookdir, "bad.sh"), "cat >/dev/null; echo hook-says-no >&2; exit 3")
-    b = oci.bundle(["true"], hooks(createRuntime=[{"path": bad}]))
+    log = os.path.join(hookdir, "log")
+    h = script(os.path.join(hookdir, "h.sh"), LOGGER.replace("{log}", log))
+    b = oci.bundle(["true"], hooks(createRuntime=[{"path": bad}], poststop=[{"path": h, "args": ["h", "poststop"]}]))
     rc, out, err = oci.create("c1", b)
     assert rc != 0 and "hooks.createRuntime[0] %s: exit status 3" % bad in err, err
     assert "hook-says-no" in err
+    got = log_lines(log)
+    assert [(g["phase"], g["state"]["status"]) for g in got] == [("poststop", "stopped")]
     assert not os.path.exists(os.path.join(oci.root, "c1"))
     assert claims_of(os.path.join(oci.root, "c1")) == []
 
