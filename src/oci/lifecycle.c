@@ -454,8 +454,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     /* 6. the trees: the rootfs idmapped onto the range (when the range is ours) and never a device;
      * each bind with its flags; the default devices */
     int t = -1;
-    if (!c.user_ns && oci_overlay_rootfs(x.rootfs_fd, c.root_path, x.userns, c.uidmap[0].hid, c.gidmap[0].hid, &t,
-                                         e) < 0)
+    if (!c.user_ns && oci_overlay_rootfs(x.rootfs_fd, c.root_path, id, x.userns, c.uidmap[0].hid, c.gidmap[0].hid,
+                                         &t, e) < 0)
         goto out; /* an overlay cannot be idmapped: re-made from idmapped layers (overlay.h) */
     if (t < 0)
         t = tree_of(x.rootfs_fd, "", true, MOUNT_ATTR_NODEV, 0, c.user_ns ? -1 : x.userns);

@@ -15,6 +15,7 @@
  * be safe to repeat, and root.path below the overlay's root. */
 #include "overlay.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -39,7 +40,7 @@
 /* Options the kernel shows that may be given again as they are (the
  * layers' on-disk format depends on them); anything else is refused. */
 static const char *const PASS[] = {"redirect_dir", "index", "uuid", "nfs_export", "xino", "metacopy", "verity",
-                                   "volatile"};
+                                   "volatile", "fsync"};
 
 static int refuse(mxc_error *e, const char *root_path, const char *why, const char *what)
 {
@@ -150,6 +151,22 @@ static int idmapped(int fd, int userns)
     return t;
 }
 
+/* name under dir and everything in it, by descriptor, never following a link. */
+static void remove_tree(int dir, const char *name, int depth)
+{
+    int fd = depth < 32 ? openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d && fd >= 0)
+        close(fd);
+    for (struct dirent *de; d && (de = readdir(d));)
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && unlinkat(fd, de->d_name, 0) < 0 &&
+            errno == EISDIR)
+            remove_tree(fd, de->d_name, depth + 1);
+    if (d)
+        closedir(d);
+    unlinkat(dir, name, AT_REMOVEDIR);
+}
+
 static bool same(int a, int b)
 {
     struct stat x, y;
@@ -199,8 +216,8 @@ static int set_fd(int fs, const char *key, int fd, const char *root_path, mxc_er
                       "root.path %s: an idmapped overlay layer (%s) by descriptor", root_path, key);
 }
 
-int oci_overlay_rootfs(int rootfs, const char *root_path, int userns, unsigned uid, unsigned gid, int *tree,
-                       mxc_error *e)
+int oci_overlay_rootfs(int rootfs, const char *root_path, const char *id, int userns, unsigned uid, unsigned gid,
+                       int *tree, mxc_error *e)
 {
     *tree = -1;
     struct statfs sfs;
@@ -342,12 +359,30 @@ int oci_overlay_rootfs(int rootfs, const char *root_path, int userns, unsigned u
             wn = wnb;
         }
         upper = openat(clone, un, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        work = openat(clone, wn, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (upper < 0 || work < 0 || !same(upper, ufd) || !same(work, wfd)) {
+        int ework = openat(clone, wn, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        bool ok = upper >= 0 && ework >= 0 && same(upper, ufd) && same(ework, wfd);
+        if (!ok) {
+            if (ework >= 0)
+                close(ework);
             refuse(e, root_path, "the upper or work directory is not on the mount of the directory holding it",
                    upperdir);
             goto out;
         }
+        /* a work directory of the container's own, inside the engine's: the engine's overlay is still
+         * mounted and a second mount would empty its work/work under it (and a volatile one's
+         * incompat/volatile marker refuses any second mount); removed with the engine's storage, and
+         * a leftover of this id's is removed first */
+        char own[NAME_MAX + 1];
+        snprintf(own, sizeof own, "mxc-oci-%.200s", id);
+        remove_tree(wfd, own, 0);
+        if (mkdirat(wfd, own, 0700) < 0 ||
+            (work = openat(ework, own, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.overlay", errno, NULL, "root.path %s: a work directory %s/%s",
+                       root_path, workdir, own);
+            close(ework);
+            goto out;
+        }
+        close(ework);
         if (set_fd(fs, "upperdir", upper, root_path, e) < 0 || set_fd(fs, "workdir", work, root_path, e) < 0)
             goto out;
     }
@@ -365,7 +400,8 @@ int oci_overlay_rootfs(int rootfs, const char *root_path, int userns, unsigned u
         why[n > 0 ? n : 0] = '\0';
         why[strcspn(why, "\n")] = '\0';
         mxc_err_os(e, MXC_E_UNSUPPORTED_CONTAINMENT, "oci.overlay", err, NULL,
-                   "root.path %s: the overlay of idmapped layers: %s", root_path, why[0] ? why : strerror(err));
+                   "root.path %s: the kernel refused the overlay of idmapped layers%s%s (its log says why)", root_path,
+                   why[0] ? ": " : "", why);
         goto out;
     }
     int mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NODEV);

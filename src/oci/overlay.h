@@ -17,11 +17,12 @@
 #include "error.h"
 
 /* rootfs: O_PATH of root.path; userns: the container's user namespace,
- * uid/gid: the host ids of its root (the overlay's own credentials).
+ * uid/gid: the host ids of its root (the overlay's own credentials), id
+ * the container's (its work directory, "mxc-oci-ID" in the engine's).
  * 0 with *tree -1: not an overlay (the caller idmaps it as any rootfs);
  * 0 with *tree a detached overlay mount (nodev) of idmapped layers;
  * -1 with *e set: an overlay that cannot be re-made (refused). */
-int oci_overlay_rootfs(int rootfs, const char *root_path, int userns, unsigned uid, unsigned gid, int *tree,
-                       mxc_error *e);
+int oci_overlay_rootfs(int rootfs, const char *root_path, const char *id, int userns, unsigned uid, unsigned gid,
+                       int *tree, mxc_error *e);
 
 #endif
