@@ -29,6 +29,7 @@
 #include "hostpath.h"
 #include "idrange.h"
 #include "init.h"
+#include "ocijson.h"
 #include "overlay.h"
 #include "procs.h"
 #include "registry.h"
@@ -924,7 +925,7 @@ static size_t read_map(pid_t pid, const char *file, oci_idmap *m)
 static json_t *saved_config(int dirfd)
 {
     int fd = openat(dirfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    json_t *doc = fd >= 0 ? json_loadfd(fd, JSON_REJECT_DUPLICATES, NULL) : NULL;
+    json_t *doc = fd >= 0 ? oci_json_loadfd(fd, JSON_REJECT_DUPLICATES, NULL) : NULL;
     if (fd >= 0)
         close(fd);
     return doc;
@@ -936,7 +937,7 @@ static json_t *exec_process(int dirfd, const oci_state *s, const oci_exec_opts *
     json_error_t je;
     if (o->process_file) {
         int fd = open(o->process_file, O_RDONLY | O_CLOEXEC);
-        json_t *p = fd >= 0 ? json_loadfd(fd, JSON_REJECT_DUPLICATES, &je) : NULL;
+        json_t *p = fd >= 0 ? oci_json_loadfd(fd, JSON_REJECT_DUPLICATES, &je) : NULL;
         if (fd >= 0)
             close(fd);
         if (!p)
