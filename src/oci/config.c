@@ -286,10 +286,11 @@ static int parse_process(json_t *p, oci_config *c, mxc_error *e)
     return 0;
 }
 
-static int parse_maps(json_t *lin, const char *key, oci_idmap *out, size_t *n, const char *what, mxc_error *e)
+static int parse_maps_in(json_t *lin, const char *prefix, const char *key, oci_idmap *out, size_t *n,
+                         const char *what, mxc_error *e)
 {
     char field[FIELD_MAX];
-    snprintf(field, sizeof field, "linux.%s", key);
+    snprintf(field, sizeof field, "%s%s", prefix, key);
     json_t *arr;
     int rc = get(lin, key, field, JSON_ARRAY, &arr, e);
     if (rc <= 0)
@@ -297,7 +298,7 @@ static int parse_maps(json_t *lin, const char *key, oci_idmap *out, size_t *n, c
     size_t i;
     json_t *m;
     json_array_foreach(arr, i, m) {
-        snprintf(field, sizeof field, "linux.%s[%zu]", key, i);
+        snprintf(field, sizeof field, "%s%s[%zu]", prefix, key, i);
         if (*n == OCI_MAX_IDMAPS)
             return bad(e, field, "one of at most 32 mappings");
         oci_idmap *x = &out[*n];
@@ -314,6 +315,11 @@ static int parse_maps(json_t *lin, const char *key, oci_idmap *out, size_t *n, c
         (*n)++;
     }
     return 0;
+}
+
+static int parse_maps(json_t *lin, const char *key, oci_idmap *out, size_t *n, const char *what, mxc_error *e)
+{
+    return parse_maps_in(lin, "linux.", key, out, n, what, e);
 }
 
 static const struct { const char *name; int flag; } NAMESPACES[] = {
@@ -544,10 +550,11 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
     if (get(m, "source", f, JSON_STRING, &v, e) < 0)
         return -1;
     o->source = v ? json_string_value(v) : NULL;
-    if (asks(json_object_get(m, "uidMappings")) || asks(json_object_get(m, "gidMappings"))) {
-        snprintf(f, sizeof f, "mounts[%zu].uidMappings (an idmapped mount)", idx);
-        return not_yet(e, f);
-    }
+    /* an idmapped bind: its own mappings (checked against the container's ids by mountmap.h) */
+    snprintf(f, sizeof f, "mounts[%zu].", idx);
+    if (parse_maps_in(m, f, "uidMappings", o->uidmap, &o->nuidmap, "uid", e) < 0 ||
+        parse_maps_in(m, f, "gidMappings", o->gidmap, &o->ngidmap, "gid", e) < 0)
+        return -1;
     snprintf(f, sizeof f, "mounts[%zu].options", idx);
     const char **opts = NULL;
     size_t nopts = 0;
@@ -574,7 +581,9 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
             !strcmp(s, "dev") || !strcmp(s, "exec") || !strcmp(s, "private") || !strcmp(s, "rprivate") ||
             !strcmp(s, "defaults"))
             continue; /* the default, or stricter kept (nosuid and nodev always) */
-        if (!strcmp(s, "ro"))
+        if (!strcmp(s, "idmap") || !strcmp(s, "ridmap"))
+            o->idmap = s[0] == 'r' ? 2 : 1;
+        else if (!strcmp(s, "ro"))
             o->attr_set |= MOUNT_ATTR_RDONLY;
         else if (!strcmp(s, "nosuid") || !strcmp(s, "nodev"))
             nodev_asked |= s[2] == 'd';
@@ -593,7 +602,7 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
                         "host)", f);
         else if (!strcmp(s, "slave") || !strcmp(s, "rslave") || !strcmp(s, "unbindable") ||
                  !strcmp(s, "runbindable") || !strcmp(s, "sync") || !strcmp(s, "dirsync") || !strcmp(s, "remount") ||
-                 !strcmp(s, "mand") || !strcmp(s, "nomand") || !strcmp(s, "idmap") || !strcmp(s, "ridmap") ||
+                 !strcmp(s, "mand") || !strcmp(s, "nomand") ||
                  !strcmp(s, "tmpcopyup") || !strcmp(s, "lazytime") || !strcmp(s, "nolazytime") ||
                  !strcmp(s, "iversion") || !strcmp(s, "noiversion") || !strcmp(s, "norelatime") ||
                  !strcmp(s, "atime") || !strcmp(s, "diratime") || !strcmp(s, "silent") || !strcmp(s, "loud") ||
@@ -610,6 +619,14 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
     free(opts);
     if (rc < 0)
         return rc;
+    if ((o->nuidmap || o->ngidmap) && !o->idmap)
+        o->idmap = 1; /* mappings given: an idmapped mount (runc's reading) */
+    if (o->idmap && !bind)
+        return refuse(e, "mounts[%zu]: an idmapped mount (uidMappings, idmap, ridmap) is a bind mount", idx);
+    if (!o->nuidmap != !o->ngidmap) {
+        snprintf(f, sizeof f, "mounts[%zu].uidMappings and gidMappings", idx);
+        return bad(e, f, "given together");
+    }
     if (bind) {
         if (!o->source || !o->source[0]) {
             snprintf(f, sizeof f, "mounts[%zu].source", idx);

@@ -34,6 +34,9 @@ typedef struct {
     uint64_t attr_set, attr_clr; /* MOUNT_ATTR_* */
     const char *fsopt[32];   /* fsconfig options "key" or "key=value" */
     size_t nfsopt;
+    int idmap;               /* 0, 1 idmap, 2 ridmap (submounts too): an idmapped bind (mountmap.h) */
+    oci_idmap uidmap[OCI_MAX_IDMAPS], gidmap[OCI_MAX_IDMAPS]; /* its own; none: the container's */
+    size_t nuidmap, ngidmap;
 } oci_mount;
 
 typedef struct {

@@ -29,6 +29,7 @@
 #include "hostpath.h"
 #include "idrange.h"
 #include "init.h"
+#include "mountmap.h"
 #include "ocijson.h"
 #include "overlay.h"
 #include "procs.h"
@@ -370,6 +371,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     }
     else if (own_maps_meet_mxc(&c, e) < 0)
         goto out;
+    if (oci_mountmap_check(&c, e) < 0)
+        goto out; /* idmapped binds: only ids the container owns (mountmap.h) */
     unsigned huid, hgid, hg;
     if (!oci_map_id(c.uidmap, c.nuidmap, c.uid, &huid) || !oci_map_id(c.gidmap, c.ngidmap, c.gid, &hgid)) {
         mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: process.user %u:%u is not mapped in the container's user "
@@ -473,7 +476,10 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     for (size_t i = 0; r == 0 && i < c.nmounts; i++) {
         if (c.mounts[i].kind != OCI_MNT_BIND)
             continue;
-        t = tree_of(x.src[i], "", c.mounts[i].recursive, c.mounts[i].attr_set, c.mounts[i].attr_clr, -1);
+        if (c.mounts[i].idmap && (t = oci_mountmap_tree(x.src[i], &c, i, e)) < 0)
+            goto out;
+        if (!c.mounts[i].idmap)
+            t = tree_of(x.src[i], "", c.mounts[i].recursive, c.mounts[i].attr_set, c.mounts[i].attr_clr, -1);
         if (t < 0) {
             mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mount", -t, NULL, "mounts[%zu].source %s", i,
                        c.mounts[i].source);
