@@ -212,7 +212,7 @@ static int set_fd(int fs, const char *key, int fd, const char *root_path, mxc_er
         return 0;
     int err = errno;
     return mxc_err_os(e, MXC_E_UNSUPPORTED_CONTAINMENT, "oci.overlay", err,
-                      "Linux 6.13 or later takes overlay layers by descriptor",
+                      "Linux 6.15 or later takes overlay layers as descriptors of detached mounts",
                       "root.path %s: an idmapped overlay layer (%s) by descriptor", root_path, key);
 }
 

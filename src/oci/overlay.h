@@ -4,7 +4,8 @@
  * container's own overlay from the same layers, each layer an idmapped
  * clone onto the container's user namespace (an overlay mount cannot
  * itself be idmapped; its layers can), the layers handed to the kernel by
- * descriptor (fsconfig FSCONFIG_SET_FD, Linux 6.13+).  The mounter has
+ * descriptor (fsconfig FSCONFIG_SET_FD of O_PATH descriptors of detached
+ * mounts: Linux 6.15+).  The mounter has
  * host root's capabilities, as for runc (copy-up and whiteouts use the
  * trusted.overlay xattrs the image's storage already has) with the fs ids
  * of the container's root (the only ones the layers' idmap maps onto the
