@@ -492,9 +492,20 @@ static int parse_linux(json_t *lin, oci_config *c, mxc_error *e)
     }
     if ((rc = get(lin, "rootfsPropagation", "linux.rootfsPropagation", JSON_STRING, &v, e)) < 0)
         return rc;
-    if (v && strcmp(json_string_value(v), "private") && strcmp(json_string_value(v), "rprivate") &&
-        json_string_length(v))
-        return not_yet(e, "linux.rootfsPropagation other than private");
+    if (v && json_string_length(v)) {
+        /* the root's propagation inside the container's own mount namespace: its rootfs is a private
+         * clone, so no value gives it a peer or master outside (tested) */
+        static const struct { const char *name; unsigned long flags; } PROP[] = {
+            {"shared", MS_SHARED}, {"rshared", MS_SHARED | MS_REC}, {"slave", MS_SLAVE},
+            {"rslave", MS_SLAVE | MS_REC}, {"private", MS_PRIVATE}, {"rprivate", MS_PRIVATE | MS_REC},
+            {"unbindable", MS_UNBINDABLE}, {"runbindable", MS_UNBINDABLE | MS_REC}};
+        size_t k = 0;
+        while (k < sizeof PROP / sizeof PROP[0] && strcmp(PROP[k].name, json_string_value(v)))
+            k++;
+        if (k == sizeof PROP / sizeof PROP[0])
+            return bad(e, "linux.rootfsPropagation", "(r)shared, (r)slave, (r)private or (r)unbindable");
+        c->rootfs_propagation = PROP[k].flags;
+    }
     if ((rc = get(lin, "maskedPaths", "linux.maskedPaths", JSON_ARRAY, &v, e)) < 0 ||
         strings(v, "linux.maskedPaths", &c->masked, &c->nmasked, e) < 0)
         return -1;
@@ -581,7 +592,9 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
             !strcmp(s, "dev") || !strcmp(s, "exec") || !strcmp(s, "private") || !strcmp(s, "rprivate") ||
             !strcmp(s, "defaults"))
             continue; /* the default, or stricter kept (nosuid and nodev always) */
-        if (!strcmp(s, "idmap") || !strcmp(s, "ridmap"))
+        if (!strcmp(s, "tmpcopyup"))
+            o->tmpcopyup = true;
+        else if (!strcmp(s, "idmap") || !strcmp(s, "ridmap"))
             o->idmap = s[0] == 'r' ? 2 : 1;
         else if (!strcmp(s, "ro"))
             o->attr_set |= MOUNT_ATTR_RDONLY;
@@ -603,7 +616,7 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
         else if (!strcmp(s, "slave") || !strcmp(s, "rslave") || !strcmp(s, "unbindable") ||
                  !strcmp(s, "runbindable") || !strcmp(s, "sync") || !strcmp(s, "dirsync") || !strcmp(s, "remount") ||
                  !strcmp(s, "mand") || !strcmp(s, "nomand") ||
-                 !strcmp(s, "tmpcopyup") || !strcmp(s, "lazytime") || !strcmp(s, "nolazytime") ||
+                 !strcmp(s, "lazytime") || !strcmp(s, "nolazytime") ||
                  !strcmp(s, "iversion") || !strcmp(s, "noiversion") || !strcmp(s, "norelatime") ||
                  !strcmp(s, "atime") || !strcmp(s, "diratime") || !strcmp(s, "silent") || !strcmp(s, "loud") ||
                  !strncmp(s, "X-", 2) || !strncmp(s, "x-", 2) || !strcmp(s, "copy-symlink") ||
@@ -619,6 +632,10 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
     free(opts);
     if (rc < 0)
         return rc;
+    if (o->tmpcopyup && (bind || strcmp(o->type, "tmpfs"))) {
+        snprintf(f, sizeof f, "mounts[%zu].options: 'tmpcopyup'", idx);
+        return bad(e, f, "an option of a tmpfs mount");
+    }
     if ((o->nuidmap || o->ngidmap) && !o->idmap)
         o->idmap = 1; /* mappings given: an idmapped mount (runc's reading) */
     if (o->idmap && !bind)

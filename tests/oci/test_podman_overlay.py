@@ -89,3 +89,11 @@ def test_podman_overlay_detached_exec_stop_rm(podman):
     podman("stop", "-t", "1", "s1")
     podman("rm", "s1")
     assert wait_until(lambda: gone(cid), 60)
+
+
+def test_podman_tmpfs_is_filled_from_the_image(podman):
+    """Podman asks tmpcopyup for --tmpfs by default: the image's /bin copied into the tmpfs."""
+    r = podman("run", "--rm", *OPTS, "--tmpfs", "/bin:exec", "localhost/mxc-bb:1", "sh", "-c",
+               "grep ' /bin ' /proc/self/mounts | cut -d' ' -f3; ls /bin | grep -c .")
+    fstype, n = r.stdout.split()[:2]
+    assert fstype == "tmpfs" and int(n) > 10, r.stdout + r.stderr
