@@ -87,12 +87,26 @@ json_t *oci_json_loadfd(int fd, size_t flags, json_error_t *je)
         } else
             len += (size_t)n;
     }
-    size_t outlen = 0;
-    char *doc = text ? rewrite(text, len, &outlen) : NULL;
-    free(text);
-    if (!doc) {
+    if (!text) {
         memset(je, 0, sizeof *je);
         snprintf(je->text, sizeof je->text, "cannot read it (%s)", errno ? strerror(errno) : "too large");
+        return NULL;
+    }
+    json_t *j = oci_json_loadb(text, len, flags, je);
+    free(text);
+    return j;
+}
+
+json_t *oci_json_loadb(const char *text, size_t len, size_t flags, json_error_t *je)
+{
+    json_error_t local;
+    if (!je)
+        je = &local;
+    size_t outlen = 0;
+    char *doc = rewrite(text, len, &outlen);
+    if (!doc) {
+        memset(je, 0, sizeof *je);
+        snprintf(je->text, sizeof je->text, "out of memory");
         return NULL;
     }
     json_t *j = json_loadb(doc, outlen, flags, je);

@@ -18,6 +18,9 @@
 /* json_loadfd with RLIM_INFINITY readable (flags and je as jansson's). */
 json_t *oci_json_loadfd(int fd, size_t flags, json_error_t *je);
 
+/* The same over a buffer. */
+json_t *oci_json_loadb(const char *text, size_t len, size_t flags, json_error_t *je);
+
 /* v as an unsigned 64-bit value: a non-negative integer, or RLIM_INFINITY
  * (a real equal to 2^64).  false for anything else. */
 bool oci_u64_of(const json_t *v, uint64_t *out);
