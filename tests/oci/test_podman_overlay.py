@@ -48,8 +48,6 @@ def podman():
     finally:
         p("rm", "-af", "-t", "0", check=False)
         p("rmi", "-af", check=False)
-        subprocess.run(cmd + ["system", "reset", "-f"], capture_output=True, env=env, timeout=120,
-                       stdin=subprocess.DEVNULL)
         shutil.rmtree(base, ignore_errors=True)
 
 
