@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "harden.h"
+#include "tmpcopy.h"
 
 const char *const oci_default_devices[OCI_NDEVICES] = {"null", "zero", "full", "random", "urandom", "tty"};
 
@@ -180,11 +181,24 @@ static int make_fs(const oci_mount *m, size_t idx)
     }
     if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
         fail("mounts[%zu] (%s at %s): cannot create it: %s", idx, m->type, m->dest, strerror(errno));
-    int mnt = fsmount(fs, FSMOUNT_CLOEXEC, (unsigned)m->attr_set);
+    /* tmpcopyup: read-only only once filled (tmpcopy.h) */
+    int mnt = fsmount(fs, FSMOUNT_CLOEXEC, (unsigned)(m->tmpcopyup ? m->attr_set & ~(uint64_t)MOUNT_ATTR_RDONLY
+                                                                   : m->attr_set));
     if (mnt < 0)
         fail("mounts[%zu] (%s at %s): fsmount: %s", idx, m->type, m->dest, strerror(errno));
     close(fs);
     return mnt;
+}
+
+/* tmpcopyup: what the rootfs has at the destination, into the tmpfs, then its flags. */
+static void copy_up(int target, int tree, const oci_mount *m, size_t idx)
+{
+    char why[PATH_MAX + 128] = "";
+    if (oci_tmpcopyup(target, tree, why, sizeof why) < 0)
+        fail("mounts[%zu] (tmpfs at %s): tmpcopyup: %s", idx, m->dest, why);
+    struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
+    if ((m->attr_set & MOUNT_ATTR_RDONLY) && mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0)
+        fail("mounts[%zu] (tmpfs at %s): read-only: %s", idx, m->dest, strerror(errno));
 }
 
 static void attach(int tree, int target, const char *what)
@@ -518,7 +532,10 @@ _Noreturn void oci_init_main(const oci_init_args *a)
             fail("mounts[%zu]: destination %s: %s", i, m->dest, strerror(-t));
         char what[PATH_MAX + 64];
         snprintf(what, sizeof what, "mounts[%zu] (%s)", i, m->dest);
-        attach(m->kind == OCI_MNT_BIND ? binds[i] : make_fs(m, i), t, what);
+        int tree = m->kind == OCI_MNT_BIND ? binds[i] : make_fs(m, i);
+        if (m->tmpcopyup)
+            copy_up(t, tree, m, i);
+        attach(tree, t, what);
         close(t);
         have_proc |= m->kind == OCI_MNT_FS && !strcmp(m->type, "proc"); /* only at /proc (config.c) */
     }
@@ -606,6 +623,8 @@ _Noreturn void oci_init_main(const oci_init_args *a)
     }
     if (fchdir(root_fd) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
         fail("pivot_root into the rootfs: %s", strerror(errno));
+    if (c->rootfs_propagation && mount(NULL, "/", NULL, c->rootfs_propagation, NULL) < 0)
+        fail("linux.rootfsPropagation: %s", strerror(errno));
     close(root_fd);
     /* 8. the loopback of a network namespace of its own, up (as runc and crun do); names */
     if (c->ns_flags & CLONE_NEWNET) {
