@@ -657,7 +657,7 @@ int oci_config_parse(json_t *doc, oci_config *c, mxc_error *e)
     c->oci_version = json_string_value(v);
     if (strncmp(c->oci_version, "1.", 2) != 0)
         return refuse(e, "ociVersion %.40s: mxc-oci implements runtime-spec 1.x", c->oci_version);
-    const char *later[] = {"hooks", "windows", "solaris", "vm", "zos"};
+    const char *later[] = {"windows", "solaris", "vm", "zos"}; /* hooks: hooks.c */
     for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
         if (not_yet_if(doc, later[i], "", e) < 0)
             return -1;
@@ -731,10 +731,16 @@ int oci_config_load(int bundle_fd, oci_config *c, mxc_error *e)
                           "cannot open config.json in the bundle");
     json_error_t je;
     json_t *doc = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
+    /* what was read is root's word only if only root could have written it (hooks.h) */
+    struct stat fst, bst;
+    bool root_written = fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_uid == 0 &&
+                        !(fst.st_mode & (S_IWGRP | S_IWOTH)) && fst.st_nlink == 1 && fstat(bundle_fd, &bst) == 0 &&
+                        bst.st_uid == 0 && !(bst.st_mode & (S_IWGRP | S_IWOTH));
     close(fd);
     if (!doc)
         return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: line %d: %s", je.line, je.text);
     int rc = oci_config_parse(doc, c, e);
+    c->root_written = root_written;
     json_decref(doc);
     return rc;
 }

@@ -70,6 +70,7 @@ typedef struct {
     json_t *seccomp;         /* linux.seccomp, borrowed; NULL: none (profile.c compiles it) */
     const char *sysctl[64][2]; /* key, value: namespaced keys only */
     size_t nsysctl;
+    bool root_written;       /* config.json (one link) and the bundle directory: root's, nobody else may write */
 } oci_config;
 
 /* The 14 capabilities a container may hold (in its own user namespace). */

@@ -26,6 +26,7 @@
 
 #include "config.h"
 #include "harden.h"
+#include "hooks.h"
 #include "hostpath.h"
 #include "idrange.h"
 #include "init.h"
@@ -128,6 +129,69 @@ static int write_pid_file(const char *path, pid_t pid, mxc_error *e)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.pidfile", errno, NULL, "cannot write the pid file %s", path);
     }
     return 0;
+}
+
+/* The state JSON a hook reads on its stdin: the spec's, with status (a hook's phase may be
+ * "creating", which the store never derives).  malloc'd, or NULL. */
+static char *hook_state(const oci_state *s, const char *status)
+{
+    json_t *j = oci_state_json(s, OCI_CREATED);
+    if (!j)
+        return NULL;
+    json_object_set_new(j, "status", json_string(status));
+    if (!strcmp(status, "stopped"))
+        json_object_del(j, "pid");
+    char *t = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    return t;
+}
+
+/* The directories a hook's binary may not be beneath: the bundle and the rootfs (by path as
+ * recorded; what cannot be stat'ed is left out). */
+static size_t hook_deny(const oci_state *s, struct stat deny[2])
+{
+    size_t n = 0;
+    if (s->bundle[0] && stat(s->bundle, &deny[n]) == 0)
+        n++;
+    if (s->rootfs[0] && stat(s->rootfs, &deny[n]) == 0)
+        n++;
+    return n;
+}
+
+/* poststart and poststop: their failure is a warning, the lifecycle goes on (runtime spec). */
+static void hooks_warn(int dirfd, const oci_state *s, oci_hook_phase p, const char *status)
+{
+    int fd = openat(dirfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    json_t *doc = fd >= 0 ? json_loadfd(fd, JSON_REJECT_DUPLICATES, NULL) : NULL;
+    if (fd >= 0)
+        close(fd);
+    oci_hooks h = {0};
+    mxc_error e = {0};
+    struct stat deny[2];
+    char *state = NULL;
+    if (doc && oci_hooks_parse(doc, &h, &e) == 0 && h.n[p]) {
+        if (oci_hooks_open(&h, p, deny, hook_deny(s, deny), &e) < 0 || !(state = hook_state(s, status)) ||
+            oci_hooks_run(&h, p, state, &e) < 0)
+            fprintf(stderr, "mxc-oci: warning: %s\n", e.code ? e.message : "out of memory");
+    }
+    free(state);
+    oci_hooks_free(&h);
+    mxc_error_clear(&e);
+    json_decref(doc);
+}
+
+/* A message of the init protocol with a payload (the hooks' state): tag, then text. */
+static int send_text(int sock, char tag, const char *text)
+{
+    size_t n = strlen(text);
+    char *m = malloc(n + 1);
+    if (!m)
+        return -ENOMEM;
+    m[0] = tag;
+    memcpy(m + 1, text, n);
+    ssize_t r = send(sock, m, n + 1, MSG_NOSIGNAL);
+    free(m);
+    return r == (ssize_t)(n + 1) ? 0 : -EMSGSIZE;
 }
 
 typedef struct {
@@ -285,7 +349,20 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     char **writable = NULL;
     size_t nwritable = 0;
     oci_seccomp sc = {0};
-    oci_mxcnet net = {.saved_ns = {-1, -1, -1}}; /* io.mxc.network (mxcnet.h) */
+    oci_mxcnet net = {0}; /* io.mxc.network (mxcnet.h) */
+    oci_hooks hk = {0};
+    char *hstate = NULL;
+    int own_ns[4] = {-1, -1, -1, -1};
+    size_t nown = 0;
+    char path0[64];
+    if (oci_hooks_parse(c.doc, &hk, e) < 0)
+        goto out;
+    if (oci_hooks_host_side(&hk) && !c.root_written) {
+        mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: hooks: refused: this config.json (or its bundle "
+                "directory) is not root's alone, and a hook runs with the runtime's privileges; only a config "
+                "that only root could write may name hooks");
+        goto out;
+    }
     if (!c.has_process) {
         mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: process must be set to create a container");
         goto out;
@@ -392,6 +469,18 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         mxc_err_os(e, MXC_E_MALFORMED_REQUEST, "oci.rootfs", errno, NULL, "root.path %s", c.root_path);
         goto out;
     }
+    /* 4b. the host-resolved hooks' binaries, checked now (before anything runs); the init inherits
+     * createContainer's descriptors and execs those, never the path again */
+    {
+        struct stat deny[2];
+        if (fstat(x.bundle_fd, &deny[0]) < 0 || fstat(x.rootfs_fd, &deny[1]) < 0) {
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.hooks", errno, NULL, "the bundle");
+            goto out;
+        }
+        for (int p = 0; p < OCI_HOOK_NPHASES; p++)
+            if (p != OCI_HOOK_START_CONTAINER && oci_hooks_open(&hk, (oci_hook_phase)p, deny, 2, e) < 0)
+                goto out;
+    }
     /* 5. the exec fifo, the init's to open (as the process's own uid) */
     if (mkfifoat(x.dir_fd, OCI_FIFO, 0600) < 0 || fchownat(x.dir_fd, OCI_FIFO, huid, hgid, AT_SYMLINK_NOFOLLOW) < 0 ||
         (x.fifo_fd = openat(x.dir_fd, OCI_FIFO, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0) {
@@ -405,8 +494,21 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         goto out;
     }
     /* namespaces joined by path (a pod's network, IPC, UTS): entered here, as host root, so that the
-     * init is born in them (its own user namespace could not enter one it does not own) */
-    oci_mxcnet_save_ns(&net);
+     * init is born in them (its own user namespace could not enter one it does not own); the
+     * runtime's own kept, to return to after the clone (run's start and delete, and the hooks,
+     * run in the runtime's namespaces) */
+    for (size_t i = 0; i < c.njoin; i++) {
+        const char *nsname = c.join[i].flag == CLONE_NEWNET ? "net" : c.join[i].flag == CLONE_NEWIPC ? "ipc"
+                             : c.join[i].flag == CLONE_NEWUTS ? "uts" : "cgroup";
+        snprintf(path0, sizeof path0, "/proc/self/ns/%s", nsname);
+        if ((own_ns[nown] = open(path0, O_RDONLY | O_CLOEXEC)) < 0) {
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.setns", errno, NULL, "%s", path0);
+            close(sv[0]);
+            close(sv[1]);
+            goto out;
+        }
+        nown++;
+    }
     for (size_t i = 0; i < c.njoin; i++) {
         int nfd = open(c.join[i].path, O_RDONLY | O_CLOEXEC);
         int type = nfd >= 0 ? ioctl(nfd, NS_GET_NSTYPE) : -1;
@@ -436,11 +538,16 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     if (x.child == 0) {
         close(sv[0]);
         oci_init_args a = {.c = &c, .sock = sv[1], .fifo = x.fifo_fd, .console = x.console, .seccomp = &sc,
-                           .preserve = preserve, .host_net = host_net};
+                           .preserve = preserve, .host_net = host_net, .hooks = &hk};
         oci_init_main(&a);
     }
     close(sv[1]);
     x.sock = sv[0];
+    for (size_t i = 0; i < nown; i++)
+        if (setns(own_ns[i], 0) < 0) {
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.setns", errno, NULL, "returning to the runtime's namespaces");
+            goto out;
+        }
     if (x.child < 0) {
         mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.clone", errno, NULL, "cannot clone the container's init");
         x.child = 0;
@@ -512,24 +619,41 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
             goto out;
         }
     }
-    /* 7. the init's answer */
+    /* 6b. the state as the hooks see it (status "creating" until create returns) */
+    snprintf(st.id, sizeof st.id, "%s", id);
+    st.pid = x.child;
+    fd_path(x.bundle_fd, st.bundle, sizeof st.bundle);
+    fd_path(x.rootfs_fd, st.rootfs, sizeof st.rootfs);
+    snprintf(st.oci_version, sizeof st.oci_version, "%s", c.oci_version);
+    st.annotations = c.annotations;
+    /* 7. the init's answer; with hooks first 'H': its mounts are made, pivot_root not yet.  prestart
+     * and createRuntime run here (host root, the runtime's namespaces), then the init runs
+     * createContainer in the container's (their failure: the create fails, the init is killed) */
     char msg[1100];
     ssize_t n = recv(x.sock, msg, sizeof msg - 1, 0);
+    if (n == 1 && msg[0] == 'H') {
+        if (!(hstate = hook_state(&st, "creating"))) {
+            mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+            goto out;
+        }
+        if (oci_hooks_run(&hk, OCI_HOOK_PRESTART, hstate, e) < 0 ||
+            oci_hooks_run(&hk, OCI_HOOK_CREATE_RUNTIME, hstate, e) < 0)
+            goto out;
+        if (send_text(x.sock, 'h', hstate) < 0) {
+            mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited (or the state is too large for a hook)");
+            goto out;
+        }
+        n = recv(x.sock, msg, sizeof msg - 1, 0);
+    }
     if (n <= 0 || msg[0] != 'K') {
         msg[n > 0 ? n : 0] = '\0';
         mxc_err(e, MXC_E_BACKEND_ERROR, "%s", n > 1 && msg[0] == 'E' ? msg + 1 : "the container's init exited");
         goto out;
     }
     /* 8. the state, then the init may wait on the fifo */
-    snprintf(st.id, sizeof st.id, "%s", id);
-    st.pid = x.child;
     st.start = mxc_proc_start_time(x.child);
-    fd_path(x.bundle_fd, st.bundle, sizeof st.bundle);
-    fd_path(x.rootfs_fd, st.rootfs, sizeof st.rootfs);
     oci_now(st.created, sizeof st.created);
     snprintf(st.claim, sizeof st.claim, "%s", x.claim);
-    snprintf(st.oci_version, sizeof st.oci_version, "%s", c.oci_version);
-    st.annotations = c.annotations;
     if (oci_state_write(x.dir_fd, &st, e) < 0 || save_config(x.dir_fd, c.doc, e) < 0)
         goto out;
     if (x.claim[0] && mxc_idrange_set_owner(x.claim, x.child) < 0) {
@@ -538,6 +662,13 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     }
     if (pid_file && write_pid_file(pid_file, x.child, e) < 0)
         goto out;
+    if (hk.n[OCI_HOOK_START_CONTAINER]) { /* startContainer's state, for the init to hand on at start */
+        free(hstate);
+        if (!(hstate = hook_state(&st, "created")) || send_text(x.sock, 'P', hstate) < 0) {
+            mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited (or the state is too large for a hook)");
+            goto out;
+        }
+    }
     if (send_msg(x.sock, 'S', -1) < 0) {
         mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited");
         goto out;
@@ -553,8 +684,18 @@ out:
     free(writable);
     oci_seccomp_free(&sc);
     oci_mxcnet_free(&net);
+    for (size_t i = 0; i < nown; i++)
+        close(own_ns[i]);
     if (rc < 0) {
         create_fail(&x, rootfd, id, &c);
+        /* once the hooks began (the runtime spec: a failed create goes on to the end of the
+         * lifecycle), poststop runs on what is gone, its failure a warning */
+        char *stopped = hstate && hk.n[OCI_HOOK_POSTSTOP] ? hook_state(&st, "stopped") : NULL;
+        mxc_error pe = {0};
+        if (stopped && oci_hooks_run(&hk, OCI_HOOK_POSTSTOP, stopped, &pe) < 0)
+            fprintf(stderr, "mxc-oci: warning: %s\n", pe.message);
+        mxc_error_clear(&pe);
+        free(stopped);
     } else {
         for (size_t i = 0; x.src && i < c.nmounts; i++)
             if (x.src[i] >= 0)
@@ -562,6 +703,8 @@ out:
         free(x.src);
         ctx_close(&x);
     }
+    oci_hooks_free(&hk);
+    free(hstate);
     oci_config_free(&c);
     return rc;
 }
@@ -615,6 +758,11 @@ int oci_start(int rootfd, const char *id, mxc_error *e)
         if (p[0].revents & (POLLIN | POLLHUP)) {
             char b;
             ssize_t n = read(fifo, &b, 1);
+            if (n == 1 && b != '0') { /* the init's word that a startContainer hook failed; it exits */
+                mxc_err(e, MXC_E_BACKEND_ERROR, "a startContainer hook failed (its error is on the container's "
+                        "stderr); the container is stopped");
+                goto out;
+            }
             if (n == 1)
                 break;
             if (n < 0 && errno == EAGAIN)
@@ -628,6 +776,7 @@ int oci_start(int rootfd, const char *id, mxc_error *e)
         }
     }
     unlinkat(dirfd, OCI_FIFO, 0);
+    hooks_warn(dirfd, &s, OCI_HOOK_POSTSTART, "running");
     rc = 0;
 out:
     if (fifo >= 0)
@@ -731,12 +880,12 @@ int oci_delete(int rootfd, const char *id, bool force, mxc_error *e)
         return -1;
     }
     oci_status status = oci_state_status(dirfd, &s);
-    close(dirfd);
     if (status != OCI_STOPPED) {
         /* runc's rule: a created container (its process never ran) is deleted without --force */
         if (!force && status != OCI_CREATED) {
             mxc_err(e, MXC_E_ALREADY_STARTED, "cannot delete container %s that is not stopped: %s", id,
                     oci_status_name(status));
+            close(dirfd);
             oci_state_free(&s);
             return -1;
         }
@@ -750,6 +899,8 @@ int oci_delete(int rootfd, const char *id, bool force, mxc_error *e)
             close(pfd);
         }
     }
+    hooks_warn(dirfd, &s, OCI_HOOK_POSTSTOP, "stopped");
+    close(dirfd);
     finish(rootfd, id, &s);
     oci_state_free(&s);
     return 0;

@@ -124,7 +124,6 @@ static int find_applier(int rootfd, const char *path, const json_t *want, char *
 int oci_mxcnet_check(int rootfd, const oci_config *c, bool host_net, oci_mxcnet *m, mxc_error *e)
 {
     memset(m, 0, sizeof *m);
-    m->saved_ns[0] = m->saved_ns[1] = m->saved_ns[2] = -1;
     const char *key, *version = NULL, *network = NULL;
     json_t *v;
     bool any = false;
@@ -198,14 +197,6 @@ int oci_mxcnet_check(int rootfd, const oci_config *c, bool host_net, oci_mxcnet 
                       "container that makes the namespace, and a member carries the same one or none");
     }
     return 0;
-}
-
-void oci_mxcnet_save_ns(oci_mxcnet *m)
-{
-    static const char *const NS[] = {"/proc/self/ns/ipc", "/proc/self/ns/uts", "/proc/self/ns/cgroup"};
-    for (int i = 0; m->apply && i < 3; i++)
-        if (m->saved_ns[i] < 0)
-            m->saved_ns[i] = open(NS[i], O_RDONLY | O_CLOEXEC);
 }
 
 /* process.env in c->doc: each "K=V" of env replaces K's entry or is added; c->env rebuilt on it. */
@@ -406,12 +397,6 @@ int oci_mxcnet_attach(oci_mxcnet *m, pid_t init, mxc_error *e)
 {
     if (!m->apply || !m->plan)
         return 0;
-    /* the proxy and pasta run in mxc-oci's own namespaces, never the container's or the pod's */
-    static const int TYPES[] = {CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWCGROUP};
-    for (int i = 0; i < 3; i++)
-        if (m->saved_ns[i] >= 0 && setns(m->saved_ns[i], TYPES[i]) < 0)
-            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.setns", errno, NULL,
-                              "cannot return to mxc-oci's own namespaces before starting the network");
     if (mxc_net_attach(&m->plan->net, init, e) < 0)
         return named(e, OCI_MXC_NETWORK);
     return 0;
@@ -425,11 +410,7 @@ void oci_mxcnet_free(oci_mxcnet *m)
         mxc_plan_free(m->plan);
         free(m->plan);
     }
-    for (int i = 0; i < 3; i++)
-        if (m->saved_ns[i] >= 0)
-            close(m->saved_ns[i]);
     memset(m, 0, sizeof *m);
-    m->saved_ns[0] = m->saved_ns[1] = m->saved_ns[2] = -1;
 }
 
 int oci_mxcnet_exec_env(int dir_fd, json_t *proc, mxc_error *e)

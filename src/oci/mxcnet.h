@@ -34,7 +34,6 @@ typedef struct {
     bool apply;          /* the container makes its network namespace: the policy is applied by it */
     mxc_plan *plan;      /* apply: the engine's plan (owned) */
     json_t *env;         /* "K=V" every process gets (owned) */
-    int saved_ns[3];     /* apply: mxc-oci's own ipc, uts, cgroup namespaces before joining a pod's (-1) */
     char applier[256];   /* joined: the live container of this root that applied the same policy there */
     char ca_src[4096];   /* credentials: the CA directory on the host, bound at OCI_MXC_CA_INSIDE */
 } oci_mxcnet;
@@ -48,9 +47,9 @@ int oci_mxcnet_check(int rootfd, const oci_config *c, bool host_net, oci_mxcnet 
  * bind appended to c->mounts (credentials), and OCI_MXC_FILE written. */
 int oci_mxcnet_prepare(oci_mxcnet *m, int dir_fd, const char *dir_path, const char *id, oci_config *c,
                        mxc_error *e);
-/* Before the namespaces of a pod are joined: mxc-oci's own kept (the proxy and pasta start in them). */
-void oci_mxcnet_save_ns(oci_mxcnet *m);
-/* The init exists (its maps written) and waits: the policy attached to its network namespace. */
+/* The init exists (its maps written) and waits, and mxc-oci is back in its own namespaces (the
+ * proxy and pasta start in them, never in the container's or the pod's): the policy attached to the
+ * init's network namespace. */
 int oci_mxcnet_attach(oci_mxcnet *m, pid_t init, mxc_error *e);
 void oci_mxcnet_free(oci_mxcnet *m);
 /* exec: the container's OCI_MXC_FILE environment set in proc's env (each key replaced or added). */
