@@ -144,6 +144,20 @@ def test_governed_egress_reaches_only_its_host_with_the_placeholder_substituted(
     for root, _, files in os.walk(d):
         for f in files:
             assert SECRET.encode() not in open(os.path.join(root, f), "rb").read(), f
+    # a pod member joining its network namespace with the same annotation: nothing applied again, and it
+    # uses the same proxy with the same CA (bound from the applier's state) and placeholder
+    def join(c):
+        for n in c["linux"]["namespaces"]:
+            if n["type"] == "network":
+                n["path"] = "/proc/%d/ns/net" % init
+        c["mounts"] = [m for m in c["mounts"] if m["type"] != "sysfs"]
+    mb = bundle(oci, ["sh", "-c", 'curl -sS --max-time 10 -o /dev/null -w "MEMBER %{http_code}\\n" '
+                      '-H "Authorization: Bearer $GITHUB_TOKEN" https://api.example.test:8443/repos/member'],
+                annotate(NET), mutate=join)
+    rc, out, err = oci("run", "--bundle", mb, "g1-member")
+    assert rc == 0 and out.strip() == "MEMBER 200", (out, err)
+    assert any("Bearer " + SECRET in h and h.startswith("GET /repos/member ") for h in origin.heads)
+    assert proxies_of(audit) == px
     # delete: the init dies, its proxy with it; nothing of it is left
     rc, _, err = oci("delete", "--force", "g1")
     assert rc == 0, err
