@@ -247,3 +247,17 @@ def test_a_pod_member_shares_the_applied_policy_and_may_not_change_it(oci, world
     for cid in ("pod", "plain"):
         assert oci("delete", "--force", cid)[0] == 0
     assert wait_until(lambda: not any(alive(p) for p in px), timeout=30), px
+
+
+def test_model_1_egress_rules_reach_only_the_allowed_destination(oci, world):  # noqa: F811
+    """Model 1 by annotation: pasta for the container's namespace (in mxc-oci's), the rules inside it:
+    the allowed origin answers, another one in the same test internet does not."""
+    from test_proxy import OTHER
+    net = {"egress": {"default": "deny", "allow": [{"to": [{"cidr": WEB + "/32"}],
+                                                     "ports": [{"protocol": "tcp", "port": 8080}]}]}}
+    script = ("wget -q -T 5 -O - http://%s:8080/ >/dev/null 2>&1 && echo ALLOWED-OK || echo ALLOWED-FAIL; "
+              "wget -q -T 5 -O - http://%s:8080/ >/dev/null 2>&1 && echo OTHER-OK || echo OTHER-FAIL") % (WEB, OTHER)
+    b = bundle(oci, ["sh", "-c", script], annotate(net))
+    rc, out, err = oci("run", "--bundle", b, "m1")
+    assert rc == 0, err
+    assert out.split() == ["ALLOWED-OK", "OTHER-FAIL"], (out, err)
