@@ -169,8 +169,7 @@ int oci_mxcnet_check(int rootfd, const oci_config *c, bool host_net, oci_mxcnet 
     }
     if (rc == 0)
         rc = mxc_net_require(&np, geteuid() != 0, e);
-    if (rc == 0)
-        mxc_net_policy_free(&np);
+    mxc_net_policy_free(&np); /* a check only: create plans it again once its directory exists */
     mxc_request_free(&r);
     if (rc < 0) {
         oci_mxcnet_free(m);
