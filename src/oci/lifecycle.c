@@ -33,6 +33,7 @@
 #include "mountmap.h"
 #include "ocijson.h"
 #include "overlay.h"
+#include "mxcnet.h"
 #include "procs.h"
 #include "registry.h"
 #include "store.h"
@@ -351,6 +352,7 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     char **writable = NULL;
     size_t nwritable = 0;
     oci_seccomp sc = {0};
+    oci_mxcnet net = {0}; /* io.mxc.network (mxcnet.h) */
     oci_hooks hk = {0};
     char *hstate = NULL;
     int own_ns[4] = {-1, -1, -1, -1};
@@ -381,6 +383,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
                 "%d); give the container a network namespace", MXC_LANDLOCK_ABI_SCOPE, mxc_landlock_abi());
         goto out;
     }
+    if (oci_mxcnet_check(rootfd, &c, host_net, &net, e) < 0)
+        goto out;
     /* 1. the directory (its path names the range claim's owner) */
     x.dir_fd = oci_store_make(rootfd, id, e);
     if (x.dir_fd < 0)
@@ -388,6 +392,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     x.made_dir = true;
     char dir_path[PATH_MAX];
     fd_path(x.dir_fd, dir_path, sizeof dir_path);
+    if (oci_mxcnet_prepare(&net, x.dir_fd, dir_path, id, &c, e) < 0)
+        goto out;
     /* 2. the bind sources, resolved on the host as the engine resolves a grant: a symlink followed only
      * where no live sandbox can write it, mxc's own state refused; what the container can write recorded */
     x.src = calloc(c.nmounts + 1, sizeof *x.src);
@@ -563,6 +569,9 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.idmap", -r, NULL, "cannot write the user namespace's maps");
         goto out;
     }
+    /* io.mxc.network: rules and stack, or the container's own mxc-proxy, while the init waits */
+    if (oci_mxcnet_attach(&net, x.child, e) < 0)
+        goto out;
     /* 6. the trees: the rootfs idmapped onto the range (when the range is ours) and never a device;
      * each bind with its flags; the default devices */
     int t = -1;
@@ -687,6 +696,7 @@ out:
         free(writable[i]);
     free(writable);
     oci_seccomp_free(&sc);
+    oci_mxcnet_free(&net);
     for (size_t i = 0; i < nown; i++)
         close(own_ns[i]);
     if (rc < 0) {
@@ -1190,7 +1200,8 @@ int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mx
         mxc_err(e, MXC_E_BACKEND_ERROR, "cannot read the container's namespaces");
         goto out;
     }
-    if (!(proc = exec_process(dirfd, &s, o, e)) || oci_process_parse(proc, host_net ? 0 : CLONE_NEWNET, &pc, e) < 0)
+    if (!(proc = exec_process(dirfd, &s, o, e)) || oci_mxcnet_exec_env(dirfd, proc, e) < 0 ||
+        oci_process_parse(proc, host_net ? 0 : CLONE_NEWNET, &pc, e) < 0)
         goto out;
     /* the container's own seccomp profile binds its exec'd processes too */
     {
