@@ -20,6 +20,7 @@ import json
 import os
 import platform
 import secrets
+import shlex
 import shutil
 import signal
 import subprocess
@@ -30,7 +31,7 @@ import time
 import pytest
 
 from conftest import wait_until
-from test_oci import BUSYBOX, MXC_OCI, make_rootfs
+from test_oci import BUSYBOX, CLAIMS, MXC_OCI, make_rootfs
 
 RUNC = shutil.which("runc") or "/usr/sbin/runc"
 IMAGE = "localhost/mxc-bb:1"
@@ -103,6 +104,19 @@ def pids_naming(text):
 def mounts_under(path):
     with open("/proc/self/mountinfo") as f:
         return [line.split()[4] for line in f if line.split()[4].startswith(path)]
+
+
+def claims_naming(path):
+    """mxc range claims whose container state directory is under `path`."""
+    out = []
+    for f in os.listdir(CLAIMS):
+        try:
+            with open(os.path.join(CLAIMS, f)) as fh:
+                if path in fh.read():
+                    out.append(f)
+        except OSError:
+            pass    # released meanwhile (another test's)
+    return out
 
 
 def cgroup_dirs(name):
@@ -222,16 +236,20 @@ def ctrd():
                 except OSError:
                     pass
             cg_left = [p for p in cgroup_dirs(c.ns) if p not in cg_before]
+            claims = claims_naming(base)
             if not had_state:
                 for sub in ("s", ""):
                     try:
                         os.rmdir(os.path.join(SHIM_STATE, sub))
                     except OSError:
                         pass
+            if os.environ.get("MXC_CTR_KEEP_LOG"):
+                shutil.copy(os.path.join(base, "containerd.log"), os.environ["MXC_CTR_KEEP_LOG"])
             shutil.rmtree(base, ignore_errors=True)
             assert not left, "processes left: %s" % left
             assert not mnts, "mounts left: %s" % mnts
             assert not cg_left, "cgroups left: %s" % cg_left
+            assert not claims, "range claims left: %s" % claims
 
 
 def lifecycle(c, runtime, *run_opts):
@@ -267,3 +285,30 @@ def test_ctr_run_exec_kill_delete_on_mxc(ctrd):
     m = uid_map(out)
     assert m and all(host != 0 for _, host, _ in m), out
     assert m == [(0, m[0][1], 65536)] and m[0][1] >= 2 ** 31
+
+
+def test_ctr_bind_mount_write_lands_as_the_range(ctrd):
+    vol = os.path.join(ctrd.base, "vol%d" % ctrd.n)
+    os.makedirs(vol)
+    os.chmod(vol, 0o777)
+    cid = ctrd.cid()
+    r = ctrd("run", "--rm", *ctrd.run_args(MXC_OCI, cgroup=""), "--mount",
+             "type=bind,src=%s,dst=/vol,options=rbind:rw" % vol, IMAGE, cid,
+             "sh", "-c", "echo hi > /vol/f; id -u; cat /proc/self/uid_map")
+    lines = r.stdout.split("\n")
+    assert lines[0] == "0"
+    hid = int(lines[1].split()[1])
+    st = os.stat(os.path.join(vol, "f"))
+    assert st.st_uid == hid and st.st_gid == hid and hid >= 2 ** 31
+    assert cid not in ctrd.containers()
+
+
+def test_ctr_run_tty_through_the_shim_s_console_socket(ctrd):
+    cid = ctrd.cid()
+    cmd = ["ctr", "--address", ctrd.sock, "--namespace", ctrd.ns, "run", "--rm", "--tty",
+           *ctrd.run_args(MXC_OCI, cgroup=""), IMAGE, cid, "sh", "-c", "tty; id -u; echo tty-ok"]
+    r = subprocess.run(["script", "-qec", shlex.join(cmd), "/dev/null"], capture_output=True, text=True,
+                       timeout=120, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "/dev/pts/0" in r.stdout and "tty-ok" in r.stdout
+    assert cid not in ctrd.containers()
