@@ -235,7 +235,11 @@ static int parse_process(json_t *p, oci_config *c, mxc_error *e)
             }
         }
     }
+    /* a network namespace joined by path (a pod's) counts as the container's own here; the host's,
+     * joined by path, is refused by create once it knows (lifecycle.c, oci_create) */
     bool own_net = c->ns_flags & CLONE_NEWNET;
+    for (size_t j = 0; j < c->njoin; j++)
+        own_net |= c->join[j].flag == CLONE_NEWNET;
     if ((rc = get(p, "capabilities", "process.capabilities", JSON_OBJECT, &caps, e)) < 0)
         return rc;
     if (caps && (cap_set(caps, "bounding", &c->cap_bounding, own_net, e) < 0 ||
@@ -620,7 +624,11 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
     if (!strcmp(o->type, "cgroup") || !strcmp(o->type, "cgroup2"))
         return not_yet(e, f);
     if (!strcmp(o->type, "sysfs")) {
-        if (!(c->ns_flags & CLONE_NEWNET))
+        /* a joined (pod's) network namespace is not owned by the init's user namespace: mxc-oci makes
+         * that sysfs (lifecycle.c), refused there if the joined one is the host's */
+        for (size_t j = 0; j < c->njoin && !(c->ns_flags & CLONE_NEWNET); j++)
+            o->by_parent |= c->join[j].flag == CLONE_NEWNET;
+        if (!(c->ns_flags & CLONE_NEWNET) && !o->by_parent)
             return refuse(e, "%s needs a network namespace of the container's own (the host's sysfs is refused)", f);
         o->attr_set |= MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC; /* read-only always */
         return 0;

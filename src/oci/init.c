@@ -415,7 +415,7 @@ _Noreturn void oci_init_main(const oci_init_args *a)
         if (rootfs < 0)
             rootfs = fd;
         else {
-            while (nb < c->nmounts && c->mounts[nb].kind != OCI_MNT_BIND)
+            while (nb < c->nmounts && c->mounts[nb].kind != OCI_MNT_BIND && !c->mounts[nb].by_parent)
                 nb++;
             if (nb < c->nmounts)
                 binds[nb++] = fd;
@@ -457,7 +457,7 @@ _Noreturn void oci_init_main(const oci_init_args *a)
             fail("mounts[%zu]: destination %s: %s", i, m->dest, strerror(-t));
         char what[PATH_MAX + 64];
         snprintf(what, sizeof what, "mounts[%zu] (%s)", i, m->dest);
-        attach(m->kind == OCI_MNT_BIND ? binds[i] : make_fs(m, i), t, what);
+        attach(m->kind == OCI_MNT_BIND || m->by_parent ? binds[i] : make_fs(m, i), t, what);
         close(t);
         have_proc |= m->kind == OCI_MNT_FS && !strcmp(m->type, "proc"); /* only at /proc (config.c) */
     }

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <linux/mount.h>
 #include <linux/openat2.h>
 #include <poll.h>
@@ -77,6 +78,20 @@ static int send_msg(int sock, char tag, int fd)
         memcpy(CMSG_DATA(cm), &fd, sizeof(int));
     }
     return sendmsg(sock, &mh, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
+/* A detached sysfs of the network namespace mxc-oci is in (a pod's, joined by path: the init's user
+ * namespace does not own it, so the init could not mount it), read-only with the mount's flags. */
+static int sysfs_tree(const oci_mount *m)
+{
+    int fs = fsopen("sysfs", FSOPEN_CLOEXEC);
+    if (fs < 0)
+        return -errno;
+    int mnt = fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ? -1 : fsmount(fs, FSMOUNT_CLOEXEC,
+                                                                                    (unsigned)m->attr_set);
+    int err = errno;
+    close(fs);
+    return mnt < 0 ? -err : mnt;
 }
 
 /* A detached copy of the tree at fd, its flags set before anyone sees it. */
@@ -295,6 +310,18 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     if (oci_seccomp_compile(c.seccomp, &sc, e) < 0)
         goto out;
     bool host_net = on_host_network(&c);
+    if (host_net && ((c.cap_bounding | c.cap_effective | c.cap_permitted | c.cap_inheritable | c.cap_ambient) &
+                     (1ull << CAP_NET_RAW))) {
+        mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: process.capabilities: CAP_NET_RAW is refused on the "
+                "host's network namespace (joined by path)");
+        goto out;
+    }
+    for (size_t i = 0; host_net && i < c.nmounts; i++)
+        if (c.mounts[i].by_parent) {
+            mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu].type 'sysfs' needs a network namespace "
+                    "other than the host's (the host's sysfs is refused)", i);
+            goto out;
+        }
     if (host_net && mxc_landlock_abi() < MXC_LANDLOCK_ABI_SCOPE) {
         mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "config.json: linux.namespaces has no network namespace: the host's "
                 "network shares the host's abstract unix sockets, which only Landlock ABI %d scopes (this kernel: "
@@ -464,9 +491,11 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     r = send_msg(x.sock, 'T', t);
     close(t);
     for (size_t i = 0; r == 0 && i < c.nmounts; i++) {
-        if (c.mounts[i].kind != OCI_MNT_BIND)
+        if (c.mounts[i].kind != OCI_MNT_BIND && !c.mounts[i].by_parent)
             continue;
-        t = tree_of(x.src[i], "", c.mounts[i].recursive, c.mounts[i].attr_set, c.mounts[i].attr_clr, -1);
+        t = c.mounts[i].by_parent ? sysfs_tree(&c.mounts[i])
+                                  : tree_of(x.src[i], "", c.mounts[i].recursive, c.mounts[i].attr_set,
+                                            c.mounts[i].attr_clr, -1);
         if (t < 0) {
             mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mount", -t, NULL, "mounts[%zu].source %s", i,
                        c.mounts[i].source);
