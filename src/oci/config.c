@@ -1,6 +1,7 @@
 /* config.c — see config.h.  Each check names the field as the spec spells
  * it (process.user.uid, mounts[2].options, linux.namespaces[0].type). */
 #include "config.h"
+#include "ocijson.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -256,9 +257,9 @@ static int parse_process(json_t *p, oci_config *c, mxc_error *e)
         char f[FIELD_MAX];
         snprintf(f, sizeof f, "process.rlimits[%zu]", i);
         const char *type = json_string_value(json_object_get(l, "type"));
-        json_t *soft = json_object_get(l, "soft"), *hard = json_object_get(l, "hard");
-        if (!json_is_object(l) || !type || !json_is_integer(soft) || !json_is_integer(hard) ||
-            json_integer_value(soft) < 0 || json_integer_value(hard) < 0)
+        uint64_t soft, hard; /* RLIM_INFINITY (2^64-1) too (ocijson.h) */
+        if (!json_is_object(l) || !type || !oci_u64_of(json_object_get(l, "soft"), &soft) ||
+            !oci_u64_of(json_object_get(l, "hard"), &hard))
             return bad(e, f, "an object with a type (RLIMIT_...) and unsigned soft and hard limits");
         size_t k = 0;
         while (k < sizeof RLIMITS / sizeof RLIMITS[0] && strcmp(RLIMITS[k].name, type) != 0)
@@ -267,11 +268,11 @@ static int parse_process(json_t *p, oci_config *c, mxc_error *e)
             snprintf(f, sizeof f, "process.rlimits[%zu].type", i);
             return bad(e, f, "a Linux RLIMIT_ name");
         }
-        if (c->nrlimits == OCI_MAX_RLIMITS || json_integer_value(soft) > json_integer_value(hard))
+        if (c->nrlimits == OCI_MAX_RLIMITS || soft > hard)
             return bad(e, f, "a soft limit not above its hard limit, each type once");
         c->rlimits[c->nrlimits].resource = RLIMITS[k].res;
-        c->rlimits[c->nrlimits].soft = (uint64_t)json_integer_value(soft);
-        c->rlimits[c->nrlimits++].hard = (uint64_t)json_integer_value(hard);
+        c->rlimits[c->nrlimits].soft = soft;
+        c->rlimits[c->nrlimits++].hard = hard;
     }
     if (get(p, "noNewPrivileges", "process.noNewPrivileges", JSON_TRUE, &v, e) < 0)
         return -1; /* either way: mxc sets no_new_privs for every process */
@@ -738,7 +739,7 @@ int oci_config_load(int bundle_fd, oci_config *c, mxc_error *e)
         return mxc_err_os(e, MXC_E_MALFORMED_REQUEST, "oci.config", errno, NULL,
                           "cannot open config.json in the bundle");
     json_error_t je;
-    json_t *doc = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
+    json_t *doc = oci_json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
     close(fd);
     if (!doc)
         return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: line %d: %s", je.line, je.text);

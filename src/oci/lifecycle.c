@@ -30,6 +30,8 @@
 #include "hostpath.h"
 #include "idrange.h"
 #include "init.h"
+#include "ocijson.h"
+#include "overlay.h"
 #include "procs.h"
 #include "registry.h"
 #include "store.h"
@@ -479,7 +481,12 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     }
     /* 6. the trees: the rootfs idmapped onto the range (when the range is ours) and never a device;
      * each bind with its flags; the default devices */
-    int t = tree_of(x.rootfs_fd, "", true, MOUNT_ATTR_NODEV, 0, c.user_ns ? -1 : x.userns);
+    int t = -1;
+    if (!c.user_ns && oci_overlay_rootfs(x.rootfs_fd, c.root_path, id, x.userns, c.uidmap[0].hid, c.gidmap[0].hid,
+                                         &t, e) < 0)
+        goto out; /* an overlay cannot be idmapped: re-made from idmapped layers (overlay.h) */
+    if (t < 0)
+        t = tree_of(x.rootfs_fd, "", true, MOUNT_ATTR_NODEV, 0, c.user_ns ? -1 : x.userns);
     if (t < 0) {
         mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.rootfs", -t, NULL,
                    t == -EINVAL ? "root.path %s: its filesystem cannot be mounted idmapped (mxc maps the image onto "
@@ -947,7 +954,7 @@ static size_t read_map(pid_t pid, const char *file, oci_idmap *m)
 static json_t *saved_config(int dirfd)
 {
     int fd = openat(dirfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    json_t *doc = fd >= 0 ? json_loadfd(fd, JSON_REJECT_DUPLICATES, NULL) : NULL;
+    json_t *doc = fd >= 0 ? oci_json_loadfd(fd, JSON_REJECT_DUPLICATES, NULL) : NULL;
     if (fd >= 0)
         close(fd);
     return doc;
@@ -959,7 +966,7 @@ static json_t *exec_process(int dirfd, const oci_state *s, const oci_exec_opts *
     json_error_t je;
     if (o->process_file) {
         int fd = open(o->process_file, O_RDONLY | O_CLOEXEC);
-        json_t *p = fd >= 0 ? json_loadfd(fd, JSON_REJECT_DUPLICATES, &je) : NULL;
+        json_t *p = fd >= 0 ? oci_json_loadfd(fd, JSON_REJECT_DUPLICATES, &je) : NULL;
         if (fd >= 0)
             close(fd);
         if (!p)
