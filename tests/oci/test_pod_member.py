@@ -10,7 +10,7 @@ Run as root:  python3 -m pytest -q -p no:cacheprovider tests/oci/test_pod_member
 """
 import os
 
-from test_oci import oci  # noqa: F401  (the fixture)
+from test_oci import add_helper, oci  # noqa: F401  (the fixture)
 
 
 def _join_net(path):
@@ -33,9 +33,11 @@ def test_pod_member_with_net_raw_joins_the_pod_s_network(oci):  # noqa: F811
     assert oci.create("raw-a", a, "--pid-file", pidfile)[0] == 0
     assert oci("start", "raw-a")[0] == 0
     pa = int(open(pidfile).read())
-    b = oci.bundle(["sh", "-c", "grep CapBnd /proc/self/status; ls /sys/class/net; touch /sys/x 2>&1; for i in $(seq 300); do "
+    b = oci.bundle(["sh", "-c", "grep CapBnd /proc/self/status; ls /sys/class/net; touch /sys/x 2>&1; "
+                    "mxc-test-helper socket raw; for i in $(seq 300); do "
                     "wget -qO- http://127.0.0.1:8080/index.html && exit 0; sleep 0.1; done; exit 1"],
                    _join_net("/proc/%d/ns/net" % pa))
+    add_helper(b)
     rc, out, err = oci("run", "--bundle", b, "raw-b")
     assert rc == 0, err
     bnd = int(out.split("\n")[0].split()[1], 16)
@@ -43,6 +45,9 @@ def test_pod_member_with_net_raw_joins_the_pod_s_network(oci):  # noqa: F811
     assert out.endswith("pod-hello\n")
     # the pod's sysfs: its network devices (loopback only), not the host's; read-only
     assert out.split("\n")[1:3] == ["lo", "touch: /sys/x: Read-only file system"], out
+    # ... and its CAP_NET_RAW opens no raw socket there: the kernel asks the namespace's owner (the
+    # first container's user namespace), not the member's
+    assert out.split("\n")[3] == "socket: EPERM", out
     assert oci("delete", "--force", "raw-a")[0] == 0
 
 
