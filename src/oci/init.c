@@ -395,6 +395,9 @@ _Noreturn void oci_init_main(const oci_init_args *a)
     int fd;
     if (recv_msg(&tag, &fd) < 0 || tag != 'M')
         _exit(1); /* the parent is gone */
+    /* a cgroup namespace of its own, unshared now that the parent put it in its cgroup: that cgroup is its root */
+    if ((c->ns_flags & CLONE_NEWCGROUP) && unshare(CLONE_NEWCGROUP) < 0)
+        fail("unsharing the cgroup namespace: %s", strerror(errno));
     /* 1. root inside (the range's first id outside) */
     if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
         fail("becoming root of the user namespace: %s", strerror(errno));
