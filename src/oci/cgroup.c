@@ -12,8 +12,12 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <linux/mount.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
+#include "init.h"
 #include "store.h"
 #include "../lib/cgroup.h"
 
@@ -24,6 +28,9 @@
 #define SAVED "cgroup.json"
 
 bool oci_cgroup_disabled;
+
+/* The cgroup create made, for the init it clones (a copy of this memory): its cgroup mounts. */
+static oci_cgroup made_here;
 
 /* The v1 hierarchies a container joins (the ones this host mounts). */
 static const char *const V1[] = {"pids", "memory", "cpu", "cpuacct", "cpuset", "freezer"};
@@ -458,6 +465,7 @@ int oci_cgroup_create(int dirfd, const char *id, const char *cgroups_path, json_
     }
     if (oci_cgroup_apply(cg, resources, e) < 0 || save(dirfd, cg, e) < 0)
         goto fail;
+    made_here = *cg;
     return 0;
 fail:
     unmake(cg, true);
@@ -863,4 +871,125 @@ int oci_update(int rootfd, const char *id, json_t *resources, mxc_error *e)
     oci_state_free(&s);
     close(dirfd);
     return rc;
+}
+
+/* ------------------------------------------------------ the cgroup mount */
+
+int oci_cgroup_mount_check(const char *type, char *why, size_t whysz)
+{
+    if (oci_cgroup_disabled) {
+        snprintf(why, whysz, "needs the container's own cgroup (--cgroup-manager disabled makes none)");
+        return -1;
+    }
+    if (!strcmp(type, "cgroup2") && !mxc_cgroup_v2_root()) {
+        snprintf(why, whysz, "this host's cgroups are v1 (its cgroup2 mount has no controllers and not the "
+                 "container's cgroup): a mount of type cgroup shows them");
+        return -1;
+    }
+    return 0;
+}
+
+static int fs_mount(const char *type, const char *const *flags, size_t nflags, unsigned attr)
+{
+    int fs = fsopen(type, FSOPEN_CLOEXEC);
+    if (fs < 0)
+        return -errno;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < nflags; i++) {
+        const char *eq = strchr(flags[i], '=');
+        char key[64];
+        snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - flags[i]) : (int)strlen(flags[i]), flags[i]);
+        rc = eq ? fsconfig(fs, FSCONFIG_SET_STRING, key, eq + 1, 0) : fsconfig(fs, FSCONFIG_SET_FLAG, key, NULL, 0);
+    }
+    if (rc == 0)
+        rc = fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0);
+    int mnt = rc == 0 ? fsmount(fs, FSMOUNT_CLOEXEC, attr) : -1;
+    int err = errno;
+    close(fs);
+    return mnt < 0 ? -err : mnt;
+}
+
+#define RO_ATTRS (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)
+
+int oci_cgroup_mount(int root_fd, const char *dest, char *why, size_t whysz)
+{
+    const oci_cgroup *cg = &made_here;
+    int rc, t = -1, mfd = -1;
+    if (!cg->n) {
+        snprintf(why, whysz, "the container has no cgroup");
+        return -1;
+    }
+    if (cg->v2) { /* the container's own directory is its cgroup namespace's root */
+        int m = fs_mount("cgroup2", NULL, 0, RO_ATTRS);
+        t = m < 0 ? m : oci_resolve_target(root_fd, dest, true, true);
+        rc = m < 0 ? m : t < 0 ? t : move_mount(m, "", t, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+        rc = rc == -1 ? -errno : rc;
+        if (m >= 0)
+            close(m);
+        if (t >= 0)
+            close(t);
+        if (rc < 0)
+            snprintf(why, whysz, "cgroup2: %s", strerror(-rc));
+        return rc < 0 ? -1 : 0;
+    }
+    /* v1: a tmpfs with one read-only mount per hierarchy the container is in, each of the container's own
+     * cgroup namespace (its cgroup is the root there); the tmpfs read-only once they are in */
+    char names[OCI_CGROUP_MAX][64];
+    size_t n = 0;
+    for (size_t i = 0; i < cg->n; i++) {
+        char link[128], real[PATH_MAX];
+        snprintf(link, sizeof link, "/sys/fs/cgroup/%s", cg->h[i].ctrl);
+        const char *base = realpath(link, real) ? strrchr(real, '/') + 1 : cg->h[i].ctrl;
+        snprintf(names[n++], sizeof names[0], "%s", base);
+    }
+    const char *topt[] = {"mode=755", "size=64k"};
+    mfd = fs_mount("tmpfs", topt, 2, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+    if (mfd < 0) {
+        snprintf(why, whysz, "tmpfs: %s", strerror(-mfd));
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (mkdirat(mfd, names[i], 0755) < 0) {
+            snprintf(why, whysz, "tmpfs %s: %s", names[i], strerror(errno));
+            goto fail;
+        }
+    t = oci_resolve_target(root_fd, dest, true, true);
+    if (t < 0 || move_mount(mfd, "", t, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
+        snprintf(why, whysz, "%s", strerror(t < 0 ? -t : errno));
+        goto fail;
+    }
+    close(t);
+    t = oci_resolve_target(root_fd, dest, false, true); /* now the tmpfs */
+    for (size_t i = 0; t >= 0 && i < n; i++) {
+        const char *flags[4];
+        size_t nf = 0;
+        char copy[64];
+        snprintf(copy, sizeof copy, "%s", names[i]);
+        for (char *save = NULL, *w = strtok_r(copy, ",", &save); w && nf < 4; w = strtok_r(NULL, ",", &save))
+            flags[nf++] = w;
+        int sub = openat(t, names[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int m = sub < 0 ? -errno : fs_mount("cgroup", flags, nf, RO_ATTRS);
+        rc = m < 0 ? m : move_mount(m, "", sub, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0 ? -errno : 0;
+        if (m >= 0)
+            close(m);
+        if (sub >= 0)
+            close(sub);
+        if (rc < 0) {
+            snprintf(why, whysz, "cgroup %s: %s", names[i], strerror(-rc));
+            goto fail;
+        }
+    }
+    struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
+    if (t < 0 || mount_setattr(mfd, "", AT_EMPTY_PATH, &ro, sizeof ro) < 0) {
+        snprintf(why, whysz, "read-only: %s", strerror(t < 0 ? -t : errno));
+        goto fail;
+    }
+    close(t);
+    close(mfd);
+    return 0;
+fail:
+    if (t >= 0)
+        close(t);
+    close(mfd);
+    return -1;
 }

@@ -69,6 +69,15 @@ void oci_cgroup_signal(const oci_cgroup *cg, int sig);
  * create, every directory create made). */
 void oci_cgroup_remove(const oci_cgroup *cg, bool made_too);
 
+/* A mount of type cgroup or cgroup2 (config.c): -1 with why when it cannot be given. */
+int oci_cgroup_mount_check(const char *type, char *why, size_t whysz);
+/* In the container's init (its own user and cgroup namespaces, before
+ * pivot_root), at dest inside the rootfs: the container's own view,
+ * read-only — v2: cgroup2; v1: a tmpfs holding one cgroup mount per
+ * hierarchy the container is in (not the others: there its namespace's
+ * root would be the host's).  -1 with why. */
+int oci_cgroup_mount(int root_fd, const char *dest, char *why, size_t whysz);
+
 /* The commands (rootfd: the store's root). */
 int oci_pause(int rootfd, const char *id, bool pause, mxc_error *e);
 /* update: resources is the runc-shaped object (from -r or the flags). */

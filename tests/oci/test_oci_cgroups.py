@@ -391,3 +391,54 @@ def test_v2_limit_without_its_controller_is_refused_naming_the_field(oci, v2root
     assert rc != 0 and "linux.resources.pids.limit" in err and "subtree_control" in err, err
     assert os.listdir(v2root) == [] or not [x for x in os.listdir(v2root) if x.startswith("mxc.oci")] or \
         os.listdir(os.path.join(v2root, "mxc.oci")) == []
+
+
+# --------------------------------------------------------------------------------------------
+# mounts of type cgroup / cgroup2: the container's own cgroup namespace view, read-only
+
+
+def cgroup_mount(kind="cgroup", ns=True):
+    def mutate(c):
+        if ns:
+            c["linux"]["namespaces"].append({"type": "cgroup"})
+        c["mounts"].append({"destination": "/sys/fs/cgroup", "type": kind, "source": kind,
+                            "options": ["rw", "nosuid", "noexec", "nodev"]})
+    return mutate
+
+
+def test_cgroup_mount_is_the_container_s_own_view_read_only(oci, parent):
+    path = parent + "/view"
+
+    def mutate(c):
+        cgroup_mount()(c)
+        with_cg(path, {"pids": {"limit": 17}})(c)
+    script = ("cat /proc/self/cgroup; cat /sys/fs/cgroup/pids/pids.max; ls /sys/fs/cgroup; "
+              "mkdir /sys/fs/cgroup/pids/escape 2>&1; (echo 1 > /sys/fs/cgroup/pids/pids.max) 2>&1; "
+              "touch /sys/fs/cgroup/new 2>&1; echo end")
+    b = oci.bundle(["sh", "-c", script], mutate)
+    rc, out, err = oci("run", "--bundle", b, "view")
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert "8:pids:/" in lines or any(l.endswith(":pids:/") for l in lines), out  # its cgroup is its root
+    assert path not in out  # the host's path of it is not shown
+    assert "17" in lines  # its own pids.max, not the host's root
+    assert {"pids", "memory", "freezer"} <= set(lines)
+    assert out.count("Read-only file system") == 3, out
+    assert "blkio" not in lines and "devices" not in lines  # hierarchies it is not in: not shown
+
+
+def test_cgroup_mount_without_a_cgroup_namespace_or_v2_on_v1_is_refused(oci):
+    for mutate, words in ((cgroup_mount(ns=False), "needs a cgroup namespace of the container's own"),
+                          (cgroup_mount("cgroup2"), "this host's cgroups are v1")):
+        b = oci.bundle(["true"], mutate)
+        rc, _, err = oci.create(uniq("cgm"), b)
+        assert rc != 0 and "type 'cgroup" in err and words in err, err
+
+
+def test_v2_cgroup2_mount_is_the_container_s_own_directory(oci, v2root):
+    b = oci.bundle(["sh", "-c", "cat /proc/self/cgroup; ls /sys/fs/cgroup; mkdir /sys/fs/cgroup/x 2>&1; echo end"],
+                   lambda c: (cgroup_mount("cgroup2")(c), with_cg("/v2m")(c)))
+    rc, out, err = oci("run", "--bundle", b, "v2m")
+    assert rc == 0, err
+    assert "0::/\n" in out and "cgroup.procs" in out and "Read-only file system" in out, out
+    assert "v2m" not in out
