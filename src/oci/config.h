@@ -69,6 +69,8 @@ typedef struct {
     const char **readonly; size_t nreadonly;
     json_t *annotations;     /* borrowed from doc; NULL: none */
     json_t *seccomp;         /* linux.seccomp, borrowed; NULL: none (profile.c compiles it) */
+    const char *cgroups_path;  /* linux.cgroupsPath; NULL: none (cgroup.c resolves it) */
+    json_t *resources;         /* linux.resources, borrowed; NULL: none */
     const char *sysctl[64][2]; /* key, value: namespaced keys only */
     size_t nsysctl;
 } oci_config;
