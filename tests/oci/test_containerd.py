@@ -10,8 +10,6 @@ the image, containerd and its shims.  It checks that no process, mount or cgroup
 left.  The harness is validated against the real runc first (test_harness_with_runc).
 
 What the test sets, and why (docs/oci.md "containerd and ctr"):
-  - --cgroup "" and --cpu-shares 0 until mxc-oci makes cgroups (ctr sends linux.cgroupsPath and
-    linux.resources.cpu by default; both are refused, naming the field, until then).
   - --snapshotter native for most tests, and containerd's default overlayfs in
     test_ctr_default_overlayfs_snapshotter.
   - --runc-root and --fifo-dir in the test's directory (ctr's defaults are under /run/containerd).
@@ -157,7 +155,7 @@ class Containerd:
         if runtime:
             a += ["--runc-binary", runtime]
         if cgroup is not None:
-            a += ["--cgroup", cgroup, "--cpu-shares", "0"]   # no cgroup: no cpu resource either
+            a += ["--cgroup", cgroup]
         return a
 
     def tasks(self):
@@ -275,7 +273,7 @@ def test_harness_with_runc(ctrd):
 
 
 def test_ctr_run_exec_kill_delete_on_mxc(ctrd):
-    out, ps = lifecycle(ctrd, MXC_OCI, *ctrd.run_args(MXC_OCI, cgroup=""))
+    out, ps = lifecycle(ctrd, MXC_OCI, *ctrd.run_args(MXC_OCI))
     assert out.split("\n")[0] == "0"
     m = uid_map(out)
     assert m and all(host != 0 for _, host, _ in m), out
@@ -287,7 +285,7 @@ def test_ctr_bind_mount_write_lands_as_the_range(ctrd):
     os.makedirs(vol)
     os.chmod(vol, 0o777)
     cid = ctrd.cid()
-    r = ctrd("run", "--rm", *ctrd.run_args(MXC_OCI, cgroup=""), "--mount",
+    r = ctrd("run", "--rm", *ctrd.run_args(MXC_OCI), "--mount",
              "type=bind,src=%s,dst=/vol,options=rbind:rw" % vol, IMAGE, cid,
              "sh", "-c", "echo hi > /vol/f; id -u; cat /proc/self/uid_map")
     lines = r.stdout.split("\n")
@@ -301,7 +299,7 @@ def test_ctr_bind_mount_write_lands_as_the_range(ctrd):
 def test_ctr_run_tty_through_the_shim_s_console_socket(ctrd):
     cid = ctrd.cid()
     cmd = ["ctr", "--address", ctrd.sock, "--namespace", ctrd.ns, "run", "--rm", "--tty",
-           *ctrd.run_args(MXC_OCI, cgroup=""), IMAGE, cid, "sh", "-c", "tty; id -u; echo tty-ok"]
+           *ctrd.run_args(MXC_OCI), IMAGE, cid, "sh", "-c", "tty; id -u; echo tty-ok"]
     r = subprocess.run(["script", "-qec", shlex.join(cmd), "/dev/null"], capture_output=True, text=True,
                        timeout=120, stdin=subprocess.DEVNULL)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -322,12 +320,12 @@ def test_ctr_pod_pair_second_joins_the_first_s_network_by_path(ctrd):
     (--with-ns network:/proc/PID/ns/net) and reaches its server on 127.0.0.1, with ctr's default
     capabilities (CAP_NET_RAW among them) and its /sys mount (the pod's sysfs, made by mxc-oci)."""
     first = ctrd.cid()
-    ctrd("run", "-d", *ctrd.run_args(MXC_OCI, cgroup=""), IMAGE, first,
+    ctrd("run", "-d", *ctrd.run_args(MXC_OCI), IMAGE, first,
          "sh", "-c", "mkdir -p /tmp/www; echo pod-ok > /tmp/www/index.html; exec httpd -f -p 127.0.0.1:8080 -h /tmp/www")
     pid = task_pid(ctrd, first)
     try:
         def fetch():
-            r = ctrd("run", "--rm", *ctrd.run_args(MXC_OCI, cgroup=""), "--with-ns", "network:/proc/%d/ns/net" % pid,
+            r = ctrd("run", "--rm", *ctrd.run_args(MXC_OCI), "--with-ns", "network:/proc/%d/ns/net" % pid,
                      IMAGE, ctrd.cid(), "sh", "-c", "ls /sys/class/net; wget -q -O - http://127.0.0.1:8080/",
                      check=False)
             fetch.last = r.stdout + r.stderr
@@ -342,39 +340,21 @@ def test_ctr_pod_pair_second_joins_the_first_s_network_by_path(ctrd):
 def test_ctr_default_overlayfs_snapshotter(ctrd):
     """containerd's default snapshotter: the rootfs is an overlay of the image's layer snapshots,
     re-made by mxc-oci from idmapped clones of its layers (docs/oci.md, overlay rootfs)."""
-    out, _ = lifecycle(ctrd, MXC_OCI, *ctrd.run_args(MXC_OCI, snapshotter="overlayfs", cgroup=""))
+    out, _ = lifecycle(ctrd, MXC_OCI, *ctrd.run_args(MXC_OCI, snapshotter="overlayfs"))
     assert out.split("\n")[0] == "0"
     m = uid_map(out)
     assert m == [(0, m[0][1], 65536)] and m[0][1] >= 2 ** 31
     cid = ctrd.cid()
-    r = ctrd("run", "--rm", *ctrd.run_args(MXC_OCI, snapshotter="overlayfs", cgroup=""), IMAGE, cid,
+    r = ctrd("run", "--rm", *ctrd.run_args(MXC_OCI, snapshotter="overlayfs"), IMAGE, cid,
              "sh", "-c", "stat -c %u:%g /bin/busybox; echo w > /tmp/f && stat -c %u /tmp/f")
     assert r.stdout.split() == ["0:0", "0"], r.stdout + r.stderr
 
 
-def mxc_cgroups():
-    """mxc-oci's own word (`features`) on whether it makes a container's cgroup."""
-    r = subprocess.run([MXC_OCI, "features"], capture_output=True, text=True, timeout=30, check=True)
-    cg = json.loads(r.stdout).get("linux", {}).get("cgroup", {})
-    return bool(cg.get("v1") or cg.get("v2"))
-
-
 def test_ctr_default_cgroup_path(ctrd):
-    """ctr's defaults: linux.cgroupsPath /NS/ID and linux.resources.cpu.  While mxc-oci makes no
-    cgroup (its `features` says so) both are refused naming the field; once it does, the task runs
-    in that cgroup and delete removes it (the fixture checks no cgroup is left)."""
+    """ctr's defaults: linux.cgroupsPath /NS/ID and a cpu share: the task runs in that cgroup, and
+    delete removes it (the fixture checks that no cgroup of the test's namespace is left)."""
     cid = ctrd.cid()
-    args = ["--snapshotter", "native", "--fifo-dir", ctrd.fifo, "--runc-root", ctrd.runc_root,
-            "--runc-binary", MXC_OCI]
-    if not mxc_cgroups():
-        r = ctrd("run", "--rm", *args, IMAGE, cid, "true", check=False)
-        assert r.returncode != 0
-        assert "linux.cgroupsPath is not supported by mxc-oci yet" in r.stderr, r.stderr
-        r = ctrd("run", "--rm", *args, "--cgroup", "", IMAGE, ctrd.cid(), "true", check=False)
-        assert r.returncode != 0
-        assert "linux.resources.cpu is not supported by mxc-oci yet" in r.stderr, r.stderr
-        ctrd.remove_all()
-        return
+    args = ctrd.run_args(MXC_OCI)
     ctrd("run", "-d", *args, IMAGE, cid, "sleep", "1000")
     pid = task_pid(ctrd, cid)
     with open("/proc/%d/cgroup" % pid) as f:
