@@ -39,8 +39,9 @@ def podman():
            "--tmpdir", os.path.join(base, "tmp"), "--storage-driver", "vfs"]
 
     def p(*args, timeout=120, check=True):
+        # cwd: conmon leaves an "oom" file in its working directory when the container is OOM-killed
         r = subprocess.run(cmd + list(args), capture_output=True, text=True, env=env, timeout=timeout,
-                           stdin=subprocess.DEVNULL)
+                           stdin=subprocess.DEVNULL, cwd=base)
         if check:
             assert r.returncode == 0, r.stdout + r.stderr
         return r
