@@ -128,6 +128,19 @@ def cgroup_dirs(name):
     return out
 
 
+OFF = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper",
+       "io.containerd.snapshotter.v1.aufs", "io.containerd.internal.v1.opt", "io.containerd.tracing.processor.v1.otlp",
+       "io.containerd.internal.v1.tracing"]
+
+
+def base_config(base, sock, cri):
+    """containerd's config: everything under base, nothing that reaches the network, CRI if asked."""
+    off = OFF if cri else ["io.containerd.grpc.v1.cri"] + OFF
+    return ('version = 2\nroot = "%s/root"\nstate = "%s/state"\ndisabled_plugins = %s\n'
+            '[grpc]\n  address = "%s"\n[ttrpc]\n  address = "%s.ttrpc"\n[debug]\n  address = ""\n'
+            '[metrics]\n  address = ""\n' % (base, base, json.dumps(off), sock, sock))
+
+
 class Containerd:
     """One containerd of the test's own and `ctr` against it (namespace of the test's own)."""
 
@@ -183,13 +196,7 @@ def ctrd():
     cg_before = set(cgroup_dirs(c.ns))
     conf = os.path.join(base, "config.toml")
     with open(conf, "w") as f:
-        f.write('version = 2\nroot = "%s/root"\nstate = "%s/state"\n'
-                'disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.btrfs",'
-                ' "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper",'
-                ' "io.containerd.snapshotter.v1.aufs", "io.containerd.internal.v1.opt",'
-                ' "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]\n'
-                '[grpc]\n  address = "%s"\n[ttrpc]\n  address = "%s.ttrpc"\n[debug]\n  address = ""\n'
-                '[metrics]\n  address = ""\n' % (base, base, c.sock, c.sock))
+        f.write(base_config(base, c.sock, cri=False))
     log = open(os.path.join(base, "containerd.log"), "wb")
     d = subprocess.Popen(["containerd", "--config", conf], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                          start_new_session=True)
@@ -371,3 +378,45 @@ def test_ctr_default_cgroup_path(ctrd):
     assert wait_until(lambda: ctrd("task", "delete", cid, check=False).returncode == 0, 30)
     ctrd("container", "rm", cid)
     assert not [p for p in cgroup_dirs(os.path.join(ctrd.ns, cid))]
+
+
+def test_cri_runtime_entry_of_the_docs_loads():
+    """docs/kubernetes.md's containerd config, as written there, loads in containerd 1.6 with the CRI
+    plugin on: the plugin is `ok` and the mxc entry carries BinaryName and pod_annotations.  (No
+    kubelet or CRI client here: nothing asks the CRI for a pod.  Its streaming server listens on
+    127.0.0.1 only.)"""
+    import re
+    with open(os.path.join(os.path.dirname(MXC_OCI), "..", "docs", "kubernetes.md")) as f:
+        block = re.search(r"```toml\n(.*?)```", f.read(), re.S).group(1)
+    base = tempfile.mkdtemp(prefix="mxc-cri-", dir="/var/tmp")
+    sock = os.path.join(base, "c.sock")
+    conf = os.path.join(base, "config.toml")
+    with open(conf, "w") as f:
+        f.write(base_config(base, sock, cri=True) + "\n".join(l for l in block.split("\n")
+                                                              if not l.startswith("version")))
+    dump = subprocess.run(["containerd", "--config", conf, "config", "dump"], capture_output=True, text=True,
+                          timeout=60, check=True).stdout
+    entry = dump[dump.index('runtimes.mxc.options]'):]
+    assert 'BinaryName = "/usr/bin/mxc-oci"' in entry.split("\n\n")[0], dump
+    assert 'pod_annotations = ["io.mxc.*"]' in dump
+    log = open(os.path.join(base, "containerd.log"), "wb")
+    d = subprocess.Popen(["containerd", "--config", conf], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                         start_new_session=True)
+    try:
+        def cri():
+            r = subprocess.run(["ctr", "--address", sock, "plugins", "ls"], capture_output=True, text=True,
+                               timeout=60)
+            return [l.split()[-1] for l in r.stdout.split("\n") if " cri " in l]
+        assert wait_until(lambda: d.poll() is None and cri(), 60)
+        assert cri() == ["ok"], open(os.path.join(base, "containerd.log")).read()
+    finally:
+        d.send_signal(signal.SIGTERM)
+        try:
+            d.wait(60)
+        except subprocess.TimeoutExpired:
+            d.kill()
+            d.wait()
+        log.close()
+        mnts = mounts_under(base)
+        shutil.rmtree(base, ignore_errors=True)
+        assert not mnts, mnts
