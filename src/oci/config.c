@@ -1,6 +1,7 @@
 /* config.c — see config.h.  Each check names the field as the spec spells
  * it (process.user.uid, mounts[2].options, linux.namespaces[0].type). */
 #include "config.h"
+#include "cgroup.h"
 #include "ocijson.h"
 
 #include <errno.h>
@@ -236,7 +237,11 @@ static int parse_process(json_t *p, oci_config *c, mxc_error *e)
             }
         }
     }
+    /* a network namespace joined by path (a pod's) counts as the container's own here; the host's,
+     * joined by path, is refused by create once it knows (lifecycle.c, oci_create) */
     bool own_net = c->ns_flags & CLONE_NEWNET;
+    for (size_t j = 0; j < c->njoin; j++)
+        own_net |= c->join[j].flag == CLONE_NEWNET;
     if ((rc = get(p, "capabilities", "process.capabilities", JSON_OBJECT, &caps, e)) < 0)
         return rc;
     if (caps && (cap_set(caps, "bounding", &c->cap_bounding, own_net, e) < 0 ||
@@ -446,21 +451,24 @@ static int parse_linux(json_t *lin, oci_config *c, mxc_error *e)
         return -1;
     if ((rc = get(lin, "seccomp", "linux.seccomp", JSON_OBJECT, &c->seccomp, e)) < 0)
         return rc; /* compiled (and checked) by profile.c */
-    const char *later[] = {"cgroupsPath", "intelRdt", "personality", "timeOffsets",
+    if ((rc = get(lin, "cgroupsPath", "linux.cgroupsPath", JSON_STRING, &v, e)) < 0)
+        return rc;
+    c->cgroups_path = v ? json_string_value(v) : NULL; /* resolved and checked by cgroup.c */
+    const char *later[] = {"intelRdt", "personality", "timeOffsets",
                            "mountLabel", "memoryPolicy", "netDevices", "rdma"};
     for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
         if (not_yet_if(lin, later[i], "linux.", e) < 0)
             return -1;
     if ((rc = get(lin, "resources", "linux.resources", JSON_OBJECT, &v, e)) < 0)
         return rc;
+    c->resources = v;
+    if (oci_cgroup_check(v, e) < 0) /* pids, memory, cpu: what this host can enforce (cgroup.c) */
+        return -1;
     const char *key;
     json_t *r;
     json_object_foreach(v, key, r) {
-        if (strcmp(key, "devices") != 0) {
-            if (not_yet_if(v, key, "linux.resources.", e) < 0)
-                return -1;
+        if (strcmp(key, "devices") != 0)
             continue;
-        }
         /* device rules only narrow: no node but the defaults exists in a
          * container and its user namespace cannot mknod one */
         if (!json_is_array(r) && !json_is_null(r))
@@ -652,10 +660,21 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
         return 0;
     }
     snprintf(f, sizeof f, "mounts[%zu].type '%.40s'", idx, o->type);
-    if (!strcmp(o->type, "cgroup") || !strcmp(o->type, "cgroup2"))
-        return not_yet(e, f);
+    if (!strcmp(o->type, "cgroup") || !strcmp(o->type, "cgroup2")) { /* the container's own view (cgroup.c) */
+        char why[300];
+        if (!(c->ns_flags & CLONE_NEWCGROUP))
+            return refuse(e, "%s needs a cgroup namespace of the container's own (the host's hierarchy is refused)", f);
+        if (oci_cgroup_mount_check(o->type, why, sizeof why) < 0)
+            return refuse(e, "%s: %s", f, why);
+        o->attr_set |= MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC; /* read-only always */
+        return 0;
+    }
     if (!strcmp(o->type, "sysfs")) {
-        if (!(c->ns_flags & CLONE_NEWNET))
+        /* a joined (pod's) network namespace is not owned by the init's user namespace: mxc-oci makes
+         * that sysfs (lifecycle.c), refused there if the joined one is the host's */
+        for (size_t j = 0; j < c->njoin && !(c->ns_flags & CLONE_NEWNET); j++)
+            o->by_parent |= c->join[j].flag == CLONE_NEWNET;
+        if (!(c->ns_flags & CLONE_NEWNET) && !o->by_parent)
             return refuse(e, "%s needs a network namespace of the container's own (the host's sysfs is refused)", f);
         o->attr_set |= MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC; /* read-only always */
         return 0;

@@ -31,6 +31,7 @@ typedef struct {
     const char *source;      /* bind: host path (relative: to the bundle) */
     oci_mount_kind kind;
     bool recursive;          /* rbind */
+    bool by_parent;          /* OCI_MNT_FS made by mxc-oci, passed as a tree: sysfs of a joined network namespace */
     uint64_t attr_set, attr_clr; /* MOUNT_ATTR_* */
     const char *fsopt[32];   /* fsconfig options "key" or "key=value" */
     size_t nfsopt;
@@ -73,6 +74,8 @@ typedef struct {
     const char **readonly; size_t nreadonly;
     json_t *annotations;     /* borrowed from doc; NULL: none */
     json_t *seccomp;         /* linux.seccomp, borrowed; NULL: none (profile.c compiles it) */
+    const char *cgroups_path;  /* linux.cgroupsPath; NULL: none (cgroup.c resolves it) */
+    json_t *resources;         /* linux.resources, borrowed; NULL: none */
     const char *sysctl[64][2]; /* key, value: namespaced keys only */
     size_t nsysctl;
     bool root_written;       /* config.json (one link) and the bundle directory: root's, nobody else may write */

@@ -1,6 +1,7 @@
 /* init.c — see init.h.  The order below is the checklist; a step that
  * fails tells the parent which one and why, and the init exits. */
 #include "init.h"
+#include "cgroup.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -466,6 +467,9 @@ _Noreturn void oci_init_main(const oci_init_args *a)
     int fd;
     if (recv_msg(&tag, &fd) < 0 || tag != 'M')
         _exit(1); /* the parent is gone */
+    /* a cgroup namespace of its own, unshared now that the parent put it in its cgroup: that cgroup is its root */
+    if ((c->ns_flags & CLONE_NEWCGROUP) && unshare(CLONE_NEWCGROUP) < 0)
+        fail("unsharing the cgroup namespace: %s", strerror(errno));
     /* 1. root inside (the range's first id outside) */
     if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
         fail("becoming root of the user namespace: %s", strerror(errno));
@@ -486,7 +490,7 @@ _Noreturn void oci_init_main(const oci_init_args *a)
         if (rootfs < 0)
             rootfs = fd;
         else {
-            while (nb < c->nmounts && c->mounts[nb].kind != OCI_MNT_BIND)
+            while (nb < c->nmounts && c->mounts[nb].kind != OCI_MNT_BIND && !c->mounts[nb].by_parent)
                 nb++;
             if (nb < c->nmounts)
                 binds[nb++] = fd;
@@ -518,6 +522,12 @@ _Noreturn void oci_init_main(const oci_init_args *a)
     bool have_proc = false;
     for (size_t i = 0; i < c->nmounts; i++) {
         const oci_mount *m = &c->mounts[i];
+        if (m->kind == OCI_MNT_FS && (!strcmp(m->type, "cgroup") || !strcmp(m->type, "cgroup2"))) {
+            char why[400];
+            if (oci_cgroup_mount(root_fd, m->dest, why, sizeof why) < 0) /* the container's own view, read-only */
+                fail("mounts[%zu] (%s at %s): %s", i, m->type, m->dest, why);
+            continue;
+        }
         bool dir = true;
         if (m->kind == OCI_MNT_BIND) {
             struct stat st;
@@ -532,7 +542,7 @@ _Noreturn void oci_init_main(const oci_init_args *a)
             fail("mounts[%zu]: destination %s: %s", i, m->dest, strerror(-t));
         char what[PATH_MAX + 64];
         snprintf(what, sizeof what, "mounts[%zu] (%s)", i, m->dest);
-        int tree = m->kind == OCI_MNT_BIND ? binds[i] : make_fs(m, i);
+        int tree = m->kind == OCI_MNT_BIND || m->by_parent ? binds[i] : make_fs(m, i);
         if (m->tmpcopyup)
             copy_up(t, tree, m, i);
         attach(tree, t, what);

@@ -1,10 +1,13 @@
 /* lifecycle.c — see lifecycle.h. */
 #include "lifecycle.h"
+#include "cgroup.h"
+#include "../lib/cgroup.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <linux/mount.h>
 #include <linux/openat2.h>
 #include <poll.h>
@@ -82,6 +85,20 @@ static int send_msg(int sock, char tag, int fd)
         memcpy(CMSG_DATA(cm), &fd, sizeof(int));
     }
     return sendmsg(sock, &mh, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
+/* A detached sysfs of the network namespace mxc-oci is in (a pod's, joined by path: the init's user
+ * namespace does not own it, so the init could not mount it), read-only with the mount's flags. */
+static int sysfs_tree(const oci_mount *m)
+{
+    int fs = fsopen("sysfs", FSOPEN_CLOEXEC);
+    if (fs < 0)
+        return -errno;
+    int mnt = fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ? -1 : fsmount(fs, FSMOUNT_CLOEXEC,
+                                                                                    (unsigned)m->attr_set);
+    int err = errno;
+    close(fs);
+    return mnt < 0 ? -err : mnt;
 }
 
 /* A detached copy of the tree at fd, its flags set before anyone sees it. */
@@ -203,6 +220,8 @@ typedef struct {
     char claim[MXC_IDRANGE_NAME_MAX];
     bool made_dir;
     pid_t child;
+    bool made_cg;
+    oci_cgroup cg;       /* the container's cgroup (cgroup.c) */
 } create_ctx;
 
 static void ctx_close(create_ctx *x)
@@ -226,6 +245,8 @@ static int create_fail(create_ctx *x, int rootfd, const char *id, const oci_conf
             close(x->src[i]);
     free(x->src);
     ctx_close(x);
+    if (x->made_cg)
+        oci_cgroup_remove(&x->cg, true);
     if (x->made_dir)
         oci_store_remove(rootfd, id);
     if (x->claim[0])
@@ -377,6 +398,18 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     if (oci_seccomp_compile(c.seccomp, &sc, e) < 0)
         goto out;
     bool host_net = on_host_network(&c);
+    if (host_net && ((c.cap_bounding | c.cap_effective | c.cap_permitted | c.cap_inheritable | c.cap_ambient) &
+                     (1ull << CAP_NET_RAW))) {
+        mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: process.capabilities: CAP_NET_RAW is refused on the "
+                "host's network namespace (joined by path)");
+        goto out;
+    }
+    for (size_t i = 0; host_net && i < c.nmounts; i++)
+        if (c.mounts[i].by_parent) {
+            mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu].type 'sysfs' needs a network namespace "
+                    "other than the host's (the host's sysfs is refused)", i);
+            goto out;
+        }
     if (host_net && mxc_landlock_abi() < MXC_LANDLOCK_ABI_SCOPE) {
         mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "config.json: linux.namespaces has no network namespace: the host's "
                 "network shares the host's abstract unix sockets, which only Landlock ABI %d scopes (this kernel: "
@@ -492,6 +525,16 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.fifo", errno, NULL, "cannot make the exec fifo");
         goto out;
     }
+    /* 5b. the cgroup, made and limited before the init exists (cgroup.c) */
+    if (!oci_cgroup_disabled) {
+        if (oci_cgroup_create(x.dir_fd, id, c.cgroups_path, c.resources, &x.cg, e) < 0)
+            goto out;
+        x.made_cg = true;
+        if (getenv("MXC_FAULT_OCI_AFTER_CGROUP")) { /* tests/oci: a create that fails once its cgroup exists */
+            mxc_err(e, MXC_E_BACKEND_ERROR, "fault injected after the cgroup was made");
+            goto out;
+        }
+    }
     /* 6. the init */
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
@@ -537,9 +580,14 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
             goto out;
         }
     }
-    int flags = c.ns_flags | CLONE_NEWUSER;
+    /* a new cgroup namespace is the init's to unshare once it is in its cgroup (init.c), so that its root is
+     * the container's cgroup; on v2 the init is born in it (clone3 CLONE_INTO_CGROUP) */
+    int flags = (c.ns_flags & ~CLONE_NEWCGROUP) | CLONE_NEWUSER;
+    int cgfd = x.made_cg ? oci_cgroup_dir_fd(&x.cg) : -1;
     fflush(NULL);
-    x.child = (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, NULL, NULL, NULL, 0);
+    x.child = mxc_cgroup_clone((unsigned long long)flags, cgfd);
+    if (cgfd >= 0)
+        close(cgfd);
     if (x.child == 0) {
         close(sv[0]);
         oci_init_args a = {.c = &c, .sock = sv[1], .fifo = x.fifo_fd, .console = x.console, .seccomp = &sc,
@@ -558,6 +606,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         x.child = 0;
         goto out;
     }
+    if (x.made_cg && oci_cgroup_enter(&x.cg, x.child, e) < 0)
+        goto out;
     char path[64];
     int r = write_map(x.child, "uid_map", c.uidmap, c.nuidmap);
     if (r == 0)
@@ -591,11 +641,13 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     r = send_msg(x.sock, 'T', t);
     close(t);
     for (size_t i = 0; r == 0 && i < c.nmounts; i++) {
-        if (c.mounts[i].kind != OCI_MNT_BIND)
+        if (c.mounts[i].kind != OCI_MNT_BIND && !c.mounts[i].by_parent)
             continue;
         if (c.mounts[i].idmap && (t = oci_mountmap_tree(x.src[i], &c, i, e)) < 0)
             goto out;
-        if (!c.mounts[i].idmap)
+        if (c.mounts[i].by_parent)
+            t = sysfs_tree(&c.mounts[i]);
+        else if (!c.mounts[i].idmap)
             t = tree_of(x.src[i], "", c.mounts[i].recursive, c.mounts[i].attr_set, c.mounts[i].attr_clr, -1);
         if (t < 0) {
             mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mount", -t, NULL, "mounts[%zu].source %s", i,
@@ -807,7 +859,11 @@ json_t *oci_query(int rootfd, const char *id, mxc_error *e)
     oci_state s;
     if (load(rootfd, id, &dirfd, &s, e) < 0)
         return NULL;
-    json_t *j = oci_state_json(&s, oci_state_status(dirfd, &s));
+    oci_status st = oci_state_status(dirfd, &s);
+    json_t *j = oci_state_json(&s, st);
+    oci_cgroup cg;
+    if (st != OCI_STOPPED && oci_cgroup_load(dirfd, &cg) && oci_cgroup_frozen(&cg)) /* the spec's "paused" */
+        json_object_set_new(j, "status", json_string("paused"));
     close(dirfd);
     oci_state_free(&s);
     return j;
@@ -833,6 +889,9 @@ int oci_kill(int rootfd, const char *id, int sig, bool all, mxc_error *e)
         mxc_err(e, MXC_E_ALREADY_STOPPED, "container not running");
         goto out;
     }
+    oci_cgroup cg;
+    if (all && oci_cgroup_load(dirfd, &cg))
+        oci_cgroup_signal(&cg, sig); /* every process in the container's cgroup (a frozen one thawed for SIGKILL) */
     if (all && sig != SIGKILL) {
         /* every process of the container's PID namespace (SIGKILL to its init takes them all) */
         ino_t ns = pidns_of(s.pid);
@@ -867,6 +926,12 @@ out:
 
 static void finish(int rootfd, const char *id, const oci_state *s)
 {
+    int cfd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    oci_cgroup cg;
+    if (cfd >= 0 && oci_cgroup_load(cfd, &cg))
+        oci_cgroup_remove(&cg, false); /* what is left in it killed, its leaf removed */
+    if (cfd >= 0)
+        close(cfd);
     if (s->claim[0]) {
         char dir[PATH_MAX];
         int fd = openat(rootfd, id, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -893,6 +958,8 @@ int oci_delete(int rootfd, const char *id, bool force, mxc_error *e)
         return -1;
     }
     oci_status status = oci_state_status(dirfd, &s);
+    oci_cgroup cg;
+    bool has_cg = oci_cgroup_load(dirfd, &cg);
     if (status != OCI_STOPPED) {
         /* runc's rule: a created container (its process never ran) is deleted without --force */
         if (!force && status != OCI_CREATED) {
@@ -905,6 +972,8 @@ int oci_delete(int rootfd, const char *id, bool force, mxc_error *e)
         int pfd = pidfd_of(&s);
         if (pfd >= 0) {
             syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+            if (has_cg)
+                oci_cgroup_signal(&cg, SIGKILL); /* a paused container is thawed to die */
             /* readable once the init is gone, and with it (PID namespace) every process of the container */
             struct pollfd p = {pfd, POLLIN, 0};
             while (poll(&p, 1, -1) < 0 && errno == EINTR)
@@ -1016,7 +1085,7 @@ json_t *oci_features(void)
                      "ociVersionMin", "1.0.0", "ociVersionMax", OCI_SPEC_VERSION, "hooks", "mountOptions", "ro", "rw",
                      "nosuid", "suid", "nodev", "dev", "noexec", "exec", "bind", "rbind", "private", "rprivate",
                      "noatime", "strictatime", "linux", "namespaces", "pid", "network", "mount", "ipc", "uts",
-                     "user", "cgroup", "capabilities", caps, "cgroup", "v1", 0, "v2", 0, "systemd", 0, "seccomp",
+                     "user", "cgroup", "capabilities", caps, "cgroup", "v1", 1, "v2", 1, "systemd", 0, "seccomp",
                      "enabled", 0, "apparmor", "enabled", 0, "selinux", "enabled", 0, "intelRdt", "enabled", 0,
                      "mountExtensions", "idmap", "enabled", 0, "annotations", "io.github.mxc.runtime", "mxc-oci",
                      "io.github.mxc.guarantee", "no container process is host root");
@@ -1194,6 +1263,12 @@ int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mx
         mxc_err(e, MXC_E_ALREADY_STOPPED, "cannot exec in a stopped container");
         goto out;
     }
+    oci_cgroup cg;
+    bool has_cg = oci_cgroup_load(dirfd, &cg);
+    if (has_cg && oci_cgroup_frozen(&cg)) {
+        mxc_err(e, MXC_E_BACKEND_ERROR, "cannot exec in a paused container (use --ignore-paused to override)");
+        goto out;
+    }
     bool host_net;
     int flags = foreign_namespaces(s.pid, &host_net);
     if (flags < 0 || !(flags & CLONE_NEWUSER) || !(flags & CLONE_NEWPID)) {
@@ -1239,6 +1314,12 @@ int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mx
         /* not dumpable before anything of the container can see us (CVE-2019-5736: /proc/PID/exe) */
         prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         char msg[256];
+        mxc_error ce = {0};
+        if (has_cg && oci_cgroup_enter(&cg, 0, &ce) < 0) { /* its cgroup before its cgroup namespace */
+            snprintf(msg, sizeof msg, "E%.250s", ce.message);
+            send(sv[1], msg, strlen(msg), MSG_NOSIGNAL);
+            _exit(1);
+        }
         if (setns(pfd, flags) < 0) {
             snprintf(msg, sizeof msg, "Ejoining the container's namespaces: %s", strerror(errno));
             send(sv[1], msg, strlen(msg), MSG_NOSIGNAL);
@@ -1326,7 +1407,21 @@ json_t *oci_ps(int rootfd, const char *id, mxc_error *e)
         mxc_err(e, MXC_E_ALREADY_STOPPED, "container not running");
         goto done;
     }
-    /* every process of the container's PID namespace, by host pid, the init first */
+    /* every process of the container's cgroup (or, without one, of its PID namespace), by host pid, the init
+     * first */
+    oci_cgroup cg;
+    json_t *in_cg = oci_cgroup_load(dirfd, &cg) ? oci_cgroup_pids(&cg) : NULL;
+    if (in_cg) {
+        out = json_array();
+        json_array_append_new(out, json_integer(s.pid));
+        size_t k;
+        json_t *p;
+        json_array_foreach(in_cg, k, p)
+            if (json_integer_value(p) != s.pid)
+                json_array_append(out, p);
+        json_decref(in_cg);
+        goto done;
+    }
     out = json_array();
     json_array_append_new(out, json_integer(s.pid));
     DIR *d = opendir("/proc");

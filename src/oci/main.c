@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "lifecycle.h"
 #include "store.h"
 
@@ -111,7 +112,7 @@ static void print_json(json_t *j)
 static int usage(void)
 {
     fprintf(stderr, "usage: mxc-oci [--root DIR] [--log FILE] [--log-format text|json] [--debug] COMMAND ...\n"
-                    "commands: create, start, state, kill, delete, run, list, features, spec\n");
+                    "commands: create, start, state, kill, delete, run, list, exec, ps, pause, resume, update, features, spec\n");
     return 1;
 }
 
@@ -131,6 +132,91 @@ static int one_id(int argc, char **argv, int i, const char *cmd, const char **id
     return 0;
 }
 
+/* runc's byte sizes (units.RAMInBytes): 1024-based k, m, g, t with an optional "b"; -1 = unlimited */
+static bool bytes_of(const char *s, long long *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || v < -1)
+        return false;
+    long long mul = 1;
+    switch (*end | 0x20) {
+    case 'k': mul = 1LL << 10; end++; break;
+    case 'm': mul = 1LL << 20; end++; break;
+    case 'g': mul = 1LL << 30; end++; break;
+    case 't': mul = 1LL << 40; end++; break;
+    default: break;
+    }
+    if ((*end | 0x20) == 'b')
+        end++;
+    if (*end)
+        return false;
+    *out = (long long)(v * (double)mul);
+    return true;
+}
+
+/* update [-r FILE|-] [--memory ...] ID: the resources as a runc-shaped object, applied by cgroup.c */
+static int update(int argc, char **argv, int i, int rootfd, mxc_error *e)
+{
+    struct { const char *name, *group, *key; bool bytes, string; const char *val; } opt[] = {
+        {"memory", "memory", "limit", true, false, NULL}, {"memory-swap", "memory", "swap", true, false, NULL},
+        {"memory-reservation", "memory", "reservation", true, false, NULL},
+        {"kernel-memory", "memory", "kernel", true, false, NULL},
+        {"kernel-memory-tcp", "memory", "kernelTCP", true, false, NULL},
+        {"pids-limit", "pids", "limit", false, false, NULL}, {"cpu-share", "cpu", "shares", false, false, NULL},
+        {"cpu-quota", "cpu", "quota", false, false, NULL}, {"cpu-period", "cpu", "period", false, false, NULL},
+        {"cpu-rt-period", "cpu", "realtimePeriod", false, false, NULL},
+        {"cpu-rt-runtime", "cpu", "realtimeRuntime", false, false, NULL},
+        {"cpu-idle", "cpu", "idle", false, false, NULL}, {"cpu-burst", "cpu", "burst", false, false, NULL},
+        {"cpuset-cpus", "cpu", "cpus", false, true, NULL}, {"cpuset-mems", "cpu", "mems", false, true, NULL},
+        {"blkio-weight", "blockIO", "weight", false, false, NULL},
+        {"l3-cache-schema", "intelRdt", "l3CacheSchema", false, true, NULL},
+        {"mem-bw-schema", "intelRdt", "memBwSchema", false, true, NULL},
+    };
+    enum { NOPT = sizeof opt / sizeof opt[0] };
+    const char *file = NULL;
+    flag fl[NOPT + 1];
+    for (size_t k = 0; k < NOPT; k++)
+        fl[k] = (flag){opt[k].name, 0, true, &opt[k].val, NULL, NULL, NULL};
+    fl[NOPT] = (flag){"resources", 'r', true, &file, NULL, NULL, NULL};
+    const char *id = NULL;
+    if ((i = parse_flags(argc, argv, i, fl, NOPT + 1, "update")) < 0 || one_id(argc, argv, i, "update", &id))
+        return 1;
+    json_t *r = NULL;
+    if (file) {
+        json_error_t je;
+        r = !strcmp(file, "-") ? json_loadf(stdin, 0, &je) : json_load_file(file, 0, &je);
+        if (!json_is_object(r)) {
+            json_decref(r);
+            return die("update: -r %s: not a JSON object of resources (%s)", file, je.text);
+        }
+    } else {
+        r = json_object();
+    }
+    for (size_t k = 0; k < NOPT; k++) {
+        if (!opt[k].val)
+            continue;
+        long long v;
+        char *end;
+        json_t *val;
+        if (opt[k].string)
+            val = json_string(opt[k].val);
+        else if (opt[k].bytes ? bytes_of(opt[k].val, &v) : (v = strtoll(opt[k].val, &end, 10), *opt[k].val && !*end))
+            val = json_integer(v);
+        else {
+            json_decref(r);
+            return die("update: invalid value for --%s: %s", opt[k].name, opt[k].val);
+        }
+        json_t *g = json_object_get(r, opt[k].group);
+        if (!json_is_object(g))
+            json_object_set_new(r, opt[k].group, g = json_object());
+        json_object_set_new(g, opt[k].key, val);
+    }
+    int rc = oci_update(rootfd, id, r, e) < 0 ? die("%s", e->message) : 0;
+    json_decref(r);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     const char *root = OCI_ROOT_DEFAULT;
@@ -145,15 +231,17 @@ int main(int argc, char **argv)
         {"version", 'v', false, NULL, &version, NULL, NULL},
         {"criu", 0, true, &criu, NULL, NULL, NULL},
         {"rootless", 0, true, &rootless, NULL, NULL, NULL},
-        /* crun's: "disabled" is what mxc-oci does today (no cgroup of the container's own) */
+        /* crun's: cgroupfs (mxc-oci's own cgroups, the default) or disabled (none; a limit is then refused) */
         {"cgroup-manager", 0, true, &cgroup_manager, NULL, NULL, NULL},
     };
     int i = parse_flags(argc, argv, 1, global, sizeof global / sizeof global[0], "mxc-oci");
     if (i < 0)
         return 1;
-    if (cgroup_manager && strcmp(cgroup_manager, "disabled"))
-        return die("--cgroup-manager %s is not supported by mxc-oci yet (cgroups: later; \"disabled\" is)",
-                   cgroup_manager);
+    if (cgroup_manager && !strcmp(cgroup_manager, "systemd"))
+        systemd = true;
+    else if (cgroup_manager && strcmp(cgroup_manager, "disabled") && strcmp(cgroup_manager, "cgroupfs"))
+        return die("unknown cgroup manager %s", cgroup_manager);
+    oci_cgroup_disabled = cgroup_manager && !strcmp(cgroup_manager, "disabled");
     if (strcmp(log_format, "text") && strcmp(log_format, "json"))
         return die("unknown log-format %s", log_format);
     if (version || (i < argc && !strcmp(argv[i], "version"))) {
@@ -192,12 +280,13 @@ int main(int argc, char **argv)
         json_decref(j);
         return rc < 0 ? die("cannot write config.json") : 0;
     }
-    const char *later[] = {"pause", "resume", "update", "checkpoint", "restore", "events"};
+    const char *later[] = {"checkpoint", "restore", "events"};
     for (size_t k = 0; k < sizeof later / sizeof later[0]; k++)
         if (!strcmp(cmd, later[k]))
             return die("%s is not supported by mxc-oci yet", cmd);
     bool known = false;
-    const char *cmds[] = {"create", "start", "state", "kill", "delete", "run", "list", "exec", "ps"};
+    const char *cmds[] = {"create", "start", "state", "kill", "delete", "run", "list", "exec", "ps", "pause", "resume",
+                          "update"};
     for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++)
         known |= !strcmp(cmd, cmds[k]);
     if (!known)
@@ -234,8 +323,8 @@ int main(int argc, char **argv)
             rc = 1;
         else if (keep)
             rc = die("run --keep is not supported by mxc-oci yet");
-        else if (systemd)
-            rc = die("--systemd-cgroup is not supported by mxc-oci yet (cgroups: later)");
+        else if (systemd) /* runc's wording; systemd is not what manages cgroups on this host (see docs/oci.md) */
+            rc = die("systemd cgroup flag passed, but systemd support for managing cgroups is not available");
         else if (!strcmp(cmd, "create"))
             rc = oci_create(rootfd, id, bundle, pid_file, console, count_of(preserve), false, NULL, &e) < 0
                      ? die("%s", e.message)
@@ -247,6 +336,13 @@ int main(int argc, char **argv)
                      : status;
         }
         /* no_pivot: pivot_root always (stricter); no_new_keyring: no keyring is ever made (keyctl is refused) */
+    } else if (!strcmp(cmd, "pause") || !strcmp(cmd, "resume")) {
+        if ((i = parse_flags(argc, argv, i, NULL, 0, cmd)) < 0 || one_id(argc, argv, i, cmd, &id))
+            rc = 1;
+        else
+            rc = oci_pause(rootfd, id, !strcmp(cmd, "pause"), &e) < 0 ? die("%s", e.message) : 0;
+    } else if (!strcmp(cmd, "update")) {
+        rc = update(argc, argv, i, rootfd, &e);
     } else if (!strcmp(cmd, "start") || !strcmp(cmd, "state")) {
         if ((i = parse_flags(argc, argv, i, NULL, 0, cmd)) < 0 || one_id(argc, argv, i, cmd, &id))
             rc = 1;

@@ -566,8 +566,8 @@ REFUSED = {
     "join_wrong_type": (lambda c: (c["linux"]["namespaces"][1].update(path="/proc/self/ns/ipc"),
                                    c["mounts"].pop()), "not a namespace of that type"),
     "version": (lambda c: c.update(ociVersion="2.0.0"), "ociVersion 2.0.0"),
-    "resources": (lambda c: c["linux"].update(resources={"memory": {"limit": 1 << 30}}),
-                  "linux.resources.memory is not supported"),
+    "resources": (lambda c: c["linux"].update(resources={"blockIO": {"weight": 100}}),
+                  "linux.resources.blockIO is refused"),
 }
 
 
@@ -597,7 +597,7 @@ def test_features_spec_and_log(oci):
     assert rc != 0 and "container does not exist" in err
     entry = json.loads(open(log).read().splitlines()[-1])
     assert entry["level"] == "error" and entry["msg"] == "container does not exist" and entry["time"]
-    for cmd in ("pause", "resume", "update"):
+    for cmd in ("checkpoint", "restore"):
         rc, _, err = oci(cmd, "c1")
         assert rc != 0 and "%s is not supported by mxc-oci yet" % cmd in err
 

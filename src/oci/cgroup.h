@@ -1,0 +1,86 @@
+/* cgroup.h — a container's cgroup (docs/oci.md, "cgroups").
+ * Owns: `linux.cgroupsPath` with runc's cgroupfs meaning (absolute: below
+ * each hierarchy's root; relative: below mxc-oci's parent, OCI_CGROUP_PARENT;
+ * empty: OCI_CGROUP_PARENT/<id>), refused when it climbs ("..") or names a
+ * cgroup that already holds processes, or the engine's own; the check of
+ * `linux.resources` against what this host can enforce (what it cannot is
+ * refused naming the field, never ignored); making the cgroup in every
+ * hierarchy (cgroup v2 where the engine finds it — cgroup.h's
+ * mxc_cgroup_v2_root, /sys/fs/cgroup or MXC_CGROUP2_ROOT — else the v1
+ * pids, memory, cpu, cpuacct, cpuset and freezer hierarchies), writing the
+ * limits (create and update), moving a process in, freezing and thawing
+ * (pause/resume), its processes (ps, kill --all), and removing it (delete,
+ * a failed create).  What a container's cgroup is, is saved in its state
+ * directory (`cgroup.json`), so later commands need no environment.
+ * Also the commands that are only about the cgroup: pause, resume, update. */
+#ifndef MXC_OCI_CGROUP_H
+#define MXC_OCI_CGROUP_H
+
+#include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+/* Where a relative or empty cgroupsPath goes (not "mxc" nor "mxc-…": the
+ * engine's sweeper owns those). */
+#define OCI_CGROUP_PARENT "mxc.oci"
+#define OCI_CGROUP_MAX 6
+
+typedef struct {
+    bool v2;
+    char path[PATH_MAX / 2]; /* below each hierarchy's root, starting with '/' */
+    size_t n;
+    struct {
+        char ctrl[16];       /* v1 controller ("unified" on v2) */
+        char dir[PATH_MAX / 2];
+        int made;            /* how many trailing components of dir create made (removed on failure) */
+    } h[OCI_CGROUP_MAX];
+} oci_cgroup;
+
+/* --cgroup-manager disabled: no cgroup is made (a limit is then refused). */
+extern bool oci_cgroup_disabled;
+
+/* linux.resources (borrowed, may be NULL) checked against this host;
+ * devices are config.c's.  Refused naming the field. */
+int oci_cgroup_check(json_t *resources, mxc_error *e);
+/* Makes the container's cgroup (cgroups_path may be NULL) and writes the
+ * limits; saves what it made in dirfd's cgroup.json.  On failure nothing
+ * made is left. */
+int oci_cgroup_create(int dirfd, const char *id, const char *cgroups_path, json_t *resources, oci_cgroup *cg,
+                      mxc_error *e);
+/* A container's cgroup as create saved it; false when it has none. */
+bool oci_cgroup_load(int dirfd, oci_cgroup *cg);
+/* v2: the directory's descriptor (clone3 CLONE_INTO_CGROUP), else -1. */
+int oci_cgroup_dir_fd(const oci_cgroup *cg);
+/* Moves pid (0: the caller) into every hierarchy of cg. */
+int oci_cgroup_enter(const oci_cgroup *cg, pid_t pid, mxc_error *e);
+/* Writes resources (create's and update's). */
+int oci_cgroup_apply(const oci_cgroup *cg, json_t *resources, mxc_error *e);
+int oci_cgroup_freeze(const oci_cgroup *cg, bool frozen, mxc_error *e);
+bool oci_cgroup_frozen(const oci_cgroup *cg);
+/* The processes in the cgroup (host pids), NULL when it cannot be read. */
+json_t *oci_cgroup_pids(const oci_cgroup *cg);
+/* Sends sig to every process in the cgroup (through a pidfd, checked to
+ * be still in it); thaws a frozen cgroup after a SIGKILL. */
+void oci_cgroup_signal(const oci_cgroup *cg, int sig);
+/* Kills what is left in it and removes it (its leaf; after a failed
+ * create, every directory create made). */
+void oci_cgroup_remove(const oci_cgroup *cg, bool made_too);
+
+/* A mount of type cgroup or cgroup2 (config.c): -1 with why when it cannot be given. */
+int oci_cgroup_mount_check(const char *type, char *why, size_t whysz);
+/* In the container's init (its own user and cgroup namespaces, before
+ * pivot_root), at dest inside the rootfs: the container's own view,
+ * read-only — v2: cgroup2; v1: a tmpfs holding one cgroup mount per
+ * hierarchy the container is in (not the others: there its namespace's
+ * root would be the host's).  -1 with why. */
+int oci_cgroup_mount(int root_fd, const char *dest, char *why, size_t whysz);
+
+/* The commands (rootfd: the store's root). */
+int oci_pause(int rootfd, const char *id, bool pause, mxc_error *e);
+/* update: resources is the runc-shaped object (from -r or the flags). */
+int oci_update(int rootfd, const char *id, json_t *resources, mxc_error *e);
+
+#endif

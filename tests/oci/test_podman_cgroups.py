@@ -1,0 +1,120 @@
+"""Podman 4.3 (Debian), unmodified, WITH cgroups on mxc-oci (docs/oci.md "cgroups"): the container
+in the cgroup Podman names (cgroup_manager = "cgroupfs": systemd is not PID 1 here), `--pids-limit`
+and `--memory` enforced, `podman pause` / `podman unpause` freezing it, Podman's own `cgroup` mount
+the container's read-only view, and the cgroup gone with `podman rm`.  Everything else as
+tests/oci/test_podman.py sets it up (its own storage, the runtime declared under the name crun,
+vfs, a busybox image made by `podman import`), without --cgroups=disabled and without the tmpfs
+over /sys/fs/cgroup; `--cgroupns private` (Podman's default on a v1 host is the host's cgroup
+namespace, whose hierarchy a container's cgroup mount may not show; containers.conf's `cgroupns`
+was not honoured by this Podman on a v1 host, the flag is).
+"""
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from conftest import wait_until
+from test_oci import BUSYBOX, MXC_OCI, make_rootfs
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("podman") or not os.access(BUSYBOX, os.X_OK)
+                                or not os.path.isdir("/sys/fs/cgroup/pids"),
+                                reason="needs root, podman, busybox-static and cgroup v1 (this host's)")
+
+OPTS = ["--network", "none", "--cgroupns", "private"]
+
+
+@pytest.fixture(scope="module")
+def podman():
+    base = tempfile.mkdtemp(prefix="mxc-podman-cg-test-", dir="/var/tmp")
+    conf = os.path.join(base, "containers.conf")
+    with open(conf, "w") as f:
+        f.write('[containers]\ndefault_sysctls = []\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n'
+                '[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\n'
+                'runtime = "crun"\n[engine.runtimes]\ncrun = ["%s"]\n' % MXC_OCI)
+    env = dict(os.environ, CONTAINERS_CONF=conf)
+    cmd = ["podman", "--root", os.path.join(base, "storage"), "--runroot", os.path.join(base, "run"),
+           "--tmpdir", os.path.join(base, "tmp"), "--storage-driver", "vfs"]
+
+    def p(*args, timeout=120, check=True):
+        # cwd: conmon leaves an "oom" file in its working directory when the container is OOM-killed
+        r = subprocess.run(cmd + list(args), capture_output=True, text=True, env=env, timeout=timeout,
+                           stdin=subprocess.DEVNULL, cwd=base)
+        if check:
+            assert r.returncode == 0, r.stdout + r.stderr
+        return r
+    p.base, p.cmd, p.env = base, cmd, env
+    rootfs = os.path.join(base, "rootfs")
+    make_rootfs(rootfs)
+    tar = os.path.join(base, "bb.tar")
+    subprocess.run(["tar", "-C", rootfs, "-cf", tar, "."], check=True)
+    p("import", tar, "localhost/mxc-bb:1")
+    try:
+        yield p
+    finally:
+        p("rm", "-af", "-t", "0", check=False)
+        p("rmi", "-af", check=False)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def gone(cid):
+    return not os.path.exists(os.path.join("/run/mxc-oci", cid))
+
+
+def host_cgroup(pid, hierarchy):
+    for line in open("/proc/%d/cgroup" % pid):
+        _, ctrls, path = line.rstrip("\n").split(":", 2)
+        if hierarchy in ctrls.split(","):
+            return path
+    return None
+
+
+def test_podman_limits_are_enforced_in_the_container_s_own_cgroup(podman):
+    cid = podman("run", "-d", "--name", "lim", "--pids-limit", "12", "--memory", "64m", *OPTS,
+                 "localhost/mxc-bb:1", "sleep", "1000").stdout.strip()
+    pid = int(podman("inspect", "--format", "{{.State.Pid}}", "lim").stdout.strip())
+    path = host_cgroup(pid, "pids")
+    assert path and path != "/" and cid in path, path
+    assert open("/sys/fs/cgroup/pids%s/pids.max" % path).read().strip() == "12"
+    assert open("/sys/fs/cgroup/memory%s/memory.limit_in_bytes" % path).read().strip() == str(64 << 20)
+    # inside: its own view of its cgroup, read-only; a fork bomb stopped at the limit
+    r = podman("exec", "lim", "sh", "-c", "cat /sys/fs/cgroup/pids/pids.max; "
+               "(for i in $(seq 30); do sleep 1000 & done; echo all-spawned) 2>&1; "
+               "mkdir /sys/fs/cgroup/pids/x 2>&1; echo end", check=False)
+    assert r.stdout.splitlines()[0] == "12", r.stdout + r.stderr
+    assert "all-spawned" not in r.stdout and "Read-only file system" in r.stdout, r.stdout
+    podman("rm", "-f", "-t", "0", "lim")
+    assert wait_until(lambda: gone(cid), 60)
+    assert wait_until(lambda: not os.path.exists("/sys/fs/cgroup/pids" + path), 60)
+
+
+def test_podman_memory_limit_kills_a_hog(podman):
+    r = podman("run", "--rm", "--memory", "32m", *OPTS, "localhost/mxc-bb:1", "sh", "-c",
+               "a=xxxxxxxx; while true; do a=$a$a; done", check=False, timeout=240)
+    assert r.returncode == 137, r.stdout + r.stderr
+
+
+def test_podman_pause_and_unpause(podman):
+    podman("run", "-d", "--name", "pz", *OPTS, "localhost/mxc-bb:1", "sh", "-c",
+           "i=0; while true; do i=$((i+1)); echo $i > /tmp/n; done")
+
+    def count():
+        r = podman("exec", "pz", "cat", "/tmp/n", check=False)
+        return int(r.stdout.strip() or 0) if r.returncode == 0 else 0
+    assert wait_until(lambda: count() > 0, 60)
+    pid = int(podman("inspect", "--format", "{{.State.Pid}}", "pz").stdout.strip())
+    podman("pause", "pz")
+    assert "Paused" in podman("ps", "-a", "--filter", "name=pz").stdout
+    freezer = "/sys/fs/cgroup/freezer%s" % host_cgroup(pid, "freezer")
+    assert open(freezer + "/freezer.state").read().strip() == "FROZEN"
+    mnt = podman("mount", "pz").stdout.strip()  # vfs: the counter read through the host's view of the rootfs
+    n = os.path.join(mnt, "tmp", "n")
+    c1 = open(n).read()
+    time.sleep(0.5)  # an observation window: nothing may move in it
+    assert open(n).read() == c1
+    podman("unpause", "pz")
+    assert wait_until(lambda: open(n).read() != c1, 60)
+    assert "Up" in podman("ps", "-a", "--filter", "name=pz").stdout
+    podman("rm", "-f", "-t", "0", "pz")
