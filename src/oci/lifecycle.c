@@ -580,6 +580,16 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
             goto out;
         }
     }
+    /* a pod's sysfs shows the network namespace of its maker: made now, while mxc-oci is in the pod's
+     * (it returns to its own right after the clone) */
+    for (size_t i = 0; i < c.nmounts; i++)
+        if (c.mounts[i].by_parent && (x.src[i] = sysfs_tree(&c.mounts[i])) < 0) {
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mount", -x.src[i], NULL, "mounts[%zu]: the pod's sysfs", i);
+            x.src[i] = -1;
+            close(sv[0]);
+            close(sv[1]);
+            goto out;
+        }
     /* a new cgroup namespace is the init's to unshare once it is in its cgroup (init.c), so that its root is
      * the container's cgroup; on v2 the init is born in it (clone3 CLONE_INTO_CGROUP) */
     int flags = (c.ns_flags & ~CLONE_NEWCGROUP) | CLONE_NEWUSER;
@@ -645,9 +655,10 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
             continue;
         if (c.mounts[i].idmap && (t = oci_mountmap_tree(x.src[i], &c, i, e)) < 0)
             goto out;
-        if (c.mounts[i].by_parent)
-            t = sysfs_tree(&c.mounts[i]);
-        else if (!c.mounts[i].idmap)
+        if (c.mounts[i].by_parent) {
+            t = x.src[i]; /* made in the pod's network namespace (above) */
+            x.src[i] = -1;
+        } else if (!c.mounts[i].idmap)
             t = tree_of(x.src[i], "", c.mounts[i].recursive, c.mounts[i].attr_set, c.mounts[i].attr_clr, -1);
         if (t < 0) {
             mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mount", -t, NULL, "mounts[%zu].source %s", i,
