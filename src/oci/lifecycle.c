@@ -31,6 +31,7 @@
 #include "init.h"
 #include "procs.h"
 #include "registry.h"
+#include "relay.h"
 #include "store.h"
 
 static int pidfd_of(const oci_state *s)
@@ -757,8 +758,26 @@ int oci_run(int rootfd, const char *id, const char *bundle, const char *pid_file
 {
     pid_t child;
     *status = 0;
-    if (oci_create(rootfd, id, bundle, pid_file, console, preserve, !detach, &child, e) < 0)
+    /* a terminal and no --console-socket: mxc-oci holds the master and relays it (relay.h) */
+    oci_relay relay = {.listen_fd = -1, .master = -1};
+    if (!detach && !console && oci_relay_wanted(bundle)) {
+        if (oci_relay_open(&relay, e) < 0) {
+            oci_relay_close(&relay);
+            return -1;
+        }
+        console = relay.path;
+    }
+    if (oci_create(rootfd, id, bundle, pid_file, console, preserve, !detach, &child, e) < 0) {
+        oci_relay_close(&relay);
         return -1;
+    }
+    if (relay.listen_fd >= 0 && oci_relay_receive(&relay, e) < 0) {
+        mxc_error dummy = {0};
+        oci_delete(rootfd, id, true, &dummy);
+        waitpid(child, NULL, 0);
+        oci_relay_close(&relay);
+        return -1;
+    }
     if (!detach) {
         run_child = child;
         const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
@@ -770,10 +789,19 @@ int oci_run(int rootfd, const char *id, const char *bundle, const char *pid_file
         oci_delete(rootfd, id, true, &dummy);
         if (!detach)
             waitpid(child, NULL, 0);
+        oci_relay_close(&relay);
         return -1;
     }
     if (detach)
         return 0;
+    if (relay.master >= 0) {
+        int pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+        if (pidfd >= 0) {
+            oci_relay_copy(&relay, pidfd);
+            close(pidfd);
+        }
+        oci_relay_close(&relay);
+    }
     int ws;
     while (waitpid(child, &ws, 0) < 0 && errno == EINTR)
         ;
@@ -855,7 +883,7 @@ json_t *oci_spec(void)
         "{s:s, s:s, s:s}, {s:s, s:s, s:s, s:[ssss]}, {s:s, s:s, s:s, s:[ssssss]}, "
         "{s:s, s:s, s:s, s:[sssss]}, {s:s, s:s, s:s, s:[sss]}, {s:s, s:s, s:s, s:[ssss]}], "
         "s:{s:[{s:s}, {s:s}, {s:s}, {s:s}, {s:s}], s:[sssssssss], s:[ssssss]}}",
-        "ociVersion", OCI_SPEC_VERSION, "process", "terminal", 0, "user", "uid", 0, "gid", 0, "args", "sh", "env",
+        "ociVersion", OCI_SPEC_VERSION, "process", "terminal", 1, "user", "uid", 0, "gid", 0, "args", "sh", "env",
         "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TERM=xterm", "cwd", "/",
         "capabilities", "bounding", "CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE", "effective",
         "CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE", "permitted", "CAP_AUDIT_WRITE", "CAP_KILL",

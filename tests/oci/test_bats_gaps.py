@@ -27,3 +27,48 @@ def test_existing_root_readable_by_others_is_accepted_but_not_a_writable_one(oci
     rc, _, err = oci.create("c2", b)
     assert rc == 0, err
     assert stat.S_IMODE(os.stat(os.path.join(oci.root, "c2")).st_mode) == 0o700
+
+
+def test_spec_asks_for_a_terminal_as_runc_s_does(oci):
+    # every bats test starts from `runc spec` and passes --console-socket (or relies on run's
+    # own terminal): runc's template has process.terminal true
+    import json
+    import tempfile
+    d = tempfile.mkdtemp(dir=oci.base)
+    rc, _, err = oci("spec", "--bundle", d)
+    assert rc == 0, err
+    with open(os.path.join(d, "config.json")) as f:
+        assert json.load(f)["process"]["terminal"] is True
+
+
+def test_run_with_a_terminal_and_no_console_socket_relays_it(oci):
+    # start_hello.bats: `runc run` of a terminal process from a terminal: the runtime keeps the pty
+    # master and relays it to its own stdio; the exit status is the process's
+    import pty
+    import subprocess
+    from test_oci import MXC_OCI
+
+    def mutate(c):
+        c["process"]["terminal"] = True
+        c["process"]["consoleSize"] = {"height": 25, "width": 90}
+    b = oci.bundle(["sh", "-c", "read x; echo got-$x; tty; stty size; exit 3"], mutate=mutate)
+    master, slave = pty.openpty()
+    p = subprocess.Popen([MXC_OCI, "--root", oci.root, "run", "--bundle", b, "t1"], stdin=slave, stdout=slave,
+                         stderr=subprocess.PIPE, start_new_session=True)
+    os.close(slave)
+    os.write(master, b"ping\n")
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break  # EIO: mxc-oci closed the terminal
+        if not chunk:
+            break
+        out += chunk
+    assert p.wait(timeout=60) == 3, p.stderr.read()
+    os.close(master)
+    text = out.decode(errors="replace")
+    assert "got-ping" in text and "/dev/pts/0" in text and "25 90" in text, text
+    assert not os.path.exists(os.path.join(oci.root, "t1"))
+    assert not [n for n in os.listdir("/tmp") if n.startswith("mxc-oci-tty-")]

@@ -59,6 +59,7 @@ class Oci:
         with open(os.path.join(b, "config.json")) as f:
             c = json.load(f)
         c["process"]["args"] = args
+        c["process"]["terminal"] = False  # spec's default is runc's (a terminal)
         c["root"]["readonly"] = readonly
         if mutate:
             mutate(c)
