@@ -123,6 +123,9 @@ static int make_fs(const oci_mount *m, size_t idx)
     int fs = fsopen(m->type, FSOPEN_CLOEXEC);
     if (fs < 0)
         fail("mounts[%zu] (%s at %s): fsopen: %s", idx, m->type, m->dest, strerror(errno));
+    /* the source names the mount in /proc/mounts, as mount(2)'s would (tools match "tmpfs /mnt") */
+    if (m->source && m->source[0] && fsconfig(fs, FSCONFIG_SET_STRING, "source", m->source, 0) < 0)
+        fail("mounts[%zu] (%s at %s): source: %s", idx, m->type, m->dest, strerror(errno));
     for (size_t i = 0; i < m->nfsopt; i++) {
         char key[256];
         snprintf(key, sizeof key, "%s", m->fsopt[i]);
@@ -332,8 +335,13 @@ static const char *become_process(const oci_config *c, char *exe_buf, size_t exe
     if (c->has_umask)
         umask(c->umask);
     set_caps(c);
+    /* cwd before the user too, as runc does: a cwd the user cannot reach but the container's
+     * root can is entered with the root's rights (inside the container's root: nothing of the host's) */
+    bool in_cwd = chdir(c->cwd) == 0;
+    if (!in_cwd && errno != EACCES && errno != EPERM)
+        fail("chdir to cwd (\"%s\") set in config.json failed: %s", c->cwd, strerror(errno));
     set_user(c);
-    if (chdir(c->cwd) < 0)
+    if (!in_cwd && chdir(c->cwd) < 0)
         fail("chdir to cwd (\"%s\") set in config.json failed: %s", c->cwd, strerror(errno));
     const char *exe = lookup(c, exe_buf, exe_sz);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
@@ -445,8 +453,21 @@ _Noreturn void oci_init_main(const oci_init_args *a)
         fail("opening /proc/self/fd: %s", strerror(errno));
     /* 4. the mounts, in order, each on a descriptor resolved inside the rootfs */
     bool have_proc = false;
+    /* a read-only tmpfs (a "ro" /dev) is made read-write and turned read-only after step 6: the mounts
+     * and devices beneath it need their targets made first (runc does the same) */
+    int *ro_later = malloc((c->nmounts + 1) * sizeof *ro_later);
+    size_t nro_later = 0;
+    if (!ro_later)
+        fail("out of memory");
     for (size_t i = 0; i < c->nmounts; i++) {
         const oci_mount *m = &c->mounts[i];
+        oci_mount rw_first;
+        if (m->kind == OCI_MNT_FS && !strcmp(m->type, "tmpfs") && (m->attr_set & MOUNT_ATTR_RDONLY)) {
+            rw_first = *m;
+            rw_first.attr_set &= ~(uint64_t)MOUNT_ATTR_RDONLY;
+            m = &rw_first;
+            ro_later[nro_later++] = (int)i;
+        }
         bool dir = true;
         if (m->kind == OCI_MNT_BIND) {
             struct stat st;
@@ -520,6 +541,15 @@ _Noreturn void oci_init_main(const oci_init_args *a)
         mask(root_fd, c->masked[i]);
     for (size_t i = 0; i < c->nreadonly; i++)
         make_readonly(root_fd, c->readonly[i]);
+    for (size_t k = 0; k < nro_later; k++) {
+        const oci_mount *m = &c->mounts[ro_later[k]];
+        int t = oci_resolve_target(root_fd, m->dest, false, true);
+        struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
+        if (t < 0 || mount_setattr(t, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0)
+            fail("mounts[%d] (%s): read-only: %s", ro_later[k], m->dest, t < 0 ? strerror(-t) : strerror(errno));
+        close(t);
+    }
+    free(ro_later);
     /* 7. the root read-only when asked (after its mount targets were made), then pivot_root */
     if (c->root_readonly) {
         struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
