@@ -758,7 +758,7 @@ static void forward(int sig)
 }
 
 int oci_run(int rootfd, const char *id, const char *bundle, const char *pid_file, const char *console, int preserve,
-            bool detach, int *status, mxc_error *e)
+            bool detach, bool keep, int *status, mxc_error *e)
 {
     pid_t child;
     *status = 0;
@@ -810,6 +810,8 @@ int oci_run(int rootfd, const char *id, const char *bundle, const char *pid_file
     while (waitpid(child, &ws, 0) < 0 && errno == EINTR)
         ;
     *status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+    if (keep)
+        return 0;
     mxc_error dummy = {0};
     oci_delete(rootfd, id, true, &dummy);
     return 0;

@@ -267,8 +267,6 @@ int main(int argc, char **argv)
         size_t nfl = !strcmp(cmd, "run") ? 9 : 6;
         if ((i = parse_flags(argc, argv, i, fl, nfl, cmd)) < 0 || one_id(argc, argv, i, cmd, &id))
             rc = 1;
-        else if (keep)
-            rc = die("run --keep is not supported by mxc-oci yet");
         else if (systemd)
             rc = die("--systemd-cgroup is not supported by mxc-oci yet (cgroups: later)");
         else if (!strcmp(cmd, "create"))
@@ -277,7 +275,7 @@ int main(int argc, char **argv)
                      : 0;
         else {
             int status;
-            rc = oci_run(rootfd, id, bundle, pid_file, console, count_of(preserve), detach, &status, &e) < 0
+            rc = oci_run(rootfd, id, bundle, pid_file, console, count_of(preserve), detach, keep, &status, &e) < 0
                      ? die("%s", e.message)
                      : status;
         }

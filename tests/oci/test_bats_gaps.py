@@ -208,3 +208,14 @@ def test_ps_table_is_ps_1_s_lines_of_the_container(oci):
     assert len(lines) == 2 and lines[1].split()[1] == str(pid) and not lines[1].startswith("root")
     rc, out, err = oci("ps", "c1", "-e", "-o", "pid,comm")
     assert rc == 0 and out.split() == ["PID", "COMMAND", str(pid), "sleep"], (out, err)
+
+
+def test_run_keep_leaves_the_stopped_container_until_delete(oci):
+    # run.bats "runc run --keep"
+    b = oci.bundle(["sh", "-c", "exit 7"])
+    rc, _, err = oci("run", "--keep", "--bundle", b, "c1")
+    assert rc == 7, err
+    assert oci.state("c1")["status"] == "stopped"
+    rc, _, err = oci("delete", "c1")
+    assert rc == 0, err
+    assert oci("state", "c1")[0] != 0
