@@ -468,6 +468,16 @@ _Noreturn void oci_init_main(const oci_init_args *a)
             m = &rw_first;
             ro_later[nro_later++] = (int)i;
         }
+        /* proc and sysfs never on a symlink of the image (runc's rule and wording: the masks of /proc
+         * and /sys must name what they cover) */
+        if (m->kind == OCI_MNT_FS && (!strcmp(m->type, "proc") || !strcmp(m->type, "sysfs"))) {
+            int l = openat2_in(root_fd, m->dest, O_PATH | O_NOFOLLOW);
+            struct stat lst;
+            if (l >= 0 && fstat(l, &lst) == 0 && S_ISLNK(lst.st_mode))
+                fail("mounts[%zu]: %s must be mounted on ordinary directory", i, m->dest);
+            if (l >= 0)
+                close(l);
+        }
         bool dir = true;
         if (m->kind == OCI_MNT_BIND) {
             struct stat st;

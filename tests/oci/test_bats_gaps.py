@@ -219,3 +219,15 @@ def test_run_keep_leaves_the_stopped_container_until_delete(oci):
     rc, _, err = oci("delete", "c1")
     assert rc == 0, err
     assert oci("state", "c1")[0] != 0
+
+
+def test_proc_and_sysfs_on_a_symlink_of_the_image_are_refused(oci):
+    # mask.bats "[prohibit symlink /proc]": runc's wording; /proc pointing at a directory that exists
+    for target in ("proc", "sys"):
+        b = oci.bundle(["true"])
+        r = os.path.join(b, "rootfs")
+        os.makedirs(os.path.join(r, "elsewhere"))
+        os.rmdir(os.path.join(r, target))
+        os.symlink("/elsewhere", os.path.join(r, target))
+        rc, _, err = oci("run", "--bundle", b, "c-" + target)
+        assert rc != 0 and "/%s must be mounted on ordinary directory" % target in err, err

@@ -65,7 +65,8 @@ fetch_source() {
 # Hub's busybox: every applet in /bin, a few accounts in /etc)
 make_busybox_image() {
   local r="$1/rootfs"
-  mkdir -p "$r"/{bin,dev,etc,home,proc,root,sys,tmp,var/spool/mail,var/www,usr/sbin}
+  # (no proc or sys: the image has none, and mask.bats plants symlinks there)
+  mkdir -p "$r"/{bin,dev,etc,home,root,tmp,var/spool/mail,var/www,usr/sbin}
   chmod 1777 "$r/tmp"; chmod 700 "$r/root"
   cp /bin/busybox "$r/bin/busybox"
   local a
