@@ -231,3 +231,17 @@ def test_proc_and_sysfs_on_a_symlink_of_the_image_are_refused(oci):
         os.symlink("/elsewhere", os.path.join(r, target))
         rc, _, err = oci("run", "--bundle", b, "c-" + target)
         assert rc != 0 and "/%s must be mounted on ordinary directory" % target in err, err
+
+
+def test_recursive_bind_flags_are_taken(oci):
+    # mounts_recursive.bats: "rro" (and runc's other recursive flags) on an rbind
+    vol = os.path.join(oci.base, "vol")
+    os.makedirs(vol)
+
+    def mutate(c):
+        c["mounts"].append({"source": vol, "destination": "/mnt", "type": "bind",
+                            "options": ["rbind", "rro", "rnosuid", "rnodev", "rnoexec"]})
+    b = oci.bundle(["touch", "/mnt/x"], mutate=mutate)
+    rc, out, err = oci("run", "--bundle", b, "c1")
+    assert rc != 0 and "Read-only file system" in out + err, (out, err)
+    assert not os.path.exists(os.path.join(vol, "x"))
