@@ -17,9 +17,16 @@
 
 bool oci_relay_wanted(const char *bundle)
 {
-    char p[4096];
-    snprintf(p, sizeof p, "%s/config.json", bundle ? bundle : ".");
-    json_t *c = json_load_file(p, JSON_REJECT_DUPLICATES, NULL);
+    /* as create opens it (never through a symlink), and only a regular file */
+    int d = open(bundle ? bundle : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = d < 0 ? -1 : openat(d, "config.json", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (d >= 0)
+        close(d);
+    struct stat st;
+    json_t *c = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? json_loadfd(fd, JSON_REJECT_DUPLICATES, NULL)
+                                                                        : NULL;
+    if (fd >= 0)
+        close(fd);
     bool t = c && json_is_true(json_object_get(json_object_get(c, "process"), "terminal"));
     json_decref(c);
     return t;
