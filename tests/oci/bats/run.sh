@@ -145,7 +145,7 @@ run_suite "$MXC_OCI" "$work/mxc"
 
 # the tests docs/oci.md lists as differences: rows "| `FILE.bats` | `TEST` | ..."
 listed=$(awk '/^## runc.s bats suite/{s=1;next} /^## /{s=0} s' "$repo/docs/oci.md" \
-  | sed -n 's/^| `\([a-z_-]*\.bats\)` | `\(.*\)` |.*/\1\t\2/p')
+  | sed -n 's/^| `\([a-z_-]*\.bats\)` | `\([^`]*\)` |.*/\1\t\2/p')
 
 # result of each test: ok, skip, fail
 results() { sed -n -e 's/^ok [0-9]* \(.*\) # skip.*/skip\t\1/p' -e 's/^ok [0-9]* \(.*\)$/ok\t\1/p' \
