@@ -38,6 +38,11 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 MXC_OCI="$PWD/build-as
   /usr/bin/python3 -m pytest -q -rfE -p no:cacheprovider tests/oci \
   | grep -E '^(FAILED|ERROR)|(passed|failed|error)(,| in )' || fail=1
 
+stage "runc's own bats suite (Debian's runc source) against runc and mxc-oci, compared per test"
+# a test runc passes and mxc-oci does not must be a row of docs/oci.md's
+# "runc's bats suite" (a guarantee, runc's own name, or a pending feature)
+MXC_OCI="$PWD/build/mxc-oci" bash tests/oci/bats/run.sh || fail=1
+
 stage "libmxc_ffi.so ABI under ASan+UBSan"
 (st=$(mktemp -d); trap 'rm -rf "$st"' EXIT
  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 MXC_STATE_DIR=$st \

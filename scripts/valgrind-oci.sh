@@ -20,6 +20,7 @@ python3 - "$st" <<'PY'
 import json, sys
 st = sys.argv[1]
 c = json.load(open(st + "/b/config.json"))
+c["process"]["terminal"] = False  # spec's is runc's (a terminal): create would stop at the console socket
 c["linux"]["seccomp"] = {"defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_X86_64"],
                          "syscalls": [{"names": ["mkdir", "nosuch"], "action": "SCMP_ACT_ERRNO",
                                        "args": [{"index": 1, "value": 0, "op": "SCMP_CMP_NE"}]}]}
@@ -35,6 +36,8 @@ cmds=(
   "spec --bundle $st/b"
   "--root $st/r list --format json"
   "--root $st/r list"
+  "--root $st/r --debug --log $st/log --log-format text list -q"
+  "-h"
   "--root $st/r state nope"
   "--root $st/r delete --force nope"
   "--root $st/r create --bundle $st/bad c1"

@@ -596,6 +596,11 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
     for (size_t i = 0; i < nopts && rc == 0; i++) {
         const char *s = opts[i];
         snprintf(f, sizeof f, "mounts[%zu].options: '%.40s'", idx, s);
+        /* a bind's recursive flags (rro, rnosuid, ...): its flags are set on the whole tree already */
+        if (bind && s[0] == 'r' &&
+            (!strcmp(s + 1, "ro") || !strcmp(s + 1, "rw") || !strcmp(s + 1, "nosuid") || !strcmp(s + 1, "suid") ||
+             !strcmp(s + 1, "nodev") || !strcmp(s + 1, "dev") || !strcmp(s + 1, "noexec") || !strcmp(s + 1, "exec")))
+            s++;
         if (!strcmp(s, "bind") || !strcmp(s, "rbind") || !strcmp(s, "rw") || !strcmp(s, "suid") ||
             !strcmp(s, "dev") || !strcmp(s, "exec") || !strcmp(s, "private") || !strcmp(s, "rprivate") ||
             !strcmp(s, "defaults"))

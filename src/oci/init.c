@@ -171,6 +171,9 @@ static int make_fs(const oci_mount *m, size_t idx)
     int fs = fsopen(m->type, FSOPEN_CLOEXEC);
     if (fs < 0)
         fail("mounts[%zu] (%s at %s): fsopen: %s", idx, m->type, m->dest, strerror(errno));
+    /* the source names the mount in /proc/mounts, as mount(2)'s would (tools match "tmpfs /mnt") */
+    if (m->source && m->source[0] && fsconfig(fs, FSCONFIG_SET_STRING, "source", m->source, 0) < 0)
+        fail("mounts[%zu] (%s at %s): source: %s", idx, m->type, m->dest, strerror(errno));
     for (size_t i = 0; i < m->nfsopt; i++) {
         char key[256];
         snprintf(key, sizeof key, "%s", m->fsopt[i]);
@@ -379,6 +382,25 @@ static void setup_terminal(const oci_config *c, int console)
     close(slave);
 }
 
+/* process.cwd, opened without magic links (a leaked descriptor as cwd, CVE-2024-21626) and entered
+ * by fchdir; with may_wait, a cwd this identity may not enter answers false (tried again as the
+ * process's user) instead of failing. */
+static bool enter_cwd(const oci_config *c, bool may_wait)
+{
+    int cwd = open_no_magic(c->cwd, O_PATH | O_DIRECTORY);
+    if (cwd == -ELOOP)
+        fail("process.cwd %s: a magic link (a descriptor, a process's link in /proc) out of the container, or a "
+             "symlink loop: refused", c->cwd);
+    int err = cwd < 0 ? -cwd : fchdir(cwd) < 0 ? errno : 0;
+    if (cwd >= 0)
+        close(cwd);
+    if (err && may_wait && (err == EACCES || err == EPERM))
+        return false;
+    if (err)
+        fail("chdir to cwd (\"%s\") set in config.json failed: %s", c->cwd, strerror(err));
+    return true;
+}
+
 /* The process's own: rlimits, umask, the bounding set while CAP_SETPCAP
  * is held, groups/gid/uid and the capability sets, cwd, the executable,
  * no_new_privs always (stricter than a config's false), the Landlock scope
@@ -393,14 +415,12 @@ static const char *become_process(const oci_config *c, char *exe_buf, size_t exe
     if (c->has_umask)
         umask(c->umask);
     set_caps(c);
+    /* cwd before the user too, as runc does: a cwd the user cannot reach but the container's
+     * root can is entered with the root's rights (inside the container's root: nothing of the host's) */
+    bool in_cwd = enter_cwd(c, true);
     set_user(c);
-    int cwd = open_no_magic(c->cwd, O_PATH | O_DIRECTORY);
-    if (cwd == -ELOOP)
-        fail("process.cwd %s: a magic link (a descriptor, a process's link in /proc) out of the container, or a "
-             "symlink loop: refused", c->cwd);
-    if (cwd < 0 || fchdir(cwd) < 0)
-        fail("chdir to cwd (\"%s\") set in config.json failed: %s", c->cwd, strerror(cwd < 0 ? -cwd : errno));
-    close(cwd);
+    if (!in_cwd)
+        enter_cwd(c, false);
     const char *exe = lookup(c, exe_buf, exe_sz);
     int xfd = open_no_magic(exe, O_PATH);
     if (xfd == -ELOOP)
@@ -520,8 +540,21 @@ _Noreturn void oci_init_main(const oci_init_args *a)
         fail("opening /proc/self/fd: %s", strerror(errno));
     /* 4. the mounts, in order, each on a descriptor resolved inside the rootfs */
     bool have_proc = false;
+    /* a read-only tmpfs (a "ro" /dev) is made read-write and turned read-only after step 6: the mounts
+     * and devices beneath it need their targets made first (runc does the same) */
+    int *ro_later = malloc((c->nmounts + 1) * sizeof *ro_later);
+    size_t nro_later = 0;
+    if (!ro_later)
+        fail("out of memory");
     for (size_t i = 0; i < c->nmounts; i++) {
         const oci_mount *m = &c->mounts[i];
+        oci_mount rw_first;
+        if (m->kind == OCI_MNT_FS && !strcmp(m->type, "tmpfs") && (m->attr_set & MOUNT_ATTR_RDONLY)) {
+            rw_first = *m;
+            rw_first.attr_set &= ~(uint64_t)MOUNT_ATTR_RDONLY;
+            m = &rw_first;
+            ro_later[nro_later++] = (int)i;
+        }
         if (m->kind == OCI_MNT_FS && (!strcmp(m->type, "cgroup") || !strcmp(m->type, "cgroup2"))) {
             char why[400];
             if (oci_cgroup_mount(root_fd, m->dest, why, sizeof why) < 0) /* the container's own view, read-only */
@@ -535,8 +568,9 @@ _Noreturn void oci_init_main(const oci_init_args *a)
         }
         if (m->kind == OCI_MNT_FS && (!strcmp(m->type, "proc") || !strcmp(m->type, "sysfs")) &&
             through_a_link(root_fd, m->dest))
-            fail("mounts[%zu]: destination %s is a symbolic link in the rootfs, or goes through one: refused for %s "
-                 "(its masks and read-only paths are applied by path: CVE-2019-19921)", i, m->dest, m->type);
+            fail("mounts[%zu]: %s must be mounted on ordinary directory (runc's wording): it is a symbolic link in "
+                 "the rootfs, or goes through one, refused for %s (its masks and read-only paths are applied by "
+                 "path: CVE-2019-19921)", i, m->dest, m->type);
         int t = oci_resolve_target(root_fd, m->dest, true, dir);
         if (t < 0)
             fail("mounts[%zu]: destination %s: %s", i, m->dest, strerror(-t));
@@ -608,6 +642,15 @@ _Noreturn void oci_init_main(const oci_init_args *a)
         mask(root_fd, c->masked[i]);
     for (size_t i = 0; i < c->nreadonly; i++)
         make_readonly(root_fd, c->readonly[i]);
+    for (size_t k = 0; k < nro_later; k++) {
+        const oci_mount *m = &c->mounts[ro_later[k]];
+        int t = oci_resolve_target(root_fd, m->dest, false, true);
+        struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
+        if (t < 0 || mount_setattr(t, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0)
+            fail("mounts[%d] (%s): read-only: %s", ro_later[k], m->dest, t < 0 ? strerror(-t) : strerror(errno));
+        close(t);
+    }
+    free(ro_later);
     /* 6b. hooks (hooks.h): the parent runs prestart and createRuntime now, then the init runs
      * createContainer in the container's namespaces, after the mounts and before pivot_root, as
      * the container's root, its cwd the rootfs, exec'ing the binaries the parent checked */

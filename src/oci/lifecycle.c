@@ -39,6 +39,7 @@
 #include "mxcnet.h"
 #include "procs.h"
 #include "registry.h"
+#include "relay.h"
 #include "store.h"
 
 static int pidfd_of(const oci_state *s)
@@ -896,6 +897,10 @@ int oci_kill(int rootfd, const char *id, int sig, bool all, mxc_error *e)
         return -1;
     int rc = -1;
     int pfd = oci_state_status(dirfd, &s) == OCI_STOPPED ? -1 : pidfd_of(&s);
+    if (pfd < 0 && all) {
+        rc = 0; /* --all signals every process there is: none (runc answers the same) */
+        goto out;
+    }
     if (pfd < 0) {
         mxc_err(e, MXC_E_ALREADY_STOPPED, "container not running");
         goto out;
@@ -1008,12 +1013,30 @@ static void forward(int sig)
 }
 
 int oci_run(int rootfd, const char *id, const char *bundle, const char *pid_file, const char *console, int preserve,
-            bool detach, int *status, mxc_error *e)
+            bool detach, bool keep, int *status, mxc_error *e)
 {
     pid_t child;
     *status = 0;
-    if (oci_create(rootfd, id, bundle, pid_file, console, preserve, !detach, &child, e) < 0)
+    /* a terminal and no --console-socket: mxc-oci holds the master and relays it (relay.h) */
+    oci_relay relay = {.listen_fd = -1, .master = -1};
+    if (!detach && !console && oci_relay_wanted(bundle)) {
+        if (oci_relay_open(&relay, e) < 0) {
+            oci_relay_close(&relay);
+            return -1;
+        }
+        console = relay.path;
+    }
+    if (oci_create(rootfd, id, bundle, pid_file, console, preserve, !detach, &child, e) < 0) {
+        oci_relay_close(&relay);
         return -1;
+    }
+    if (relay.listen_fd >= 0 && oci_relay_receive(&relay, e) < 0) {
+        mxc_error dummy = {0};
+        oci_delete(rootfd, id, true, &dummy);
+        waitpid(child, NULL, 0);
+        oci_relay_close(&relay);
+        return -1;
+    }
     if (!detach) {
         run_child = child;
         const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
@@ -1025,17 +1048,50 @@ int oci_run(int rootfd, const char *id, const char *bundle, const char *pid_file
         oci_delete(rootfd, id, true, &dummy);
         if (!detach)
             waitpid(child, NULL, 0);
+        oci_relay_close(&relay);
         return -1;
     }
     if (detach)
         return 0;
+    if (relay.master >= 0) {
+        int pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+        if (pidfd >= 0) {
+            oci_relay_copy(&relay, pidfd);
+            close(pidfd);
+        }
+        oci_relay_close(&relay);
+    }
     int ws;
     while (waitpid(child, &ws, 0) < 0 && errno == EINTR)
         ;
     *status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+    if (keep)
+        return 0;
     mxc_error dummy = {0};
     oci_delete(rootfd, id, true, &dummy);
     return 0;
+}
+
+static int by_id(const void *a, const void *b)
+{
+    return strcmp(json_string_value(json_object_get(*(json_t *const *)a, "id")),
+                  json_string_value(json_object_get(*(json_t *const *)b, "id")));
+}
+
+/* in the order of their ids, as runc lists them (a directory's order is the filesystem's) */
+static void sort_by_id(json_t *arr)
+{
+    size_t n = json_array_size(arr);
+    json_t **v = n ? malloc(n * sizeof *v) : NULL;
+    if (!v)
+        return;
+    for (size_t i = 0; i < n; i++)
+        v[i] = json_incref(json_array_get(arr, i));
+    qsort(v, n, sizeof *v, by_id);
+    json_array_clear(arr);
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(arr, v[i]);
+    free(v);
 }
 
 json_t *oci_list(int rootfd)
@@ -1057,6 +1113,7 @@ json_t *oci_list(int rootfd)
         closedir(d);
     else if (fd >= 0)
         close(fd);
+    sort_by_id(out);
     return out;
 }
 
@@ -1075,7 +1132,7 @@ int oci_signal(const char *s)
     char *end;
     long n = strtol(s, &end, 10);
     if (!*end)
-        return n > 0 && n < NSIG ? (int)n : -1;
+        return n >= 0 && n < NSIG ? (int)n : -1; /* 0: whether it is there (kill(2)'s) */
     const char *name = strncasecmp(s, "SIG", 3) == 0 ? s + 3 : s;
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         if (!strcasecmp(name, sigs[i].name))
@@ -1110,7 +1167,7 @@ json_t *oci_spec(void)
         "{s:s, s:s, s:s}, {s:s, s:s, s:s, s:[ssss]}, {s:s, s:s, s:s, s:[ssssss]}, "
         "{s:s, s:s, s:s, s:[sssss]}, {s:s, s:s, s:s, s:[sss]}, {s:s, s:s, s:s, s:[ssss]}], "
         "s:{s:[{s:s}, {s:s}, {s:s}, {s:s}, {s:s}], s:[sssssssss], s:[ssssss]}}",
-        "ociVersion", OCI_SPEC_VERSION, "process", "terminal", 0, "user", "uid", 0, "gid", 0, "args", "sh", "env",
+        "ociVersion", OCI_SPEC_VERSION, "process", "terminal", 1, "user", "uid", 0, "gid", 0, "args", "sh", "env",
         "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TERM=xterm", "cwd", "/",
         "capabilities", "bounding", "CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE", "effective",
         "CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE", "permitted", "CAP_AUDIT_WRITE", "CAP_KILL",
@@ -1265,6 +1322,7 @@ int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mx
     if (load(rootfd, id, &dirfd, &s, e) < 0)
         return -1;
     int rc = -1, pfd = -1, sv[2] = {-1, -1}, console = -1;
+    oci_relay relay = {.listen_fd = -1, .master = -1};
     oci_seccomp sc = {0};
     oci_config pc;
     memset(&pc, 0, sizeof pc);
@@ -1308,7 +1366,10 @@ int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mx
                 "container's user namespace", pc.uid, pc.gid);
         goto out;
     }
-    if ((console = console_connect(o->console, pc.terminal, e)) < 0 && e->code)
+    /* a terminal, not detached, no --console-socket: mxc-oci relays the pty (relay.h) */
+    if (pc.terminal && !o->console && !o->detach && oci_relay_open(&relay, e) < 0)
+        goto out;
+    if ((console = console_connect(relay.listen_fd >= 0 ? relay.path : o->console, pc.terminal, e)) < 0 && e->code)
         goto out;
     if (oci_check_preserved(o->preserve, e) < 0)
         goto out;
@@ -1370,9 +1431,19 @@ int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mx
         b = -1;
         goto out;
     }
+    if (relay.listen_fd >= 0 && oci_relay_receive(&relay, e) < 0)
+        goto out;
     if (o->pid_file && write_pid_file(o->pid_file, b, e) < 0)
         goto out;
     rc = 0;
+    if (relay.master >= 0) {
+        int bfd = (int)syscall(SYS_pidfd_open, b, 0);
+        if (bfd >= 0) {
+            oci_relay_copy(&relay, bfd);
+            close(bfd);
+        }
+        oci_relay_close(&relay);
+    }
     if (!o->detach) {
         run_child = b;
         const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
@@ -1398,6 +1469,7 @@ out:
         close(pfd);
     if (console >= 0)
         close(console);
+    oci_relay_close(&relay);
     oci_seccomp_free(&sc);
     json_decref(proc);
     oci_config_free(&pc);

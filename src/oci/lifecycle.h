@@ -29,8 +29,9 @@ int oci_delete(int rootfd, const char *id, bool force, mxc_error *e);
 /* --preserve-fds N, checked before mxc-oci opens anything of its own (the
  * fds above 2 must be the caller's). */
 int oci_check_preserved(int n, mxc_error *e);
+/* keep: (not detached) the stopped container stays until delete (runc's --keep) */
 int oci_run(int rootfd, const char *id, const char *bundle, const char *pid_file, const char *console, int preserve,
-            bool detach, int *status, mxc_error *e);
+            bool detach, bool keep, int *status, mxc_error *e);
 typedef struct {
     const char *process_file;            /* --process FILE; else args with the flags below */
     char **args; size_t nargs;

@@ -15,9 +15,28 @@
 
 #include "cgroup.h"
 #include "lifecycle.h"
+#include "pstable.h"
 #include "store.h"
 
 static const char *log_path, *log_format = "text";
+
+/* A line of the log (--log FILE; a debug line goes to stderr without one), in runc's formats. */
+static void log_line(FILE *f, const char *level, const char *msg)
+{
+    char now[40];
+    oci_now(now, sizeof now);
+    json_t *j = json_pack("{s:s, s:s, s:s}", "level", level, "msg", msg, "time", now);
+    if (!strcmp(log_format, "json")) {
+        char *t = json_dumps(j, JSON_COMPACT);
+        fprintf(f, "%s\n", t ? t : "");
+        free(t);
+    } else {
+        char *q = json_dumps(json_object_get(j, "msg"), JSON_ENCODE_ANY); /* quoted and escaped */
+        fprintf(f, "time=\"%s\" level=%s msg=%s\n", now, level, q ? q : "\"\"");
+        free(q);
+    }
+    json_decref(j);
+}
 
 static void log_error(const char *msg)
 {
@@ -27,18 +46,28 @@ static void log_error(const char *msg)
     FILE *f = fopen(log_path, "ae");
     if (!f)
         return;
-    char now[40];
-    oci_now(now, sizeof now);
-    if (!strcmp(log_format, "json")) {
-        json_t *j = json_pack("{s:s, s:s, s:s}", "level", "error", "msg", msg, "time", now);
-        char *t = json_dumps(j, JSON_COMPACT);
-        fprintf(f, "%s\n", t ? t : "");
-        free(t);
-        json_decref(j);
-    } else {
-        fprintf(f, "time=\"%s\" level=error msg=\"%s\"\n", now, msg);
-    }
+    log_line(f, "error", msg);
     fclose(f);
+}
+
+/* --debug: what mxc-oci is doing, for whoever drives it */
+static bool debug;
+static void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void log_debug(const char *fmt, ...)
+{
+    if (!debug)
+        return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    FILE *f = log_path ? fopen(log_path, "ae") : stderr;
+    if (!f)
+        return;
+    log_line(f, "debug", msg);
+    if (f != stderr)
+        fclose(f);
 }
 
 static int die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -220,7 +249,7 @@ static int update(int argc, char **argv, int i, int rootfd, mxc_error *e)
 int main(int argc, char **argv)
 {
     const char *root = OCI_ROOT_DEFAULT;
-    bool debug = false, systemd = false, help = false, version = false;
+    bool systemd = false, help = false, version = false;
     const char *criu = NULL, *rootless = NULL, *cgroup_manager = NULL;
     flag global[] = {
         {"root", 0, true, &root, NULL, NULL, NULL},
@@ -248,7 +277,12 @@ int main(int argc, char **argv)
         printf("mxc-oci version 0.1.0\nspec: %s\n", OCI_SPEC_VERSION);
         return 0;
     }
-    if (help || i >= argc)
+    if (help) { /* asked for: on stdout, success (runc's) */
+        printf("usage: mxc-oci [--root DIR] [--log FILE] [--log-format text|json] [--debug] COMMAND ...\n"
+               "commands: create, start, state, kill, delete, run, exec, ps, list, features, spec\n");
+        return 0;
+    }
+    if (i >= argc)
         return usage();
     const char *cmd = argv[i++];
     if (rootless && strcmp(rootless, "false") && strcmp(rootless, "auto"))
@@ -293,6 +327,7 @@ int main(int argc, char **argv)
         return die("No help topic for '%s'", cmd);
     if (geteuid() != 0)
         return die("mxc-oci runs as root for now (rootless: later)");
+    log_debug("%s: --root %s, %d argument(s)", cmd, root, argc - i);
     mxc_error e = {0};
     /* --preserve-fds names the caller's fds 3..: judged before mxc-oci opens one of its own */
     for (int k = i; k < argc && argv[k][0] == '-'; k++) {
@@ -321,8 +356,6 @@ int main(int argc, char **argv)
         size_t nfl = !strcmp(cmd, "run") ? 9 : 6;
         if ((i = parse_flags(argc, argv, i, fl, nfl, cmd)) < 0 || one_id(argc, argv, i, cmd, &id))
             rc = 1;
-        else if (keep)
-            rc = die("run --keep is not supported by mxc-oci yet");
         else if (systemd) /* runc's wording; systemd is not what manages cgroups on this host (see docs/oci.md) */
             rc = die("systemd cgroup flag passed, but systemd support for managing cgroups is not available");
         else if (!strcmp(cmd, "create"))
@@ -331,7 +364,7 @@ int main(int argc, char **argv)
                      : 0;
         else {
             int status;
-            rc = oci_run(rootfd, id, bundle, pid_file, console, count_of(preserve), detach, &status, &e) < 0
+            rc = oci_run(rootfd, id, bundle, pid_file, console, count_of(preserve), detach, keep, &status, &e) < 0
                      ? die("%s", e.message)
                      : status;
         }
@@ -387,7 +420,8 @@ int main(int argc, char **argv)
             o.args = argv + i + 1;
             o.nargs = (size_t)(argc - i - 1);
             int status;
-            rc = oci_exec(rootfd, id, &o, &status, &e) < 0 ? die("%s", e.message) : status;
+            /* runc's: 255 when exec itself fails, else the process's status */
+            rc = oci_exec(rootfd, id, &o, &status, &e) < 0 ? (die("%s", e.message), 255) : status;
         }
         free(env);
         free(gids);
@@ -399,31 +433,18 @@ int main(int argc, char **argv)
             rc = 1;
         else if (strcmp(format, "table") && strcmp(format, "json"))
             rc = die("invalid format option");
-        else if (i + 1 < argc)
-            rc = die("ps: options for ps(1) are not supported by mxc-oci yet");
+        else if (i + 1 < argc && strcmp(format, "table"))
+            rc = die("ps: options for ps(1) go with --format table");
         else {
             json_t *l = oci_ps(rootfd, id, &e);
-            size_t k;
-            json_t *p;
             if (!l)
                 rc = die("%s", e.message);
             else if (!strcmp(format, "json")) {
                 char *t = json_dumps(l, JSON_COMPACT);
                 printf("%s\n", t ? t : "[]");
                 free(t);
-            } else {
-                printf("%-8s %s\n", "PID", "CMD");
-                json_array_foreach(l, k, p) {
-                    char path[64], comm[64] = "";
-                    snprintf(path, sizeof path, "/proc/%d/comm", (int)json_integer_value(p));
-                    FILE *f = fopen(path, "re");
-                    if (f && fgets(comm, sizeof comm, f))
-                        comm[strcspn(comm, "\n")] = '\0';
-                    if (f)
-                        fclose(f);
-                    printf("%-8d %s\n", (int)json_integer_value(p), comm);
-                }
-            }
+            } else if (oci_ps_table(l, argv + i + 1, (size_t)(argc - i - 1), &e) < 0)
+                rc = die("%s", e.message);
             json_decref(l);
         }
     } else if (!strcmp(cmd, "kill")) {
@@ -458,9 +479,25 @@ int main(int argc, char **argv)
             json_t *l = oci_list(rootfd);
             size_t k;
             json_t *c;
-            if (!strcmp(format, "json"))
-                print_json(l);
-            else if (quiet)
+            if (!strcmp(format, "json")) {
+                /* runc's list document: one line, its fields in its order (callers match it as text) */
+                json_t *out = json_array();
+                const char *keys[] = {"ociVersion", "id", "pid", "status", "bundle", "rootfs", "created",
+                                      "annotations", "owner"};
+                json_array_foreach(l, k, c) {
+                    json_t *o = json_object();
+                    for (size_t n = 0; n < sizeof keys / sizeof keys[0]; n++) {
+                        json_t *v = json_object_get(c, keys[n]);
+                        if (v && !(json_is_object(v) && !json_object_size(v)))
+                            json_object_set(o, keys[n], v);
+                    }
+                    json_array_append_new(out, o);
+                }
+                char *t = json_dumps(out, JSON_COMPACT | JSON_PRESERVE_ORDER);
+                printf("%s\n", t ? t : "[]");
+                free(t);
+                json_decref(out);
+            } else if (quiet)
                 json_array_foreach(l, k, c) printf("%s\n", json_string_value(json_object_get(c, "id")));
             else {
                 printf("%-12s %-8s %-10s %-40s %-32s %s\n", "ID", "PID", "STATUS", "BUNDLE", "CREATED", "OWNER");

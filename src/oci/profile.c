@@ -170,7 +170,17 @@ static int compile(json_t *sc, scmp_filter_ctx *pctx, bool *log, mxc_error *e)
                 continue; /* unknown to this libseccomp: skipped, as runc and crun do */
             if (act == dflt)
                 continue; /* libseccomp refuses a rule that repeats the default */
-            int rc = seccomp_rule_add_array(ctx, act, nr, ncmp, cmp);
+            /* two conditions on the same argument cannot be one rule (libseccomp: EINVAL): as runc
+             * does, each becomes a rule of its own (either matches) */
+            bool same = false;
+            for (unsigned x = 0; x < ncmp; x++)
+                for (unsigned y = x + 1; y < ncmp; y++)
+                    same |= cmp[x].arg == cmp[y].arg;
+            int rc = 0;
+            if (!same)
+                rc = seccomp_rule_add_array(ctx, act, nr, ncmp, cmp);
+            for (unsigned x = 0; same && x < ncmp && rc >= 0; x++)
+                rc = seccomp_rule_add_array(ctx, act, nr, 1, &cmp[x]);
             if (rc < 0)
                 return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: %s: the rule for %s: %s", f, name,
                                strerror(-rc));

@@ -78,10 +78,13 @@ int oci_store_root(const char *root, mxc_error *e)
         comp = next;
     }
     struct stat st;
-    if (cur < 0 || fstat(cur, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077)) {
+    /* made 0700; an existing one may be readable by others (runc accepts the 0755 of a
+     * `mkdir -p`), never writable by them: each container's own directory is 0700 */
+    if (cur < 0 || fstat(cur, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 022)) {
         if (cur >= 0)
             close(cur);
-        return mxc_err(e, MXC_E_BACKEND_ERROR, "--root %s is not a directory of this user's with mode 0700", root);
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "--root %s is not a directory of this user's writable only by it",
+                       root);
     }
     return cur;
 }

@@ -59,6 +59,7 @@ class Oci:
         with open(os.path.join(b, "config.json")) as f:
             c = json.load(f)
         c["process"]["args"] = args
+        c["process"]["terminal"] = False  # spec's default is runc's (a terminal)
         c["root"]["readonly"] = readonly
         if mutate:
             mutate(c)
@@ -649,7 +650,7 @@ def test_exec_joins_the_container(oci):
     assert rc != 0 and "not mapped in the container's user namespace" in err
     rc, _, err = oci("exec", "c1", "no-such-program")
     assert rc != 0 and 'exec: "no-such-program": executable file not found in $PATH' in err
-    rc, _, err = oci("exec", "--tty", "c1", "true")
+    rc, _, err = oci("exec", "--tty", "--detach", "c1", "true")  # not detached: mxc-oci relays the terminal
     assert rc != 0 and "cannot allocate tty if mxc-oci will detach without setting console socket" in err
     rc, _, err = oci("exec", "--cap", "CAP_SYS_ADMIN", "c1", "true")
     assert rc != 0 and "CAP_SYS_ADMIN is refused" in err

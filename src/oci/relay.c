@@ -1,0 +1,156 @@
+/* relay.c — see relay.h: `run` of a terminal process without a console socket. */
+#include "relay.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <termios.h>
+#include <unistd.h>
+
+bool oci_relay_wanted(const char *bundle)
+{
+    /* as create opens it (never through a symlink), and only a regular file */
+    int d = open(bundle ? bundle : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = d < 0 ? -1 : openat(d, "config.json", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (d >= 0)
+        close(d);
+    struct stat st;
+    json_t *c = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? json_loadfd(fd, JSON_REJECT_DUPLICATES, NULL)
+                                                                        : NULL;
+    if (fd >= 0)
+        close(fd);
+    bool t = c && json_is_true(json_object_get(json_object_get(c, "process"), "terminal"));
+    json_decref(c);
+    return t;
+}
+
+int oci_relay_open(oci_relay *r, mxc_error *e)
+{
+    *r = (oci_relay){.listen_fd = -1, .master = -1};
+    snprintf(r->dir, sizeof r->dir, "/tmp/mxc-oci-tty-XXXXXX");
+    if (!mkdtemp(r->dir)) {
+        r->dir[0] = 0;
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.console", errno, NULL, "cannot make the terminal's socket");
+    }
+    snprintf(r->path, sizeof r->path, "%s/sock", r->dir);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    memcpy(sa.sun_path, r->path, strlen(r->path));
+    r->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (r->listen_fd < 0 || bind(r->listen_fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(r->listen_fd, 1) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.console", errno, NULL, "cannot listen for the terminal");
+    return 0;
+}
+
+int oci_relay_receive(oci_relay *r, mxc_error *e)
+{
+    int c = accept4(r->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    if (c < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.console", errno, NULL, "no terminal from the container");
+    char name[256];
+    union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int))]; } u;
+    struct iovec iov = {name, sizeof name};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
+    ssize_t n = recvmsg(c, &m, MSG_CMSG_CLOEXEC);
+    close(c);
+    struct cmsghdr *cm = n >= 0 ? CMSG_FIRSTHDR(&m) : NULL;
+    if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int)))
+        memcpy(&r->master, CMSG_DATA(cm), sizeof(int));
+    struct stat st;
+    if (r->master < 0 || (m.msg_flags & MSG_CTRUNC) || fstat(r->master, &st) < 0 || !S_ISCHR(st.st_mode) ||
+        !isatty(r->master)) {
+        if (r->master >= 0)
+            close(r->master);
+        r->master = -1;
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "the container sent no terminal");
+    }
+    /* sized like the caller's terminal unless config.json gave consoleSize (the init applied it) */
+    struct winsize ws, cur;
+    if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0 && ioctl(r->master, TIOCGWINSZ, &cur) == 0 && !cur.ws_row &&
+        !cur.ws_col)
+        ioctl(r->master, TIOCSWINSZ, &ws);
+    return 0;
+}
+
+static bool put(int fd, const char *b, ssize_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, b, (size_t)n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return false;
+        b += w;
+        n -= w;
+    }
+    return true;
+}
+
+void oci_relay_copy(oci_relay *r, int pidfd)
+{
+    struct termios saved, raw;
+    bool restore = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
+    if (restore) {
+        raw = saved;
+        cfmakeraw(&raw);
+        tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+    }
+    char buf[16384];
+    bool in_open = true, out_ok = true;
+    for (;;) {
+        struct pollfd p[3] = {{r->master, POLLIN, 0}, {pidfd, POLLIN, 0}, {in_open ? STDIN_FILENO : -1, POLLIN, 0}};
+        if (poll(p, 3, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        if (p[0].revents) {
+            ssize_t n = read(r->master, buf, sizeof buf);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                break; /* EIO: no slave left */
+            if (out_ok)
+                out_ok = put(STDOUT_FILENO, buf, n);
+            continue; /* output first: what the process wrote before it exited */
+        }
+        if (p[2].revents) {
+            ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
+            if (n <= 0 || !put(r->master, buf, n))
+                in_open = false;
+        }
+        if (p[1].revents) {
+            /* the process exited: what is still buffered in the pty, then stop (a background
+             * process keeping the slave open does not keep run waiting) */
+            fcntl(r->master, F_SETFL, fcntl(r->master, F_GETFL) | O_NONBLOCK);
+            ssize_t n;
+            while ((n = read(r->master, buf, sizeof buf)) > 0)
+                if (out_ok)
+                    out_ok = put(STDOUT_FILENO, buf, n);
+            break;
+        }
+    }
+    if (restore)
+        tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+}
+
+void oci_relay_close(oci_relay *r)
+{
+    if (r->master >= 0)
+        close(r->master);
+    if (r->listen_fd >= 0)
+        close(r->listen_fd);
+    if (r->path[0])
+        unlink(r->path);
+    if (r->dir[0])
+        rmdir(r->dir);
+    r->master = r->listen_fd = -1;
+    r->path[0] = r->dir[0] = 0;
+}

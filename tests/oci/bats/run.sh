@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# runc's own integration tests (bats), run once against runc and once against
+# mxc-oci, compared test by test (issue 29).
+#
+#   tests/oci/bats/run.sh [FILE.bats ...]
+#
+# The tests are not in this repository: they come from Debian's runc source
+# package (the version of the installed runc), fetched with apt-get source
+# into a cache outside the tree (MXC_BATS_CACHE, default build/runc-bats) and
+# checked against the SHA-256 pinned below.  What helpers.bash would download
+# or build is made here without network: the busybox image from Debian's
+# busybox-static, `recvtty` (runc's is Go, not packaged) by recvtty.py.
+#
+# A test that runc passes and mxc-oci does not is a regression unless
+# docs/oci.md's section "runc's bats suite" lists it (a row naming the file
+# and the test, with the guarantee or the pending feature that makes the
+# difference); the script exits non-zero on an unlisted one.  A listed test
+# that mxc-oci now passes is reported (the row can go).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../../.." && pwd)
+RUNC_REF=${RUNC_REF:-/usr/sbin/runc}
+MXC_OCI=$(readlink -f "${MXC_OCI:-$repo/build/mxc-oci}")
+cache=${MXC_BATS_CACHE:-$repo/build/runc-bats}
+
+# Debian bookworm's runc 1.1.5+ds1-1+deb12u1 (the installed runc's source)
+SRC_VERSION=1.1.5+ds1
+ORIG=runc_${SRC_VERSION}.orig.tar.xz
+ORIG_SHA256=e936cc563c4557178b3416aa1bb9e8231c53011beb8df67adedbfbaba4eacce7
+
+# The suite's files run by default: the lifecycle and process interface
+# (see docs/oci.md "runc's bats suite" for what is left out and why).
+DEFAULT_FILES="create start start_detached start_hello run state kill delete exec ps list spec
+  tty cwd umask root help version debug mask dev no_pivot mounts mounts_recursive seccomp userns"
+
+[ "$(id -u)" -eq 0 ] || { echo "runc-bats: needs root" >&2; exit 2; }
+for t in bats jq "$RUNC_REF" "$MXC_OCI" /bin/busybox; do
+  command -v "$t" >/dev/null || { echo "runc-bats: $t is missing" >&2; exit 2; }
+done
+
+fetch_source() {
+  mkdir -p "$cache"
+  if [ -f "$cache/$ORIG" ] && echo "$ORIG_SHA256  $cache/$ORIG" | sha256sum -c --quiet 2>/dev/null; then
+    return
+  fi
+  local d; d=$(mktemp -d)
+  # apt's own configuration is left alone: a sources file, lists and
+  # download directory of this script's own (apt checks the signed index,
+  # the index names the .dsc, the .dsc the tarball; the pin checks again)
+  printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' >"$d/src.sources"
+  mkdir -p "$d/lists/partial"
+  local opts=(-o Dir::Etc::sourcelist="$d/src.sources" -o Dir::Etc::sourceparts=- -o Dir::State::Lists="$d/lists")
+  apt-get "${opts[@]}" -qq update >"$d/update.log" 2>&1 || { cat "$d/update.log" >&2; rm -rf "$d"; exit 2; }
+  (cd "$d" && apt-get "${opts[@]}" -qq source --download-only "runc=${SRC_VERSION}-1+deb12u1" >"$d/source.log" 2>&1) \
+    || (cd "$d" && apt-get "${opts[@]}" -qq source --download-only runc >"$d/source.log" 2>&1) \
+    || { cat "$d/source.log" >&2; rm -rf "$d"; exit 2; }
+  local dsc; dsc=$(ls "$d"/runc_*.dsc)
+  grep -q " $ORIG_SHA256 [0-9]* $ORIG\$" "$dsc" || { echo "runc-bats: $dsc does not list $ORIG with the pinned SHA-256" >&2; exit 2; }
+  echo "$ORIG_SHA256  $d/$ORIG" | sha256sum -c --quiet || { echo "runc-bats: $ORIG does not match its pinned SHA-256" >&2; exit 2; }
+  mv "$d/$ORIG" "$cache/$ORIG"
+  rm -rf "$d"
+}
+
+# the busybox image helpers.bash untars into each bundle (runc's is Docker
+# Hub's busybox: every applet in /bin, a few accounts in /etc)
+make_busybox_image() {
+  local r="$1/rootfs"
+  # (no proc or sys: the image has none, and mask.bats plants symlinks there)
+  mkdir -p "$r"/{bin,dev,etc,home,root,tmp,var/spool/mail,var/www,usr/sbin}
+  chmod 1777 "$r/tmp"; chmod 700 "$r/root"
+  cp /bin/busybox "$r/bin/busybox"
+  local a
+  for a in $(/bin/busybox --list); do [ "$a" = busybox ] || ln -s busybox "$r/bin/$a"; done
+  cat >"$r/etc/passwd" <<'P'
+root:x:0:0:root:/root:/bin/sh
+daemon:x:1:1:daemon:/usr/sbin:/bin/false
+bin:x:2:2:bin:/bin:/bin/false
+sys:x:3:3:sys:/dev:/bin/false
+sync:x:4:100:sync:/bin:/bin/sync
+mail:x:8:8:mail:/var/spool/mail:/bin/false
+www-data:x:33:33:www-data:/var/www:/bin/false
+operator:x:37:37:Operator:/var:/bin/false
+nobody:x:65534:65534:nobody:/home:/bin/false
+P
+  cat >"$r/etc/group" <<'G'
+root:x:0:
+daemon:x:1:
+bin:x:2:
+sys:x:3:
+adm:x:4:
+tty:x:5:
+disk:x:6:
+wheel:x:10:root
+mail:x:12:
+www-data:x:33:
+operator:x:37:
+staff:x:50:
+users:x:100:
+nogroup:x:65534:
+G
+  tar -C "$r" -cf "$1/busybox.tar" .
+  rm -rf "$r"
+}
+
+fetch_source
+work=$(mktemp -d /tmp/runc-bats-XXXXXX)
+cleanup() { rm -rf "$work"; }
+trap cleanup EXIT
+tar -C "$work" -xJf "$cache/$ORIG" --strip-components=1 "runc-${SRC_VERSION%+*}/tests/integration"
+it="$work/tests/integration"
+make_busybox_image "$work"
+# no download: the images are the ones made above (Debian's image is not
+# made: the files that need it, e.g. the seccomp-notify ones, are not run)
+cat >"$it/get-images.sh" <<EOF2
+#!/bin/bash
+echo 'BUSYBOX_IMAGE="$work/busybox.tar"'
+echo 'DEBIAN_IMAGE="/nonexistent"'
+EOF2
+mkdir -p "$work/contrib/cmd/recvtty"
+cp "$here/recvtty.py" "$work/contrib/cmd/recvtty/recvtty"
+# helpers.bash starts recvtty in the background and goes on: a runtime that
+# connects before it listens fails.  Wait for its socket (as a condition,
+# for both runtimes alike).
+sed -i 's|^\t("\$RECVTTY" --pid-file "\$dir/pid" --mode null "\$CONSOLE_SOCKET" &) &$|&\n\tlocal i; for i in $(seq 500); do [ -S "$CONSOLE_SOCKET" ] \&\& break; sleep 0.01; done|' "$it/helpers.bash"
+grep -q 'S "$CONSOLE_SOCKET"' "$it/helpers.bash" || { echo "runc-bats: helpers.bash changed: recvtty wait not added" >&2; exit 2; }
+
+files=("$@")
+[ ${#files[@]} -gt 0 ] || read -ra files <<<"$(echo $DEFAULT_FILES)"
+
+# bats per file, TAP: one line per test
+run_suite() {  # RUNTIME OUTDIR
+  local f
+  mkdir -p "$2"
+  for f in "${files[@]}"; do
+    f=${f%.bats}
+    # under a terminal of its own (script(1)), as runc's own CI runs it:
+    # `run` of a terminal process without --console-socket uses the caller's
+    (cd "$it" && RUNC="$1" OUT="$2/$f.tap" F="$f.bats" timeout 600 \
+       script -qec 'bats --tap "$F" >"$OUT" 2>&1' /dev/null </dev/null >/dev/null 2>&1) || true
+  done
+}
+echo "== runc's bats suite ($SRC_VERSION): ${files[*]}"
+run_suite "$RUNC_REF" "$work/runc"
+run_suite "$MXC_OCI" "$work/mxc"
+
+# the tests docs/oci.md lists as differences: rows "| `FILE.bats` | `TEST` | ..."
+listed=$(awk '/^## runc.s bats suite/{s=1;next} /^## /{s=0} s' "$repo/docs/oci.md" \
+  | sed -n 's/^| `\([a-z_-]*\.bats\)` | `\([^`]*\)` |.*/\1\t\2/p')
+
+# result of each test: ok, skip, fail
+results() { sed -n -e 's/^ok [0-9]* \(.*\) # skip.*/skip\t\1/p' -e 's/^ok [0-9]* \(.*\)$/ok\t\1/p' \
+  -e 's/^not ok [0-9]* \(.*\)$/fail\t\1/p' "$1"; }
+
+rc=0
+printf '%-22s %5s %9s %9s %6s\n' file tests runc-ok mxc-ok listed
+for f in "${files[@]}"; do
+  f=${f%.bats}
+  # joined by name: TEST<tab>runc's result<tab>mxc-oci's (none: it did not run)
+  awk -F'\t' 'NR==FNR{m[$2]=$1;next} {print $1"\t"$2"\t"($2 in m?m[$2]:"none")}' \
+    <(results "$work/mxc/$f.tap") <(results "$work/runc/$f.tap") >"$work/$f.cmp"
+  n=$(wc -l <"$work/$f.cmp")
+  if [ "$n" -eq 0 ]; then echo "runc-bats: $f.bats gave no results:"; tail -5 "$work/runc/$f.tap" "$work/mxc/$f.tap"; rc=1; continue; fi
+  rok=$(awk -F'\t' '$1=="ok"' "$work/$f.cmp" | wc -l)
+  mok=$(awk -F'\t' '$3=="ok"' "$work/$f.cmp" | wc -l)
+  nl=$(printf '%s\n' "$listed" | awk -F'\t' -v f="$f.bats" '$1==f' | wc -l)
+  printf '%-22s %5s %9s %9s %6s\n' "$f.bats" "$n" "$rok" "$mok" "$nl"
+  while IFS=$'\t' read -r r name m; do
+    is_listed=no
+    printf '%s\n' "$listed" | grep -qxF "$f.bats	$name" && is_listed=yes
+    if [ "$r" = ok ] && [ "$m" != ok ]; then
+      if [ $is_listed = yes ]; then echo "   listed difference: $f.bats: $name"
+      else echo "   REGRESSION (not listed in docs/oci.md): $f.bats: $name"; rc=1; fi
+    elif [ $is_listed = yes ] && [ "$m" = ok ]; then
+      echo "   listed but mxc-oci passes it now: $f.bats: $name"
+    fi
+  done <"$work/$f.cmp"
+done
+if [ -n "${MXC_BATS_KEEP:-}" ]; then trap - EXIT; echo "kept: $work"; fi
+exit $rc
