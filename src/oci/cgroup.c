@@ -314,8 +314,6 @@ static int make_path(const char *root, const char *rel, bool v2, bool cpuset, ch
         size_t len = strlen(dir);
         if (len + 1 + strlen(c) >= dirsz)
             return -ENAMETOOLONG;
-        char parent[PATH_MAX];
-        snprintf(parent, sizeof parent, "%s", dir);
         snprintf(dir + len, dirsz - len, "/%s", c);
         if (mkdir(dir, 0755) == 0) {
             (*made)++;
@@ -333,7 +331,6 @@ static int make_path(const char *root, const char *rel, bool v2, bool cpuset, ch
             if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
                 return -ENOTDIR;
         }
-        (void)parent;
     }
     return 0;
 }
