@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -232,11 +233,31 @@ int oci_cgroup_check(json_t *resources, mxc_error *e)
 /* ------------------------------------------------------------- the path */
 
 /* cgroupsPath → a clean absolute path below each hierarchy's root. */
-static int resolve(const char *id, const char *want, char *out, size_t outsz, mxc_error *e)
+/* The default's level for a --root other than the default one: ids are unique within a root only, and two
+ * roots' containers of the same id must not meet in one cgroup (FNV-1a of the root's path). */
+static void root_tag(int dirfd, char *out, size_t outsz)
+{
+    char link[64], path[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
+    ssize_t n = readlink(link, path, sizeof path - 1);
+    path[n > 0 ? n : 0] = '\0';
+    char *slash = strrchr(path, '/');
+    if (slash)
+        *slash = '\0'; /* <root>/<id> -> <root> */
+    out[0] = '\0';
+    if (!path[0] || !strcmp(path, OCI_ROOT_DEFAULT))
+        return;
+    uint32_t h = 2166136261u;
+    for (const char *p = path; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    snprintf(out, outsz, "/r%08x", h);
+}
+
+static int resolve(const char *id, const char *tag, const char *want, char *out, size_t outsz, mxc_error *e)
 {
     char tmp[PATH_MAX];
     if (!want || !*want)
-        snprintf(tmp, sizeof tmp, "/" OCI_CGROUP_PARENT "/%s", id);
+        snprintf(tmp, sizeof tmp, "/" OCI_CGROUP_PARENT "%s/%s", tag, id);
     else if (snprintf(tmp, sizeof tmp, "%s%s", want[0] == '/' ? "" : "/" OCI_CGROUP_PARENT "/", want) >=
              (int)sizeof tmp)
         return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: linux.cgroupsPath is too long");
@@ -346,9 +367,12 @@ static void unmake(const oci_cgroup *cg, bool made_too)
     for (size_t i = 0; i < cg->n; i++) {
         char dir[PATH_MAX];
         snprintf(dir, sizeof dir, "%s", cg->h[i].dir);
-        int levels = made_too ? cg->h[i].made : 1;
+        int levels = made_too ? cg->h[i].made : cg->levels;
         for (int l = 0; l < levels; l++) {
-            rmdir_busy(dir);
+            if (l == 0)
+                rmdir_busy(dir);
+            else if (rmdir(dir) < 0) /* a shared level: removed only once empty */
+                break;
             char *slash = strrchr(dir, '/');
             if (!slash)
                 break;
@@ -362,7 +386,7 @@ static int save(int dirfd, const oci_cgroup *cg, mxc_error *e)
     json_t *dirs = json_object();
     for (size_t i = 0; i < cg->n; i++)
         json_object_set_new(dirs, cg->h[i].ctrl, json_string(cg->h[i].dir));
-    json_t *j = json_pack("{s:b, s:s, s:o}", "v2", cg->v2, "path", cg->path, "dirs", dirs);
+    json_t *j = json_pack("{s:b, s:s, s:i, s:o}", "v2", cg->v2, "path", cg->path, "levels", cg->levels, "dirs", dirs);
     int fd = openat(dirfd, SAVED, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     int rc = fd >= 0 && j ? json_dumpfd(j, fd, JSON_COMPACT) : -1;
     if (fd >= 0)
@@ -384,6 +408,7 @@ bool oci_cgroup_load(int dirfd, oci_cgroup *cg)
     bool ok = path && json_is_object(dirs);
     if (ok) {
         cg->v2 = json_is_true(json_object_get(j, "v2"));
+        cg->levels = json_integer_value(json_object_get(j, "levels")) == 2 ? 2 : 1;
         snprintf(cg->path, sizeof cg->path, "%s", path);
         const char *k;
         json_t *v;
@@ -418,8 +443,11 @@ int oci_cgroup_create(int dirfd, const char *id, const char *cgroups_path, json_
         mxc_err_set_remediation(e, "set MXC_CGROUP2_ROOT to an absolute path on a cgroup2 mount, or unset it");
         return -1;
     }
-    if (resolve(id, cgroups_path, cg->path, sizeof cg->path, e) < 0 || oci_cgroup_check(resources, e) < 0)
+    char tag[16];
+    root_tag(dirfd, tag, sizeof tag);
+    if (resolve(id, tag, cgroups_path, cg->path, sizeof cg->path, e) < 0 || oci_cgroup_check(resources, e) < 0)
         return -1;
+    cg->levels = (!cgroups_path || !*cgroups_path) && tag[0] ? 2 : 1;
     cg->v2 = v2 != NULL;
     char roots[OCI_CGROUP_MAX][PATH_MAX / 2];
     if (v2) {

@@ -30,6 +30,7 @@
 
 typedef struct {
     bool v2;
+    int levels;              /* removed by delete: the leaf, and a per-root level of the default path */
     char path[PATH_MAX / 2]; /* below each hierarchy's root, starting with '/' */
     size_t n;
     struct {

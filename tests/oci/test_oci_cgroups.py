@@ -17,7 +17,7 @@ import uuid
 import pytest
 
 from conftest import wait_until
-from test_oci import MXC_OCI, dead, oci  # noqa: F401  (the fixture)
+from test_oci import MXC_OCI, Oci, dead, oci  # noqa: F401  (the fixture)
 
 V1 = ["pids", "memory", "cpu", "cpuacct", "cpuset", "freezer"]
 
@@ -106,18 +106,32 @@ def test_cgroups_path_relative_and_empty_go_under_mxc_oci_s_parent(oci):
     b = oci.bundle(["sleep", "1000"], with_cg(""))
     cid = uniq("cgdef")
     pid = start(oci, cid, b)
-    assert cgroup_of(pid, "pids") == "/mxc.oci/" + cid
+    default = cgroup_of(pid, "pids")
+    # a --root other than /run/mxc-oci gets a level of its own: ids are unique within a root only
+    assert default.startswith("/mxc.oci/r") and default.endswith("/" + cid) and default.count("/") == 3, default
     b2 = oci.bundle(["sleep", "1000"], with_cg("rel/" + cid))
     pid2 = start(oci, cid + "r", b2)
     assert cgroup_of(pid2, "pids") == "/mxc.oci/rel/" + cid
     for c in (cid, cid + "r"):
         assert oci("delete", "--force", c)[0] == 0
-    assert not os.path.exists("/sys/fs/cgroup/pids/mxc.oci/" + cid)
-    assert not os.path.exists("/sys/fs/cgroup/pids/mxc.oci/rel/" + cid)
+    for h in V1:
+        assert not os.path.exists("/sys/fs/cgroup/%s%s" % (h, default))
+        assert not os.path.exists("/sys/fs/cgroup/%s%s" % (h, os.path.dirname(default)))  # its root's level too
+        assert not os.path.exists("/sys/fs/cgroup/%s/mxc.oci/rel/%s" % (h, cid))
+        try:
+            os.rmdir("/sys/fs/cgroup/%s/mxc.oci/rel" % h)
+        except OSError:
+            pass
+
+
+def test_the_same_id_under_two_roots_gets_two_cgroups(oci):
+    other = Oci(os.path.join(oci.base, "second"))
     try:
-        os.rmdir("/sys/fs/cgroup/pids/mxc.oci/rel")
-    except OSError:
-        pass
+        pids = [start(o, "same", o.bundle(["sleep", "1000"])) for o in (oci, other)]
+        paths = [cgroup_of(p, "pids") for p in pids]
+        assert paths[0] != paths[1], paths
+    finally:
+        other.cleanup()
 
 
 @pytest.mark.parametrize("path", ["/a/../../etc", "../x", "/mxc/x", "/mxc-1234", "/"])
