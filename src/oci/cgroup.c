@@ -515,6 +515,25 @@ int oci_cgroup_enter(const oci_cgroup *cg, pid_t pid, mxc_error *e)
     return 0;
 }
 
+int oci_cgroup_sole(const oci_cgroup *cg, pid_t pid, mxc_error *e)
+{
+    for (size_t i = 0; i < cg->n; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/cgroup.procs", cg->h[i].dir);
+        FILE *f = fopen(path, "re");
+        int p, n = 0;
+        bool other = !f;
+        while (f && fscanf(f, "%d", &p) == 1)
+            other |= p != pid, n++;
+        if (f)
+            fclose(f);
+        if (other || n != 1)
+            return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.cgroupsPath %s is refused: another "
+                           "process joined the cgroup %s while the container was made", cg->path, cg->h[i].dir);
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------ the limits */
 
 static int wrote(int rc, const char *field, const char *dir, const char *file, mxc_error *e)
@@ -822,6 +841,10 @@ void oci_cgroup_remove(const oci_cgroup *cg, bool made_too)
 {
     if (!cg->n)
         return;
+    if (made_too) { /* a failed create: its init is already gone; whatever else is there is not ours */
+        unmake(cg, true);
+        return;
+    }
     if (cg->v2)
         (void)write_file(cg->h[0].dir, "cgroup.kill", "1"); /* 5.14+; else the sweep below */
     for (int round = 0; round < 500; round++) {

@@ -57,6 +57,9 @@ bool oci_cgroup_load(int dirfd, oci_cgroup *cg);
 int oci_cgroup_dir_fd(const oci_cgroup *cg);
 /* Moves pid (0: the caller) into every hierarchy of cg. */
 int oci_cgroup_enter(const oci_cgroup *cg, pid_t pid, mxc_error *e);
+/* create, once the init is in: refused unless it is the cgroup's only
+ * process (two creates naming one new cgroup at once both fail, closed). */
+int oci_cgroup_sole(const oci_cgroup *cg, pid_t pid, mxc_error *e);
 /* Writes resources (create's and update's). */
 int oci_cgroup_apply(const oci_cgroup *cg, json_t *resources, mxc_error *e);
 int oci_cgroup_freeze(const oci_cgroup *cg, bool frozen, mxc_error *e);
@@ -66,8 +69,9 @@ json_t *oci_cgroup_pids(const oci_cgroup *cg);
 /* Sends sig to every process in the cgroup (through a pidfd, checked to
  * be still in it); thaws a frozen cgroup after a SIGKILL. */
 void oci_cgroup_signal(const oci_cgroup *cg, int sig);
-/* Kills what is left in it and removes it (its leaf; after a failed
- * create, every directory create made). */
+/* Kills what is left in it and removes it (its leaf); made_too (a failed
+ * create, its init already reaped): kills nothing, removes every directory
+ * create made that is empty. */
 void oci_cgroup_remove(const oci_cgroup *cg, bool made_too);
 
 /* A mount of type cgroup or cgroup2 (config.c): -1 with why when it cannot be given. */

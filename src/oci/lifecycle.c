@@ -460,7 +460,7 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         x.child = 0;
         goto out;
     }
-    if (x.made_cg && oci_cgroup_enter(&x.cg, x.child, e) < 0)
+    if (x.made_cg && (oci_cgroup_enter(&x.cg, x.child, e) < 0 || oci_cgroup_sole(&x.cg, x.child, e) < 0))
         goto out;
     char path[64];
     int r = write_map(x.child, "uid_map", c.uidmap, c.nuidmap);
