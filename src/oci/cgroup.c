@@ -805,7 +805,10 @@ static bool member_of(const oci_cgroup *cg, pid_t pid)
         if (!b)
             continue;
         *b = '\0';
-        bool right = cg->v2 ? a[1] == '\0' : (strstr(a + 1, cg->h[0].ctrl) != NULL);
+        bool right = cg->v2 && a[1] == '\0';
+        for (char *save = NULL, *w = cg->v2 ? NULL : strtok_r(a + 1, ",", &save); w && !right;
+             w = strtok_r(NULL, ",", &save))
+            right = !strcmp(w, cg->h[0].ctrl); /* "cpu" is not "cpuacct" */
         /* the path ends with ours (v2 under a delegated root names the root's path too) */
         size_t lp = strlen(b + 1), lo = strlen(cg->path);
         in = right && lp >= lo && !strcmp(b + 1 + lp - lo, cg->path);

@@ -1061,7 +1061,7 @@ int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mx
     }
     oci_cgroup cg;
     bool has_cg = oci_cgroup_load(dirfd, &cg);
-    if (has_cg && oci_cgroup_frozen(&cg)) {
+    if (has_cg && !o->ignore_paused && oci_cgroup_frozen(&cg)) { /* runc's wording */
         mxc_err(e, MXC_E_BACKEND_ERROR, "cannot exec in a paused container (use --ignore-paused to override)");
         goto out;
     }

@@ -288,8 +288,17 @@ def test_pause_freezes_the_container_and_resume_thaws_it(oci, parent):
     rc, _, err = oci("exec", "p", "true")
     assert rc != 0 and "paused" in err, err
     assert oci("pause", "p")[0] != 0  # already paused
+    # --ignore-paused: the exec'd process joins the frozen cgroup and runs once it is thawed
+    procs = "/sys/fs/cgroup/freezer%s/p/cgroup.procs" % parent
+    before = len(read(procs).split())
+    late = subprocess.Popen([MXC_OCI, "--root", oci.root, "exec", "--ignore-paused", "p", "echo", "thawed"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    assert wait_until(lambda: len(read(procs).split()) > before, 30)  # it is in, frozen
+    assert late.poll() is None
     rc, _, err = oci("resume", "p")
     assert rc == 0, err
+    out, err = late.communicate(timeout=60)
+    assert late.returncode == 0 and out == b"thawed\n", err
     assert oci.state("p")["status"] == "running"
     assert wait_until(lambda: count(n) > c1, 30)
     assert oci("resume", "p")[0] != 0  # not paused
