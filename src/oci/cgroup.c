@@ -18,7 +18,6 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
-#include "init.h"
 #include "store.h"
 #include "../lib/cgroup.h"
 
@@ -962,7 +961,7 @@ static int fs_mount(const char *type, const char *const *flags, size_t nflags, u
 
 #define RO_ATTRS (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)
 
-int oci_cgroup_mount(int root_fd, const char *dest, char *why, size_t whysz)
+int oci_cgroup_mount(int root_fd, const char *dest, oci_resolver target_of, char *why, size_t whysz)
 {
     const oci_cgroup *cg = &made_here;
     int rc, t = -1, mfd = -1;
@@ -972,7 +971,7 @@ int oci_cgroup_mount(int root_fd, const char *dest, char *why, size_t whysz)
     }
     if (cg->v2) { /* the container's own directory is its cgroup namespace's root */
         int m = fs_mount("cgroup2", NULL, 0, RO_ATTRS);
-        t = m < 0 ? m : oci_resolve_target(root_fd, dest, true, true);
+        t = m < 0 ? m : target_of(root_fd, dest, true, true);
         rc = m < 0 ? m : t < 0 ? t : move_mount(m, "", t, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
         rc = rc == -1 ? -errno : rc;
         if (m >= 0)
@@ -1004,13 +1003,13 @@ int oci_cgroup_mount(int root_fd, const char *dest, char *why, size_t whysz)
             snprintf(why, whysz, "tmpfs %s: %s", names[i], strerror(errno));
             goto fail;
         }
-    t = oci_resolve_target(root_fd, dest, true, true);
+    t = target_of(root_fd, dest, true, true);
     if (t < 0 || move_mount(mfd, "", t, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
         snprintf(why, whysz, "%s", strerror(t < 0 ? -t : errno));
         goto fail;
     }
     close(t);
-    t = oci_resolve_target(root_fd, dest, false, true); /* now the tmpfs */
+    t = target_of(root_fd, dest, false, true); /* now the tmpfs */
     for (size_t i = 0; t >= 0 && i < n; i++) {
         const char *flags[4];
         size_t nf = 0;

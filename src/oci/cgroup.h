@@ -81,7 +81,8 @@ int oci_cgroup_mount_check(const char *type, char *why, size_t whysz);
  * read-only — v2: cgroup2; v1: a tmpfs holding one cgroup mount per
  * hierarchy the container is in (not the others: there its namespace's
  * root would be the host's).  -1 with why. */
-int oci_cgroup_mount(int root_fd, const char *dest, char *why, size_t whysz);
+typedef int (*oci_resolver)(int root_fd, const char *path, bool create, bool dir); /* init.h's */
+int oci_cgroup_mount(int root_fd, const char *dest, oci_resolver resolve, char *why, size_t whysz);
 
 /* The commands (rootfd: the store's root). */
 int oci_pause(int rootfd, const char *id, bool pause, mxc_error *e);
