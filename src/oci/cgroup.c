@@ -931,7 +931,7 @@ int oci_cgroup_mount_check(const char *type, char *why, size_t whysz)
         snprintf(why, whysz, "needs the container's own cgroup (--cgroup-manager disabled makes none)");
         return -1;
     }
-    if (!strcmp(type, "cgroup2") && !mxc_cgroup_v2_root()) {
+    if (!strcmp(type, "cgroup2") && !mxc_cgroup_v2_root()) { /* its directory would be the host's root */
         snprintf(why, whysz, "this host's cgroups are v1 (its cgroup2 mount has no controllers and not the "
                  "container's cgroup): a mount of type cgroup shows them");
         return -1;
@@ -961,7 +961,23 @@ static int fs_mount(const char *type, const char *const *flags, size_t nflags, u
 
 #define RO_ATTRS (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)
 
-int oci_cgroup_mount(int root_fd, const char *dest, oci_resolver target_of, char *why, size_t whysz)
+/* Without a cgroup namespace of its own (or with a pod's): a read-only clone of the container's own
+ * directory of the hierarchy — its cgroup is the mount's root, nothing above it is reachable. */
+static int own_bind(const char *dir)
+{
+    int m = open_tree(AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    if (m < 0)
+        return -errno;
+    struct mount_attr attr = {.attr_set = RO_ATTRS};
+    if (mount_setattr(m, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) {
+        int err = errno;
+        close(m);
+        return -err;
+    }
+    return m;
+}
+
+int oci_cgroup_mount(int root_fd, const char *dest, bool own_ns, oci_resolver target_of, char *why, size_t whysz)
 {
     const oci_cgroup *cg = &made_here;
     int rc, t = -1, mfd = -1;
@@ -970,7 +986,7 @@ int oci_cgroup_mount(int root_fd, const char *dest, oci_resolver target_of, char
         return -1;
     }
     if (cg->v2) { /* the container's own directory is its cgroup namespace's root */
-        int m = fs_mount("cgroup2", NULL, 0, RO_ATTRS);
+        int m = own_ns ? fs_mount("cgroup2", NULL, 0, RO_ATTRS) : own_bind(cg->h[0].dir);
         t = m < 0 ? m : target_of(root_fd, dest, true, true);
         rc = m < 0 ? m : t < 0 ? t : move_mount(m, "", t, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
         rc = rc == -1 ? -errno : rc;
@@ -1018,7 +1034,7 @@ int oci_cgroup_mount(int root_fd, const char *dest, oci_resolver target_of, char
         for (char *save = NULL, *w = strtok_r(copy, ",", &save); w && nf < 4; w = strtok_r(NULL, ",", &save))
             flags[nf++] = w;
         int sub = openat(t, names[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        int m = sub < 0 ? -errno : fs_mount("cgroup", flags, nf, RO_ATTRS);
+        int m = sub < 0 ? -errno : own_ns ? fs_mount("cgroup", flags, nf, RO_ATTRS) : own_bind(cg->h[i].dir);
         rc = m < 0 ? m : move_mount(m, "", sub, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0 ? -errno : 0;
         if (m >= 0)
             close(m);

@@ -76,13 +76,15 @@ void oci_cgroup_remove(const oci_cgroup *cg, bool made_too);
 
 /* A mount of type cgroup or cgroup2 (config.c): -1 with why when it cannot be given. */
 int oci_cgroup_mount_check(const char *type, char *why, size_t whysz);
-/* In the container's init (its own user and cgroup namespaces, before
- * pivot_root), at dest inside the rootfs: the container's own view,
- * read-only — v2: cgroup2; v1: a tmpfs holding one cgroup mount per
- * hierarchy the container is in (not the others: there its namespace's
- * root would be the host's).  -1 with why. */
+/* In the container's init (its own user namespace, before pivot_root),
+ * at dest inside the rootfs: the container's own view, read-only — v2: one
+ * mount; v1: a tmpfs holding one per hierarchy the container is in (not the
+ * others: there the root would be the host's).  With a cgroup namespace of
+ * its own (own_ns) each is a fresh cgroup/cgroup2 mount of that namespace;
+ * without one (or with a pod's, joined), a read-only clone of the
+ * container's own directory, as runc does.  -1 with why. */
 typedef int (*oci_resolver)(int root_fd, const char *path, bool create, bool dir); /* init.h's */
-int oci_cgroup_mount(int root_fd, const char *dest, oci_resolver resolve, char *why, size_t whysz);
+int oci_cgroup_mount(int root_fd, const char *dest, bool own_ns, oci_resolver target_of, char *why, size_t whysz);
 
 /* The commands (rootfd: the store's root). */
 int oci_pause(int rootfd, const char *id, bool pause, mxc_error *e);

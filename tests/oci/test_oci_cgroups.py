@@ -450,12 +450,30 @@ def test_cgroup_mount_is_the_container_s_own_view_read_only(oci, parent):
     assert "blkio" not in lines and "devices" not in lines  # hierarchies it is not in: not shown
 
 
-def test_cgroup_mount_without_a_cgroup_namespace_or_v2_on_v1_is_refused(oci):
-    for mutate, words in ((cgroup_mount(ns=False), "needs a cgroup namespace of the container's own"),
-                          (cgroup_mount("cgroup2"), "this host's cgroups are v1")):
-        b = oci.bundle(["true"], mutate)
-        rc, _, err = oci.create(uniq("cgm"), b)
-        assert rc != 0 and "type 'cgroup" in err and words in err, err
+def test_cgroup_mount_without_a_cgroup_namespace_is_its_own_directory_read_only(oci, parent):
+    # containerd's default spec (ctr run) asks for a cgroup mount with no cgroup namespace: runc's answer, a
+    # read-only bind of the container's own directory of each hierarchy; nothing above it is reachable
+    path = parent + "/bind"
+
+    def mutate(c):
+        cgroup_mount(ns=False)(c)
+        with_cg(path, {"pids": {"limit": 19}})(c)
+    script = ("cat /sys/fs/cgroup/pids/pids.max; ls /sys/fs/cgroup; ls /sys/fs/cgroup/pids/..; "
+              "mkdir /sys/fs/cgroup/pids/escape 2>&1; (echo 1 > /sys/fs/cgroup/pids/pids.max) 2>&1; echo end")
+    b = oci.bundle(["sh", "-c", script], mutate)
+    rc, out, err = oci("run", "--bundle", b, "bind")
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "19", out  # its own cgroup, not the host's root
+    assert {"pids", "memory", "freezer"} <= set(lines) and "blkio" not in lines
+    assert "mxc" not in lines and "mxc.oci" not in lines  # .. of the mount's root is the mount's root
+    assert out.count("Read-only file system") == 2, out
+
+
+def test_cgroup2_mount_on_a_v1_host_is_refused(oci):
+    b = oci.bundle(["true"], cgroup_mount("cgroup2"))
+    rc, _, err = oci.create(uniq("cgm"), b)
+    assert rc != 0 and "type 'cgroup2'" in err and "this host's cgroups are v1" in err, err
 
 
 def test_v2_cgroup2_mount_is_the_container_s_own_directory(oci, v2root):
@@ -465,3 +483,9 @@ def test_v2_cgroup2_mount_is_the_container_s_own_directory(oci, v2root):
     assert rc == 0, err
     assert "0::/\n" in out and "cgroup.procs" in out and "Read-only file system" in out, out
     assert "v2m" not in out
+    # without a cgroup namespace: a read-only clone of its own directory
+    b = oci.bundle(["sh", "-c", "cat /sys/fs/cgroup/cgroup.procs; mkdir /sys/fs/cgroup/x 2>&1; echo end"],
+                   lambda c: (cgroup_mount("cgroup2", ns=False)(c), with_cg("/v2b")(c)))
+    rc, out, err = oci("run", "--bundle", b, "v2b")
+    assert rc == 0, err
+    assert "Read-only file system" in out, out
