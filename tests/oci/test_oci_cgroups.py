@@ -177,6 +177,19 @@ def test_no_cgroup_is_left_by_a_create_that_fails_after_making_it(oci, parent, m
     assert not [d for d in v1_dirs(parent) if os.path.exists(d)]
 
 
+def test_delete_force_of_a_create_killed_after_its_cgroup_removes_it(oci, parent, monkeypatch):
+    path = parent + "/crashed"
+    b = oci.bundle(["true"], with_cg(path))
+    monkeypatch.setenv("MXC_FAULT_OCI_AFTER_CGROUP", "crash")
+    rc, _, _ = oci.create("crashed", b)
+    monkeypatch.delenv("MXC_FAULT_OCI_AFTER_CGROUP")
+    assert rc != 0 and os.path.isdir("/sys/fs/cgroup/pids" + path)
+    rc, _, err = oci("delete", "--force", "crashed")
+    assert rc == 0, err
+    assert not [d for d in v1_dirs(path) if os.path.exists(d)]
+    assert not os.path.exists(os.path.join(oci.root, "crashed"))
+
+
 # --------------------------------------------------------------------------------------------
 # resources, enforced
 
