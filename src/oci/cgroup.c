@@ -164,10 +164,8 @@ static int check_group(json_t *obj, const char *group, const rfield *fl, size_t 
                        const oci_cgroup *cg, mxc_error *e)
 {
     char f[128];
-    if (!json_is_object(obj)) {
-        snprintf(f, sizeof f, "%s", group);
+    if (!json_is_object(obj))
         return mxc_err(e, MXC_E_MALFORMED_REQUEST, "%s: linux.resources.%s must be an object", where, group);
-    }
     const char *key;
     json_t *v;
     json_object_foreach(obj, key, v) {
