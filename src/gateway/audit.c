@@ -539,8 +539,7 @@ int gw_audit_init(char *why, size_t whysz)
         snprintf(adir, sizeof adir, "%s/mxc-logs", priv);
     }
     struct stat st;
-    if (mxc_mkdir_p(adir, 0700) < 0 || (adfd = open(adir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
-        fstat(adfd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 022)) {
+    if ((adfd = mxc_open_own_dir(adir, 022)) < 0) {
         snprintf(why, whysz, "the OCSF audit directory %s is unusable: it must be a directory of the gateway's uid "
                  "that no one else can write", adir);
         return -1;

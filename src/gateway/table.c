@@ -207,9 +207,7 @@ int gw_table_open(char *why, size_t whysz)
             return -1;
         snprintf(dir, sizeof dir, "%s/mxc-gateway", priv);
     }
-    struct stat st;
-    if (mxc_mkdir_p(dir, 0700) < 0 || (dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
-        fstat(dfd, &st) < 0 || !ours(&st)) {
+    if ((dfd = mxc_open_own_dir(dir, 077)) < 0) {
         snprintf(why, whysz, "the gateway state directory %s is unusable (it must be a 0700 directory of ours)", dir);
         return -1;
     }

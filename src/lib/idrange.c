@@ -14,23 +14,15 @@
 
 #include "procs.h"
 #include "registry.h"
+#include "state.h"
 
-#define CLAIM_DIR "/var/lib/mxc/claims"
 #define RANGE_BASE_DEFAULT 2147483648u /* 2^31: far above the single-uid region and every allocator's */
 #define RANGE_SLOTS_DEFAULT 4096u
 
-static unsigned env_uint(const char *name, unsigned dflt)
-{
-    const char *v = getenv(name);
-    char *end;
-    unsigned long n = v ? strtoul(v, &end, 10) : 0;
-    return v && *v && !*end && n > 0 && n < 4294967295ul ? (unsigned)n : dflt;
-}
-
 void mxc_idrange_region(unsigned *base, unsigned *slots)
 {
-    *base = env_uint("MXC_RANGE_BASE", RANGE_BASE_DEFAULT) & ~(MXC_IDRANGE_SIZE - 1);
-    *slots = env_uint("MXC_RANGE_SLOTS", RANGE_SLOTS_DEFAULT);
+    *base = mxc_env_uint("MXC_RANGE_BASE", RANGE_BASE_DEFAULT) & ~(MXC_IDRANGE_SIZE - 1);
+    *slots = mxc_env_uint("MXC_RANGE_SLOTS", RANGE_SLOTS_DEFAULT);
     /* the last usable id is 4294967294 ((uid_t)-1 is no id) */
     unsigned long long room = (4294967295ull - *base) / MXC_IDRANGE_SIZE;
     if (*slots > room)
@@ -112,15 +104,16 @@ static int write_file(int dir, const char *name, const char *text)
     return rc;
 }
 
+/* The engine's claim directory (state.h), host-wide: ranges are root's only. */
 static int open_claim_dir(void)
 {
+    char path[512];
     if (geteuid() != 0)
         return -EPERM;
-    if (mkdir("/var/lib/mxc", 0755) < 0 && errno != EEXIST)
-        return -errno;
-    if (mkdir(CLAIM_DIR, 0700) < 0 && errno != EEXIST)
-        return -errno;
-    int d = open(CLAIM_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int rc = mxc_claims_dir(true, path, sizeof path);
+    if (rc < 0)
+        return rc;
+    int d = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     return d < 0 ? -errno : d;
 }
 
@@ -139,8 +132,7 @@ int mxc_idrange_claim(const char *state_dir, const char *const *writable, size_t
                        "region %u+%u (MXC_UID_BASE/MXC_UID_COUNT)", rbase, slots, ubase, ucount);
     int dir = open_claim_dir();
     if (dir < 0)
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "idrange.dir", -dir, NULL, "cannot use the claim directory %s",
-                          CLAIM_DIR);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "idrange.dir", -dir, NULL, "cannot use the claim directory");
     unsigned r;
     if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r) {
         close(dir);
@@ -176,8 +168,7 @@ int mxc_idrange_claim(const char *state_dir, const char *const *writable, size_t
         if (rc != -EEXIST) {
             close(dir);
             json_decref(w);
-            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "idrange.claim", -rc, NULL, "cannot claim an id range in %s",
-                              CLAIM_DIR);
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "idrange.claim", -rc, NULL, "cannot claim an id range");
         }
     }
     close(dir);

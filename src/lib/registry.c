@@ -27,7 +27,7 @@ static int claim_dir(char *out, size_t outsz)
     return mxc_claims_dir(true, out, outsz);
 }
 
-static unsigned env_uint(const char *name, unsigned dflt)
+unsigned mxc_env_uint(const char *name, unsigned dflt)
 {
     const char *v = getenv(name);
     char *end;
@@ -37,8 +37,8 @@ static unsigned env_uint(const char *name, unsigned dflt)
 
 void mxc_registry_range(unsigned *base, unsigned *count)
 {
-    *base = env_uint("MXC_UID_BASE", UID_BASE_DEFAULT);
-    *count = env_uint("MXC_UID_COUNT", UID_COUNT_DEFAULT);
+    *base = mxc_env_uint("MXC_UID_BASE", UID_BASE_DEFAULT);
+    *count = mxc_env_uint("MXC_UID_COUNT", UID_COUNT_DEFAULT);
     if (*base + (unsigned long long)*count > 4294967294ull)
         *count = 4294967294u - *base;
 }

@@ -78,5 +78,8 @@ json_t *mxc_registry_oneshots(void);
 
 /* The reserved range, for tests and --probe. */
 void mxc_registry_range(unsigned *base, unsigned *count);
+/* A region knob of the environment (MXC_UID_BASE, MXC_RANGE_SLOTS, ...):
+ * its decimal value when it is one in 1..4294967294, else dflt. */
+unsigned mxc_env_uint(const char *name, unsigned dflt);
 
 #endif

@@ -28,6 +28,18 @@ int mxc_mkdir_p(const char *path, mode_t mode)
     return mkdir(buf, mode) < 0 && errno != EEXIST ? -1 : 0;
 }
 
+int mxc_open_own_dir(const char *path, mode_t forbidden)
+{
+    struct stat st;
+    int d = mxc_mkdir_p(path, 0700) < 0 ? -1 : open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (d >= 0 && (fstat(d, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & forbidden))) {
+        close(d);
+        errno = EPERM;
+        return -1;
+    }
+    return d;
+}
+
 int mxc_state_root(char *out, size_t outsz, mxc_error *e)
 {
     const char *env = getenv("MXC_STATE_DIR");

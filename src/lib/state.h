@@ -41,6 +41,11 @@ typedef struct {
  * write: parents 0755, the last one mode; an existing one is fine.  0, or -1
  * with errno. */
 int mxc_mkdir_p(const char *path, mode_t mode);
+/* mxc_mkdir_p(path, 0700), then the directory opened by descriptor (no
+ * link followed) and checked to be the caller's uid with none of the
+ * `forbidden` mode bits (077: private; 022: no one else writes): its
+ * descriptor, or -1 (errno EPERM when it is someone else's or open). */
+int mxc_open_own_dir(const char *path, mode_t forbidden);
 
 int mxc_state_root(char *out, size_t outsz, mxc_error *e);
 

@@ -2,6 +2,7 @@
  * it (process.user.uid, mounts[2].options, linux.namespaces[0].type). */
 #include "config.h"
 #include "cgroup.h"
+#include "ocijson.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -236,7 +237,11 @@ static int parse_process(json_t *p, oci_config *c, mxc_error *e)
             }
         }
     }
+    /* a network namespace joined by path (a pod's) counts as the container's own here; the host's,
+     * joined by path, is refused by create once it knows (lifecycle.c, oci_create) */
     bool own_net = c->ns_flags & CLONE_NEWNET;
+    for (size_t j = 0; j < c->njoin; j++)
+        own_net |= c->join[j].flag == CLONE_NEWNET;
     if ((rc = get(p, "capabilities", "process.capabilities", JSON_OBJECT, &caps, e)) < 0)
         return rc;
     if (caps && (cap_set(caps, "bounding", &c->cap_bounding, own_net, e) < 0 ||
@@ -253,9 +258,9 @@ static int parse_process(json_t *p, oci_config *c, mxc_error *e)
         char f[FIELD_MAX];
         snprintf(f, sizeof f, "process.rlimits[%zu]", i);
         const char *type = json_string_value(json_object_get(l, "type"));
-        json_t *soft = json_object_get(l, "soft"), *hard = json_object_get(l, "hard");
-        if (!json_is_object(l) || !type || !json_is_integer(soft) || !json_is_integer(hard) ||
-            json_integer_value(soft) < 0 || json_integer_value(hard) < 0)
+        uint64_t soft, hard; /* RLIM_INFINITY (2^64-1) too (ocijson.h) */
+        if (!json_is_object(l) || !type || !oci_u64_of(json_object_get(l, "soft"), &soft) ||
+            !oci_u64_of(json_object_get(l, "hard"), &hard))
             return bad(e, f, "an object with a type (RLIMIT_...) and unsigned soft and hard limits");
         size_t k = 0;
         while (k < sizeof RLIMITS / sizeof RLIMITS[0] && strcmp(RLIMITS[k].name, type) != 0)
@@ -264,11 +269,11 @@ static int parse_process(json_t *p, oci_config *c, mxc_error *e)
             snprintf(f, sizeof f, "process.rlimits[%zu].type", i);
             return bad(e, f, "a Linux RLIMIT_ name");
         }
-        if (c->nrlimits == OCI_MAX_RLIMITS || json_integer_value(soft) > json_integer_value(hard))
+        if (c->nrlimits == OCI_MAX_RLIMITS || soft > hard)
             return bad(e, f, "a soft limit not above its hard limit, each type once");
         c->rlimits[c->nrlimits].resource = RLIMITS[k].res;
-        c->rlimits[c->nrlimits].soft = (uint64_t)json_integer_value(soft);
-        c->rlimits[c->nrlimits++].hard = (uint64_t)json_integer_value(hard);
+        c->rlimits[c->nrlimits].soft = soft;
+        c->rlimits[c->nrlimits++].hard = hard;
     }
     if (get(p, "noNewPrivileges", "process.noNewPrivileges", JSON_TRUE, &v, e) < 0)
         return -1; /* either way: mxc sets no_new_privs for every process */
@@ -286,10 +291,11 @@ static int parse_process(json_t *p, oci_config *c, mxc_error *e)
     return 0;
 }
 
-static int parse_maps(json_t *lin, const char *key, oci_idmap *out, size_t *n, const char *what, mxc_error *e)
+static int parse_maps_in(json_t *lin, const char *prefix, const char *key, oci_idmap *out, size_t *n,
+                         const char *what, mxc_error *e)
 {
     char field[FIELD_MAX];
-    snprintf(field, sizeof field, "linux.%s", key);
+    snprintf(field, sizeof field, "%s%s", prefix, key);
     json_t *arr;
     int rc = get(lin, key, field, JSON_ARRAY, &arr, e);
     if (rc <= 0)
@@ -297,7 +303,7 @@ static int parse_maps(json_t *lin, const char *key, oci_idmap *out, size_t *n, c
     size_t i;
     json_t *m;
     json_array_foreach(arr, i, m) {
-        snprintf(field, sizeof field, "linux.%s[%zu]", key, i);
+        snprintf(field, sizeof field, "%s%s[%zu]", prefix, key, i);
         if (*n == OCI_MAX_IDMAPS)
             return bad(e, field, "one of at most 32 mappings");
         oci_idmap *x = &out[*n];
@@ -314,6 +320,11 @@ static int parse_maps(json_t *lin, const char *key, oci_idmap *out, size_t *n, c
         (*n)++;
     }
     return 0;
+}
+
+static int parse_maps(json_t *lin, const char *key, oci_idmap *out, size_t *n, const char *what, mxc_error *e)
+{
+    return parse_maps_in(lin, "linux.", key, out, n, what, e);
 }
 
 static const struct { const char *name; int flag; } NAMESPACES[] = {
@@ -489,9 +500,20 @@ static int parse_linux(json_t *lin, oci_config *c, mxc_error *e)
     }
     if ((rc = get(lin, "rootfsPropagation", "linux.rootfsPropagation", JSON_STRING, &v, e)) < 0)
         return rc;
-    if (v && strcmp(json_string_value(v), "private") && strcmp(json_string_value(v), "rprivate") &&
-        json_string_length(v))
-        return not_yet(e, "linux.rootfsPropagation other than private");
+    if (v && json_string_length(v)) {
+        /* the root's propagation inside the container's own mount namespace: its rootfs is a private
+         * clone, so no value gives it a peer or master outside (tested) */
+        static const struct { const char *name; unsigned long flags; } PROP[] = {
+            {"shared", MS_SHARED}, {"rshared", MS_SHARED | MS_REC}, {"slave", MS_SLAVE},
+            {"rslave", MS_SLAVE | MS_REC}, {"private", MS_PRIVATE}, {"rprivate", MS_PRIVATE | MS_REC},
+            {"unbindable", MS_UNBINDABLE}, {"runbindable", MS_UNBINDABLE | MS_REC}};
+        size_t k = 0;
+        while (k < sizeof PROP / sizeof PROP[0] && strcmp(PROP[k].name, json_string_value(v)))
+            k++;
+        if (k == sizeof PROP / sizeof PROP[0])
+            return bad(e, "linux.rootfsPropagation", "(r)shared, (r)slave, (r)private or (r)unbindable");
+        c->rootfs_propagation = PROP[k].flags;
+    }
     if ((rc = get(lin, "maskedPaths", "linux.maskedPaths", JSON_ARRAY, &v, e)) < 0 ||
         strings(v, "linux.maskedPaths", &c->masked, &c->nmasked, e) < 0)
         return -1;
@@ -547,10 +569,11 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
     if (get(m, "source", f, JSON_STRING, &v, e) < 0)
         return -1;
     o->source = v ? json_string_value(v) : NULL;
-    if (asks(json_object_get(m, "uidMappings")) || asks(json_object_get(m, "gidMappings"))) {
-        snprintf(f, sizeof f, "mounts[%zu].uidMappings (an idmapped mount)", idx);
-        return not_yet(e, f);
-    }
+    /* an idmapped bind: its own mappings (checked against the container's ids by mountmap.h) */
+    snprintf(f, sizeof f, "mounts[%zu].", idx);
+    if (parse_maps_in(m, f, "uidMappings", o->uidmap, &o->nuidmap, "uid", e) < 0 ||
+        parse_maps_in(m, f, "gidMappings", o->gidmap, &o->ngidmap, "gid", e) < 0)
+        return -1;
     snprintf(f, sizeof f, "mounts[%zu].options", idx);
     const char **opts = NULL;
     size_t nopts = 0;
@@ -577,7 +600,11 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
             !strcmp(s, "dev") || !strcmp(s, "exec") || !strcmp(s, "private") || !strcmp(s, "rprivate") ||
             !strcmp(s, "defaults"))
             continue; /* the default, or stricter kept (nosuid and nodev always) */
-        if (!strcmp(s, "ro"))
+        if (!strcmp(s, "tmpcopyup"))
+            o->tmpcopyup = true;
+        else if (!strcmp(s, "idmap") || !strcmp(s, "ridmap"))
+            o->idmap = s[0] == 'r' ? 2 : 1;
+        else if (!strcmp(s, "ro"))
             o->attr_set |= MOUNT_ATTR_RDONLY;
         else if (!strcmp(s, "nosuid") || !strcmp(s, "nodev"))
             nodev_asked |= s[2] == 'd';
@@ -596,8 +623,8 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
                         "host)", f);
         else if (!strcmp(s, "slave") || !strcmp(s, "rslave") || !strcmp(s, "unbindable") ||
                  !strcmp(s, "runbindable") || !strcmp(s, "sync") || !strcmp(s, "dirsync") || !strcmp(s, "remount") ||
-                 !strcmp(s, "mand") || !strcmp(s, "nomand") || !strcmp(s, "idmap") || !strcmp(s, "ridmap") ||
-                 !strcmp(s, "tmpcopyup") || !strcmp(s, "lazytime") || !strcmp(s, "nolazytime") ||
+                 !strcmp(s, "mand") || !strcmp(s, "nomand") ||
+                 !strcmp(s, "lazytime") || !strcmp(s, "nolazytime") ||
                  !strcmp(s, "iversion") || !strcmp(s, "noiversion") || !strcmp(s, "norelatime") ||
                  !strcmp(s, "atime") || !strcmp(s, "diratime") || !strcmp(s, "silent") || !strcmp(s, "loud") ||
                  !strncmp(s, "X-", 2) || !strncmp(s, "x-", 2) || !strcmp(s, "copy-symlink") ||
@@ -613,6 +640,18 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
     free(opts);
     if (rc < 0)
         return rc;
+    if (o->tmpcopyup && (bind || strcmp(o->type, "tmpfs"))) {
+        snprintf(f, sizeof f, "mounts[%zu].options: 'tmpcopyup'", idx);
+        return bad(e, f, "an option of a tmpfs mount");
+    }
+    if ((o->nuidmap || o->ngidmap) && !o->idmap)
+        o->idmap = 1; /* mappings given: an idmapped mount (runc's reading) */
+    if (o->idmap && !bind)
+        return refuse(e, "mounts[%zu]: an idmapped mount (uidMappings, idmap, ridmap) is a bind mount", idx);
+    if (!o->nuidmap != !o->ngidmap) {
+        snprintf(f, sizeof f, "mounts[%zu].uidMappings and gidMappings", idx);
+        return bad(e, f, "given together");
+    }
     if (bind) {
         if (!o->source || !o->source[0]) {
             snprintf(f, sizeof f, "mounts[%zu].source", idx);
@@ -629,7 +668,11 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
         return 0;
     }
     if (!strcmp(o->type, "sysfs")) {
-        if (!(c->ns_flags & CLONE_NEWNET))
+        /* a joined (pod's) network namespace is not owned by the init's user namespace: mxc-oci makes
+         * that sysfs (lifecycle.c), refused there if the joined one is the host's */
+        for (size_t j = 0; j < c->njoin && !(c->ns_flags & CLONE_NEWNET); j++)
+            o->by_parent |= c->join[j].flag == CLONE_NEWNET;
+        if (!(c->ns_flags & CLONE_NEWNET) && !o->by_parent)
             return refuse(e, "%s needs a network namespace of the container's own (the host's sysfs is refused)", f);
         o->attr_set |= MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC; /* read-only always */
         return 0;
@@ -666,7 +709,7 @@ int oci_config_parse(json_t *doc, oci_config *c, mxc_error *e)
     c->oci_version = json_string_value(v);
     if (strncmp(c->oci_version, "1.", 2) != 0)
         return refuse(e, "ociVersion %.40s: mxc-oci implements runtime-spec 1.x", c->oci_version);
-    const char *later[] = {"hooks", "windows", "solaris", "vm", "zos"};
+    const char *later[] = {"windows", "solaris", "vm", "zos"}; /* hooks: hooks.c */
     for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
         if (not_yet_if(doc, later[i], "", e) < 0)
             return -1;
@@ -739,11 +782,17 @@ int oci_config_load(int bundle_fd, oci_config *c, mxc_error *e)
         return mxc_err_os(e, MXC_E_MALFORMED_REQUEST, "oci.config", errno, NULL,
                           "cannot open config.json in the bundle");
     json_error_t je;
-    json_t *doc = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
+    json_t *doc = oci_json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
+    /* what was read is root's word only if only root could have written it (hooks.h) */
+    struct stat fst, bst;
+    bool root_written = fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_uid == 0 &&
+                        !(fst.st_mode & (S_IWGRP | S_IWOTH)) && fst.st_nlink == 1 && fstat(bundle_fd, &bst) == 0 &&
+                        bst.st_uid == 0 && !(bst.st_mode & (S_IWGRP | S_IWOTH));
     close(fd);
     if (!doc)
         return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: line %d: %s", je.line, je.text);
     int rc = oci_config_parse(doc, c, e);
+    c->root_written = root_written;
     json_decref(doc);
     return rc;
 }

@@ -31,9 +31,14 @@ typedef struct {
     const char *source;      /* bind: host path (relative: to the bundle) */
     oci_mount_kind kind;
     bool recursive;          /* rbind */
+    bool by_parent;          /* OCI_MNT_FS made by mxc-oci, passed as a tree: sysfs of a joined network namespace */
     uint64_t attr_set, attr_clr; /* MOUNT_ATTR_* */
     const char *fsopt[32];   /* fsconfig options "key" or "key=value" */
     size_t nfsopt;
+    bool tmpcopyup;          /* tmpfs: the rootfs's files at dest copied in (tmpcopy.h) */
+    int idmap;               /* 0, 1 idmap, 2 ridmap (submounts too): an idmapped bind (mountmap.h) */
+    oci_idmap uidmap[OCI_MAX_IDMAPS], gidmap[OCI_MAX_IDMAPS]; /* its own; none: the container's */
+    size_t nuidmap, ngidmap;
 } oci_mount;
 
 typedef struct {
@@ -64,6 +69,7 @@ typedef struct {
     oci_idmap uidmap[OCI_MAX_IDMAPS], gidmap[OCI_MAX_IDMAPS];
     size_t nuidmap, ngidmap;
     oci_mount *mounts; size_t nmounts;
+    unsigned long rootfs_propagation; /* MS_SHARED/SLAVE/PRIVATE/UNBINDABLE [|MS_REC] of "/" after pivot_root; 0: as is */
     const char **masked; size_t nmasked;
     const char **readonly; size_t nreadonly;
     json_t *annotations;     /* borrowed from doc; NULL: none */
@@ -72,6 +78,7 @@ typedef struct {
     json_t *resources;         /* linux.resources, borrowed; NULL: none */
     const char *sysctl[64][2]; /* key, value: namespaced keys only */
     size_t nsysctl;
+    bool root_written;       /* config.json (one link) and the bundle directory: root's, nobody else may write */
 } oci_config;
 
 /* The 14 capabilities a container may hold (in its own user namespace). */

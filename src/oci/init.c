@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "harden.h"
+#include "tmpcopy.h"
 
 const char *const oci_default_devices[OCI_NDEVICES] = {"null", "zero", "full", "random", "urandom", "tty"};
 
@@ -70,6 +71,23 @@ static int recv_msg(char *tag, int *fd)
     return 0;
 }
 
+/* A message with a text payload (the hooks' state): tag, then the text; malloc'd, or NULL. */
+static char *recv_text(char tag)
+{
+    size_t cap = 1 << 16;
+    char *buf = malloc(cap + 1);
+    if (!buf)
+        return NULL;
+    ssize_t n = recv(sock_fd, buf, cap, MSG_TRUNC);
+    if (n < 1 || (size_t)n > cap || buf[0] != tag) {
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    memmove(buf, buf + 1, (size_t)n);
+    return buf;
+}
+
 static int openat2_in(int root_fd, const char *path, int flags)
 {
     struct open_how how = {.flags = (unsigned long long)(flags | O_CLOEXEC),
@@ -78,6 +96,35 @@ static int openat2_in(int root_fd, const char *path, int flags)
     /* EAGAIN: a rename or mount anywhere on the host raced a ".." walk and the kernel could not
      * prove it stayed inside; it is safe to ask again */
     for (int tries = 0; (fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof how)) < 0 && errno == EAGAIN &&
+                        tries < 10000;
+         tries++)
+        ;
+    return fd < 0 ? -errno : fd;
+}
+
+/* Whether path, inside the rootfs, is or goes through a symbolic link (RESOLVE_NO_SYMLINKS). */
+static bool through_a_link(int root_fd, const char *path)
+{
+    struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS};
+    int fd;
+    for (int tries = 0; (fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof how)) < 0 && errno == EAGAIN &&
+                        tries < 10000;
+         tries++)
+        ;
+    bool link = fd < 0 && errno == ELOOP;
+    if (fd >= 0)
+        close(fd);
+    return link;
+}
+
+/* A path of the process's (its cwd, its executable), from its root, never through a magic link:
+ * /proc/self/fd/N (a descriptor the runtime held: CVE-2024-21626) and /proc/self/exe (the
+ * runtime's own binary: CVE-2019-5736) lead out of the container.  A descriptor, or -errno. */
+static int open_no_magic(const char *path, int flags)
+{
+    struct open_how how = {.flags = (unsigned long long)(flags | O_CLOEXEC), .resolve = RESOLVE_NO_MAGICLINKS};
+    int fd;
+    for (int tries = 0; (fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how)) < 0 && errno == EAGAIN &&
                         tries < 10000;
          tries++)
         ;
@@ -135,11 +182,24 @@ static int make_fs(const oci_mount *m, size_t idx)
     }
     if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
         fail("mounts[%zu] (%s at %s): cannot create it: %s", idx, m->type, m->dest, strerror(errno));
-    int mnt = fsmount(fs, FSMOUNT_CLOEXEC, (unsigned)m->attr_set);
+    /* tmpcopyup: read-only only once filled (tmpcopy.h) */
+    int mnt = fsmount(fs, FSMOUNT_CLOEXEC, (unsigned)(m->tmpcopyup ? m->attr_set & ~(uint64_t)MOUNT_ATTR_RDONLY
+                                                                   : m->attr_set));
     if (mnt < 0)
         fail("mounts[%zu] (%s at %s): fsmount: %s", idx, m->type, m->dest, strerror(errno));
     close(fs);
     return mnt;
+}
+
+/* tmpcopyup: what the rootfs has at the destination, into the tmpfs, then its flags. */
+static void copy_up(int target, int tree, const oci_mount *m, size_t idx)
+{
+    char why[PATH_MAX + 128] = "";
+    if (oci_tmpcopyup(target, tree, why, sizeof why) < 0)
+        fail("mounts[%zu] (tmpfs at %s): tmpcopyup: %s", idx, m->dest, why);
+    struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
+    if ((m->attr_set & MOUNT_ATTR_RDONLY) && mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0)
+        fail("mounts[%zu] (tmpfs at %s): read-only: %s", idx, m->dest, strerror(errno));
 }
 
 static void attach(int tree, int target, const char *what)
@@ -334,9 +394,20 @@ static const char *become_process(const oci_config *c, char *exe_buf, size_t exe
         umask(c->umask);
     set_caps(c);
     set_user(c);
-    if (chdir(c->cwd) < 0)
-        fail("chdir to cwd (\"%s\") set in config.json failed: %s", c->cwd, strerror(errno));
+    int cwd = open_no_magic(c->cwd, O_PATH | O_DIRECTORY);
+    if (cwd == -ELOOP)
+        fail("process.cwd %s: a magic link (a descriptor, a process's link in /proc) out of the container, or a "
+             "symlink loop: refused", c->cwd);
+    if (cwd < 0 || fchdir(cwd) < 0)
+        fail("chdir to cwd (\"%s\") set in config.json failed: %s", c->cwd, strerror(cwd < 0 ? -cwd : errno));
+    close(cwd);
     const char *exe = lookup(c, exe_buf, exe_sz);
+    int xfd = open_no_magic(exe, O_PATH);
+    if (xfd == -ELOOP)
+        fail("exec: \"%s\": a magic link (the runtime's own binary, /proc/self/exe, or another process's) out of "
+             "the container, or a symlink loop: refused", exe);
+    if (xfd >= 0)
+        close(xfd);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         fail("no_new_privs: %s", strerror(errno));
     if (host_net)
@@ -419,7 +490,7 @@ _Noreturn void oci_init_main(const oci_init_args *a)
         if (rootfs < 0)
             rootfs = fd;
         else {
-            while (nb < c->nmounts && c->mounts[nb].kind != OCI_MNT_BIND)
+            while (nb < c->nmounts && c->mounts[nb].kind != OCI_MNT_BIND && !c->mounts[nb].by_parent)
                 nb++;
             if (nb < c->nmounts)
                 binds[nb++] = fd;
@@ -463,12 +534,19 @@ _Noreturn void oci_init_main(const oci_init_args *a)
             struct stat st;
             dir = fstat(binds[i], &st) == 0 && S_ISDIR(st.st_mode);
         }
+        if (m->kind == OCI_MNT_FS && (!strcmp(m->type, "proc") || !strcmp(m->type, "sysfs")) &&
+            through_a_link(root_fd, m->dest))
+            fail("mounts[%zu]: destination %s is a symbolic link in the rootfs, or goes through one: refused for %s "
+                 "(its masks and read-only paths are applied by path: CVE-2019-19921)", i, m->dest, m->type);
         int t = oci_resolve_target(root_fd, m->dest, true, dir);
         if (t < 0)
             fail("mounts[%zu]: destination %s: %s", i, m->dest, strerror(-t));
         char what[PATH_MAX + 64];
         snprintf(what, sizeof what, "mounts[%zu] (%s)", i, m->dest);
-        attach(m->kind == OCI_MNT_BIND ? binds[i] : make_fs(m, i), t, what);
+        int tree = m->kind == OCI_MNT_BIND || m->by_parent ? binds[i] : make_fs(m, i);
+        if (m->tmpcopyup)
+            copy_up(t, tree, m, i);
+        attach(tree, t, what);
         close(t);
         have_proc |= m->kind == OCI_MNT_FS && !strcmp(m->type, "proc"); /* only at /proc (config.c) */
     }
@@ -531,6 +609,23 @@ _Noreturn void oci_init_main(const oci_init_args *a)
         mask(root_fd, c->masked[i]);
     for (size_t i = 0; i < c->nreadonly; i++)
         make_readonly(root_fd, c->readonly[i]);
+    /* 6b. hooks (hooks.h): the parent runs prestart and createRuntime now, then the init runs
+     * createContainer in the container's namespaces, after the mounts and before pivot_root, as
+     * the container's root, its cwd the rootfs, exec'ing the binaries the parent checked */
+    const oci_hooks *hk = a->hooks;
+    if (hk && (hk->n[OCI_HOOK_PRESTART] || hk->n[OCI_HOOK_CREATE_RUNTIME] || hk->n[OCI_HOOK_CREATE_CONTAINER])) {
+        if (send(sock_fd, "H", 1, MSG_NOSIGNAL) != 1)
+            _exit(1);
+        char *state = recv_text('h');
+        if (!state)
+            _exit(1); /* the parent is gone, or a hook of its failed */
+        mxc_error he = {0};
+        if (fchdir(root_fd) < 0)
+            fail("the rootfs: %s", strerror(errno));
+        if (oci_hooks_run(hk, OCI_HOOK_CREATE_CONTAINER, state, &he) < 0)
+            fail("%s", he.message);
+        free(state);
+    }
     /* 7. the root read-only when asked (after its mount targets were made), then pivot_root */
     if (c->root_readonly) {
         struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
@@ -539,6 +634,8 @@ _Noreturn void oci_init_main(const oci_init_args *a)
     }
     if (fchdir(root_fd) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
         fail("pivot_root into the rootfs: %s", strerror(errno));
+    if (c->rootfs_propagation && mount(NULL, "/", NULL, c->rootfs_propagation, NULL) < 0)
+        fail("linux.rootfsPropagation: %s", strerror(errno));
     close(root_fd);
     /* 8. the loopback of a network namespace of its own, up (as runc and crun do); names */
     if (c->ns_flags & CLONE_NEWNET) {
@@ -567,13 +664,29 @@ _Noreturn void oci_init_main(const oci_init_args *a)
     if (rc < 0)
         fail("seccomp: %s", strerror(-rc));
     /* 11. ready; the parent saves the state, then the fifo holds us until start */
-    if (send(sock_fd, "K", 1, MSG_NOSIGNAL) != 1 || recv_msg(&tag, &fd) < 0 || tag != 'S')
+    char *start_state = NULL;
+    if (send(sock_fd, "K", 1, MSG_NOSIGNAL) != 1 ||
+        (hk && hk->n[OCI_HOOK_START_CONTAINER] && !(start_state = recv_text('P'))) || recv_msg(&tag, &fd) < 0 ||
+        tag != 'S')
         _exit(1);
     close(sock_fd);
     char num[16];
     snprintf(num, sizeof num, "%d", a->fifo);
     int w = openat(selffd, num, O_WRONLY | O_CLOEXEC);
-    if (w < 0 || write(w, "0", 1) != 1)
+    if (w < 0)
+        _exit(1);
+    /* start is reading: startContainer, as this process (its credentials and filters), the path
+     * resolved in the container; a failure is 'H' to start instead of '0', and no exec */
+    if (start_state) {
+        mxc_error he = {0};
+        if (oci_hooks_run(hk, OCI_HOOK_START_CONTAINER, start_state, &he) < 0) {
+            dprintf(2, "mxc-oci: %s\n", he.message);
+            (void)!write(w, "H", 1);
+            _exit(1);
+        }
+        free(start_state);
+    }
+    if (write(w, "0", 1) != 1)
         _exit(1);
     close(selffd);
     /* the config's profile last, stacked on the baseline: only execve is left to pass it */

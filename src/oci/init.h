@@ -11,6 +11,7 @@
 #define MXC_OCI_INIT_H
 
 #include "config.h"
+#include "hooks.h"
 #include "profile.h"
 
 /* Messages on the socketpair (SOCK_SEQPACKET): parent -> init: 'M' maps
@@ -29,6 +30,10 @@ typedef struct {
     const oci_seccomp *seccomp; /* the config's profile, loaded last (after the baseline) */
     int preserve;               /* fds 3..3+preserve-1 stay open for the process */
     bool host_net;              /* on the host's network namespace: the Landlock scope applies */
+    const oci_hooks *hooks;     /* createContainer (its binaries' checked fds) and startContainer: run by
+                                 * the init; with any hook before pivot_root it asks the parent first ('H',
+                                 * answered 'h' + the state once prestart/createRuntime ran), and with
+                                 * startContainer it gets that phase's state ('P' + text) before 'S' */
 } oci_init_args;
 
 _Noreturn void oci_init_main(const oci_init_args *a);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <linux/mount.h>
 #include <linux/openat2.h>
 #include <poll.h>
@@ -28,9 +29,14 @@
 
 #include "config.h"
 #include "harden.h"
+#include "hooks.h"
 #include "hostpath.h"
 #include "idrange.h"
 #include "init.h"
+#include "mountmap.h"
+#include "ocijson.h"
+#include "overlay.h"
+#include "mxcnet.h"
 #include "procs.h"
 #include "registry.h"
 #include "store.h"
@@ -81,6 +87,20 @@ static int send_msg(int sock, char tag, int fd)
     return sendmsg(sock, &mh, MSG_NOSIGNAL) == 1 ? 0 : -errno;
 }
 
+/* A detached sysfs of the network namespace mxc-oci is in (a pod's, joined by path: the init's user
+ * namespace does not own it, so the init could not mount it), read-only with the mount's flags. */
+static int sysfs_tree(const oci_mount *m)
+{
+    int fs = fsopen("sysfs", FSOPEN_CLOEXEC);
+    if (fs < 0)
+        return -errno;
+    int mnt = fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ? -1 : fsmount(fs, FSMOUNT_CLOEXEC,
+                                                                                    (unsigned)m->attr_set);
+    int err = errno;
+    close(fs);
+    return mnt < 0 ? -err : mnt;
+}
+
 /* A detached copy of the tree at fd, its flags set before anyone sees it. */
 static int tree_of(int fd, const char *path, bool recursive, uint64_t set, uint64_t clr, int userns)
 {
@@ -129,6 +149,69 @@ static int write_pid_file(const char *path, pid_t pid, mxc_error *e)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.pidfile", errno, NULL, "cannot write the pid file %s", path);
     }
     return 0;
+}
+
+/* The state JSON a hook reads on its stdin: the spec's, with status (a hook's phase may be
+ * "creating", which the store never derives).  malloc'd, or NULL. */
+static char *hook_state(const oci_state *s, const char *status)
+{
+    json_t *j = oci_state_json(s, OCI_CREATED);
+    if (!j)
+        return NULL;
+    json_object_set_new(j, "status", json_string(status));
+    if (!strcmp(status, "stopped"))
+        json_object_del(j, "pid");
+    char *t = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    return t;
+}
+
+/* The directories a hook's binary may not be beneath: the bundle and the rootfs (by path as
+ * recorded; what cannot be stat'ed is left out). */
+static size_t hook_deny(const oci_state *s, struct stat deny[2])
+{
+    size_t n = 0;
+    if (s->bundle[0] && stat(s->bundle, &deny[n]) == 0)
+        n++;
+    if (s->rootfs[0] && stat(s->rootfs, &deny[n]) == 0)
+        n++;
+    return n;
+}
+
+/* poststart and poststop: their failure is a warning, the lifecycle goes on (runtime spec). */
+static void hooks_warn(int dirfd, const oci_state *s, oci_hook_phase p, const char *status)
+{
+    int fd = openat(dirfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    json_t *doc = fd >= 0 ? json_loadfd(fd, JSON_REJECT_DUPLICATES, NULL) : NULL;
+    if (fd >= 0)
+        close(fd);
+    oci_hooks h = {0};
+    mxc_error e = {0};
+    struct stat deny[2];
+    char *state = NULL;
+    if (doc && oci_hooks_parse(doc, &h, &e) == 0 && h.n[p]) {
+        if (oci_hooks_open(&h, p, deny, hook_deny(s, deny), &e) < 0 || !(state = hook_state(s, status)) ||
+            oci_hooks_run(&h, p, state, &e) < 0)
+            fprintf(stderr, "mxc-oci: warning: %s\n", e.code ? e.message : "out of memory");
+    }
+    free(state);
+    oci_hooks_free(&h);
+    mxc_error_clear(&e);
+    json_decref(doc);
+}
+
+/* A message of the init protocol with a payload (the hooks' state): tag, then text. */
+static int send_text(int sock, char tag, const char *text)
+{
+    size_t n = strlen(text);
+    char *m = malloc(n + 1);
+    if (!m)
+        return -ENOMEM;
+    m[0] = tag;
+    memcpy(m + 1, text, n);
+    ssize_t r = send(sock, m, n + 1, MSG_NOSIGNAL);
+    free(m);
+    return r == (ssize_t)(n + 1) ? 0 : -EMSGSIZE;
 }
 
 typedef struct {
@@ -290,6 +373,20 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     char **writable = NULL;
     size_t nwritable = 0;
     oci_seccomp sc = {0};
+    oci_mxcnet net = {0}; /* io.mxc.network (mxcnet.h) */
+    oci_hooks hk = {0};
+    char *hstate = NULL;
+    int own_ns[4] = {-1, -1, -1, -1};
+    size_t nown = 0;
+    char path0[64];
+    if (oci_hooks_parse(c.doc, &hk, e) < 0)
+        goto out;
+    if (oci_hooks_host_side(&hk) && !c.root_written) {
+        mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: hooks: refused: this config.json (or its bundle "
+                "directory) is not root's alone, and a hook runs with the runtime's privileges; only a config "
+                "that only root could write may name hooks");
+        goto out;
+    }
     if (!c.has_process) {
         mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: process must be set to create a container");
         goto out;
@@ -301,12 +398,26 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     if (oci_seccomp_compile(c.seccomp, &sc, e) < 0)
         goto out;
     bool host_net = on_host_network(&c);
+    if (host_net && ((c.cap_bounding | c.cap_effective | c.cap_permitted | c.cap_inheritable | c.cap_ambient) &
+                     (1ull << CAP_NET_RAW))) {
+        mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: process.capabilities: CAP_NET_RAW is refused on the "
+                "host's network namespace (joined by path)");
+        goto out;
+    }
+    for (size_t i = 0; host_net && i < c.nmounts; i++)
+        if (c.mounts[i].by_parent) {
+            mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu].type 'sysfs' needs a network namespace "
+                    "other than the host's (the host's sysfs is refused)", i);
+            goto out;
+        }
     if (host_net && mxc_landlock_abi() < MXC_LANDLOCK_ABI_SCOPE) {
         mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "config.json: linux.namespaces has no network namespace: the host's "
                 "network shares the host's abstract unix sockets, which only Landlock ABI %d scopes (this kernel: "
                 "%d); give the container a network namespace", MXC_LANDLOCK_ABI_SCOPE, mxc_landlock_abi());
         goto out;
     }
+    if (oci_mxcnet_check(rootfd, &c, host_net, &net, e) < 0)
+        goto out;
     /* 1. the directory (its path names the range claim's owner) */
     x.dir_fd = oci_store_make(rootfd, id, e);
     if (x.dir_fd < 0)
@@ -314,6 +425,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     x.made_dir = true;
     char dir_path[PATH_MAX];
     fd_path(x.dir_fd, dir_path, sizeof dir_path);
+    if (oci_mxcnet_prepare(&net, x.dir_fd, dir_path, id, &c, e) < 0)
+        goto out;
     /* 2. the bind sources, resolved on the host as the engine resolves a grant: a symlink followed only
      * where no live sandbox can write it, mxc's own state refused; what the container can write recorded */
     x.src = calloc(c.nmounts + 1, sizeof *x.src);
@@ -374,6 +487,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     }
     else if (own_maps_meet_mxc(&c, e) < 0)
         goto out;
+    if (oci_mountmap_check(&c, e) < 0)
+        goto out; /* idmapped binds: only ids the container owns (mountmap.h) */
     unsigned huid, hgid, hg;
     if (!oci_map_id(c.uidmap, c.nuidmap, c.uid, &huid) || !oci_map_id(c.gidmap, c.ngidmap, c.gid, &hgid)) {
         mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: process.user %u:%u is not mapped in the container's user "
@@ -391,6 +506,18 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     if (x.rootfs_fd < 0) {
         mxc_err_os(e, MXC_E_MALFORMED_REQUEST, "oci.rootfs", errno, NULL, "root.path %s", c.root_path);
         goto out;
+    }
+    /* 4b. the host-resolved hooks' binaries, checked now (before anything runs); the init inherits
+     * createContainer's descriptors and execs those, never the path again */
+    {
+        struct stat deny[2];
+        if (fstat(x.bundle_fd, &deny[0]) < 0 || fstat(x.rootfs_fd, &deny[1]) < 0) {
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.hooks", errno, NULL, "the bundle");
+            goto out;
+        }
+        for (int p = 0; p < OCI_HOOK_NPHASES; p++)
+            if (p != OCI_HOOK_START_CONTAINER && oci_hooks_open(&hk, (oci_hook_phase)p, deny, 2, e) < 0)
+                goto out;
     }
     /* 5. the exec fifo, the init's to open (as the process's own uid) */
     if (mkfifoat(x.dir_fd, OCI_FIFO, 0600) < 0 || fchownat(x.dir_fd, OCI_FIFO, huid, hgid, AT_SYMLINK_NOFOLLOW) < 0 ||
@@ -418,7 +545,21 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         goto out;
     }
     /* namespaces joined by path (a pod's network, IPC, UTS): entered here, as host root, so that the
-     * init is born in them (its own user namespace could not enter one it does not own) */
+     * init is born in them (its own user namespace could not enter one it does not own); the
+     * runtime's own kept, to return to after the clone (run's start and delete, and the hooks,
+     * run in the runtime's namespaces) */
+    for (size_t i = 0; i < c.njoin; i++) {
+        const char *nsname = c.join[i].flag == CLONE_NEWNET ? "net" : c.join[i].flag == CLONE_NEWIPC ? "ipc"
+                             : c.join[i].flag == CLONE_NEWUTS ? "uts" : "cgroup";
+        snprintf(path0, sizeof path0, "/proc/self/ns/%s", nsname);
+        if ((own_ns[nown] = open(path0, O_RDONLY | O_CLOEXEC)) < 0) {
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.setns", errno, NULL, "%s", path0);
+            close(sv[0]);
+            close(sv[1]);
+            goto out;
+        }
+        nown++;
+    }
     for (size_t i = 0; i < c.njoin; i++) {
         int nfd = open(c.join[i].path, O_RDONLY | O_CLOEXEC);
         int type = nfd >= 0 ? ioctl(nfd, NS_GET_NSTYPE) : -1;
@@ -442,6 +583,16 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
             goto out;
         }
     }
+    /* a pod's sysfs shows the network namespace of its maker: made now, while mxc-oci is in the pod's
+     * (it returns to its own right after the clone) */
+    for (size_t i = 0; i < c.nmounts; i++)
+        if (c.mounts[i].by_parent && (x.src[i] = sysfs_tree(&c.mounts[i])) < 0) {
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mount", -x.src[i], NULL, "mounts[%zu]: the pod's sysfs", i);
+            x.src[i] = -1;
+            close(sv[0]);
+            close(sv[1]);
+            goto out;
+        }
     /* a new cgroup namespace is the init's to unshare once it is in its cgroup (init.c), so that its root is
      * the container's cgroup; on v2 the init is born in it (clone3 CLONE_INTO_CGROUP) */
     int flags = (c.ns_flags & ~CLONE_NEWCGROUP) | CLONE_NEWUSER;
@@ -453,11 +604,16 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     if (x.child == 0) {
         close(sv[0]);
         oci_init_args a = {.c = &c, .sock = sv[1], .fifo = x.fifo_fd, .console = x.console, .seccomp = &sc,
-                           .preserve = preserve, .host_net = host_net};
+                           .preserve = preserve, .host_net = host_net, .hooks = &hk};
         oci_init_main(&a);
     }
     close(sv[1]);
     x.sock = sv[0];
+    for (size_t i = 0; i < nown; i++)
+        if (setns(own_ns[i], 0) < 0) {
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.setns", errno, NULL, "returning to the runtime's namespaces");
+            goto out;
+        }
     if (x.child < 0) {
         mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.clone", errno, NULL, "cannot clone the container's init");
         x.child = 0;
@@ -476,9 +632,17 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.idmap", -r, NULL, "cannot write the user namespace's maps");
         goto out;
     }
+    /* io.mxc.network: rules and stack, or the container's own mxc-proxy, while the init waits */
+    if (oci_mxcnet_attach(&net, x.child, e) < 0)
+        goto out;
     /* 6. the trees: the rootfs idmapped onto the range (when the range is ours) and never a device;
      * each bind with its flags; the default devices */
-    int t = tree_of(x.rootfs_fd, "", true, MOUNT_ATTR_NODEV, 0, c.user_ns ? -1 : x.userns);
+    int t = -1;
+    if (!c.user_ns && oci_overlay_rootfs(x.rootfs_fd, c.root_path, id, x.userns, c.uidmap[0].hid, c.gidmap[0].hid,
+                                         &t, e) < 0)
+        goto out; /* an overlay cannot be idmapped: re-made from idmapped layers (overlay.h) */
+    if (t < 0)
+        t = tree_of(x.rootfs_fd, "", true, MOUNT_ATTR_NODEV, 0, c.user_ns ? -1 : x.userns);
     if (t < 0) {
         mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.rootfs", -t, NULL,
                    t == -EINVAL ? "root.path %s: its filesystem cannot be mounted idmapped (mxc maps the image onto "
@@ -490,9 +654,15 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     r = send_msg(x.sock, 'T', t);
     close(t);
     for (size_t i = 0; r == 0 && i < c.nmounts; i++) {
-        if (c.mounts[i].kind != OCI_MNT_BIND)
+        if (c.mounts[i].kind != OCI_MNT_BIND && !c.mounts[i].by_parent)
             continue;
-        t = tree_of(x.src[i], "", c.mounts[i].recursive, c.mounts[i].attr_set, c.mounts[i].attr_clr, -1);
+        if (c.mounts[i].idmap && (t = oci_mountmap_tree(x.src[i], &c, i, e)) < 0)
+            goto out;
+        if (c.mounts[i].by_parent) {
+            t = x.src[i]; /* made in the pod's network namespace (above) */
+            x.src[i] = -1;
+        } else if (!c.mounts[i].idmap)
+            t = tree_of(x.src[i], "", c.mounts[i].recursive, c.mounts[i].attr_set, c.mounts[i].attr_clr, -1);
         if (t < 0) {
             mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mount", -t, NULL, "mounts[%zu].source %s", i,
                        c.mounts[i].source);
@@ -528,24 +698,41 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
             goto out;
         }
     }
-    /* 7. the init's answer */
+    /* 6b. the state as the hooks see it (status "creating" until create returns) */
+    snprintf(st.id, sizeof st.id, "%s", id);
+    st.pid = x.child;
+    fd_path(x.bundle_fd, st.bundle, sizeof st.bundle);
+    fd_path(x.rootfs_fd, st.rootfs, sizeof st.rootfs);
+    snprintf(st.oci_version, sizeof st.oci_version, "%s", c.oci_version);
+    st.annotations = c.annotations;
+    /* 7. the init's answer; with hooks first 'H': its mounts are made, pivot_root not yet.  prestart
+     * and createRuntime run here (host root, the runtime's namespaces), then the init runs
+     * createContainer in the container's (their failure: the create fails, the init is killed) */
     char msg[1100];
     ssize_t n = recv(x.sock, msg, sizeof msg - 1, 0);
+    if (n == 1 && msg[0] == 'H') {
+        if (!(hstate = hook_state(&st, "creating"))) {
+            mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+            goto out;
+        }
+        if (oci_hooks_run(&hk, OCI_HOOK_PRESTART, hstate, e) < 0 ||
+            oci_hooks_run(&hk, OCI_HOOK_CREATE_RUNTIME, hstate, e) < 0)
+            goto out;
+        if (send_text(x.sock, 'h', hstate) < 0) {
+            mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited (or the state is too large for a hook)");
+            goto out;
+        }
+        n = recv(x.sock, msg, sizeof msg - 1, 0);
+    }
     if (n <= 0 || msg[0] != 'K') {
         msg[n > 0 ? n : 0] = '\0';
         mxc_err(e, MXC_E_BACKEND_ERROR, "%s", n > 1 && msg[0] == 'E' ? msg + 1 : "the container's init exited");
         goto out;
     }
     /* 8. the state, then the init may wait on the fifo */
-    snprintf(st.id, sizeof st.id, "%s", id);
-    st.pid = x.child;
     st.start = mxc_proc_start_time(x.child);
-    fd_path(x.bundle_fd, st.bundle, sizeof st.bundle);
-    fd_path(x.rootfs_fd, st.rootfs, sizeof st.rootfs);
     oci_now(st.created, sizeof st.created);
     snprintf(st.claim, sizeof st.claim, "%s", x.claim);
-    snprintf(st.oci_version, sizeof st.oci_version, "%s", c.oci_version);
-    st.annotations = c.annotations;
     if (oci_state_write(x.dir_fd, &st, e) < 0 || save_config(x.dir_fd, c.doc, e) < 0)
         goto out;
     if (x.claim[0] && mxc_idrange_set_owner(x.claim, x.child) < 0) {
@@ -554,6 +741,13 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     }
     if (pid_file && write_pid_file(pid_file, x.child, e) < 0)
         goto out;
+    if (hk.n[OCI_HOOK_START_CONTAINER]) { /* startContainer's state, for the init to hand on at start */
+        free(hstate);
+        if (!(hstate = hook_state(&st, "created")) || send_text(x.sock, 'P', hstate) < 0) {
+            mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited (or the state is too large for a hook)");
+            goto out;
+        }
+    }
     if (send_msg(x.sock, 'S', -1) < 0) {
         mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited");
         goto out;
@@ -568,8 +762,19 @@ out:
         free(writable[i]);
     free(writable);
     oci_seccomp_free(&sc);
+    oci_mxcnet_free(&net);
+    for (size_t i = 0; i < nown; i++)
+        close(own_ns[i]);
     if (rc < 0) {
         create_fail(&x, rootfd, id, &c);
+        /* once the hooks began (the runtime spec: a failed create goes on to the end of the
+         * lifecycle), poststop runs on what is gone, its failure a warning */
+        char *stopped = hstate && hk.n[OCI_HOOK_POSTSTOP] ? hook_state(&st, "stopped") : NULL;
+        mxc_error pe = {0};
+        if (stopped && oci_hooks_run(&hk, OCI_HOOK_POSTSTOP, stopped, &pe) < 0)
+            fprintf(stderr, "mxc-oci: warning: %s\n", pe.message);
+        mxc_error_clear(&pe);
+        free(stopped);
     } else {
         for (size_t i = 0; x.src && i < c.nmounts; i++)
             if (x.src[i] >= 0)
@@ -577,6 +782,8 @@ out:
         free(x.src);
         ctx_close(&x);
     }
+    oci_hooks_free(&hk);
+    free(hstate);
     oci_config_free(&c);
     return rc;
 }
@@ -630,6 +837,11 @@ int oci_start(int rootfd, const char *id, mxc_error *e)
         if (p[0].revents & (POLLIN | POLLHUP)) {
             char b;
             ssize_t n = read(fifo, &b, 1);
+            if (n == 1 && b != '0') { /* the init's word that a startContainer hook failed; it exits */
+                mxc_err(e, MXC_E_BACKEND_ERROR, "a startContainer hook failed (its error is on the container's "
+                        "stderr); the container is stopped");
+                goto out;
+            }
             if (n == 1)
                 break;
             if (n < 0 && errno == EAGAIN)
@@ -643,6 +855,7 @@ int oci_start(int rootfd, const char *id, mxc_error *e)
         }
     }
     unlinkat(dirfd, OCI_FIFO, 0);
+    hooks_warn(dirfd, &s, OCI_HOOK_POSTSTART, "running");
     rc = 0;
 out:
     if (fifo >= 0)
@@ -767,12 +980,12 @@ int oci_delete(int rootfd, const char *id, bool force, mxc_error *e)
     oci_status status = oci_state_status(dirfd, &s);
     oci_cgroup cg;
     bool has_cg = oci_cgroup_load(dirfd, &cg);
-    close(dirfd);
     if (status != OCI_STOPPED) {
         /* runc's rule: a created container (its process never ran) is deleted without --force */
         if (!force && status != OCI_CREATED) {
             mxc_err(e, MXC_E_ALREADY_STARTED, "cannot delete container %s that is not stopped: %s", id,
                     oci_status_name(status));
+            close(dirfd);
             oci_state_free(&s);
             return -1;
         }
@@ -788,6 +1001,8 @@ int oci_delete(int rootfd, const char *id, bool force, mxc_error *e)
             close(pfd);
         }
     }
+    hooks_warn(dirfd, &s, OCI_HOOK_POSTSTOP, "stopped");
+    close(dirfd);
     finish(rootfd, id, &s);
     oci_state_free(&s);
     return 0;
@@ -967,7 +1182,7 @@ static size_t read_map(pid_t pid, const char *file, oci_idmap *m)
 static json_t *saved_config(int dirfd)
 {
     int fd = openat(dirfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    json_t *doc = fd >= 0 ? json_loadfd(fd, JSON_REJECT_DUPLICATES, NULL) : NULL;
+    json_t *doc = fd >= 0 ? oci_json_loadfd(fd, JSON_REJECT_DUPLICATES, NULL) : NULL;
     if (fd >= 0)
         close(fd);
     return doc;
@@ -979,7 +1194,7 @@ static json_t *exec_process(int dirfd, const oci_state *s, const oci_exec_opts *
     json_error_t je;
     if (o->process_file) {
         int fd = open(o->process_file, O_RDONLY | O_CLOEXEC);
-        json_t *p = fd >= 0 ? json_loadfd(fd, JSON_REJECT_DUPLICATES, &je) : NULL;
+        json_t *p = fd >= 0 ? oci_json_loadfd(fd, JSON_REJECT_DUPLICATES, &je) : NULL;
         if (fd >= 0)
             close(fd);
         if (!p)
@@ -1080,7 +1295,8 @@ int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mx
         mxc_err(e, MXC_E_BACKEND_ERROR, "cannot read the container's namespaces");
         goto out;
     }
-    if (!(proc = exec_process(dirfd, &s, o, e)) || oci_process_parse(proc, host_net ? 0 : CLONE_NEWNET, &pc, e) < 0)
+    if (!(proc = exec_process(dirfd, &s, o, e)) || oci_mxcnet_exec_env(dirfd, proc, e) < 0 ||
+        oci_process_parse(proc, host_net ? 0 : CLONE_NEWNET, &pc, e) < 0)
         goto out;
     /* the container's own seccomp profile binds its exec'd processes too */
     {

@@ -4,7 +4,9 @@
  * says why (a message naming "config.json" and a code); an accepted one
  * holds what the guarantees need — pid and mount namespaces, no map onto
  * host id 0, capabilities within the allowed set, absolute mount
- * destinations, args when there is a process; an id that passes has no
+ * destinations, args when there is a process, idmapped mounts only binds
+ * with no mapping onto host 0, tmpcopyup only on tmpfs, rlimits soft <=
+ * hard (RLIM_INFINITY read through ocijson.c); an id that passes has no
  * '/' and is not "." or "..".
  *   tests/fuzz/run.sh [SECONDS] */
 #include <sched.h>
@@ -14,6 +16,7 @@
 #include <string.h>
 
 #include "../../src/oci/config.h"
+#include "../../src/oci/ocijson.h"
 #include "../../src/oci/store.h"
 
 static void oracle(int ok, const char *what)
@@ -35,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         oracle(!strchr(id, '/') && strcmp(id, ".") && strcmp(id, "..") && strlen(id) <= OCI_ID_MAX,
                "a valid id is one directory name");
     free(id);
-    json_t *doc = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
+    json_t *doc = oci_json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
     if (!doc)
         return 0;
     oci_config c;
@@ -53,8 +56,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint64_t allowed = oci_caps_allowed();
         oracle(!((c.cap_bounding | c.cap_effective | c.cap_permitted | c.cap_inheritable | c.cap_ambient) & ~allowed),
                "capabilities within the allowed set");
-        for (size_t i = 0; i < c.nmounts; i++)
-            oracle(c.mounts[i].dest && c.mounts[i].dest[0] == '/', "absolute mount destinations");
+        for (size_t i = 0; i < c.nmounts; i++) {
+            const oci_mount *m = &c.mounts[i];
+            oracle(m->dest && m->dest[0] == '/', "absolute mount destinations");
+            oracle(!m->idmap || m->kind == OCI_MNT_BIND, "only binds idmapped");
+            oracle(!m->nuidmap == !m->ngidmap, "a mount's uid and gid mappings together");
+            for (size_t k = 0; k < m->nuidmap + m->ngidmap; k++)
+                oracle((k < m->nuidmap ? m->uidmap[k] : m->gidmap[k - m->nuidmap]).hid != 0,
+                       "no mount mapping onto host 0");
+            oracle(!m->tmpcopyup || (m->kind == OCI_MNT_FS && !strcmp(m->type, "tmpfs")), "tmpcopyup on tmpfs only");
+        }
+        for (size_t i = 0; i < c.nrlimits; i++)
+            oracle(c.rlimits[i].soft <= c.rlimits[i].hard, "rlimits soft <= hard");
         oracle(!c.has_process || (c.nargs > 0 && c.args[0] && !c.args[c.nargs]), "args, NULL-terminated");
     }
     mxc_error_clear(&e);

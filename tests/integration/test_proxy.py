@@ -759,23 +759,16 @@ SPECIAL = ["127.0.0.1:8080", "[::1]:8080", "0.0.0.0:8080", "169.254.169.254:80",
            "[64:ff9b::7f00:1]:8080", "localhost:8080", "rebind.example.test:8080", "10.0.2.2:8080"]
 
 
-@pytest.mark.parametrize("surface", ["oneshot", "session"])
-def test_special_addresses_are_refused_to_a_workload(governed, session_factory, surface):
-    """Through mxc, not a stand-in: a workload in a governed sandbox asks its own proxy (with its
-    own valid credential) for loopback, the metadata service and the forms that encode them —
-    absolute-form GET and CONNECT — and is refused each (403, or 400 for a form no parser takes);
-    a name the policy allows that resolves to loopback (DNS rebinding) is refused as
-    special-address; the loopback origin never answers."""
-    g = governed
+def _raw_rows(g, session_factory, surface, net, targets, last):
+    """RAW_CLIENT in a governed workload (one-shot or session): CONNECT and GET for each target,
+    then `last`, which must answer 200; the other rows [method, target, status, why]."""
     with open(os.path.join(g["dir"], "raw.py"), "w") as f:
         f.write(RAW_CLIENT)
     os.chmod(os.path.join(g["dir"], "raw.py"), 0o644)
-    net = {"defaultPolicy": "block", "allowedHosts": ["api.example.test:8080", "*.example.test:8080",
-                                                      "localhost:8080", "rebind.example.test:8080"]}
     args = []
-    for t in SPECIAL:
+    for t in targets:
         args += ["'CONNECT %s'" % t, "'GET http://%s/'" % t]
-    args.append("'GET http://api.example.test:8080/ok'")  # the proxy works: a public name goes through
+    args.append(last)
     cmd = "/usr/bin/python3 %s/raw.py %s" % (g["dir"], " ".join(args))
     fs = {"readonlyPaths": [g["dir"]]}
     if surface == "oneshot":
@@ -784,9 +777,24 @@ def test_special_addresses_are_refused_to_a_workload(governed, session_factory, 
         r = session_factory(network=net, filesystem=fs).exec(cmd)
     assert r.rc == 0, r.describe()
     rows = [l.split("|") for l in r.stdout.splitlines() if l.count("|") == 3]
-    assert len(rows) == 2 * len(SPECIAL) + 1, r.describe()
+    assert len(rows) == 2 * len(targets) + 1, r.describe()
     assert rows[-1][2] == "200", rows[-1]
-    for method, target, status, why in rows[:-1]:
+    return rows[:-1]
+
+
+@pytest.mark.parametrize("surface", ["oneshot", "session"])
+def test_special_addresses_are_refused_to_a_workload(governed, session_factory, surface):
+    """Through mxc, not a stand-in: a workload in a governed sandbox asks its own proxy (with its
+    own valid credential) for loopback, the metadata service and the forms that encode them —
+    absolute-form GET and CONNECT — and is refused each (403, or 400 for a form no parser takes);
+    a name the policy allows that resolves to loopback (DNS rebinding) is refused as
+    special-address; the loopback origin never answers."""
+    g = governed
+    net = {"defaultPolicy": "block", "allowedHosts": ["api.example.test:8080", "*.example.test:8080",
+                                                      "localhost:8080", "rebind.example.test:8080"]}
+    # the proxy works: a public name goes through
+    rows = _raw_rows(g, session_factory, surface, net, SPECIAL, "'GET http://api.example.test:8080/ok'")
+    for method, target, status, why in rows:
         assert status in ("403", "400"), (method, target, status, why)
         if "rebind.example.test" in target:
             assert why == "special-address", (method, target, status, why)
@@ -798,24 +806,9 @@ def test_a_broad_cidr_never_reaches_this_host_from_a_workload(governed, world, s
     that resolves to the host's own address) let a workload reach the internet on 8080, never
     this host's loopback or own address."""
     g = governed
-    with open(os.path.join(g["dir"], "raw.py"), "w") as f:
-        f.write(RAW_CLIENT)
-    os.chmod(os.path.join(g["dir"], "raw.py"), 0o644)
     net = {"defaultPolicy": "block", "allowedHosts": ["0.0.0.0/0:8080", "*.example.test:8080"]}
-    args = []
-    for t in THIS_HOST:
-        args += ["'CONNECT %s'" % t, "'GET http://%s/'" % t]
-    args.append("'GET http://%s:8080/ok'" % WEB)  # the internet behind the same entry answers
-    cmd = "/usr/bin/python3 %s/raw.py %s" % (g["dir"], " ".join(args))
-    fs = {"readonlyPaths": [g["dir"]]}
-    if surface == "oneshot":
-        r = g["mxc"]({"network": net, "filesystem": fs, "process": {"commandLine": cmd}})
-    else:
-        r = session_factory(network=net, filesystem=fs).exec(cmd)
-    assert r.rc == 0, r.describe()
-    rows = [l.split("|") for l in r.stdout.splitlines() if l.count("|") == 3]
-    assert len(rows) == 2 * len(THIS_HOST) + 1, r.describe()
-    assert rows[-1][2] == "200", rows[-1]
-    for method, target, status, why in rows[:-1]:
+    # the internet behind the same entry answers
+    rows = _raw_rows(g, session_factory, surface, net, THIS_HOST, "'GET http://%s:8080/ok'" % WEB)
+    for method, target, status, why in rows:
         assert (status, why) == ("403", "special-address"), (method, target, status, why)
     assert world["host_hits"] == [], world["host_hits"]

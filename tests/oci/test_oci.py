@@ -534,7 +534,6 @@ def _nopid(c):
 
 
 REFUSED = {
-    "hooks": (lambda c: c.update(hooks={"prestart": [{"path": "/bin/true"}]}), "hooks is not supported"),
     "sys_admin": (_cap, "process.capabilities.bounding: CAP_SYS_ADMIN is refused"),
     "host_pid": (_nopid, "no pid namespace"),
     "block_device": (lambda c: c["linux"].update(devices=[{"path": "/dev/sda", "type": "b", "major": 8,

@@ -1,0 +1,149 @@
+/* mountmap.c — see mountmap.h. */
+#include "mountmap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Whether host ids [lo, lo+n) all lie on the host side of maps. */
+static bool owned(const oci_idmap *maps, size_t nmaps, unsigned long long lo, unsigned long long n)
+{
+    unsigned long long cur = lo, end = lo + n;
+    while (cur < end) {
+        size_t k = 0;
+        while (k < nmaps && !(maps[k].hid <= cur && cur < (unsigned long long)maps[k].hid + maps[k].n))
+            k++;
+        if (k == nmaps)
+            return false;
+        cur = (unsigned long long)maps[k].hid + maps[k].n;
+    }
+    return true;
+}
+
+static void maps_of(const oci_config *c, const oci_mount *m, bool gid, const oci_idmap **out, size_t *n)
+{
+    bool own = m->nuidmap > 0;
+    *out = gid ? (own ? m->gidmap : c->gidmap) : (own ? m->uidmap : c->uidmap);
+    *n = gid ? (own ? m->ngidmap : c->ngidmap) : (own ? m->nuidmap : c->nuidmap);
+}
+
+int oci_mountmap_check(const oci_config *c, mxc_error *e)
+{
+    for (size_t i = 0; i < c->nmounts; i++) {
+        const oci_mount *m = &c->mounts[i];
+        if (!m->idmap)
+            continue;
+        for (int gid = 0; gid < 2; gid++) {
+            const oci_idmap *maps, *mine = gid ? c->gidmap : c->uidmap;
+            size_t n, nmine = gid ? c->ngidmap : c->nuidmap;
+            maps_of(c, m, gid, &maps, &n);
+            for (size_t k = 0; k < n; k++) {
+                const char *what = gid ? "gid" : "uid";
+                char field[96];
+                if (m->nuidmap)
+                    snprintf(field, sizeof field, "mounts[%zu].%sMappings[%zu]", i, what, k);
+                else
+                    snprintf(field, sizeof field, "mounts[%zu] (idmap with the container's own %s maps)", i, what);
+                bool disk = owned(mine, nmine, maps[k].cid, maps[k].n), host = owned(mine, nmine, maps[k].hid,
+                                                                                       maps[k].n);
+                if (!disk || !host)
+                    return mxc_err(e, MXC_E_POLICY_VALIDATION,
+                                   "config.json: %s: the container would %s %s %u..%u, which it does not own "
+                                   "(its host %ss are those its user namespace maps onto, from %u): refused",
+                                   field, !disk ? "write as the disk's" : "show files as host", what,
+                                   !disk ? maps[k].cid : maps[k].hid,
+                                   (unsigned)((!disk ? maps[k].cid : maps[k].hid) + maps[k].n - 1), what,
+                                   nmine ? mine[0].hid : 0);
+            }
+        }
+    }
+    return 0;
+}
+
+static int write_map(pid_t pid, const char *file, const oci_idmap *m, size_t n)
+{
+    char text[OCI_MAX_IDMAPS * 40] = "", path[64];
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(text + len, sizeof text - len, "%u %u %u\n", m[i].cid, m[i].hid, m[i].n);
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int rc = write(fd, text, len) == (ssize_t)len ? 0 : -errno;
+    close(fd);
+    return rc;
+}
+
+/* A user namespace with these maps: a child born in it waits on a pipe
+ * while host root writes its maps and opens its ns file. */
+static int userns_of(const oci_idmap *u, size_t nu, const oci_idmap *g, size_t ng)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return -errno;
+    fflush(NULL);
+    pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0);
+    if (pid == 0) {
+        char b;
+        close(p[1]);
+        (void)!read(p[0], &b, 1);
+        _exit(0);
+    }
+    close(p[0]);
+    if (pid < 0) {
+        int err = errno;
+        close(p[1]);
+        return -err;
+    }
+    char path[64];
+    int rc = write_map(pid, "uid_map", u, nu);
+    if (rc == 0)
+        rc = write_map(pid, "gid_map", g, ng);
+    snprintf(path, sizeof path, "/proc/%d/ns/user", (int)pid);
+    int fd = rc == 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    if (rc == 0 && fd < 0)
+        rc = -errno;
+    close(p[1]);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    return rc < 0 ? rc : fd;
+}
+
+int oci_mountmap_tree(int src, const oci_config *c, size_t idx, mxc_error *e)
+{
+    const oci_mount *m = &c->mounts[idx];
+    const oci_idmap *u, *g;
+    size_t nu, ng;
+    maps_of(c, m, false, &u, &nu);
+    maps_of(c, m, true, &g, &ng);
+    int userns = userns_of(u, nu, g, ng);
+    if (userns < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mount", -userns, NULL,
+                          "mounts[%zu]: the idmapped mount's user namespace", idx);
+    int rec = m->recursive ? AT_RECURSIVE : 0;
+    int tree = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | rec);
+    struct mount_attr flags = {.attr_set = m->attr_set, .attr_clr = m->attr_clr, .propagation = MS_PRIVATE};
+    struct mount_attr idm = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns};
+    int err = 0;
+    if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH | rec, &flags, sizeof flags) < 0 ||
+        mount_setattr(tree, "", AT_EMPTY_PATH | (m->idmap == 2 ? rec : 0), &idm, sizeof idm) < 0)
+        err = errno;
+    close(userns);
+    if (err) {
+        if (tree >= 0)
+            close(tree);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mount", err, NULL,
+                          err == EINVAL ? "mounts[%zu].source %s: its filesystem cannot be mounted idmapped"
+                                        : "mounts[%zu].source %s: an idmapped mount", idx, m->source);
+    }
+    return tree;
+}

@@ -1,0 +1,126 @@
+/* tmpcopy.c — see tmpcopy.h. */
+#include "tmpcopy.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_DEPTH 64
+
+static int copy_file(int src, int dst)
+{
+    char buf[65536];
+    for (;;) {
+        ssize_t n = read(src, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? -1 : 0;
+        for (ssize_t off = 0; off < n;) {
+            ssize_t w = write(dst, buf + off, (size_t)(n - off));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0)
+                return -1;
+            off += w;
+        }
+    }
+}
+
+/* owner (an id the container does not map shows as the overflow id and is kept as that) and times */
+static void meta(int dir, const char *name, const struct stat *st)
+{
+    (void)fchownat(dir, name, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW);
+    struct timespec ts[2] = {st->st_atim, st->st_mtim};
+    (void)utimensat(dir, name, ts, AT_SYMLINK_NOFOLLOW);
+}
+
+static int copy_dir(int src, int dst, int depth, char *why, size_t whysz)
+{
+    if (depth > MAX_DEPTH) {
+        snprintf(why, whysz, "more than %d levels of directories", MAX_DEPTH);
+        return -1;
+    }
+    int fd = openat(src, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        snprintf(why, whysz, "reading a directory: %s", strerror(errno));
+        return -1;
+    }
+    int rc = 0;
+    for (struct dirent *de; rc == 0 && (de = readdir(d));) {
+        const char *n = de->d_name;
+        if (!strcmp(n, ".") || !strcmp(n, ".."))
+            continue;
+        struct stat st;
+        if (fstatat(src, n, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            continue; /* gone meanwhile */
+        mode_t mode = st.st_mode & 01777; /* never set-uid or set-gid */
+        if (S_ISDIR(st.st_mode)) {
+            int s = -1, t = -1;
+            if (mkdirat(dst, n, 0700) < 0 ||
+                (s = openat(src, n, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+                (t = openat(dst, n, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+                snprintf(why, whysz, "%s: %s", n, strerror(errno));
+                rc = -1;
+            } else
+                rc = copy_dir(s, t, depth + 1, why, whysz);
+            if (s >= 0)
+                close(s);
+            if (t >= 0)
+                close(t);
+            if (rc == 0 && fchmodat(dst, n, mode, 0) < 0)
+                rc = -1;
+        } else if (S_ISREG(st.st_mode)) {
+            int s = openat(src, n, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+            int t = s < 0 ? -1 : openat(dst, n, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+            if (s < 0 || t < 0 || copy_file(s, t) < 0 || fchmod(t, mode) < 0) {
+                snprintf(why, whysz, "%s: %s", n, strerror(errno));
+                rc = -1;
+            }
+            if (s >= 0)
+                close(s);
+            if (t >= 0)
+                close(t);
+        } else if (S_ISLNK(st.st_mode)) {
+            char target[PATH_MAX];
+            ssize_t len = readlinkat(src, n, target, sizeof target - 1);
+            if (len < 0 || (target[len] = '\0', symlinkat(target, dst, n)) < 0) {
+                snprintf(why, whysz, "%s: %s", n, strerror(errno));
+                rc = -1;
+            }
+        } else if (S_ISFIFO(st.st_mode)) {
+            if (mkfifoat(dst, n, mode & 0777) < 0) {
+                snprintf(why, whysz, "%s: %s", n, strerror(errno));
+                rc = -1;
+            }
+        } else
+            continue; /* a device node or a socket: not made in a user namespace */
+        if (rc == 0)
+            meta(dst, n, &st);
+    }
+    closedir(d);
+    return rc;
+}
+
+int oci_tmpcopyup(int target, int tree, char *why, size_t whysz)
+{
+    struct stat st;
+    if (fstat(target, &st) < 0 || !S_ISDIR(st.st_mode))
+        return 0; /* nothing there to copy (a file target is made empty) */
+    int rc = copy_dir(target, tree, 0, why, whysz);
+    int root = rc == 0 ? openat(tree, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    if (root >= 0) {
+        (void)fchown(root, st.st_uid, st.st_gid);
+        (void)fchmod(root, st.st_mode & 01777);
+        close(root);
+    }
+    return rc;
+}

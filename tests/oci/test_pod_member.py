@@ -1,0 +1,74 @@
+"""A pod's member container (joining the first container's network namespace by path, as CRI's
+containers join the pause container's) gets what CRI and ctr send every container:
+  - CAP_NET_RAW (in their default capabilities): a network namespace joined by path that is not the
+    host's counts as the container's own for that rule; the host's, joined by path, is refused;
+  - a sysfs at /sys: its user namespace does not own the pod's network namespace, so the init
+    cannot mount it; mxc-oci (host root, already in the pod's network namespace) makes it, read-only,
+    and passes it like a bind tree.  With the host's network namespace joined it is refused.
+
+Run as root:  python3 -m pytest -q -p no:cacheprovider tests/oci/test_pod_member.py
+"""
+import os
+
+from test_oci import add_helper, oci  # noqa: F401  (the fixture)
+
+
+def _join_net(path):
+    def mutate(c):
+        for n in c["linux"]["namespaces"]:
+            if n["type"] == "network":
+                n["path"] = path
+        c["process"]["capabilities"]["bounding"].append("CAP_NET_RAW")
+        c["process"]["capabilities"]["effective"].append("CAP_NET_RAW")
+        c["process"]["capabilities"]["permitted"].append("CAP_NET_RAW")
+    return mutate
+
+
+def test_pod_member_with_net_raw_joins_the_pod_s_network(oci):  # noqa: F811
+    a = oci.bundle(["httpd", "-f", "-p", "127.0.0.1:8080", "-h", "/www"])
+    os.makedirs(os.path.join(a, "rootfs", "www"))
+    with open(os.path.join(a, "rootfs", "www", "index.html"), "w") as f:
+        f.write("pod-hello\n")
+    pidfile = os.path.join(oci.base, "pid-a")
+    assert oci.create("raw-a", a, "--pid-file", pidfile)[0] == 0
+    assert oci("start", "raw-a")[0] == 0
+    pa = int(open(pidfile).read())
+    b = oci.bundle(["sh", "-c", "grep CapBnd /proc/self/status; ls /sys/class/net; touch /sys/x 2>&1; "
+                    "mxc-test-helper socket raw; for i in $(seq 300); do "
+                    "wget -qO- http://127.0.0.1:8080/index.html && exit 0; sleep 0.1; done; exit 1"],
+                   _join_net("/proc/%d/ns/net" % pa))
+    add_helper(b)
+    rc, out, err = oci("run", "--bundle", b, "raw-b")
+    assert rc == 0, err
+    bnd = int(out.split("\n")[0].split()[1], 16)
+    assert bnd & (1 << 13)             # CAP_NET_RAW (13) in its bounding set, as asked
+    assert out.endswith("pod-hello\n")
+    # the pod's sysfs: its network devices (loopback only), not the host's; read-only
+    assert out.split("\n")[1:3] == ["lo", "touch: /sys/x: Read-only file system"], out
+    # ... and its CAP_NET_RAW opens no raw socket there: the kernel asks the namespace's owner (the
+    # first container's user namespace), not the member's
+    assert out.split("\n")[3] == "socket: EPERM", out
+    assert oci("delete", "--force", "raw-a")[0] == 0
+
+
+def test_net_raw_on_the_host_s_network_joined_by_path_is_refused(oci):  # noqa: F811
+    def mutate(c):
+        _join_net("/proc/%d/ns/net" % os.getpid())(c)
+        c["mounts"] = [m for m in c["mounts"] if m["type"] != "sysfs"]
+    b = oci.bundle(["true"], mutate)
+    rc, _, err = oci("run", "--bundle", b, "raw-host")
+    assert rc != 0
+    assert "CAP_NET_RAW" in err and "host" in err, err
+    assert not os.path.exists(os.path.join(oci.root, "raw-host"))
+
+
+def test_sysfs_on_the_host_s_network_joined_by_path_is_refused(oci):  # noqa: F811
+    def mutate(c):
+        for n in c["linux"]["namespaces"]:
+            if n["type"] == "network":
+                n["path"] = "/proc/%d/ns/net" % os.getpid()
+    b = oci.bundle(["true"], mutate)
+    rc, _, err = oci("run", "--bundle", b, "sys-host")
+    assert rc != 0
+    assert "sysfs" in err and "host" in err, err
+    assert not os.path.exists(os.path.join(oci.root, "sys-host"))
