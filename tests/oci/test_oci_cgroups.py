@@ -363,6 +363,15 @@ def test_update_changes_a_live_limit(oci, parent):
     assert read("/sys/fs/cgroup/cpu%s/cpu.shares" % path) == "256"
     rc, out, err = oci("exec", "up", "sh", "-c", "echo ran")
     assert rc == 0 and "ran" in out, err
+    m = "/sys/fs/cgroup/memory" + path
+    if os.path.exists(m + "/memory.memsw.limit_in_bytes"):  # swap accounting (this host has it)
+        rc, _, err = oci("update", "--memory", "64m", "--memory-swap", "128m", "--cpuset-cpus", "0", "up")
+        assert rc == 0, err
+        assert read(m + "/memory.limit_in_bytes") == str(64 << 20)
+        assert read(m + "/memory.memsw.limit_in_bytes") == str(128 << 20)  # memory + swap, runc's meaning
+        assert read("/sys/fs/cgroup/cpuset%s/cpuset.cpus" % path) == "0"
+        rc, _, err = oci("update", "--memory-swap", "32m", "up")
+        assert rc != 0 and "linux.resources.memory.swap" in err, err
     for flags, field in ((["--kernel-memory", "1m"], "memory.kernel"), (["--blkio-weight", "100"], "blockIO"),
                          (["--cpu-rt-runtime", "10"], "cpu.realtimeRuntime")):
         rc, _, err = oci("update", *flags, "up")
