@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,7 +18,6 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
-#include "init.h"
 #include "store.h"
 #include "../lib/cgroup.h"
 
@@ -164,10 +164,8 @@ static int check_group(json_t *obj, const char *group, const rfield *fl, size_t 
                        const oci_cgroup *cg, mxc_error *e)
 {
     char f[128];
-    if (!json_is_object(obj)) {
-        snprintf(f, sizeof f, "%s", group);
+    if (!json_is_object(obj))
         return mxc_err(e, MXC_E_MALFORMED_REQUEST, "%s: linux.resources.%s must be an object", where, group);
-    }
     const char *key;
     json_t *v;
     json_object_foreach(obj, key, v) {
@@ -232,11 +230,31 @@ int oci_cgroup_check(json_t *resources, mxc_error *e)
 /* ------------------------------------------------------------- the path */
 
 /* cgroupsPath → a clean absolute path below each hierarchy's root. */
-static int resolve(const char *id, const char *want, char *out, size_t outsz, mxc_error *e)
+/* The default's level for a --root other than the default one: ids are unique within a root only, and two
+ * roots' containers of the same id must not meet in one cgroup (FNV-1a of the root's path). */
+static void root_tag(int dirfd, char *out, size_t outsz)
+{
+    char link[64], path[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
+    ssize_t n = readlink(link, path, sizeof path - 1);
+    path[n > 0 ? n : 0] = '\0';
+    char *slash = strrchr(path, '/');
+    if (slash)
+        *slash = '\0'; /* <root>/<id> -> <root> */
+    out[0] = '\0';
+    if (!path[0] || !strcmp(path, OCI_ROOT_DEFAULT))
+        return;
+    uint32_t h = 2166136261u;
+    for (const char *p = path; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    snprintf(out, outsz, "/r%08x", h);
+}
+
+static int resolve(const char *id, const char *tag, const char *want, char *out, size_t outsz, mxc_error *e)
 {
     char tmp[PATH_MAX];
     if (!want || !*want)
-        snprintf(tmp, sizeof tmp, "/" OCI_CGROUP_PARENT "/%s", id);
+        snprintf(tmp, sizeof tmp, "/" OCI_CGROUP_PARENT "%s/%s", tag, id);
     else if (snprintf(tmp, sizeof tmp, "%s%s", want[0] == '/' ? "" : "/" OCI_CGROUP_PARENT "/", want) >=
              (int)sizeof tmp)
         return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: linux.cgroupsPath is too long");
@@ -314,8 +332,6 @@ static int make_path(const char *root, const char *rel, bool v2, bool cpuset, ch
         size_t len = strlen(dir);
         if (len + 1 + strlen(c) >= dirsz)
             return -ENAMETOOLONG;
-        char parent[PATH_MAX];
-        snprintf(parent, sizeof parent, "%s", dir);
         snprintf(dir + len, dirsz - len, "/%s", c);
         if (mkdir(dir, 0755) == 0) {
             (*made)++;
@@ -333,7 +349,6 @@ static int make_path(const char *root, const char *rel, bool v2, bool cpuset, ch
             if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
                 return -ENOTDIR;
         }
-        (void)parent;
     }
     return 0;
 }
@@ -349,9 +364,12 @@ static void unmake(const oci_cgroup *cg, bool made_too)
     for (size_t i = 0; i < cg->n; i++) {
         char dir[PATH_MAX];
         snprintf(dir, sizeof dir, "%s", cg->h[i].dir);
-        int levels = made_too ? cg->h[i].made : 1;
+        int levels = made_too ? cg->h[i].made : cg->levels;
         for (int l = 0; l < levels; l++) {
-            rmdir_busy(dir);
+            if (l == 0)
+                rmdir_busy(dir);
+            else if (rmdir(dir) < 0) /* a shared level: removed only once empty */
+                break;
             char *slash = strrchr(dir, '/');
             if (!slash)
                 break;
@@ -365,7 +383,7 @@ static int save(int dirfd, const oci_cgroup *cg, mxc_error *e)
     json_t *dirs = json_object();
     for (size_t i = 0; i < cg->n; i++)
         json_object_set_new(dirs, cg->h[i].ctrl, json_string(cg->h[i].dir));
-    json_t *j = json_pack("{s:b, s:s, s:o}", "v2", cg->v2, "path", cg->path, "dirs", dirs);
+    json_t *j = json_pack("{s:b, s:s, s:i, s:o}", "v2", cg->v2, "path", cg->path, "levels", cg->levels, "dirs", dirs);
     int fd = openat(dirfd, SAVED, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     int rc = fd >= 0 && j ? json_dumpfd(j, fd, JSON_COMPACT) : -1;
     if (fd >= 0)
@@ -387,6 +405,7 @@ bool oci_cgroup_load(int dirfd, oci_cgroup *cg)
     bool ok = path && json_is_object(dirs);
     if (ok) {
         cg->v2 = json_is_true(json_object_get(j, "v2"));
+        cg->levels = json_integer_value(json_object_get(j, "levels")) == 2 ? 2 : 1;
         snprintf(cg->path, sizeof cg->path, "%s", path);
         const char *k;
         json_t *v;
@@ -421,8 +440,11 @@ int oci_cgroup_create(int dirfd, const char *id, const char *cgroups_path, json_
         mxc_err_set_remediation(e, "set MXC_CGROUP2_ROOT to an absolute path on a cgroup2 mount, or unset it");
         return -1;
     }
-    if (resolve(id, cgroups_path, cg->path, sizeof cg->path, e) < 0 || oci_cgroup_check(resources, e) < 0)
+    char tag[16];
+    root_tag(dirfd, tag, sizeof tag);
+    if (resolve(id, tag, cgroups_path, cg->path, sizeof cg->path, e) < 0 || oci_cgroup_check(resources, e) < 0)
         return -1;
+    cg->levels = (!cgroups_path || !*cgroups_path) && tag[0] ? 2 : 1;
     cg->v2 = v2 != NULL;
     char roots[OCI_CGROUP_MAX][PATH_MAX / 2];
     if (v2) {
@@ -486,6 +508,25 @@ int oci_cgroup_enter(const oci_cgroup *cg, pid_t pid, mxc_error *e)
         if (rc < 0)
             return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.cgroup", -rc, NULL, "cannot move the process into %s",
                               cg->h[i].dir);
+    }
+    return 0;
+}
+
+int oci_cgroup_sole(const oci_cgroup *cg, pid_t pid, mxc_error *e)
+{
+    for (size_t i = 0; i < cg->n; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/cgroup.procs", cg->h[i].dir);
+        FILE *f = fopen(path, "re");
+        int p, n = 0;
+        bool other = !f;
+        while (f && fscanf(f, "%d", &p) == 1)
+            other |= p != pid, n++;
+        if (f)
+            fclose(f);
+        if (other || n != 1)
+            return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.cgroupsPath %s is refused: another "
+                           "process joined the cgroup %s while the container was made", cg->path, cg->h[i].dir);
     }
     return 0;
 }
@@ -761,7 +802,10 @@ static bool member_of(const oci_cgroup *cg, pid_t pid)
         if (!b)
             continue;
         *b = '\0';
-        bool right = cg->v2 ? a[1] == '\0' : (strstr(a + 1, cg->h[0].ctrl) != NULL);
+        bool right = cg->v2 && a[1] == '\0';
+        for (char *save = NULL, *w = cg->v2 ? NULL : strtok_r(a + 1, ",", &save); w && !right;
+             w = strtok_r(NULL, ",", &save))
+            right = !strcmp(w, cg->h[0].ctrl); /* "cpu" is not "cpuacct" */
         /* the path ends with ours (v2 under a delegated root names the root's path too) */
         size_t lp = strlen(b + 1), lo = strlen(cg->path);
         in = right && lp >= lo && !strcmp(b + 1 + lp - lo, cg->path);
@@ -797,6 +841,10 @@ void oci_cgroup_remove(const oci_cgroup *cg, bool made_too)
 {
     if (!cg->n)
         return;
+    if (made_too) { /* a failed create: its init is already gone; whatever else is there is not ours */
+        unmake(cg, true);
+        return;
+    }
     if (cg->v2)
         (void)write_file(cg->h[0].dir, "cgroup.kill", "1"); /* 5.14+; else the sweep below */
     for (int round = 0; round < 500; round++) {
@@ -881,7 +929,7 @@ int oci_cgroup_mount_check(const char *type, char *why, size_t whysz)
         snprintf(why, whysz, "needs the container's own cgroup (--cgroup-manager disabled makes none)");
         return -1;
     }
-    if (!strcmp(type, "cgroup2") && !mxc_cgroup_v2_root()) {
+    if (!strcmp(type, "cgroup2") && !mxc_cgroup_v2_root()) { /* its directory would be the host's root */
         snprintf(why, whysz, "this host's cgroups are v1 (its cgroup2 mount has no controllers and not the "
                  "container's cgroup): a mount of type cgroup shows them");
         return -1;
@@ -911,7 +959,23 @@ static int fs_mount(const char *type, const char *const *flags, size_t nflags, u
 
 #define RO_ATTRS (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)
 
-int oci_cgroup_mount(int root_fd, const char *dest, char *why, size_t whysz)
+/* Without a cgroup namespace of its own (or with a pod's): a read-only clone of the container's own
+ * directory of the hierarchy — its cgroup is the mount's root, nothing above it is reachable. */
+static int own_bind(const char *dir)
+{
+    int m = open_tree(AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    if (m < 0)
+        return -errno;
+    struct mount_attr attr = {.attr_set = RO_ATTRS};
+    if (mount_setattr(m, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) {
+        int err = errno;
+        close(m);
+        return -err;
+    }
+    return m;
+}
+
+int oci_cgroup_mount(int root_fd, const char *dest, bool own_ns, oci_resolver target_of, char *why, size_t whysz)
 {
     const oci_cgroup *cg = &made_here;
     int rc, t = -1, mfd = -1;
@@ -920,8 +984,8 @@ int oci_cgroup_mount(int root_fd, const char *dest, char *why, size_t whysz)
         return -1;
     }
     if (cg->v2) { /* the container's own directory is its cgroup namespace's root */
-        int m = fs_mount("cgroup2", NULL, 0, RO_ATTRS);
-        t = m < 0 ? m : oci_resolve_target(root_fd, dest, true, true);
+        int m = own_ns ? fs_mount("cgroup2", NULL, 0, RO_ATTRS) : own_bind(cg->h[0].dir);
+        t = m < 0 ? m : target_of(root_fd, dest, true, true);
         rc = m < 0 ? m : t < 0 ? t : move_mount(m, "", t, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
         rc = rc == -1 ? -errno : rc;
         if (m >= 0)
@@ -953,13 +1017,13 @@ int oci_cgroup_mount(int root_fd, const char *dest, char *why, size_t whysz)
             snprintf(why, whysz, "tmpfs %s: %s", names[i], strerror(errno));
             goto fail;
         }
-    t = oci_resolve_target(root_fd, dest, true, true);
+    t = target_of(root_fd, dest, true, true);
     if (t < 0 || move_mount(mfd, "", t, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
         snprintf(why, whysz, "%s", strerror(t < 0 ? -t : errno));
         goto fail;
     }
     close(t);
-    t = oci_resolve_target(root_fd, dest, false, true); /* now the tmpfs */
+    t = target_of(root_fd, dest, false, true); /* now the tmpfs */
     for (size_t i = 0; t >= 0 && i < n; i++) {
         const char *flags[4];
         size_t nf = 0;
@@ -968,7 +1032,7 @@ int oci_cgroup_mount(int root_fd, const char *dest, char *why, size_t whysz)
         for (char *save = NULL, *w = strtok_r(copy, ",", &save); w && nf < 4; w = strtok_r(NULL, ",", &save))
             flags[nf++] = w;
         int sub = openat(t, names[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        int m = sub < 0 ? -errno : fs_mount("cgroup", flags, nf, RO_ATTRS);
+        int m = sub < 0 ? -errno : own_ns ? fs_mount("cgroup", flags, nf, RO_ATTRS) : own_bind(cg->h[i].dir);
         rc = m < 0 ? m : move_mount(m, "", sub, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0 ? -errno : 0;
         if (m >= 0)
             close(m);

@@ -30,6 +30,7 @@
 
 typedef struct {
     bool v2;
+    int levels;              /* removed by delete: the leaf, and a per-root level of the default path */
     char path[PATH_MAX / 2]; /* below each hierarchy's root, starting with '/' */
     size_t n;
     struct {
@@ -56,6 +57,9 @@ bool oci_cgroup_load(int dirfd, oci_cgroup *cg);
 int oci_cgroup_dir_fd(const oci_cgroup *cg);
 /* Moves pid (0: the caller) into every hierarchy of cg. */
 int oci_cgroup_enter(const oci_cgroup *cg, pid_t pid, mxc_error *e);
+/* create, once the init is in: refused unless it is the cgroup's only
+ * process (two creates naming one new cgroup at once both fail, closed). */
+int oci_cgroup_sole(const oci_cgroup *cg, pid_t pid, mxc_error *e);
 /* Writes resources (create's and update's). */
 int oci_cgroup_apply(const oci_cgroup *cg, json_t *resources, mxc_error *e);
 int oci_cgroup_freeze(const oci_cgroup *cg, bool frozen, mxc_error *e);
@@ -65,18 +69,22 @@ json_t *oci_cgroup_pids(const oci_cgroup *cg);
 /* Sends sig to every process in the cgroup (through a pidfd, checked to
  * be still in it); thaws a frozen cgroup after a SIGKILL. */
 void oci_cgroup_signal(const oci_cgroup *cg, int sig);
-/* Kills what is left in it and removes it (its leaf; after a failed
- * create, every directory create made). */
+/* Kills what is left in it and removes it (its leaf); made_too (a failed
+ * create, its init already reaped): kills nothing, removes every directory
+ * create made that is empty. */
 void oci_cgroup_remove(const oci_cgroup *cg, bool made_too);
 
 /* A mount of type cgroup or cgroup2 (config.c): -1 with why when it cannot be given. */
 int oci_cgroup_mount_check(const char *type, char *why, size_t whysz);
-/* In the container's init (its own user and cgroup namespaces, before
- * pivot_root), at dest inside the rootfs: the container's own view,
- * read-only — v2: cgroup2; v1: a tmpfs holding one cgroup mount per
- * hierarchy the container is in (not the others: there its namespace's
- * root would be the host's).  -1 with why. */
-int oci_cgroup_mount(int root_fd, const char *dest, char *why, size_t whysz);
+/* In the container's init (its own user namespace, before pivot_root),
+ * at dest inside the rootfs: the container's own view, read-only — v2: one
+ * mount; v1: a tmpfs holding one per hierarchy the container is in (not the
+ * others: there the root would be the host's).  With a cgroup namespace of
+ * its own (own_ns) each is a fresh cgroup/cgroup2 mount of that namespace;
+ * without one (or with a pod's, joined), a read-only clone of the
+ * container's own directory, as runc does.  -1 with why. */
+typedef int (*oci_resolver)(int root_fd, const char *path, bool create, bool dir); /* init.h's */
+int oci_cgroup_mount(int root_fd, const char *dest, bool own_ns, oci_resolver target_of, char *why, size_t whysz);
 
 /* The commands (rootfd: the store's root). */
 int oci_pause(int rootfd, const char *id, bool pause, mxc_error *e);

@@ -667,8 +667,6 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
     snprintf(f, sizeof f, "mounts[%zu].type '%.40s'", idx, o->type);
     if (!strcmp(o->type, "cgroup") || !strcmp(o->type, "cgroup2")) { /* the container's own view (cgroup.c) */
         char why[300];
-        if (!(c->ns_flags & CLONE_NEWCGROUP))
-            return refuse(e, "%s needs a cgroup namespace of the container's own (the host's hierarchy is refused)", f);
         if (oci_cgroup_mount_check(o->type, why, sizeof why) < 0)
             return refuse(e, "%s: %s", f, why);
         o->attr_set |= MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC; /* read-only always */

@@ -531,7 +531,10 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         if (oci_cgroup_create(x.dir_fd, id, c.cgroups_path, c.resources, &x.cg, e) < 0)
             goto out;
         x.made_cg = true;
-        if (getenv("MXC_FAULT_OCI_AFTER_CGROUP")) { /* tests/oci: a create that fails once its cgroup exists */
+        const char *fault = getenv("MXC_FAULT_OCI_AFTER_CGROUP"); /* tests/oci: create fails once its cgroup exists */
+        if (fault && !strcmp(fault, "crash"))
+            _exit(1); /* as if killed: nothing undone */
+        if (fault) {
             mxc_err(e, MXC_E_BACKEND_ERROR, "fault injected after the cgroup was made");
             goto out;
         }
@@ -617,7 +620,7 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         x.child = 0;
         goto out;
     }
-    if (x.made_cg && oci_cgroup_enter(&x.cg, x.child, e) < 0)
+    if (x.made_cg && (oci_cgroup_enter(&x.cg, x.child, e) < 0 || oci_cgroup_sole(&x.cg, x.child, e) < 0))
         goto out;
     char path[64];
     int r = write_map(x.child, "uid_map", c.uidmap, c.nuidmap);
@@ -968,6 +971,12 @@ int oci_delete(int rootfd, const char *id, bool force, mxc_error *e)
         /* a directory without its state (a create killed half way): --force removes it */
         if (force && oci_valid_id(id) && e->code != MXC_E_MALFORMED_ID) {
             mxc_error_clear(e);
+            int cfd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            oci_cgroup hcg;
+            if (cfd >= 0 && oci_cgroup_load(cfd, &hcg)) /* its cgroup, if it got that far */
+                oci_cgroup_remove(&hcg, false);
+            if (cfd >= 0)
+                close(cfd);
             oci_store_remove(rootfd, id);
             return 0;
         }
@@ -1334,7 +1343,7 @@ int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mx
     }
     oci_cgroup cg;
     bool has_cg = oci_cgroup_load(dirfd, &cg);
-    if (has_cg && oci_cgroup_frozen(&cg)) {
+    if (has_cg && !o->ignore_paused && oci_cgroup_frozen(&cg)) { /* runc's wording */
         mxc_err(e, MXC_E_BACKEND_ERROR, "cannot exec in a paused container (use --ignore-paused to override)");
         goto out;
     }

@@ -41,6 +41,7 @@ typedef struct {
     const char **gids; size_t ngids;     /* --additional-gids, appended */
     const char **caps; size_t ncaps;     /* --cap: added to bounding, effective, permitted */
     bool tty, detach, no_new_privs;
+    bool ignore_paused;                  /* --ignore-paused: exec into a frozen cgroup (the process waits there) */
     int preserve;                        /* --preserve-fds */
 } oci_exec_opts;
 /* exec: a process of its own in a created or running container (its

@@ -394,7 +394,6 @@ int main(int argc, char **argv)
         const char *preserve = NULL, *label = NULL, *apparmor = NULL, *cgroup = NULL;
         const char **env = calloc((size_t)argc + 1, sizeof *env), **gids = calloc((size_t)argc + 1, sizeof *gids),
                    **caps = calloc((size_t)argc + 1, sizeof *caps);
-        bool ignore_paused = false;
         flag fl[] = {
             {"process", 'p', true, &o.process_file, NULL, NULL, NULL}, {"cwd", 0, true, &o.cwd, NULL, NULL, NULL},
             {"user", 'u', true, &o.user, NULL, NULL, NULL}, {"pid-file", 0, true, &o.pid_file, NULL, NULL, NULL},
@@ -407,7 +406,7 @@ int main(int argc, char **argv)
             {"process-label", 0, true, &label, NULL, NULL, NULL},
             {"apparmor", 0, true, &apparmor, NULL, NULL, NULL},
             {"cgroup", 0, true, &cgroup, NULL, NULL, NULL},
-            {"ignore-paused", 0, false, NULL, &ignore_paused, NULL, NULL},
+            {"ignore-paused", 0, false, NULL, &o.ignore_paused, NULL, NULL},
         };
         o.env = env, o.gids = gids, o.caps = caps;
         if (!env || !gids || !caps || (i = parse_flags(argc, argv, i, fl, sizeof fl / sizeof fl[0], cmd)) < 0 ||

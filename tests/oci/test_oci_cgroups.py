@@ -17,7 +17,7 @@ import uuid
 import pytest
 
 from conftest import wait_until
-from test_oci import MXC_OCI, dead, oci  # noqa: F401  (the fixture)
+from test_oci import MXC_OCI, Oci, dead, oci  # noqa: F401  (the fixture)
 
 V1 = ["pids", "memory", "cpu", "cpuacct", "cpuset", "freezer"]
 
@@ -106,18 +106,32 @@ def test_cgroups_path_relative_and_empty_go_under_mxc_oci_s_parent(oci):
     b = oci.bundle(["sleep", "1000"], with_cg(""))
     cid = uniq("cgdef")
     pid = start(oci, cid, b)
-    assert cgroup_of(pid, "pids") == "/mxc.oci/" + cid
+    default = cgroup_of(pid, "pids")
+    # a --root other than /run/mxc-oci gets a level of its own: ids are unique within a root only
+    assert default.startswith("/mxc.oci/r") and default.endswith("/" + cid) and default.count("/") == 3, default
     b2 = oci.bundle(["sleep", "1000"], with_cg("rel/" + cid))
     pid2 = start(oci, cid + "r", b2)
     assert cgroup_of(pid2, "pids") == "/mxc.oci/rel/" + cid
     for c in (cid, cid + "r"):
         assert oci("delete", "--force", c)[0] == 0
-    assert not os.path.exists("/sys/fs/cgroup/pids/mxc.oci/" + cid)
-    assert not os.path.exists("/sys/fs/cgroup/pids/mxc.oci/rel/" + cid)
+    for h in V1:
+        assert not os.path.exists("/sys/fs/cgroup/%s%s" % (h, default))
+        assert not os.path.exists("/sys/fs/cgroup/%s%s" % (h, os.path.dirname(default)))  # its root's level too
+        assert not os.path.exists("/sys/fs/cgroup/%s/mxc.oci/rel/%s" % (h, cid))
+        try:
+            os.rmdir("/sys/fs/cgroup/%s/mxc.oci/rel" % h)
+        except OSError:
+            pass
+
+
+def test_the_same_id_under_two_roots_gets_two_cgroups(oci):
+    other = Oci(os.path.join(oci.base, "second"))
     try:
-        os.rmdir("/sys/fs/cgroup/pids/mxc.oci/rel")
-    except OSError:
-        pass
+        pids = [start(o, "same", o.bundle(["sleep", "1000"])) for o in (oci, other)]
+        paths = [cgroup_of(p, "pids") for p in pids]
+        assert paths[0] != paths[1], paths
+    finally:
+        other.cleanup()
 
 
 @pytest.mark.parametrize("path", ["/a/../../etc", "../x", "/mxc/x", "/mxc-1234", "/"])
@@ -161,6 +175,19 @@ def test_no_cgroup_is_left_by_a_create_that_fails_after_making_it(oci, parent, m
     assert not [d for d in v1_dirs(path) if os.path.exists(d)]
     # and every level it made (the test's parent did not exist before)
     assert not [d for d in v1_dirs(parent) if os.path.exists(d)]
+
+
+def test_delete_force_of_a_create_killed_after_its_cgroup_removes_it(oci, parent, monkeypatch):
+    path = parent + "/crashed"
+    b = oci.bundle(["true"], with_cg(path))
+    monkeypatch.setenv("MXC_FAULT_OCI_AFTER_CGROUP", "crash")
+    rc, _, _ = oci.create("crashed", b)
+    monkeypatch.delenv("MXC_FAULT_OCI_AFTER_CGROUP")
+    assert rc != 0 and os.path.isdir("/sys/fs/cgroup/pids" + path)
+    rc, _, err = oci("delete", "--force", "crashed")
+    assert rc == 0, err
+    assert not [d for d in v1_dirs(path) if os.path.exists(d)]
+    assert not os.path.exists(os.path.join(oci.root, "crashed"))
 
 
 # --------------------------------------------------------------------------------------------
@@ -274,8 +301,17 @@ def test_pause_freezes_the_container_and_resume_thaws_it(oci, parent):
     rc, _, err = oci("exec", "p", "true")
     assert rc != 0 and "paused" in err, err
     assert oci("pause", "p")[0] != 0  # already paused
+    # --ignore-paused: the exec'd process joins the frozen cgroup and runs once it is thawed
+    procs = "/sys/fs/cgroup/freezer%s/p/cgroup.procs" % parent
+    before = len(read(procs).split())
+    late = subprocess.Popen([MXC_OCI, "--root", oci.root, "exec", "--ignore-paused", "p", "echo", "thawed"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    assert wait_until(lambda: len(read(procs).split()) > before, 30)  # it is in, frozen
+    assert late.poll() is None
     rc, _, err = oci("resume", "p")
     assert rc == 0, err
+    out, err = late.communicate(timeout=60)
+    assert late.returncode == 0 and out == b"thawed\n", err
     assert oci.state("p")["status"] == "running"
     assert wait_until(lambda: count(n) > c1, 30)
     assert oci("resume", "p")[0] != 0  # not paused
@@ -327,6 +363,15 @@ def test_update_changes_a_live_limit(oci, parent):
     assert read("/sys/fs/cgroup/cpu%s/cpu.shares" % path) == "256"
     rc, out, err = oci("exec", "up", "sh", "-c", "echo ran")
     assert rc == 0 and "ran" in out, err
+    m = "/sys/fs/cgroup/memory" + path
+    if os.path.exists(m + "/memory.memsw.limit_in_bytes"):  # swap accounting (this host has it)
+        rc, _, err = oci("update", "--memory", "64m", "--memory-swap", "128m", "--cpuset-cpus", "0", "up")
+        assert rc == 0, err
+        assert read(m + "/memory.limit_in_bytes") == str(64 << 20)
+        assert read(m + "/memory.memsw.limit_in_bytes") == str(128 << 20)  # memory + swap, runc's meaning
+        assert read("/sys/fs/cgroup/cpuset%s/cpuset.cpus" % path) == "0"
+        rc, _, err = oci("update", "--memory-swap", "32m", "up")
+        assert rc != 0 and "linux.resources.memory.swap" in err, err
     for flags, field in ((["--kernel-memory", "1m"], "memory.kernel"), (["--blkio-weight", "100"], "blockIO"),
                          (["--cpu-rt-runtime", "10"], "cpu.realtimeRuntime")):
         rc, _, err = oci("update", *flags, "up")
@@ -427,12 +472,30 @@ def test_cgroup_mount_is_the_container_s_own_view_read_only(oci, parent):
     assert "blkio" not in lines and "devices" not in lines  # hierarchies it is not in: not shown
 
 
-def test_cgroup_mount_without_a_cgroup_namespace_or_v2_on_v1_is_refused(oci):
-    for mutate, words in ((cgroup_mount(ns=False), "needs a cgroup namespace of the container's own"),
-                          (cgroup_mount("cgroup2"), "this host's cgroups are v1")):
-        b = oci.bundle(["true"], mutate)
-        rc, _, err = oci.create(uniq("cgm"), b)
-        assert rc != 0 and "type 'cgroup" in err and words in err, err
+def test_cgroup_mount_without_a_cgroup_namespace_is_its_own_directory_read_only(oci, parent):
+    # containerd's default spec (ctr run) asks for a cgroup mount with no cgroup namespace: runc's answer, a
+    # read-only bind of the container's own directory of each hierarchy; nothing above it is reachable
+    path = parent + "/bind"
+
+    def mutate(c):
+        cgroup_mount(ns=False)(c)
+        with_cg(path, {"pids": {"limit": 19}})(c)
+    script = ("cat /sys/fs/cgroup/pids/pids.max; ls /sys/fs/cgroup; ls /sys/fs/cgroup/pids/..; "
+              "mkdir /sys/fs/cgroup/pids/escape 2>&1; (echo 1 > /sys/fs/cgroup/pids/pids.max) 2>&1; echo end")
+    b = oci.bundle(["sh", "-c", script], mutate)
+    rc, out, err = oci("run", "--bundle", b, "bind")
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "19", out  # its own cgroup, not the host's root
+    assert {"pids", "memory", "freezer"} <= set(lines) and "blkio" not in lines
+    assert "mxc" not in lines and "mxc.oci" not in lines  # .. of the mount's root is the mount's root
+    assert out.count("Read-only file system") == 2, out
+
+
+def test_cgroup2_mount_on_a_v1_host_is_refused(oci):
+    b = oci.bundle(["true"], cgroup_mount("cgroup2"))
+    rc, _, err = oci.create(uniq("cgm"), b)
+    assert rc != 0 and "type 'cgroup2'" in err and "this host's cgroups are v1" in err, err
 
 
 def test_v2_cgroup2_mount_is_the_container_s_own_directory(oci, v2root):
@@ -442,3 +505,9 @@ def test_v2_cgroup2_mount_is_the_container_s_own_directory(oci, v2root):
     assert rc == 0, err
     assert "0::/\n" in out and "cgroup.procs" in out and "Read-only file system" in out, out
     assert "v2m" not in out
+    # without a cgroup namespace: a read-only clone of its own directory
+    b = oci.bundle(["sh", "-c", "cat /sys/fs/cgroup/cgroup.procs; mkdir /sys/fs/cgroup/x 2>&1; echo end"],
+                   lambda c: (cgroup_mount("cgroup2", ns=False)(c), with_cg("/v2b")(c)))
+    rc, out, err = oci("run", "--bundle", b, "v2b")
+    assert rc == 0, err
+    assert "Read-only file system" in out, out

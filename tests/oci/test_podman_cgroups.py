@@ -4,9 +4,9 @@ and `--memory` enforced, `podman pause` / `podman unpause` freezing it, Podman's
 the container's read-only view, and the cgroup gone with `podman rm`.  Everything else as
 tests/oci/test_podman.py sets it up (its own storage, the runtime declared under the name crun,
 vfs, a busybox image made by `podman import`), without --cgroups=disabled and without the tmpfs
-over /sys/fs/cgroup; `--cgroupns private` (Podman's default on a v1 host is the host's cgroup
-namespace, whose hierarchy a container's cgroup mount may not show; containers.conf's `cgroupns`
-was not honoured by this Podman on a v1 host, the flag is).
+over /sys/fs/cgroup.  Podman's default on a v1 host is the host's cgroup namespace (its cgroup mount
+is then a read-only bind of the container's own directories); `--cgroupns private` is tested too
+(fresh cgroup mounts of the container's own namespace).
 """
 import os
 import shutil
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("podman") 
                                 or not os.path.isdir("/sys/fs/cgroup/pids"),
                                 reason="needs root, podman, busybox-static and cgroup v1 (this host's)")
 
-OPTS = ["--network", "none", "--cgroupns", "private"]
+OPTS = ["--network", "none"]
 
 
 @pytest.fixture(scope="module")
@@ -71,20 +71,22 @@ def host_cgroup(pid, hierarchy):
     return None
 
 
-def test_podman_limits_are_enforced_in_the_container_s_own_cgroup(podman):
-    cid = podman("run", "-d", "--name", "lim", "--pids-limit", "12", "--memory", "64m", *OPTS,
-                 "localhost/mxc-bb:1", "sleep", "1000").stdout.strip()
+@pytest.mark.parametrize("cgroupns", ["host", "private"])
+def test_podman_limits_are_enforced_in_the_container_s_own_cgroup(podman, cgroupns):
+    cid = podman("run", "-d", "--name", "lim", "--cgroupns", cgroupns, "--pids-limit", "12", "--memory", "64m",
+                 *OPTS, "localhost/mxc-bb:1", "sleep", "1000").stdout.strip()
     pid = int(podman("inspect", "--format", "{{.State.Pid}}", "lim").stdout.strip())
     path = host_cgroup(pid, "pids")
     assert path and path != "/" and cid in path, path
     assert open("/sys/fs/cgroup/pids%s/pids.max" % path).read().strip() == "12"
     assert open("/sys/fs/cgroup/memory%s/memory.limit_in_bytes" % path).read().strip() == str(64 << 20)
     # inside: its own view of its cgroup, read-only; a fork bomb stopped at the limit
-    r = podman("exec", "lim", "sh", "-c", "cat /sys/fs/cgroup/pids/pids.max; "
+    r = podman("exec", "lim", "sh", "-c", "cat /sys/fs/cgroup/pids/pids.max; ls /sys/fs/cgroup/pids/..; "
                "(for i in $(seq 30); do sleep 1000 & done; echo all-spawned) 2>&1; "
                "mkdir /sys/fs/cgroup/pids/x 2>&1; echo end", check=False)
     assert r.stdout.splitlines()[0] == "12", r.stdout + r.stderr
     assert "all-spawned" not in r.stdout and "Read-only file system" in r.stdout, r.stdout
+    assert "libpod_parent" not in r.stdout and "mxc" not in r.stdout  # nothing above its own cgroup
     podman("rm", "-f", "-t", "0", "lim")
     assert wait_until(lambda: gone(cid), 60)
     assert wait_until(lambda: not os.path.exists("/sys/fs/cgroup/pids" + path), 60)
