@@ -2,6 +2,7 @@
  * See hooks.h; the rule and where each phase runs: docs/oci.md "Hooks". */
 #include "hooks.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -354,8 +355,11 @@ static int run_one(const oci_hook *k, const char *state, char *why, size_t whysz
         return 0;
     if (WIFEXITED(status))
         snprintf(why, whysz, "exit status %d", WEXITSTATUS(status));
-    else
-        snprintf(why, whysz, "killed by signal %d", WTERMSIG(status));
+    else { /* Go's words, as runc reports it ("signal: bad system call") */
+        const char *d = sigdescr_np(WTERMSIG(status));
+        snprintf(why, whysz, "killed by signal %d (signal: %c%s)", WTERMSIG(status), d ? tolower((unsigned char)d[0]) : '?',
+                 d ? d + 1 : "");
+    }
     return -1;
 }
 

@@ -718,12 +718,20 @@ _Noreturn void oci_init_main(const oci_init_args *a)
     int w = openat(selffd, num, O_WRONLY | O_CLOEXEC);
     if (w < 0)
         _exit(1);
+    /* the config's profile, stacked on the baseline, before a startContainer hook: the hook is the
+     * image's code and runs under the container's whole filter (as runc runs it) */
+    bool hooked = start_state != NULL;
+    if (hooked && (rc = oci_seccomp_load(a->seccomp)) < 0) {
+        dprintf(2, "mxc-oci: linux.seccomp: %s\n", strerror(-rc));
+        (void)!write(w, "H", 1);
+        _exit(1);
+    }
     /* start is reading: startContainer, as this process (its credentials and filters), the path
      * resolved in the container; a failure is 'H' to start instead of '0', and no exec */
     if (start_state) {
         mxc_error he = {0};
         if (oci_hooks_run(hk, OCI_HOOK_START_CONTAINER, start_state, &he) < 0) {
-            dprintf(2, "mxc-oci: %s\n", he.message);
+            dprintf(2, "mxc-oci: error running hook: %s\n", he.message); /* runc's words */
             (void)!write(w, "H", 1);
             _exit(1);
         }
@@ -733,7 +741,7 @@ _Noreturn void oci_init_main(const oci_init_args *a)
         _exit(1);
     close(selffd);
     /* the config's profile last, stacked on the baseline: only execve is left to pass it */
-    if ((rc = oci_seccomp_load(a->seccomp)) < 0) {
+    if (!hooked && (rc = oci_seccomp_load(a->seccomp)) < 0) {
         dprintf(2, "mxc-oci: linux.seccomp: %s\n", strerror(-rc));
         _exit(1);
     }

@@ -245,3 +245,18 @@ def test_recursive_bind_flags_are_taken(oci):
     rc, out, err = oci("run", "--bundle", b, "c1")
     assert rc != 0 and "Read-only file system" in out + err, (out, err)
     assert not os.path.exists(os.path.join(vol, "x"))
+
+
+def test_start_container_hook_runs_under_the_config_s_seccomp_profile(oci):
+    # seccomp.bats "runc run [seccomp] (startContainer hook)": the hook is resolved in the
+    # container (the image's code): it runs under the container's whole filter, the config's
+    # profile included, and its death is reported as runc reports it
+    def mutate(c):
+        c["linux"]["seccomp"] = {"defaultAction": "SCMP_ACT_ALLOW",
+                                 "architectures": ["SCMP_ARCH_X86", "SCMP_ARCH_X32"],
+                                 "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_KILL"}]}
+        c["hooks"] = {"startContainer": [{"path": "/bin/sh", "args": ["sh", "-c", "mkdir /tmp/foo"]}]}
+    b = oci.bundle(["true"], mutate=mutate, readonly=False)
+    rc, out, err = oci("run", "--bundle", b, "h1")
+    assert rc != 0 and "error running hook" in err and "bad system call" in err, (out, err)
+    assert not os.path.exists(os.path.join(b, "rootfs", "tmp", "foo"))
