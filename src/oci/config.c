@@ -2,6 +2,7 @@
  * it (process.user.uid, mounts[2].options, linux.namespaces[0].type). */
 #include "config.h"
 #include "cgroup.h"
+#include "devices.h"
 #include "ocijson.h"
 
 #include <errno.h>
@@ -388,19 +389,6 @@ static int parse_namespaces(json_t *lin, oci_config *c, mxc_error *e)
     return 0;
 }
 
-/* The default devices every container gets (bind mounts of the host's). */
-static bool default_device(const char *path, const char *type, json_int_t major, json_int_t minor)
-{
-    static const struct { const char *path; int major, minor; } dev[] = {
-        {"/dev/null", 1, 3}, {"/dev/zero", 1, 5}, {"/dev/full", 1, 7}, {"/dev/random", 1, 8},
-        {"/dev/urandom", 1, 9}, {"/dev/tty", 5, 0},
-    };
-    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
-        if (!strcmp(path, dev[i].path) && !strcmp(type, "c") && major == dev[i].major && minor == dev[i].minor)
-            return true;
-    return false;
-}
-
 /* Only what belongs to a namespace of the container's own: net.* (its
  * network), kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.* (its IPC);
  * everything else is the host's (refused). */
@@ -489,15 +477,11 @@ static int parse_linux(json_t *lin, oci_config *c, mxc_error *e)
     json_array_foreach(v, i, d) {
         char f[FIELD_MAX];
         snprintf(f, sizeof f, "linux.devices[%zu]", i);
-        const char *path = json_string_value(json_object_get(d, "path"));
-        const char *type = json_string_value(json_object_get(d, "type"));
-        if (!path || !type)
-            return bad(e, f, "an object with a path and a type");
-        if (!default_device(path, type, json_integer_value(json_object_get(d, "major")),
-                            json_integer_value(json_object_get(d, "minor"))))
-            return refuse(e, "%s: %.100s (%s) is refused: a container gets only /dev/null, zero, full, random, "
-                          "urandom and tty, never a raw host device", f, path, type);
+        if (oci_device_parse(d, f, c, e) < 0) /* the defaults, or an allowlisted character device (devices.c) */
+            return -1;
     }
+    if (c->resources && oci_device_rules(json_object_get(c->resources, "devices"), c, e) < 0)
+        return -1;
     if ((rc = get(lin, "rootfsPropagation", "linux.rootfsPropagation", JSON_STRING, &v, e)) < 0)
         return rc;
     if (v && json_string_length(v)) {

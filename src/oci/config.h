@@ -79,6 +79,9 @@ typedef struct {
     const char *sysctl[64][2]; /* key, value: namespaced keys only */
     size_t nsysctl;
     bool root_written;       /* config.json (one link) and the bundle directory: root's, nobody else may write */
+    /* linux.devices beyond the defaults: allowlisted character devices, the host's nodes bound (devices.h) */
+    struct { const char *path; unsigned major, minor; long mode, uid, gid; /* -1: not given */ } xdev[16];
+    size_t nxdev;
 } oci_config;
 
 /* The 14 capabilities a container may hold (in its own user namespace). */

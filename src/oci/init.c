@@ -494,7 +494,8 @@ _Noreturn void oci_init_main(const oci_init_args *a)
     if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
         fail("becoming root of the user namespace: %s", strerror(errno));
     /* 2. the trees the parent made */
-    int rootfs = -1, *binds = calloc(c->nmounts + 1, sizeof *binds), devs[OCI_NDEVICES];
+    int rootfs = -1, *binds = calloc(c->nmounts + 1, sizeof *binds), devs[OCI_NDEVICES], xdevs[16];
+    size_t nx = 0;
     if (!binds)
         fail("out of memory");
     size_t nb = 0, nd = 0;
@@ -516,11 +517,13 @@ _Noreturn void oci_init_main(const oci_init_args *a)
                 binds[nb++] = fd;
             else if (nd < OCI_NDEVICES)
                 devs[nd++] = fd;
+            else if (nx < c->nxdev)
+                xdevs[nx++] = fd;
             else
                 fail("protocol error");
         }
     }
-    if (rootfs < 0 || nd != OCI_NDEVICES)
+    if (rootfs < 0 || nd != OCI_NDEVICES || nx != c->nxdev)
         fail("protocol error");
     /* 3. the root: a private mount namespace, the idmapped rootfs at NEWROOT */
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -604,6 +607,26 @@ _Noreturn void oci_init_main(const oci_init_args *a)
         close(t);
     }
     close(devdir);
+    /* 5a. linux.devices beyond the defaults: the host's nodes, checked by the parent (devices.h), on the
+     * node's own name in the rootfs, never followed */
+    for (size_t i = 0; i < c->nxdev; i++) {
+        const char *p = c->xdev[i].path, *slash = strrchr(p, '/');
+        char dir[256];
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - p), p);
+        int d = oci_resolve_target(root_fd, dir, true, true);
+        if (d < 0)
+            fail("linux.devices %s: %s", p, strerror(-d));
+        struct stat lst;
+        if (fstatat(d, slash + 1, &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lst.st_mode))
+            fail("linux.devices %s in the rootfs is a symbolic link: refused (a device is mounted on the node "
+                 "itself)", p);
+        int t = oci_resolve_target(d, slash + 1, true, false);
+        if (t < 0)
+            fail("linux.devices %s: %s", p, strerror(-t));
+        attach(xdevs[i], t, p);
+        close(t);
+        close(d);
+    }
     int dev = oci_resolve_target(root_fd, "/dev", false, true);
     const char *links[][2] = {{"/proc/self/fd", "fd"}, {"/proc/self/fd/0", "stdin"}, {"/proc/self/fd/1", "stdout"},
                               {"/proc/self/fd/2", "stderr"}, {"pts/ptmx", "ptmx"}};

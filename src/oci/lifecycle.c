@@ -1,6 +1,7 @@
 /* lifecycle.c — see lifecycle.h. */
 #include "lifecycle.h"
 #include "cgroup.h"
+#include "devices.h"
 #include "../lib/cgroup.h"
 
 #include <dirent.h>
@@ -679,6 +680,12 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
             mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.device", -t, NULL, "%s", path);
             goto out;
         }
+        r = send_msg(x.sock, 'T', t);
+        close(t);
+    }
+    for (size_t i = 0; r == 0 && i < c.nxdev; i++) { /* linux.devices beyond the defaults (devices.h) */
+        if ((t = oci_device_tree(&c, i, e)) < 0)
+            goto out;
         r = send_msg(x.sock, 'T', t);
         close(t);
     }
