@@ -10,6 +10,7 @@ import stat
 import pytest
 
 from test_oci import oci  # noqa: F401  (the fixture)
+from test_podman import OPTS, podman  # noqa: F401  (the fixture)
 
 
 def dev(path, major, minor, typ="c", **extra):
@@ -125,3 +126,15 @@ def test_a_symlink_at_the_device_path_in_the_rootfs_is_not_followed(oci):
     os.symlink("/target", os.path.join(b, "rootfs", "dev", "fuse"))
     rc, _, err = oci("run", "--bundle", b, "d7")
     assert rc != 0 and "/dev/fuse" in err and "symbolic link" in err, err
+
+
+def test_podman_device_fuse(podman):
+    # `podman run --device /dev/fuse`: Podman copies the host node's mode and owner into the config
+    needs("/dev/fuse", 10, 229)
+    before = host_node("/dev/fuse")
+    r = podman("run", "--rm", *OPTS, "--device", "/dev/fuse", "localhost/mxc-bb:1", "stat", "-c", "%F %t:%T",
+               "/dev/fuse")
+    assert "character special file a:e5" in r.stdout, r.stdout
+    r = podman("run", "--rm", *OPTS, "--device", "/dev/kmsg", "localhost/mxc-bb:1", "true", check=False)
+    assert r.returncode != 0 and "kmsg" in r.stderr, r.stderr
+    assert host_node("/dev/fuse") == before
