@@ -754,8 +754,11 @@ _Noreturn void oci_init_main(const oci_init_args *a)
     if (start_state) {
         mxc_error he = {0};
         if (oci_hooks_run(hk, OCI_HOOK_START_CONTAINER, start_state, &he) < 0) {
-            dprintf(2, "mxc-oci: error running hook: %s\n", he.message); /* runc's words */
-            (void)!write(w, "H", 1);
+            /* runc's words; to start after the 'H' in one write (atomic below PIPE_BUF), and on stderr */
+            char msg[1024];
+            int len = snprintf(msg, sizeof msg, "Herror running hook: %s", he.message);
+            dprintf(2, "mxc-oci: %s\n", msg + 1);
+            (void)!write(w, msg, len < (int)sizeof msg ? (size_t)len : sizeof msg - 1);
             _exit(1);
         }
         free(start_state);

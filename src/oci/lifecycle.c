@@ -846,8 +846,15 @@ int oci_start(int rootfd, const char *id, mxc_error *e)
             char b;
             ssize_t n = read(fifo, &b, 1);
             if (n == 1 && b != '0') { /* the init's word that a startContainer hook failed; it exits */
-                mxc_err(e, MXC_E_BACKEND_ERROR, "a startContainer hook failed (its error is on the container's "
-                        "stderr); the container is stopped");
+                /* the why follows in the same write: the container's text, printable only */
+                char why[1024];
+                ssize_t w = read(fifo, why, sizeof why - 1);
+                why[w > 0 ? w : 0] = '\0';
+                for (char *q = why; *q; q++)
+                    if ((unsigned char)*q < 0x20 || (unsigned char)*q > 0x7e)
+                        *q = ' ';
+                mxc_err(e, MXC_E_BACKEND_ERROR, "a startContainer hook failed: %s; the container is stopped",
+                        *why ? why : "(no reason given)");
                 goto out;
             }
             if (n == 1)

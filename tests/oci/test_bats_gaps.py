@@ -259,4 +259,9 @@ def test_start_container_hook_runs_under_the_config_s_seccomp_profile(oci):
     b = oci.bundle(["true"], mutate=mutate, readonly=False)
     rc, out, err = oci("run", "--bundle", b, "h1")
     assert rc != 0 and "error running hook" in err and "bad system call" in err, (out, err)
+    # start itself says why (the container's stderr may be a terminal no one reads)
+    rc, _, err = oci.create("h2", b)
+    assert rc == 0, err
+    rc, out, err = oci("start", "h2")
+    assert rc != 0 and "error running hook" in err and "bad system call" in err, (out, err)
     assert not os.path.exists(os.path.join(b, "rootfs", "tmp", "foo"))
