@@ -138,3 +138,15 @@ def test_podman_device_fuse(podman):
     r = podman("run", "--rm", *OPTS, "--device", "/dev/kmsg", "localhost/mxc-bb:1", "true", check=False)
     assert r.returncode != 0 and "kmsg" in r.stderr, r.stderr
     assert host_node("/dev/fuse") == before
+
+
+def test_dev_ptmx_is_the_container_s_own_devpts(oci):
+    # dev.bats "redundant default /dev/ptmx": 5:2 at /dev/ptmx is served by /dev/ptmx -> pts/ptmx,
+    # the container's own devpts (a pty made there is the container's), never the host's node
+    b = oci.bundle(["sh", "-c", "ls -lLn /dev/ptmx; readlink /dev/ptmx"],
+                   mutate=with_devices(dev("/dev/ptmx", 5, 2)))
+    rc, out, err = oci("run", "--bundle", b, "p1")
+    assert rc == 0, err
+    f = out.split()
+    assert f[0] == "crw-rw-rw-" and f[2:6] == ["0", "0", "5,", "2"], out
+    assert out.strip().endswith("pts/ptmx"), out
