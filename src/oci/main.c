@@ -211,6 +211,13 @@ static int update(int argc, char **argv, int i, int rootfd, mxc_error *e)
     const char *id = NULL;
     if ((i = parse_flags(argc, argv, i, fl, NOPT + 1, "update")) < 0 || one_id(argc, argv, i, "update", &id))
         return 1;
+    /* runc's command line takes the flags after the id too (`update ID --cpu-period N`); anything else
+     * there is refused, never ignored */
+    int j = i + 1 < argc ? parse_flags(argc, argv, i + 1, fl, NOPT + 1, "update") : argc;
+    if (j < 0)
+        return 1;
+    if (j != argc)
+        return die("update: \"update\" requires exactly 1 argument(s)");
     json_t *r = NULL;
     if (file) {
         json_error_t je;

@@ -265,3 +265,24 @@ def test_start_container_hook_runs_under_the_config_s_seccomp_profile(oci):
     rc, out, err = oci("start", "h2")
     assert rc != 0 and "error running hook" in err and "bad system call" in err, (out, err)
     assert not os.path.exists(os.path.join(b, "rootfs", "tmp", "foo"))
+
+
+def test_update_takes_its_flags_after_the_id_too(oci):
+    # update.bats: `runc update test_update --cpuset-cpus 1` (runc's command line reorders flags
+    # after the id); mxc-oci answered 0 and changed nothing
+    import glob
+    b = oci.bundle(["sleep", "1000"])
+    rc, _, err = oci.create("u1", b)
+    assert rc == 0, err
+    with open(os.path.join(oci.root, "u1", "cgroup.json")) as f:
+        import json
+        cg = json.load(f)
+    rc, _, err = oci("update", "u1", "--pids-limit", "42")
+    assert rc == 0, err
+    dirs = [d for d in glob.glob("/sys/fs/cgroup/pids" + cg["path"]) + glob.glob("/sys/fs/cgroup" + cg["path"])
+            if os.path.exists(os.path.join(d, "pids.max"))]
+    assert dirs, cg
+    with open(os.path.join(dirs[0], "pids.max")) as f:
+        assert f.read().strip() == "42"
+    rc, _, err = oci("update", "u1", "stray")
+    assert rc != 0 and "exactly 1 argument" in err, err
