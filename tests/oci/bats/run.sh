@@ -124,6 +124,21 @@ cp "$here/recvtty.py" "$work/contrib/cmd/recvtty/recvtty"
 sed -i 's|^\t("\$RECVTTY" --pid-file "\$dir/pid" --mode null "\$CONSOLE_SOCKET" &) &$|&\n\tlocal i; for i in $(seq 500); do [ -S "$CONSOLE_SOCKET" ] \&\& break; sleep 0.01; done|' "$it/helpers.bash"
 grep -q 'S "$CONSOLE_SOCKET"' "$it/helpers.bash" || { echo "runc-bats: helpers.bash changed: recvtty wait not added" >&2; exit 2; }
 
+# helpers.bash finds the v1 hierarchies with gawk's word boundaries (\< \>);
+# gawk is not installed: a shim over mawk with the same meaning, on PATH for
+# both runtimes alike (otherwise every cgroup test fails for runc too)
+mkdir -p "$work/bin"
+cat >"$work/bin/gawk" <<'EOF2'
+#!/bin/bash
+# gawk's \< and \> (word boundaries) for helpers.bash's one use, over mawk
+prog=${1//\\</(^|[^A-Za-z0-9_])}
+prog=${prog//\\>/([^A-Za-z0-9_]|$)}
+shift
+exec mawk "$prog" "$@"
+EOF2
+chmod +x "$work/bin/gawk"
+command -v gawk >/dev/null || export PATH="$work/bin:$PATH"
+
 files=("$@")
 [ ${#files[@]} -gt 0 ] || read -ra files <<<"$(echo $DEFAULT_FILES)"
 
