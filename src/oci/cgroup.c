@@ -348,6 +348,11 @@ static int make_path(const char *root, const char *rel, bool v2, bool cpuset, ch
             struct stat st;
             if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
                 return -ENOTDIR;
+            /* a level someone else made (a pod's): an empty cpuset (no process could join anything below)
+             * is given its parent's, as runc does; one already set is left as it is */
+            int rc = cpuset ? cpuset_init(dir) : 0;
+            if (rc < 0)
+                return rc;
         }
     }
     return 0;

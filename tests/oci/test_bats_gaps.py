@@ -286,3 +286,32 @@ def test_update_takes_its_flags_after_the_id_too(oci):
         assert f.read().strip() == "42"
     rc, _, err = oci("update", "u1", "stray")
     assert rc != 0 and "exactly 1 argument" in err, err
+
+
+def test_a_parent_cgroup_made_empty_by_someone_else_gets_its_cpuset(oci):
+    # update.bats "update cpu period in a pod cgroup with pod limit set": the caller (a kubelet, the
+    # test) made the pod's cgroup in every v1 hierarchy; its cpuset has no cpus nor mems, so no
+    # process can join anything below it until they are filled from its parent (as runc does)
+    import uuid
+    cs = "/sys/fs/cgroup/cpuset"
+    if not os.path.exists(os.path.join(cs, "cpuset.cpus")):
+        import pytest
+        pytest.skip("no v1 cpuset hierarchy")
+    pod = "mxctest-pod-" + uuid.uuid4().hex[:8]
+    os.mkdir(os.path.join(cs, pod))
+    try:
+        with open(os.path.join(cs, pod, "cpuset.cpus")) as f:
+            assert f.read().strip() == ""
+        b = oci.bundle(["true"], mutate=lambda c: c["linux"].update(cgroupsPath="/%s/c1" % pod))
+        rc, _, err = oci("run", "--bundle", b, "p1")
+        assert rc == 0, err
+        with open(os.path.join(cs, "cpuset.cpus")) as f, open(os.path.join(cs, pod, "cpuset.cpus")) as g:
+            assert g.read() == f.read()
+    finally:
+        oci.cleanup()
+        for h in os.listdir("/sys/fs/cgroup"):
+            for d in (os.path.join("/sys/fs/cgroup", h, pod, "c1"), os.path.join("/sys/fs/cgroup", h, pod)):
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    pass
