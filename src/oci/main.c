@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "events.h"
 #include "lifecycle.h"
 #include "pstable.h"
 #include "store.h"
@@ -321,13 +322,13 @@ int main(int argc, char **argv)
         json_decref(j);
         return rc < 0 ? die("cannot write config.json") : 0;
     }
-    const char *later[] = {"checkpoint", "restore", "events"};
+    const char *later[] = {"checkpoint", "restore"};
     for (size_t k = 0; k < sizeof later / sizeof later[0]; k++)
         if (!strcmp(cmd, later[k]))
             return die("%s is not supported by mxc-oci yet", cmd);
     bool known = false;
     const char *cmds[] = {"create", "start", "state", "kill", "delete", "run", "list", "exec", "ps", "pause", "resume",
-                          "update"};
+                          "update", "events"};
     for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++)
         known |= !strcmp(cmd, cmds[k]);
     if (!known)
@@ -383,6 +384,17 @@ int main(int argc, char **argv)
             rc = oci_pause(rootfd, id, !strcmp(cmd, "pause"), &e) < 0 ? die("%s", e.message) : 0;
     } else if (!strcmp(cmd, "update")) {
         rc = update(argc, argv, i, rootfd, &e);
+    } else if (!strcmp(cmd, "events")) { /* events.h */
+        bool stats = false;
+        const char *interval = "5s";
+        flag fl[] = {{"stats", 0, false, NULL, &stats, NULL, NULL}, {"interval", 0, true, &interval, NULL, NULL, NULL}};
+        long ms;
+        if ((i = parse_flags(argc, argv, i, fl, 2, cmd)) < 0 || one_id(argc, argv, i, cmd, &id))
+            rc = 1;
+        else if ((ms = oci_duration_ms(interval)) <= 0)
+            rc = die("events: invalid --interval %s", interval);
+        else
+            rc = oci_events(rootfd, id, stats, ms, &e) < 0 ? die("%s", e.message) : 0;
     } else if (!strcmp(cmd, "start") || !strcmp(cmd, "state")) {
         if ((i = parse_flags(argc, argv, i, NULL, 0, cmd)) < 0 || one_id(argc, argv, i, cmd, &id))
             rc = 1;
