@@ -206,6 +206,9 @@ static int check(json_t *r, const char *where, const oci_cgroup *cg, mxc_error *
             rc = check_group(v, key, MEMORY, sizeof MEMORY / sizeof MEMORY[0], where, cg, e);
         else if (!strcmp(key, "cpu"))
             rc = check_group(v, key, CPU, sizeof CPU / sizeof CPU[0], where, cg, e);
+        else if (!strcmp(key, "unified") && !(cg ? cg->v2 : mxc_cgroup_v2_root() != NULL))
+            /* runc's words: its v2 files on a v1 host are an invalid configuration */
+            rc = refuse_field(e, where, key, "invalid configuration: cgroup v2 files on a cgroup v1 host");
         else
             rc = refuse_field(e, where, key, "not delivered by mxc-oci");
         if (rc < 0)

@@ -315,3 +315,14 @@ def test_a_parent_cgroup_made_empty_by_someone_else_gets_its_cpuset(oci):
                     os.rmdir(d)
                 except OSError:
                     pass
+
+
+def test_unified_resources_on_a_v1_host_are_an_invalid_configuration(oci):
+    # cgroups.bats "runc run (cgroup v1 + unified resources should fail)": refused, in runc's words
+    if os.path.exists("/sys/fs/cgroup/cgroup.controllers"):
+        import pytest
+        pytest.skip("a cgroup v2 host")
+    b = oci.bundle(["true"], mutate=lambda c: c["linux"].setdefault("resources", {}).update(
+        unified={"memory.min": "131072"}))
+    rc, _, err = oci("run", "--bundle", b, "u2")
+    assert rc != 0 and "invalid configuration" in err and "linux.resources.unified" in err, err
