@@ -493,6 +493,12 @@ int oci_cgroup_create(int dirfd, const char *id, const char *cgroups_path, json_
             goto fail;
         }
     }
+    /* an existing cgroup someone froze: the init would freeze in it before it says ready (runc's words) */
+    if (oci_cgroup_frozen(cg)) {
+        mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.cgroupsPath %s is refused: container's cgroup "
+                "unexpectedly frozen", cg->path);
+        goto fail;
+    }
     if (oci_cgroup_apply(cg, resources, e) < 0 || save(dirfd, cg, e) < 0)
         goto fail;
     made_here = *cg;

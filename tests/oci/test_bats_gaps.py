@@ -326,3 +326,38 @@ def test_unified_resources_on_a_v1_host_are_an_invalid_configuration(oci):
         unified={"memory.min": "131072"}))
     rc, _, err = oci("run", "--bundle", b, "u2")
     assert rc != 0 and "invalid configuration" in err and "linux.resources.unified" in err, err
+
+
+def test_a_pre_existing_frozen_cgroup_is_refused_not_hung_in(oci):
+    # cgroups.bats "runc run/create should refuse pre-existing frozen cgroup": mxc-oci put its init
+    # into the frozen cgroup and waited for it forever
+    import subprocess
+    import uuid
+    from test_oci import MXC_OCI
+    fz = "/sys/fs/cgroup/freezer"
+    if not os.path.exists(os.path.join(fz, "cgroup.procs")):
+        import pytest
+        pytest.skip("no v1 freezer hierarchy")
+    name = "mxctest-frozen-" + uuid.uuid4().hex[:8]
+    os.mkdir(os.path.join(fz, name))
+    try:
+        with open(os.path.join(fz, name, "freezer.state"), "w") as f:
+            f.write("FROZEN")
+        b = oci.bundle(["true"], mutate=lambda c: c["linux"].update(cgroupsPath="/" + name))
+        for cmd in ("run", "create"):
+            p = subprocess.run([MXC_OCI, "--root", oci.root, cmd, "--bundle", b, "f-" + cmd],
+                               capture_output=True, text=True, timeout=120)
+            assert p.returncode != 0 and "container's cgroup unexpectedly frozen" in p.stderr, p.stderr
+            assert not os.path.exists(os.path.join(oci.root, "f-" + cmd))
+        with open(os.path.join(fz, name, "cgroup.procs")) as f:
+            assert f.read() == ""
+    finally:
+        if os.path.exists(os.path.join(fz, name, "freezer.state")):
+            with open(os.path.join(fz, name, "freezer.state"), "w") as f:
+                f.write("THAWED")
+        oci.cleanup()
+        for h in os.listdir("/sys/fs/cgroup"):
+            try:
+                os.rmdir(os.path.join("/sys/fs/cgroup", h, name))
+            except OSError:
+                pass
