@@ -31,7 +31,8 @@ ORIG_SHA256=e936cc563c4557178b3416aa1bb9e8231c53011beb8df67adedbfbaba4eacce7
 # The suite's files run by default: the lifecycle and process interface
 # (see docs/oci.md "runc's bats suite" for what is left out and why).
 DEFAULT_FILES="create start start_detached start_hello run state kill delete exec ps list spec
-  tty cwd umask root help version debug mask dev no_pivot mounts mounts_recursive seccomp userns"
+  tty cwd umask root help version debug mask dev no_pivot mounts mounts_recursive seccomp userns
+  pause update cgroups events"
 
 [ "$(id -u)" -eq 0 ] || { echo "runc-bats: needs root" >&2; exit 2; }
 for t in bats jq "$RUNC_REF" "$MXC_OCI" /bin/busybox; do
