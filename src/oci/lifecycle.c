@@ -1189,7 +1189,7 @@ json_t *oci_spec(void)
         "s:b}, s:{s:s, s:b}, s:s, s:["
         "{s:s, s:s, s:s}, {s:s, s:s, s:s, s:[ssss]}, {s:s, s:s, s:s, s:[ssssss]}, "
         "{s:s, s:s, s:s, s:[sssss]}, {s:s, s:s, s:s, s:[sss]}, {s:s, s:s, s:s, s:[ssss]}], "
-        "s:{s:[{s:s}, {s:s}, {s:s}, {s:s}, {s:s}], s:[sssssssss], s:[ssssss]}}",
+        "s:{s:{s:[{s:b, s:s}]}, s:[{s:s}, {s:s}, {s:s}, {s:s}, {s:s}], s:[sssssssss], s:[ssssss]}}",
         "ociVersion", OCI_SPEC_VERSION, "process", "terminal", 1, "user", "uid", 0, "gid", 0, "args", "sh", "env",
         "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TERM=xterm", "cwd", "/",
         "capabilities", "bounding", "CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE", "effective",
@@ -1205,7 +1205,7 @@ json_t *oci_spec(void)
         "mode=1777", "size=65536k",
         "destination", "/dev/mqueue", "type", "mqueue", "source", "mqueue", "options", "nosuid", "noexec", "nodev",
         "destination", "/sys", "type", "sysfs", "source", "sysfs", "options", "nosuid", "noexec", "nodev", "ro",
-        "linux", "namespaces", "type", "pid", "type", "network", "type", "ipc", "type", "uts", "type", "mount",
+        "linux", "resources", "devices", "allow", 0, "access", "rwm", "namespaces", "type", "pid", "type", "network", "type", "ipc", "type", "uts", "type", "mount",
         "maskedPaths", "/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
         "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "readonlyPaths", "/proc/bus",
         "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", "/proc/scsi");

@@ -361,3 +361,19 @@ def test_a_pre_existing_frozen_cgroup_is_refused_not_hung_in(oci):
                 os.rmdir(os.path.join("/sys/fs/cgroup", h, name))
             except OSError:
                 pass
+
+
+def test_spec_has_runc_s_resources_template(oci):
+    # events.bats "events oom" sets the memory limit with jq on every object that has a `resources`
+    # (runc's template has linux.resources); without one the test's memory hog ran unlimited
+    import json
+    import tempfile
+    d = tempfile.mkdtemp(dir=oci.base)
+    rc, _, err = oci("spec", "--bundle", d)
+    assert rc == 0, err
+    with open(os.path.join(d, "config.json")) as f:
+        c = json.load(f)
+    assert c["linux"]["resources"] == {"devices": [{"allow": False, "access": "rwm"}]}
+    b = oci.bundle(["true"])
+    rc, _, err = oci("run", "--bundle", b, "s1")
+    assert rc == 0, err
