@@ -689,15 +689,25 @@ static int apply_cpu(const oci_cgroup *cg, json_t *r, mxc_error *e)
                             e)) < 0)
                 return rc;
         } else {
+            /* a period below the current one can be refused (EINVAL) while the old quota over it exceeds a
+             * parent's limit: with a quota to write too, the period is written again after it (as runc) */
+            bool again = false;
             if (set(period)) {
                 snprintf(t, sizeof t, "%lld", p);
-                if ((rc = wrote(write_file(dir, "cpu.cfs_period_us", t), "cpu.period", dir, "cpu.cfs_period_us", e)) <
-                    0)
+                int w = write_file(dir, "cpu.cfs_period_us", t);
+                again = w == -EINVAL && set(quota);
+                if (!again && (rc = wrote(w, "cpu.period", dir, "cpu.cfs_period_us", e)) < 0)
                     return rc;
             }
             if (set(quota)) {
                 num(t, sizeof t, q, false);
                 if ((rc = wrote(write_file(dir, "cpu.cfs_quota_us", t), "cpu.quota", dir, "cpu.cfs_quota_us", e)) < 0)
+                    return rc;
+            }
+            if (again) {
+                snprintf(t, sizeof t, "%lld", p);
+                if ((rc = wrote(write_file(dir, "cpu.cfs_period_us", t), "cpu.period", dir, "cpu.cfs_period_us", e)) <
+                    0)
                     return rc;
             }
         }

@@ -377,3 +377,39 @@ def test_spec_has_runc_s_resources_template(oci):
     b = oci.bundle(["true"])
     rc, _, err = oci("run", "--bundle", b, "s1")
     assert rc == 0, err
+
+
+def test_update_lowers_the_period_under_a_pod_s_cpu_limit(oci):
+    # update.bats "update cpu period in a pod cgroup with pod limit set": the pod's cgroup allows 50%;
+    # `update --cpu-period 10000 --cpu-quota 3000` from quota 500000/period 1000000: the period
+    # alone is refused by the kernel (500000/10000 exceeds the pod), so it goes again after the quota
+    import uuid
+    cpu = "/sys/fs/cgroup/cpu"
+    if not os.path.exists(os.path.join(cpu, "cpu.cfs_quota_us")):
+        import pytest
+        pytest.skip("no v1 cpu hierarchy")
+    pod = "mxctest-pod-" + uuid.uuid4().hex[:8]
+    try:
+        os.mkdir(os.path.join(cpu, pod))
+        with open(os.path.join(cpu, pod, "cpu.cfs_quota_us"), "w") as f:
+            f.write("50000")
+
+        def mutate(c):
+            c["linux"]["cgroupsPath"] = "/%s/c1" % pod
+            c["linux"]["resources"]["cpu"] = {"quota": 500000, "period": 1000000}
+        rc, _, err = oci.create("q1", oci.bundle(["sleep", "1000"], mutate=mutate))
+        # the pod's 50% is checked by the kernel at create too: 500000/1000000 is within it
+        assert rc == 0, err
+        rc, _, err = oci("update", "--cpu-period", "10000", "--cpu-quota", "3000", "q1")
+        assert rc == 0, err
+        leaf = os.path.join(cpu, pod, "c1")
+        with open(os.path.join(leaf, "cpu.cfs_quota_us")) as f, open(os.path.join(leaf, "cpu.cfs_period_us")) as g:
+            assert (f.read().strip(), g.read().strip()) == ("3000", "10000")
+    finally:
+        oci.cleanup()
+        for h in os.listdir("/sys/fs/cgroup"):
+            for d in (os.path.join("/sys/fs/cgroup", h, pod, "c1"), os.path.join("/sys/fs/cgroup", h, pod)):
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    pass
