@@ -55,21 +55,6 @@ static int pidfd_of(const oci_state *s)
     return fd;
 }
 
-static int write_map(pid_t pid, const char *file, const oci_idmap *m, size_t n)
-{
-    char text[OCI_MAX_IDMAPS * 40] = "", path[64];
-    size_t len = 0;
-    for (size_t i = 0; i < n; i++)
-        len += (size_t)snprintf(text + len, sizeof text - len, "%u %u %u\n", m[i].cid, m[i].hid, m[i].n);
-    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    int rc = write(fd, text, len) == (ssize_t)len ? 0 : -errno;
-    close(fd);
-    return rc;
-}
-
 static int send_msg(int sock, char tag, int fd)
 {
     char ctl[CMSG_SPACE(sizeof(int))];
@@ -623,9 +608,9 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     if (x.made_cg && (oci_cgroup_enter(&x.cg, x.child, e) < 0 || oci_cgroup_sole(&x.cg, x.child, e) < 0))
         goto out;
     char path[64];
-    int r = write_map(x.child, "uid_map", c.uidmap, c.nuidmap);
+    int r = oci_write_idmap(x.child, "uid_map", c.uidmap, c.nuidmap);
     if (r == 0)
-        r = write_map(x.child, "gid_map", c.gidmap, c.ngidmap);
+        r = oci_write_idmap(x.child, "gid_map", c.gidmap, c.ngidmap);
     snprintf(path, sizeof path, "/proc/%d/ns/user", (int)x.child);
     if (r == 0 && (x.userns = open(path, O_RDONLY | O_CLOEXEC)) < 0)
         r = -errno;
