@@ -31,13 +31,15 @@ What differs between the runtimes, exactly:
 
 Usage: sudo bench/oci.py [N]   (needs build/mxc-oci or $MXC_OCI, /usr/sbin/runc, /usr/bin/crun, podman,
        /bin/busybox; builds nothing)
+       sudo bench/oci.py [N] --ab OLD NEW   two mxc-oci binaries A/B (an optimisation's measurement): the
+       lifecycle, interleaved, hot and with idle gaps, each phase's median too
 """
 import ctypes, json, os, platform, shutil, signal, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MXC_OCI = os.path.realpath(os.environ.get("MXC_OCI", os.path.join(ROOT, "build", "mxc-oci")))
 RUNC, CRUN, BUSYBOX = "/usr/sbin/runc", "/usr/bin/crun", "/bin/busybox"
-args = [a for a in sys.argv[1:] if not a.startswith("--")]
+args = [a for i, a in enumerate(sys.argv[1:], 1) if not a.startswith("--") and not sys.argv[i - 1].startswith("--")]
 N = int(args[0]) if args else 30
 PODMAN_N = int(sys.argv[sys.argv.index("--podman-n") + 1]) if "--podman-n" in sys.argv else max(5, N // 2)
 GAP = 0.1
@@ -125,20 +127,27 @@ class Runtime:
                 err.seek(0)
                 sys.exit("%s %s failed: %s" % (self.name, " ".join(a), err.read().decode(errors="replace")[-400:]))
 
-    def cycle(self, bundle):
-        """create -> start -> wait -> delete, as a shim does."""
+    def cycle(self, bundle, phases=None):
+        """create -> start -> wait -> delete, as a shim does; each phase's ms appended to phases."""
         self.n += 1
         cid = "bench-%d-%d" % (os.getpid(), self.n)
         pidf = os.path.join(BASE, "pid-" + cid)
+        t = [time.perf_counter()]
         self.call("create", "--bundle", bundle, "--pid-file", pidf, cid)
+        t.append(time.perf_counter())
         with open(pidf) as f:
             pid = int(f.read())
         self.call("start", cid)
+        t.append(time.perf_counter())
         _, st = os.waitpid(pid, 0)
         if st != 0:
             sys.exit("%s: the container exited %d" % (self.name, st))
+        t.append(time.perf_counter())
         self.call("delete", cid)
+        t.append(time.perf_counter())
         os.unlink(pidf)
+        if phases is not None:
+            phases.append([(b - a) * 1000 for a, b in zip(t, t[1:])])
 
 
 def timed(fn):
@@ -202,7 +211,29 @@ def podman_setup(crun_ns):
             "crun": runner("crun", ["--cgroups=disabled"], crun_ns.enter)}, clean
 
 
+def ab(old, new):
+    """Two mxc-oci binaries, the same bundle, interleaved: hot and with idle gaps."""
+    print("A/B, N = %d, interleaved: A %s, B %s; load %s" % (N, old, new, " ".join("%.2f" % x for x in os.getloadavg())))
+    bundle = os.path.join(BASE, "bundle")
+    make_bundle(bundle)
+    rts = [Runtime(n, [exe, "--root", os.path.join(BASE, n)], None) for n, exe in (("A", old), ("B", new))]
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    try:
+        for kind, gap in (("hot", 0.0), ("idle gap", GAP)):
+            ph = [[], []]
+            m = interleaved([lambda i=i: rts[i].cycle(bundle, ph[i]) for i in range(2)], N, gap)
+            pm = [[statistics.median(x[k] for x in p[1:]) for k in range(4)] for p in ph]  # [1:]: not the warm-up
+            print("%-8s total A %.2f B %.2f ms (B/A %.2fx); create %.2f/%.2f start %.2f/%.2f wait %.2f/%.2f "
+                  "delete %.2f/%.2f" % ((kind, m[0], m[1], m[1] / m[0]) + tuple(v for k in range(4) for v in
+                                                                                (pm[0][k], pm[1][k]))))
+    finally:
+        shutil.rmtree(BASE, ignore_errors=True)
+
+
 def main():
+    if "--ab" in sys.argv:
+        i = sys.argv.index("--ab")
+        return ab(os.path.realpath(sys.argv[i + 1]), os.path.realpath(sys.argv[i + 2]))
     for exe in (MXC_OCI, RUNC, CRUN, BUSYBOX):
         if not os.access(exe, os.X_OK):
             sys.exit("missing %s" % exe)

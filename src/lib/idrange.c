@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "procs.h"
 #include "registry.h"
 
@@ -207,7 +208,7 @@ int mxc_idrange_set_owner(const char *name, pid_t pid)
     json_t *old = NULL;
     int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd >= 0) {
-        old = json_loadfd(fd, 0, NULL);
+        old = mxc_json_loadfd(fd, 0, NULL);
         close(fd);
     }
     const char *state_dir = json_string_value(json_object_get(old, "stateDir"));
@@ -252,7 +253,7 @@ void mxc_idrange_release_owned(const char *name, const char *state_dir, pid_t pi
     if (dir < 0)
         return;
     int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    json_t *j = fd >= 0 ? json_loadfd(fd, 0, NULL) : NULL;
+    json_t *j = fd >= 0 ? mxc_json_loadfd(fd, 0, NULL) : NULL;
     if (fd >= 0)
         close(fd);
     const char *owner = json_string_value(json_object_get(j, "stateDir"));

@@ -16,6 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdio.h"
+
 #define FIELD_MAX 160
 
 static int bad(mxc_error *e, const char *field, const char *want)
@@ -730,7 +732,7 @@ int oci_config_load(int bundle_fd, oci_config *c, mxc_error *e)
         return mxc_err_os(e, MXC_E_MALFORMED_REQUEST, "oci.config", errno, NULL,
                           "cannot open config.json in the bundle");
     json_error_t je;
-    json_t *doc = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
+    json_t *doc = mxc_json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
     close(fd);
     if (!doc)
         return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: line %d: %s", je.line, je.text);

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "fdio.h"
 #include "harden.h"
 #include "hostpath.h"
 #include "idrange.h"
@@ -169,7 +170,7 @@ static int create_fail(create_ctx *x, int rootfd, const char *id, const oci_conf
 static int save_config(int dirfd, json_t *doc, mxc_error *e)
 {
     int fd = openat(dirfd, "config.json", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0 || json_dumpfd(doc, fd, JSON_COMPACT) < 0) {
+    if (fd < 0 || mxc_json_dumpfd(doc, fd, JSON_COMPACT) < 0) {
         int err = errno;
         if (fd >= 0)
             close(fd);
@@ -918,7 +919,7 @@ static size_t read_map(pid_t pid, const char *file, oci_idmap *m)
 static json_t *saved_config(int dirfd)
 {
     int fd = openat(dirfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    json_t *doc = fd >= 0 ? json_loadfd(fd, JSON_REJECT_DUPLICATES, NULL) : NULL;
+    json_t *doc = fd >= 0 ? mxc_json_loadfd(fd, JSON_REJECT_DUPLICATES, NULL) : NULL;
     if (fd >= 0)
         close(fd);
     return doc;
@@ -930,7 +931,7 @@ static json_t *exec_process(int dirfd, const oci_state *s, const oci_exec_opts *
     json_error_t je;
     if (o->process_file) {
         int fd = open(o->process_file, O_RDONLY | O_CLOEXEC);
-        json_t *p = fd >= 0 ? json_loadfd(fd, JSON_REJECT_DUPLICATES, &je) : NULL;
+        json_t *p = fd >= 0 ? mxc_json_loadfd(fd, JSON_REJECT_DUPLICATES, &je) : NULL;
         if (fd >= 0)
             close(fd);
         if (!p)
