@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bpfcache.h"
 #include "config.h"
 #include "fdio.h"
 #include "harden.h"
@@ -293,7 +294,7 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         goto out;
     if ((x.console = console_connect(console, c.terminal, e)) < 0 && e->code)
         goto out;
-    if (oci_seccomp_compile(c.seccomp, &sc, e) < 0)
+    if (oci_seccomp_compile_cached(rootfd, c.seccomp, &sc, e) < 0)
         goto out;
     bool host_net = on_host_network(&c);
     if (host_net && mxc_landlock_abi() < MXC_LANDLOCK_ABI_SCOPE) {
@@ -1031,7 +1032,7 @@ int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mx
     /* the container's own seccomp profile binds its exec'd processes too */
     {
         json_t *doc = saved_config(dirfd);
-        int r = oci_seccomp_compile(json_object_get(json_object_get(doc, "linux"), "seccomp"), &sc, e);
+        int r = oci_seccomp_compile_cached(rootfd, json_object_get(json_object_get(doc, "linux"), "seccomp"), &sc, e);
         json_decref(doc);
         if (r < 0)
             goto out;
