@@ -4,7 +4,9 @@ Markdown table for docs/benchmarks.md: medians of N runs per runtime and mxc-oci
 fastest of the others.
 
   the runtime's own lifecycle: create -> start -> wait -> delete of `true`, on the same
-      busybox-static bundle (one config.json, one read-only rootfs) for all three runtimes
+      busybox-static bundle (one config.json, one read-only rootfs) for all three runtimes; then the
+      same with the seccomp profile Podman sends (taken from the config.json Podman writes for a
+      container it inits here: Podman and containerd send such a profile with every container)
   podman run --rm IMAGE true: Podman 4.3 with each runtime, the same image and the same settings
       where the runtime can take them (below)
 
@@ -202,13 +204,26 @@ def podman_setup(crun_ns):
                 sys.exit("podman with %s failed: %s" % (name, (p.stdout + p.stderr).decode(errors="replace")[-600:]))
         return go
 
+    def podman_profile():
+        """The linux.seccomp Podman sends (its default profile), from the config.json it writes for a
+        container it inits on mxc-oci."""
+        env = confs["mxc-oci"]
+        cid = subprocess.run(["podman"] + common + ["create", "--cgroups=disabled"] + opts + ["localhost/mxc-bench-bb:1",
+                             "true"], check=True, env=env, capture_output=True, text=True).stdout.strip()
+        try:
+            subprocess.run(["podman"] + common + ["init", cid], check=True, env=env, capture_output=True)
+            with open(os.path.join(store, "storage", "vfs-containers", cid, "userdata", "config.json")) as f:
+                return json.load(f)["linux"]["seccomp"]
+        finally:
+            subprocess.run(["podman"] + common + ["rm", "-f", cid], env=env, capture_output=True)
+
     def clean():
         subprocess.run(["podman"] + common + ["rm", "-af", "-t", "0"], env=confs["mxc-oci"], capture_output=True)
         subprocess.run(["podman"] + common + ["rmi", "-af"], env=confs["mxc-oci"], capture_output=True)
 
     return {"mxc-oci": runner("mxc-oci", ["--cgroups=disabled"], crun_ns.stay),
             "runc": runner("runc", [], crun_ns.stay),
-            "crun": runner("crun", ["--cgroups=disabled"], crun_ns.enter)}, clean
+            "crun": runner("crun", ["--cgroups=disabled"], crun_ns.enter)}, clean, podman_profile
 
 
 def ab(old, new):
@@ -252,19 +267,29 @@ def main():
     clean = None
     rows = []
     try:
+        pods, clean, podman_profile = podman_setup(crun_ns)
+        profile = podman_profile()
         bundle = os.path.join(BASE, "bundle")
         make_bundle(bundle)
+        # the same bundle with the seccomp profile Podman sends (containerd sends one too)
+        bundle_sc = os.path.join(BASE, "bundle-seccomp")
+        make_bundle(bundle_sc)
+        with open(os.path.join(bundle_sc, "config.json")) as f:
+            c = json.load(f)
+        c["linux"]["seccomp"] = profile
+        with open(os.path.join(bundle_sc, "config.json"), "w") as f:
+            json.dump(c, f, indent=1)
         rts = [Runtime("mxc-oci", [MXC_OCI, "--root", os.path.join(BASE, "mxc")], crun_ns.stay),
                Runtime("runc", [RUNC, "--root", os.path.join(BASE, "runc")], crun_ns.stay),
                Runtime("crun", [CRUN, "--root", os.path.join(BASE, "crun"), "--cgroup-manager=disabled"],
                        crun_ns.enter)]
         if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
             sys.exit("cannot be a subreaper")
-        fns = [lambda r=r: r.cycle(bundle) for r in rts]
-        for kind, gap in (("hot", 0.0), ("idle gap", GAP)):
-            rows.append(("create→start→wait→delete `true`, " + kind, interleaved(fns, N, gap)))
+        for label, b in (("", bundle), (", Podman's seccomp profile", bundle_sc)):
+            fns = [lambda r=r, b=b: r.cycle(b) for r in rts]
+            for kind, gap in (("hot", 0.0), ("idle gap", GAP)):
+                rows.append(("create→start→wait→delete `true`%s, %s" % (label, kind), interleaved(fns, N, gap)))
         libc.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
-        pods, clean = podman_setup(crun_ns)
         fns = [pods["mxc-oci"], pods["runc"], pods["crun"]]
         for kind, gap in (("hot", 0.0), ("idle gap", GAP)):
             rows.append(("podman run --rm IMAGE `true`, " + kind, interleaved(fns, PODMAN_N, gap)))
