@@ -259,7 +259,9 @@ def main():
         unified = f.read().split()
     print("host: kernel %s, %d cpus, load %s, cgroup v2 controllers in the hybrid unified tree: %s" % (
         platform.release(), os.cpu_count(), " ".join("%.2f" % x for x in os.getloadavg()), unified or "none"))
-    print("runtimes: %s (%s); %s; %s; %s" % (MXC_OCI, ver(["git", "-C", ROOT, "describe", "--always", "--dirty"]),
+    built = os.path.realpath(os.path.join(ROOT, "build", "mxc-oci")) == MXC_OCI
+    print("runtimes: %s (%s); %s; %s; %s" % (MXC_OCI, "worktree " + ver(["git", "-C", ROOT, "describe", "--always",
+                                                                          "--dirty"]) if built else "not this worktree's build",
                                              ver([RUNC, "--version"]), ver([CRUN, "--version"]),
                                              ver(["podman", "--version"])))
     print("N = %d per runtime (podman: %d), interleaved, order rotated; idle gap %d ms\n" % (N, PODMAN_N, GAP * 1000))
