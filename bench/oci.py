@@ -49,6 +49,7 @@ BASE = tempfile.mkdtemp(prefix="mxc-bench-oci-", dir="/var/tmp")
 libc = ctypes.CDLL(None, use_errno=True)
 PR_SET_CHILD_SUBREAPER = 36
 CLONE_NEWNS = 0x00020000
+UNIFIED = "/sys/fs/cgroup/unified/cgroup.controllers"
 
 
 def make_bundle(path):
@@ -86,8 +87,8 @@ class CrunNs:
                 if libc.unshare(CLONE_NEWNS) != 0:
                     os._exit(1)
                 subprocess.run(["mount", "--make-rprivate", "/"], check=True)
-                subprocess.run(["mount", "--bind", "/dev/null", "/sys/fs/cgroup/unified/cgroup.controllers"],
-                               check=True)
+                if os.path.exists(UNIFIED):
+                    subprocess.run(["mount", "--bind", "/dev/null", UNIFIED], check=True)
                 os.write(w, b"1")
                 os.close(w)
                 signal.pause()
@@ -255,8 +256,11 @@ def main():
     if os.geteuid() != 0:
         sys.exit("run as root")
     ver = lambda argv: subprocess.run(argv, capture_output=True, text=True).stdout.split("\n")[0]
-    with open("/sys/fs/cgroup/unified/cgroup.controllers") as f:
-        unified = f.read().split()
+    try:
+        with open(UNIFIED) as f:
+            unified = f.read().split()
+    except OSError:
+        unified = None  # not a hybrid host: crun needs no help
     print("host: kernel %s, %d cpus, load %s, cgroup v2 controllers in the hybrid unified tree: %s" % (
         platform.release(), os.cpu_count(), " ".join("%.2f" % x for x in os.getloadavg()), unified or "none"))
     built = os.path.realpath(os.path.join(ROOT, "build", "mxc-oci")) == MXC_OCI
