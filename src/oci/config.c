@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdio.h"
+
 #define FIELD_MAX 160
 
 static int bad(mxc_error *e, const char *field, const char *want)

@@ -27,7 +27,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bpfcache.h"
 #include "config.h"
+#include "fdio.h"
 #include "harden.h"
 #include "hooks.h"
 #include "hostpath.h"
@@ -244,7 +246,7 @@ static int create_fail(create_ctx *x, int rootfd, const char *id, const oci_conf
 static int save_config(int dirfd, json_t *doc, mxc_error *e)
 {
     int fd = openat(dirfd, "config.json", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0 || json_dumpfd(doc, fd, JSON_COMPACT) < 0) {
+    if (fd < 0 || mxc_json_dumpfd(doc, fd, JSON_COMPACT) < 0) {
         int err = errno;
         if (fd >= 0)
             close(fd);
@@ -381,7 +383,7 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         goto out;
     if ((x.console = console_connect(console, c.terminal, e)) < 0 && e->code)
         goto out;
-    if (oci_seccomp_compile(c.seccomp, &sc, e) < 0)
+    if (oci_seccomp_compile_cached(rootfd, c.seccomp, &sc, e) < 0)
         goto out;
     bool host_net = on_host_network(&c);
     if (host_net && ((c.cap_bounding | c.cap_effective | c.cap_permitted | c.cap_inheritable | c.cap_ambient) &
@@ -1344,7 +1346,7 @@ int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mx
     /* the container's own seccomp profile binds its exec'd processes too */
     {
         json_t *doc = saved_config(dirfd);
-        int r = oci_seccomp_compile(json_object_get(json_object_get(doc, "linux"), "seccomp"), &sc, e);
+        int r = oci_seccomp_compile_cached(rootfd, json_object_get(json_object_get(doc, "linux"), "seccomp"), &sc, e);
         json_decref(doc);
         if (r < 0)
             goto out;
