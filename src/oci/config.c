@@ -403,6 +403,11 @@ static bool default_device(const char *path, const char *type, json_int_t major,
     return false;
 }
 
+int oci_sysctl_ns(const char *key)
+{
+    return !strncmp(key, "net.", 4) ? CLONE_NEWNET : CLONE_NEWIPC;
+}
+
 /* Only what belongs to a namespace of the container's own: net.* (its
  * network), kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.* (its IPC);
  * everything else is the host's (refused). */
@@ -425,9 +430,13 @@ static int parse_sysctl(json_t *lin, oci_config *c, mxc_error *e)
                    !strncmp(key, "kernel.msg", 10) || !strcmp(key, "kernel.sem") || !strncmp(key, "fs.mqueue.", 10);
         if (!net && !ipc)
             return refuse(e, "linux.sysctl %.80s is the host's, not a namespace's: refused", key);
-        if (!(c->ns_flags & (net ? CLONE_NEWNET : CLONE_NEWIPC)))
-            return refuse(e, "linux.sysctl %.80s needs %s namespace of the container's own", key,
-                          net ? "a network" : "an IPC");
+        int flag = net ? CLONE_NEWNET : CLONE_NEWIPC;
+        bool joined = false; /* a pod's, by path: written by mxc-oci in it (lifecycle.c), never the host's */
+        for (size_t j = 0; j < c->njoin; j++)
+            joined |= c->join[j].flag == flag;
+        if (!(c->ns_flags & flag) && !joined)
+            return refuse(e, "linux.sysctl %.80s needs %s namespace of the container's own (or a pod's, joined by "
+                          "path)", key, net ? "a network" : "an IPC");
         if (c->nsysctl == sizeof c->sysctl / sizeof c->sysctl[0])
             return bad(e, "linux.sysctl", "at most 64 entries");
         c->sysctl[c->nsysctl][0] = key;

@@ -305,16 +305,65 @@ static int console_connect(const char *path, bool terminal, mxc_error *e)
 
 /* Whether the container's network namespace is the host's: none of its own, and none joined but
  * the host's itself (a pod's, joined by path, is not). */
-static bool on_host_network(const oci_config *c)
+/* Whether the container would be in mxc-oci's own (the host's) namespace of this type: no
+ * namespace of its own, and none joined by path, or the one joined is mxc-oci's. */
+static bool in_runtime_ns(const oci_config *c, int flag, const char *name)
 {
-    if (c->ns_flags & CLONE_NEWNET)
+    if (c->ns_flags & flag)
         return false;
+    char self_path[64];
+    snprintf(self_path, sizeof self_path, "/proc/self/ns/%s", name);
     struct stat self, joined;
     for (size_t i = 0; i < c->njoin; i++)
-        if (c->join[i].flag == CLONE_NEWNET)
-            return stat("/proc/self/ns/net", &self) < 0 || stat(c->join[i].path, &joined) < 0 ||
+        if (c->join[i].flag == flag)
+            return stat(self_path, &self) < 0 || stat(c->join[i].path, &joined) < 0 ||
                    (self.st_ino == joined.st_ino && self.st_dev == joined.st_dev);
     return true;
+}
+
+static bool on_host_network(const oci_config *c)
+{
+    return in_runtime_ns(c, CLONE_NEWNET, "net");
+}
+
+/* A linux.sysctl of a namespace joined by path (a pod's): written by mxc-oci, in that namespace
+ * now (the init's user namespace does not own it), through the host's /proc (/proc/sys/net and
+ * the IPC keys answer for the namespace of the process that opens them). */
+static int write_joined_sysctls(const oci_config *c, mxc_error *e)
+{
+    for (size_t i = 0; i < c->nsysctl; i++) {
+        if (c->ns_flags & oci_sysctl_ns(c->sysctl[i][0]))
+            continue; /* the init writes its own namespace's (init.c) */
+        char path[256];
+        snprintf(path, sizeof path, "/proc/sys/%s", c->sysctl[i][0]);
+        for (char *q = path + 10; *q; q++)
+            if (*q == '.')
+                *q = '/';
+        /* ids in a sysctl are read in the writer's user namespace (the host's here): the container's
+         * ping group range is written as the host ids its gid map gives them */
+        const char *val = c->sysctl[i][1];
+        char mapped[64];
+        unsigned lo, hi, hlo, hhi;
+        int used = 0;
+        if (!strcmp(c->sysctl[i][0], "net.ipv4.ping_group_range") && sscanf(val, "%u %u%n", &lo, &hi, &used) == 2 &&
+            !val[used] && lo <= hi) {
+            if (!oci_map_id(c->gidmap, c->ngidmap, lo, &hlo) || !oci_map_id(c->gidmap, c->ngidmap, hi, &hhi) ||
+                hhi - hlo != hi - lo)
+                return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.sysctl net.ipv4.ping_group_range %s: "
+                               "not one range of the container's own gids", val);
+            snprintf(mapped, sizeof mapped, "%u %u", hlo, hhi);
+            val = mapped;
+        }
+        int f = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+        size_t len = strlen(val);
+        int err = f < 0 ? errno : write(f, val, len) != (ssize_t)len ? errno : 0;
+        if (f >= 0)
+            close(f);
+        if (err)
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.sysctl", err, NULL, "linux.sysctl %s = %s in the pod's "
+                              "namespace: %s", c->sysctl[i][0], c->sysctl[i][1], strerror(err));
+    }
+    return 0;
 }
 
 /* --preserve-fds: fds 3..3+n-1 open, and none a directory or an O_PATH descriptor (a host
@@ -386,6 +435,14 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     if (oci_seccomp_compile_cached(rootfd, c.seccomp, &sc, e) < 0)
         goto out;
     bool host_net = on_host_network(&c);
+    for (size_t i = 0; i < c.nsysctl; i++) {
+        int flag = oci_sysctl_ns(c.sysctl[i][0]);
+        if (!(c.ns_flags & flag) && in_runtime_ns(&c, flag, flag == CLONE_NEWNET ? "net" : "ipc")) {
+            mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.sysctl %s: the namespace joined by path is the "
+                    "host's (a host sysctl): refused", c.sysctl[i][0]);
+            goto out;
+        }
+    }
     if (host_net && ((c.cap_bounding | c.cap_effective | c.cap_permitted | c.cap_inheritable | c.cap_ambient) &
                      (1ull << CAP_NET_RAW))) {
         mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: process.capabilities: CAP_NET_RAW is refused on the "
@@ -570,6 +627,11 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
             close(sv[1]);
             goto out;
         }
+    }
+    if (write_joined_sysctls(&c, e) < 0) {
+        close(sv[0]);
+        close(sv[1]);
+        goto out;
     }
     /* a pod's sysfs shows the network namespace of its maker: made now, while mxc-oci is in the pod's
      * (it returns to its own right after the clone) */
