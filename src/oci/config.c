@@ -686,8 +686,14 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
         o->attr_set |= MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC; /* read-only always */
         return 0;
     }
-    if (!strcmp(o->type, "mqueue") && !(c->ns_flags & CLONE_NEWIPC))
-        return refuse(e, "%s needs an IPC namespace of the container's own", f);
+    if (!strcmp(o->type, "mqueue") && !(c->ns_flags & CLONE_NEWIPC)) {
+        /* a joined (pod's) IPC namespace is not owned by the init's user namespace: mxc-oci makes that
+         * mqueue (lifecycle.c), refused there if the joined one is the host's */
+        for (size_t j = 0; j < c->njoin; j++)
+            o->by_parent |= c->join[j].flag == CLONE_NEWIPC;
+        if (!o->by_parent)
+            return refuse(e, "%s needs an IPC namespace of the container's own", f);
+    }
     if (strcmp(o->type, "proc") && strcmp(o->type, "tmpfs") && strcmp(o->type, "devpts") && strcmp(o->type, "mqueue"))
         return refuse(e, "%s: a container mounts only bind, proc, sysfs, tmpfs, devpts and mqueue", f);
     if (!strcmp(o->type, "proc")) {

@@ -92,7 +92,7 @@ static int send_msg(int sock, char tag, int fd)
  * namespace does not own it, so the init could not mount it), read-only with the mount's flags. */
 static int sysfs_tree(const oci_mount *m)
 {
-    int fs = fsopen("sysfs", FSOPEN_CLOEXEC);
+    int fs = fsopen(m->type, FSOPEN_CLOEXEC); /* sysfs, or mqueue of a joined IPC namespace: the maker's */
     if (fs < 0)
         return -errno;
     int mnt = fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ? -1 : fsmount(fs, FSMOUNT_CLOEXEC,
@@ -318,6 +318,16 @@ static int console_connect(const char *path, bool terminal, mxc_error *e)
 
 /* Whether the container's network namespace is the host's: none of its own, and none joined but
  * the host's itself (a pod's, joined by path, is not). */
+static bool on_host_ns(const oci_config *c, int flag, const char *self_path)
+{
+    struct stat self, joined;
+    for (size_t i = 0; i < c->njoin; i++)
+        if (c->join[i].flag == flag)
+            return stat(self_path, &self) < 0 || stat(c->join[i].path, &joined) < 0 ||
+                   (self.st_ino == joined.st_ino && self.st_dev == joined.st_dev);
+    return true;
+}
+
 static bool on_host_network(const oci_config *c)
 {
     if (c->ns_flags & CLONE_NEWNET)
@@ -405,8 +415,15 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
                 "host's network namespace (joined by path)");
         goto out;
     }
+    for (size_t i = 0; i < c.nmounts; i++) /* a pod's mqueue, never the host's message queues */
+        if (c.mounts[i].by_parent && !strcmp(c.mounts[i].type, "mqueue") &&
+            on_host_ns(&c, CLONE_NEWIPC, "/proc/self/ns/ipc")) {
+            mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu].type 'mqueue' needs an IPC namespace "
+                    "other than the host's (the host's message queues are refused)", i);
+            goto out;
+        }
     for (size_t i = 0; host_net && i < c.nmounts; i++)
-        if (c.mounts[i].by_parent) {
+        if (c.mounts[i].by_parent && !strcmp(c.mounts[i].type, "sysfs")) {
             mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu].type 'sysfs' needs a network namespace "
                     "other than the host's (the host's sysfs is refused)", i);
             goto out;
@@ -588,7 +605,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
      * (it returns to its own right after the clone) */
     for (size_t i = 0; i < c.nmounts; i++)
         if (c.mounts[i].by_parent && (x.src[i] = sysfs_tree(&c.mounts[i])) < 0) {
-            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mount", -x.src[i], NULL, "mounts[%zu]: the pod's sysfs", i);
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mount", -x.src[i], NULL, "mounts[%zu]: the pod's %s", i,
+                       c.mounts[i].type);
             x.src[i] = -1;
             close(sv[0]);
             close(sv[1]);
