@@ -19,6 +19,7 @@ Kubernetes itself uses.
 - At the end: no process, mount, cgroup, range claim, pod network namespace or veth of the test's is
   left.
 """
+import contextlib
 import json
 import os
 import shutil
@@ -66,21 +67,24 @@ def cri_config(base, sock):
     return base_config(base, sock, cri=True) + block
 
 
-def cni_conflist(base):
+def cni_conflist(base, subnet, gateway):
+    """bridge + host-local; with gateway, the bridge has the subnet's first address and is the pods'
+    default route (the bridge plugin then turns forwarding on in containerd's namespace: the test's)."""
     return {"cniVersion": "1.0.0", "name": "mxccri",
-            "plugins": [{"type": "bridge", "bridge": "mxccri0", "isGateway": False, "ipMasq": False,
-                         "ipam": {"type": "host-local", "ranges": [[{"subnet": SUBNET}]],
+            "plugins": [{"type": "bridge", "bridge": "mxccri0", "isGateway": gateway, "ipMasq": False,
+                         "ipam": {"type": "host-local", "ranges": [[{"subnet": subnet}]],
+                                  "routes": [{"dst": "0.0.0.0/0"}] if gateway else [],
                                   "dataDir": os.path.join(base, "ipam")}}]}
 
 
 class Cri:
     """containerd with the CRI plugin in a network namespace of the test's own; the CRI client."""
 
-    def __init__(self, base, pb, grpc_mod):
+    def __init__(self, base, pb, grpc_mod, netns):
         self.base = base
         self.sock = os.path.join(base, "c.sock")
-        self.netns = "mxccri%d" % os.getpid()
-        self.cgparent = "/mxccri%d" % os.getpid()
+        self.netns = netns
+        self.cgparent = "/mxccri-" + netns
         self.pb = pb
         ch = grpc_mod.insecure_channel("unix://" + self.sock)
         import api_pb2_grpc
@@ -115,10 +119,11 @@ class Cri:
         sandbox's by path: refused, docs/kubernetes.md)."""
         return self.pb.NamespaceOption(network=self.pb.POD, pid=self.pb.CONTAINER, ipc=self.pb.POD)
 
-    def container_config(self, name, command, pod):
+    def container_config(self, name, command, pod, mounts=()):
         return self.pb.ContainerConfig(
             metadata=self.pb.ContainerMetadata(name=name), image=self.pb.ImageSpec(image=IMAGE),
-            command=command, log_path=name + ".log",
+            command=command, log_path=name + ".log", mounts=list(mounts),
+            envs=[self.pb.KeyValue(key="PATH", value="/bin:/usr/bin")],
             linux=self.pb.LinuxContainerConfig(security_context=self.pb.LinuxContainerSecurityContext(
                 namespace_options=self.ns_options())))
 
@@ -126,9 +131,9 @@ class Cri:
         return self.rt.RunPodSandbox(self.pb.RunPodSandboxRequest(config=cfg, runtime_handler=handler),
                                      timeout=120).pod_sandbox_id
 
-    def start(self, pod, cfg, name, command):
+    def start(self, pod, cfg, name, command, mounts=()):
         c = self.rt.CreateContainer(self.pb.CreateContainerRequest(
-            pod_sandbox_id=pod, config=self.container_config(name, command, cfg), sandbox_config=cfg),
+            pod_sandbox_id=pod, config=self.container_config(name, command, cfg, mounts), sandbox_config=cfg),
             timeout=120).container_id
         self.rt.StartContainer(self.pb.StartContainerRequest(container_id=c), timeout=120)
         return c
@@ -169,8 +174,11 @@ def _host_links():
     return [line.split(":")[1].strip().split("@")[0] for line in r.stdout.split("\n") if line.strip()]
 
 
-@pytest.fixture(scope="module")
-def cri():
+@contextlib.contextmanager
+def cri_node(netns, subnet=SUBNET, gateway=False):
+    """containerd with the CRI plugin in the network namespace `netns` (the test's), the images
+    imported; yields the client.  At the end: every pod removed, containerd stopped, and nothing of
+    the test's left (processes, mounts, pod namespaces, veths, cgroups, range claims, CNI results)."""
     base = tempfile.mkdtemp(prefix="mxc-cri-", dir="/var/tmp")
     os.chmod(base, 0o755)
     stubs = os.path.join(base, "stubs")
@@ -182,23 +190,22 @@ def cri():
     sys.path.insert(0, stubs)
     import grpc
     import api_pb2
-    c = Cri(base, api_pb2, grpc)
+    c = Cri(base, api_pb2, grpc, netns)
     cg_before = set(cgroup_dirs(c.cgparent.lstrip("/")))
-    subprocess.run(["ip", "netns", "add", c.netns], check=True)
-    subprocess.run(["ip", "-n", c.netns, "link", "set", "lo", "up"], check=True)
+    links_before = set(c.links())
     os.makedirs(os.path.join(base, "cni"))
     with open(os.path.join(base, "cni", "10-mxccri.conflist"), "w") as f:
-        json.dump(cni_conflist(base), f)
+        json.dump(cni_conflist(base, subnet, gateway), f)
     conf = os.path.join(base, "config.toml")
     with open(conf, "w") as f:
         f.write(cri_config(base, c.sock))
     log = open(os.path.join(base, "containerd.log"), "wb")
     # only the network namespace is the test's: the mounts containerd makes are the host's mount
-    # namespace's, where the leftover checks see them
-    d = subprocess.Popen(["nsenter", "--net=/run/netns/" + c.netns, "containerd", "--config", conf],
+    # namespace's, where the leftover checks see them.  Its environment (the shims' and mxc-oci's) is
+    # this process's.
+    d = subprocess.Popen(["nsenter", "--net=/run/netns/" + netns, "containerd", "--config", conf],
                          stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
-    pods_netns = []
-    c.pods_netns = pods_netns
+    c.pods_netns = []
     try:
         def up():
             try:
@@ -210,6 +217,8 @@ def cri():
         rootfs = os.path.join(base, "rootfs")
         make_rootfs(rootfs)
         os.chmod(os.path.join(rootfs, "tmp"), 0o1777)
+        for link in ("lib", "lib64"):    # the host's /usr bound at /usr: curl and its libraries
+            os.symlink("usr/" + link, os.path.join(rootfs, link))
         for ref, cmd in ((PAUSE, ("sleep", "2147483647")), (IMAGE, ("sh",))):
             tar = os.path.join(base, ref.split("/")[1].replace(":", "-") + ".tar")
             write_oci_image(tar, rootfs, ref, cmd)
@@ -237,15 +246,15 @@ def cri():
         mnts = mounts_under(base)
         for m in reversed(mnts):
             subprocess.run(["umount", "-l", m], check=False)
-        netns_left = [p for p in pods_netns if os.path.exists(p)]
+        netns_left = [p for p in c.pods_netns if os.path.exists(p)]
         for p in netns_left:
             subprocess.run(["umount", p], check=False)
             try:
                 os.unlink(p)
             except OSError:
                 pass
-        veths = [l for l in c.links() if l not in ("lo", "mxccri0")]
-        subprocess.run(["ip", "netns", "del", c.netns], check=False)
+        veths = [l for l in c.links() if l not in links_before and l != "mxccri0"]
+        subprocess.run(["ip", "-n", netns, "link", "del", "mxccri0"], check=False, capture_output=True)
         host_links = [l for l in _host_links() if l == "mxccri0"]
         for p in sorted(cgroup_dirs(c.cgparent.lstrip("/")), key=len, reverse=True):
             try:
@@ -268,6 +277,18 @@ def cri():
         assert not cg_left, "cgroups left: %s" % cg_left
         assert not claims, "range claims left: %s" % claims
         assert not cni_cache, "CNI results left: %s" % cni_cache
+
+
+@pytest.fixture(scope="module")
+def cri():
+    netns = "mxccri%d" % os.getpid()
+    subprocess.run(["ip", "netns", "add", netns], check=True)
+    try:
+        subprocess.run(["ip", "-n", netns, "link", "set", "lo", "up"], check=True)
+        with cri_node(netns) as c:
+            yield c
+    finally:
+        subprocess.run(["ip", "netns", "del", netns], check=False)
 
 
 def pod_netns_path(c, pod):
@@ -365,3 +386,70 @@ def test_pod_through_the_cri_on_mxc(cri):
     assert [l for l in cri.links() if l not in ("lo", "mxccri0")] == []   # the pod's veth is gone
     assert os.listdir(os.path.join(cri.base, "runc-mxc", "k8s.io")) == []
     assert claims_naming(cri.base) == []
+
+
+# --------------------------------------------------------------------------------------------
+# a governed pod: io.mxc.* pod annotations through the CRI (pod_annotations), applied by the
+# sandbox container in the CNI-made namespace (docs/oci.md "Annotations")
+#
+# NETWORK SAFETY: the world of tests/integration/test_proxy.py: containerd runs in its "host"
+# namespace (the node; the CNI bridge and the pods' veths are made there), the origins listen on
+# documentation-range addresses in its "internet" namespace, names resolve from a hosts file (no DNS
+# query).  The pods are on 198.18.0.0/24 (benchmarking range) behind the node's bridge; forwarding is
+# on in the node's namespace only (the bridge plugin's isGateway).  Every packet goes to loopback or to
+# an address inside those namespaces.
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from test_oci_network import NET, WORKLOAD, origin, proxies_of  # noqa: E402,F401 (fixture)
+from test_proxy import HOST_ADDR, WEB, world  # noqa: E402,F401 (fixture)
+from test_proxy_tls import SECRET  # noqa: E402
+
+POD_SUBNET = "198.18.0.0/24"
+
+
+def test_governed_pod_through_the_cri(world, origin):  # noqa: F811
+    ns_sh = lambda n, *a: subprocess.run(["ip", "netns", "exec", n] + list(a), check=True,  # noqa: E731
+                                         capture_output=True, text=True)
+    ns_sh(world["far"], "ip", "route", "add", POD_SUBNET, "via", HOST_ADDR)
+    with cri_node(world["host"], subnet=POD_SUBNET, gateway=True) as cri:
+        pb = cri.pb
+        usr = [pb.Mount(container_path="/usr", host_path="/usr", readonly=True)]
+        direct = ("curl -sS --max-time 5 --noproxy '*' -o /dev/null http://%s:8080/ 2>/dev/null && echo DIRECT-WEB-OK "
+                  "|| echo DIRECT-WEB-FAIL; curl -sS --max-time 5 --noproxy '*' -o /dev/null http://%s:8080/ "
+                  "2>/dev/null && echo DIRECT-NODE-OK || echo DIRECT-NODE-FAIL" % (WEB, HOST_ADDR))
+        # the harness: a pod without annotations on the same node reaches the origin's network directly
+        plain_cfg = cri.pod_config()
+        plain = cri.run_pod(plain_cfg)
+        cri.pods_netns.append(pod_netns_path(cri, plain))
+        pc = cri.start(plain, plain_cfg, "plain", ["sleep", "1000"], mounts=usr)
+        rc, out, err = cri.exec(pc, ["sh", "-c", direct])
+        assert (rc, out.split()) == (0, ["DIRECT-WEB-OK", "DIRECT-NODE-OK"]), (out, err)
+        cri.remove_pod(plain)
+
+        hits = len(world["host_hits"])
+        cfg = cri.pod_config(annotations={"io.mxc.version": "1", "io.mxc.network": json.dumps(NET)})
+        pod = cri.run_pod(cfg)
+        netns = pod_netns_path(cri, pod)
+        cri.pods_netns.append(netns)
+        audit = os.path.join(cri.base, "runc-mxc", "k8s.io", pod, "proxy-audit.jsonl")
+        px = proxies_of(audit)
+        assert len(px) == 1, px       # the sandbox (pause) container applied the pod's policy
+        app = cri.start(pod, cfg, "agent", ["sleep", "1000"], mounts=usr)
+        spec = json.loads(cri.status(app).info["info"])["runtimeSpec"]
+        assert spec["annotations"]["io.mxc.network"] == json.dumps(NET)   # pod_annotations passed them
+        rc, out, err = cri.exec(app, ["sh", "-c", WORKLOAD + direct])
+        assert rc == 0, err
+        lines = out.splitlines()
+        assert "PLACEHOLDER=mxc:cred:github:3" in lines, lines
+        assert "BOUND 200" in lines and "OUTSIDE 403" in lines, lines
+        assert "OTHER 403" in lines and "PLAIN 403" in lines and "DIRECT refused" in lines, lines
+        assert "DIRECT-WEB-FAIL" in lines and "DIRECT-NODE-FAIL" in lines, lines
+        assert SECRET not in out
+        assert any("Bearer " + SECRET in h and h.startswith("GET /repos/x ") for h in origin.heads), origin.heads
+        assert len(world["host_hits"]) == hits   # the node's own services got nothing from the pod
+        recs = [json.loads(l) for l in open(audit)]
+        assert any(r["disposition"] == "denied" and r["dst_endpoint"]["hostname"] == "other.test" for r in recs)
+        cri.remove_container(app)
+        cri.remove_pod(pod)
+        assert wait_until(lambda: not proxies_of(audit) if os.path.exists(audit) else True, 30)
+        assert not [p for p in px if os.path.exists("/proc/%d" % p)], px
