@@ -540,6 +540,24 @@ int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
     return -1;
 }
 
+int mxc_net_rules_into(int nsfd, const char *script, mxc_error *e)
+{
+    int errfd = -1;
+    char why[600] = "";
+    pid_t c = nft_spawn(nsfd, script, &errfd);
+    if (c < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.rules", (int)-c, NULL, "cannot start the rules' installer");
+    int rc = rules_done(c, errfd, why, sizeof why);
+    if (rc < 0) {
+        mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "cannot install the network rules (nf_tables): %s",
+                why[0] ? why : strerror(-rc));
+        mxc_err_set_remediation(e, "this host's kernel must provide nf_tables and nf_conntrack (modprobe nf_tables "
+                                   "nf_conntrack), or use a blocked network");
+        return -1;
+    }
+    return 0;
+}
+
 int mxc_net_after_maps(const mxc_net_policy *np, bool direct, pid_t pid1, mxc_error *e)
 {
     return direct ? mxc_net_attach(np, pid1, e) : 0;

@@ -79,7 +79,7 @@ static int send_msg(int sock, char tag, int fd)
  * namespace does not own it, so the init could not mount it), read-only with the mount's flags. */
 static int sysfs_tree(const oci_mount *m)
 {
-    int fs = fsopen("sysfs", FSOPEN_CLOEXEC);
+    int fs = fsopen(m->type, FSOPEN_CLOEXEC); /* sysfs, or mqueue of a joined IPC namespace: the maker's */
     if (fs < 0)
         return -errno;
     int mnt = fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ? -1 : fsmount(fs, FSMOUNT_CLOEXEC,
@@ -303,10 +303,9 @@ static int console_connect(const char *path, bool terminal, mxc_error *e)
     return fd;
 }
 
-/* Whether the container's network namespace is the host's: none of its own, and none joined but
- * the host's itself (a pod's, joined by path, is not). */
 /* Whether the container would be in mxc-oci's own (the host's) namespace of this type: no
- * namespace of its own, and none joined by path, or the one joined is mxc-oci's. */
+ * namespace of its own, and none joined by path, or the one joined is mxc-oci's (a pod's, joined
+ * by path, is not). */
 static bool in_runtime_ns(const oci_config *c, int flag, const char *name)
 {
     if (c->ns_flags & flag)
@@ -449,8 +448,15 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
                 "host's network namespace (joined by path)");
         goto out;
     }
+    for (size_t i = 0; i < c.nmounts; i++) /* a pod's mqueue, never the host's message queues */
+        if (c.mounts[i].by_parent && !strcmp(c.mounts[i].type, "mqueue") &&
+            in_runtime_ns(&c, CLONE_NEWIPC, "ipc")) {
+            mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu].type 'mqueue' needs an IPC namespace "
+                    "other than the host's (the host's message queues are refused)", i);
+            goto out;
+        }
     for (size_t i = 0; host_net && i < c.nmounts; i++)
-        if (c.mounts[i].by_parent) {
+        if (c.mounts[i].by_parent && !strcmp(c.mounts[i].type, "sysfs")) {
             mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu].type 'sysfs' needs a network namespace "
                     "other than the host's (the host's sysfs is refused)", i);
             goto out;
@@ -637,7 +643,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
      * (it returns to its own right after the clone) */
     for (size_t i = 0; i < c.nmounts; i++)
         if (c.mounts[i].by_parent && (x.src[i] = sysfs_tree(&c.mounts[i])) < 0) {
-            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mount", -x.src[i], NULL, "mounts[%zu]: the pod's sysfs", i);
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mount", -x.src[i], NULL, "mounts[%zu]: the pod's %s", i,
+                       c.mounts[i].type);
             x.src[i] = -1;
             close(sv[0]);
             close(sv[1]);
