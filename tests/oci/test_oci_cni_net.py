@@ -16,6 +16,7 @@ Run as root:  python3 -m pytest -q -p no:cacheprovider tests/oci/test_oci_cni_ne
 """
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -68,6 +69,9 @@ def pod(world):  # noqa: F811
             t = threading.Thread(target=serve_tcp, args=(addr, 8080, stop, _answer), daemon=True)
             t.start()
             servers.append(t)
+        t = threading.Thread(target=_dns, args=(stop,), daemon=True)  # the "cluster DNS" on the node
+        t.start()
+        servers.append(t)
         for u in ("http://%s:8080/" % NODE4, "http://[%s]:8080/" % NODE6):
             assert wait_until(lambda: ns_sh(name, "curl", "-sS", "-g", "--max-time", "2", "-o", "/dev/null", u,
                                             check=False).returncode == 0, timeout=30), u
@@ -77,6 +81,27 @@ def pod(world):  # noqa: F811
         for t in servers:
             t.join()
         subprocess.run(["ip", "netns", "del", name], check=False)
+
+
+def _dns(stop):
+    """Answers every UDP datagram to NODE4:53 with the same bytes (a resolver, as far as reachability goes)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((NODE4, 53))
+    s.settimeout(0.2)
+    try:
+        while not stop.is_set():
+            try:
+                data, peer = s.recvfrom(512)
+                s.sendto(data, peer)
+            except socket.timeout:
+                pass
+    finally:
+        s.close()
+
+
+# a query to the node's resolver, bypassing the proxy (python3 from the host's /usr, bound in the containers)
+DNS_QUERY = ("import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(3); "
+             "s.sendto(b'q', ('%s', 53)); assert s.recv(16) == b'q'" % NODE4)
 
 
 def _answer(c):
@@ -95,7 +120,8 @@ DIRECT = ["http://%s:8080/" % WEB, "http://%s:8080/" % HOST_ADDR, "http://%s:808
 def direct_script(tag):
     """Shell lines trying each DIRECT address bypassing any proxy: "<tag> <url> OK|FAIL"."""
     return "".join("curl -sS -g --max-time 5 --noproxy '*' -o /dev/null %s 2>/dev/null && echo %s-%d-OK || "
-                   "echo %s-%d-FAIL\n" % (u, tag, i, tag, i) for i, u in enumerate(DIRECT))
+                   "echo %s-%d-FAIL\n" % (u, tag, i, tag, i) for i, u in enumerate(DIRECT)) + \
+        "python3 -c \"%s\" 2>/dev/null && echo %s-DNS-OK || echo %s-DNS-FAIL\n" % (DNS_QUERY, tag, tag)
 
 
 def in_pod(pod, extra=None):
@@ -115,6 +141,8 @@ def baseline(pod):
     for u in DIRECT:
         r = ns_sh(pod, "curl", "-sS", "-g", "--max-time", "5", "-o", "/dev/null", u, check=False)
         assert r.returncode == 0, (u, r.stderr)
+    r = ns_sh(pod, "python3", "-c", DNS_QUERY, check=False)
+    assert r.returncode == 0, r.stderr
 
 
 def rules_of(pod):
@@ -156,7 +184,8 @@ def test_governed_pod_reaches_only_its_host_through_the_sandbox_s_proxy(oci, wor
     assert "PLACEHOLDER=mxc:cred:github:3" in lines, lines
     assert "BOUND 200" in lines and "OUTSIDE 403" in lines, lines
     assert "OTHER 403" in lines and "PLAIN 403" in lines and "DIRECT refused" in lines, lines
-    assert [l for l in lines if l.startswith("APP-")] == ["APP-%d-FAIL" % i for i in range(len(DIRECT))], lines
+    assert [l for l in lines if l.startswith("APP-")] == ["APP-%d-FAIL" % i for i in range(len(DIRECT))] + \
+        ["APP-DNS-FAIL"], lines
     assert SECRET not in out
     assert any("Bearer " + SECRET in h and h.startswith("GET /repos/x ") for h in origin.heads), origin.heads
     assert len(world["host_hits"]) == hits  # the node's own services got nothing from the pod
@@ -167,7 +196,7 @@ def test_governed_pod_reaches_only_its_host_through_the_sandbox_s_proxy(oci, wor
     bare = oci.bundle(["sh", "-c", direct_script("BARE")], mutate=in_pod(pod))
     rc, out, err = oci("run", "--bundle", bare, "bare")
     assert rc == 0, err
-    assert out.split() == ["BARE-%d-FAIL" % i for i in range(len(DIRECT))], out
+    assert out.split() == ["BARE-%d-FAIL" % i for i in range(len(DIRECT))] + ["BARE-DNS-FAIL"], out
     # another policy in the pod: refused
     other = bundle(oci, ["true"], annotate({"defaultPolicy": "block"}, **APP), mutate=in_pod(pod))
     rc, _, err = oci("run", "--bundle", other, "other")
@@ -216,13 +245,16 @@ def test_model_3_pod_keeps_only_loopback(oci, world, pod):  # noqa: F811
                annotate({"defaultPolicy": "block"}, **APP), mutate=in_pod(pod))
     rc, out, err = oci("run", "--bundle", b, "app")
     assert rc == 0, err
-    assert out.split() == ["PROXY=none"] + ["M3-%d-FAIL" % i for i in range(len(DIRECT))], out
+    assert out.split() == ["PROXY=none"] + ["M3-%d-FAIL" % i for i in range(len(DIRECT))] + ["M3-DNS-FAIL"], out
     assert oci("delete", "--force", "sb")[0] == 0
 
 
 def test_model_1_pod_reaches_only_the_allowed_destination(oci, world, pod):  # noqa: F811
+    # the node's resolver allowed by name of its one address (the cluster DNS under model 1: the caller's choice)
     net = {"egress": {"default": "deny", "allow": [{"to": [{"cidr": WEB + "/32"}],
-                                                     "ports": [{"protocol": "tcp", "port": 8080}]}]}}
+                                                     "ports": [{"protocol": "tcp", "port": 8080}]},
+                                                    {"to": [{"cidr": NODE4 + "/32"}],
+                                                     "ports": [{"protocol": "udp", "port": 53}]}]}}
     baseline(pod)
     sandbox(oci, pod, net)
     assert oci("start", "sb")[0] == 0
@@ -232,8 +264,9 @@ def test_model_1_pod_reaches_only_the_allowed_destination(oci, world, pod):  # n
     b = bundle(oci, ["sh", "-c", script], annotate(net, **APP), mutate=in_pod(pod))
     rc, out, err = oci("run", "--bundle", b, "app")
     assert rc == 0, err
-    # WEB:8080 allowed; the node itself (its addresses, this host's) and IPv6 never
-    assert out.split() == ["ALLOWED-OK", "OTHER-FAIL", "M1-0-OK", "M1-1-FAIL", "M1-2-FAIL", "M1-3-FAIL"], out
+    # WEB:8080 and the node's udp/53 allowed; the node's other ports and addresses (this host's) and IPv6 never
+    assert out.split() == ["ALLOWED-OK", "OTHER-FAIL", "M1-0-OK", "M1-1-FAIL", "M1-2-FAIL", "M1-3-FAIL",
+                           "M1-DNS-OK"], out
     assert [x["table"]["name"] for x in rules_of(pod) if "table" in x] == ["mxc"]
     assert oci("delete", "--force", "sb")[0] == 0
     # the namespace outlives its sandbox container: a later first container's policy replaces the rules whole
