@@ -61,10 +61,12 @@ static int owned_here(const char *path)
 int oci_cninet_check(const oci_config *c, const char *path, mxc_net_model model, mxc_error *e)
 {
     const char *type = json_string_value(json_object_get(c->annotations, OCI_CRI_CONTAINER_TYPE));
-    if (type && strcmp(type, "sandbox") != 0)
+    const char *crio = json_string_value(json_object_get(c->annotations, OCI_CRIO_CONTAINER_TYPE));
+    if ((type && strcmp(type, "sandbox") != 0) || (crio && strcmp(crio, "sandbox") != 0))
         return refuse(e, "no container of the pod applied it to the network namespace this container joins "
                          "(linux.namespaces network path): the pod's sandbox container applies it, an app "
-                         "container (" OCI_CRI_CONTAINER_TYPE " \"container\") never does");
+                         "container (" OCI_CRI_CONTAINER_TYPE " or " OCI_CRIO_CONTAINER_TYPE " \"container\") never "
+                         "does");
     if (model == MXC_NETM_PROXY)
         return refuse(e, "runtimeConfig.networkProxy (a proxy on the host's loopback) needs the userspace stack of a "
                          "network namespace of the container's own: not on one it joins by path");

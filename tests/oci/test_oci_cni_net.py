@@ -282,6 +282,10 @@ def test_who_may_apply_a_policy_to_a_pod_s_namespace(oci, world, pod):  # noqa: 
     rc, _, err = oci("run", "--bundle", b, "app")
     assert rc != 0 and "io.mxc.network" in err and "app container" in err, err
     assert not [x for x in rules_of(pod) if "table" in x]
+    b = bundle(oci, ["true"], annotate(net, **{"io.kubernetes.cri-o.ContainerType": "container"}), mutate=in_pod(pod))
+    rc, _, err = oci("run", "--bundle", b, "crio-app")  # CRI-O's annotation for the same
+    assert rc != 0 and "io.mxc.network" in err and "app container" in err, err
+    assert not [x for x in rules_of(pod) if "table" in x]
     # a namespace owned by another user namespace (whose root could remove the rules): refused
     holder = subprocess.Popen(["unshare", "--user", "--map-root-user", "--net", "sleep", "600"])
     try:
