@@ -16,13 +16,15 @@
 
 /* Ahead of either rule set, in the same transaction: what a previous applier (dead with its
  * container; the namespace outlives it) left, of either model, goes — the pod gets one rule set. */
-static const char REPLACE[] = "table inet " OCI_CNINET_TABLE "\n"
-                              "delete table inet " OCI_CNINET_TABLE "\n"
-                              "table inet " MXC_NET_TABLE "\n"
-                              "delete table inet " MXC_NET_TABLE "\n";
+#define REPLACE_HEAD                                                                                   \
+    "table inet " OCI_CNINET_TABLE "\n"                                                                \
+    "delete table inet " OCI_CNINET_TABLE "\n"                                                         \
+    "table inet " MXC_NET_TABLE "\n"                                                                   \
+    "delete table inet " MXC_NET_TABLE "\n"
+static const char REPLACE[] = REPLACE_HEAD;
 
-/* Nothing in or out but loopback, in both families (inet); forwarding too. */
-static const char LOOPBACK_ONLY[] =
+/* That, then nothing in or out but loopback, in both families (inet); forwarding too. */
+static const char REPLACE_LOOPBACK_ONLY[] = REPLACE_HEAD
     "table inet " OCI_CNINET_TABLE " {\n"
     "  chain input {\n"
     "    type filter hook input priority filter; policy drop;\n"
@@ -94,16 +96,10 @@ int oci_cninet_attach(const mxc_net_policy *np, const char *path, pid_t init, mx
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.cninet", err, NULL,
                           "the init is not in the network namespace %s", path);
     }
-    /* model 1: the plan's rule set with this host's destinations as they are now; else loopback only */
-    int err = 0;
-    char *rules = np->model == MXC_NETM_DIRECT ? mxc_net_rules_now(np, NULL, &err) : strdup(LOOPBACK_ONLY);
-    char *script = NULL;
-    int rc = rules && asprintf(&script, "%s%s", REPLACE, rules) >= 0
-                 ? mxc_net_rules_into(nsfd, script, e)
-                 : mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.cninet", err ? -err : ENOMEM, NULL,
-                              "cannot make the pod's rules (this host's own addresses, RTM_GETROUTE, for model 1)");
-    free(rules);
-    free(script);
+    /* model 1: the plan's rule set, this host's destinations in it followed while the init lives
+     * (loopback only when they cannot be); else loopback only */
+    int rc = np->model == MXC_NETM_DIRECT ? mxc_net_rules_followed(np, nsfd, init, REPLACE, REPLACE_LOOPBACK_ONLY, e)
+                                          : mxc_net_rules_into(nsfd, REPLACE_LOOPBACK_ONLY, e);
     close(nsfd);
     if (rc == 0 && np->model == MXC_NETM_GOVERNED)
         rc = mxc_governed_attach(np, init, e);

@@ -12,8 +12,8 @@
  *     (governed: then the container's own mxc-proxy, its listener on the namespace's
  *     127.0.0.1:3128, the proxy itself dialling from mxc-oci's — the node's — namespace; DNS only
  *     through the proxy);
- *   model 1: the plan's own rule set (this host's destinations as they are at create) over the
- *     namespace's own interfaces, no pasta;
+ *   model 1: the plan's own rule set over the namespace's own interfaces, no pasta, this host's
+ *     destinations followed into it while the init lives (stack.h mxc_net_rules_followed);
  *   model 2 (a caller's proxy on the host's loopback, reached through pasta's gateway): refused.
  * The rules live as long as the namespace (CNI deletes it with the pod); the proxy ends with the
  * init (delete). */

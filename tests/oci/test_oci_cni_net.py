@@ -249,9 +249,29 @@ def test_model_3_pod_keeps_only_loopback(oci, world, pod):  # noqa: F811
     assert oci("delete", "--force", "sb")[0] == 0
 
 
+def ns_fd_holders(pod):
+    """Processes holding a descriptor of the pod's network namespace (mxc-oci's follower does)."""
+    want = "net:[%d]" % os.stat("/run/netns/" + pod).st_ino
+    out = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit() or int(p) == os.getpid():
+            continue
+        try:
+            if any(os.readlink("/proc/%s/fd/%s" % (p, f)) == want for f in os.listdir("/proc/%s/fd" % p)):
+                out.append(int(p))
+        except OSError:
+            continue
+    return out
+
+
+def thishost_set(pod):
+    r = ns_sh(pod, "nft", "-j", "list", "set", "inet", "mxc", "thishost")
+    return json.dumps(json.loads(r.stdout))
+
+
 def test_model_1_pod_reaches_only_the_allowed_destination(oci, world, pod):  # noqa: F811
     # the node's resolver allowed by name of its one address (the cluster DNS under model 1: the caller's choice)
-    net = {"egress": {"default": "deny", "allow": [{"to": [{"cidr": WEB + "/32"}],
+    net = {"egress": {"default": "deny", "allow": [{"to": [{"cidr": "198.51.100.0/24"}],
                                                      "ports": [{"protocol": "tcp", "port": 8080}]},
                                                     {"to": [{"cidr": NODE4 + "/32"}],
                                                      "ports": [{"protocol": "udp", "port": 53}]}]}}
@@ -268,7 +288,28 @@ def test_model_1_pod_reaches_only_the_allowed_destination(oci, world, pod):  # n
     assert out.split() == ["ALLOWED-OK", "OTHER-FAIL", "M1-0-OK", "M1-1-FAIL", "M1-2-FAIL", "M1-3-FAIL",
                            "M1-DNS-OK"], out
     assert [x["table"]["name"] for x in rules_of(pod) if "table" in x] == ["mxc"]
+    # an address the node gains after create, inside the broad allow: this host's, followed into the rules
+    followers = ns_fd_holders(pod)
+    assert len(followers) == 1, followers
+    new = "198.51.100.77"
+    stop = threading.Event()
+    t = threading.Thread(target=serve_tcp, args=(new, 8080, stop, _answer), daemon=True)
+    try:
+        ns_sh(world["host"], "ip", "addr", "add", new + "/32", "dev", "lo")
+        t.start()
+        assert wait_until(lambda: new in thishost_set(pod), timeout=30), thishost_set(pod)  # (a test of the test)
+        probe = bundle(oci, ["sh", "-c", "curl -sS --max-time 5 -o /dev/null http://%s:8080/ 2>/dev/null && "
+                             "echo NEW-OK || echo NEW-FAIL" % new], annotate(net, **APP), mutate=in_pod(pod))
+        rc, out, err = oci("run", "--bundle", probe, "probe")
+        assert rc == 0 and out.split() == ["NEW-FAIL"], (out, err)
+        assert wait_until(lambda: ns_sh(world["host"], "curl", "-sS", "--max-time", "5", "-o", "/dev/null",
+                                        "http://%s:8080/" % new, check=False).returncode == 0, timeout=30)  # it answers
+    finally:
+        stop.set()
+        if t.is_alive():
+            t.join()
     assert oci("delete", "--force", "sb")[0] == 0
+    assert wait_until(lambda: not any(alive(p) for p in followers), timeout=30), followers
     # the namespace outlives its sandbox container: a later first container's policy replaces the rules whole
     sandbox(oci, pod, {"defaultPolicy": "block"}, cid="sb2")
     assert [x["table"]["name"] for x in rules_of(pod) if "table" in x] == ["mxc_pod"]
