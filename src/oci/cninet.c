@@ -14,11 +14,17 @@
 #include "governed.h"
 #include "stack.h"
 
-/* Nothing in or out but loopback, in both families (inet); forwarding too.  A table of its own,
- * replaced whole in one transaction (a previous applier's, dead with its container, goes). */
-static const char LOOPBACK_ONLY[] =
-    "table inet " OCI_CNINET_TABLE "\n"
-    "delete table inet " OCI_CNINET_TABLE "\n"
+/* Ahead of either rule set, in the same transaction: what a previous applier (dead with its
+ * container; the namespace outlives it) left, of either model, goes — the pod gets one rule set. */
+#define REPLACE_HEAD                                                                                   \
+    "table inet " OCI_CNINET_TABLE "\n"                                                                \
+    "delete table inet " OCI_CNINET_TABLE "\n"                                                         \
+    "table inet " MXC_NET_TABLE "\n"                                                                   \
+    "delete table inet " MXC_NET_TABLE "\n"
+static const char REPLACE[] = REPLACE_HEAD;
+
+/* That, then nothing in or out but loopback, in both families (inet); forwarding too. */
+static const char REPLACE_LOOPBACK_ONLY[] = REPLACE_HEAD
     "table inet " OCI_CNINET_TABLE " {\n"
     "  chain input {\n"
     "    type filter hook input priority filter; policy drop;\n"
@@ -57,10 +63,12 @@ static int owned_here(const char *path)
 int oci_cninet_check(const oci_config *c, const char *path, mxc_net_model model, mxc_error *e)
 {
     const char *type = json_string_value(json_object_get(c->annotations, OCI_CRI_CONTAINER_TYPE));
-    if (type && strcmp(type, "sandbox") != 0)
+    const char *crio = json_string_value(json_object_get(c->annotations, OCI_CRIO_CONTAINER_TYPE));
+    if ((type && strcmp(type, "sandbox") != 0) || (crio && strcmp(crio, "sandbox") != 0))
         return refuse(e, "no container of the pod applied it to the network namespace this container joins "
                          "(linux.namespaces network path): the pod's sandbox container applies it, an app "
-                         "container (" OCI_CRI_CONTAINER_TYPE " \"container\") never does");
+                         "container (" OCI_CRI_CONTAINER_TYPE " or " OCI_CRIO_CONTAINER_TYPE " \"container\") never "
+                         "does");
     if (model == MXC_NETM_PROXY)
         return refuse(e, "runtimeConfig.networkProxy (a proxy on the host's loopback) needs the userspace stack of a "
                          "network namespace of the container's own: not on one it joins by path");
@@ -88,17 +96,10 @@ int oci_cninet_attach(const mxc_net_policy *np, const char *path, pid_t init, mx
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.cninet", err, NULL,
                           "the init is not in the network namespace %s", path);
     }
-    int rc;
-    if (np->model == MXC_NETM_DIRECT) {
-        int err = 0;
-        char *script = mxc_net_rules_now(np, NULL, &err);
-        rc = script ? mxc_net_rules_into(nsfd, script, e)
-                    : mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.thishost", -err, NULL,
-                                 "cannot list this host's own addresses (RTM_GETROUTE), which the rules reject");
-        free(script);
-    } else {
-        rc = mxc_net_rules_into(nsfd, LOOPBACK_ONLY, e);
-    }
+    /* model 1: the plan's rule set, this host's destinations in it followed while the init lives
+     * (loopback only when they cannot be); else loopback only */
+    int rc = np->model == MXC_NETM_DIRECT ? mxc_net_rules_followed(np, nsfd, init, REPLACE, REPLACE_LOOPBACK_ONLY, e)
+                                          : mxc_net_rules_into(nsfd, REPLACE_LOOPBACK_ONLY, e);
     close(nsfd);
     if (rc == 0 && np->model == MXC_NETM_GOVERNED)
         rc = mxc_governed_attach(np, init, e);

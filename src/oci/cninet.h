@@ -3,8 +3,8 @@
  * veth eth0 with an address and routes to a bridge on the node) and the pod's sandbox (pause)
  * container joins by path.
  * Owns: who may apply a policy there (the first container of this root in that namespace, never
- * one the CRI marks as an app container — io.kubernetes.cri.container-type other than
- * "sandbox" —, and only on a namespace owned by mxc-oci's own user namespace, over which the
+ * one the CRI marks as an app container — containerd's io.kubernetes.cri.container-type or CRI-O's
+ * io.kubernetes.cri-o.ContainerType other than "sandbox" —, and only on a namespace owned by mxc-oci's own user namespace, over which the
  * container's root holds no capability: it cannot remove what is applied), and applying it while
  * the init waits: the rules inside the namespace through mxc-nft (src/net/stack.h), installed from
  * mxc-oci's namespaces, before anything else —
@@ -12,8 +12,8 @@
  *     (governed: then the container's own mxc-proxy, its listener on the namespace's
  *     127.0.0.1:3128, the proxy itself dialling from mxc-oci's — the node's — namespace; DNS only
  *     through the proxy);
- *   model 1: the plan's own rule set (this host's destinations as they are at create) over the
- *     namespace's own interfaces, no pasta;
+ *   model 1: the plan's own rule set over the namespace's own interfaces, no pasta, this host's
+ *     destinations followed into it while the init lives (stack.h mxc_net_rules_followed);
  *   model 2 (a caller's proxy on the host's loopback, reached through pasta's gateway): refused.
  * The rules live as long as the namespace (CNI deletes it with the pod); the proxy ends with the
  * init (delete). */
@@ -27,6 +27,7 @@
 #include "netpolicy.h"
 
 #define OCI_CRI_CONTAINER_TYPE "io.kubernetes.cri.container-type"
+#define OCI_CRIO_CONTAINER_TYPE "io.kubernetes.cri-o.ContainerType" /* CRI-O's: "sandbox" or "container" */
 #define OCI_CNINET_TABLE "mxc_pod" /* the rules' table in the pod's namespace */
 
 /* Before any state exists: may this container (joining the network namespace at path, where no

@@ -16,6 +16,7 @@ Run as root:  python3 -m pytest -q -p no:cacheprovider tests/oci/test_oci_cni_ne
 """
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -68,6 +69,9 @@ def pod(world):  # noqa: F811
             t = threading.Thread(target=serve_tcp, args=(addr, 8080, stop, _answer), daemon=True)
             t.start()
             servers.append(t)
+        t = threading.Thread(target=_dns, args=(stop,), daemon=True)  # the "cluster DNS" on the node
+        t.start()
+        servers.append(t)
         for u in ("http://%s:8080/" % NODE4, "http://[%s]:8080/" % NODE6):
             assert wait_until(lambda: ns_sh(name, "curl", "-sS", "-g", "--max-time", "2", "-o", "/dev/null", u,
                                             check=False).returncode == 0, timeout=30), u
@@ -77,6 +81,27 @@ def pod(world):  # noqa: F811
         for t in servers:
             t.join()
         subprocess.run(["ip", "netns", "del", name], check=False)
+
+
+def _dns(stop):
+    """Answers every UDP datagram to NODE4:53 with the same bytes (a resolver, as far as reachability goes)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((NODE4, 53))
+    s.settimeout(0.2)
+    try:
+        while not stop.is_set():
+            try:
+                data, peer = s.recvfrom(512)
+                s.sendto(data, peer)
+            except socket.timeout:
+                pass
+    finally:
+        s.close()
+
+
+# a query to the node's resolver, bypassing the proxy (python3 from the host's /usr, bound in the containers)
+DNS_QUERY = ("import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(3); "
+             "s.sendto(b'q', ('%s', 53)); assert s.recv(16) == b'q'" % NODE4)
 
 
 def _answer(c):
@@ -95,7 +120,8 @@ DIRECT = ["http://%s:8080/" % WEB, "http://%s:8080/" % HOST_ADDR, "http://%s:808
 def direct_script(tag):
     """Shell lines trying each DIRECT address bypassing any proxy: "<tag> <url> OK|FAIL"."""
     return "".join("curl -sS -g --max-time 5 --noproxy '*' -o /dev/null %s 2>/dev/null && echo %s-%d-OK || "
-                   "echo %s-%d-FAIL\n" % (u, tag, i, tag, i) for i, u in enumerate(DIRECT))
+                   "echo %s-%d-FAIL\n" % (u, tag, i, tag, i) for i, u in enumerate(DIRECT)) + \
+        "python3 -c \"%s\" 2>/dev/null && echo %s-DNS-OK || echo %s-DNS-FAIL\n" % (DNS_QUERY, tag, tag)
 
 
 def in_pod(pod, extra=None):
@@ -115,6 +141,8 @@ def baseline(pod):
     for u in DIRECT:
         r = ns_sh(pod, "curl", "-sS", "-g", "--max-time", "5", "-o", "/dev/null", u, check=False)
         assert r.returncode == 0, (u, r.stderr)
+    r = ns_sh(pod, "python3", "-c", DNS_QUERY, check=False)
+    assert r.returncode == 0, r.stderr
 
 
 def rules_of(pod):
@@ -156,7 +184,8 @@ def test_governed_pod_reaches_only_its_host_through_the_sandbox_s_proxy(oci, wor
     assert "PLACEHOLDER=mxc:cred:github:3" in lines, lines
     assert "BOUND 200" in lines and "OUTSIDE 403" in lines, lines
     assert "OTHER 403" in lines and "PLAIN 403" in lines and "DIRECT refused" in lines, lines
-    assert [l for l in lines if l.startswith("APP-")] == ["APP-%d-FAIL" % i for i in range(len(DIRECT))], lines
+    assert [l for l in lines if l.startswith("APP-")] == ["APP-%d-FAIL" % i for i in range(len(DIRECT))] + \
+        ["APP-DNS-FAIL"], lines
     assert SECRET not in out
     assert any("Bearer " + SECRET in h and h.startswith("GET /repos/x ") for h in origin.heads), origin.heads
     assert len(world["host_hits"]) == hits  # the node's own services got nothing from the pod
@@ -167,7 +196,7 @@ def test_governed_pod_reaches_only_its_host_through_the_sandbox_s_proxy(oci, wor
     bare = oci.bundle(["sh", "-c", direct_script("BARE")], mutate=in_pod(pod))
     rc, out, err = oci("run", "--bundle", bare, "bare")
     assert rc == 0, err
-    assert out.split() == ["BARE-%d-FAIL" % i for i in range(len(DIRECT))], out
+    assert out.split() == ["BARE-%d-FAIL" % i for i in range(len(DIRECT))] + ["BARE-DNS-FAIL"], out
     # another policy in the pod: refused
     other = bundle(oci, ["true"], annotate({"defaultPolicy": "block"}, **APP), mutate=in_pod(pod))
     rc, _, err = oci("run", "--bundle", other, "other")
@@ -178,13 +207,25 @@ def test_governed_pod_reaches_only_its_host_through_the_sandbox_s_proxy(oci, wor
     assert [x["table"]["name"] for x in rules_of(pod) if "table" in x] == ["mxc_pod"]
 
 
-@pytest.mark.parametrize("who", ["sandbox", "app"])
+@pytest.mark.parametrize("who", ["sandbox", "app", "user"])
 def test_container_root_cannot_remove_the_pod_s_rules(oci, world, pod, who):  # noqa: F811
     """The pod's namespace is owned by the node's user namespace: the container's root (root of its own
-    user namespace, with CAP_NET_ADMIN there) has no capability over it."""
+    user namespace) has no capability over it.  mxc-oci never grants CAP_NET_ADMIN, and the baseline refuses
+    a nested user namespace; "user" goes past both: a process with every capability in a user namespace of its
+    own (as container root would be) in the pod's network namespace."""
     sandbox(oci, pod, {"defaultPolicy": "block"})
     assert oci("start", "sb")[0] == 0
-    if who == "sandbox":
+    if who == "user":
+        # the control: the same process in a network namespace of its own (owned by its user namespace) can
+        ctl = subprocess.run(["unshare", "--user", "--map-root-user", "--net", "sh", "-c",
+                              "ip link set lo up && ip route add 10.99.0.0/24 dev lo && echo ROUTE-ADDED; "
+                              "nft add table inet t && nft flush ruleset && echo FLUSHED; "
+                              "ip link set lo down && echo LINK-DOWN"],
+                             capture_output=True, text=True, timeout=60)
+        assert ctl.stdout.split() == ["ROUTE-ADDED", "FLUSHED", "LINK-DOWN"], ctl
+        r = ns_sh(pod, "unshare", "--user", "--map-root-user", "sh", "-c", TAMPER)
+        rc, out, err = r.returncode, r.stdout, r.stderr
+    elif who == "sandbox":
         rc, out, err = oci("exec", "sb", "sh", "-c", TAMPER)
     else:
         b = bundle(oci, ["sh", "-c", TAMPER], annotate({"defaultPolicy": "block"}, **APP), mutate=in_pod(pod))
@@ -204,13 +245,36 @@ def test_model_3_pod_keeps_only_loopback(oci, world, pod):  # noqa: F811
                annotate({"defaultPolicy": "block"}, **APP), mutate=in_pod(pod))
     rc, out, err = oci("run", "--bundle", b, "app")
     assert rc == 0, err
-    assert out.split() == ["PROXY=none"] + ["M3-%d-FAIL" % i for i in range(len(DIRECT))], out
+    assert out.split() == ["PROXY=none"] + ["M3-%d-FAIL" % i for i in range(len(DIRECT))] + ["M3-DNS-FAIL"], out
     assert oci("delete", "--force", "sb")[0] == 0
 
 
+def ns_fd_holders(pod):
+    """Processes holding a descriptor of the pod's network namespace (mxc-oci's follower does)."""
+    want = "net:[%d]" % os.stat("/run/netns/" + pod).st_ino
+    out = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit() or int(p) == os.getpid():
+            continue
+        try:
+            if any(os.readlink("/proc/%s/fd/%s" % (p, f)) == want for f in os.listdir("/proc/%s/fd" % p)):
+                out.append(int(p))
+        except OSError:
+            continue
+    return out
+
+
+def thishost_set(pod):
+    r = ns_sh(pod, "nft", "-j", "list", "set", "inet", "mxc", "thishost")
+    return json.dumps(json.loads(r.stdout))
+
+
 def test_model_1_pod_reaches_only_the_allowed_destination(oci, world, pod):  # noqa: F811
-    net = {"egress": {"default": "deny", "allow": [{"to": [{"cidr": WEB + "/32"}],
-                                                     "ports": [{"protocol": "tcp", "port": 8080}]}]}}
+    # the node's resolver allowed by name of its one address (the cluster DNS under model 1: the caller's choice)
+    net = {"egress": {"default": "deny", "allow": [{"to": [{"cidr": "198.51.100.0/24"}],
+                                                     "ports": [{"protocol": "tcp", "port": 8080}]},
+                                                    {"to": [{"cidr": NODE4 + "/32"}],
+                                                     "ports": [{"protocol": "udp", "port": 53}]}]}}
     baseline(pod)
     sandbox(oci, pod, net)
     assert oci("start", "sb")[0] == 0
@@ -220,9 +284,36 @@ def test_model_1_pod_reaches_only_the_allowed_destination(oci, world, pod):  # n
     b = bundle(oci, ["sh", "-c", script], annotate(net, **APP), mutate=in_pod(pod))
     rc, out, err = oci("run", "--bundle", b, "app")
     assert rc == 0, err
-    # WEB:8080 allowed; the node itself (its addresses, this host's) and IPv6 never
-    assert out.split() == ["ALLOWED-OK", "OTHER-FAIL", "M1-0-OK", "M1-1-FAIL", "M1-2-FAIL", "M1-3-FAIL"], out
+    # WEB:8080 and the node's udp/53 allowed; the node's other ports and addresses (this host's) and IPv6 never
+    assert out.split() == ["ALLOWED-OK", "OTHER-FAIL", "M1-0-OK", "M1-1-FAIL", "M1-2-FAIL", "M1-3-FAIL",
+                           "M1-DNS-OK"], out
+    assert [x["table"]["name"] for x in rules_of(pod) if "table" in x] == ["mxc"]
+    # an address the node gains after create, inside the broad allow: this host's, followed into the rules
+    followers = ns_fd_holders(pod)
+    assert len(followers) == 1, followers
+    new = "198.51.100.77"
+    stop = threading.Event()
+    t = threading.Thread(target=serve_tcp, args=(new, 8080, stop, _answer), daemon=True)
+    try:
+        ns_sh(world["host"], "ip", "addr", "add", new + "/32", "dev", "lo")
+        t.start()
+        assert wait_until(lambda: new in thishost_set(pod), timeout=30), thishost_set(pod)  # (a test of the test)
+        probe = bundle(oci, ["sh", "-c", "curl -sS --max-time 5 -o /dev/null http://%s:8080/ 2>/dev/null && "
+                             "echo NEW-OK || echo NEW-FAIL" % new], annotate(net, **APP), mutate=in_pod(pod))
+        rc, out, err = oci("run", "--bundle", probe, "probe")
+        assert rc == 0 and out.split() == ["NEW-FAIL"], (out, err)
+        assert wait_until(lambda: ns_sh(world["host"], "curl", "-sS", "--max-time", "5", "-o", "/dev/null",
+                                        "http://%s:8080/" % new, check=False).returncode == 0, timeout=30)  # it answers
+    finally:
+        stop.set()
+        if t.is_alive():
+            t.join()
     assert oci("delete", "--force", "sb")[0] == 0
+    assert wait_until(lambda: not any(alive(p) for p in followers), timeout=30), followers
+    # the namespace outlives its sandbox container: a later first container's policy replaces the rules whole
+    sandbox(oci, pod, {"defaultPolicy": "block"}, cid="sb2")
+    assert [x["table"]["name"] for x in rules_of(pod) if "table" in x] == ["mxc_pod"]
+    assert oci("delete", "--force", "sb2")[0] == 0
 
 
 def test_who_may_apply_a_policy_to_a_pod_s_namespace(oci, world, pod):  # noqa: F811
@@ -230,6 +321,10 @@ def test_who_may_apply_a_policy_to_a_pod_s_namespace(oci, world, pod):  # noqa: 
     # an app container (the CRI says so) never applies one, even first
     b = bundle(oci, ["true"], annotate(net, **APP), mutate=in_pod(pod))
     rc, _, err = oci("run", "--bundle", b, "app")
+    assert rc != 0 and "io.mxc.network" in err and "app container" in err, err
+    assert not [x for x in rules_of(pod) if "table" in x]
+    b = bundle(oci, ["true"], annotate(net, **{"io.kubernetes.cri-o.ContainerType": "container"}), mutate=in_pod(pod))
+    rc, _, err = oci("run", "--bundle", b, "crio-app")  # CRI-O's annotation for the same
     assert rc != 0 and "io.mxc.network" in err and "app container" in err, err
     assert not [x for x in rules_of(pod) if "table" in x]
     # a namespace owned by another user namespace (whose root could remove the rules): refused
