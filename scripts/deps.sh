@@ -10,8 +10,10 @@ PKGS=(build-essential pkg-config meson ninja-build libjansson-dev libseccomp-dev
       libmicrohttpd-dev libcurl4-openssl-dev  # src/gateway: the daemon's API on a unix socket, its client
       libssl-dev openssl  # src/proxy: TLS interception (OpenSSL 3); openssl: the TLS tests' CA
       busybox-static podman  # tests/oci: the rootfs of the bundles mxc-oci runs; Podman 4.3 driving it
-      containerd runc crun bats jq)  # tests/oci: containerd 1.6 + ctr (runc v2 shim); runc and crun as peers
-                                  # (bench, runc's bats suite); bats, jq: that suite
+      containerd runc crun bats jq  # tests/oci: containerd 1.6 + ctr (runc v2 shim); runc and crun as peers
+                                    # (bench, runc's bats suite); bats, jq: that suite
+      python3-grpcio python3-grpc-tools containernetworking-plugins)  # tests/oci/test_cri.py: a CRI client
+                                    # (stubs made from containerd's vendored CRI proto), CNI's bridge
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -58,6 +58,8 @@ if ls /var/lib/mxc/claims 2>/dev/null | grep -q .; then
     [ -e "$f" ] && grep -q "\"$st/" "$f" && { echo "a claim outlived a failed create: $f"; bad=1; }
   done
 fi
-[ -z "$(ls "$st/r")" ] || { echo "a container directory outlived a failed create: $(ls "$st/r")"; bad=1; }
+# (@bpf is the root's seccomp cache, not a container: "@" is in no container id)
+left=$(ls "$st/r" | grep -v '^@bpf$')
+[ -z "$left" ] || { echo "a container directory outlived a failed create: $left"; bad=1; }
 [ $bad -eq 0 ] && echo "valgrind (mxc-oci): clean"
 exit $bad

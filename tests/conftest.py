@@ -99,6 +99,15 @@ def sandbox_pids_on_host(marker):
     return [int(x) for x in p.stdout.split()]
 
 
+def cgroup2_mount():
+    """Where this host mounts cgroup2 (a hybrid host too), or None."""
+    for line in open("/proc/self/mounts"):
+        _, mnt, fstype = line.split()[:3]
+        if fstype == "cgroup2":
+            return mnt
+    return None
+
+
 def wait_until(pred, timeout=10.0, step=0.05):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -2,6 +2,9 @@
 #include "fdio.h"
 
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -34,4 +37,55 @@ int mxc_text_memfd(const char *name, const char *text)
         return -err;
     }
     return fd;
+}
+
+json_t *mxc_json_loadfd(int fd, size_t flags, json_error_t *error)
+{
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (buf && len == cap) {
+            char *bigger = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+            if (!bigger)
+                free(buf);
+            buf = bigger, cap *= 2;
+        }
+        if (!buf) {
+            if (error)
+                snprintf(error->text, sizeof error->text, "out of memory");
+            return NULL;
+        }
+        ssize_t n = read(fd, buf + len, cap - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            if (error) {
+                memset(error, 0, sizeof *error);
+                error->line = error->column = -1;
+                snprintf(error->text, sizeof error->text, "read error: %s", strerror(errno));
+            }
+            free(buf);
+            return NULL;
+        }
+        if (n == 0)
+            break;
+        len += (size_t)n;
+    }
+    json_t *j = json_loadb(buf, len, flags, error);
+    free(buf);
+    return j;
+}
+
+int mxc_json_dumpfd(const json_t *json, int fd, size_t flags)
+{
+    char *text = json_dumps(json, flags);
+    if (!text) {
+        errno = ENOMEM;
+        return -1;
+    }
+    bool ok = mxc_write_all(fd, text, strlen(text));
+    int err = errno;
+    free(text);
+    errno = err;
+    return ok ? 0 : -1;
 }

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "procs.h"
 #include "registry.h"
 #include "state.h"
@@ -89,19 +90,20 @@ static char *claim_text(const char *state_dir, json_t *writable, unsigned base, 
     return text;
 }
 
+/* A complete file `name` in dir holding text, not yet synced: its
+ * descriptor (for the caller's fsync), or -errno (nothing left behind). */
 static int write_file(int dir, const char *name, const char *text)
 {
     int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
         return -errno;
     size_t len = strlen(text);
-    int rc = write(fd, text, len) == (ssize_t)len ? 0 : -EIO;
-    if (rc == 0 && fsync(fd) < 0)
-        rc = -errno;
-    close(fd);
-    if (rc < 0)
+    if (write(fd, text, len) != (ssize_t)len) {
+        close(fd);
         unlinkat(dir, name, 0);
-    return rc;
+        return -EIO;
+    }
+    return fd;
 }
 
 /* The engine's claim directory (state.h), host-wide: ranges are root's only. */
@@ -151,11 +153,19 @@ int mxc_idrange_claim(const char *state_dir, const char *const *writable, size_t
         if (faccessat(dir, cand, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
             continue;
         char *text = claim_text(state_dir, w, lo, getpid());
-        int rc = text ? write_file(dir, tmp, text) : -ENOMEM;
+        int fd = text ? write_file(dir, tmp, text) : -ENOMEM, rc = fd < 0 ? fd : 0;
         free(text);
         if (rc == 0) {
             rc = linkat(dir, tmp, dir, cand, 0) < 0 ? -errno : 0;
             unlinkat(dir, tmp, 0);
+            /* durable before it is used: the file synced after the link (its one journal
+             * commit carries the new name too; synced before it, the directory's sync made
+             * a second), then the directory, which finds nothing left to write */
+            if (rc == 0 && fsync(fd) < 0) {
+                rc = -errno;
+                unlinkat(dir, cand, 0);
+            }
+            close(fd);
         }
         if (rc == 0) {
             fsync(dir);
@@ -198,7 +208,7 @@ int mxc_idrange_set_owner(const char *name, pid_t pid)
     json_t *old = NULL;
     int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd >= 0) {
-        old = json_loadfd(fd, 0, NULL);
+        old = mxc_json_loadfd(fd, 0, NULL);
         close(fd);
     }
     const char *state_dir = json_string_value(json_object_get(old, "stateDir"));
@@ -210,7 +220,13 @@ int mxc_idrange_set_owner(const char *name, pid_t pid)
         json_decref(w);
         char tmp[64];
         snprintf(tmp, sizeof tmp, ".new-%d-owner", (int)getpid());
-        rc = text ? write_file(dir, tmp, text) : -ENOMEM;
+        /* not synced: the claim itself is durable since it was made, and this only names
+         * another process of the same container (after a crash neither lives, and an
+         * unreadable claim names none: the sweeper releases it either way) */
+        int nfd = text ? write_file(dir, tmp, text) : -ENOMEM;
+        rc = nfd < 0 ? nfd : 0;
+        if (nfd >= 0)
+            close(nfd);
         free(text);
         if (rc == 0 && renameat(dir, tmp, dir, name) < 0) {
             rc = -errno;
@@ -243,7 +259,7 @@ void mxc_idrange_release_owned(const char *name, const char *state_dir, pid_t pi
     if (dir < 0)
         return;
     int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    json_t *j = fd >= 0 ? json_loadfd(fd, 0, NULL) : NULL;
+    json_t *j = fd >= 0 ? mxc_json_loadfd(fd, 0, NULL) : NULL;
     if (fd >= 0)
         close(fd);
     const char *owner = json_string_value(json_object_get(j, "stateDir"));

@@ -540,6 +540,94 @@ int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
     return -1;
 }
 
+int mxc_net_rules_into(int nsfd, const char *script, mxc_error *e)
+{
+    int errfd = -1;
+    char why[600] = "";
+    pid_t c = nft_spawn(nsfd, script, &errfd);
+    if (c < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.rules", (int)-c, NULL, "cannot start the rules' installer");
+    int rc = rules_done(c, errfd, why, sizeof why);
+    if (rc < 0) {
+        mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "cannot install the network rules (nf_tables): %s",
+                why[0] ? why : strerror(-rc));
+        mxc_err_set_remediation(e, "this host's kernel must provide nf_tables and nf_conntrack (modprobe nf_tables "
+                                   "nf_conntrack), or use a blocked network");
+        return -1;
+    }
+    return 0;
+}
+
+/* The follower of a stackless model 1 (mxc_net_rules_followed): this host's destinations into
+ * the set while holder (hfd) lives; when they cannot be followed, fallback goes in instead (the
+ * namespace keeps nothing but what it allows: fail closed). */
+static _Noreturn void follower(int nsfd, int hfd, int wfd, mxc_thishost *cur, const char *fallback)
+{
+    struct pollfd w[2] = {{.fd = hfd, .events = POLLIN}, {.fd = wfd, .events = POLLIN}};
+    for (;;) {
+        while (poll(w, 2, -1) < 0 && errno == EINTR)
+            ;
+        if (w[0].revents)
+            _exit(0);
+        if (w[1].revents && watch_drain(wfd) && watch_refresh(nsfd, cur) < 0) {
+            char why[300];
+            int errfd = -1;
+            pid_t c = nft_spawn(nsfd, fallback, &errfd);
+            if (c > 0)
+                rules_done(c, errfd, why, sizeof why);
+            _exit(1);
+        }
+    }
+}
+
+int mxc_net_rules_followed(const mxc_net_policy *np, int nsfd, pid_t holder, const char *head, const char *fallback,
+                           mxc_error *e)
+{
+    /* the watch opens before this host's destinations are read into the rules: nothing falls between */
+    int wfd = watch_open();
+    if (wfd < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.thishost", errno, NULL,
+                          "cannot watch this host's addresses (NETLINK_ROUTE)");
+    mxc_thishost cur = {0};
+    int serr = 0;
+    char *rules = mxc_net_rules_now(np, &cur, &serr), *script = NULL;
+    if (!rules || asprintf(&script, "%s%s", head, rules) < 0) {
+        free(rules);
+        close(wfd);
+        mxc_thishost_free(&cur);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.thishost", serr ? -serr : ENOMEM, NULL,
+                          "cannot list this host's own addresses (RTM_GETROUTE), which the rules reject");
+    }
+    free(rules);
+    int rc = mxc_net_rules_into(nsfd, script, e);
+    free(script);
+    int hfd = rc == 0 ? (int)syscall(SYS_pidfd_open, holder, 0) : -1;
+    if (rc == 0 && hfd < 0)
+        rc = mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.pidfd", errno, NULL, "cannot watch the sandbox's PID 1");
+    pid_t k = rc == 0 ? fork() : -1;
+    if (k == 0) {
+        setsid();
+        int keep[] = {nsfd, hfd, wfd};
+        mxc_close_all_but(keep, 3);
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null >= 0)
+            dup2(null, 0), dup2(null, 1), dup2(null, 2);
+        if (fork() == 0)
+            follower(nsfd, hfd, wfd, &cur, fallback);
+        _exit(0);
+    }
+    if (k > 0)
+        while (waitpid(k, NULL, 0) < 0 && errno == EINTR)
+            ;
+    else if (rc == 0)
+        rc = mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.fork", errno, NULL, "cannot start the rules' follower");
+    close(wfd);
+    if (hfd >= 0)
+        close(hfd);
+    mxc_thishost_free(&cur);
+    return rc;
+}
+
 int mxc_net_after_maps(const mxc_net_policy *np, bool direct, pid_t pid1, mxc_error *e)
 {
     return direct ? mxc_net_attach(np, pid1, e) : 0;

@@ -19,6 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdio.h"
+
 #define FIELD_MAX 160
 
 static int bad(mxc_error *e, const char *field, const char *want)
@@ -283,9 +285,13 @@ static int parse_process(json_t *p, oci_config *c, mxc_error *e)
     if (v) {
         if (json_integer_value(v) > 1000 || json_integer_value(v) < -1000)
             return bad(e, "process.oomScoreAdj", "between -1000 and 1000");
-        if (json_integer_value(v) < 0)
-            return refuse(e, "process.oomScoreAdj %d is refused: only host root may shield a process from the OOM "
-                          "killer (0 to 1000)", (int)json_integer_value(v));
+        /* mxc-oci writes it, as host root, before the workload runs; the kernel keeps that value as the
+         * floor the workload can return to, never go below. -999 and up (the CRI's -998 for a pod's sandbox,
+         * -997 for a Guaranteed pod) only rank the process among others; -1000 (OOM_SCORE_ADJ_MIN) makes it
+         * unkillable, even by its own memory cgroup's OOM: that is refused (docs/oci.md "oomScoreAdj") */
+        if (json_integer_value(v) <= -1000)
+            return refuse(e, "process.oomScoreAdj %d is refused: -1000 exempts a process from the OOM killer, "
+                          "even in its own memory cgroup (-999 to 1000)", (int)json_integer_value(v));
         c->has_oom_score_adj = true;
         c->oom_score_adj = (int)json_integer_value(v);
     }
@@ -389,6 +395,11 @@ static int parse_namespaces(json_t *lin, oci_config *c, mxc_error *e)
     return 0;
 }
 
+int oci_sysctl_ns(const char *key)
+{
+    return !strncmp(key, "net.", 4) ? CLONE_NEWNET : CLONE_NEWIPC;
+}
+
 /* Only what belongs to a namespace of the container's own: net.* (its
  * network), kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.* (its IPC);
  * everything else is the host's (refused). */
@@ -411,9 +422,13 @@ static int parse_sysctl(json_t *lin, oci_config *c, mxc_error *e)
                    !strncmp(key, "kernel.msg", 10) || !strcmp(key, "kernel.sem") || !strncmp(key, "fs.mqueue.", 10);
         if (!net && !ipc)
             return refuse(e, "linux.sysctl %.80s is the host's, not a namespace's: refused", key);
-        if (!(c->ns_flags & (net ? CLONE_NEWNET : CLONE_NEWIPC)))
-            return refuse(e, "linux.sysctl %.80s needs %s namespace of the container's own", key,
-                          net ? "a network" : "an IPC");
+        int flag = net ? CLONE_NEWNET : CLONE_NEWIPC;
+        bool joined = false; /* a pod's, by path: written by mxc-oci in it (lifecycle.c), never the host's */
+        for (size_t j = 0; j < c->njoin; j++)
+            joined |= c->join[j].flag == flag;
+        if (!(c->ns_flags & flag) && !joined)
+            return refuse(e, "linux.sysctl %.80s needs %s namespace of the container's own (or a pod's, joined by "
+                          "path)", key, net ? "a network" : "an IPC");
         if (c->nsysctl == sizeof c->sysctl / sizeof c->sysctl[0])
             return bad(e, "linux.sysctl", "at most 64 entries");
         c->sysctl[c->nsysctl][0] = key;
@@ -666,8 +681,14 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
         o->attr_set |= MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC; /* read-only always */
         return 0;
     }
-    if (!strcmp(o->type, "mqueue") && !(c->ns_flags & CLONE_NEWIPC))
-        return refuse(e, "%s needs an IPC namespace of the container's own", f);
+    if (!strcmp(o->type, "mqueue") && !(c->ns_flags & CLONE_NEWIPC)) {
+        /* a joined (pod's) IPC namespace is not owned by the init's user namespace: mxc-oci makes that
+         * mqueue (lifecycle.c), refused there if the joined one is the host's */
+        for (size_t j = 0; j < c->njoin; j++)
+            o->by_parent |= c->join[j].flag == CLONE_NEWIPC;
+        if (!o->by_parent)
+            return refuse(e, "%s needs an IPC namespace of the container's own", f);
+    }
     if (strcmp(o->type, "proc") && strcmp(o->type, "tmpfs") && strcmp(o->type, "devpts") && strcmp(o->type, "mqueue"))
         return refuse(e, "%s: a container mounts only bind, proc, sysfs, tmpfs, devpts and mqueue", f);
     if (!strcmp(o->type, "proc")) {

@@ -103,4 +103,8 @@ bool oci_path_is(const char *path, const char *want);
  * container id `id` maps, and onto what host id. */
 bool oci_map_id(const oci_idmap *m, size_t n, unsigned id, unsigned *host);
 
+/* The namespace a (checked) linux.sysctl key belongs to: CLONE_NEWNET for
+ * net.*, else CLONE_NEWIPC. */
+int oci_sysctl_ns(const char *key);
+
 #endif

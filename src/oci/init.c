@@ -639,6 +639,8 @@ _Noreturn void oci_init_main(const oci_init_args *a)
      * made read-only */
     for (size_t i = 0; i < c->nsysctl; i++) {
         char path[256];
+        if (!(c->ns_flags & oci_sysctl_ns(c->sysctl[i][0])))
+            continue; /* a pod's namespace, joined by path: mxc-oci wrote it there (lifecycle.c) */
         snprintf(path, sizeof path, "/proc/sys/%s", c->sysctl[i][0]);
         for (char *q = path + 10; *q; q++)
             if (*q == '.')

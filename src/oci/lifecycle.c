@@ -28,7 +28,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bpfcache.h"
 #include "config.h"
+#include "fdio.h"
 #include "harden.h"
 #include "hooks.h"
 #include "hostpath.h"
@@ -56,21 +58,6 @@ static int pidfd_of(const oci_state *s)
     return fd;
 }
 
-static int write_map(pid_t pid, const char *file, const oci_idmap *m, size_t n)
-{
-    char text[OCI_MAX_IDMAPS * 40] = "", path[64];
-    size_t len = 0;
-    for (size_t i = 0; i < n; i++)
-        len += (size_t)snprintf(text + len, sizeof text - len, "%u %u %u\n", m[i].cid, m[i].hid, m[i].n);
-    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    int rc = write(fd, text, len) == (ssize_t)len ? 0 : -errno;
-    close(fd);
-    return rc;
-}
-
 static int send_msg(int sock, char tag, int fd)
 {
     char ctl[CMSG_SPACE(sizeof(int))];
@@ -93,7 +80,7 @@ static int send_msg(int sock, char tag, int fd)
  * namespace does not own it, so the init could not mount it), read-only with the mount's flags. */
 static int sysfs_tree(const oci_mount *m)
 {
-    int fs = fsopen("sysfs", FSOPEN_CLOEXEC);
+    int fs = fsopen(m->type, FSOPEN_CLOEXEC); /* sysfs, or mqueue of a joined IPC namespace: the maker's */
     if (fs < 0)
         return -errno;
     int mnt = fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ? -1 : fsmount(fs, FSMOUNT_CLOEXEC,
@@ -260,7 +247,7 @@ static int create_fail(create_ctx *x, int rootfd, const char *id, const oci_conf
 static int save_config(int dirfd, json_t *doc, mxc_error *e)
 {
     int fd = openat(dirfd, "config.json", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0 || json_dumpfd(doc, fd, JSON_COMPACT) < 0) {
+    if (fd < 0 || mxc_json_dumpfd(doc, fd, JSON_COMPACT) < 0) {
         int err = errno;
         if (fd >= 0)
             close(fd);
@@ -317,18 +304,66 @@ static int console_connect(const char *path, bool terminal, mxc_error *e)
     return fd;
 }
 
-/* Whether the container's network namespace is the host's: none of its own, and none joined but
- * the host's itself (a pod's, joined by path, is not). */
-static bool on_host_network(const oci_config *c)
+/* Whether the container would be in mxc-oci's own (the host's) namespace of this type: no
+ * namespace of its own, and none joined by path, or the one joined is mxc-oci's (a pod's, joined
+ * by path, is not). */
+static bool in_runtime_ns(const oci_config *c, int flag, const char *name)
 {
-    if (c->ns_flags & CLONE_NEWNET)
+    if (c->ns_flags & flag)
         return false;
+    char self_path[64];
+    snprintf(self_path, sizeof self_path, "/proc/self/ns/%s", name);
     struct stat self, joined;
     for (size_t i = 0; i < c->njoin; i++)
-        if (c->join[i].flag == CLONE_NEWNET)
-            return stat("/proc/self/ns/net", &self) < 0 || stat(c->join[i].path, &joined) < 0 ||
+        if (c->join[i].flag == flag)
+            return stat(self_path, &self) < 0 || stat(c->join[i].path, &joined) < 0 ||
                    (self.st_ino == joined.st_ino && self.st_dev == joined.st_dev);
     return true;
+}
+
+static bool on_host_network(const oci_config *c)
+{
+    return in_runtime_ns(c, CLONE_NEWNET, "net");
+}
+
+/* A linux.sysctl of a namespace joined by path (a pod's): written by mxc-oci, in that namespace
+ * now (the init's user namespace does not own it), through the host's /proc (/proc/sys/net and
+ * the IPC keys answer for the namespace of the process that opens them). */
+static int write_joined_sysctls(const oci_config *c, mxc_error *e)
+{
+    for (size_t i = 0; i < c->nsysctl; i++) {
+        if (c->ns_flags & oci_sysctl_ns(c->sysctl[i][0]))
+            continue; /* the init writes its own namespace's (init.c) */
+        char path[256];
+        snprintf(path, sizeof path, "/proc/sys/%s", c->sysctl[i][0]);
+        for (char *q = path + 10; *q; q++)
+            if (*q == '.')
+                *q = '/';
+        /* ids in a sysctl are read in the writer's user namespace (the host's here): the container's
+         * ping group range is written as the host ids its gid map gives them */
+        const char *val = c->sysctl[i][1];
+        char mapped[64];
+        unsigned lo, hi, hlo, hhi;
+        int used = 0;
+        if (!strcmp(c->sysctl[i][0], "net.ipv4.ping_group_range") && sscanf(val, "%u %u%n", &lo, &hi, &used) == 2 &&
+            !val[used] && lo <= hi) {
+            if (!oci_map_id(c->gidmap, c->ngidmap, lo, &hlo) || !oci_map_id(c->gidmap, c->ngidmap, hi, &hhi) ||
+                hhi - hlo != hi - lo)
+                return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.sysctl net.ipv4.ping_group_range %s: "
+                               "not one range of the container's own gids", val);
+            snprintf(mapped, sizeof mapped, "%u %u", hlo, hhi);
+            val = mapped;
+        }
+        int f = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+        size_t len = strlen(val);
+        int err = f < 0 ? errno : write(f, val, len) != (ssize_t)len ? errno : 0;
+        if (f >= 0)
+            close(f);
+        if (err)
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.sysctl", err, NULL, "linux.sysctl %s = %s in the pod's "
+                              "namespace: %s", c->sysctl[i][0], c->sysctl[i][1], strerror(err));
+    }
+    return 0;
 }
 
 /* --preserve-fds: fds 3..3+n-1 open, and none a directory or an O_PATH descriptor (a host
@@ -397,17 +432,32 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         goto out;
     if ((x.console = console_connect(console, c.terminal, e)) < 0 && e->code)
         goto out;
-    if (oci_seccomp_compile(c.seccomp, &sc, e) < 0)
+    if (oci_seccomp_compile_cached(rootfd, c.seccomp, &sc, e) < 0)
         goto out;
     bool host_net = on_host_network(&c);
+    for (size_t i = 0; i < c.nsysctl; i++) {
+        int flag = oci_sysctl_ns(c.sysctl[i][0]);
+        if (!(c.ns_flags & flag) && in_runtime_ns(&c, flag, flag == CLONE_NEWNET ? "net" : "ipc")) {
+            mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.sysctl %s: the namespace joined by path is the "
+                    "host's (a host sysctl): refused", c.sysctl[i][0]);
+            goto out;
+        }
+    }
     if (host_net && ((c.cap_bounding | c.cap_effective | c.cap_permitted | c.cap_inheritable | c.cap_ambient) &
                      (1ull << CAP_NET_RAW))) {
         mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: process.capabilities: CAP_NET_RAW is refused on the "
                 "host's network namespace (joined by path)");
         goto out;
     }
+    for (size_t i = 0; i < c.nmounts; i++) /* a pod's mqueue, never the host's message queues */
+        if (c.mounts[i].by_parent && !strcmp(c.mounts[i].type, "mqueue") &&
+            in_runtime_ns(&c, CLONE_NEWIPC, "ipc")) {
+            mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu].type 'mqueue' needs an IPC namespace "
+                    "other than the host's (the host's message queues are refused)", i);
+            goto out;
+        }
     for (size_t i = 0; host_net && i < c.nmounts; i++)
-        if (c.mounts[i].by_parent) {
+        if (c.mounts[i].by_parent && !strcmp(c.mounts[i].type, "sysfs")) {
             mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu].type 'sysfs' needs a network namespace "
                     "other than the host's (the host's sysfs is refused)", i);
             goto out;
@@ -585,11 +635,17 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
             goto out;
         }
     }
+    if (write_joined_sysctls(&c, e) < 0) {
+        close(sv[0]);
+        close(sv[1]);
+        goto out;
+    }
     /* a pod's sysfs shows the network namespace of its maker: made now, while mxc-oci is in the pod's
      * (it returns to its own right after the clone) */
     for (size_t i = 0; i < c.nmounts; i++)
         if (c.mounts[i].by_parent && (x.src[i] = sysfs_tree(&c.mounts[i])) < 0) {
-            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mount", -x.src[i], NULL, "mounts[%zu]: the pod's sysfs", i);
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mount", -x.src[i], NULL, "mounts[%zu]: the pod's %s", i,
+                       c.mounts[i].type);
             x.src[i] = -1;
             close(sv[0]);
             close(sv[1]);
@@ -624,9 +680,9 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     if (x.made_cg && (oci_cgroup_enter(&x.cg, x.child, e) < 0 || oci_cgroup_sole(&x.cg, x.child, e) < 0))
         goto out;
     char path[64];
-    int r = write_map(x.child, "uid_map", c.uidmap, c.nuidmap);
+    int r = oci_write_idmap(x.child, "uid_map", c.uidmap, c.nuidmap);
     if (r == 0)
-        r = write_map(x.child, "gid_map", c.gidmap, c.ngidmap);
+        r = oci_write_idmap(x.child, "gid_map", c.gidmap, c.ngidmap);
     snprintf(path, sizeof path, "/proc/%d/ns/user", (int)x.child);
     if (r == 0 && (x.userns = open(path, O_RDONLY | O_CLOEXEC)) < 0)
         r = -errno;
@@ -1373,7 +1429,7 @@ int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mx
     /* the container's own seccomp profile binds its exec'd processes too */
     {
         json_t *doc = saved_config(dirfd);
-        int r = oci_seccomp_compile(json_object_get(json_object_get(doc, "linux"), "seccomp"), &sc, e);
+        int r = oci_seccomp_compile_cached(rootfd, json_object_get(json_object_get(doc, "linux"), "seccomp"), &sc, e);
         json_decref(doc);
         if (r < 0)
             goto out;

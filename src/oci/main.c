@@ -15,6 +15,7 @@
 
 #include "cgroup.h"
 #include "events.h"
+#include "fdio.h"
 #include "lifecycle.h"
 #include "pstable.h"
 #include "store.h"
@@ -317,7 +318,7 @@ int main(int argc, char **argv)
             return errno == EEXIST ? die("File config.json exists. Remove it first.")
                                    : die("cannot write %s/config.json: %s", bundle, strerror(errno));
         json_t *j = oci_spec();
-        int rc = json_dumpfd(j, fd, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        int rc = mxc_json_dumpfd(j, fd, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         close(fd);
         json_decref(j);
         return rc < 0 ? die("cannot write config.json") : 0;

@@ -68,7 +68,7 @@ int oci_mountmap_check(const oci_config *c, mxc_error *e)
     return 0;
 }
 
-static int write_map(pid_t pid, const char *file, const oci_idmap *m, size_t n)
+int oci_write_idmap(pid_t pid, const char *file, const oci_idmap *m, size_t n)
 {
     char text[OCI_MAX_IDMAPS * 40] = "", path[64];
     size_t len = 0;
@@ -105,9 +105,9 @@ static int userns_of(const oci_idmap *u, size_t nu, const oci_idmap *g, size_t n
         return -err;
     }
     char path[64];
-    int rc = write_map(pid, "uid_map", u, nu);
+    int rc = oci_write_idmap(pid, "uid_map", u, nu);
     if (rc == 0)
-        rc = write_map(pid, "gid_map", g, ng);
+        rc = oci_write_idmap(pid, "gid_map", g, ng);
     snprintf(path, sizeof path, "/proc/%d/ns/user", (int)pid);
     int fd = rc == 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
     if (rc == 0 && fd < 0)

@@ -15,6 +15,8 @@
 #ifndef MXC_OCI_MOUNTMAP_H
 #define MXC_OCI_MOUNTMAP_H
 
+#include <sys/types.h>
+
 #include "config.h"
 #include "error.h"
 
@@ -26,5 +28,9 @@ int oci_mountmap_check(const oci_config *c, mxc_error *e);
  * recursive), its flags set, then idmapped (ridmap on an rbind: every
  * submount too).  The tree's fd, or -1 with *e set. */
 int oci_mountmap_tree(int src, const oci_config *c, size_t idx, mxc_error *e);
+
+/* Writes a user namespace's map file ("uid_map" or "gid_map") of pid:
+ * "cid hid n" lines, in one write(2) as the kernel wants.  0 or -errno. */
+int oci_write_idmap(pid_t pid, const char *file, const oci_idmap *m, size_t n);
 
 #endif

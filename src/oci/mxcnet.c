@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cninet.h"
 #include "governed.h"
 #include "policy.h"
 #include "request.h"
@@ -67,7 +68,8 @@ static int wire_request(const json_t *network, const char *ca, mxc_request *r, m
 }
 
 /* The pod rule: a live container of this root in the network namespace at path that applied a
- * policy equal to want (its id into applier).  0 found, 1 none. */
+ * policy equal to want (its id into applier).  0 found, 1 no live container of this root is in
+ * that namespace, 2 one is but none applied an equal policy. */
 static int find_applier(int rootfd, const char *path, const json_t *want, char *applier, size_t sz)
 {
     struct stat ns;
@@ -103,6 +105,7 @@ static int find_applier(int rootfd, const char *path, const json_t *want, char *
         snprintf(p, sizeof p, "/proc/%d/ns/net", (int)s.pid);
         if (oci_state_status(dirfd, &s) != OCI_STOPPED && stat(p, &its) == 0 && its.st_ino == ns.st_ino &&
             its.st_dev == ns.st_dev) {
+            found = 2;
             int f = openat(dirfd, OCI_MXC_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
             json_error_t je;
             json_t *rec = f >= 0 ? json_loadfd(f, 0, &je) : NULL;
@@ -162,6 +165,7 @@ int oci_mxcnet_check(int rootfd, const oci_config *c, bool host_net, oci_mxcnet 
         return named(e, OCI_MXC_NETWORK);
     }
     int rc = mxc_net_policy_build(&r, &np, e);
+    mxc_net_model model = np.model;
     if (rc == 0 && np.model == MXC_NETM_HOST) {
         mxc_err(e, MXC_E_POLICY_VALIDATION, "asks for the host network (unrestricted): a container's network is "
                 "its config's linux.namespaces; a policy is for a network namespace of its own");
@@ -189,7 +193,18 @@ int oci_mxcnet_check(int rootfd, const oci_config *c, bool host_net, oci_mxcnet 
         return 0;
     }
     /* a pod's member: the namespace's maker applied it; never applied twice, never another one */
-    if (find_applier(rootfd, joined, m->network, m->applier, sizeof m->applier) != 0) {
+    int f = find_applier(rootfd, joined, m->network, m->applier, sizeof m->applier);
+    if (f == 1) {
+        /* nobody of this root is in it: a pod's namespace made by CNI, its sandbox container first (cninet.h) */
+        if (oci_cninet_check(c, joined, model, e) < 0) {
+            oci_mxcnet_free(m);
+            return -1;
+        }
+        m->apply = true;
+        snprintf(m->cni, sizeof m->cni, "%s", joined);
+        return 0;
+    }
+    if (f != 0) {
         oci_mxcnet_free(m);
         return refuse(e, OCI_MXC_NETWORK, "differs from the policy applied to the network namespace this container "
                       "joins (linux.namespaces network path), or none was: a policy is applied once, by the "
@@ -396,7 +411,7 @@ int oci_mxcnet_attach(oci_mxcnet *m, pid_t init, mxc_error *e)
 {
     if (!m->apply || !m->plan)
         return 0;
-    if (mxc_net_attach(&m->plan->net, init, e) < 0)
+    if (m->cni[0] ? oci_cninet_attach(&m->plan->net, m->cni, init, e) < 0 : mxc_net_attach(&m->plan->net, init, e) < 0)
         return named(e, OCI_MXC_NETWORK);
     return 0;
 }

@@ -3,7 +3,8 @@
  * contract's network section as JSON text; any other io.mxc.* key or a bad value refused naming
  * the key), the pod rule (the policy is applied once, by the container that makes the network
  * namespace; a container joining one by path must carry the same policy as a live container of
- * this root that applied it there, or none), and applying it through the engine: the plan is
+ * this root that applied it there, or none; one nobody of this root is in — a pod's, made by
+ * CNI — gets it from its first container, see cninet.h), and applying it through the engine: the plan is
  * the engine's own (mxc_plan_from_request on a one-shot request carrying that section), attached
  * by src/net (rules and pasta, or the container's own mxc-proxy, in mxc-oci's namespaces, never
  * the container's) to the init's network namespace while the init still waits for its trees.
@@ -34,6 +35,7 @@ typedef struct {
     bool apply;          /* the container makes its network namespace: the policy is applied by it */
     mxc_plan *plan;      /* apply: the engine's plan (owned) */
     json_t *env;         /* "K=V" every process gets (owned) */
+    char cni[4096];      /* apply on a namespace joined by path (a pod's, made by CNI: cninet.h): its path */
     char applier[256];   /* joined: the live container of this root that applied the same policy there */
     char ca_src[4096];   /* credentials: the CA directory on the host, bound at OCI_MXC_CA_INSIDE */
 } oci_mxcnet;

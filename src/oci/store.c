@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "procs.h"
 
 #define STATE_FILE "state.json"
@@ -160,7 +161,7 @@ int oci_state_read(int dirfd, const char *id, oci_state *s, mxc_error *e)
 {
     memset(s, 0, sizeof *s);
     int fd = openat(dirfd, STATE_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    json_t *j = fd >= 0 ? json_loadfd(fd, 0, NULL) : NULL;
+    json_t *j = fd >= 0 ? mxc_json_loadfd(fd, 0, NULL) : NULL;
     if (fd >= 0)
         close(fd);
     if (!j) /* not yet written (a create under way) or damaged */

@@ -22,15 +22,7 @@ import time
 
 import pytest
 
-from conftest import MXC_EXEC, assert_ok_envelope, unique, wait_until
-
-
-def cgroup2_mount():
-    for line in open("/proc/self/mounts"):
-        dev, mnt, fstype = line.split()[:3]
-        if fstype == "cgroup2":
-            return mnt
-    return None
+from conftest import cgroup2_mount, MXC_EXEC, assert_ok_envelope, unique, wait_until
 
 
 @pytest.fixture

@@ -551,7 +551,7 @@ REFUSED = {
                                                    "source": "cgroup"}), "mounts[6].type 'cgroup2'"),
     "shared": (lambda c: c["mounts"].append({"destination": "/m", "type": "bind", "source": "/tmp",
                                              "options": ["rbind", "rshared"]}), "shared with the host is refused"),
-    "oom": (lambda c: c["process"].update(oomScoreAdj=-500), "process.oomScoreAdj -500 is refused"),
+    "oom": (lambda c: c["process"].update(oomScoreAdj=-1000), "process.oomScoreAdj -1000 is refused"),
     "proc_elsewhere": (lambda c: c["mounts"].append({"destination": "/hostproc", "type": "proc", "source": "proc"}),
                        "proc only at /proc"),
     "second_proc": (lambda c: c["mounts"].append({"destination": "/proc/", "type": "proc", "source": "proc"}),

@@ -16,7 +16,7 @@ import uuid
 
 import pytest
 
-from conftest import wait_until
+from conftest import cgroup2_mount, wait_until
 from test_oci import MXC_OCI, Oci, dead, oci  # noqa: F401  (the fixture)
 
 V1 = ["pids", "memory", "cpu", "cpuacct", "cpuset", "freezer"]
@@ -380,14 +380,6 @@ def test_update_changes_a_live_limit(oci, parent):
 
 # --------------------------------------------------------------------------------------------
 # cgroup v2, in a private directory of this host's cgroup2 mount
-
-
-def cgroup2_mount():
-    for line in open("/proc/self/mounts"):
-        _, mnt, fstype = line.split()[:3]
-        if fstype == "cgroup2":
-            return mnt
-    return None
 
 
 @pytest.fixture

@@ -18,22 +18,10 @@ import tempfile
 import pytest
 
 from conftest import wait_until
-from test_oci import BUSYBOX, MXC_OCI, Oci, claims_of, dead  # noqa: F401
+from test_oci import BUSYBOX, MXC_OCI, Oci, claims_of, dead, oci  # noqa: F401 (oci: the fixture)
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.access(BUSYBOX, os.X_OK),
                                 reason="needs root and busybox-static (scripts/deps.sh)")
-
-
-@pytest.fixture
-def oci():
-    base = tempfile.mkdtemp(prefix="mxc-oci-hooks-", dir="/var/tmp")
-    os.chmod(base, 0o755)
-    o = Oci(base)
-    try:
-        yield o
-    finally:
-        o.cleanup()
-        shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture

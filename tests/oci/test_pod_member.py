@@ -72,3 +72,44 @@ def test_sysfs_on_the_host_s_network_joined_by_path_is_refused(oci):  # noqa: F8
     assert rc != 0
     assert "sysfs" in err and "host" in err, err
     assert not os.path.exists(os.path.join(oci.root, "sys-host"))
+
+
+def test_pod_member_s_net_sysctl_is_written_in_the_pod_s_namespace(oci):  # noqa: F811
+    """Podman's default (net.ipv4.ping_group_range) and a pod's sysctls on a network namespace
+    joined by path: mxc-oci writes them in that namespace (the member's user namespace does not own
+    it); the first container sees the value, the host's stays as it was; the host's namespace joined
+    by path with a net.* sysctl is refused."""
+    host_before = open("/proc/sys/net/ipv4/ping_group_range").read()
+    a = oci.bundle(["sleep", "60"])
+    pidfile = os.path.join(oci.base, "pid-s")
+    assert oci.create("sys-a", a, "--pid-file", pidfile)[0] == 0
+    assert oci("start", "sys-a")[0] == 0
+    pa = int(open(pidfile).read())
+
+    def member(c):
+        _join_net("/proc/%d/ns/net" % pa)(c)
+        c["mounts"] = [m for m in c["mounts"] if m["type"] != "sysfs"]
+        c["linux"]["sysctl"] = {"net.ipv4.ping_group_range": "0 4242"}
+    b = oci.bundle(["cat", "/proc/sys/net/ipv4/ping_group_range"], member)
+    rc, out, err = oci("run", "--bundle", b, "sys-b")
+    assert rc == 0, err
+    assert out.split() == ["0", "4242"], out
+    # written in the pod's namespace (the first container reads a value there), as the member's own
+    # gids (its range): each container of a pod has a range of its own, so the first one's user
+    # namespace maps none of them (docs/oci.md "Pods")
+    rc, out, err = oci("exec", "sys-a", "cat", "/proc/sys/net/ipv4/ping_group_range")
+    assert rc == 0 and out.split() == ["65534", "65534"], (out, err)
+    assert open("/proc/sys/net/ipv4/ping_group_range").read() == host_before
+    assert oci("delete", "--force", "sys-a")[0] == 0
+
+    def host(c):
+        member(c)
+        for n in c["linux"]["namespaces"]:
+            if n["type"] == "network":
+                n["path"] = "/proc/%d/ns/net" % os.getpid()
+        c["process"]["capabilities"] = {k: [x for x in v if x != "CAP_NET_RAW"]
+                                        for k, v in c["process"]["capabilities"].items()}
+    b = oci.bundle(["true"], host)
+    rc, _, err = oci("run", "--bundle", b, "sys-host")
+    assert rc != 0 and "linux.sysctl" in err and "host" in err, err
+    assert open("/proc/sys/net/ipv4/ping_group_range").read() == host_before

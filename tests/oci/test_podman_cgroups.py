@@ -10,14 +10,14 @@ is then a read-only bind of the container's own directories); `--cgroupns privat
 """
 import os
 import shutil
-import subprocess
-import tempfile
 import time
 
 import pytest
 
 from conftest import wait_until
-from test_oci import BUSYBOX, MXC_OCI, make_rootfs
+import podman_env
+from podman_env import gone
+from test_oci import BUSYBOX
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("podman") or not os.access(BUSYBOX, os.X_OK)
                                 or not os.path.isdir("/sys/fs/cgroup/pids"),
@@ -28,39 +28,7 @@ OPTS = ["--network", "none"]
 
 @pytest.fixture(scope="module")
 def podman():
-    base = tempfile.mkdtemp(prefix="mxc-podman-cg-test-", dir="/var/tmp")
-    conf = os.path.join(base, "containers.conf")
-    with open(conf, "w") as f:
-        f.write('[containers]\ndefault_sysctls = []\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n'
-                '[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\n'
-                'runtime = "crun"\n[engine.runtimes]\ncrun = ["%s"]\n' % MXC_OCI)
-    env = dict(os.environ, CONTAINERS_CONF=conf)
-    cmd = ["podman", "--root", os.path.join(base, "storage"), "--runroot", os.path.join(base, "run"),
-           "--tmpdir", os.path.join(base, "tmp"), "--storage-driver", "vfs"]
-
-    def p(*args, timeout=120, check=True):
-        # cwd: conmon leaves an "oom" file in its working directory when the container is OOM-killed
-        r = subprocess.run(cmd + list(args), capture_output=True, text=True, env=env, timeout=timeout,
-                           stdin=subprocess.DEVNULL, cwd=base)
-        if check:
-            assert r.returncode == 0, r.stdout + r.stderr
-        return r
-    p.base, p.cmd, p.env = base, cmd, env
-    rootfs = os.path.join(base, "rootfs")
-    make_rootfs(rootfs)
-    tar = os.path.join(base, "bb.tar")
-    subprocess.run(["tar", "-C", rootfs, "-cf", tar, "."], check=True)
-    p("import", tar, "localhost/mxc-bb:1")
-    try:
-        yield p
-    finally:
-        p("rm", "-af", "-t", "0", check=False)
-        p("rmi", "-af", check=False)
-        shutil.rmtree(base, ignore_errors=True)
-
-
-def gone(cid):
-    return not os.path.exists(os.path.join("/run/mxc-oci", cid))
+    yield from podman_env.session("mxc-podman-cg-test-", "vfs", no_pids_limit=False)
 
 
 def host_cgroup(pid, hierarchy):

@@ -5,13 +5,13 @@ are test_podman.py's, for the reasons given there; its vfs tests stay as they ar
 """
 import os
 import shutil
-import subprocess
-import tempfile
 
 import pytest
 
 from conftest import wait_until
-from test_oci import BUSYBOX, MXC_OCI, make_rootfs
+import podman_env
+from podman_env import gone
+from test_oci import BUSYBOX
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("podman") or not os.access(BUSYBOX, os.X_OK),
                                 reason="needs root, podman and busybox-static (scripts/deps.sh)")
@@ -21,38 +21,7 @@ OPTS = ["--network", "none", "--cgroups=disabled", "--tmpfs", "/sys/fs/cgroup:ro
 
 @pytest.fixture(scope="module")
 def podman():
-    base = tempfile.mkdtemp(prefix="mxc-podman-ovl-test-", dir="/var/tmp")
-    conf = os.path.join(base, "containers.conf")
-    with open(conf, "w") as f:
-        f.write('[containers]\ndefault_sysctls = []\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n'
-                'pids_limit = 0\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\n'
-                'runtime = "crun"\n[engine.runtimes]\ncrun = ["%s"]\n' % MXC_OCI)
-    env = dict(os.environ, CONTAINERS_CONF=conf)
-    cmd = ["podman", "--root", os.path.join(base, "storage"), "--runroot", os.path.join(base, "run"),
-           "--tmpdir", os.path.join(base, "tmp"), "--storage-driver", "overlay"]
-
-    def p(*args, timeout=120, check=True):
-        r = subprocess.run(cmd + list(args), capture_output=True, text=True, env=env, timeout=timeout,
-                           stdin=subprocess.DEVNULL)
-        if check:
-            assert r.returncode == 0, r.stdout + r.stderr
-        return r
-    p.base, p.cmd, p.env = base, cmd, env
-    rootfs = os.path.join(base, "rootfs")
-    make_rootfs(rootfs)
-    tar = os.path.join(base, "bb.tar")
-    subprocess.run(["tar", "-C", rootfs, "-cf", tar, "."], check=True)
-    p("import", tar, "localhost/mxc-bb:1")
-    try:
-        yield p
-    finally:
-        p("rm", "-af", "-t", "0", check=False)
-        p("rmi", "-af", check=False)
-        shutil.rmtree(base, ignore_errors=True)
-
-
-def gone(cid):
-    return not os.path.exists(os.path.join("/run/mxc-oci", cid))
+    yield from podman_env.session("mxc-podman-ovl-test-", "overlay", no_pids_limit=True)
 
 
 def test_podman_overlay_run_is_root_inside_on_the_range(podman):

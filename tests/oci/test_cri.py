@@ -1,0 +1,455 @@
+"""Kubernetes' CRI on mxc-oci, end to end without a kubelet (docs/kubernetes.md "What was tested").
+
+A kubelet runs pods by calling containerd's CRI plugin over gRPC (runtime.v1 RuntimeService and
+ImageService).  This test is that caller: RunPodSandbox with runtime_handler "mxc", CreateContainer,
+StartContainer, ExecSync, ListContainers, ContainerStatus, StopContainer, RemoveContainer,
+StopPodSandbox, RemovePodSandbox — so "Kubernetes runs pods on mxc" is measured at the API
+Kubernetes itself uses.
+
+- The CRI proto is containerd's vendored copy, from Debian's containerd source package (fetched and
+  pinned by tests/oci/cri/api.sh, cached under build/); the Python stubs are made at test time by
+  python3-grpc-tools.
+- containerd runs with the CRI plugin on, its own root, state, socket and config, the runtime entries
+  of docs/kubernetes.md's TOML as written there (BinaryName pointed at this build's mxc-oci, the shim's
+  Root in the test's directory), in a NETWORK NAMESPACE THE TEST MAKES: CNI's bridge and the pods'
+  veths are made inside it, never on the host's network.  CNI: Debian's containernetworking-plugins
+  (bridge + host-local; CRI adds loopback) on 192.0.2.0/24 (TEST-NET-1, documentation), no gateway,
+  no masquerade.  The sandbox image (busybox-static with `sleep` as its command: a pause that does not
+  reap) and the workload image are imported locally: nothing is pulled.
+- At the end: no process, mount, cgroup, range claim, pod network namespace or veth of the test's is
+  left.
+"""
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+from conftest import REPO, wait_until
+from test_containerd import base_config, cgroup_dirs, claims_naming, mounts_under, pids_naming, write_oci_image
+from test_oci import BUSYBOX, MXC_OCI, make_rootfs
+
+CNI_BIN = "/usr/lib/cni"
+PAUSE = "localhost/mxc-pause:1"
+IMAGE = "localhost/mxc-bb:1"
+SUBNET = "192.0.2.0/24"
+CNI_CACHE = "/var/lib/cni/results"
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("containerd") or not shutil.which("containerd-shim-runc-v2")
+    or not os.access(BUSYBOX, os.X_OK) or not all(os.access(os.path.join(CNI_BIN, p), os.X_OK)
+                                                  for p in ("bridge", "host-local", "loopback"))
+    or subprocess.run([sys.executable, "-c", "import grpc, grpc_tools"], capture_output=True).returncode != 0,
+    reason="needs root, containerd 1.6, busybox-static, containernetworking-plugins, python3-grpcio and "
+           "python3-grpc-tools (scripts/deps.sh)")
+
+
+def cri_config(base, sock):
+    """docs/kubernetes.md's TOML as written there, with this build's mxc-oci as BinaryName and the
+    test's own: the sandbox image, CNI's directories, the shims' state roots."""
+    import re
+    with open(os.path.join(REPO, "docs", "kubernetes.md")) as f:
+        block = re.search(r"```toml\n(.*?)```", f.read(), re.S).group(1)
+    block = "\n".join(line for line in block.split("\n") if not line.startswith("version"))
+    cri = '[plugins."io.containerd.grpc.v1.cri"]\n'
+    assert cri in block and 'BinaryName = "/usr/bin/mxc-oci"' in block
+    block = block.replace(cri, cri + '  sandbox_image = "%s"\n' % PAUSE, 1)
+    block = block.replace('BinaryName = "/usr/bin/mxc-oci"',
+                          'BinaryName = "%s"\n  Root = "%s/runc-mxc"' % (MXC_OCI, base), 1)
+    block += ('\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]\n  Root = "%s/runc"\n'
+              '[plugins."io.containerd.grpc.v1.cri".cni]\n  bin_dir = "%s"\n  conf_dir = "%s/cni"\n'
+              '  max_conf_num = 1\n' % (base, CNI_BIN, base))
+    return base_config(base, sock, cri=True) + block
+
+
+def cni_conflist(base, subnet, gateway):
+    """bridge + host-local; with gateway, the bridge has the subnet's first address and is the pods'
+    default route (the bridge plugin then turns forwarding on in containerd's namespace: the test's)."""
+    return {"cniVersion": "1.0.0", "name": "mxccri",
+            "plugins": [{"type": "bridge", "bridge": "mxccri0", "isGateway": gateway, "ipMasq": False,
+                         "ipam": {"type": "host-local", "ranges": [[{"subnet": subnet}]],
+                                  "routes": [{"dst": "0.0.0.0/0"}] if gateway else [],
+                                  "dataDir": os.path.join(base, "ipam")}}]}
+
+
+class Cri:
+    """containerd with the CRI plugin in a network namespace of the test's own; the CRI client."""
+
+    def __init__(self, base, pb, grpc_mod, netns):
+        self.base = base
+        self.sock = os.path.join(base, "c.sock")
+        self.netns = netns
+        self.cgparent = "/mxccri-" + netns
+        self.pb = pb
+        ch = grpc_mod.insecure_channel("unix://" + self.sock)
+        import api_pb2_grpc
+        self.rt = api_pb2_grpc.RuntimeServiceStub(ch)
+        self.img = api_pb2_grpc.ImageServiceStub(ch)
+        self.channel = ch
+        self.n = 0
+
+    def ctr(self, *args):
+        return subprocess.run(["ctr", "--address", self.sock, "--namespace", "k8s.io", *args], capture_output=True,
+                              text=True, timeout=120)
+
+    def image_present(self, ref):
+        r = self.img.ImageStatus(self.pb.ImageStatusRequest(image=self.pb.ImageSpec(image=ref)), timeout=30)
+        return r.image.id != ""
+
+    def pod_config(self, annotations=None):
+        self.n += 1
+        name = "pod%d" % self.n
+        return self.pb.PodSandboxConfig(
+            metadata=self.pb.PodSandboxMetadata(name=name, uid="uid-%d-%d" % (os.getpid(), self.n),
+                                                namespace="mxctest", attempt=0),
+            hostname=name, log_directory=os.path.join(self.base, "logs", name),
+            annotations=annotations or {},
+            linux=self.pb.LinuxPodSandboxConfig(cgroup_parent=self.cgparent,
+                                                security_context=self.pb.LinuxSandboxSecurityContext(
+                                                    namespace_options=self.ns_options())))
+
+    def ns_options(self):
+        """What a kubelet sends for a pod without shareProcessNamespace or host namespaces: the pod's
+        network and IPC, a PID namespace per container (the CRI's zero value, POD, would share the
+        sandbox's by path: refused, docs/kubernetes.md)."""
+        return self.pb.NamespaceOption(network=self.pb.POD, pid=self.pb.CONTAINER, ipc=self.pb.POD)
+
+    def container_config(self, name, command, pod, mounts=()):
+        return self.pb.ContainerConfig(
+            metadata=self.pb.ContainerMetadata(name=name), image=self.pb.ImageSpec(image=IMAGE),
+            command=command, log_path=name + ".log", mounts=list(mounts),
+            envs=[self.pb.KeyValue(key="PATH", value="/bin:/usr/bin")],
+            linux=self.pb.LinuxContainerConfig(security_context=self.pb.LinuxContainerSecurityContext(
+                namespace_options=self.ns_options())))
+
+    def run_pod(self, cfg, handler="mxc"):
+        return self.rt.RunPodSandbox(self.pb.RunPodSandboxRequest(config=cfg, runtime_handler=handler),
+                                     timeout=120).pod_sandbox_id
+
+    def start(self, pod, cfg, name, command, mounts=()):
+        c = self.rt.CreateContainer(self.pb.CreateContainerRequest(
+            pod_sandbox_id=pod, config=self.container_config(name, command, cfg, mounts), sandbox_config=cfg),
+            timeout=120).container_id
+        self.rt.StartContainer(self.pb.StartContainerRequest(container_id=c), timeout=120)
+        return c
+
+    def exec(self, cid, cmd):
+        r = self.rt.ExecSync(self.pb.ExecSyncRequest(container_id=cid, cmd=cmd, timeout=60), timeout=90)
+        return r.exit_code, r.stdout.decode(), r.stderr.decode()
+
+    def status(self, cid):
+        return self.rt.ContainerStatus(self.pb.ContainerStatusRequest(container_id=cid, verbose=True), timeout=30)
+
+    def pod_status(self, pod):
+        return self.rt.PodSandboxStatus(self.pb.PodSandboxStatusRequest(pod_sandbox_id=pod, verbose=True),
+                                        timeout=30)
+
+    def remove_container(self, cid):
+        self.rt.StopContainer(self.pb.StopContainerRequest(container_id=cid, timeout=10), timeout=120)
+        self.rt.RemoveContainer(self.pb.RemoveContainerRequest(container_id=cid), timeout=120)
+
+    def remove_pod(self, pod):
+        self.rt.StopPodSandbox(self.pb.StopPodSandboxRequest(pod_sandbox_id=pod), timeout=120)
+        self.rt.RemovePodSandbox(self.pb.RemovePodSandboxRequest(pod_sandbox_id=pod), timeout=120)
+
+    def remove_all(self):
+        for p in self.rt.ListPodSandbox(self.pb.ListPodSandboxRequest(), timeout=30).items:
+            try:
+                self.remove_pod(p.id)    # stops and removes its containers as well
+            except Exception:            # noqa: BLE001 -- best effort; the leftover checks tell
+                pass
+
+    def links(self):
+        r = subprocess.run(["ip", "-n", self.netns, "-o", "link"], capture_output=True, text=True, check=True)
+        return [line.split(":")[1].strip().split("@")[0] for line in r.stdout.split("\n") if line.strip()]
+
+
+def _host_links():
+    r = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True, check=True)
+    return [line.split(":")[1].strip().split("@")[0] for line in r.stdout.split("\n") if line.strip()]
+
+
+@contextlib.contextmanager
+def cri_node(netns, subnet=SUBNET, gateway=False):
+    """containerd with the CRI plugin in the network namespace `netns` (the test's), the images
+    imported; yields the client.  At the end: every pod removed, containerd stopped, and nothing of
+    the test's left (processes, mounts, pod namespaces, veths, cgroups, range claims, CNI results)."""
+    base = tempfile.mkdtemp(prefix="mxc-cri-", dir="/var/tmp")
+    os.chmod(base, 0o755)
+    stubs = os.path.join(base, "stubs")
+    r = subprocess.run(["bash", os.path.join(REPO, "tests", "oci", "cri", "api.sh"), stubs], capture_output=True,
+                       text=True, timeout=600)
+    if r.returncode != 0:
+        shutil.rmtree(base, ignore_errors=True)
+        pytest.fail("the CRI API's stubs could not be made: " + r.stdout + r.stderr)
+    sys.path.insert(0, stubs)
+    import grpc
+    import api_pb2
+    c = Cri(base, api_pb2, grpc, netns)
+    cg_before = set(cgroup_dirs(c.cgparent.lstrip("/")))
+    links_before = set(c.links())
+    os.makedirs(os.path.join(base, "cni"))
+    with open(os.path.join(base, "cni", "10-mxccri.conflist"), "w") as f:
+        json.dump(cni_conflist(base, subnet, gateway), f)
+    conf = os.path.join(base, "config.toml")
+    with open(conf, "w") as f:
+        f.write(cri_config(base, c.sock))
+    log = open(os.path.join(base, "containerd.log"), "wb")
+    # only the network namespace is the test's: the mounts containerd makes are the host's mount
+    # namespace's, where the leftover checks see them.  Its environment (the shims' and mxc-oci's) is
+    # this process's.
+    d = subprocess.Popen(["nsenter", "--net=/run/netns/" + netns, "containerd", "--config", conf],
+                         stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+    c.pods_netns = []
+    try:
+        def up():
+            try:
+                c.rt.Version(c.pb.VersionRequest(), timeout=5)
+                return True
+            except grpc.RpcError:
+                return False
+        assert wait_until(lambda: d.poll() is None and up(), 60), open(os.path.join(base, "containerd.log")).read()
+        rootfs = os.path.join(base, "rootfs")
+        make_rootfs(rootfs)
+        os.chmod(os.path.join(rootfs, "tmp"), 0o1777)
+        for link in ("lib", "lib64"):    # the host's /usr bound at /usr: curl and its libraries
+            os.symlink("usr/" + link, os.path.join(rootfs, link))
+        for ref, cmd in ((PAUSE, ("sleep", "2147483647")), (IMAGE, ("sh",))):
+            tar = os.path.join(base, ref.split("/")[1].replace(":", "-") + ".tar")
+            write_oci_image(tar, rootfs, ref, cmd)
+            r = c.ctr("images", "import", "--snapshotter", "overlayfs", tar)
+            assert r.returncode == 0, r.stdout + r.stderr
+            # the CRI sees the image locally: RunPodSandbox and CreateContainer pull nothing
+            assert wait_until(lambda: c.image_present(ref), 30), ref
+        yield c
+    finally:
+        try:
+            c.remove_all()
+        except Exception:                # noqa: BLE001
+            pass
+        c.channel.close()
+        d.send_signal(signal.SIGTERM)
+        try:
+            d.wait(60)
+        except subprocess.TimeoutExpired:
+            d.kill()
+            d.wait()
+        log.close()
+        left = pids_naming(base)
+        for p in left:
+            os.kill(p, signal.SIGKILL)
+        mnts = mounts_under(base)
+        for m in reversed(mnts):
+            subprocess.run(["umount", "-l", m], check=False)
+        netns_left = [p for p in c.pods_netns if os.path.exists(p)]
+        for p in netns_left:
+            subprocess.run(["umount", p], check=False)
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+        veths = [l for l in c.links() if l not in links_before and l != "mxccri0"]
+        subprocess.run(["ip", "-n", netns, "link", "del", "mxccri0"], check=False, capture_output=True)
+        host_links = [l for l in _host_links() if l == "mxccri0"]
+        for p in sorted(cgroup_dirs(c.cgparent.lstrip("/")), key=len, reverse=True):
+            try:
+                os.rmdir(p)              # the pod parent the test named, empty by now
+            except OSError:
+                pass
+        cg_left = [p for p in cgroup_dirs(c.cgparent.lstrip("/")) if p not in cg_before]
+        claims = claims_naming(base)
+        # libcni's result cache (containerd 1.6 does not let it be moved): the pods' entries are gone
+        cni_cache = [f for f in os.listdir(CNI_CACHE) if f.startswith("mxccri-")] if os.path.isdir(CNI_CACHE) else []
+        if os.environ.get("MXC_CRI_KEEP_LOG"):
+            shutil.copy(os.path.join(base, "containerd.log"), os.environ["MXC_CRI_KEEP_LOG"])
+        sys.path.remove(stubs)
+        shutil.rmtree(base, ignore_errors=True)
+        assert not left, "processes left: %s" % left
+        assert not mnts, "mounts left: %s" % mnts
+        assert not netns_left, "pod network namespaces left: %s" % netns_left
+        assert not veths, "veths left in the test's namespace: %s" % veths
+        assert not host_links, "a link of the test on the host: %s" % host_links
+        assert not cg_left, "cgroups left: %s" % cg_left
+        assert not claims, "range claims left: %s" % claims
+        assert not cni_cache, "CNI results left: %s" % cni_cache
+
+
+@pytest.fixture(scope="module")
+def cri():
+    netns = "mxccri%d" % os.getpid()
+    subprocess.run(["ip", "netns", "add", netns], check=True)
+    try:
+        subprocess.run(["ip", "-n", netns, "link", "set", "lo", "up"], check=True)
+        with cri_node(netns) as c:
+            yield c
+    finally:
+        subprocess.run(["ip", "netns", "del", netns], check=False)
+
+
+def pod_netns_path(c, pod):
+    info = json.loads(c.pod_status(pod).info["info"])
+    for ns in info["runtimeSpec"]["linux"]["namespaces"]:
+        if ns["type"] == "network":
+            return ns["path"]
+    raise AssertionError("no network namespace path in the sandbox's spec")
+
+
+def uid_map(text):
+    return [tuple(int(x) for x in line.split()) for line in text.strip().split("\n")]
+
+
+def test_harness_with_runc(cri):
+    """The same CRI calls with the node's default runtime (runc): the harness works, and its uid_map
+    check does tell (runc's pod runs as host root)."""
+    cfg = cri.pod_config()
+    pod = cri.run_pod(cfg, handler="runc")
+    cri.pods_netns.append(pod_netns_path(cri, pod))
+    c = cri.start(pod, cfg, "c", ["sleep", "1000"])
+    rc, out, err = cri.exec(c, ["sh", "-c", "id -u; cat /proc/self/uid_map"])
+    assert rc == 0, err
+    lines = out.strip().split("\n")
+    assert lines[0] == "0" and any(h == 0 for _, h, _ in uid_map("\n".join(lines[1:]))), out
+    cri.remove_container(c)
+    cri.remove_pod(pod)
+
+
+def test_pod_through_the_cri_on_mxc(cri):
+    pb = cri.pb
+    cfg = cri.pod_config()
+    pod = cri.run_pod(cfg)
+    netns = pod_netns_path(cri, pod)
+    cri.pods_netns.append(netns)
+    st = cri.pod_status(pod).status
+    assert st.state == pb.SANDBOX_READY
+    ip = st.network.ip
+    assert ip.startswith("192.0.2."), st.network
+    # the sandbox (pause) container runs on mxc-oci: its state is under the mxc entry's Root
+    assert os.listdir(os.path.join(cri.base, "runc-mxc", "k8s.io")) == [pod]
+
+    web = cri.start(pod, cfg, "web", ["sh", "-c", "mkdir -p /tmp/www; echo pod-ok > /tmp/www/index.html; "
+                                                  "exec httpd -f -p 127.0.0.1:8080 -h /tmp/www"])
+    rc, out, err = cri.exec(web, ["sh", "-c", "id -u; cat /proc/self/uid_map"])
+    assert rc == 0, err
+    lines = out.strip().split("\n")
+    assert lines[0] == "0"
+    m = uid_map("\n".join(lines[1:]))
+    assert m == [(0, m[0][1], 65536)] and m[0][1] >= 2 ** 31, out   # nothing maps onto host 0
+    # the CRI's mounts: /sys/fs/cgroup (no cgroup namespace on a v1 node) read-only, the container's own
+    # cgroup as its root; /dev/mqueue of the pod's IPC namespace; the pod's /etc/hosts and resolv.conf
+    rc, out, err = cri.exec(web, ["sh", "-c", "grep -E ' /(sys/fs/cgroup|dev/mqueue|etc/hosts|etc/resolv.conf) ' "
+                                              "/proc/self/mountinfo; touch /sys/fs/cgroup/x 2>/dev/null || echo ro"])
+    assert rc == 0, err
+    assert out.strip().split("\n")[-1] == "ro" and " /dev/mqueue " in out and " /etc/hosts " in out, out
+    # three containers of the pod, three ranges claimed (the sandbox's, web's, and client's below)
+    assert len(claims_naming(cri.base)) == 2
+
+    # a second container of the pod: the pod's eth0 and address, the first's server on 127.0.0.1
+    client = cri.start(pod, cfg, "client", ["sleep", "1000"])
+
+    def fetch():
+        fetch.last = cri.exec(client, ["sh", "-c", "wget -q -O - http://127.0.0.1:8080/"])
+        return fetch.last[0] == 0 and fetch.last[1] == "pod-ok\n"
+    assert wait_until(fetch, 30, 0.5), fetch.last
+    rc, out, err = cri.exec(client, ["sh", "-c", "ls /sys/class/net; cat /proc/self/uid_map"])
+    assert rc == 0, err
+    assert sorted(out.split()[:2]) == ["eth0", "lo"], out
+    m2 = uid_map("\n".join(out.strip().split("\n")[2:]))
+    assert m2[0][1] != m[0][1] and all(h != 0 for _, h, _ in m2), out   # a range of its own
+    assert len(claims_naming(cri.base)) == 3
+
+    # ListContainers and ContainerStatus
+    items = cri.rt.ListContainers(pb.ListContainersRequest(filter=pb.ContainerFilter(pod_sandbox_id=pod)),
+                                  timeout=30).containers
+    assert sorted((x.metadata.name, x.state) for x in items) == [("client", pb.CONTAINER_RUNNING),
+                                                                ("web", pb.CONTAINER_RUNNING)]
+    s = cri.status(web)
+    assert s.status.state == pb.CONTAINER_RUNNING and s.status.image.image == IMAGE
+    spec = json.loads(s.info["info"])["runtimeSpec"]
+    assert spec["annotations"]["io.kubernetes.cri.sandbox-id"] == pod
+
+    cri.rt.StopContainer(pb.StopContainerRequest(container_id=web, timeout=10), timeout=120)
+    s = cri.status(web).status
+    # pid 1 of its PID namespace without a SIGTERM handler: the CRI's SIGKILL once the grace period is over
+    assert s.state == pb.CONTAINER_EXITED and s.exit_code == 128 + 9, s
+    for c in (client, web):
+        cri.remove_container(c)
+    assert not cri.rt.ListContainers(pb.ListContainersRequest(filter=pb.ContainerFilter(pod_sandbox_id=pod)),
+                                     timeout=30).containers
+    cri.remove_pod(pod)
+    assert not [p for p in cri.rt.ListPodSandbox(pb.ListPodSandboxRequest(), timeout=30).items if p.id == pod]
+    assert not os.path.exists(netns)
+    assert [l for l in cri.links() if l not in ("lo", "mxccri0")] == []   # the pod's veth is gone
+    assert os.listdir(os.path.join(cri.base, "runc-mxc", "k8s.io")) == []
+    assert claims_naming(cri.base) == []
+
+
+# --------------------------------------------------------------------------------------------
+# a governed pod: io.mxc.* pod annotations through the CRI (pod_annotations), applied by the
+# sandbox container in the CNI-made namespace (docs/oci.md "Annotations")
+#
+# NETWORK SAFETY: the world of tests/integration/test_proxy.py: containerd runs in its "host"
+# namespace (the node; the CNI bridge and the pods' veths are made there), the origins listen on
+# documentation-range addresses in its "internet" namespace, names resolve from a hosts file (no DNS
+# query).  The pods are on 198.18.0.0/24 (benchmarking range) behind the node's bridge; forwarding is
+# on in the node's namespace only (the bridge plugin's isGateway).  Every packet goes to loopback or to
+# an address inside those namespaces.
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from test_oci_network import NET, WORKLOAD, origin, proxies_of  # noqa: E402,F401 (fixture)
+from test_proxy import HOST_ADDR, WEB, world  # noqa: E402,F401 (fixture)
+from test_proxy_tls import SECRET  # noqa: E402
+
+POD_SUBNET = "198.18.0.0/24"
+
+
+def test_governed_pod_through_the_cri(world, origin):  # noqa: F811
+    ns_sh = lambda n, *a: subprocess.run(["ip", "netns", "exec", n] + list(a), check=True,  # noqa: E731
+                                         capture_output=True, text=True)
+    ns_sh(world["far"], "ip", "route", "add", POD_SUBNET, "via", HOST_ADDR)
+    with cri_node(world["host"], subnet=POD_SUBNET, gateway=True) as cri:
+        pb = cri.pb
+        usr = [pb.Mount(container_path="/usr", host_path="/usr", readonly=True)]
+        direct = ("curl -sS --max-time 5 --noproxy '*' -o /dev/null http://%s:8080/ 2>/dev/null && echo DIRECT-WEB-OK "
+                  "|| echo DIRECT-WEB-FAIL; curl -sS --max-time 5 --noproxy '*' -o /dev/null http://%s:8080/ "
+                  "2>/dev/null && echo DIRECT-NODE-OK || echo DIRECT-NODE-FAIL" % (WEB, HOST_ADDR))
+        # the harness: a pod without annotations on the same node reaches the origin's network directly
+        plain_cfg = cri.pod_config()
+        plain = cri.run_pod(plain_cfg)
+        cri.pods_netns.append(pod_netns_path(cri, plain))
+        pc = cri.start(plain, plain_cfg, "plain", ["sleep", "1000"], mounts=usr)
+        rc, out, err = cri.exec(pc, ["sh", "-c", direct])
+        assert (rc, out.split()) == (0, ["DIRECT-WEB-OK", "DIRECT-NODE-OK"]), (out, err)
+        cri.remove_pod(plain)
+
+        hits = len(world["host_hits"])
+        cfg = cri.pod_config(annotations={"io.mxc.version": "1", "io.mxc.network": json.dumps(NET)})
+        pod = cri.run_pod(cfg)
+        netns = pod_netns_path(cri, pod)
+        cri.pods_netns.append(netns)
+        audit = os.path.join(cri.base, "runc-mxc", "k8s.io", pod, "proxy-audit.jsonl")
+        px = proxies_of(audit)
+        assert len(px) == 1, px       # the sandbox (pause) container applied the pod's policy
+        app = cri.start(pod, cfg, "agent", ["sleep", "1000"], mounts=usr)
+        spec = json.loads(cri.status(app).info["info"])["runtimeSpec"]
+        assert spec["annotations"]["io.mxc.network"] == json.dumps(NET)   # pod_annotations passed them
+        rc, out, err = cri.exec(app, ["sh", "-c", WORKLOAD + direct])
+        assert rc == 0, err
+        lines = out.splitlines()
+        assert "PLACEHOLDER=mxc:cred:github:3" in lines, lines
+        assert "BOUND 200" in lines and "OUTSIDE 403" in lines, lines
+        assert "OTHER 403" in lines and "PLAIN 403" in lines and "DIRECT refused" in lines, lines
+        assert "DIRECT-WEB-FAIL" in lines and "DIRECT-NODE-FAIL" in lines, lines
+        assert SECRET not in out
+        assert any("Bearer " + SECRET in h and h.startswith("GET /repos/x ") for h in origin.heads), origin.heads
+        assert len(world["host_hits"]) == hits   # the node's own services got nothing from the pod
+        recs = [json.loads(l) for l in open(audit)]
+        assert any(r["disposition"] == "denied" and r["dst_endpoint"]["hostname"] == "other.test" for r in recs)
+        cri.remove_container(app)
+        cri.remove_pod(pod)
+        assert wait_until(lambda: not proxies_of(audit) if os.path.exists(audit) else True, 30)
+        assert not [p for p in px if os.path.exists("/proc/%d" % p)], px
