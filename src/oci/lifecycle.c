@@ -1565,8 +1565,8 @@ json_t *oci_ps(int rootfd, const char *id, mxc_error *e)
         return NULL;
     json_t *out = NULL;
     ino_t ns = oci_state_status(dirfd, &s) == OCI_STOPPED ? 0 : pidns_of(s.pid);
-    if (!ns) {
-        mxc_err(e, MXC_E_ALREADY_STOPPED, "container not running");
+    if (!ns) { /* stopped: its PID namespace went with its init, nothing is left (runc answers the same) */
+        out = json_array();
         goto done;
     }
     /* every process of the container's cgroup (or, without one, of its PID namespace), by host pid, the init

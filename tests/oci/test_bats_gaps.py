@@ -413,3 +413,22 @@ def test_update_lowers_the_period_under_a_pod_s_cpu_limit(oci):
                     os.rmdir(d)
                 except OSError:
                     pass
+
+
+def test_ps_of_a_stopped_container_is_empty_not_an_error(oci):
+    # ps.bats "ps after the container stopped": runc answers 0 with no process (the header only)
+    import json
+    import time
+    b = oci.bundle(["sleep", "1000"])
+    rc, _, err = oci.create("ps1", b)
+    assert rc == 0, err
+    rc, _, err = oci("start", "ps1")
+    assert rc == 0, err
+    rc, _, err = oci("kill", "ps1", "KILL")
+    assert rc == 0, err
+    while oci.state("ps1")["status"] != "stopped":
+        time.sleep(0.05)
+    rc, out, err = oci("ps", "--format", "json", "ps1")
+    assert rc == 0 and json.loads(out) == [], (out, err)
+    rc, out, err = oci("ps", "ps1")
+    assert rc == 0 and out.strip().startswith("UID") and len(out.strip().split("\n")) == 1, (out, err)
