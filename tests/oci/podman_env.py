@@ -14,10 +14,10 @@ from test_oci import MXC_OCI, make_rootfs
 IMAGE = "localhost/mxc-bb:1"
 
 
-def session(prefix, driver, no_pids_limit):
+def session(prefix, driver, no_pids_limit, in_base=False):
     """A generator for a module fixture: yields p(*args, timeout=120, check=True), which runs this
-    Podman (in its base directory: conmon leaves an "oom" file in its working directory when a
-    container is OOM-killed), with p.base, p.cmd and p.env."""
+    Podman, with p.base, p.cmd and p.env; in_base: in its base directory (conmon leaves an "oom"
+    file in its working directory when a container is OOM-killed)."""
     base = tempfile.mkdtemp(prefix=prefix, dir="/var/tmp")
     conf = os.path.join(base, "containers.conf")
     with open(conf, "w") as f:
@@ -31,7 +31,7 @@ def session(prefix, driver, no_pids_limit):
 
     def p(*args, timeout=120, check=True):
         r = subprocess.run(cmd + list(args), capture_output=True, text=True, env=env, timeout=timeout,
-                           stdin=subprocess.DEVNULL, cwd=base)
+                           stdin=subprocess.DEVNULL, cwd=base if in_base else None)
         if check:
             assert r.returncode == 0, r.stdout + r.stderr
         return r

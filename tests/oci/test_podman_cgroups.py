@@ -28,7 +28,7 @@ OPTS = ["--network", "none"]
 
 @pytest.fixture(scope="module")
 def podman():
-    yield from podman_env.session("mxc-podman-cg-test-", "vfs", no_pids_limit=False)
+    yield from podman_env.session("mxc-podman-cg-test-", "vfs", no_pids_limit=False, in_base=True)
 
 
 def host_cgroup(pid, hierarchy):
