@@ -24,6 +24,9 @@
 #ifndef CGROUP_SUPER_MAGIC
 #define CGROUP_SUPER_MAGIC 0x27e0eb
 #endif
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
 
 #define SAVED "cgroup.json"
 
@@ -98,12 +101,37 @@ static bool v1_root(const char *ctrl, char *out, size_t outsz)
     return realpath(path, out) != NULL && strlen(out) < outsz;
 }
 
+/* A hybrid host's controller-less cgroup2 hierarchy (/sys/fs/cgroup/unified: the `0::` line of
+ * /proc/PID/cgroup), which runc puts its containers in too; nothing is ever limited there. */
+static bool hybrid_root(char *out, size_t outsz)
+{
+    struct statfs sf;
+    if (statfs("/sys/fs/cgroup/unified", &sf) < 0 || sf.f_type != CGROUP2_SUPER_MAGIC ||
+        access("/sys/fs/cgroup/unified/cgroup.procs", W_OK) < 0)
+        return false;
+    return realpath("/sys/fs/cgroup/unified", out) != NULL && strlen(out) < outsz;
+}
+
 static const char *dir_of(const oci_cgroup *cg, const char *ctrl);
+
+/* v1 realtime cpu (cpu.rt_period_us, cpu.rt_runtime_us): only where the kernel has CONFIG_RT_GROUP_SCHED. */
+static bool rt_sched(const oci_cgroup *cg)
+{
+    char root[PATH_MAX], path[PATH_MAX + 32];
+    const char *dir = cg ? (cg->v2 ? NULL : dir_of(cg, "cpu"))
+                         : (!mxc_cgroup_v2_root() && v1_root("cpu", root, sizeof root) ? root : NULL);
+    if (!dir)
+        return false;
+    snprintf(path, sizeof path, "%s/cpu.rt_runtime_us", dir);
+    return access(path, W_OK) == 0;
+}
 
 /* Whether controller ctrl ("pids", "memory", "cpu", "cpuset", "freezer") is
  * there: in an existing container's cgroup (cg), else on this host. */
 static bool available(const oci_cgroup *cg, const char *ctrl)
 {
+    if (!strcmp(ctrl, "cpu.rt"))
+        return rt_sched(cg);
     if (cg && cg->v2)
         return !strcmp(ctrl, "freezer") || has_word(cg->h[0].dir, "cgroup.controllers", ctrl);
     if (cg)
@@ -119,7 +147,11 @@ static const char *where_missing(const oci_cgroup *cg, const char *ctrl)
 {
     static char why[PATH_MAX + 128];
     const char *v2 = cg ? (cg->v2 ? cg->h[0].dir : NULL) : mxc_cgroup_v2_root();
-    if (v2)
+    if (!strcmp(ctrl, "cpu.rt"))
+        snprintf(why, sizeof why, "%s", v2 ? "realtime cpu has no cgroup v2 interface" :
+                 "this host's cgroup v1 cpu hierarchy has no cpu.rt_runtime_us (a kernel without "
+                 "CONFIG_RT_GROUP_SCHED)");
+    else if (v2)
         snprintf(why, sizeof why, "the %s controller is not enabled for the children of %s (cgroup.subtree_control)",
                  ctrl, v2);
     else
@@ -157,7 +189,8 @@ static const rfield MEMORY[] = {
 static const rfield CPU[] = {
     {"shares", JSON_INTEGER, "cpu"}, {"quota", JSON_INTEGER, "cpu"}, {"period", JSON_INTEGER, "cpu"},
     {"cpus", JSON_STRING, "cpuset"}, {"mems", JSON_STRING, "cpuset"}, {"burst", JSON_INTEGER, NULL},
-    {"realtimeRuntime", JSON_INTEGER, NULL}, {"realtimePeriod", JSON_INTEGER, NULL}, {"idle", JSON_INTEGER, NULL},
+    {"realtimeRuntime", JSON_INTEGER, "cpu.rt"}, {"realtimePeriod", JSON_INTEGER, "cpu.rt"},
+    {"idle", JSON_INTEGER, NULL},
 };
 
 static int check_group(json_t *obj, const char *group, const rfield *fl, size_t n, const char *where,
@@ -476,6 +509,11 @@ int oci_cgroup_create(int dirfd, const char *id, const char *cgroups_path, json_
         if (!cg->n)
             return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "this host has no cgroup hierarchy mxc-oci may write "
                            "(neither cgroup v2 nor v1's pids, memory, cpu, cpuset, freezer)");
+        /* hybrid: the cgroup2 hierarchy as well, last (no limit there; the v1 mount leaves it out) */
+        if (cg->n < OCI_CGROUP_MAX && hybrid_root(roots[cg->n], sizeof roots[0])) {
+            snprintf(cg->h[cg->n].ctrl, sizeof cg->h[cg->n].ctrl, "unified");
+            cg->n++;
+        }
     }
     for (size_t i = 0; i < cg->n; i++) {
         bool cpuset = !cg->v2 && strstr(roots[i], "cpuset") != NULL;
@@ -710,6 +748,35 @@ static int apply_cpu(const oci_cgroup *cg, json_t *r, mxc_error *e)
                     0)
                     return rc;
             }
+        }
+    }
+    json_t *rtp = member(r, "cpu", "realtimePeriod"), *rtr = member(r, "cpu", "realtimeRuntime");
+    if (dir && !cg->v2 && (set(rtp) || set(rtr))) {
+        /* the period and the runtime depend on each other: a period the kernel refuses (EINVAL) with a
+         * runtime to write too is written again after it (as runc) */
+        bool again = false;
+        if (set(rtp)) {
+            if (json_integer_value(rtp) < 1)
+                return mxc_err(e, MXC_E_MALFORMED_REQUEST, "linux.resources.cpu.realtimePeriod must be positive (µs)");
+            snprintf(t, sizeof t, "%lld", (long long)json_integer_value(rtp));
+            int w = write_file(dir, "cpu.rt_period_us", t);
+            again = w == -EINVAL && set(rtr);
+            if (!again && (rc = wrote(w, "cpu.realtimePeriod", dir, "cpu.rt_period_us", e)) < 0)
+                return rc;
+        }
+        if (set(rtr)) {
+            if (json_integer_value(rtr) < -1)
+                return mxc_err(e, MXC_E_MALFORMED_REQUEST, "linux.resources.cpu.realtimeRuntime must be -1 or more (µs)");
+            snprintf(t, sizeof t, "%lld", (long long)json_integer_value(rtr));
+            if ((rc = wrote(write_file(dir, "cpu.rt_runtime_us", t), "cpu.realtimeRuntime", dir, "cpu.rt_runtime_us",
+                            e)) < 0)
+                return rc;
+        }
+        if (again) {
+            snprintf(t, sizeof t, "%lld", (long long)json_integer_value(rtp));
+            if ((rc = wrote(write_file(dir, "cpu.rt_period_us", t), "cpu.realtimePeriod", dir, "cpu.rt_period_us",
+                            e)) < 0)
+                return rc;
         }
     }
     dir = dir_of(cg, "cpuset");
@@ -1024,7 +1091,7 @@ int oci_cgroup_mount(int root_fd, const char *dest, bool own_ns, oci_resolver ta
      * cgroup namespace (its cgroup is the root there); the tmpfs read-only once they are in */
     char names[OCI_CGROUP_MAX][64];
     size_t n = 0;
-    for (size_t i = 0; i < cg->n; i++) {
+    for (size_t i = 0; i < cg->n && strcmp(cg->h[i].ctrl, "unified"); i++) { /* the hybrid's cgroup2: last */
         char link[128], real[PATH_MAX];
         snprintf(link, sizeof link, "/sys/fs/cgroup/%s", cg->h[i].ctrl);
         const char *base = realpath(link, real) ? strrchr(real, '/') + 1 : cg->h[i].ctrl;

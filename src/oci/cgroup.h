@@ -7,7 +7,8 @@
  * refused naming the field, never ignored); making the cgroup in every
  * hierarchy (cgroup v2 where the engine finds it — cgroup.h's
  * mxc_cgroup_v2_root, /sys/fs/cgroup or MXC_CGROUP2_ROOT — else the v1
- * pids, memory, cpu, cpuacct, cpuset and freezer hierarchies), writing the
+ * pids, memory, cpu, cpuacct, cpuset and freezer hierarchies, and on a hybrid
+ * host its controller-less cgroup2 one, where no limit is written), writing the
  * limits (create and update), moving a process in, freezing and thawing
  * (pause/resume), its processes (ps, kill --all), and removing it (delete,
  * a failed create).  What a container's cgroup is, is saved in its state
@@ -26,7 +27,7 @@
 /* Where a relative or empty cgroupsPath goes (not "mxc" nor "mxc-…": the
  * engine's sweeper owns those). */
 #define OCI_CGROUP_PARENT "mxc.oci"
-#define OCI_CGROUP_MAX 6
+#define OCI_CGROUP_MAX 7 /* v1: six controllers and a hybrid's cgroup2 */
 
 typedef struct {
     bool v2;

@@ -20,6 +20,10 @@ from conftest import cgroup2_mount, wait_until
 from test_oci import MXC_OCI, Oci, dead, oci  # noqa: F401  (the fixture)
 
 V1 = ["pids", "memory", "cpu", "cpuacct", "cpuset", "freezer"]
+# a hybrid host's controller-less cgroup2 hierarchy: the container is put there too (as runc), no limit
+HYBRID = cgroup2_mount() == "/sys/fs/cgroup/unified"
+if HYBRID:
+    V1.append("unified")
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.path.isdir("/sys/fs/cgroup/pids"),
                                 reason="needs root and the cgroup v1 pids hierarchy")
@@ -240,7 +244,7 @@ def test_memory_and_cpu_limits_are_written(oci, parent):
 @pytest.mark.parametrize("resources,field", [
     ({"memory": {"kernel": 1 << 20}}, "memory.kernel"),
     ({"memory": {"disableOOMKiller": True}}, "memory.disableOOMKiller"),
-    ({"cpu": {"realtimeRuntime": 1000}}, "cpu.realtimeRuntime"),
+    ({"cpu": {"idle": 1}}, "cpu.idle"),
     ({"blockIO": {"weight": 100}}, "blockIO"),
     ({"hugepageLimits": [{"pageSize": "2MB", "limit": 1}]}, "hugepageLimits"),
     ({"unified": {"memory.high": "1"}}, "unified"),
@@ -341,6 +345,67 @@ def test_exec_joins_the_container_s_cgroup(oci, parent):
     assert "pids:%s\n" % path in out, out
 
 
+def test_exec_and_init_join_the_hybrid_s_cgroup2_hierarchy_which_goes_with_delete(oci, parent):
+    """cgroups.bats `runc exec (cgroup v1+hybrid joins correct cgroup)`: on a hybrid host the `0::`
+    line of /proc/PID/cgroup names the container's path, for the init and an exec'd process alike;
+    nothing is limited there, and the directory goes with delete."""
+    if not HYBRID:
+        pytest.skip("not a hybrid host (no cgroup2 at /sys/fs/cgroup/unified)")
+    path = parent + "/hy"
+    pid = start(oci, "hy", oci.bundle(["sleep", "1000"], with_cg(path, {"pids": {"limit": 50}})))
+    assert cgroup_of(pid, "") == path
+    rc, out, err = oci("exec", "hy", "cat", "/proc/self/cgroup")
+    assert rc == 0, err
+    assert out.rstrip("\n").splitlines()[-1] == "0::" + path, out
+    d = "/sys/fs/cgroup/unified" + path
+    assert str(pid) in read(d + "/cgroup.procs").split()
+    assert not read(d + "/cgroup.subtree_control")  # no controller enabled, nothing written
+    assert oci("delete", "--force", "hy")[0] == 0
+    assert not os.path.exists(d)
+
+
+def rt_sched():
+    return os.path.exists("/sys/fs/cgroup/cpu/cpu.rt_runtime_us")
+
+
+def test_realtime_cpu_is_written_where_the_host_has_it_and_updated(oci, parent):
+    """update.bats `update rt period and runtime`: cpu.rt_period_us/rt_runtime_us (v1, a kernel with
+    CONFIG_RT_GROUP_SCHED), at create and by update (-r and --cpu-rt-*).  A new cgroup's runtime is 0
+    and a child's cannot exceed it: the test's own parent level is given the root's budget first (as
+    runc's test does; the host's settings are not touched)."""
+    if not rt_sched():
+        b = oci.bundle(["true"], with_cg(None, {"cpu": {"realtimeRuntime": 1000}}))
+        rc, _, err = oci.create(uniq("nort"), b)
+        assert rc != 0 and "linux.resources.cpu.realtimeRuntime" in err and "CONFIG_RT_GROUP_SCHED" in err, err
+        return
+    root = "/sys/fs/cgroup/cpu"
+    period, runtime = read(root + "/cpu.rt_period_us"), read(root + "/cpu.rt_runtime_us")
+    os.makedirs(root + parent)
+    with open(root + parent + "/cpu.rt_runtime_us", "w") as f:
+        f.write(runtime)
+    path = parent + "/rt"
+    b = oci.bundle(["sleep", "1000"], with_cg(path, {"cpu": {"realtimePeriod": int(period),
+                                                             "realtimeRuntime": 400000}}))
+    start(oci, "rt", b)
+    d = root + path
+    assert (read(d + "/cpu.rt_period_us"), read(d + "/cpu.rt_runtime_us")) == (period, "400000")
+    res = os.path.join(oci.base, "rt.json")
+    with open(res, "w") as f:
+        json.dump({"cpu": {"realtimePeriod": 800001, "realtimeRuntime": 500001}}, f)
+    rc, _, err = oci("update", "-r", res, "rt")
+    assert rc == 0, err
+    assert (read(d + "/cpu.rt_period_us"), read(d + "/cpu.rt_runtime_us")) == ("800001", "500001")
+    rc, _, err = oci("update", "rt", "--cpu-rt-period", "900001", "--cpu-rt-runtime", "600001")
+    assert rc == 0, err
+    assert (read(d + "/cpu.rt_period_us"), read(d + "/cpu.rt_runtime_us")) == ("900001", "600001")
+    # more than the parent's budget: the kernel's refusal, naming the field
+    rc, _, err = oci("update", "rt", "--cpu-rt-runtime", str(int(runtime) * 2))
+    assert rc != 0 and "linux.resources.cpu.realtimeRuntime" in err, err
+    assert read(d + "/cpu.rt_runtime_us") == "600001"
+    assert oci("delete", "--force", "rt")[0] == 0
+    assert read(root + "/cpu.rt_runtime_us") == runtime and read(root + "/cpu.rt_period_us") == period
+
+
 def test_update_changes_a_live_limit(oci, parent):
     path = parent + "/up"
     b = oci.bundle(["sleep", "1000"], with_cg(path, {"pids": {"limit": 100}}))
@@ -373,7 +438,7 @@ def test_update_changes_a_live_limit(oci, parent):
         rc, _, err = oci("update", "--memory-swap", "32m", "up")
         assert rc != 0 and "linux.resources.memory.swap" in err, err
     for flags, field in ((["--kernel-memory", "1m"], "memory.kernel"), (["--blkio-weight", "100"], "blockIO"),
-                         (["--cpu-rt-runtime", "10"], "cpu.realtimeRuntime")):
+                         (["--cpu-idle", "1"], "cpu.idle")):
         rc, _, err = oci("update", *flags, "up")
         assert rc != 0 and "linux.resources." + field in err, err
 
