@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 """mxc-oci against runc and crun, side by side in one run (issue 29). Prints the host context and a
-Markdown table for docs/benchmarks.md: medians of N runs per runtime and mxc-oci's ratio to the
-fastest of the others.
+Markdown table for docs/benchmarks.md: medians of N runs per runtime and mxc-oci's ratios, like with like.
+
+mxc-oci runs twice, as two runtimes: with `--cgroup-manager disabled` (no cgroup: as crun here) and as
+it runs by default (a cgroup per container: as runc). Each mode's ratio is to the runtime of the same
+kind (no cgroup: crun; a cgroup: runc) and to the fastest of runc and crun.
 
   the runtime's own lifecycle: create -> start -> wait -> delete of `true`, on the same
       busybox-static bundle (one config.json, one read-only rootfs) for all three runtimes; then the
@@ -17,7 +20,10 @@ rows, as containerd's shim is: `wait` is waitpid() of the container's init (the 
 
 What differs between the runtimes, exactly:
   - mxc-oci adds what the config does not ask: a user namespace with a claimed 65536-id range and an
-    idmapped rootfs, the baseline seccomp filter, Landlock (docs/oci.md). It makes no cgroup.
+    idmapped rootfs, the baseline seccomp filter, Landlock (docs/oci.md). "mxc-oci nocg" runs with
+    --cgroup-manager disabled and makes no cgroup; "mxc-oci cg" (its default) makes a cgroup per
+    container, /mxc.oci/r<hash of --root>/<id> in every v1 hierarchy this host mounts (pids, memory,
+    cpu, cpuacct, cpuset, freezer), as runc makes one.
   - runc (/usr/sbin/runc) makes a cgroup per container (cgroupfs; it has no way to make none); as the
     config has no user namespace, its container runs as host root.
   - crun (/usr/bin/crun) with --cgroup-manager=disabled (no cgroup, as mxc-oci). crun 1.8 refuses this
@@ -26,15 +32,16 @@ What differs between the runtimes, exactly:
     (held by a child of this script, entered by setns() between fork and exec) where that one file is
     /dev/null bind-mounted; nothing of the host changes. Its container runs as host root too.
   - Podman: vfs storage, --network none, a read-only tmpfs at /sys/fs/cgroup, no default sysctls,
-    ulimits within this machine's hard limits, pids_limit = 0 for all three; --cgroups=disabled for
-    mxc-oci and crun (Podman 4.3 grants it only to a runtime named crun: mxc-oci is declared under that
-    name, as tests/oci/test_podman.py does), while runc, which Podman refuses --cgroups=disabled, runs
-    with Podman's cgroupfs cgroups.
+    ulimits within this machine's hard limits, pids_limit = 0 for all; --cgroups=disabled for
+    mxc-oci nocg and crun (Podman 4.3 grants it only to a runtime named crun: mxc-oci is declared under
+    that name, as tests/oci/test_podman.py does), while runc, which Podman refuses --cgroups=disabled,
+    and mxc-oci cg run with Podman's cgroupfs cgroups.
 
 Usage: sudo bench/oci.py [N]   (needs build/mxc-oci or $MXC_OCI, /usr/sbin/runc, /usr/bin/crun, podman,
        /bin/busybox; builds nothing)
        sudo bench/oci.py [N] --ab OLD NEW   two mxc-oci binaries A/B (an optimisation's measurement): the
-       lifecycle, interleaved, hot and with idle gaps, each phase's median too
+       lifecycle, interleaved, hot and with idle gaps, each phase's median too; both modes (cgroup and
+       --cgroup-manager disabled)
 """
 import ctypes, json, os, platform, shutil, signal, statistics, subprocess, sys, tempfile, time
 
@@ -180,7 +187,8 @@ def podman_setup(crun_ns):
     common = ["--root", os.path.join(store, "storage"), "--runroot", os.path.join(store, "run"),
               "--tmpdir", os.path.join(store, "tmp"), "--storage-driver", "vfs"]
     confs = {}
-    for name, rt, path in (("mxc-oci", "crun", MXC_OCI), ("runc", "runc", RUNC), ("crun", "crun", CRUN)):
+    for name, rt, path in (("mxc-oci", "crun", MXC_OCI), ("mxc-oci-cg", "crun", MXC_OCI), ("runc", "runc", RUNC),
+                           ("crun", "crun", CRUN)):
         conf = os.path.join(BASE, "containers-%s.conf" % name)
         with open(conf, "w") as f:
             f.write('[containers]\ndefault_sysctls = []\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n'
@@ -223,6 +231,7 @@ def podman_setup(crun_ns):
         subprocess.run(["podman"] + common + ["rmi", "-af"], env=confs["mxc-oci"], capture_output=True)
 
     return {"mxc-oci": runner("mxc-oci", ["--cgroups=disabled"], crun_ns.stay),
+            "mxc-oci-cg": runner("mxc-oci-cg", [], crun_ns.stay),
             "runc": runner("runc", [], crun_ns.stay),
             "crun": runner("crun", ["--cgroups=disabled"], crun_ns.enter)}, clean, podman_profile
 
@@ -232,16 +241,18 @@ def ab(old, new):
     print("A/B, N = %d, interleaved: A %s, B %s; load %s" % (N, old, new, " ".join("%.2f" % x for x in os.getloadavg())))
     bundle = os.path.join(BASE, "bundle")
     make_bundle(bundle)
-    rts = [Runtime(n, [exe, "--root", os.path.join(BASE, n)], None) for n, exe in (("A", old), ("B", new))]
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     try:
-        for kind, gap in (("hot", 0.0), ("idle gap", GAP)):
-            ph = [[], []]
-            m = interleaved([lambda i=i: rts[i].cycle(bundle, ph[i]) for i in range(2)], N, gap)
-            pm = [[statistics.median(x[k] for x in p[1:]) for k in range(4)] for p in ph]  # [1:]: not the warm-up
-            print("%-8s total A %.2f B %.2f ms (B/A %.2fx); create %.2f/%.2f start %.2f/%.2f wait %.2f/%.2f "
-                  "delete %.2f/%.2f" % ((kind, m[0], m[1], m[1] / m[0]) + tuple(v for k in range(4) for v in
-                                                                                (pm[0][k], pm[1][k]))))
+        for mode, extra in (("cg", []), ("nocg", ["--cgroup-manager", "disabled"])):
+            rts = [Runtime(n, [exe, "--root", os.path.join(BASE, n + mode)] + extra, None)
+                   for n, exe in (("A", old), ("B", new))]
+            for kind, gap in (("%s hot" % mode, 0.0), ("%s idle" % mode, GAP)):
+                ph = [[], []]
+                m = interleaved([lambda i=i: rts[i].cycle(bundle, ph[i]) for i in range(2)], N, gap)
+                pm = [[statistics.median(x[k] for x in p[1:]) for k in range(4)] for p in ph]  # [1:]: not the warm-up
+                print("%-9s total A %.2f B %.2f ms (B/A %.2fx); create %.2f/%.2f start %.2f/%.2f wait %.2f/%.2f "
+                      "delete %.2f/%.2f" % ((kind, m[0], m[1], m[1] / m[0]) + tuple(v for k in range(4) for v in
+                                                                                    (pm[0][k], pm[1][k]))))
     finally:
         shutil.rmtree(BASE, ignore_errors=True)
 
@@ -285,7 +296,9 @@ def main():
         c["linux"]["seccomp"] = profile
         with open(os.path.join(bundle_sc, "config.json"), "w") as f:
             json.dump(c, f, indent=1)
-        rts = [Runtime("mxc-oci", [MXC_OCI, "--root", os.path.join(BASE, "mxc")], crun_ns.stay),
+        rts = [Runtime("mxc-oci", [MXC_OCI, "--root", os.path.join(BASE, "mxc"), "--cgroup-manager", "disabled"],
+                       crun_ns.stay),
+               Runtime("mxc-oci-cg", [MXC_OCI, "--root", os.path.join(BASE, "mxc-cg")], crun_ns.stay),
                Runtime("runc", [RUNC, "--root", os.path.join(BASE, "runc")], crun_ns.stay),
                Runtime("crun", [CRUN, "--root", os.path.join(BASE, "crun"), "--cgroup-manager=disabled"],
                        crun_ns.enter)]
@@ -296,22 +309,24 @@ def main():
             for kind, gap in (("hot", 0.0), ("idle gap", GAP)):
                 rows.append(("create→start→wait→delete `true`%s, %s" % (label, kind), interleaved(fns, N, gap)))
         libc.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
-        fns = [pods["mxc-oci"], pods["runc"], pods["crun"]]
+        fns = [pods["mxc-oci"], pods["mxc-oci-cg"], pods["runc"], pods["crun"]]
         for kind, gap in (("hot", 0.0), ("idle gap", GAP)):
             rows.append(("podman run --rm IMAGE `true`, " + kind, interleaved(fns, PODMAN_N, gap)))
     finally:
         if clean:
             clean()
         crun_ns.close()
-        for r in (os.path.join(BASE, x) for x in ("mxc", "runc", "crun")):
+        for r in (os.path.join(BASE, x) for x in ("mxc", "mxc-cg", "runc", "crun")):
             for cid in os.listdir(r) if os.path.isdir(r) else []:
-                subprocess.run([MXC_OCI if r.endswith("mxc") else RUNC if r.endswith("runc") else CRUN,
+                subprocess.run([MXC_OCI if "/mxc" in r else RUNC if r.endswith("runc") else CRUN,
                                 "--root", r, "delete", "--force", cid], capture_output=True)
         shutil.rmtree(BASE, ignore_errors=True)
-    print("| measurement | mxc-oci ms | runc ms | crun ms | mxc-oci / fastest other |")
-    print("|---|---|---|---|---|")
-    for label, (m, r, c) in rows:
-        print("| %s | %.2f | %.2f | %.2f | %.2fx |" % (label, m, r, c, m / min(r, c)))
+    print("| measurement | mxc-oci nocg ms | mxc-oci cg ms | runc ms | crun ms | nocg / crun | cg / runc "
+          "| nocg, cg / fastest other |")
+    print("|---|---|---|---|---|---|---|---|")
+    for label, (m, mc, r, c) in rows:
+        print("| %s | %.2f | %.2f | %.2f | %.2f | %.2fx | %.2fx | %.2fx, %.2fx |" % (
+            label, m, mc, r, c, m / c, mc / r, m / min(r, c), mc / min(r, c)))
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@
 
 #include "store.h"
 #include "../lib/cgroup.h"
+#include "../lib/fdio.h"
 
 #ifndef CGROUP_SUPER_MAGIC
 #define CGROUP_SUPER_MAGIC 0x27e0eb
@@ -426,7 +427,7 @@ static int save(int dirfd, const oci_cgroup *cg, mxc_error *e)
         json_object_set_new(dirs, cg->h[i].ctrl, json_string(cg->h[i].dir));
     json_t *j = json_pack("{s:b, s:s, s:i, s:o}", "v2", cg->v2, "path", cg->path, "levels", cg->levels, "dirs", dirs);
     int fd = openat(dirfd, SAVED, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    int rc = fd >= 0 && j ? json_dumpfd(j, fd, JSON_COMPACT) : -1;
+    int rc = fd >= 0 && j ? mxc_json_dumpfd(j, fd, JSON_COMPACT) : -1;
     if (fd >= 0)
         close(fd);
     json_decref(j);
@@ -439,7 +440,7 @@ bool oci_cgroup_load(int dirfd, oci_cgroup *cg)
     int fd = openat(dirfd, SAVED, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return false;
-    json_t *j = json_loadfd(fd, 0, NULL);
+    json_t *j = mxc_json_loadfd(fd, 0, NULL);
     close(fd);
     const char *path = json_string_value(json_object_get(j, "path"));
     json_t *dirs = json_object_get(j, "dirs");

@@ -171,7 +171,7 @@ static size_t hook_deny(const oci_state *s, struct stat deny[2])
 static void hooks_warn(int dirfd, const oci_state *s, oci_hook_phase p, const char *status)
 {
     int fd = openat(dirfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    json_t *doc = fd >= 0 ? json_loadfd(fd, JSON_REJECT_DUPLICATES, NULL) : NULL;
+    json_t *doc = fd >= 0 ? oci_json_loadfd(fd, JSON_REJECT_DUPLICATES, NULL) : NULL;
     if (fd >= 0)
         close(fd);
     oci_hooks h = {0};

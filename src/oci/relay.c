@@ -1,5 +1,6 @@
 /* relay.c — see relay.h: `run` of a terminal process without a console socket. */
 #include "relay.h"
+#include "ocijson.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,8 +24,8 @@ bool oci_relay_wanted(const char *bundle)
     if (d >= 0)
         close(d);
     struct stat st;
-    json_t *c = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? json_loadfd(fd, JSON_REJECT_DUPLICATES, NULL)
-                                                                        : NULL;
+    json_t *c = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)
+                    ? oci_json_loadfd(fd, JSON_REJECT_DUPLICATES, NULL) : NULL;
     if (fd >= 0)
         close(fd);
     bool t = c && json_is_true(json_object_get(json_object_get(c, "process"), "terminal"));
