@@ -35,7 +35,7 @@ static int copy_file(int src, int dst)
 /* owner (an id the container does not map shows as the overflow id and is kept as that) and times */
 static void meta(int dir, const char *name, const struct stat *st)
 {
-    (void)fchownat(dir, name, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW);
+    (void)!fchownat(dir, name, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW); /* best effort: see above */
     struct timespec ts[2] = {st->st_atim, st->st_mtim};
     (void)utimensat(dir, name, ts, AT_SYMLINK_NOFOLLOW);
 }
@@ -118,7 +118,7 @@ int oci_tmpcopyup(int target, int tree, char *why, size_t whysz)
     int rc = copy_dir(target, tree, 0, why, whysz);
     int root = rc == 0 ? openat(tree, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     if (root >= 0) {
-        (void)fchown(root, st.st_uid, st.st_gid);
+        (void)!fchown(root, st.st_uid, st.st_gid);
         (void)fchmod(root, st.st_mode & 01777);
         close(root);
     }
