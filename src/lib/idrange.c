@@ -1,6 +1,7 @@
 /* idrange.c — see idrange.h. */
 #include "idrange.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -267,4 +268,32 @@ void mxc_idrange_release_owned(const char *name, const char *state_dir, pid_t pi
         unlinkat(dir, name, 0);
     json_decref(j);
     close(dir);
+}
+
+void mxc_idrange_release_dead(const char *state_dir)
+{
+    int dir = open_claim_dir();
+    DIR *d = dir >= 0 ? fdopendir(dir) : NULL;
+    if (!d) {
+        if (dir >= 0)
+            close(dir);
+        return;
+    }
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        unsigned lo;
+        if (!valid_name(de->d_name, &lo))
+            continue;
+        int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        json_t *j = fd >= 0 ? mxc_json_loadfd(fd, 0, NULL) : NULL;
+        if (fd >= 0)
+            close(fd);
+        const char *owner = json_string_value(json_object_get(j, "stateDir"));
+        pid_t pid = (pid_t)json_integer_value(json_object_get(j, "pid"));
+        unsigned long long start = (unsigned long long)json_integer_value(json_object_get(j, "start"));
+        if (owner && !strcmp(owner, state_dir) && pid > 0 && !mxc_pid_alive(pid, start))
+            unlinkat(dirfd(d), de->d_name, 0);
+        json_decref(j);
+    }
+    closedir(d);
 }

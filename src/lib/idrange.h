@@ -37,5 +37,8 @@ void mxc_idrange_release(const char *name);
  * directory and its owner pid (the sweeper may have released it once the
  * container's init was gone, and the slot been claimed again since). */
 void mxc_idrange_release_owned(const char *name, const char *state_dir, pid_t pid);
+/* Releases every claim of state_dir whose owner is gone (a create killed
+ * before it wrote its state: `delete --force` of what it left). */
+void mxc_idrange_release_dead(const char *state_dir);
 
 #endif

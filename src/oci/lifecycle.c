@@ -1045,8 +1045,12 @@ int oci_delete(int rootfd, const char *id, bool force, mxc_error *e)
             oci_cgroup hcg;
             if (cfd >= 0 && oci_cgroup_load(cfd, &hcg)) /* its cgroup, if it got that far */
                 oci_cgroup_remove(&hcg, false);
-            if (cfd >= 0)
+            if (cfd >= 0) { /* its range, if it got that far: the claim names the dead create */
+                char dir[PATH_MAX];
+                fd_path(cfd, dir, sizeof dir);
+                mxc_idrange_release_dead(dir);
                 close(cfd);
+            }
             oci_store_remove(rootfd, id);
             return 0;
         }

@@ -25,6 +25,8 @@ HYBRID = cgroup2_mount() == "/sys/fs/cgroup/unified"
 if HYBRID:
     V1.append("unified")
 
+CLAIMS = "/var/lib/mxc/claims"
+
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.path.isdir("/sys/fs/cgroup/pids"),
                                 reason="needs root and the cgroup v1 pids hierarchy")
 
@@ -188,10 +190,14 @@ def test_delete_force_of_a_create_killed_after_its_cgroup_removes_it(oci, parent
     rc, _, _ = oci.create("crashed", b)
     monkeypatch.delenv("MXC_FAULT_OCI_AFTER_CGROUP")
     assert rc != 0 and os.path.isdir("/sys/fs/cgroup/pids" + path)
+    state = os.path.join(os.path.realpath(oci.root), "crashed")
+    assert [n for n in os.listdir(CLAIMS) if n.startswith("range-") and state in open(os.path.join(CLAIMS, n)).read()]
     rc, _, err = oci("delete", "--force", "crashed")
     assert rc == 0, err
     assert not [d for d in v1_dirs(path) if os.path.exists(d)]
     assert not os.path.exists(os.path.join(oci.root, "crashed"))
+    # ... and its range: the claim named the create that died (it is not left for the sweeper)
+    assert not [n for n in os.listdir(CLAIMS) if n.startswith("range-") and state in open(os.path.join(CLAIMS, n)).read()]
 
 
 # --------------------------------------------------------------------------------------------
