@@ -39,27 +39,8 @@ for t in bats jq "$RUNC_REF" "$MXC_OCI" /bin/busybox; do
   command -v "$t" >/dev/null || { echo "runc-bats: $t is missing" >&2; exit 2; }
 done
 
-fetch_source() {
-  mkdir -p "$cache"
-  if [ -f "$cache/$ORIG" ] && echo "$ORIG_SHA256  $cache/$ORIG" | sha256sum -c --quiet 2>/dev/null; then
-    return
-  fi
-  local d; d=$(mktemp -d)
-  # apt's own configuration is left alone: a sources file, lists and
-  # download directory of this script's own (apt checks the signed index,
-  # the index names the .dsc, the .dsc the tarball; the pin checks again)
-  printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' >"$d/src.sources"
-  mkdir -p "$d/lists/partial"
-  local opts=(-o Dir::Etc::sourcelist="$d/src.sources" -o Dir::Etc::sourceparts=- -o Dir::State::Lists="$d/lists")
-  apt-get "${opts[@]}" -qq update >"$d/update.log" 2>&1 || { cat "$d/update.log" >&2; rm -rf "$d"; exit 2; }
-  (cd "$d" && apt-get "${opts[@]}" -qq source --download-only "runc=${SRC_VERSION}-1+deb12u1" >"$d/source.log" 2>&1) \
-    || (cd "$d" && apt-get "${opts[@]}" -qq source --download-only runc >"$d/source.log" 2>&1) \
-    || { cat "$d/source.log" >&2; rm -rf "$d"; exit 2; }
-  local dsc; dsc=$(ls "$d"/runc_*.dsc)
-  grep -q " $ORIG_SHA256 [0-9]* $ORIG\$" "$dsc" || { echo "runc-bats: $dsc does not list $ORIG with the pinned SHA-256" >&2; exit 2; }
-  echo "$ORIG_SHA256  $d/$ORIG" | sha256sum -c --quiet || { echo "runc-bats: $ORIG does not match its pinned SHA-256" >&2; exit 2; }
-  mv "$d/$ORIG" "$cache/$ORIG"
-  rm -rf "$d"
+fetch_source() {  # Debian's source package, pinned (tests/oci/debian-source.sh)
+  bash "$here/../debian-source.sh" runc "${SRC_VERSION}-1+deb12u1" "$ORIG" "$ORIG_SHA256" "$cache" || exit 2
 }
 
 # the busybox image helpers.bash untars into each bundle (runc's is Docker

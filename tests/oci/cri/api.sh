@@ -23,27 +23,8 @@ ORIG=containerd_${SRC_VERSION}.orig.tar.xz
 ORIG_SHA256=270136d05125f15636f036d4ea846581c0e49a1d3a5e6001115098f4b656d688
 PROTO=containerd-1.6.20/vendor/k8s.io/cri-api/pkg/apis/runtime/v1/api.proto
 
-fetch_source() {
-  mkdir -p "$cache"
-  if [ -f "$cache/$ORIG" ] && echo "$ORIG_SHA256  $cache/$ORIG" | sha256sum -c --quiet 2>/dev/null; then
-    return
-  fi
-  local d; d=$(mktemp -d)
-  # apt's own configuration is left alone: a sources file, lists and download
-  # directory of this script's own (apt checks the signed index, the index
-  # names the .dsc, the .dsc the tarball; the pin checks again)
-  printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm bookworm-updates\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n\nTypes: deb-src\nURIs: http://security.debian.org/debian-security\nSuites: bookworm-security\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' >"$d/src.sources"
-  mkdir -p "$d/lists/partial"
-  local opts=(-o Dir::Etc::sourcelist="$d/src.sources" -o Dir::Etc::sourceparts=- -o Dir::State::Lists="$d/lists")
-  apt-get "${opts[@]}" -qq update >"$d/update.log" 2>&1 || { cat "$d/update.log" >&2; rm -rf "$d"; exit 2; }
-  (cd "$d" && apt-get "${opts[@]}" -qq source --download-only "containerd=$DEB_VERSION" >"$d/source.log" 2>&1) \
-    || (cd "$d" && apt-get "${opts[@]}" -qq source --download-only containerd >"$d/source.log" 2>&1) \
-    || { cat "$d/source.log" >&2; rm -rf "$d"; exit 2; }
-  local dsc; dsc=$(ls "$d"/containerd_*.dsc)
-  grep -q " $ORIG_SHA256 [0-9]* $ORIG\$" "$dsc" || { echo "cri-api: $dsc does not list $ORIG with the pinned SHA-256" >&2; exit 2; }
-  echo "$ORIG_SHA256  $d/$ORIG" | sha256sum -c --quiet || { echo "cri-api: $ORIG does not match its pinned SHA-256" >&2; exit 2; }
-  mv "$d/$ORIG" "$cache/$ORIG"
-  rm -rf "$d"
+fetch_source() {  # Debian's source package, pinned (tests/oci/debian-source.sh)
+  bash "$here/../debian-source.sh" containerd "$DEB_VERSION" "$ORIG" "$ORIG_SHA256" "$cache" || exit 2
 }
 
 fetch_source
