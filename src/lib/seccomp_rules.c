@@ -125,14 +125,14 @@ static int deny_setid_modes(scmp_filter_ctx ctx)
  * workload's uid, and lowering their limits would starve the session. */
 static int limit_prlimit(scmp_filter_ctx ctx)
 {
-    return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prlimit64), 1, SCMP_A0(SCMP_CMP_NE, 0));
+    return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prlimit64), 1, SCMP_A0(SCMP_CMP_NE, 0, 0));
 }
 
 /* personality(): only the query and the native persona. */
 static int limit_personality(scmp_filter_ctx ctx)
 {
     int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(personality), 1,
-                              SCMP_A0(SCMP_CMP_NE, PER_LINUX));
+                              SCMP_A0(SCMP_CMP_NE, PER_LINUX, 0));
     if (rc < 0)
         return rc;
     return 0;

@@ -95,7 +95,7 @@ static int check_owners(json_t *state, const char *name, const char *dir, mxc_er
                        "workspace (<workspace root>/%s)", name);
     if (json_is_true(json_object_get(state, "rootless")) != rootless())
         return mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox state is damaged: \"rootless\" does not match the caller");
-    long long uid, gid;
+    long long uid = 0, gid = 0;
     if (state_int(state, "uid", 0, 4294967294ll, &uid, e) < 0 || state_int(state, "gid", 0, 4294967294ll, &gid, e) < 0)
         return -1;
     if (rootless()) {
@@ -159,7 +159,7 @@ static int view_from(json_t *view, mxc_plan *p, mxc_error *e)
 static int plan_from_state(json_t *state, bool use_view, mxc_plan *p, mxc_error *e)
 {
     memset(p, 0, sizeof *p);
-    long long uid, gid;
+    long long uid = 0, gid = 0;
     const char *name = json_string_value(json_object_get(state, "agentUserName"));
     if (state_int(state, "uid", 1, 4294967294ll, &uid, e) < 0 || state_int(state, "gid", 1, 4294967294ll, &gid, e) < 0)
         return -1;

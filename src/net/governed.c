@@ -44,11 +44,11 @@ int mxc_governed_credential(mxc_net_policy *np, mxc_error *e)
 typedef struct {
     char byte;
     struct iovec iov;
-    union {
+    struct msghdr msg;
+    union { /* last: clang folds CMSG_SPACE() as a GNU constant, allowed only at the end */
         char buf[CMSG_SPACE(sizeof(int))];
         struct cmsghdr align;
     } u;
-    struct msghdr msg;
 } fd_msg;
 
 static void fd_msg_init(fd_msg *m)

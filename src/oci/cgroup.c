@@ -978,7 +978,7 @@ static int load_container(int rootfd, const char *id, int *dirfd, oci_state *s, 
 
 int oci_pause(int rootfd, const char *id, bool pause, mxc_error *e)
 {
-    int dirfd;
+    int dirfd = -1;
     oci_state s;
     oci_cgroup cg;
     if (load_container(rootfd, id, &dirfd, &s, &cg, e) < 0)
@@ -997,7 +997,7 @@ int oci_pause(int rootfd, const char *id, bool pause, mxc_error *e)
 
 int oci_update(int rootfd, const char *id, json_t *resources, mxc_error *e)
 {
-    int dirfd;
+    int dirfd = -1;
     oci_state s;
     oci_cgroup cg;
     if (!json_is_object(resources))

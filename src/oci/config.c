@@ -183,7 +183,7 @@ static int parse_process(json_t *p, oci_config *c, mxc_error *e)
     if (get(p, "consoleSize", "process.consoleSize", JSON_OBJECT, &v, e) < 0)
         return -1;
     if (v) {
-        unsigned h, w;
+        unsigned h = 0, w = 0;
         if (uint32_of(json_object_get(v, "height"), "process.consoleSize.height", &h, e) < 0 ||
             uint32_of(json_object_get(v, "width"), "process.consoleSize.width", &w, e) < 0 || h > 65535 || w > 65535)
             return bad(e, "process.consoleSize", "an object of height and width (0 to 65535)");

@@ -868,7 +868,7 @@ static int load(int rootfd, const char *id, int *dirfd, oci_state *s, mxc_error 
 
 int oci_start(int rootfd, const char *id, mxc_error *e)
 {
-    int dirfd;
+    int dirfd = -1;
     oci_state s;
     if (load(rootfd, id, &dirfd, &s, e) < 0)
         return -1;
@@ -940,7 +940,7 @@ out:
 
 json_t *oci_query(int rootfd, const char *id, mxc_error *e)
 {
-    int dirfd;
+    int dirfd = -1;
     oci_state s;
     if (load(rootfd, id, &dirfd, &s, e) < 0)
         return NULL;
@@ -964,7 +964,7 @@ static ino_t pidns_of(pid_t pid)
 
 int oci_kill(int rootfd, const char *id, int sig, bool all, mxc_error *e)
 {
-    int dirfd;
+    int dirfd = -1;
     oci_state s;
     if (load(rootfd, id, &dirfd, &s, e) < 0)
         return -1;
@@ -1035,7 +1035,7 @@ static void finish(int rootfd, const char *id, const oci_state *s)
 
 int oci_delete(int rootfd, const char *id, bool force, mxc_error *e)
 {
-    int dirfd;
+    int dirfd = -1;
     oci_state s;
     if (load(rootfd, id, &dirfd, &s, e) < 0) {
         /* a directory without its state (a create killed half way): --force removes it */
@@ -1399,7 +1399,7 @@ static json_t *exec_process(int dirfd, const oci_state *s, const oci_exec_opts *
 
 int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mxc_error *e)
 {
-    int dirfd;
+    int dirfd = -1;
     oci_state s;
     *status = 0;
     if (load(rootfd, id, &dirfd, &s, e) < 0)
@@ -1563,7 +1563,7 @@ out:
 
 json_t *oci_ps(int rootfd, const char *id, mxc_error *e)
 {
-    int dirfd;
+    int dirfd = -1;
     oci_state s;
     if (load(rootfd, id, &dirfd, &s, e) < 0)
         return NULL;

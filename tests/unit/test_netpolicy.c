@@ -95,7 +95,7 @@ static void test_lowering_order(void)
     mxc_net_policy_free(&np);
     /* hostLoopback allow outside all-allow: refused (it would have to hold both ways) */
     CHECK(build(V1("{\"egress\":{\"default\":\"allow\"},\"ingress\":{\"hostLoopback\":\"allow\"}}"), &np, &e) < 0);
-    CHECK(e.message && strstr(e.message, "hostLoopback") != NULL);
+    CHECK(strstr(e.message, "hostLoopback") != NULL);
     mxc_error_clear(&e);
     /* model 2: only the proxy port on the gateway */
     CHECK(build("{\"version\":\"1.0.0\",\"process\":{\"commandLine\":\"x\"},\"runtimeConfig\":{\"networkProxy\":"
@@ -149,8 +149,8 @@ static void test_refusals(void)
         mxc_net_policy np;
         mxc_error e = {0};
         CHECK_MSG(build(R[i].json, &np, &e) < 0, "%s accepted", R[i].json);
-        CHECK_MSG(e.code == MXC_E_POLICY_VALIDATION && e.message && strstr(e.message, R[i].needle), "%s: %s",
-                  R[i].json, e.message ? e.message : "");
+        CHECK_MSG(e.code == MXC_E_POLICY_VALIDATION && strstr(e.message, R[i].needle), "%s: %s",
+                  R[i].json, e.message);
         mxc_error_clear(&e);
     }
 }
