@@ -5,6 +5,7 @@
  * rest, fork──> holder (PID 1).  C1 reports the holder's pid and exits, so
  * the holder is nobody's child but init's and outlives the caller. */
 #include "container.h"
+#include "fault.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -429,7 +430,7 @@ static _Noreturn void first_child(const mxc_plan *p, mxc_fsview_sources *src, in
         _exit(1);
     }
     /* fault injection (tests/faults): let the holder's MSG_READY overtake */
-    const char *late = getenv("MXC_FAULT_PID_LATE_MS");
+    const char *late = mxc_fault("PID_LATE_MS");
     if (late && *late)
         usleep((useconds_t)atoi(late) * 1000);
     send_msg(ctl, MSG_PID, 0, holder, NULL);
@@ -588,7 +589,7 @@ static _Noreturn void monitor_main(const mxc_plan *p, mxc_fsview_sources *src, i
         direct_child(p, src, ctl, true, NULL, session->listen_fd);
     if (c1 > 0) {
         /* fault injection (tests/faults): the pid as late as it can be */
-        const char *late = getenv("MXC_FAULT_PID_LATE_MS");
+        const char *late = mxc_fault("PID_LATE_MS");
         if (late && *late)
             usleep((useconds_t)atoi(late) * 1000);
         send_msg(ctl, MSG_MAPS_PLEASE, 0, c1, NULL);
@@ -636,7 +637,7 @@ static _Noreturn void monitor_main(const mxc_plan *p, mxc_fsview_sources *src, i
             else
                 describe_exit(&si, text, sizeof text);
             /* fault injection (tests/faults): a monitor slow to record */
-            const char *slow = getenv("MXC_FAULT_MONITOR_SLOW_MS");
+            const char *slow = mxc_fault("MONITOR_SLOW_MS");
             if (slow && *slow)
                 usleep((useconds_t)atoi(slow) * 1000);
             record_death(dirfd, text);
@@ -792,7 +793,7 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
     bool shared = false; /* the monitor shares our memory (monitor_clone) */
     if (monitor_first) {
         /* tests/faults: the forked monitor, as valgrind gets it */
-        c1 = getenv("MXC_FAULT_FORKED_MONITOR") ? -1 : monitor_clone(p, src, sv, cgfd, session);
+        c1 = mxc_fault("FORKED_MONITOR") ? -1 : monitor_clone(p, src, sv, cgfd, session);
         shared = c1 > 0;
         if (c1 < 0)
             c1 = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0);

@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fault.h"
 #include "harden.h"
 
 /* Debian 12's uapi headers stop at ABI 2; the values are kernel ABI. */
@@ -50,7 +51,7 @@ int mxc_landlock_abi(void)
 static int abi_for_require(void)
 {
     int abi = mxc_landlock_abi();
-    const char *f = getenv("MXC_FAULT_LANDLOCK_ABI");
+    const char *f = mxc_fault("LANDLOCK_ABI");
     if (f && *f && atoi(f) >= 0 && atoi(f) < abi)
         abi = atoi(f);
     return abi;

@@ -1,5 +1,6 @@
 /* registry.c — see registry.h. */
 #include "registry.h"
+#include "fault.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -83,7 +84,7 @@ static int try_claim(const mxc_claim *c, const char *dir, const char *name, unsi
     if (rc == 0 && n != (ssize_t)len)
         rc = n < 0 ? -errno : -ENOSPC; /* the real reason, as state.c keeps it */
     free(text);
-    if (rc == 0 && c->kind == MXC_CLAIM_SESSION && getenv("MXC_FAULT_KILL_WRITING_CLAIM")) /* tests/faults */
+    if (rc == 0 && c->kind == MXC_CLAIM_SESSION && mxc_fault("KILL_WRITING_CLAIM")) /* tests/faults */
         kill(getpid(), SIGKILL);
     char final[640];
     snprintf(final, sizeof final, "%s/%s", dir, name);

@@ -1,5 +1,6 @@
 /* session.c — see session.h. */
 #include "session.h"
+#include "fault.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -51,7 +52,7 @@ static void mint_name(char *out, size_t outsz)
  * lands inside it) */
 void mxc_session_fault_mark(void)
 {
-    const char *path = getenv("MXC_FAULT_PHASE_MARK");
+    const char *path = mxc_fault("PHASE_MARK");
     if (!path || path[0] != '/')
         return;
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -290,7 +291,7 @@ static int provision(const mxc_request *r, json_t **result, mxc_error *e)
         rc = mxc_state_commit(&st, e); /* from here on the sandbox exists */
     if (rc < 0 && marked)
         mxc_state_mark_answered(st.root, id.agent_name);
-    if (rc == 0 && getenv("MXC_FAULT_KILL_AFTER_COMMIT")) /* fault injection (tests/faults) */
+    if (rc == 0 && mxc_fault("KILL_AFTER_COMMIT")) /* fault injection (tests/faults) */
         kill(getpid(), SIGKILL);
     if (rc < 0) {
         /* only a claim this provision made (claim[] is empty when the claim
@@ -590,7 +591,7 @@ static int end_session(const char *dir, const char *name, pid_t holder, unsigned
 /* fault injection (tests/faults): the CLI dies at a named point of start */
 static void fault_kill_in_start(const char *where)
 {
-    const char *v = getenv("MXC_FAULT_KILL_IN_START");
+    const char *v = mxc_fault("KILL_IN_START");
     if (v && !strcmp(v, where))
         kill(getpid(), SIGKILL);
 }

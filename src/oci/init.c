@@ -1,6 +1,7 @@
 /* init.c — see init.h.  The order below is the checklist; a step that
  * fails tells the parent which one and why, and the init exits. */
 #include "init.h"
+#include "fault.h"
 #include "cgroup.h"
 
 #include <errno.h>
@@ -467,7 +468,7 @@ _Noreturn void oci_exec_main(const oci_config *c, const oci_seccomp *sc, int soc
     /* not dumpable until the exec (creds changes may have reset it): the container's processes
      * cannot ptrace us nor open our /proc files (/proc/PID/exe is mxc-oci: CVE-2019-5736) */
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-    if (getenv("MXC_FAULT_OCI_EXEC_STOP")) /* tests/oci: held here, inside the container, before the exec */
+    if (mxc_fault("OCI_EXEC_STOP")) /* tests/oci: held here, inside the container, before the exec */
         raise(SIGSTOP);
     int keep[] = {sock_fd};
     close_others(keep, 1, preserve);

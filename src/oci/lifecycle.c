@@ -1,5 +1,6 @@
 /* lifecycle.c — see lifecycle.h. */
 #include "lifecycle.h"
+#include "fault.h"
 #include "cgroup.h"
 #include "devices.h"
 #include "../lib/cgroup.h"
@@ -582,7 +583,7 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         if (oci_cgroup_create(x.dir_fd, id, c.cgroups_path, c.resources, &x.cg, e) < 0)
             goto out;
         x.made_cg = true;
-        const char *fault = getenv("MXC_FAULT_OCI_AFTER_CGROUP"); /* tests/oci: create fails once its cgroup exists */
+        const char *fault = mxc_fault("OCI_AFTER_CGROUP"); /* tests/oci: create fails once its cgroup exists */
         if (fault && !strcmp(fault, "crash"))
             _exit(1); /* as if killed: nothing undone */
         if (fault) {

@@ -27,6 +27,16 @@ PER_PHASE = int(os.environ.get("MXC_FAULTS_PER_PHASE", "20"))
 VALID_CODES = {"stale_id", "not_started", "already_started", "already_stopped"}
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _a_test_build():
+    """The MXC_FAULT_* points exist only in a test build (src/lib/fault.h): against any other
+    build every fault here would silently not happen, so this fails rather than pass."""
+    with open(MXC_EXEC, "rb") as f:
+        if b"MXC_FAULT_" not in f.read():
+            pytest.fail("%s is not a test build: bash scripts/build.sh --test (meson -Dfault_injection=true)"
+                        % MXC_EXEC)
+
+
 class Faults:
     """Launches CLIs against the test's roots and remembers what it made, to count leftovers."""
 
