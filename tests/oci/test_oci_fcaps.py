@@ -27,17 +27,14 @@ import tempfile
 
 import pytest
 
-from conftest import REPO, errno_of, h, verb_result
-from test_oci import BUSYBOX, MXC_OCI, add_helper, make_rootfs, oci  # noqa: F401 (oci: the fixture)
+from conftest import errno_of, h, verb_result
+from test_oci import BUSYBOX, PODMAN_CAPS, add_helper, oci  # noqa: F401 (oci: the fixture)
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.access(BUSYBOX, os.X_OK)
                                 or not shutil.which("setpriv"),
                                 reason="needs root, busybox-static and setpriv")
 
 CAP_SETFCAP = 31
-# Podman's, containerd's and Docker's default set (Podman 4.3's containers.conf)
-PODMAN_CAPS = ["CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL", "CAP_NET_BIND_SERVICE",
-               "CAP_SETFCAP", "CAP_SETGID", "CAP_SETPCAP", "CAP_SETUID", "CAP_SYS_CHROOT"]
 
 # The workload's attempts, in a container whose image has /bin/mxc-test-helper: a copy of busybox
 # (the finding's copied binary) given file capabilities every way, ACLs, set-id modes every way.
