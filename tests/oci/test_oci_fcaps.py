@@ -28,7 +28,7 @@ import tempfile
 import pytest
 
 from conftest import errno_of, h, verb_result
-from test_oci import BUSYBOX, PODMAN_CAPS, add_helper, oci  # noqa: F401 (oci: the fixture)
+from test_oci import BUSYBOX, MXC_OCI, PODMAN_CAPS, add_helper, make_rootfs, oci  # noqa: F401 (oci: the fixture)
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.access(BUSYBOX, os.X_OK)
                                 or not shutil.which("setpriv"),
@@ -252,3 +252,102 @@ def test_engine_grant_gets_no_file_capability(sandbox, scratch):
     held = nobody_runs(os.path.join(g, "busybox"))
     gained = (new_privileged(before, snapshot(g)), int(held["CapPrm"], 16), int(held["CapEff"], 16))
     assert gained == ([], 0, 0), gained
+
+
+# --------------------------------------------------------------------------------------------
+# engines' rootfs modes: Podman vfs and overlay, containerd's overlayfs snapshotter, each with its
+# own default capabilities (CAP_SETFCAP among them); the image has the helper
+
+
+def helper_rootfs(base):
+    """A busybox rootfs with mxc-test-helper and a /w (base/hb/rootfs)."""
+    hb = os.path.join(base, "hb")
+    make_rootfs(os.path.join(hb, "rootfs"))
+    add_helper(hb)
+    os.makedirs(os.path.join(hb, "rootfs", "w"))
+    return os.path.join(hb, "rootfs")
+
+
+def copied_out_and_run(paths, base):
+    """Each of the workload's copies, copied out as commit/export/cp -a would (xattrs kept) to a
+    place a host uid 65534 reaches, and run by it: what it holds."""
+    assert paths, "the workload's copy is not in the storage"
+    out = os.path.join(base, "out")
+    os.makedirs(out, exist_ok=True)
+    os.chmod(out, 0o755)
+    held = []
+    for i, p in enumerate(paths):
+        dst = os.path.join(out, "busybox%d" % i)
+        shutil.copy2(p, dst)  # copystat copies the xattrs, security.capability too
+        os.rename(dst, os.path.join(out, "busybox"))
+        h_ = nobody_runs(os.path.join(out, "busybox"))
+        held.append((int(h_["CapPrm"], 16), int(h_["CapEff"], 16)))
+    return held
+
+
+def workload_copies(snap):
+    return [p for p in snap if p.endswith("/w/busybox")]
+
+
+@pytest.fixture(scope="module", params=["vfs", "overlay"])
+def podman(request):
+    if not shutil.which("podman"):
+        pytest.skip("needs podman")
+    import podman_env
+    for p in podman_env.session("mxc-podman-fcaps-", request.param, no_pids_limit=True):
+        rootfs = helper_rootfs(p.base)
+        tar = os.path.join(p.base, "hb.tar")
+        subprocess.run(["tar", "-C", rootfs, "-cf", tar, "."], check=True)
+        p("import", tar, "localhost/mxc-bbh:1")
+        p.driver = request.param
+        yield p
+
+
+def test_podman_default_caps_leave_no_file_capability(podman):
+    storage = os.path.join(podman.base, "storage")
+    before = snapshot(storage)
+    r = podman("run", "--name", "f1", "--network", "none", "--cgroups=disabled", "--tmpfs",
+               "/sys/fs/cgroup:ro,notmpcopyup", "localhost/mxc-bbh:1", "sh", "-c", ATTEMPTS)
+    try:
+        after = snapshot(storage)
+        held = copied_out_and_run(workload_copies(after), podman.base)
+        gained = (new_privileged(before, after), held)
+        assert gained == ([], [(0, 0)] * len(held)), gained
+        assert_refused(r.stdout)
+        if podman.driver == "overlay":  # the writes are in the container's upper layer
+            upper = podman("inspect", "--format", "{{.GraphDriver.Data.UpperDir}}", "f1").stdout.strip()
+            assert os.path.exists(os.path.join(upper, "w", "busybox"))
+    finally:
+        podman("rm", "-f", "f1", check=False)
+
+
+@pytest.fixture(scope="module")
+def ctrd():
+    import test_containerd
+    if not all(shutil.which(x) for x in ("containerd", "ctr", "containerd-shim-runc-v2")):
+        pytest.skip("needs containerd 1.6, ctr, containerd-shim-runc-v2")
+    for c in test_containerd.ctrd.__wrapped__():
+        tar = os.path.join(c.base, "hb.tar")
+        test_containerd.write_oci_image(tar, helper_rootfs(c.base), "localhost/mxc-bbh:1")
+        c("images", "import", "--snapshotter", "overlayfs", tar)
+        try:
+            yield c
+        finally:
+            c("images", "rm", "localhost/mxc-bbh:1", check=False)
+
+
+def test_containerd_overlayfs_default_caps_leave_no_file_capability(ctrd):
+    snaps = os.path.join(ctrd.base, "root", "io.containerd.snapshotter.v1.overlayfs")
+    before = snapshot(snaps)
+    cid = ctrd.cid()
+    r = ctrd("run", *ctrd.run_args(MXC_OCI, snapshotter="overlayfs"), "localhost/mxc-bbh:1", cid, "sh", "-c",
+             ATTEMPTS)
+    try:
+        after = snapshot(snaps)
+        held = copied_out_and_run(workload_copies(after), ctrd.base)
+        gained = (new_privileged(before, after), held)
+        assert gained == ([], [(0, 0)] * len(held)), gained
+        assert_refused(r.stdout)
+    finally:
+        ctrd("task", "delete", cid, check=False)
+        ctrd("container", "rm", cid, check=False)
