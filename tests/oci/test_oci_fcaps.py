@@ -107,7 +107,10 @@ def assert_host_clean(root, before, copy):
     # the access ACL's grant is on that file alone: it names 65534, a container uid mapped to disk
     # 65534 through the rootfs's idmapping, and the file is the container's own
     acl = os.getxattr(copy, "system.posix_acl_access")
-    assert acl  # set, on the workload's own copy
+    named = [int.from_bytes(acl[i + 4:i + 8], "little") for i in range(4, len(acl), 8)
+             if int.from_bytes(acl[i:i + 2], "little") in (0x02, 0x08)]  # ACL_USER, ACL_GROUP
+    assert named == [65534], named
+    assert not os.stat(copy).st_mode & 0o6000
 
 
 def podman_caps(c):
