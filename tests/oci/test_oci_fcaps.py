@@ -38,10 +38,26 @@ CAP_SETFCAP = 31
 
 # The workload's attempts, in a container whose image has /bin/mxc-test-helper: a copy of busybox
 # (the finding's copied binary) given file capabilities every way, ACLs, set-id modes every way.
+# The host's setcap (libcap) and install (coreutils) are copied into the image when the host has them.
 ATTEMPTS = ("cat /bin/busybox > /w/busybox; chmod 755 /w/busybox; mkdir -p /w/d /w/s /w/g; "
+            "if [ -x /bin/setcap ]; then setcap cap_setuid,cap_setgid+ep /w/busybox; echo setcap=$?; fi; "
+            "if [ -x /bin/install ]; then install -m 6755 /bin/busybox /w/inst; echo install=$?; fi; "
             "/bin/mxc-test-helper fcaps /w/busybox /w/d; /bin/mxc-test-helper setid /w/s; "
             "cat /bin/busybox > /w/su; chmod 4755 /w/su; echo chmod4755=$?; chmod g+s /w/g; echo chmodgs=$?; "
             "grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status")
+TOOLS = [t for t in ("setcap", "install") if shutil.which(t)]
+
+
+def add_tools(rootfs):
+    """The host's setcap and install and the libraries they load, into rootfs/bin and their paths."""
+    for t in TOOLS:
+        path = os.path.realpath(shutil.which(t))
+        libs = subprocess.run(["ldd", path], capture_output=True, text=True, check=True).stdout
+        for lib in [w for w in libs.split() if w.startswith("/")]:
+            dst = os.path.join(rootfs, lib.lstrip("/"))
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            shutil.copy2(os.path.realpath(lib), dst)
+        shutil.copy2(path, os.path.join(rootfs, "bin", t))
 
 
 def snapshot(root):
@@ -95,6 +111,10 @@ def assert_refused(out):
         assert errno_of(out, verb) == "EPERM", (verb, out)
     assert verb_result(out, "setid_scan") == "none", out
     assert "chmod4755=1" in out and "chmodgs=1" in out, out
+    if "setcap" in TOOLS:
+        assert "setcap=" in out and "setcap=0" not in out, out
+    if "install" in TOOLS:
+        assert "install=1" in out, out
     for k, v in caps_of(out).items():
         assert not v & (1 << CAP_SETFCAP), (k, out)
 
@@ -120,6 +140,7 @@ def podman_caps(c):
 def with_helper(oci, args, mutate, readonly=False):
     b = oci.bundle(args, mutate, readonly=readonly)
     add_helper(b)
+    add_tools(os.path.join(b, "rootfs"))
     os.makedirs(os.path.join(b, "rootfs", "w"))
     for d in (b, os.path.join(b, "rootfs")):
         os.chmod(d, 0o755)  # a host uid 65534 reaches the copy (the finding's shape)
@@ -267,6 +288,7 @@ def helper_rootfs(base):
     hb = os.path.join(base, "hb")
     make_rootfs(os.path.join(hb, "rootfs"))
     add_helper(hb)
+    add_tools(os.path.join(hb, "rootfs"))
     os.makedirs(os.path.join(hb, "rootfs", "w"))
     return os.path.join(hb, "rootfs")
 
