@@ -113,22 +113,66 @@ static int strings(json_t *arr, const char *field, const char ***out, size_t *n,
     return 0;
 }
 
-/* The capabilities a container may hold, over its own user namespace
- * only; NET_RAW needs a network namespace of its own (checked below). */
-static const struct { const char *name; int cap; } CAPS[] = {
-    {"CAP_CHOWN", CAP_CHOWN}, {"CAP_DAC_OVERRIDE", CAP_DAC_OVERRIDE}, {"CAP_FOWNER", CAP_FOWNER},
-    {"CAP_FSETID", CAP_FSETID}, {"CAP_KILL", CAP_KILL}, {"CAP_SETGID", CAP_SETGID}, {"CAP_SETUID", CAP_SETUID},
-    {"CAP_SETPCAP", CAP_SETPCAP}, {"CAP_NET_BIND_SERVICE", CAP_NET_BIND_SERVICE}, {"CAP_NET_RAW", CAP_NET_RAW},
-    {"CAP_SYS_CHROOT", CAP_SYS_CHROOT}, {"CAP_MKNOD", CAP_MKNOD}, {"CAP_AUDIT_WRITE", CAP_AUDIT_WRITE},
-    {"CAP_SETFCAP", CAP_SETFCAP},
+/* The capabilities a config may name, over the container's own user namespace
+ * only; NET_RAW needs a network namespace of its own (checked below).
+ * held false: accepted, never held (issue 34). CAP_SETFCAP is in Podman's,
+ * containerd's and Docker's default sets, so refusing it would refuse every
+ * default run; held, it writes security.capability, which the idmapped rootfs
+ * (container 0 <-> disk 0) stores with rootid disk 0: a file capability for
+ * every host user who runs the file. Withheld, none can be made. */
+static const struct { const char *name; int cap; bool held; } CAPS[] = {
+    {"CAP_CHOWN", CAP_CHOWN, true}, {"CAP_DAC_OVERRIDE", CAP_DAC_OVERRIDE, true}, {"CAP_FOWNER", CAP_FOWNER, true},
+    {"CAP_FSETID", CAP_FSETID, true}, {"CAP_KILL", CAP_KILL, true}, {"CAP_SETGID", CAP_SETGID, true},
+    {"CAP_SETUID", CAP_SETUID, true}, {"CAP_SETPCAP", CAP_SETPCAP, true},
+    {"CAP_NET_BIND_SERVICE", CAP_NET_BIND_SERVICE, true}, {"CAP_NET_RAW", CAP_NET_RAW, true},
+    {"CAP_SYS_CHROOT", CAP_SYS_CHROOT, true}, {"CAP_MKNOD", CAP_MKNOD, true},
+    {"CAP_AUDIT_WRITE", CAP_AUDIT_WRITE, true}, {"CAP_SETFCAP", CAP_SETFCAP, false},
 };
+#define NCAPS (sizeof CAPS / sizeof CAPS[0])
 
-uint64_t oci_caps_allowed(void)
+static uint64_t caps_mask(bool held)
 {
     uint64_t m = 0;
-    for (size_t i = 0; i < sizeof CAPS / sizeof CAPS[0]; i++)
-        m |= 1ull << CAPS[i].cap;
+    for (size_t i = 0; i < NCAPS; i++)
+        if (CAPS[i].held == held)
+            m |= 1ull << CAPS[i].cap;
     return m;
+}
+
+uint64_t oci_caps_held(void)
+{
+    return caps_mask(true);
+}
+
+uint64_t oci_caps_withheld(void)
+{
+    return caps_mask(false);
+}
+
+json_t *oci_caps_names(bool held)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < NCAPS; i++)
+        if (CAPS[i].held == held)
+            json_array_append_new(a, json_string(CAPS[i].name));
+    return a;
+}
+
+/* "CAP_A, CAP_B and CAP_C": the names a config may ask for, held or not. */
+static void cap_names(char *buf, size_t n, bool held)
+{
+    size_t len = 0, k = 0, total = 0;
+    for (size_t i = 0; i < NCAPS; i++)
+        total += CAPS[i].held == held;
+    buf[0] = '\0';
+    for (size_t i = 0; i < NCAPS && len < n; i++) {
+        if (CAPS[i].held != held)
+            continue;
+        k++;
+        const char *sep = k == 1 ? "" : k == total ? " and " : ", ";
+        int w = snprintf(buf + len, n - len, "%s%s", sep, CAPS[i].name);
+        len += w > 0 ? (size_t)w : 0;
+    }
 }
 
 static int cap_set(json_t *caps, const char *key, uint64_t *out, bool own_net, mxc_error *e)
@@ -149,16 +193,19 @@ static int cap_set(json_t *caps, const char *key, uint64_t *out, bool own_net, m
             return bad(e, field, "a string");
         }
         size_t k = 0;
-        while (k < sizeof CAPS / sizeof CAPS[0] && strcmp(CAPS[k].name, name) != 0)
+        while (k < NCAPS && strcmp(CAPS[k].name, name) != 0)
             k++;
-        if (k == sizeof CAPS / sizeof CAPS[0])
-            return refuse(e, "%s: %.60s is refused: a container holds only CAP_CHOWN, CAP_DAC_OVERRIDE, "
-                          "CAP_FOWNER, CAP_FSETID, CAP_KILL, CAP_SETGID, CAP_SETUID, CAP_SETPCAP, "
-                          "CAP_NET_BIND_SERVICE, CAP_NET_RAW, CAP_SYS_CHROOT, CAP_MKNOD, CAP_AUDIT_WRITE and "
-                          "CAP_SETFCAP", field, name);
+        if (k == NCAPS) {
+            char held[512], withheld[128];
+            cap_names(held, sizeof held, true);
+            cap_names(withheld, sizeof withheld, false);
+            return refuse(e, "%s: %.60s is refused: a container holds only %s (%s: accepted, never held)", field,
+                          name, held, withheld);
+        }
         if (CAPS[k].cap == CAP_NET_RAW && !own_net)
             return refuse(e, "%s: CAP_NET_RAW is refused without a network namespace of the container's own", field);
-        *out |= 1ull << CAPS[k].cap;
+        if (CAPS[k].held)
+            *out |= 1ull << CAPS[k].cap;
     }
     return 0;
 }

@@ -84,8 +84,12 @@ typedef struct {
     size_t nxdev;
 } oci_config;
 
-/* The 14 capabilities a container may hold (in its own user namespace). */
-uint64_t oci_caps_allowed(void);
+/* The capabilities a container may hold (in its own user namespace); those a
+ * config may name and none of its processes ever holds (CAP_SETFCAP: no file
+ * capability can be made, issue 34); their names, as a JSON array. */
+uint64_t oci_caps_held(void);
+uint64_t oci_caps_withheld(void);
+json_t *oci_caps_names(bool held);
 
 /* Parses doc (a new reference is taken) into *c. */
 int oci_config_parse(json_t *doc, oci_config *c, mxc_error *e);

@@ -289,10 +289,33 @@ static const char *lookup(const oci_config *c, char *buf, size_t bufsz)
     fail("exec: \"%s\": executable file not found in $PATH", prog);
 }
 
+/* What no process of the container ever holds (config.c: CAP_SETFCAP), gone
+ * from this one's every set as soon as it is the container's root: a
+ * createContainer hook exec'd from here, and whatever runs before the
+ * process's own sets, cannot write a file capability onto the rootfs. */
+static void withhold_caps(void)
+{
+    uint64_t drop = oci_caps_withheld();
+    for (int cap = 0; cap <= 63; cap++)
+        if ((drop & (1ull << cap)) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+            fail("withholding capability %d: %s", cap, strerror(errno));
+    struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct d[2];
+    if (syscall(SYS_capget, &hdr, d) < 0)
+        fail("capget: %s", strerror(errno));
+    for (int i = 0; i < 2; i++) {
+        uint32_t keep = ~(uint32_t)(drop >> (32 * i));
+        d[i].effective &= keep, d[i].permitted &= keep, d[i].inheritable &= keep;
+    }
+    if (syscall(SYS_capset, &hdr, d) < 0)
+        fail("withholding capabilities: capset: %s", strerror(errno));
+}
+
 static void set_caps(const oci_config *c)
 {
+    uint64_t bounding = c->cap_bounding & oci_caps_held(); /* config.c kept only these; again here */
     for (int cap = 0; cap <= 63; cap++)
-        if (!(c->cap_bounding & (1ull << cap)) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
+        if (!(bounding & (1ull << cap)) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
             if (errno == EINVAL)
                 break; /* past the kernel's last capability */
             fail("process.capabilities.bounding: %s", strerror(errno));
@@ -308,16 +331,18 @@ static void set_user(const oci_config *c)
     if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0 || setresuid(c->uid, c->uid, c->uid) < 0)
         fail("process.user.uid %u: %s", c->uid, strerror(errno));
     struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    uint64_t held = oci_caps_held(), eff = c->cap_effective & held, prm = c->cap_permitted & held,
+             inh = c->cap_inheritable & held;
     struct __user_cap_data_struct data[2] = {
-        {(uint32_t)c->cap_effective, (uint32_t)c->cap_permitted, (uint32_t)c->cap_inheritable},
-        {(uint32_t)(c->cap_effective >> 32), (uint32_t)(c->cap_permitted >> 32), (uint32_t)(c->cap_inheritable >> 32)},
+        {(uint32_t)eff, (uint32_t)prm, (uint32_t)inh},
+        {(uint32_t)(eff >> 32), (uint32_t)(prm >> 32), (uint32_t)(inh >> 32)},
     };
     if (syscall(SYS_capset, &hdr, data) < 0)
         fail("process.capabilities: capset: %s", strerror(errno));
     if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
         fail("process.capabilities.ambient: %s", strerror(errno));
     for (int cap = 0; cap <= 63; cap++)
-        if ((c->cap_ambient & (1ull << cap)) && prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) < 0)
+        if ((c->cap_ambient & held & (1ull << cap)) && prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) < 0)
             fail("process.capabilities.ambient: capability %d: %s", cap, strerror(errno));
 }
 
@@ -461,6 +486,7 @@ _Noreturn void oci_exec_main(const oci_config *c, const oci_seccomp *sc, int soc
     /* root of the container's user namespace first (what it makes, a pty, is then its own) */
     if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
         fail("becoming root of the container's user namespace: %s", strerror(errno));
+    withhold_caps();
     if (c->terminal)
         setup_terminal(c, console);
     char exe_buf[PATH_MAX];
@@ -494,6 +520,7 @@ _Noreturn void oci_init_main(const oci_init_args *a)
     /* 1. root inside (the range's first id outside) */
     if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
         fail("becoming root of the user namespace: %s", strerror(errno));
+    withhold_caps();
     /* 2. the trees the parent made */
     int rootfs = -1, *binds = calloc(c->nmounts + 1, sizeof *binds), devs[OCI_NDEVICES], xdevs[16];
     size_t nx = 0;

@@ -1226,21 +1226,28 @@ int oci_signal(const char *s)
 
 json_t *oci_features(void)
 {
-    json_t *caps = json_array();
-    const char *names[] = {"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL", "CAP_SETGID",
-                           "CAP_SETUID", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE", "CAP_NET_RAW", "CAP_SYS_CHROOT",
-                           "CAP_MKNOD", "CAP_AUDIT_WRITE", "CAP_SETFCAP"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        json_array_append_new(caps, json_string(names[i]));
+    /* what a container may hold (config.c's table); what a config may name and none holds, said */
+    json_t *caps = oci_caps_names(true), *withheld = oci_caps_names(false);
+    char said[256] = "";
+    size_t i;
+    json_t *n;
+    json_array_foreach(withheld, i, n) {
+        size_t len = strlen(said);
+        snprintf(said + len, sizeof said - len, "%s%s", i ? ", " : "", json_string_value(n));
+    }
+    json_decref(withheld);
+    size_t len = strlen(said);
+    snprintf(said + len, sizeof said - len, ": accepted in config.json, never held (no file capability can be made)");
     return json_pack("{s:s, s:s, s:[], s:[ssssssssssssss], s:{s:[sssssss], s:o, s:{s:b, s:b, s:b}, s:{s:b}, "
-                     "s:{s:b}, s:{s:b}, s:{s:b}, s:{s:{s:b}}}, s:{s:s, s:s}}",
+                     "s:{s:b}, s:{s:b}, s:{s:b}, s:{s:{s:b}}}, s:{s:s, s:s, s:s}}",
                      "ociVersionMin", "1.0.0", "ociVersionMax", OCI_SPEC_VERSION, "hooks", "mountOptions", "ro", "rw",
                      "nosuid", "suid", "nodev", "dev", "noexec", "exec", "bind", "rbind", "private", "rprivate",
                      "noatime", "strictatime", "linux", "namespaces", "pid", "network", "mount", "ipc", "uts",
                      "user", "cgroup", "capabilities", caps, "cgroup", "v1", 1, "v2", 1, "systemd", 0, "seccomp",
                      "enabled", 0, "apparmor", "enabled", 0, "selinux", "enabled", 0, "intelRdt", "enabled", 0,
                      "mountExtensions", "idmap", "enabled", 0, "annotations", "io.github.mxc.runtime", "mxc-oci",
-                     "io.github.mxc.guarantee", "no container process is host root");
+                     "io.github.mxc.guarantee", "no container process is host root",
+                     "io.github.mxc.capabilities.withheld", said);
 }
 
 json_t *oci_spec(void)

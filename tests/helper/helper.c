@@ -44,6 +44,7 @@
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 
 #include <linux/openat2.h>
@@ -967,6 +968,47 @@ static int v_setid(VERB_ARGS)
 	return 0;
 }
 
+/* fcaps FILE DIR: every xattr that could make FILE privileged on the host — security.capability
+ * as a v2 and as a v3 vfs_cap_data (cap_setuid,cap_setgid effective; the v3's rootid 0), a
+ * trusted.* name — each "fcaps_<what>: RESULT"; then ACLs, which an owner may set: an access ACL
+ * on FILE granting uid 65534 rwx and a default ACL on DIR, a file created under it, and the mode
+ * bits each left ("acl_mode: FILE OCTAL", "acl_child_mode: OCTAL"); last "fcaps_scan: none"
+ * unless FILE carries a security.capability. */
+static int v_fcaps(VERB_ARGS)
+{
+	if (argc < 2)
+		return usage("fcaps FILE DIR");
+	const uint32_t caps = (1u << 6) | (1u << 7); /* CAP_SETGID, CAP_SETUID */
+	const uint32_t v2[5] = {0x02000000u | 1u, caps, 0, 0, 0};
+	const uint32_t v3[6] = {0x03000000u | 1u, caps, 0, 0, 0, 0 /* rootid */};
+	TRY("fcaps_v2", setxattr(argv[0], "security.capability", v2, sizeof v2, 0));
+	removexattr(argv[0], "security.capability");
+	TRY("fcaps_v3", setxattr(argv[0], "security.capability", v3, sizeof v3, 0));
+	TRY("fcaps_trusted", setxattr(argv[0], "trusted.mxc", "x", 1, 0));
+	/* posix_acl_xattr: a version, then {tag, perm, id} sorted by tag */
+	struct __attribute__((packed)) { uint16_t tag, perm; uint32_t id; } ent[5] = {
+		{0x01, 7, ~0u}, {0x02, 7, 65534}, {0x04, 5, ~0u}, {0x10, 7, ~0u}, {0x20, 5, ~0u}};
+	unsigned char acl[4 + sizeof ent];
+	const uint32_t version = 2;
+	memcpy(acl, &version, 4);
+	memcpy(acl + 4, ent, sizeof ent);
+	TRY("acl_access", setxattr(argv[0], "system.posix_acl_access", acl, sizeof acl, 0));
+	struct stat st;
+	if (stat(argv[0], &st) == 0)
+		printf("acl_mode: %o\n", (unsigned)(st.st_mode & 07777));
+	TRY("acl_default", setxattr(argv[1], "system.posix_acl_default", acl, sizeof acl, 0));
+	char p[PATH_MAX];
+	snprintf(p, sizeof p, "%s/child", argv[1]);
+	int fd = open(p, O_CREAT | O_WRONLY, 0777);
+	if (fd >= 0 && fstat(fd, &st) == 0)
+		printf("acl_child_mode: %o\n", (unsigned)(st.st_mode & 07777));
+	if (fd >= 0)
+		close(fd);
+	char buf[64];
+	printf("fcaps_scan: %s\n", getxattr(argv[0], "security.capability", buf, sizeof buf) < 0 ? "none" : "present");
+	return 0;
+}
+
 /* inotify_hold FILE: inotify instances until refused ("inotify_hold: EMFILE count=N"), then
  * FILE is created and they are held until FILE is removed (bounded: 60 s). */
 static int v_inotify_hold(VERB_ARGS)
@@ -1279,6 +1321,7 @@ static const struct {
 	{"wait_file", v_wait_file},
 	{"pid", v_pid},
 	{"setid", v_setid},
+	{"fcaps", v_fcaps},
 	{"inotify_hold", v_inotify_hold},
 	{"swaploop", v_swaploop},
 	{"scan_proc", v_scan_proc},
@@ -1299,7 +1342,7 @@ int main(int argc, char **argv)
 	/* verbs that would harm a host if the runtime failed to isolate us */
 	static const char *const host_harmful[] = {"mount_tmpfs", "mount_proc", "umount",
 						   "pivot_root", "setns", "swapon", "reboot",
-						   "kexec_load", "acct", "chroot_escape", "setid",
+						   "kexec_load", "acct", "chroot_escape", "setid", "fcaps",
 						   "inotify_hold"};
 	int harmful = 0;
 	for (size_t i = 0; i < sizeof host_harmful / sizeof host_harmful[0]; i++)
