@@ -107,6 +107,34 @@ static int write_file(int dir, const char *name, const char *text)
     return fd;
 }
 
+/* A complete file holding text with no name yet (O_TMPFILE): its descriptor, linked in by
+ * link_anon once whole, so that a writer killed at any point leaves no file behind; -errno
+ * (-EOPNOTSUPP: the file system has no O_TMPFILE, the caller writes a named one). */
+static int anon_file(int dir, const char *text)
+{
+    int fd = openat(dir, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return errno == EISDIR || errno == EINVAL ? -EOPNOTSUPP : -errno;
+    size_t len = strlen(text);
+    if (write(fd, text, len) != (ssize_t)len) {
+        close(fd);
+        return -EIO;
+    }
+    return fd;
+}
+
+/* Gives anon_file's file the name `name` in dir (EEXIST when it is taken): 0 or -errno. */
+static int link_anon(int fd, int dir, const char *name)
+{
+    if (linkat(fd, "", dir, name, AT_EMPTY_PATH) == 0)
+        return 0;
+    if (errno != EPERM && errno != ENOENT)
+        return -errno;
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+    return linkat(AT_FDCWD, self, dir, name, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
+}
+
 /* The engine's claim directory (state.h), host-wide: ranges are root's only. */
 static int open_claim_dir(void)
 {
@@ -154,11 +182,16 @@ int mxc_idrange_claim(const char *state_dir, const char *const *writable, size_t
         if (faccessat(dir, cand, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
             continue;
         char *text = claim_text(state_dir, w, lo, getpid());
-        int fd = text ? write_file(dir, tmp, text) : -ENOMEM, rc = fd < 0 ? fd : 0;
+        int fd = text ? anon_file(dir, text) : -ENOMEM;
+        bool named = fd == -EOPNOTSUPP; /* without O_TMPFILE: a named file, linked, then unlinked */
+        if (named)
+            fd = write_file(dir, tmp, text);
+        int rc = fd < 0 ? fd : 0;
         free(text);
         if (rc == 0) {
-            rc = linkat(dir, tmp, dir, cand, 0) < 0 ? -errno : 0;
-            unlinkat(dir, tmp, 0);
+            rc = named ? (linkat(dir, tmp, dir, cand, 0) < 0 ? -errno : 0) : link_anon(fd, dir, cand);
+            if (named)
+                unlinkat(dir, tmp, 0);
             /* durable before it is used: the file synced after the link (its one journal
              * commit carries the new name too; synced before it, the directory's sync made
              * a second), then the directory, which finds nothing left to write */
@@ -224,8 +257,15 @@ int mxc_idrange_set_owner(const char *name, pid_t pid)
         /* not synced: the claim itself is durable since it was made, and this only names
          * another process of the same container (after a crash neither lives, and an
          * unreadable claim names none: the sweeper releases it either way) */
-        int nfd = text ? write_file(dir, tmp, text) : -ENOMEM;
-        rc = nfd < 0 ? nfd : 0;
+        /* named only once it is whole: a writer killed before the rename leaves a complete file
+         * naming the container (mxc_idrange_release_dead removes it), never an empty one */
+        unlinkat(dir, tmp, 0); /* one a dead writer of this pid left */
+        int nfd = text ? anon_file(dir, text) : -ENOMEM;
+        rc = nfd < 0 ? nfd : link_anon(nfd, dir, tmp);
+        if (nfd == -EOPNOTSUPP) {
+            nfd = write_file(dir, tmp, text);
+            rc = nfd < 0 ? nfd : 0;
+        }
         if (nfd >= 0)
             close(nfd);
         free(text);
@@ -296,4 +336,5 @@ void mxc_idrange_release_dead(const char *state_dir)
         json_decref(j);
     }
     closedir(d);
+    mxc_registry_drop_unlinked(state_dir); /* and a claim's file its dead writer had not renamed in */
 }

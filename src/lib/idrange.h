@@ -38,7 +38,10 @@ void mxc_idrange_release(const char *name);
  * container's init was gone, and the slot been claimed again since). */
 void mxc_idrange_release_owned(const char *name, const char *state_dir, pid_t pid);
 /* Releases every claim of state_dir whose owner is gone (a create killed
- * before it wrote its state: `delete --force` of what it left). */
+ * before it recorded its init as the owner: `delete --force` of what it
+ * left), and the files of claims being written for state_dir whose writer
+ * is dead.  A claim is written whole before it has a name (O_TMPFILE where
+ * the file system has it): a kill never leaves an empty one. */
 void mxc_idrange_release_dead(const char *state_dir);
 
 #endif

@@ -1028,6 +1028,9 @@ static void finish(int rootfd, const char *id, const oci_state *s)
             fd_path(fd, dir, sizeof dir);
             close(fd);
             mxc_idrange_release_owned(s->claim, dir, s->pid);
+            /* a create killed after its state was written but before the claim named its init:
+             * the claim still names the dead create */
+            mxc_idrange_release_dead(dir);
         }
     }
     oci_store_remove(rootfd, id);
