@@ -1,6 +1,7 @@
 """Kills at every step (issue 34, finding 7; docs/oci.md "A killed command"): `mxc-oci create` killed by
 SIGKILL at each of its state-changing system calls in turn (strace's fault injection), then
-`delete --force`: no state directory, no range claim, no cgroup directory is left.
+`delete --force`: no state directory, no range claim (nor a claim's file being written), no cgroup
+directory is left.  `start`, `exec` and `delete --force` likewise, each killed at each of its own.
 
 The calls are enumerated once from a traced create (its own process: the init it clones is the
 create's to clean up when it dies, and dies with it); each (syscall, occurrence) is then a run of
@@ -18,7 +19,7 @@ import subprocess
 
 import pytest
 
-from test_oci import MXC_OCI, claims_of, oci  # noqa: F401  (the fixture)
+from test_oci import CLAIMS, MXC_OCI, claims_of, oci  # noqa: F401  (the fixture)
 
 STRACE = shutil.which("strace")
 STEP = max(1, int(os.environ.get("MXC_KILLS_STEP", "1")))
@@ -48,60 +49,120 @@ def traced_steps(trace):
     return steps
 
 
-def leftovers(oci, cid):
-    """What a container named cid left: its directory, claims naming it, its cgroup directories."""
+def dead_writer(name):
+    """A claim file being written (.new-<pid>-...) whose writer is gone."""
+    m = re.match(r"^\.new-(\d+)-", name)
+    return bool(m) and not os.path.exists("/proc/%s" % m.group(1))
+
+
+def leftovers(oci, cid, temps_before):
+    """What a container named cid left: its directory, claims naming it, claim files being written that
+    appeared during its run and whose writer is dead, its cgroup directories, processes in its range."""
     left = []
     state = os.path.join(os.path.realpath(oci.root), cid)
     if os.path.lexists(state):
         left.append("state " + " ".join(sorted(os.listdir(state))))
     left += ["claim " + n for n, _ in claims_of(state)]
+    left += ["claim file " + n for n in os.listdir(CLAIMS) if n not in temps_before and dead_writer(n)]
     for pat in ("/sys/fs/cgroup/*/mxc.oci/*/" + cid, "/sys/fs/cgroup/mxc.oci/*/" + cid):
         left += ["cgroup " + d for d in glob.glob(pat) if os.path.isdir(d)]
     return left
 
 
-def create_argv(oci, cid, bundle):
-    return [MXC_OCI, "--root", oci.root, "create", "--bundle", bundle, cid]
+def temps():
+    return {n for n in os.listdir(CLAIMS) if n.startswith(".new-")} if os.path.isdir(CLAIMS) else set()
 
 
-def test_create_killed_at_each_state_changing_syscall_leaves_nothing_after_delete_force(oci):
-    b = oci.bundle(["true"])
-    # a first create fills the store's caches (the compiled seccomp filter): later creates run the same calls
-    rc, _, err = oci.create("warm", b)
-    assert rc == 0, err
-    rc, _, err = oci("delete", "--force", "warm")
-    assert rc == 0, err
+def run_traced(argv, out_path, *strace_args):
+    with open(out_path, "wb") as out:  # the init keeps its stdio: a file, never a pipe
+        return subprocess.run([STRACE] + list(strace_args) + argv, stdin=subprocess.DEVNULL, stdout=out,
+                              stderr=out, timeout=120)
+
+
+def enumerate_steps(oci, argv, out_path):
     trace = os.path.join(oci.base, "trace")
-    with open(os.path.join(b, "out"), "wb") as out:
-        r = subprocess.run([STRACE, "-o", trace, "-e", "trace=" + ",".join(CHANGING)] +
-                           create_argv(oci, "enum", b), stdin=subprocess.DEVNULL, stdout=out,
-                           stderr=out, timeout=120)  # the init keeps its stdio: a file, never a pipe
-    assert r.returncode == 0, open(os.path.join(b, "out")).read()
+    r = run_traced(argv, out_path, "-o", trace, "-e", "trace=" + ",".join(CHANGING))
+    assert r.returncode == 0, open(out_path).read()
     with open(trace) as f:
-        steps = traced_steps(f.read())
-    rc, _, err = oci("delete", "--force", "enum")
-    assert rc == 0, err
+        return traced_steps(f.read())
+
+
+def chosen_steps(what, steps):
     kinds = sorted({s for s, _ in steps})
-    assert {"mkdirat", "mkdir", "write", "clone", "renameat", "linkat"} <= set(kinds), kinds
-    print("\ncreate: %d state-changing calls of %d kinds (%s); killed at every %d-th" %
-          (len(steps), len(kinds), ", ".join(kinds), STEP))
     chosen = steps[::STEP]
     for kind in kinds:  # every kind at least once, whatever the step
         if not any(s == kind for s, _ in chosen):
             chosen.append(next(st for st in steps if st[0] == kind))
+    print("\n%s: %d state-changing calls of %d kinds (%s); killed at %d of them" %
+          (what, len(steps), len(kinds), ", ".join(kinds), len(chosen)))
+    return chosen
+
+
+def kill_each(oci, what, steps, prepare, argv_of, out_path):
+    """For each step: prepare(cid), the command argv_of(cid) killed on entering that call, then
+    `delete --force cid`: nothing may be left."""
     failures, killed = [], 0
-    for i, (name, n) in enumerate(chosen):
-        cid = "k%d" % i
-        with open(os.path.join(b, "out"), "wb") as out:
-            r = subprocess.run([STRACE, "-o", "/dev/null", "-e", "trace=" + name,
-                                "-e", "inject=%s:signal=SIGKILL:when=%d" % (name, n)] + create_argv(oci, cid, b),
-                               stdin=subprocess.DEVNULL, stdout=out, stderr=out, timeout=120)
+    for i, (name, n) in enumerate(chosen_steps(what, steps)):
+        cid = "%s%d" % (what[0], i)
+        prepare(cid)
+        before = temps()
+        r = run_traced(argv_of(cid), out_path, "-o", "/dev/null", "-e", "trace=" + name,
+                       "-e", "inject=%s:signal=SIGKILL:when=%d" % (name, n))
         killed += r.returncode in (128 + signal.SIGKILL, -signal.SIGKILL)
         rc, _, err = oci("delete", "--force", cid)
-        left = leftovers(oci, cid)
+        left = leftovers(oci, cid, before)
         if rc != 0 or left:
-            failures.append("%s#%d (create rc %d): delete --force rc %d %s; left %s" %
-                            (name, n, r.returncode, rc, err.strip(), left))
-    print("killed %d of %d runs; %d left something" % (killed, len(chosen), len(failures)))
+            failures.append("%s %s#%d (rc %d): delete --force rc %d %s; left %s" %
+                            (what, name, n, r.returncode, rc, err.strip(), left))
+    print("%s: killed %d runs; %d left something" % (what, killed, len(failures)))
     assert not failures, "\n".join(failures)
-    assert killed >= len(chosen) - 2, "the injected kills did not land (%d of %d)" % (killed, len(chosen))
+    return killed
+
+
+def cmd(oci, *args):
+    return [MXC_OCI, "--root", oci.root] + list(args)
+
+
+@pytest.fixture
+def warm(oci):
+    """A bundle, and a first create that fills the store's caches (the compiled seccomp filter):
+    later creates run the same calls."""
+    b = oci.bundle(["sleep", "1000"])
+    rc, _, err = oci.create("warm", b)
+    assert rc == 0, err
+    rc, _, err = oci("delete", "--force", "warm")
+    assert rc == 0, err
+    return b
+
+
+def test_create_killed_at_each_state_changing_syscall_leaves_nothing_after_delete_force(oci, warm):
+    out = os.path.join(warm, "out")
+    steps = enumerate_steps(oci, cmd(oci, "create", "--bundle", warm, "enum"), out)
+    rc, _, err = oci("delete", "--force", "enum")
+    assert rc == 0, err
+    assert {"mkdirat", "mkdir", "write", "clone", "renameat", "linkat"} <= {s for s, _ in steps}, steps
+    killed = kill_each(oci, "create", steps, lambda cid: None,
+                       lambda cid: cmd(oci, "create", "--bundle", warm, cid), out)
+    assert killed >= len(steps[::STEP]) - 2, "the injected kills did not land"
+
+
+def test_start_exec_and_delete_killed_at_each_state_changing_syscall_leave_nothing_after_delete_force(oci, warm):
+    out = os.path.join(warm, "out")
+
+    def created(cid):
+        rc, _, err = oci.create(cid, warm)
+        assert rc == 0, err
+
+    def started(cid):
+        created(cid)
+        rc, _, err = oci("start", cid)
+        assert rc == 0, err
+
+    for what, prepare, args in (("start", created, lambda cid: ["start", cid]),
+                                ("exec", started, lambda cid: ["exec", cid, "true"]),
+                                ("delete", started, lambda cid: ["delete", "--force", cid])):
+        prepare("enum")
+        steps = enumerate_steps(oci, cmd(oci, *args("enum")), out)
+        oci("delete", "--force", "enum")
+        assert steps, what
+        kill_each(oci, what, steps, prepare, lambda cid: cmd(oci, *args(cid)), out)
