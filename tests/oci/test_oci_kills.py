@@ -166,3 +166,17 @@ def test_start_exec_and_delete_killed_at_each_state_changing_syscall_leave_nothi
         oci("delete", "--force", "enum")
         assert steps, what
         kill_each(oci, what, steps, prepare, lambda cid: cmd(oci, *args(cid)), out)
+
+
+def test_a_full_disk_under_cgroup_json_says_why_and_leaves_nothing(oci, warm):
+    """cgroup.json's write refused with ENOSPC (strace, on that file only): the create says why."""
+    state = os.path.join(os.path.realpath(oci.root), "full")
+    r = run_traced(cmd(oci, "create", "--bundle", warm, "full"), os.path.join(warm, "out"), "-o", "/dev/null",
+                   "-P", os.path.join(state, "cgroup.json.new"), "-P", os.path.join(state, "cgroup.json"),
+                   "-e", "trace=write",
+                   "-e", "inject=write:error=ENOSPC")
+    with open(os.path.join(warm, "out")) as f:
+        err = f.read()
+    assert r.returncode != 0
+    assert "cgroup.json" in err and "No space left on device" in err, err
+    assert not leftovers(oci, "full", temps())
