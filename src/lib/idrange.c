@@ -81,11 +81,15 @@ static json_t *writable_json(const char *const *writable, size_t n)
     return w;
 }
 
-static char *claim_text(const char *state_dir, json_t *writable, unsigned base, pid_t pid)
+/* cgroups (may be NULL): the container's cgroup directories, recorded before they are made (the
+ * sweeper removes them, empty, with the claim once its owner is gone) */
+static char *claim_text(const char *state_dir, json_t *writable, unsigned base, pid_t pid, json_t *cgroups)
 {
     json_t *j = json_pack("{s:I, s:I, s:s, s:s, s:I, s:I, s:O}", "uid", (json_int_t)base, "count",
                           (json_int_t)MXC_IDRANGE_SIZE, "kind", "oci", "stateDir", state_dir, "pid", (json_int_t)pid,
                           "start", (json_int_t)mxc_proc_start_time(pid), "writable", writable);
+    if (j && json_is_array(cgroups))
+        json_object_set(j, "cgroups", cgroups);
     char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
     return text;
@@ -181,7 +185,7 @@ int mxc_idrange_claim(const char *state_dir, const char *const *writable, size_t
         snprintf(cand, sizeof cand, "range-%u", lo);
         if (faccessat(dir, cand, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
             continue;
-        char *text = claim_text(state_dir, w, lo, getpid());
+        char *text = claim_text(state_dir, w, lo, getpid(), NULL);
         int fd = text ? anon_file(dir, text) : -ENOMEM;
         bool named = fd == -EOPNOTSUPP; /* without O_TMPFILE: a named file, linked, then unlinked */
         if (named)
@@ -231,7 +235,9 @@ static bool valid_name(const char *name, unsigned *lo)
     return !*end && v < 4294967295ul && v % MXC_IDRANGE_SIZE == 0;
 }
 
-int mxc_idrange_set_owner(const char *name, pid_t pid)
+/* Rewrites the claim name (atomically) naming pid as its owner (0: the one it names) and, when
+ * cgroups is an array, those cgroup directories (else the ones it names). */
+static int rewrite(const char *name, pid_t pid, json_t *cgroups)
 {
     unsigned lo;
     if (!valid_name(name, &lo))
@@ -250,10 +256,13 @@ int mxc_idrange_set_owner(const char *name, pid_t pid)
     if (state_dir) {
         json_t *w = json_object_get(old, "writable");
         w = json_is_array(w) ? json_incref(w) : json_array(); /* what it can write stays recorded */
-        char *text = claim_text(state_dir, w, lo, pid);
+        if (pid <= 0)
+            pid = (pid_t)json_integer_value(json_object_get(old, "pid"));
+        json_t *cg = json_is_array(cgroups) ? cgroups : json_object_get(old, "cgroups");
+        char *text = claim_text(state_dir, w, lo, pid, cg);
         json_decref(w);
         char tmp[64];
-        snprintf(tmp, sizeof tmp, ".new-%d-owner", (int)getpid());
+        snprintf(tmp, sizeof tmp, ".new-%d-owner", (int)getpid()); /* the owner's or the cgroups' */
         /* not synced: the claim itself is durable since it was made, and this only names
          * another process of the same container (after a crash neither lives, and an
          * unreadable claim names none: the sweeper releases it either way) */
@@ -276,6 +285,21 @@ int mxc_idrange_set_owner(const char *name, pid_t pid)
     }
     json_decref(old);
     close(dir);
+    return rc;
+}
+
+int mxc_idrange_set_owner(const char *name, pid_t pid)
+{
+    return pid > 0 ? rewrite(name, pid, NULL) : -EINVAL;
+}
+
+int mxc_idrange_set_cgroups(const char *name, const char *const *dirs, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < n; i++)
+        json_array_append_new(a, json_string(dirs[i]));
+    int rc = a ? rewrite(name, 0, a) : -ENOMEM;
+    json_decref(a);
     return rc;
 }
 

@@ -7,7 +7,7 @@
  * or a subordinate range (/etc/passwd, /etc/group, /etc/subuid,
  * /etc/subgid), naming the claim's live owner (the container's init:
  * `mxc --gc` releases the claim once that process is gone, as a
- * one-shot's), and releasing it.  Root only (rootless: later). */
+ * one-shot's, and removes the cgroup directories it names), and releasing it.  Root only (rootless: later). */
 #ifndef MXC_IDRANGE_H
 #define MXC_IDRANGE_H
 
@@ -32,6 +32,11 @@ int mxc_idrange_claim(const char *state_dir, const char *const *writable, size_t
 /* Rewrites the claim (atomically) to name pid, with its start time, as
  * its owner.  0 or -errno. */
 int mxc_idrange_set_owner(const char *name, pid_t pid);
+/* Records in the claim (atomically, before they are made) the container's
+ * cgroup directories: the sweeper removes them, when empty, as it releases
+ * the claim of a container whose init is gone (a create killed, and no
+ * `delete` ever called for it).  0 or -errno. */
+int mxc_idrange_set_cgroups(const char *name, const char *const *dirs, size_t n);
 void mxc_idrange_release(const char *name);
 /* Releases the claim only while it is still the container's: its state
  * directory and its owner pid (the sweeper may have released it once the

@@ -51,10 +51,12 @@ int oci_cgroup_check(json_t *resources, mxc_error *e);
 /* Makes the container's cgroup (cgroups_path may be NULL) and writes the
  * limits.  What it makes is recorded in dirfd's cgroup.json before the first
  * directory is made ("pending"), and recorded complete once made; each
- * record written whole and renamed into place.  On failure nothing made is
- * left (a kill: delete --force removes what the pending record names, empty). */
-int oci_cgroup_create(int dirfd, const char *id, const char *cgroups_path, json_t *resources, oci_cgroup *cg,
-                      mxc_error *e);
+ * record written whole and renamed into place; with claim (a range claim's
+ * name, or NULL/""), recorded there too, before the first directory, for the
+ * sweeper (idrange.h).  On failure nothing made is left (a kill: delete
+ * --force removes what the pending record names, empty). */
+int oci_cgroup_create(int dirfd, const char *id, const char *cgroups_path, json_t *resources, const char *claim,
+                      oci_cgroup *cg, mxc_error *e);
 /* A container's cgroup as create saved it; false when it has none. */
 bool oci_cgroup_load(int dirfd, oci_cgroup *cg);
 /* v2: the directory's descriptor (clone3 CLONE_INTO_CGROUP), else -1. */

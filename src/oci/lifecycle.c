@@ -579,7 +579,7 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     }
     /* 5b. the cgroup, made and limited before the init exists (cgroup.c) */
     if (!oci_cgroup_disabled) {
-        if (oci_cgroup_create(x.dir_fd, id, c.cgroups_path, c.resources, &x.cg, e) < 0)
+        if (oci_cgroup_create(x.dir_fd, id, c.cgroups_path, c.resources, x.claim, &x.cg, e) < 0)
             goto out;
         x.made_cg = true;
         const char *fault = getenv("MXC_FAULT_OCI_AFTER_CGROUP"); /* tests/oci: create fails once its cgroup exists */

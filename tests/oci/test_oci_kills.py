@@ -19,6 +19,7 @@ import subprocess
 
 import pytest
 
+from conftest import MXC_EXEC
 from test_oci import CLAIMS, MXC_OCI, claims_of, oci  # noqa: F401  (the fixture)
 
 STRACE = shutil.which("strace")
@@ -180,3 +181,27 @@ def test_a_full_disk_under_cgroup_json_says_why_and_leaves_nothing(oci, warm):
     assert r.returncode != 0
     assert "cgroup.json" in err and "No space left on device" in err, err
     assert not leftovers(oci, "full", temps())
+
+
+def test_gc_removes_the_claim_and_cgroup_of_a_killed_create_nobody_deletes(oci, warm):
+    """A create killed at each of its mkdirs (the cgroup's among them) and never deleted (containerd's
+    unique ids): the engine's sweeper releases the claim, which named the cgroup before it was made,
+    and removes the cgroup's directories."""
+    out = os.path.join(warm, "out")
+    steps = [s for s in enumerate_steps(oci, cmd(oci, "create", "--bundle", warm, "enum"), out) if s[0] == "mkdir"]
+    rc, _, err = oci("delete", "--force", "enum")
+    assert rc == 0, err
+    assert len(steps) >= 2
+    cids = []
+    for i, (name, n) in enumerate(steps):
+        cids.append("g%d" % i)
+        r = run_traced(cmd(oci, "create", "--bundle", warm, cids[-1]), out, "-o", "/dev/null", "-e", "trace=" + name,
+                       "-e", "inject=%s:signal=SIGKILL:when=%d" % (name, n))
+        assert r.returncode in (128 + signal.SIGKILL, -signal.SIGKILL)
+    # the container's own stay in their state directories: the sweeper knows them by their claims
+    assert any(claims_of(os.path.join(os.path.realpath(oci.root), c)) for c in cids)
+    env = dict(os.environ, MXC_SWEEP_MIN_AGE="0", MXC_STATE_DIR=os.path.join(oci.base, "mxc-state"))
+    g = subprocess.run([MXC_EXEC, "--gc"], capture_output=True, text=True, env=env, timeout=120)
+    assert g.returncode == 0, g.stdout + g.stderr
+    left = {c: [x for x in leftovers(oci, c, temps()) if not x.startswith("state ")] for c in cids}
+    assert not any(left.values()), left
