@@ -264,10 +264,10 @@ static int rewrite(const char *name, pid_t pid, json_t *cgroups)
         char tmp[64];
         snprintf(tmp, sizeof tmp, ".new-%d-owner", (int)getpid()); /* the owner's or the cgroups' */
         /* not synced: the claim itself is durable since it was made, and this only names
-         * another process of the same container (after a crash neither lives, and an
-         * unreadable claim names none: the sweeper releases it either way) */
-        /* named only once it is whole: a writer killed before the rename leaves a complete file
-         * naming the container (mxc_idrange_release_dead removes it), never an empty one */
+         * another process of the same container or its cgroups (after a crash neither lives,
+         * and an unreadable claim names none: the sweeper releases it either way).  Named only
+         * once whole: a writer killed before the rename leaves a complete file naming the
+         * container (mxc_idrange_release_dead removes it), never an empty one */
         unlinkat(dir, tmp, 0); /* one a dead writer of this pid left */
         int nfd = text ? anon_file(dir, text) : -ENOMEM;
         rc = nfd < 0 ? nfd : link_anon(nfd, dir, tmp);
