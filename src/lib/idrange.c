@@ -81,11 +81,15 @@ static json_t *writable_json(const char *const *writable, size_t n)
     return w;
 }
 
-static char *claim_text(const char *state_dir, json_t *writable, unsigned base, pid_t pid)
+/* cgroups (may be NULL): the container's cgroup directories, recorded before they are made (the
+ * sweeper removes them, empty, with the claim once its owner is gone) */
+static char *claim_text(const char *state_dir, json_t *writable, unsigned base, pid_t pid, json_t *cgroups)
 {
     json_t *j = json_pack("{s:I, s:I, s:s, s:s, s:I, s:I, s:O}", "uid", (json_int_t)base, "count",
                           (json_int_t)MXC_IDRANGE_SIZE, "kind", "oci", "stateDir", state_dir, "pid", (json_int_t)pid,
                           "start", (json_int_t)mxc_proc_start_time(pid), "writable", writable);
+    if (j && json_is_array(cgroups))
+        json_object_set(j, "cgroups", cgroups);
     char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
     return text;
@@ -105,6 +109,34 @@ static int write_file(int dir, const char *name, const char *text)
         return -EIO;
     }
     return fd;
+}
+
+/* A complete file holding text with no name yet (O_TMPFILE): its descriptor, linked in by
+ * link_anon once whole, so that a writer killed at any point leaves no file behind; -errno
+ * (-EOPNOTSUPP: the file system has no O_TMPFILE, the caller writes a named one). */
+static int anon_file(int dir, const char *text)
+{
+    int fd = openat(dir, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return errno == EISDIR || errno == EINVAL ? -EOPNOTSUPP : -errno;
+    size_t len = strlen(text);
+    if (write(fd, text, len) != (ssize_t)len) {
+        close(fd);
+        return -EIO;
+    }
+    return fd;
+}
+
+/* Gives anon_file's file the name `name` in dir (EEXIST when it is taken): 0 or -errno. */
+static int link_anon(int fd, int dir, const char *name)
+{
+    if (linkat(fd, "", dir, name, AT_EMPTY_PATH) == 0)
+        return 0;
+    if (errno != EPERM && errno != ENOENT)
+        return -errno;
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+    return linkat(AT_FDCWD, self, dir, name, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
 }
 
 /* The engine's claim directory (state.h), host-wide: ranges are root's only. */
@@ -153,12 +185,17 @@ int mxc_idrange_claim(const char *state_dir, const char *const *writable, size_t
         snprintf(cand, sizeof cand, "range-%u", lo);
         if (faccessat(dir, cand, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
             continue;
-        char *text = claim_text(state_dir, w, lo, getpid());
-        int fd = text ? write_file(dir, tmp, text) : -ENOMEM, rc = fd < 0 ? fd : 0;
+        char *text = claim_text(state_dir, w, lo, getpid(), NULL);
+        int fd = text ? anon_file(dir, text) : -ENOMEM;
+        bool named = fd == -EOPNOTSUPP; /* without O_TMPFILE: a named file, linked, then unlinked */
+        if (named)
+            fd = write_file(dir, tmp, text);
+        int rc = fd < 0 ? fd : 0;
         free(text);
         if (rc == 0) {
-            rc = linkat(dir, tmp, dir, cand, 0) < 0 ? -errno : 0;
-            unlinkat(dir, tmp, 0);
+            rc = named ? (linkat(dir, tmp, dir, cand, 0) < 0 ? -errno : 0) : link_anon(fd, dir, cand);
+            if (named)
+                unlinkat(dir, tmp, 0);
             /* durable before it is used: the file synced after the link (its one journal
              * commit carries the new name too; synced before it, the directory's sync made
              * a second), then the directory, which finds nothing left to write */
@@ -198,7 +235,9 @@ static bool valid_name(const char *name, unsigned *lo)
     return !*end && v < 4294967295ul && v % MXC_IDRANGE_SIZE == 0;
 }
 
-int mxc_idrange_set_owner(const char *name, pid_t pid)
+/* Rewrites the claim name (atomically) naming pid as its owner (0: the one it names) and, when
+ * cgroups is an array, those cgroup directories (else the ones it names). */
+static int rewrite(const char *name, pid_t pid, json_t *cgroups)
 {
     unsigned lo;
     if (!valid_name(name, &lo))
@@ -217,15 +256,25 @@ int mxc_idrange_set_owner(const char *name, pid_t pid)
     if (state_dir) {
         json_t *w = json_object_get(old, "writable");
         w = json_is_array(w) ? json_incref(w) : json_array(); /* what it can write stays recorded */
-        char *text = claim_text(state_dir, w, lo, pid);
+        if (pid <= 0)
+            pid = (pid_t)json_integer_value(json_object_get(old, "pid"));
+        json_t *cg = json_is_array(cgroups) ? cgroups : json_object_get(old, "cgroups");
+        char *text = claim_text(state_dir, w, lo, pid, cg);
         json_decref(w);
         char tmp[64];
-        snprintf(tmp, sizeof tmp, ".new-%d-owner", (int)getpid());
+        snprintf(tmp, sizeof tmp, ".new-%d-owner", (int)getpid()); /* the owner's or the cgroups' */
         /* not synced: the claim itself is durable since it was made, and this only names
-         * another process of the same container (after a crash neither lives, and an
-         * unreadable claim names none: the sweeper releases it either way) */
-        int nfd = text ? write_file(dir, tmp, text) : -ENOMEM;
-        rc = nfd < 0 ? nfd : 0;
+         * another process of the same container or its cgroups (after a crash neither lives,
+         * and an unreadable claim names none: the sweeper releases it either way).  Named only
+         * once whole: a writer killed before the rename leaves a complete file naming the
+         * container (mxc_idrange_release_dead removes it), never an empty one */
+        unlinkat(dir, tmp, 0); /* one a dead writer of this pid left */
+        int nfd = text ? anon_file(dir, text) : -ENOMEM;
+        rc = nfd < 0 ? nfd : link_anon(nfd, dir, tmp);
+        if (nfd == -EOPNOTSUPP) {
+            nfd = write_file(dir, tmp, text);
+            rc = nfd < 0 ? nfd : 0;
+        }
         if (nfd >= 0)
             close(nfd);
         free(text);
@@ -236,6 +285,21 @@ int mxc_idrange_set_owner(const char *name, pid_t pid)
     }
     json_decref(old);
     close(dir);
+    return rc;
+}
+
+int mxc_idrange_set_owner(const char *name, pid_t pid)
+{
+    return pid > 0 ? rewrite(name, pid, NULL) : -EINVAL;
+}
+
+int mxc_idrange_set_cgroups(const char *name, const char *const *dirs, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < n; i++)
+        json_array_append_new(a, json_string(dirs[i]));
+    int rc = a ? rewrite(name, 0, a) : -ENOMEM;
+    json_decref(a);
     return rc;
 }
 
@@ -296,4 +360,5 @@ void mxc_idrange_release_dead(const char *state_dir)
         json_decref(j);
     }
     closedir(d);
+    mxc_registry_drop_unlinked(state_dir); /* and a claim's file its dead writer had not renamed in */
 }

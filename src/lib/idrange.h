@@ -7,7 +7,7 @@
  * or a subordinate range (/etc/passwd, /etc/group, /etc/subuid,
  * /etc/subgid), naming the claim's live owner (the container's init:
  * `mxc --gc` releases the claim once that process is gone, as a
- * one-shot's), and releasing it.  Root only (rootless: later). */
+ * one-shot's, and removes the cgroup directories it names), and releasing it.  Root only (rootless: later). */
 #ifndef MXC_IDRANGE_H
 #define MXC_IDRANGE_H
 
@@ -32,13 +32,21 @@ int mxc_idrange_claim(const char *state_dir, const char *const *writable, size_t
 /* Rewrites the claim (atomically) to name pid, with its start time, as
  * its owner.  0 or -errno. */
 int mxc_idrange_set_owner(const char *name, pid_t pid);
+/* Records in the claim (atomically, before they are made) the container's
+ * cgroup directories: the sweeper removes them, when empty, as it releases
+ * the claim of a container whose init is gone (a create killed, and no
+ * `delete` ever called for it).  0 or -errno. */
+int mxc_idrange_set_cgroups(const char *name, const char *const *dirs, size_t n);
 void mxc_idrange_release(const char *name);
 /* Releases the claim only while it is still the container's: its state
  * directory and its owner pid (the sweeper may have released it once the
  * container's init was gone, and the slot been claimed again since). */
 void mxc_idrange_release_owned(const char *name, const char *state_dir, pid_t pid);
 /* Releases every claim of state_dir whose owner is gone (a create killed
- * before it wrote its state: `delete --force` of what it left). */
+ * before it recorded its init as the owner: `delete --force` of what it
+ * left), and the files of claims being written for state_dir whose writer
+ * is dead.  A claim is written whole before it has a name (O_TMPFILE where
+ * the file system has it): a kill never leaves an empty one. */
 void mxc_idrange_release_dead(const char *state_dir);
 
 #endif

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -170,6 +172,23 @@ static bool claim_dir_path(char *out, size_t outsz)
     return mxc_claims_dir(false, out, outsz) == 0;
 }
 
+/* An OCI container's cgroup directories its range claim names (recorded before they were made: a
+ * create killed, a container never deleted): each removed when empty (its init, and with it its PID
+ * namespace, is gone).  Only directories on a cgroup file system, never through "..". */
+static void remove_claimed_cgroups(json_t *cgroups)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(cgroups, i, v) {
+        const char *dir = json_string_value(v);
+        struct statfs fs;
+        if (!dir || dir[0] != '/' || strstr(dir, "/..") || statfs(dir, &fs) < 0 ||
+            (fs.f_type != CGROUP_SUPER_MAGIC && fs.f_type != CGROUP2_SUPER_MAGIC))
+            continue;
+        rmdir(dir);
+    }
+}
+
 /* 2. claims whose sandbox is gone */
 static void sweep_claims(bool act, json_t *r)
 {
@@ -211,6 +230,8 @@ static void sweep_claims(bool act, json_t *r)
         const char *wb = cws ? strrchr(cws, '/') : NULL, *sb = state_dir ? strrchr(state_dir, '/') : NULL;
         if (!live && kind && !strcmp(kind, "session") && cws && cws[0] == '/' && wb && sb && !strcmp(wb, sb))
             snprintf(ws, sizeof ws, "%s", cws);
+        if (!live && act && kind && !strcmp(kind, "oci"))
+            remove_claimed_cgroups(json_object_get(j, "cgroups"));
         json_decref(j);
         if (live)
             continue;

@@ -1,7 +1,8 @@
 /* sweep.h — reclaiming what crashes left.
  * Owns: finding, and (act) removing, what no live sandbox owns any more:
  * tombstones and half-made sandboxes of the state root whose makers are
- * dead, claims (registry.h) whose sandbox is gone, cgroups without a live
+ * dead, claims (registry.h) whose sandbox is gone (with an OCI range
+ * claim, the cgroup directories it names, when empty), cgroups without a live
  * owner (including the mxc/ leftovers of earlier builds), and orphaned
  * holders — session holders whose sandbox no longer exists.  Every phase
  * does the cheap part (its state root's transient directories, in

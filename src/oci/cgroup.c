@@ -21,6 +21,7 @@
 #include "store.h"
 #include "../lib/cgroup.h"
 #include "../lib/fdio.h"
+#include "../lib/idrange.h"
 
 #ifndef CGROUP_SUPER_MAGIC
 #define CGROUP_SUPER_MAGIC 0x27e0eb
@@ -408,8 +409,10 @@ static void unmake(const oci_cgroup *cg, bool made_too)
         snprintf(dir, sizeof dir, "%s", cg->h[i].dir);
         int levels = made_too ? cg->h[i].made : cg->levels;
         for (int l = 0; l < levels; l++) {
-            if (l == 0)
+            if (l == 0 && !cg->pending)
                 rmdir_busy(dir);
+            else if (l == 0 && rmdir(dir) < 0 && errno != ENOENT)
+                break; /* a record written ahead (create killed): only an empty leaf is removed */
             else if (rmdir(dir) < 0) /* a shared level: removed only once empty */
                 break;
             char *slash = strrchr(dir, '/');
@@ -420,18 +423,34 @@ static void unmake(const oci_cgroup *cg, bool made_too)
     }
 }
 
+/* cgroup.json, whole or not at all: written aside, synced, renamed into place (a kill or a full disk never
+ * leaves a half record, nor a directory no record names).  The error says why (ENOSPC: a full disk). */
 static int save(int dirfd, const oci_cgroup *cg, mxc_error *e)
 {
     json_t *dirs = json_object();
     for (size_t i = 0; i < cg->n; i++)
         json_object_set_new(dirs, cg->h[i].ctrl, json_string(cg->h[i].dir));
-    json_t *j = json_pack("{s:b, s:s, s:i, s:o}", "v2", cg->v2, "path", cg->path, "levels", cg->levels, "dirs", dirs);
-    int fd = openat(dirfd, SAVED, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    int rc = fd >= 0 && j ? mxc_json_dumpfd(j, fd, JSON_COMPACT) : -1;
+    json_t *j = json_pack("{s:b, s:s, s:i, s:o, s:b}", "v2", cg->v2, "path", cg->path, "levels", cg->levels, "dirs",
+                          dirs, "pending", cg->pending);
+    char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    json_decref(j);
+    int fd = text ? openat(dirfd, SAVED ".new", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+    size_t len = text ? strlen(text) : 0;
+    ssize_t w = fd >= 0 ? write(fd, text, len) : -1;
+    int err = !text ? ENOMEM : w == (ssize_t)len ? 0 : w >= 0 ? ENOSPC : errno;
+    if (!err && fsync(fd) < 0)
+        err = errno;
     if (fd >= 0)
         close(fd);
-    json_decref(j);
-    return rc < 0 ? mxc_err(e, MXC_E_BACKEND_ERROR, "cannot save the container's cgroup") : 0;
+    free(text);
+    if (!err && renameat(dirfd, SAVED ".new", dirfd, SAVED) < 0)
+        err = errno;
+    if (err) {
+        unlinkat(dirfd, SAVED ".new", 0);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.cgroup", err, NULL, "cannot save the container's cgroup "
+                          "(cgroup.json in its state directory)");
+    }
+    return 0;
 }
 
 bool oci_cgroup_load(int dirfd, oci_cgroup *cg)
@@ -447,6 +466,7 @@ bool oci_cgroup_load(int dirfd, oci_cgroup *cg)
     bool ok = path && json_is_object(dirs);
     if (ok) {
         cg->v2 = json_is_true(json_object_get(j, "v2"));
+        cg->pending = json_is_true(json_object_get(j, "pending"));
         cg->levels = json_integer_value(json_object_get(j, "levels")) == 2 ? 2 : 1;
         snprintf(cg->path, sizeof cg->path, "%s", path);
         const char *k;
@@ -471,8 +491,31 @@ static const char *dir_of(const oci_cgroup *cg, const char *ctrl)
     return NULL;
 }
 
-int oci_cgroup_create(int dirfd, const char *id, const char *cgroups_path, json_t *resources, oci_cgroup *cg,
-                      mxc_error *e)
+/* Write-ahead: what create will make, recorded before the first mkdir (cgroup.json, pending; the range
+ * claim, for the sweeper), so that `delete --force` of a create killed at any point finds it.  The record
+ * stays pending until the cgroup is complete: the init enters only a cgroup whose record is complete. */
+static int record_ahead(int dirfd, oci_cgroup *cg, char roots[][PATH_MAX / 2], const char *claim, mxc_error *e)
+{
+    const char *dirs[OCI_CGROUP_MAX];
+    for (size_t i = 0; i < cg->n; i++) {
+        if (snprintf(cg->h[i].dir, sizeof cg->h[i].dir, "%s%s", roots[i], cg->path) >= (int)sizeof cg->h[i].dir)
+            return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: linux.cgroupsPath is too long");
+        dirs[i] = cg->h[i].dir;
+    }
+    cg->pending = true;
+    if (save(dirfd, cg, e) < 0)
+        return -1;
+    int rc = claim && claim[0] ? mxc_idrange_set_cgroups(claim, dirs, cg->n) : 0;
+    if (rc < 0) {
+        unlinkat(dirfd, SAVED, 0);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.cgroup", -rc, NULL, "cannot record the container's cgroup "
+                          "in its id range claim");
+    }
+    return 0;
+}
+
+int oci_cgroup_create(int dirfd, const char *id, const char *cgroups_path, json_t *resources, const char *claim,
+                      oci_cgroup *cg, mxc_error *e)
 {
     memset(cg, 0, sizeof *cg);
     const char *forced = getenv("MXC_CGROUP2_ROOT");
@@ -516,6 +559,8 @@ int oci_cgroup_create(int dirfd, const char *id, const char *cgroups_path, json_
             cg->n++;
         }
     }
+    if (record_ahead(dirfd, cg, roots, claim, e) < 0)
+        return -1;
     for (size_t i = 0; i < cg->n; i++) {
         bool cpuset = !cg->v2 && strstr(roots[i], "cpuset") != NULL;
         int rc = make_path(roots[i], cg->path, cg->v2, cpuset, cg->h[i].dir, sizeof cg->h[i].dir, &cg->h[i].made);
@@ -538,12 +583,14 @@ int oci_cgroup_create(int dirfd, const char *id, const char *cgroups_path, json_
                 "unexpectedly frozen", cg->path);
         goto fail;
     }
+    cg->pending = false;
     if (oci_cgroup_apply(cg, resources, e) < 0 || save(dirfd, cg, e) < 0)
         goto fail;
     made_here = *cg;
     return 0;
 fail:
     unmake(cg, true);
+    unlinkat(dirfd, SAVED, 0); /* nothing of create's is left for it to name */
     return -1;
 }
 
@@ -933,8 +980,10 @@ void oci_cgroup_remove(const oci_cgroup *cg, bool made_too)
 {
     if (!cg->n)
         return;
-    if (made_too) { /* a failed create: its init is already gone; whatever else is there is not ours */
-        unmake(cg, true);
+    if (made_too || cg->pending) { /* a failed create: its init is already gone; whatever else is there is not
+                                    * ours (pending: a create killed before its init could enter: its empty
+                                    * leaf and levels, by the record written before they were made) */
+        unmake(cg, made_too);
         return;
     }
     if (cg->v2)

@@ -32,6 +32,7 @@
 typedef struct {
     bool v2;
     int levels;              /* removed by delete: the leaf, and a per-root level of the default path */
+    bool pending;            /* recorded before it is made (create under way or killed): nothing of ours in it */
     char path[PATH_MAX / 2]; /* below each hierarchy's root, starting with '/' */
     size_t n;
     struct {
@@ -48,10 +49,14 @@ extern bool oci_cgroup_disabled;
  * devices are config.c's.  Refused naming the field. */
 int oci_cgroup_check(json_t *resources, mxc_error *e);
 /* Makes the container's cgroup (cgroups_path may be NULL) and writes the
- * limits; saves what it made in dirfd's cgroup.json.  On failure nothing
- * made is left. */
-int oci_cgroup_create(int dirfd, const char *id, const char *cgroups_path, json_t *resources, oci_cgroup *cg,
-                      mxc_error *e);
+ * limits.  What it makes is recorded in dirfd's cgroup.json before the first
+ * directory is made ("pending"), and recorded complete once made; each
+ * record written whole and renamed into place; with claim (a range claim's
+ * name, or NULL/""), recorded there too, before the first directory, for the
+ * sweeper (idrange.h).  On failure nothing made is left (a kill: delete
+ * --force removes what the pending record names, empty). */
+int oci_cgroup_create(int dirfd, const char *id, const char *cgroups_path, json_t *resources, const char *claim,
+                      oci_cgroup *cg, mxc_error *e);
 /* A container's cgroup as create saved it; false when it has none. */
 bool oci_cgroup_load(int dirfd, oci_cgroup *cg);
 /* v2: the directory's descriptor (clone3 CLONE_INTO_CGROUP), else -1. */
@@ -72,7 +77,9 @@ json_t *oci_cgroup_pids(const oci_cgroup *cg);
 void oci_cgroup_signal(const oci_cgroup *cg, int sig);
 /* Kills what is left in it and removes it (its leaf); made_too (a failed
  * create, its init already reaped): kills nothing, removes every directory
- * create made that is empty. */
+ * create made that is empty.  A pending record (a killed create): kills
+ * nothing, removes its leaf (and the default path's per-root level) when
+ * empty. */
 void oci_cgroup_remove(const oci_cgroup *cg, bool made_too);
 
 /* A mount of type cgroup or cgroup2 (config.c): -1 with why when it cannot be given. */

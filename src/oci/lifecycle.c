@@ -580,7 +580,7 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     }
     /* 5b. the cgroup, made and limited before the init exists (cgroup.c) */
     if (!oci_cgroup_disabled) {
-        if (oci_cgroup_create(x.dir_fd, id, c.cgroups_path, c.resources, &x.cg, e) < 0)
+        if (oci_cgroup_create(x.dir_fd, id, c.cgroups_path, c.resources, x.claim, &x.cg, e) < 0)
             goto out;
         x.made_cg = true;
         const char *fault = mxc_fault("OCI_AFTER_CGROUP"); /* tests/oci: create fails once its cgroup exists */
@@ -1029,6 +1029,9 @@ static void finish(int rootfd, const char *id, const oci_state *s)
             fd_path(fd, dir, sizeof dir);
             close(fd);
             mxc_idrange_release_owned(s->claim, dir, s->pid);
+            /* a create killed after its state was written but before the claim named its init:
+             * the claim still names the dead create */
+            mxc_idrange_release_dead(dir);
         }
     }
     oci_store_remove(rootfd, id);
