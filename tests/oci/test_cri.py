@@ -61,9 +61,11 @@ def cri_config(base, sock):
     block = block.replace(cri, cri + '  sandbox_image = "%s"\n' % PAUSE, 1)
     block = block.replace('BinaryName = "/usr/bin/mxc-oci"',
                           'BinaryName = "%s"\n  Root = "%s/runc-mxc"' % (MXC_OCI, base), 1)
-    block += ('\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]\n  Root = "%s/runc"\n'
-              '[plugins."io.containerd.grpc.v1.cri".cni]\n  bin_dir = "%s"\n  conf_dir = "%s/cni"\n'
-              '  max_conf_num = 1\n' % (base, CNI_BIN, base))
+    runc = '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]\n'
+    assert runc in block                  # the docs' runc entry (SystemdCgroup = false: cgroupfs node)
+    block = block.replace(runc, runc + '  Root = "%s/runc"\n' % base, 1)
+    block += ('\n[plugins."io.containerd.grpc.v1.cri".cni]\n  bin_dir = "%s"\n  conf_dir = "%s/cni"\n'
+              '  max_conf_num = 1\n' % (CNI_BIN, base))
     return base_config(base, sock, cri=True) + block
 
 
