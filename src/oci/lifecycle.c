@@ -1321,7 +1321,6 @@ static json_t *saved_config(int dirfd)
     return doc;
 }
 
-/* The process to exec: --process FILE, or the container's own process with exec's flags. */
 /* runc's rule for exec's AppArmor profile: --apparmor, else the process's own, else the container's. */
 static int exec_apparmor(int dirfd, json_t *proc, const oci_exec_opts *o, mxc_error *e)
 {
@@ -1338,6 +1337,7 @@ static int exec_apparmor(int dirfd, json_t *proc, const oci_exec_opts *o, mxc_er
     return rc < 0 ? mxc_err(e, MXC_E_BACKEND_ERROR, "process.apparmorProfile: out of memory") : 0;
 }
 
+/* The process to exec: --process FILE, or the container's own process with exec's flags. */
 static json_t *exec_process(int dirfd, const oci_state *s, const oci_exec_opts *o, mxc_error *e)
 {
     json_error_t je;
