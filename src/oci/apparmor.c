@@ -48,13 +48,15 @@ int oci_apparmor_usable(const char *profile, const char *field, mxc_error *e)
     bool on = root >= 0 && oci_apparmor_enabled(root);
     if (root >= 0)
         close(root);
-    if (!on)
-        return mxc_err(e, MXC_E_POLICY_VALIDATION, "%s \"%.200s\": this kernel has no AppArmor enabled "
-                       "(/sys/module/apparmor/parameters/enabled is not \"Y\"): the profile cannot be applied, and "
-                       "a profile asked for is never dropped (runc fails the same way: its write of "
-                       "/proc/self/attr/exec is refused); containerd's CRI sets it only where AppArmor is enabled",
-                       field, profile);
-    return 0;
+    if (on)
+        return 0;
+    mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "%s \"%.200s\": this kernel has no AppArmor enabled "
+            "(/sys/module/apparmor/parameters/enabled is not \"Y\"): the profile cannot be applied, and a profile "
+            "asked for is never dropped (runc fails the same way: its write of /proc/self/attr/exec is refused)",
+            field, profile);
+    mxc_err_set_remediation(e, "leave process.apparmorProfile out on a node without AppArmor (containerd's CRI "
+                            "sets it only where AppArmor is enabled), or enable AppArmor in the kernel");
+    return -1;
 }
 
 int oci_apparmor_proc(void)
