@@ -1,6 +1,7 @@
 /* config.c — see config.h.  Each check names the field as the spec spells
  * it (process.user.uid, mounts[2].options, linux.namespaces[0].type). */
 #include "config.h"
+#include "apparmor.h"
 #include "cgroup.h"
 #include "devices.h"
 #include "ocijson.h"
@@ -237,11 +238,17 @@ static int parse_process(json_t *p, oci_config *c, mxc_error *e)
         c->console_height = (unsigned short)h;
         c->console_width = (unsigned short)w;
     }
-    const char *later[] = {"commandLine", "apparmorProfile", "selinuxLabel", "ioPriority", "scheduler",
+    const char *later[] = {"commandLine", "selinuxLabel", "ioPriority", "scheduler",
                            "execCPUAffinity"};
     for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
         if (not_yet_if(p, later[i], "process.", e) < 0)
             return -1;
+    /* applied by the init before its execve (apparmor.h); create and exec check the kernel has AppArmor */
+    if ((rc = get(p, "apparmorProfile", "process.apparmorProfile", JSON_STRING, &v, e)) < 0)
+        return rc;
+    c->apparmor_profile = v && *json_string_value(v) ? json_string_value(v) : NULL;
+    if (c->apparmor_profile && oci_apparmor_name_check(c->apparmor_profile, "process.apparmorProfile", e) < 0)
+        return -1;
     if ((rc = get(p, "args", "process.args", JSON_ARRAY, &v, e)) < 0)
         return rc;
     if (!v || json_array_size(v) == 0)

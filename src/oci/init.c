@@ -32,6 +32,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "apparmor.h"
 #include "harden.h"
 #include "tmpcopy.h"
 
@@ -427,12 +428,39 @@ static bool enter_cwd(const oci_config *c, bool may_wait)
     return true;
 }
 
-/* The process's own: rlimits, umask, the bounding set while CAP_SETPCAP
- * is held, groups/gid/uid and the capability sets, cwd, the executable,
- * no_new_privs always (stricter than a config's false), the Landlock scope
- * on the host's network.  Returns the executable's path. */
-static const char *become_process(const oci_config *c, char *exe_buf, size_t exe_sz, bool host_net)
+/* process.apparmorProfile: the exec attribute opened by open_apparmor, written "exec PROFILE" (the
+ * kernel confines the process from its execve on), closed; aa_fd -1: no profile. */
+static void apply_apparmor(const oci_config *c, int aa_fd)
 {
+    if (aa_fd < 0)
+        return;
+    int rc = oci_apparmor_exec_write(aa_fd, c->apparmor_profile);
+    if (rc < 0)
+        fail("process.apparmorProfile \"%s\": writing the AppArmor exec attribute: %s", c->apparmor_profile,
+             strerror(-rc));
+    close(aa_fd);
+}
+
+/* The calling process's AppArmor exec attribute, beneath proc_fd (the host's /proc, opened before
+ * anything of the container's was entered), when the config names a profile; else -1. */
+static int open_apparmor(const oci_config *c, int proc_fd)
+{
+    if (!c->apparmor_profile)
+        return -1;
+    int fd = proc_fd < 0 ? proc_fd : oci_apparmor_attr_open(proc_fd);
+    if (fd < 0)
+        fail("process.apparmorProfile \"%s\": opening the AppArmor exec attribute in the host's /proc: %s",
+             c->apparmor_profile, strerror(-fd));
+    return fd;
+}
+
+/* The process's own: the AppArmor profile for its execve (aa_fd; runc's order: before the
+ * credentials), rlimits, umask, the bounding set while CAP_SETPCAP is held, groups/gid/uid and the
+ * capability sets, cwd, the executable, no_new_privs always (stricter than a config's false), the
+ * Landlock scope on the host's network.  Returns the executable's path. */
+static const char *become_process(const oci_config *c, char *exe_buf, size_t exe_sz, bool host_net, int aa_fd)
+{
+    apply_apparmor(c, aa_fd);
     for (size_t i = 0; i < c->nrlimits; i++) {
         struct rlimit rl = {(rlim_t)c->rlimits[i].soft, (rlim_t)c->rlimits[i].hard};
         if (setrlimit(c->rlimits[i].resource, &rl) < 0)
@@ -480,9 +508,12 @@ static void close_others(const int *keep, size_t nkeep, int preserve)
 }
 
 _Noreturn void oci_exec_main(const oci_config *c, const oci_seccomp *sc, int sock, int console, int preserve,
-                             bool host_net)
+                             bool host_net, int proc_fd)
 {
     sock_fd = sock;
+    int aa_fd = open_apparmor(c, proc_fd);
+    if (proc_fd >= 0)
+        close(proc_fd);
     /* root of the container's user namespace first (what it makes, a pty, is then its own) */
     if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
         fail("becoming root of the container's user namespace: %s", strerror(errno));
@@ -490,7 +521,7 @@ _Noreturn void oci_exec_main(const oci_config *c, const oci_seccomp *sc, int soc
     if (c->terminal)
         setup_terminal(c, console);
     char exe_buf[PATH_MAX];
-    const char *exe = become_process(c, exe_buf, sizeof exe_buf, host_net);
+    const char *exe = become_process(c, exe_buf, sizeof exe_buf, host_net, aa_fd);
     /* not dumpable until the exec (creds changes may have reset it): the container's processes
      * cannot ptrace us nor open our /proc files (/proc/PID/exe is mxc-oci: CVE-2019-5736) */
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -521,6 +552,14 @@ _Noreturn void oci_init_main(const oci_init_args *a)
     if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
         fail("becoming root of the user namespace: %s", strerror(errno));
     withhold_caps();
+    /* the AppArmor exec attribute now, through the host's /proc: never a /proc the container made */
+    int aa_fd = -1;
+    if (c->apparmor_profile) {
+        int proc_fd = oci_apparmor_proc();
+        aa_fd = open_apparmor(c, proc_fd);
+        if (proc_fd >= 0)
+            close(proc_fd);
+    }
     /* 2. the trees the parent made */
     int rootfs = -1, *binds = calloc(c->nmounts + 1, sizeof *binds), devs[OCI_NDEVICES], xdevs[16];
     size_t nx = 0;
@@ -751,7 +790,7 @@ _Noreturn void oci_init_main(const oci_init_args *a)
         setup_terminal(c, a->console);
     /* 9. the process's own: limits, credentials, cwd, no_new_privs, the scope */
     char exe_buf[PATH_MAX];
-    const char *exe = become_process(c, exe_buf, sizeof exe_buf, a->host_net);
+    const char *exe = become_process(c, exe_buf, sizeof exe_buf, a->host_net, aa_fd);
     /* 10. only the descriptors the workload is given, the engine's seccomp baseline last */
     int keep[] = {sock_fd, a->fifo, selffd};
     close_others(keep, 3, a->preserve);

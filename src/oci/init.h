@@ -42,10 +42,12 @@ _Noreturn void oci_init_main(const oci_init_args *a);
  * PID namespace's child): the process's limits, credentials, cwd,
  * no_new_privs, the Landlock scope on the host's network (host_net), not
  * dumpable, only fds 0-2 (with process.terminal: a pty of the container's
- * devpts, its master sent to console), the seccomp baseline, execve.  A failure is
+ * devpts, its master sent to console), process.apparmorProfile through
+ * proc_fd (the host's /proc, taken before the namespaces were joined; -1
+ * without a profile), the seccomp baseline, execve.  A failure is
  * 'E' + why on sock (close-on-exec: EOF means the exec happened). */
 _Noreturn void oci_exec_main(const oci_config *c, const oci_seccomp *sc, int sock, int console, int preserve,
-                             bool host_net);
+                             bool host_net, int proc_fd);
 
 /* The target of a mount inside the rootfs at root_fd: resolved with
  * RESOLVE_IN_ROOT (a symlink, absolute or not, never leaves the rootfs),

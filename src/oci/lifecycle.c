@@ -1,6 +1,7 @@
 /* lifecycle.c — see lifecycle.h. */
 #include "lifecycle.h"
 #include "fault.h"
+#include "apparmor.h"
 #include "cgroup.h"
 #include "devices.h"
 #include "../lib/cgroup.h"
@@ -417,7 +418,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     int own_ns[4] = {-1, -1, -1, -1};
     size_t nown = 0;
     char path0[64];
-    if (oci_hooks_parse(c.doc, &hk, e) < 0)
+    if (oci_apparmor_usable(c.apparmor_profile, "process.apparmorProfile", e) < 0 ||
+        oci_hooks_parse(c.doc, &hk, e) < 0)
         goto out;
     if (oci_hooks_host_side(&hk) && !c.root_written) {
         mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: hooks: refused: this config.json (or its bundle "
@@ -1247,7 +1249,7 @@ json_t *oci_features(void)
                      "nosuid", "suid", "nodev", "dev", "noexec", "exec", "bind", "rbind", "private", "rprivate",
                      "noatime", "strictatime", "linux", "namespaces", "pid", "network", "mount", "ipc", "uts",
                      "user", "cgroup", "capabilities", caps, "cgroup", "v1", 1, "v2", 1, "systemd", 0, "seccomp",
-                     "enabled", 0, "apparmor", "enabled", 0, "selinux", "enabled", 0, "intelRdt", "enabled", 0,
+                     "enabled", 0, "apparmor", "enabled", 1, "selinux", "enabled", 0, "intelRdt", "enabled", 0,
                      "mountExtensions", "idmap", "enabled", 0, "annotations", "io.github.mxc.runtime", "mxc-oci",
                      "io.github.mxc.guarantee", "no container process is host root",
                      "io.github.mxc.capabilities.withheld", said);
@@ -1328,6 +1330,22 @@ static json_t *saved_config(int dirfd)
     if (fd >= 0)
         close(fd);
     return doc;
+}
+
+/* runc's rule for exec's AppArmor profile: --apparmor, else the process's own, else the container's. */
+static int exec_apparmor(int dirfd, json_t *proc, const oci_exec_opts *o, mxc_error *e)
+{
+    const char *own = json_string_value(json_object_get(proc, "apparmorProfile"));
+    int rc = 0;
+    if (o->apparmor && *o->apparmor)
+        rc = json_object_set_new(proc, "apparmorProfile", json_string(o->apparmor));
+    else if (!own || !*own) {
+        json_t *doc = saved_config(dirfd);
+        json_t *ctr = json_object_get(json_object_get(doc, "process"), "apparmorProfile");
+        rc = json_is_string(ctr) ? json_object_set(proc, "apparmorProfile", ctr) : 0;
+        json_decref(doc);
+    }
+    return rc < 0 ? mxc_err(e, MXC_E_BACKEND_ERROR, "process.apparmorProfile: out of memory") : 0;
 }
 
 /* The process to exec: --process FILE, or the container's own process with exec's flags. */
@@ -1415,7 +1433,7 @@ int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mx
     *status = 0;
     if (load(rootfd, id, &dirfd, &s, e) < 0)
         return -1;
-    int rc = -1, pfd = -1, sv[2] = {-1, -1}, console = -1;
+    int rc = -1, pfd = -1, sv[2] = {-1, -1}, console = -1, proc_fd = -1;
     oci_relay relay = {.listen_fd = -1, .master = -1};
     oci_seccomp sc = {0};
     oci_config pc;
@@ -1438,9 +1456,15 @@ int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mx
         mxc_err(e, MXC_E_BACKEND_ERROR, "cannot read the container's namespaces");
         goto out;
     }
-    if (!(proc = exec_process(dirfd, &s, o, e)) || oci_mxcnet_exec_env(dirfd, proc, e) < 0 ||
-        oci_process_parse(proc, host_net ? 0 : CLONE_NEWNET, &pc, e) < 0)
+    if (!(proc = exec_process(dirfd, &s, o, e)) || exec_apparmor(dirfd, proc, o, e) < 0 ||
+        oci_mxcnet_exec_env(dirfd, proc, e) < 0 || oci_process_parse(proc, host_net ? 0 : CLONE_NEWNET, &pc, e) < 0 ||
+        oci_apparmor_usable(pc.apparmor_profile, "process.apparmorProfile", e) < 0)
         goto out;
+    /* the host's /proc for the AppArmor exec attribute, before the container's namespaces are joined */
+    if (pc.apparmor_profile && (proc_fd = oci_apparmor_proc()) < 0) {
+        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.exec", -proc_fd, NULL, "process.apparmorProfile: the host's /proc");
+        goto out;
+    }
     /* the container's own seccomp profile binds its exec'd processes too */
     {
         json_t *doc = saved_config(dirfd);
@@ -1493,7 +1517,7 @@ int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mx
         }
         pid_t c = fork();
         if (c == 0)
-            oci_exec_main(&pc, &sc, sv[1], console, o->preserve, host_net);
+            oci_exec_main(&pc, &sc, sv[1], console, o->preserve, host_net, proc_fd);
         if (c < 0)
             snprintf(msg, sizeof msg, "Efork: %s", strerror(errno));
         else
@@ -1563,6 +1587,8 @@ out:
         close(pfd);
     if (console >= 0)
         close(console);
+    if (proc_fd >= 0)
+        close(proc_fd);
     oci_relay_close(&relay);
     oci_seccomp_free(&sc);
     json_decref(proc);

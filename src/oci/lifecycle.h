@@ -37,6 +37,7 @@ typedef struct {
     char **args; size_t nargs;
     const char *cwd, *user, *pid_file;   /* user: UID[:GID] */
     const char *console;                 /* --console-socket (with --tty) */
+    const char *apparmor;                /* --apparmor PROFILE: process.apparmorProfile (apparmor.h) */
     const char **env; size_t nenv;       /* appended */
     const char **gids; size_t ngids;     /* --additional-gids, appended */
     const char **caps; size_t ncaps;     /* --cap: added to bounding, effective, permitted */

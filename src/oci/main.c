@@ -411,7 +411,7 @@ int main(int argc, char **argv)
         }
     } else if (!strcmp(cmd, "exec")) {
         oci_exec_opts o = {0};
-        const char *preserve = NULL, *label = NULL, *apparmor = NULL, *cgroup = NULL;
+        const char *preserve = NULL, *label = NULL, *cgroup = NULL;
         const char **env = calloc((size_t)argc + 1, sizeof *env), **gids = calloc((size_t)argc + 1, sizeof *gids),
                    **caps = calloc((size_t)argc + 1, sizeof *caps);
         flag fl[] = {
@@ -424,7 +424,7 @@ int main(int argc, char **argv)
             {"console-socket", 0, true, &o.console, NULL, NULL, NULL},
             {"preserve-fds", 0, true, &preserve, NULL, NULL, NULL},
             {"process-label", 0, true, &label, NULL, NULL, NULL},
-            {"apparmor", 0, true, &apparmor, NULL, NULL, NULL},
+            {"apparmor", 0, true, &o.apparmor, NULL, NULL, NULL},
             {"cgroup", 0, true, &cgroup, NULL, NULL, NULL},
             {"ignore-paused", 0, false, NULL, &o.ignore_paused, NULL, NULL},
         };
@@ -432,8 +432,8 @@ int main(int argc, char **argv)
         if (!env || !gids || !caps || (i = parse_flags(argc, argv, i, fl, sizeof fl / sizeof fl[0], cmd)) < 0 ||
             one_id(argc, argv, i, cmd, &id))
             rc = 1;
-        else if ((label && *label) || (apparmor && *apparmor) || (cgroup && *cgroup))
-            rc = die("exec --process-label/--apparmor/--cgroup are not supported by mxc-oci yet");
+        else if ((label && *label) || (cgroup && *cgroup))
+            rc = die("exec --process-label/--cgroup are not supported by mxc-oci yet");
         else {
             o.preserve = count_of(preserve);
             o.args = argv + i + 1;

@@ -61,9 +61,11 @@ def cri_config(base, sock):
     block = block.replace(cri, cri + '  sandbox_image = "%s"\n' % PAUSE, 1)
     block = block.replace('BinaryName = "/usr/bin/mxc-oci"',
                           'BinaryName = "%s"\n  Root = "%s/runc-mxc"' % (MXC_OCI, base), 1)
-    block += ('\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]\n  Root = "%s/runc"\n'
-              '[plugins."io.containerd.grpc.v1.cri".cni]\n  bin_dir = "%s"\n  conf_dir = "%s/cni"\n'
-              '  max_conf_num = 1\n' % (base, CNI_BIN, base))
+    runc = '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]\n'
+    assert runc in block                  # the docs' runc entry (SystemdCgroup = false: cgroupfs node)
+    block = block.replace(runc, runc + '  Root = "%s/runc"\n' % base, 1)
+    block += ('\n[plugins."io.containerd.grpc.v1.cri".cni]\n  bin_dir = "%s"\n  conf_dir = "%s/cni"\n'
+              '  max_conf_num = 1\n' % (CNI_BIN, base))
     return base_config(base, sock, cri=True) + block
 
 
@@ -119,22 +121,27 @@ class Cri:
         sandbox's by path: refused, docs/kubernetes.md)."""
         return self.pb.NamespaceOption(network=self.pb.POD, pid=self.pb.CONTAINER, ipc=self.pb.POD)
 
-    def container_config(self, name, command, pod, mounts=()):
+    def container_config(self, name, command, pod, mounts=(), apparmor=False):
+        """apparmor: the container's AppArmor as a kubelet sends RuntimeDefault (runtime/default) on an
+        AppArmor node, in both fields of this CRI version (the profile and the deprecated string)."""
+        sc = self.pb.LinuxContainerSecurityContext(namespace_options=self.ns_options())
+        if apparmor:
+            sc.apparmor.CopyFrom(self.pb.SecurityProfile(profile_type=self.pb.SecurityProfile.RuntimeDefault))
+            sc.apparmor_profile = "runtime/default"
         return self.pb.ContainerConfig(
             metadata=self.pb.ContainerMetadata(name=name), image=self.pb.ImageSpec(image=IMAGE),
             command=command, log_path=name + ".log", mounts=list(mounts),
             envs=[self.pb.KeyValue(key="PATH", value="/bin:/usr/bin")],
-            linux=self.pb.LinuxContainerConfig(security_context=self.pb.LinuxContainerSecurityContext(
-                namespace_options=self.ns_options())))
+            linux=self.pb.LinuxContainerConfig(security_context=sc))
 
     def run_pod(self, cfg, handler="mxc"):
         return self.rt.RunPodSandbox(self.pb.RunPodSandboxRequest(config=cfg, runtime_handler=handler),
                                      timeout=120).pod_sandbox_id
 
-    def start(self, pod, cfg, name, command, mounts=()):
+    def start(self, pod, cfg, name, command, mounts=(), apparmor=False):
         c = self.rt.CreateContainer(self.pb.CreateContainerRequest(
-            pod_sandbox_id=pod, config=self.container_config(name, command, cfg, mounts), sandbox_config=cfg),
-            timeout=120).container_id
+            pod_sandbox_id=pod, config=self.container_config(name, command, cfg, mounts, apparmor),
+            sandbox_config=cfg), timeout=120).container_id
         self.rt.StartContainer(self.pb.StartContainerRequest(container_id=c), timeout=120)
         return c
 
@@ -386,6 +393,72 @@ def test_pod_through_the_cri_on_mxc(cri):
     assert [l for l in cri.links() if l not in ("lo", "mxccri0")] == []   # the pod's veth is gone
     assert os.listdir(os.path.join(cri.base, "runc-mxc", "k8s.io")) == []
     assert claims_naming(cri.base) == []
+
+
+# --------------------------------------------------------------------------------------------
+# AppArmor (docs/kubernetes.md step 2, docs/oci.md "AppArmor"): on a node with AppArmor the CRI puts
+# its profile (cri-containerd.apparmor.d for RuntimeDefault) in process.apparmorProfile
+
+from test_apparmor import AA, PROFILE  # noqa: E402
+
+
+def test_the_kubelet_s_apparmor_profile_on_mxc(cri):
+    """A container config with RuntimeDefault AppArmor, as a kubelet sends it on an AppArmor node.
+    On a kernel with AppArmor the pod runs on mxc confined by containerd's profile.  On one without
+    (this machine): containerd refuses the profile itself, for runc and mxc alike ("apparmor is not
+    supported"), so the spec containerd writes on an AppArmor node — this pod's own runtime spec, as
+    containerd made it, with process.apparmorProfile as its WithDefaultProfile sets it — is run by
+    mxc-oci directly: refused naming the field (runc fails it too: tests/oci/test_apparmor.py), and
+    the very same spec without the profile runs (the harness: it is the profile, nothing else)."""
+    import grpc
+    pb = cri.pb
+    cfg = cri.pod_config()
+    pod = cri.run_pod(cfg)
+    cri.pods_netns.append(pod_netns_path(cri, pod))
+    if AA:
+        c = cri.start(pod, cfg, "confined", ["sleep", "1000"], apparmor=True)
+        spec = json.loads(cri.status(c).info["info"])["runtimeSpec"]
+        assert spec["process"]["apparmorProfile"] == PROFILE
+        rc, out, err = cri.exec(c, ["cat", "/proc/self/attr/current"])
+        assert rc == 0 and out.startswith(PROFILE), (out, err)
+        cri.remove_pod(pod)
+        return
+    for handler, p, pcfg in (("mxc", pod, cfg), ("runc", None, None)):
+        if p is None:
+            pcfg = cri.pod_config()
+            p = cri.run_pod(pcfg, handler="runc")
+            cri.pods_netns.append(pod_netns_path(cri, p))
+        with pytest.raises(grpc.RpcError) as ei:
+            cri.start(p, pcfg, "confined", ["sleep", "1000"], apparmor=True)
+        assert "apparmor is not supported" in ei.value.details(), (handler, ei.value.details())
+        if handler == "runc":
+            cri.remove_pod(p)
+    # the kubelet's default on this node (no AppArmor field) runs; its spec is the one run below
+    c = cri.start(pod, cfg, "plain", ["sleep", "1000"])
+    spec = json.loads(cri.status(c).info["info"])["runtimeSpec"]
+    assert "apparmorProfile" not in spec["process"]
+    bundle = os.path.join(cri.base, "aa-bundle")
+    make_rootfs(os.path.join(bundle, "rootfs"))
+    spec["root"] = {"path": "rootfs", "readonly": False}
+    spec["process"]["args"] = ["echo", "cri-spec-ran"]
+    spec["linux"]["cgroupsPath"] = cri.cgparent + "/aa-direct"
+
+    def run(cid, profile):
+        conf = json.loads(json.dumps(spec))
+        if profile:
+            conf["process"]["apparmorProfile"] = profile    # containerd's apparmor.WithDefaultProfile
+        with open(os.path.join(bundle, "config.json"), "w") as f:
+            json.dump(conf, f)
+        return subprocess.run([MXC_OCI, "--root", os.path.join(cri.base, "aa-state"), "run", "--bundle", bundle,
+                               cid], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    r = run("aa1", PROFILE)
+    assert r.returncode != 0, r.stdout
+    assert 'process.apparmorProfile "%s": this kernel has no AppArmor enabled' % PROFILE in r.stderr, r.stderr
+    r = run("aa2", None)
+    assert (r.returncode, r.stdout) == (0, "cri-spec-ran\n"), r.stderr
+    assert os.listdir(os.path.join(cri.base, "aa-state")) == []
+    cri.remove_container(c)
+    cri.remove_pod(pod)
 
 
 # --------------------------------------------------------------------------------------------
