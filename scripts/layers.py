@@ -170,6 +170,51 @@ def report_usage(found, rules):
         print(f"  {comp}: {items}")
 
 
+def object_sources(root):
+    """Meson's object names (src_lib_exec.c.o) -> the source files they were compiled from."""
+    return {src.replace("/", "_") + ".o": src for src in sources(root)}
+
+
+def nm_symbols(obj, flags):
+    """Global symbol names of one object: nm's defined (-g --defined-only) or undefined (-u)."""
+    out = subprocess.run(["nm", *flags, obj], capture_output=True, text=True, check=True).stdout
+    return {ln.split()[-1] for ln in out.splitlines() if ln.strip()}
+
+
+def report_symbols(build, root, rules):
+    """Which engine (and base, network) symbols each front's objects reference, and how many of
+    them are libmxc.so's exports (src/lib/exports.map).  Read from nm of build/*.p/*.o: a report."""
+    with open(os.path.join(root, "src/lib/exports.map"), encoding="utf-8") as f:
+        exported = set(re.findall(r"^\s*(mxc_\w+);", f.read(), re.M))
+    owner, by_comp = {}, collections.defaultdict(lambda: (set(), set()))
+    objects = object_sources(root)
+    for pdir in sorted(os.listdir(build)):
+        if not pdir.endswith(".p") or not os.path.isdir(os.path.join(build, pdir)):
+            continue
+        for obj in sorted(os.listdir(os.path.join(build, pdir))):
+            src = objects.get(obj)
+            comp = component_of(rules, src) if src else None
+            if comp is None:
+                continue
+            path = os.path.join(build, pdir, obj)
+            defined = nm_symbols(path, ["-g", "--defined-only"])
+            for name in defined:
+                owner.setdefault(name, comp)
+            by_comp[comp][0].update(defined)
+            by_comp[comp][1].update(nm_symbols(path, ["-u"]))
+    print(f"\nsymbols from {build} (nm; {len(exported)} exported by libmxc.so):")
+    for comp in sorted(by_comp, key=lambda c: (rules["rank"][rules["components"][c]], c)):
+        defined, undef = by_comp[comp]
+        used = collections.defaultdict(set)
+        for name in undef - defined:
+            if name in owner and owner[name] != comp:
+                used[owner[name]].add(name)
+        every = set().union(*used.values()) if used else set()
+        parts = ", ".join(f"{o} {len(n)}" for o, n in sorted(used.items()))
+        print(f"  {comp}: {len(every)} symbols of other components ({parts or 'none'}):"
+              f" {len(every & exported)} of libmxc.so's exports, {len(every - exported)} not exported")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--root", default=os.path.dirname(HERE))
@@ -206,8 +251,7 @@ def check(args, rules, found):
     if args.usage:
         report_usage(found, rules)
     if args.symbols:
-        import layers_symbols
-        layers_symbols.report(args.symbols, args.root, rules, component_of)
+        report_symbols(args.symbols, args.root, rules)
     for line in new:
         v = current[line]
         print(f"NEW {v[4]}: {line}   ({v[2]} may not include {v[3]}'s header here)")

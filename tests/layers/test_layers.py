@@ -123,3 +123,13 @@ def test_a_declared_interface_is_one_header_per_layer(tree):
     rc, out = run(tree)
     assert rc == 2, out
     assert "interfaces.tools.engine: one header" in out
+
+
+@pytest.mark.skipif(not os.path.isdir(os.path.join(REPO, "build", "libmxc_internal.a.p")),
+                    reason="no build/ (meson setup build && ninja -C build)")
+def test_the_symbol_report_names_each_front():
+    p = subprocess.run([sys.executable, os.path.join(REPO, "scripts", "layers.py"), "--symbols",
+                        os.path.join(REPO, "build")], capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    for comp in ("cli", "ffi", "gateway", "oci", "network"):
+        assert f"\n  {comp}: " in p.stdout, p.stdout
