@@ -242,7 +242,8 @@ def check(args, rules, found):
     violations = [v for v in found if v[4]]
     current = {f"{v[0]} -> {v[1]}": v for v in violations}
     baseline = read_baseline(args.baseline)
-    new = [line for line in current if line not in set(baseline)]
+    listed = set(baseline)
+    new = [line for line in current if line not in listed]
     stale = [line for line in baseline if line not in current]
     nfiles = len({v[0] for v in found})
     print(f"layers: {len(found)} quoted includes in {nfiles} files; "
