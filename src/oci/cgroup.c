@@ -21,7 +21,6 @@
 #include "store.h"
 #include "../lib/cgroup.h"
 #include "../lib/fdio.h"
-#include "../lib/idrange.h"
 
 #ifndef CGROUP_SUPER_MAGIC
 #define CGROUP_SUPER_MAGIC 0x27e0eb
@@ -494,7 +493,8 @@ static const char *dir_of(const oci_cgroup *cg, const char *ctrl)
 /* Write-ahead: what create will make, recorded before the first mkdir (cgroup.json, pending; the range
  * claim, for the sweeper), so that `delete --force` of a create killed at any point finds it.  The record
  * stays pending until the cgroup is complete: the init enters only a cgroup whose record is complete. */
-static int record_ahead(int dirfd, oci_cgroup *cg, char roots[][PATH_MAX / 2], const char *claim, mxc_error *e)
+static int record_ahead(int dirfd, oci_cgroup *cg, char roots[][PATH_MAX / 2], oci_cgroup_recorder record, void *arg,
+                        mxc_error *e)
 {
     const char *dirs[OCI_CGROUP_MAX];
     for (size_t i = 0; i < cg->n; i++) {
@@ -505,7 +505,7 @@ static int record_ahead(int dirfd, oci_cgroup *cg, char roots[][PATH_MAX / 2], c
     cg->pending = true;
     if (save(dirfd, cg, e) < 0)
         return -1;
-    int rc = claim && claim[0] ? mxc_idrange_set_cgroups(claim, dirs, cg->n) : 0;
+    int rc = record ? record(dirs, cg->n, arg) : 0;
     if (rc < 0) {
         unlinkat(dirfd, SAVED, 0);
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.cgroup", -rc, NULL, "cannot record the container's cgroup "
@@ -514,8 +514,8 @@ static int record_ahead(int dirfd, oci_cgroup *cg, char roots[][PATH_MAX / 2], c
     return 0;
 }
 
-int oci_cgroup_create(int dirfd, const char *id, const char *cgroups_path, json_t *resources, const char *claim,
-                      oci_cgroup *cg, mxc_error *e)
+int oci_cgroup_create(int dirfd, const char *id, const char *cgroups_path, json_t *resources,
+                      oci_cgroup_recorder record, void *record_arg, oci_cgroup *cg, mxc_error *e)
 {
     memset(cg, 0, sizeof *cg);
     const char *forced = getenv("MXC_CGROUP2_ROOT");
@@ -559,7 +559,7 @@ int oci_cgroup_create(int dirfd, const char *id, const char *cgroups_path, json_
             cg->n++;
         }
     }
-    if (record_ahead(dirfd, cg, roots, claim, e) < 0)
+    if (record_ahead(dirfd, cg, roots, record, record_arg, e) < 0)
         return -1;
     for (size_t i = 0; i < cg->n; i++) {
         bool cpuset = !cg->v2 && strstr(roots[i], "cpuset") != NULL;

@@ -51,12 +51,14 @@ int oci_cgroup_check(json_t *resources, mxc_error *e);
 /* Makes the container's cgroup (cgroups_path may be NULL) and writes the
  * limits.  What it makes is recorded in dirfd's cgroup.json before the first
  * directory is made ("pending"), and recorded complete once made; each
- * record written whole and renamed into place; with claim (a range claim's
- * name, or NULL/""), recorded there too, before the first directory, for the
- * sweeper (idrange.h).  On failure nothing made is left (a kill: delete
- * --force removes what the pending record names, empty). */
-int oci_cgroup_create(int dirfd, const char *id, const char *cgroups_path, json_t *resources, const char *claim,
-                      oci_cgroup *cg, mxc_error *e);
+ * record written whole and renamed into place; with record (or NULL), the
+ * directories are also handed to it before the first is made (lifecycle.c
+ * writes them into the range claim, for the sweeper; a negative errno
+ * refuses).  On failure nothing made is left (a kill: delete --force removes
+ * what the pending record names, empty). */
+typedef int (*oci_cgroup_recorder)(const char *const *dirs, size_t n, void *arg);
+int oci_cgroup_create(int dirfd, const char *id, const char *cgroups_path, json_t *resources,
+                      oci_cgroup_recorder record, void *record_arg, oci_cgroup *cg, mxc_error *e);
 /* A container's cgroup as create saved it; false when it has none. */
 bool oci_cgroup_load(int dirfd, oci_cgroup *cg);
 /* v2: the directory's descriptor (clone3 CLONE_INTO_CGROUP), else -1. */

@@ -112,6 +112,13 @@ static int tree_of(int fd, const char *path, bool recursive, uint64_t set, uint6
     return tree;
 }
 
+/* oci_cgroup_create's recorder: the cgroup's directories written into the
+ * container's range claim before they exist, for the sweeper (idrange.h). */
+static int record_in_claim(const char *const *dirs, size_t n, void *claim)
+{
+    return mxc_idrange_set_cgroups(claim, dirs, n);
+}
+
 static int open_beneath_bundle(int bundle_fd, const char *path, int flags)
 {
     struct open_how how = {.flags = (unsigned long long)(flags | O_CLOEXEC), .resolve = RESOLVE_NO_MAGICLINKS};
@@ -582,7 +589,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     }
     /* 5b. the cgroup, made and limited before the init exists (cgroup.c) */
     if (!oci_cgroup_disabled) {
-        if (oci_cgroup_create(x.dir_fd, id, c.cgroups_path, c.resources, x.claim, &x.cg, e) < 0)
+        if (oci_cgroup_create(x.dir_fd, id, c.cgroups_path, c.resources, x.claim[0] ? record_in_claim : NULL, x.claim,
+                              &x.cg, e) < 0)
             goto out;
         x.made_cg = true;
         const char *fault = mxc_fault("OCI_AFTER_CGROUP"); /* tests/oci: create fails once its cgroup exists */
