@@ -87,6 +87,9 @@ typedef struct {
 /* The 14 capabilities a container may hold (in its own user namespace). */
 uint64_t oci_caps_allowed(void);
 
+/* The RLIMIT_ name of a resource (RLIMIT_NPROC), for errors. */
+const char *oci_rlimit_name(int resource);
+
 /* Parses doc (a new reference is taken) into *c. */
 int oci_config_parse(json_t *doc, oci_config *c, mxc_error *e);
 /* A process object alone (exec's --process FILE, or the container's own
