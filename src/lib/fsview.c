@@ -244,7 +244,7 @@ static int fail_closed(const char *path, mxc_grant_mode mode, mxc_error *e)
 
 static int missing_grant(const char *path, mxc_grant_mode mode, mxc_error *e)
 {
-    mxc_err_os(e, MXC_E_POLICY_VALIDATION, "fsview.grant", ENOENT, NULL,
+    mxc_err_os(e, MXC_E_BACKEND_ERROR, "fsview.grant", ENOENT, NULL,
                "the %s grant %.200s does not exist on the host: nothing is granted in its place, and the sandbox "
                "does not start", mode == MXC_GRANT_RW ? "read-write" : "read-only", path);
     mxc_err_set_remediation(e, "create the path on the host first, or drop it from the policy");
