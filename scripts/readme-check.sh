@@ -20,6 +20,7 @@
 # the containerd it started (by pid) and that daemon's tasks, the clone.
 #
 #   usage: scripts/readme-check.sh [--keep]   (--keep: keep the clone and log)
+#   MXC_README=FILE checks FILE's blocks instead, in the same clone (the checker's own test)
 set -uo pipefail
 { # read whole before it runs: an edit of this file mid-run changes nothing
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -55,7 +56,7 @@ inblock {
     if (line == "") { first = NR; if ($0 ~ /^[ \t]*(#|$)/) next }
     if ($0 ~ /\\$/) { line = line $0 "\n"; next }
     line = line $0; flush()
-}' "$T/mxc/README.md" > "$T/blocks.sh"
+}' "${MXC_README:-$T/mxc/README.md}" > "$T/blocks.sh"
 
 cat > "$T/run.sh" <<'EOF'
 # the harness around the README's blocks (sourced in the private namespace)
