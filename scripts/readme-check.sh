@@ -94,7 +94,7 @@ cat > "$T/ns.sh" <<'EOF'
 # DIR bound back, except NAME..., which start absent and stay private
 private() {
     local dir=$1 save e n; shift
-    save=$(mktemp -d /var/tmp/mxc-readme-mnt-XXXXXX)
+    save=$(mktemp -d "$T/mnt-XXXXXX")
     mount --rbind "$dir" "$save" || return 1
     mount -t tmpfs -o mode=755 none "$dir" || return 1
     for e in "$save"/* "$save"/.[!.]*; do
@@ -103,7 +103,11 @@ private() {
         case " $* " in *" $n "*) continue ;; esac
         if [ -L "$e" ]; then ln -s "$(readlink "$e")" "$dir/$n"
         elif [ -d "$e" ]; then mkdir -p "$dir/$n" && mount --rbind "$e" "$dir/$n"
-        else touch "$dir/$n" && mount --bind "$e" "$dir/$n"; fi || return 1
+        else touch "$dir/$n" && mount --bind "$e" "$dir/$n"; fi 2>/dev/null && continue
+        # gone in between (another program's transient entry): left out; anything else fails
+        [ -e "$e" ] || [ -L "$e" ] || { rm -rf "${dir:?}/$n"; continue; }
+        echo "readme-check: cannot bind $e back onto $dir/$n" >&2
+        return 1
     done
     umount -l "$save" && rmdir "$save"
 }
