@@ -38,6 +38,7 @@ def test_purge_removes_everything_when_no_sandbox_of_another_root_lives():
     rc, err, left = purge("")
     assert rc == 0, err
     assert left == [], left
+    assert "removes the 1 sandbox(es) left in the default state root /run/mxc" in err, err
 
 
 def test_purge_keeps_the_claims_and_workspaces_of_a_session_of_another_state_root():
