@@ -27,7 +27,9 @@ printf 'version: 1\nnetwork_policies:\n  gh:\n    endpoints:\n      - {host: api
 say "serve: the daemon (socket $MXC_GATEWAY_SOCKET, owner-only)"
 "$G" serve --config "$T/gateway.toml" > "$T/serve.log" 2>&1 &
 GW=$!
-trap 'kill $GW 2>/dev/null; wait $GW 2>/dev/null; rm -rf "$T"' EXIT
+# the trap runs under set -e: every step may fail (the gateway is usually stopped already) and the
+# demo's own status is kept
+trap 'rc=$?; kill "$GW" 2>/dev/null || true; wait "$GW" 2>/dev/null || true; rm -rf "$T"; exit $rc' EXIT
 for _ in $(seq 100); do "$G" sandbox list >/dev/null 2>&1 && break; sleep 0.1; done
 "$G" probe --config "$T/gateway.toml" | python3 -c 'import json,sys; r=json.load(sys.stdin); print("probe:", r["version"], r["verdicts"])'
 

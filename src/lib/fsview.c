@@ -242,6 +242,15 @@ static int fail_closed(const char *path, mxc_grant_mode mode, mxc_error *e)
     return -1;
 }
 
+static int missing_grant(const char *path, mxc_grant_mode mode, mxc_error *e)
+{
+    mxc_err_os(e, MXC_E_BACKEND_ERROR, "fsview.grant", ENOENT, NULL,
+               "the %s grant %.200s does not exist on the host: nothing is granted in its place, and the sandbox "
+               "does not start", mode == MXC_GRANT_RW ? "read-write" : "read-only", path);
+    mxc_err_set_remediation(e, "create the path on the host first, or drop it from the policy");
+    return -1;
+}
+
 /* One policy entry: resolved, opened, and added (twice for a denied
  * symlink: the link and its target). */
 static int resolve_entry(const mxc_plan *p, resolver *rv, idmap_cache *cache, const mxc_grant *g, entry *v,
@@ -252,11 +261,15 @@ static int resolve_entry(const mxc_plan *p, resolver *rv, idmap_cache *cache, co
     bool denied = g->mode == MXC_GRANT_DENIED;
     int rc = resolve(rv, g->path, !denied, !denied, out, sizeof out, &fd, &dir, why, sizeof why);
     if (rc == -ENOENT) {
-        /* absent: skipped as upstream does, unless this sandbox could create it */
+        /* a denied path that is absent is skipped as upstream does, unless this sandbox could create it;
+         * a read-only or read-write grant that is absent is refused, as upstream's bwrap refuses it
+         * (docs/wire-contract.md D6), before anything runs */
         bool creatable = g->mode != MXC_GRANT_RW && mxc_registry_inside_writable(dir, rv->own, rv->nown, false);
         close(dir);
         if (creatable)
             return fail_closed(g->path, g->mode, e);
+        if (!denied)
+            return missing_grant(g->path, g->mode, e);
         return add_entry(v, n, out, g->mode, -1, false, false, false, e);
     }
     if (rc < 0)

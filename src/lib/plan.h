@@ -23,7 +23,7 @@ typedef struct {
                             symlink resolved, which is where it is mounted in the view */
     mxc_grant_mode mode;
     /* filled by the resolution: */
-    bool present;        /* exists on the host (an absent grant is skipped, never created) */
+    bool present;        /* exists on the host (an absent denied path is skipped, never created; an absent grant is refused) */
     bool is_dir;
     bool on_link;        /* denied: the mask goes on the symlink itself, not on its target */
     bool covers;         /* denied directory with other entries below it (its mask holds their targets) */

@@ -220,6 +220,14 @@ static const struct { const char *name; int res; } RLIMITS[] = {
     {"RLIMIT_RTTIME", RLIMIT_RTTIME},
 };
 
+const char *oci_rlimit_name(int resource)
+{
+    for (size_t k = 0; k < sizeof RLIMITS / sizeof RLIMITS[0]; k++)
+        if (RLIMITS[k].res == resource)
+            return RLIMITS[k].name;
+    return "RLIMIT_?";
+}
+
 static int parse_process(json_t *p, oci_config *c, mxc_error *e)
 {
     json_t *v, *user, *caps, *lims;

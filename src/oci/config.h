@@ -92,6 +92,9 @@ uint64_t oci_caps_held(void);
 uint64_t oci_caps_withheld(void);
 json_t *oci_caps_names(bool held);
 
+/* The RLIMIT_ name of a resource (RLIMIT_NPROC), for errors. */
+const char *oci_rlimit_name(int resource);
+
 /* Parses doc (a new reference is taken) into *c. */
 int oci_config_parse(json_t *doc, oci_config *c, mxc_error *e);
 /* A process object alone (exec's --process FILE, or the container's own

@@ -463,8 +463,19 @@ static const char *become_process(const oci_config *c, char *exe_buf, size_t exe
     apply_apparmor(c, aa_fd);
     for (size_t i = 0; i < c->nrlimits; i++) {
         struct rlimit rl = {(rlim_t)c->rlimits[i].soft, (rlim_t)c->rlimits[i].hard};
-        if (setrlimit(c->rlimits[i].resource, &rl) < 0)
-            fail("process.rlimits[%zu]: setrlimit: %s (the host's hard limit is the ceiling)", i, strerror(errno));
+        if (setrlimit(c->rlimits[i].resource, &rl) < 0) {
+            int err = errno;
+            struct rlimit host = {0, 0};
+            getrlimit(c->rlimits[i].resource, &host);
+            char hard[32];
+            if (host.rlim_max == RLIM_INFINITY)
+                snprintf(hard, sizeof hard, "unlimited");
+            else
+                snprintf(hard, sizeof hard, "%llu", (unsigned long long)host.rlim_max);
+            fail("process.rlimits: setrlimit %s (soft %llu, hard %llu): %s (the host's hard limit, %s, is the "
+                 "ceiling: lower it, e.g. podman --ulimit)", oci_rlimit_name(c->rlimits[i].resource),
+                 (unsigned long long)c->rlimits[i].soft, (unsigned long long)c->rlimits[i].hard, strerror(err), hard);
+        }
     }
     if (c->has_umask)
         umask(c->umask);

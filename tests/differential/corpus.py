@@ -204,6 +204,9 @@ def cases():
         differs="D4")
     add("readwritePaths missing path", with_("filesystem", {"readwritePaths": ["/nonexistent/mxc-diff"]}),
         differs="D6")
+    add("readonlyPaths missing path", with_("filesystem", {"readonlyPaths": ["/nonexistent/mxc-diff"]}),
+        differs="D6")
+    add("deniedPaths missing path", with_("filesystem", {"deniedPaths": ["/nonexistent/mxc-diff"]}))
     add("readonlyPaths string", with_("filesystem", {"readonlyPaths": "/usr"}))
     add("readonlyPaths integer entry", with_("filesystem", {"readonlyPaths": [1]}))
     add("readonlyPaths null", with_("filesystem", {"readonlyPaths": None}))

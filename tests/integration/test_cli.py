@@ -74,6 +74,27 @@ def test_run_policy_flags_grant_deny_and_refuse(cli, host_dir):
     assert r.returncode != 0 and "k" not in r.stdout
 
 
+@pytest.mark.parametrize("flag", ["--ro", "--rw"])
+def test_a_grant_of_a_missing_path_is_refused_naming_it(cli, host_dir, flag):
+    """Upstream's lxc-exec refuses it too (bwrap: "Can't find source path", the workload never runs;
+    docs/wire-contract.md D6): a one-shot and a session's start refuse before anything runs, naming
+    the path; nothing is created on the host.  (Before: rc 0, and the sandbox showed ENOENT.)"""
+    rw = host_dir("rw")
+    missing = os.path.join(host_dir("parent"), "not-there")
+    r = cli("run", "--rw", rw, flag, missing, "--", "sh", "-c", "echo ran > %s/marker" % rw)
+    assert r.returncode != 0, r.stdout + r.stderr
+    assert missing in r.stderr and "does not exist" in r.stderr, r.stderr
+    assert not os.path.exists(os.path.join(rw, "marker")) and not os.path.exists(missing)
+    r = cli("create", "--name", "missing-grant", "--rw", rw, flag, missing)
+    assert r.returncode == 0, r.stderr
+    r = cli("start", "missing-grant")
+    assert r.returncode != 0 and missing in r.stderr and "does not exist" in r.stderr, r.stderr
+    assert not os.path.exists(missing)
+    # a denied path that is missing (and that nothing of the sandbox could create) is still skipped
+    r = cli("run", "--deny", missing, "--", "true")
+    assert r.returncode == 0, r.stderr
+
+
 def test_run_process_flags(cli, host_dir):
     d = host_dir("wd")
     r = cli("run", "--ro", d, "--cwd", d, "--env", "GREETING=hi there", "--", "sh", "-c", 'pwd; echo "$GREETING"')

@@ -509,3 +509,26 @@ def test_error_codes_closed_set():
 
 def test_binary_under_test_exists():
     assert os.access(MXC_EXEC, os.X_OK)
+
+
+@pytest.mark.parametrize("key", ["readonlyPaths", "readwritePaths"])
+def test_a_grant_of_a_missing_path_is_refused_before_anything_runs(mxc, tmp_path, key):
+    """Wire-contract D6: upstream's lxc-exec refuses it too (bwrap: "Can't find source path"); ours
+    answers backend_error, operation fsview.grant, ENOENT, naming the path, and the workload never
+    runs — a one-shot, and a session at its start (provision resolves no host path)."""
+    missing = str(tmp_path / "not-there")
+    rw = tmp_path / "rw"
+    rw.mkdir(mode=0o777)
+    os.chmod(rw, 0o777)
+    marker = rw / "ran"
+    fs = {"readwritePaths": [str(rw)]}
+    fs[key] = fs.get(key, []) + [missing]
+    r = mxc.oneshot("touch %s" % marker, filesystem=fs)
+    err = assert_error(r, "backend_error")
+    assert err.get("operation") == "fsview.grant" and err.get("nativeCode") == "0x2", err
+    assert missing in err["message"] and err.get("remediation"), err
+    assert not marker.exists() and not os.path.exists(missing)
+    sid = mxc.provision(filesystem=fs)["sandboxId"]
+    err = assert_error(mxc.phase("start", sid), "backend_error")
+    assert err.get("operation") == "fsview.grant" and missing in err["message"], err
+    assert not os.path.exists(missing)

@@ -78,3 +78,16 @@ def test_rlimit_infinity_inside_a_string_is_left_alone(oci):  # noqa: F811
     assert rc == 0 and out.strip() == "18446744073709551615", err
     with open(os.path.join(b, "config.json")) as f:
         json.load(f)
+
+
+def test_an_rlimit_above_the_hosts_hard_limit_names_the_resource(oci):  # noqa: F811
+    """A hard limit above the host's (Podman's default nproc/nofile on a host with lower ones) fails
+    naming the resource and the host's ceiling, as crun does (RLIMIT_NOFILE), not an index."""
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    def m(c):
+        c["process"]["rlimits"] = [{"type": "RLIMIT_CORE", "soft": 0, "hard": 0},
+                                   {"type": "RLIMIT_NOFILE", "soft": hard + 1, "hard": hard + 1}]
+    b = oci.bundle(["true"], mutate=m)
+    rc, _, err = oci("run", "--bundle", b, "r5")
+    assert rc != 0, err
+    assert "RLIMIT_NOFILE" in err and str(hard) in err and "rlimits[1]" not in err, err
