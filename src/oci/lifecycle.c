@@ -43,6 +43,7 @@
 #include "procs.h"
 #include "registry.h"
 #include "relay.h"
+#include "rootfs.h"
 #include "store.h"
 
 static int pidfd_of(const oci_state *s)
@@ -108,12 +109,6 @@ static int tree_of(int fd, const char *path, bool recursive, uint64_t set, uint6
         return -err;
     }
     return tree;
-}
-
-static int open_beneath_bundle(int bundle_fd, const char *path, int flags)
-{
-    struct open_how how = {.flags = (unsigned long long)(flags | O_CLOEXEC), .resolve = RESOLVE_NO_MAGICLINKS};
-    return (int)syscall(SYS_openat2, bundle_fd, path, &how, sizeof how);
 }
 
 static void fd_path(int fd, char *out, size_t outsz)
@@ -554,11 +549,9 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
             goto out;
         }
     /* 4. the rootfs, opened before the clone */
-    x.rootfs_fd = open_beneath_bundle(x.bundle_fd, c.root_path, O_PATH | O_DIRECTORY);
-    if (x.rootfs_fd < 0) {
-        mxc_err_os(e, MXC_E_MALFORMED_REQUEST, "oci.rootfs", errno, NULL, "root.path %s", c.root_path);
+    x.rootfs_fd = oci_rootfs_open(x.bundle_fd, bundle, c.root_path, e); /* a container's own only (rootfs.h) */
+    if (x.rootfs_fd < 0)
         goto out;
-    }
     /* 4b. the host-resolved hooks' binaries, checked now (before anything runs); the init inherits
      * createContainer's descriptors and execs those, never the path again */
     {
