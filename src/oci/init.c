@@ -333,6 +333,15 @@ static void scope_to_self(void)
     close(rs);
 }
 
+/* Without process.terminal: a session of its own with no controlling terminal (runc's), so that the
+ * terminal mxc-oci was started from is not the workload's: /dev/tty gives ENXIO, the operator's
+ * keystrokes and settings stay out of its reach. */
+static void own_session(void)
+{
+    if (setsid() < 0)
+        fail("a session of its own (setsid): %s", strerror(errno));
+}
+
 /* process.terminal: a pty of the container's own devpts (opened beneath its root with no symlink,
  * checked to be devpts), the master sent to the console socket (runc's way: the pty's name as the
  * payload, the master by SCM_RIGHTS), the slave the controlling terminal and fds 0-2, owned by the
@@ -462,6 +471,8 @@ _Noreturn void oci_exec_main(const oci_config *c, const oci_seccomp *sc, int soc
         fail("becoming root of the container's user namespace: %s", strerror(errno));
     if (c->terminal)
         setup_terminal(c, console);
+    else
+        own_session();
     char exe_buf[PATH_MAX];
     const char *exe = become_process(c, exe_buf, sizeof exe_buf, host_net);
     /* not dumpable until the exec (creds changes may have reset it): the container's processes
@@ -721,6 +732,8 @@ _Noreturn void oci_init_main(const oci_init_args *a)
         fail("domainname: %s", strerror(errno));
     if (c->terminal)
         setup_terminal(c, a->console);
+    else
+        own_session();
     /* 9. the process's own: limits, credentials, cwd, no_new_privs, the scope */
     char exe_buf[PATH_MAX];
     const char *exe = become_process(c, exe_buf, sizeof exe_buf, a->host_net);
