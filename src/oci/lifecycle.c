@@ -24,6 +24,8 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -316,6 +318,46 @@ static bool in_runtime_ns(const oci_config *c, int flag, const char *name)
     return true;
 }
 
+/* linux.namespaces[].path i, opened without blocking (a FIFO there held create forever): by O_PATH
+ * first, an nsfs file of the type named or refused, then re-opened through its descriptor for setns.
+ * The descriptor, or -1 with *e set. */
+static int open_ns_path(const oci_config *c, size_t i, mxc_error *e)
+{
+    int p = open(c->join[i].path, O_PATH | O_CLOEXEC);
+    struct statfs sf;
+    const char *why = p < 0 ? strerror(errno) : fstatfs(p, &sf) < 0 ? strerror(errno)
+                      : sf.f_type != NSFS_MAGIC ? "not a namespace file (nsfs)" : NULL;
+    int fd = -1;
+    if (!why) {
+        char self[64];
+        snprintf(self, sizeof self, "/proc/self/fd/%d", p);
+        fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        why = fd < 0 ? strerror(errno) : ioctl(fd, NS_GET_NSTYPE) != c->join[i].flag ? "not a namespace of that type"
+                                                                                     : NULL;
+    }
+    if (p >= 0)
+        close(p);
+    if (why) {
+        if (fd >= 0)
+            close(fd);
+        return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: linux.namespaces %s path %s: %s", c->join[i].type,
+                       c->join[i].path, why);
+    }
+    return fd;
+}
+
+/* Every namespace joined by path checked before anything is made (open_ns_path). */
+static int check_ns_paths(const oci_config *c, mxc_error *e)
+{
+    for (size_t i = 0; i < c->njoin; i++) {
+        int fd = open_ns_path(c, i, e);
+        if (fd < 0)
+            return -1;
+        close(fd);
+    }
+    return 0;
+}
+
 static bool on_host_network(const oci_config *c)
 {
     return in_runtime_ns(c, CLONE_NEWNET, "net");
@@ -451,6 +493,12 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
                     "other than the host's (the host's message queues are refused)", i);
             goto out;
         }
+    if (in_runtime_ns(&c, CLONE_NEWIPC, "ipc")) {
+        mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.namespaces: the IPC namespace is the host's: refused "
+                "(its shared memory, semaphores and message queues are the host's); give the container an ipc "
+                "namespace, or join a pod's by path");
+        goto out;
+    }
     for (size_t i = 0; host_net && i < c.nmounts; i++)
         if (c.mounts[i].by_parent && !strcmp(c.mounts[i].type, "sysfs")) {
             mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu].type 'sysfs' needs a network namespace "
@@ -463,6 +511,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
                 "%d); give the container a network namespace", MXC_LANDLOCK_ABI_SCOPE, mxc_landlock_abi());
         goto out;
     }
+    if (check_ns_paths(&c, e) < 0)
+        goto out;
     if (oci_mxcnet_check(rootfd, &c, host_net, &net, e) < 0)
         goto out;
     /* 1. the directory (its path names the range claim's owner) */
@@ -606,13 +656,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         nown++;
     }
     for (size_t i = 0; i < c.njoin; i++) {
-        int nfd = open(c.join[i].path, O_RDONLY | O_CLOEXEC);
-        int type = nfd >= 0 ? ioctl(nfd, NS_GET_NSTYPE) : -1;
-        if (nfd < 0 || type != c.join[i].flag) {
-            mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: linux.namespaces %s path %s: %s", c.join[i].type,
-                    c.join[i].path, nfd < 0 ? strerror(errno) : "not a namespace of that type");
-            if (nfd >= 0)
-                close(nfd);
+        int nfd = open_ns_path(&c, i, e);
+        if (nfd < 0) {
             close(sv[0]);
             close(sv[1]);
             goto out;

@@ -155,6 +155,13 @@ static int count_of(const char *s)
     return !s ? 0 : (*s && !*end && n >= 0 && n <= 1000) ? (int)n : -1;
 }
 
+/* --preserve-fds given something count_of refuses: said with what was given and why */
+static int bad_count(const char *s)
+{
+    return die("--preserve-fds %s: not a count of descriptors: a decimal number from 0 to 1000 (fds 3 to 3+N-1 are "
+               "passed on)", s);
+}
+
 static int one_id(int argc, char **argv, int i, const char *cmd, const char **id)
 {
     if (i >= argc)
@@ -342,6 +349,8 @@ int main(int argc, char **argv)
     for (int k = i; k < argc && argv[k][0] == '-'; k++) {
         const char *v = !strncmp(argv[k], "--preserve-fds=", 15) ? argv[k] + 15
                         : !strcmp(argv[k], "--preserve-fds") && k + 1 < argc ? argv[k + 1] : NULL;
+        if (v && count_of(v) < 0)
+            return bad_count(v);
         if (v && oci_check_preserved(count_of(v), &e) < 0)
             return die("%s", e.message);
     }
@@ -367,6 +376,8 @@ int main(int argc, char **argv)
             rc = 1;
         else if (systemd) /* runc's wording; systemd is not what manages cgroups on this host (see docs/oci.md) */
             rc = die("systemd cgroup flag passed, but systemd support for managing cgroups is not available");
+        else if (preserve && count_of(preserve) < 0)
+            rc = bad_count(preserve);
         else if (!strcmp(cmd, "create"))
             rc = oci_create(rootfd, id, bundle, pid_file, console, count_of(preserve), false, NULL, &e) < 0
                      ? die("%s", e.message)
@@ -434,6 +445,8 @@ int main(int argc, char **argv)
             rc = 1;
         else if ((label && *label) || (apparmor && *apparmor) || (cgroup && *cgroup))
             rc = die("exec --process-label/--apparmor/--cgroup are not supported by mxc-oci yet");
+        else if (preserve && count_of(preserve) < 0)
+            rc = bad_count(preserve);
         else {
             o.preserve = count_of(preserve);
             o.args = argv + i + 1;

@@ -1,0 +1,77 @@
+"""Issue 34, finding 6: the smaller holes, one test each (docs/security.md rows name them).
+
+Run as root:  python3 -m pytest -q -p no:cacheprovider tests/oci/test_oci_smaller.py
+"""
+import json
+import os
+
+import pytest
+
+from test_oci import BUSYBOX, oci  # noqa: F401  (the fixture)
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.access(BUSYBOX, os.X_OK),
+                                reason="needs root and busybox-static (scripts/deps.sh)")
+
+
+def _no_ipc(c):
+    c["linux"]["namespaces"] = [n for n in c["linux"]["namespaces"] if n["type"] != "ipc"]
+    c["mounts"] = [m for m in c["mounts"] if m["type"] != "mqueue"]
+
+
+def test_host_ipc_namespace_is_refused(oci):  # noqa: F811
+    """No ipc namespace: the host's shared memory and semaphores (before: the container ran in it)."""
+    b = oci.bundle(["sh", "-c", "readlink /proc/self/ns/ipc"], _no_ipc)
+    rc, out, err = oci("run", "--bundle", b, "s1")
+    assert rc != 0 and out == "", (rc, out, err)
+    assert "linux.namespaces has no ipc namespace: the host's IPC namespace is refused" in err, err
+
+
+def test_host_ipc_namespace_joined_by_path_is_refused(oci):  # noqa: F811
+    def join_host(c):
+        for n in c["linux"]["namespaces"]:
+            if n["type"] == "ipc":
+                n["path"] = "/proc/%d/ns/ipc" % os.getpid()   # the runtime's own: the host's
+        c["mounts"] = [m for m in c["mounts"] if m["type"] != "mqueue"]
+    b = oci.bundle(["true"], join_host)
+    rc, _, err = oci("run", "--bundle", b, "s2")
+    assert rc != 0 and "the IPC namespace is the host's: refused" in err, err
+
+
+def test_fifo_as_a_namespace_path_is_refused_at_once(oci):  # noqa: F811
+    """A FIFO named as a namespace path held create forever in open(2) (before: the call below
+    timed out); it is opened O_PATH and must be an nsfs file."""
+    fifo = os.path.join(oci.base, "ns-fifo")
+    os.mkfifo(fifo)
+
+    def join_fifo(c):
+        for n in c["linux"]["namespaces"]:
+            if n["type"] == "network":
+                n["path"] = fifo
+    b = oci.bundle(["true"], join_fifo)
+    rc, _, err = oci("run", "--bundle", b, "s3", timeout=120)
+    assert rc != 0 and "linux.namespaces network path %s: not a namespace file (nsfs)" % fifo in err, err
+    assert not os.path.exists(os.path.join(oci.root, "s3"))
+
+
+@pytest.mark.parametrize("n", ["abc", "2000", "-3"])
+def test_preserve_fds_error_names_what_was_given(oci, n):  # noqa: F811
+    b = oci.bundle(["true"])
+    for args in (("run", "--bundle", b, "--preserve-fds", n, "s4"), ("run", "--preserve-fds=" + n, "--bundle", b, "s4")):
+        rc, _, err = oci(*args)
+        assert rc != 0 and "--preserve-fds %s: not a count of descriptors" % n in err and "--preserve-fds -1:" not in err, err
+
+
+def test_preserve_fds_error_in_exec_names_what_was_given(oci):  # noqa: F811
+    b = oci.bundle(["sleep", "1000"])
+    assert oci.create("s5", b)[0] == 0
+    rc, _, err = oci("exec", "--preserve-fds", "x1", "s5", "true")
+    assert rc != 0 and "--preserve-fds x1: not a count" in err, err
+
+
+def test_oversized_config_says_it_is_too_large(oci):  # noqa: F811
+    """A 200 MB config.json said "File exists" (a stale errno)."""
+    b = oci.bundle(["true"])
+    with open(os.path.join(b, "config.json"), "r+") as f:
+        f.truncate(200 << 20)
+    rc, _, err = oci("run", "--bundle", b, "s6")
+    assert rc != 0 and "too large: larger than the limit of 64 MiB" in err and "File exists" not in err, err
