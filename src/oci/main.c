@@ -4,6 +4,7 @@
  * printing, and the log (runc's line formats).  Runs as root; never
  * installed set-uid. */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -40,16 +41,42 @@ static void log_line(FILE *f, const char *level, const char *msg)
     json_decref(j);
 }
 
+static FILE *log_file; /* --log, opened once by log_open */
+
+/* --log FILE opened for appending: its directory as named, the file itself beneath it with
+ * O_NOFOLLOW (a symlink planted where the log goes, e.g. in a bundle, would have a root-owned file
+ * made or appended at its target), regular, one link, never a terminal.  NULL with why[] set. */
+static FILE *log_open(const char *path, char *why, size_t whysz)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1, slash ? path : ".");
+    int d = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int fd = d < 0 || !*name ? -1 : openat(d, name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
+                                           0600);
+    int err = d < 0 ? errno : !*name ? EISDIR : fd < 0 ? errno : 0;
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1))
+        err = -1;
+    if (d >= 0)
+        close(d);
+    FILE *f = err ? NULL : fdopen(fd, "a");
+    if (!f) {
+        snprintf(why, whysz, "--log %s: %s", path, err == ELOOP ? "a symbolic link: refused (the log is opened with no "
+                 "link at its name)" : err == -1 ? "not a regular file with one link: refused" : strerror(err ? err : errno));
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    setvbuf(f, NULL, _IOLBF, 0);
+    return f;
+}
+
 static void log_error(const char *msg)
 {
     fprintf(stderr, "mxc-oci: %s\n", msg);
-    if (!log_path)
-        return;
-    FILE *f = fopen(log_path, "ae");
-    if (!f)
-        return;
-    log_line(f, "error", msg);
-    fclose(f);
+    if (log_file)
+        log_line(log_file, "error", msg);
 }
 
 /* --debug: what mxc-oci is doing, for whoever drives it */
@@ -64,12 +91,7 @@ static void log_debug(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    FILE *f = log_path ? fopen(log_path, "ae") : stderr;
-    if (!f)
-        return;
-    log_line(f, "debug", msg);
-    if (f != stderr)
-        fclose(f);
+    log_line(log_file ? log_file : stderr, "debug", msg);
 }
 
 static int die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -289,6 +311,11 @@ int main(int argc, char **argv)
     oci_cgroup_disabled = cgroup_manager && !strcmp(cgroup_manager, "disabled");
     if (strcmp(log_format, "text") && strcmp(log_format, "json"))
         return die("unknown log-format %s", log_format);
+    if (log_path) {
+        char why[PATH_MAX + 128];
+        if (!(log_file = log_open(log_path, why, sizeof why)))
+            return die("%s", why);
+    }
     if (version || (i < argc && !strcmp(argv[i], "version"))) {
         printf("mxc-oci version 0.1.0\nspec: %s\n", OCI_SPEC_VERSION);
         return 0;

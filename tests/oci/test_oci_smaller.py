@@ -75,3 +75,29 @@ def test_oversized_config_says_it_is_too_large(oci):  # noqa: F811
         f.truncate(200 << 20)
     rc, _, err = oci("run", "--bundle", b, "s6")
     assert rc != 0 and "too large: larger than the limit of 64 MiB" in err and "File exists" not in err, err
+
+
+def test_log_symlink_in_the_bundle_is_refused(oci):  # noqa: F811
+    """--log BUNDLE/log.json where the bundle's writer put a symlink: before, mxc-oci (root) made or
+    appended a file at the link's target; now the log is opened O_NOFOLLOW and the call refused."""
+    b = oci.bundle(["true"])
+    victim = os.path.join(oci.base, "victim-file")
+    os.symlink(victim, os.path.join(b, "log.json"))
+    rc, _, err = oci("--log", os.path.join(b, "log.json"), "--log-format", "json", "run", "--bundle", b, "s7")
+    assert rc != 0 and "log.json: a symbolic link: refused" in err, err
+    assert not os.path.lexists(victim)
+    assert not os.path.exists(os.path.join(oci.root, "s7"))
+
+
+def test_log_hard_link_is_refused_and_a_plain_log_works(oci):  # noqa: F811
+    b = oci.bundle(["true"])
+    victim = os.path.join(oci.base, "victim-file")
+    with open(victim, "w") as f:
+        f.write("root's\n")
+    os.link(victim, os.path.join(b, "log.json"))
+    rc, _, err = oci("--log", os.path.join(b, "log.json"), "delete", "nothing-here")
+    assert rc != 0 and "not a regular file with one link: refused" in err, err
+    assert open(victim).read() == "root's\n"
+    os.unlink(os.path.join(b, "log.json"))
+    rc, _, err = oci("--log", os.path.join(b, "log.json"), "delete", "nothing-here")
+    assert rc != 0 and "container does not exist" in open(os.path.join(b, "log.json")).read()
