@@ -184,6 +184,23 @@ static int bad_count(const char *s)
                "passed on)", s);
 }
 
+/* list's containers, and every container directory without a readable state (a create killed
+ * before it wrote one) shown as stopped, in id order, so that delete --force can be given its name. */
+static json_t *with_half_made(int rootfd, json_t *l)
+{
+    json_t *ids = oci_store_ids(rootfd), *out = json_array(), *id, *c;
+    size_t k, m;
+    json_array_foreach(ids, k, id) {
+        json_t *found = NULL;
+        json_array_foreach(l, m, c) if (!strcmp(json_string_value(json_object_get(c, "id")), json_string_value(id)))
+            found = c;
+        json_array_append_new(out, found ? json_incref(found) : oci_state_partial(json_string_value(id)));
+    }
+    json_decref(ids);
+    json_decref(l);
+    return out;
+}
+
 static int one_id(int argc, char **argv, int i, const char *cmd, const char **id)
 {
     if (i >= argc)
@@ -535,7 +552,7 @@ int main(int argc, char **argv)
         else if (strcmp(format, "table") && strcmp(format, "json"))
             rc = die("invalid format option");
         else {
-            json_t *l = oci_list(rootfd);
+            json_t *l = with_half_made(rootfd, oci_list(rootfd));
             size_t k;
             json_t *c;
             if (!strcmp(format, "json")) {

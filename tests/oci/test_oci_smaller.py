@@ -101,3 +101,28 @@ def test_log_hard_link_is_refused_and_a_plain_log_works(oci):  # noqa: F811
     os.unlink(os.path.join(b, "log.json"))
     rc, _, err = oci("--log", os.path.join(b, "log.json"), "delete", "nothing-here")
     assert rc != 0 and "container does not exist" in open(os.path.join(b, "log.json")).read()
+
+
+def test_list_shows_every_container_directory_even_a_half_made_one(oci, monkeypatch):  # noqa: F811
+    """Creates killed before their state was written left directories `list` did not show (16
+    killed, 11 listed): each is listed, as stopped, so that delete --force can be given its name."""
+    live = oci.bundle(["sleep", "1000"])
+    assert oci.create("s8-live", live)[0] == 0
+    b = oci.bundle(["true"])
+    monkeypatch.setenv("MXC_FAULT_OCI_AFTER_CGROUP", "crash")   # create dies as if killed (no cleanup)
+    for k in range(3):
+        assert oci.create("s8-half%d" % k, b)[0] != 0
+    monkeypatch.delenv("MXC_FAULT_OCI_AFTER_CGROUP")
+    dirs = sorted(d for d in os.listdir(oci.root) if d.startswith("s8-"))
+    assert dirs == ["s8-half0", "s8-half1", "s8-half2", "s8-live"], dirs
+    rc, out, err = oci("list", "--format", "json")
+    assert rc == 0, err
+    listed = {c["id"]: c["status"] for c in json.loads(out)}
+    assert listed == {"s8-half0": "stopped", "s8-half1": "stopped", "s8-half2": "stopped", "s8-live": "created"}, out
+    rc, out, _ = oci("list", "-q")
+    assert out.split() == dirs
+    rc, out, _ = oci("list")
+    assert all(d in out for d in dirs), out
+    for d in dirs:
+        assert oci("delete", "--force", d)[0] == 0
+    assert oci("list", "-q")[1] == ""
