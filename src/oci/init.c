@@ -133,6 +133,11 @@ static int open_no_magic(const char *path, int flags)
 
 int oci_resolve_target(int root_fd, const char *path, bool create, bool dir)
 {
+    return oci_make_target_as(root_fd, path, create, dir, (uid_t)-1, (gid_t)-1);
+}
+
+int oci_make_target_as(int root_fd, const char *path, bool create, bool dir, uid_t uid, gid_t gid)
+{
     int fd = openat2_in(root_fd, path, O_PATH);
     if (fd >= 0 || fd != -ENOENT || !create)
         return fd;
@@ -149,13 +154,25 @@ int oci_resolve_target(int root_fd, const char *path, bool create, bool dir)
         if (nfd == -ENOENT) {
             /* one name below a descriptor already inside the rootfs: it cannot
              * leave it; a dangling symlink there makes this fail (EEXIST) */
-            int rc;
-            if (next || dir)
+            int rc, f = -1;
+            if (next || dir) {
                 rc = mkdirat(cur, comp, 0755) < 0 ? -errno : 0;
-            else {
-                int f = openat(cur, comp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-                rc = f < 0 ? -errno : close(f);
+                if (rc == 0 && uid != (uid_t)-1 &&
+                    (f = openat(cur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+                    rc = -errno;
+            } else {
+                f = openat(cur, comp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+                rc = f < 0 ? -errno : 0;
             }
+            /* made by host root for the container: its root's, as the init would have made it; chown'd
+             * by descriptor (the file just made; the directory only while it is an empty one of root's) */
+            struct stat fst;
+            if (rc == 0 && uid != (uid_t)-1 &&
+                (fstat(f, &fst) < 0 || fst.st_uid != 0 || (S_ISDIR(fst.st_mode) && fst.st_nlink != 2) ||
+                 fchown(f, uid, gid) < 0))
+                rc = -EPERM;
+            if (f >= 0)
+                close(f);
             nfd = rc < 0 && rc != -EEXIST ? rc : openat2_in(root_fd, prefix, O_PATH);
         }
         close(cur);

@@ -254,6 +254,35 @@ static int save_config(int dirfd, json_t *doc, mxc_error *e)
     return 0;
 }
 
+/* With a config's own user namespace the rootfs is not idmapped: an image that is host root's on disk
+ * is not its root's, and the init (its root) could not make a missing mount target there ("Permission
+ * denied").  Host root makes them now, beneath the rootfs (RESOLVE_IN_ROOT, as the init resolves them),
+ * owned by the container's root as the init would have: those on the rootfs itself, not those below
+ * an earlier mount's destination (made in that mount by the init).  What fails is the init's to say. */
+static void make_own_targets(const oci_config *c, int rootfs_fd, const int *src)
+{
+    unsigned uid, gid;
+    if (!oci_map_id(c->uidmap, c->nuidmap, 0, &uid) || !oci_map_id(c->gidmap, c->ngidmap, 0, &gid))
+        return;
+    for (size_t i = 0; i < c->nmounts; i++) {
+        const char *d = c->mounts[i].dest;
+        bool covered = false;
+        for (size_t j = 0; j < i && !covered; j++) {
+            const char *p = c->mounts[j].dest;
+            size_t n = strlen(p);
+            while (n > 0 && p[n - 1] == '/')
+                n--;
+            covered = n == 0 || (!strncmp(d, p, n) && (d[n] == '/' || d[n] == '\0'));
+        }
+        struct stat st;
+        bool dir = c->mounts[i].kind != OCI_MNT_BIND || (src[i] >= 0 && fstat(src[i], &st) == 0 &&
+                                                          S_ISDIR(st.st_mode));
+        int t = covered ? -1 : oci_make_target_as(rootfs_fd, d, true, dir, uid, gid);
+        if (t >= 0)
+            close(t);
+    }
+}
+
 /* A config's own maps must stay out of the ids mxc hands out (the single
  * uids, the ranges): sharing them would share files and signals with
  * another sandbox. */
@@ -602,6 +631,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     x.rootfs_fd = oci_rootfs_open(x.bundle_fd, bundle, c.root_path, e); /* a container's own only (rootfs.h) */
     if (x.rootfs_fd < 0)
         goto out;
+    if (c.user_ns)
+        make_own_targets(&c, x.rootfs_fd, x.src);
     /* 4b. the host-resolved hooks' binaries, checked now (before anything runs); the init inherits
      * createContainer's descriptors and execs those, never the path again */
     {

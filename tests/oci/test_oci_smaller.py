@@ -126,3 +126,26 @@ def test_list_shows_every_container_directory_even_a_half_made_one(oci, monkeypa
     for d in dirs:
         assert oci("delete", "--force", d)[0] == 0
     assert oci("list", "-q")[1] == ""
+
+
+def test_own_maps_make_missing_mount_targets_in_a_root_owned_image(oci):  # noqa: F811
+    """With a config's own uidMappings/gidMappings the rootfs is not idmapped: an image that is host
+    root's on disk is not the container root's, and the init could not make a missing mount target
+    ("Permission denied").  Host root makes those on the rootfs itself before the clone, owned by
+    the container's root (as the init would have made them)."""
+    base = 1500000000
+    src = os.path.join(oci.base, "bind-src")
+    os.makedirs(src)
+
+    def userns(c):
+        c["linux"]["namespaces"].append({"type": "user"})
+        c["linux"]["uidMappings"] = [{"containerID": 0, "hostID": base, "size": 65536}]
+        c["linux"]["gidMappings"] = [{"containerID": 0, "hostID": base, "size": 65536}]
+        c["mounts"].append({"destination": "/newdir", "type": "tmpfs", "source": "tmpfs"})
+        c["mounts"].append({"destination": "/a/b/c", "type": "bind", "source": src, "options": ["rbind", "ro"]})
+    b = oci.bundle(["sh", "-c", "grep -c ' /newdir \\| /a/b/c ' /proc/self/mountinfo"], userns, readonly=False)
+    rc, out, err = oci("run", "--bundle", b, "s9")
+    assert rc == 0 and out.strip() == "2", (rc, out, err)
+    for p in ("newdir", "a", "a/b", "a/b/c"):
+        st = os.lstat(os.path.join(b, "rootfs", p))
+        assert (st.st_uid, st.st_gid) == (base, base), p
