@@ -19,6 +19,7 @@
 #include "fdio.h"
 #include "lifecycle.h"
 #include "pstable.h"
+#include "selfclone.h"
 #include "store.h"
 
 static const char *log_path, *log_format = "text";
@@ -303,6 +304,14 @@ static int update(int argc, char **argv, int i, int rootfd, mxc_error *e)
 
 int main(int argc, char **argv)
 {
+    /* the commands that start processes in a container run from a sealed copy (selfclone.h) */
+    for (int k = 1; k < argc; k++)
+        if (!strcmp(argv[k], "create") || !strcmp(argv[k], "run") || !strcmp(argv[k], "exec")) {
+            mxc_error ce = {0};
+            if (oci_selfclone(argv, &ce) < 0)
+                return die("%s", ce.message);
+            break;
+        }
     const char *root = OCI_ROOT_DEFAULT;
     bool systemd = false, help = false, version = false;
     const char *criu = NULL, *rootless = NULL, *cgroup_manager = NULL;

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from test_oci import BUSYBOX, oci  # noqa: F401  (the fixture)
+from test_oci import BUSYBOX, MXC_OCI, oci  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.access(BUSYBOX, os.X_OK),
                                 reason="needs root and busybox-static (scripts/deps.sh)")
@@ -149,3 +149,65 @@ def test_own_maps_make_missing_mount_targets_in_a_root_owned_image(oci):  # noqa
     for p in ("newdir", "a", "a/b", "a/b/c"):
         st = os.lstat(os.path.join(b, "rootfs", p))
         assert (st.st_uid, st.st_gid) == (base, base), p
+
+
+def _held_exec(oci, cid):  # noqa: F811
+    """An exec held just before its execve (MXC_FAULT_OCI_EXEC_STOP): (Popen, host pid of the held)."""
+    import subprocess
+    import time
+    held = subprocess.Popen([MXC_OCI, "--root", oci.root, "exec", cid, "true"], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=dict(os.environ, MXC_FAULT_OCI_EXEC_STOP="1"))
+    init = oci.state(cid)["pid"]
+    ns = os.stat("/proc/%d/ns/pid" % init).st_ino
+    for _ in range(6000):
+        for p in os.listdir("/proc"):
+            try:
+                if p.isdigit() and int(p) != init and os.stat("/proc/%s/ns/pid" % p).st_ino == ns and \
+                        "\nState:\tT" in open("/proc/%s/status" % p).read():
+                    return held, int(p)
+            except OSError:
+                pass
+        time.sleep(0.01)
+    held.kill()
+    raise AssertionError("the exec was not held")
+
+
+def test_a_process_about_to_exec_in_the_container_is_never_the_host_s_binary(oci):  # noqa: F811
+    """An image file "#!/proc/self/exe" run by exec executed the host's mxc-oci inside the container:
+    at execve time the process's /proc/self/exe, which binfmt_script follows for the interpreter, was
+    the host's binary.  mxc-oci now runs create/run/exec from a sealed memfd copy of itself
+    (selfclone.h): what /proc/self/exe names then is that copy, never the host file."""
+    b = oci.bundle(["sleep", "1000"])
+    assert oci.create("s10", b)[0] == 0
+    assert oci("start", "s10")[0] == 0
+    held, pid = _held_exec(oci, "s10")
+    try:
+        exe = os.readlink("/proc/%d/exe" % pid)
+        assert exe.startswith("/memfd:mxc-oci") and os.path.realpath(MXC_OCI) not in exe, exe
+        import fcntl
+        fd = os.open("/proc/%d/exe" % pid, os.O_RDONLY)
+        try:
+            seals = fcntl.fcntl(fd, 1034)   # F_GET_SEALS: sealed against every change
+            assert seals & 0xf == 0xf, seals
+        finally:
+            os.close(fd)
+        assert open("/proc/%d/comm" % pid).read().strip() == "mxc-oci"
+    finally:
+        held.kill()
+        held.wait()
+
+
+def test_a_shebang_to_proc_self_exe_runs_only_the_sealed_copy(oci):  # noqa: F811
+    b = oci.bundle(["sleep", "1000"], readonly=False)
+    with open(os.path.join(b, "rootfs", "x.sh"), "w") as f:
+        f.write("#!/proc/self/exe version\n")
+    os.chmod(os.path.join(b, "rootfs", "x.sh"), 0o755)
+    assert oci.create("s11", b)[0] == 0
+    assert oci("start", "s11")[0] == 0
+    before = open(MXC_OCI, "rb").read()
+    # the script's interpreter is what the exec'ing process was: the sealed copy, which then cannot be
+    # opened for writing by anyone (sealed), the host's binary untouched
+    rc, out, err = oci("exec", "s11", "/x.sh")
+    assert open(MXC_OCI, "rb").read() == before
+    assert rc == 0 and "mxc-oci version" in out, (rc, out, err)
