@@ -2,6 +2,8 @@
 #include "selfclone.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <string.h>
@@ -12,6 +14,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "helpers.h"
+
+#define SELF_ENV "MXC_OCI_SELF_EXE" /* the copied file's path, from the copier to the copy */
 #define SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
 
 extern char **environ;
@@ -29,8 +34,15 @@ int oci_selfclone(char **argv, mxc_error *e)
 {
     if (is_clone()) {
         prctl(PR_SET_NAME, "mxc-oci", 0, 0, 0); /* exec'd by descriptor, it was named by the fd's number */
+        mxc_helper_set_self(getenv(SELF_ENV));  /* mxc-proxy and the rest beside the file copied */
+        unsetenv(SELF_ENV);
         return 0;
     }
+    char self[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[len > 0 ? len : 0] = '\0';
+    if (setenv(SELF_ENV, self, 1) < 0) /* always ours: a value the caller gave is replaced */
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.selfclone", errno, NULL, "setenv");
     int src = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
     int mfd = memfd_create("mxc-oci", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     struct stat st;
