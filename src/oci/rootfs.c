@@ -14,7 +14,7 @@
 
 #include "hostpath.h"
 
-#define DEFAULT_ROOTS "/var/lib/containers/storage"
+#define DEFAULT_ROOTS "/var/lib/containers/storage:/var/lib/docker"
 
 /* rest resolved beneath dirfd: no "..", no symlink, no magic link; an O_PATH directory or -errno. */
 static int beneath(int dirfd, const char *rest)

@@ -11,7 +11,7 @@
  *    link to a host directory is refused);
  *  - any other absolute path: strictly beneath one of the operator's
  *    storage roots (default /var/lib/containers/storage, Podman's and
- *    CRI-O's; MXC_OCI_ROOTFS_ROOTS=DIR:DIR in mxc-oci's environment
+ *    CRI-O's, and /var/lib/docker; MXC_OCI_ROOTFS_ROOTS=DIR:DIR in mxc-oci's environment
  *    replaces the list), every directory from "/" down to the storage root
  *    root's and writable by no one else (sticky excepted above it), reached
  *    with no symlink, the rest beneath it likewise.
