@@ -63,8 +63,10 @@ static FILE *log_open(const char *path, char *why, size_t whysz)
         close(d);
     FILE *f = err ? NULL : fdopen(fd, "a");
     if (!f) {
-        snprintf(why, whysz, "--log %s: %s", path, err == ELOOP ? "a symbolic link: refused (the log is opened with no "
-                 "link at its name)" : err == -1 ? "not a regular file with one link: refused" : strerror(err ? err : errno));
+        const char *what = err == ELOOP ? "a symbolic link: refused (the log is opened with no link at its name)"
+                           : err == -1  ? "not a regular file with one link: refused"
+                                        : strerror(err ? err : errno);
+        snprintf(why, whysz, "--log %s: %s", path, what);
         if (fd >= 0)
             close(fd);
         return NULL;
