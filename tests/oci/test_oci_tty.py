@@ -23,12 +23,23 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.access(BUSYBOX, os.X
 PROBE = "if true < /dev/tty; then echo OPENED > /res; else echo REFUSED > /res; fi 2>/res.err; ls -l /proc/self/fd/0 >> /res.err"
 
 
-def on_a_pty(oci, *args):  # noqa: F811
-    """mxc-oci ARGS with a pty as its controlling terminal and stdio: (returncode, what it wrote)."""
+def on_a_pty(oci, *args, stay_for=None):  # noqa: F811
+    """mxc-oci ARGS with a pty as its controlling terminal and stdio: (returncode, what it wrote).
+    The pty's session is led by a process of the test's that runs mxc-oci and, as an operator's
+    shell does, stays (until stay_for exists: a detached workload's answer), so the terminal stays
+    the session's while the workload runs."""
     pid, fd = pty.fork()
     if pid == 0:
         try:
-            os.execv(MXC_OCI, [MXC_OCI, "--root", oci.root, *args])
+            child = os.fork()
+            if child == 0:
+                os.execv(MXC_OCI, [MXC_OCI, "--root", oci.root, *args])
+            _, ws = os.waitpid(child, 0)
+            for _ in range(6000):
+                if not stay_for or os.path.exists(stay_for):
+                    break
+                time.sleep(0.01)
+            os._exit(os.waitstatus_to_exitcode(ws))
         finally:
             os._exit(127)
     out = b""
@@ -65,7 +76,7 @@ def test_run_without_a_terminal_has_no_controlling_terminal(oci):  # noqa: F811
 
 def test_run_detach_without_a_terminal_has_no_controlling_terminal(oci):  # noqa: F811
     b = oci.bundle(["sh", "-c", PROBE], readonly=False)
-    rc, out = on_a_pty(oci, "run", "--detach", "--bundle", b, "t2")
+    rc, out = on_a_pty(oci, "run", "--detach", "--bundle", b, "t2", stay_for=os.path.join(b, "rootfs", "res"))
     assert rc == 0, out
     res, err = result(b)
     assert res == "REFUSED" and "No such device or address" in err, (res, err, out)
@@ -79,7 +90,8 @@ def test_exec_without_a_terminal_has_no_controlling_terminal(oci):  # noqa: F811
     assert rc == 0, out
     res, err = result(b)
     assert res == "REFUSED" and "No such device or address" in err, (res, err, out)
-    rc, out = on_a_pty(oci, "exec", "--detach", "t3", "sh", "-c", PROBE.replace("/res", "/res2"))
+    rc, out = on_a_pty(oci, "exec", "--detach", "t3", "sh", "-c", PROBE.replace("/res", "/res2"),
+                       stay_for=os.path.join(b, "rootfs", "res2"))
     assert rc == 0, out
     res, err = result(b, "res2")
     assert res == "REFUSED" and "No such device or address" in err, (res, err, out)
