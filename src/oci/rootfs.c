@@ -25,6 +25,37 @@ static int beneath(int dirfd, const char *rest)
     return fd < 0 ? -errno : fd;
 }
 
+static const char *why_of(int err);
+
+/* rest beneath top one component at a time (each beneath(): no "..", no link), every directory on
+ * the way (top included, the last not) writable by no one but its owner and group: a directory anyone
+ * can write (/tmp's kind) holds what others made — root's services' private directories among them —
+ * which is not an image's.  The last's descriptor, or -1 with why[] set (what: where it began) and
+ * *err the errno of a failed lookup (0 for a refusal). */
+static int walk(int top, const char *rest, const char *what, char *why, size_t whysz, int *err)
+{
+    *err = 0;
+    char buf[PATH_MAX];
+    if (snprintf(buf, sizeof buf, "%s", rest) >= (int)sizeof buf) {
+        snprintf(why, whysz, "%s: too long", what);
+        return -1;
+    }
+    int fd = openat(top, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    char *save = NULL;
+    for (char *c = strtok_r(buf, "/", &save); fd >= 0 && c; c = strtok_r(NULL, "/", &save)) {
+        struct stat st;
+        int next = -1;
+        if (fstat(fd, &st) < 0 || (st.st_mode & S_IWOTH))
+            snprintf(why, whysz, "%s: a directory on the way is writable by everyone (mode %o): what lies beneath it "
+                     "is not provably an image's", what, (unsigned)(st.st_mode & 07777));
+        else if ((next = beneath(fd, c)) < 0)
+            snprintf(why, whysz, "%s: %s", what, why_of(*err = -next));
+        close(fd);
+        fd = next < 0 ? -1 : next;
+    }
+    return fd;
+}
+
 static const char *why_of(int err)
 {
     if (err == ELOOP)
@@ -106,10 +137,13 @@ static int from_storage(const char *root_path, char *why, size_t whysz)
             int top = storage_root(p, n, why, whysz);
             if (top < 0)
                 return -1;
-            int fd = beneath(top, rest);
+            char what[PATH_MAX + 32];
+            snprintf(what, sizeof what, "beneath the storage root %.*s", (int)n, p);
+            int err;
+            int fd = walk(top, rest, what, why, whysz, &err);
             struct stat a, b;
             if (fd < 0)
-                snprintf(why, whysz, "beneath the storage root %.*s: %s", (int)n, p, why_of(-fd));
+                ;
             else if (fstat(fd, &a) < 0 || fstat(top, &b) < 0 || (a.st_dev == b.st_dev && a.st_ino == b.st_ino)) {
                 snprintf(why, whysz, "the storage root %.*s itself, not an image's directory beneath it", (int)n, p);
                 close(fd);
@@ -142,10 +176,8 @@ int oci_rootfs_open(int bundle_fd, const char *bundle, const char *root_path, mx
             rest = after(root_path, bundle, strlen(bundle)); /* the rest is resolved beneath bundle_fd all the same */
     }
     int fd, err = 0;
-    if (rest) {
-        if ((fd = beneath(bundle_fd, rest)) < 0)
-            snprintf(why, sizeof why, "resolved beneath the bundle: %s", why_of(err = -fd));
-    }
+    if (rest)
+        fd = walk(bundle_fd, rest, "resolved beneath the bundle", why, sizeof why, &err);
     else if ((fd = from_storage(root_path, why, sizeof why)) == -2)
         snprintf(why, sizeof why, "an absolute path outside the bundle and outside the operator's storage roots "
                  "(%.1024s): a host directory is never a rootfs", roots_list());

@@ -7,8 +7,10 @@
  * image's:
  *  - relative, or absolute inside the bundle directory: resolved beneath
  *    the bundle (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|
- *    RESOLVE_NO_MAGICLINKS): no "..", no symlink on the way (a "rootfs"
- *    link to a host directory is refused);
+ *    RESOLVE_NO_MAGICLINKS) one component at a time: no "..", no symlink
+ *    on the way (a "rootfs" link to a host directory is refused), no
+ *    directory on the way, the bundle included, writable by everyone (what
+ *    others made in a /tmp-like directory is not an image);
  *  - any other absolute path: strictly beneath one of the operator's
  *    storage roots (default /var/lib/containers/storage, Podman's and
  *    CRI-O's, and /var/lib/docker; MXC_OCI_ROOTFS_ROOTS=DIR:DIR in mxc-oci's environment

@@ -139,3 +139,22 @@ def test_a_listed_storage_root_admits_what_is_beneath_it(oci, monkeypatch):  # n
     rc, out, err = attack(oci, img, "rf13")
     assert rc != 0 and "is not a directory root's alone" in err, (rc, out, err)
     untouched(img)
+
+
+def test_a_rootfs_beneath_a_directory_anyone_can_write_is_refused(oci):  # noqa: F811
+    """A bundle (or a directory on the way) that anyone can write, /tmp's kind, holds what others
+    made — a root service's private directory among them: "inside the bundle" proves nothing there."""
+    host_dir(oci, "shared/private")        # root's, as a service's private directory would be
+    os.chmod(os.path.join(oci.base, "shared"), 0o1777)
+    moved = []
+
+    def into(b):
+        os.rename(os.path.join(oci.base, "shared"), os.path.join(b, "shared"))
+        moved.append(os.path.join(b, "shared", "private"))
+    rc, out, err = attack(oci, "shared/private", "rf14", into)
+    assert rc != 0 and "host-secret" not in out, (rc, out, err)
+    assert "root.path shared/private: resolved beneath the bundle: a directory on the way is writable by everyone " \
+           "(mode 1777)" in err, err
+    untouched(moved[0])
+    rc, out, err = attack(oci, "rootfs", "rf15", lambda b: os.chmod(b, 0o1777))
+    assert rc != 0 and "writable by everyone" in err, (rc, out, err)
