@@ -16,8 +16,17 @@ static bool beside(const char *file, const char *name, char *out, size_t sz)
     return access(out, X_OK) == 0;
 }
 
+static char self_path[PATH_MAX];
+
+void mxc_helper_set_self(const char *path)
+{
+    snprintf(self_path, sizeof self_path, "%s", path && path[0] == '/' ? path : "");
+}
+
 bool mxc_helper_path(const char *name, char *out, size_t sz)
 {
+    if (self_path[0] && beside(self_path, name, out, sz))
+        return true;
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n > 0) {

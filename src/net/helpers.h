@@ -10,6 +10,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* The running binary's own path, when /proc/self/exe does not name it (mxc-oci runs from a sealed
+ * memfd copy of itself, selfclone.h): its helpers are found beside the path given here (the file
+ * it was copied from, read by that process before the copy) instead.  NULL clears it. */
+void mxc_helper_set_self(const char *path);
+
 /* The helper `name` into out; false when none is executable. */
 bool mxc_helper_path(const char *name, char *out, size_t sz);
 

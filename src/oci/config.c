@@ -453,6 +453,12 @@ static int parse_namespaces(json_t *lin, oci_config *c, mxc_error *e)
                       "never sees or signals host processes)");
     if (!(c->ns_flags & CLONE_NEWNS))
         return refuse(e, "linux.namespaces has no mount namespace: the host's mount namespace is refused");
+    bool ipc = c->ns_flags & CLONE_NEWIPC;
+    for (size_t j = 0; j < c->njoin; j++)
+        ipc |= c->join[j].flag == CLONE_NEWIPC;
+    if (!ipc)
+        return refuse(e, "linux.namespaces has no ipc namespace: the host's IPC namespace is refused (its shared "
+                      "memory, semaphores and message queues are the host's; a pod's is joined by path)");
     c->user_ns = c->ns_flags & CLONE_NEWUSER;
     return 0;
 }

@@ -135,6 +135,11 @@ static int open_no_magic(const char *path, int flags)
 
 int oci_resolve_target(int root_fd, const char *path, bool create, bool dir)
 {
+    return oci_make_target_as(root_fd, path, create, dir, (uid_t)-1, (gid_t)-1);
+}
+
+int oci_make_target_as(int root_fd, const char *path, bool create, bool dir, uid_t uid, gid_t gid)
+{
     int fd = openat2_in(root_fd, path, O_PATH);
     if (fd >= 0 || fd != -ENOENT || !create)
         return fd;
@@ -151,13 +156,25 @@ int oci_resolve_target(int root_fd, const char *path, bool create, bool dir)
         if (nfd == -ENOENT) {
             /* one name below a descriptor already inside the rootfs: it cannot
              * leave it; a dangling symlink there makes this fail (EEXIST) */
-            int rc;
-            if (next || dir)
+            int rc, f = -1;
+            if (next || dir) {
                 rc = mkdirat(cur, comp, 0755) < 0 ? -errno : 0;
-            else {
-                int f = openat(cur, comp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-                rc = f < 0 ? -errno : close(f);
+                if (rc == 0 && uid != (uid_t)-1 &&
+                    (f = openat(cur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+                    rc = -errno;
+            } else {
+                f = openat(cur, comp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+                rc = f < 0 ? -errno : 0;
             }
+            /* made by host root for the container: its root's, as the init would have made it; chown'd
+             * by descriptor (the file just made; the directory only while it is an empty one of root's) */
+            struct stat fst;
+            if (rc == 0 && uid != (uid_t)-1 &&
+                (fstat(f, &fst) < 0 || fst.st_uid != 0 || (S_ISDIR(fst.st_mode) && fst.st_nlink != 2) ||
+                 fchown(f, uid, gid) < 0))
+                rc = -EPERM;
+            if (f >= 0)
+                close(f);
             nfd = rc < 0 && rc != -EEXIST ? rc : openat2_in(root_fd, prefix, O_PATH);
         }
         close(cur);
@@ -360,6 +377,15 @@ static void scope_to_self(void)
     close(rs);
 }
 
+/* Without process.terminal: a session of its own with no controlling terminal (runc's), so that the
+ * terminal mxc-oci was started from is not the workload's: /dev/tty gives ENXIO, the operator's
+ * keystrokes and settings stay out of its reach. */
+static void own_session(void)
+{
+    if (setsid() < 0)
+        fail("a session of its own (setsid): %s", strerror(errno));
+}
+
 /* process.terminal: a pty of the container's own devpts (opened beneath its root with no symlink,
  * checked to be devpts), the master sent to the console socket (runc's way: the pty's name as the
  * payload, the master by SCM_RIGHTS), the slave the controlling terminal and fds 0-2, owned by the
@@ -531,6 +557,8 @@ _Noreturn void oci_exec_main(const oci_config *c, const oci_seccomp *sc, int soc
     withhold_caps();
     if (c->terminal)
         setup_terminal(c, console);
+    else
+        own_session();
     char exe_buf[PATH_MAX];
     const char *exe = become_process(c, exe_buf, sizeof exe_buf, host_net, aa_fd);
     /* not dumpable until the exec (creds changes may have reset it): the container's processes
@@ -799,6 +827,8 @@ _Noreturn void oci_init_main(const oci_init_args *a)
         fail("domainname: %s", strerror(errno));
     if (c->terminal)
         setup_terminal(c, a->console);
+    else
+        own_session();
     /* 9. the process's own: limits, credentials, cwd, no_new_privs, the scope */
     char exe_buf[PATH_MAX];
     const char *exe = become_process(c, exe_buf, sizeof exe_buf, a->host_net, aa_fd);

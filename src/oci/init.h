@@ -54,5 +54,9 @@ _Noreturn void oci_exec_main(const oci_config *c, const oci_seccomp *sc, int soc
  * missing components made by mkdirat on their parent's descriptor (the
  * last one a file when !dir).  An O_PATH descriptor, or -errno. */
 int oci_resolve_target(int root_fd, const char *path, bool create, bool dir);
+/* The same, what it makes owned by uid:gid ((uid_t)-1: left as made): host root making, before the
+ * clone, the targets a config's own user namespace cannot make in a rootfs whose owner it does not
+ * map (lifecycle.c). */
+int oci_make_target_as(int root_fd, const char *path, bool create, bool dir, uid_t uid, gid_t gid);
 
 #endif

@@ -26,6 +26,8 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,6 +47,7 @@
 #include "procs.h"
 #include "registry.h"
 #include "relay.h"
+#include "rootfs.h"
 #include "store.h"
 
 static int pidfd_of(const oci_state *s)
@@ -117,12 +120,6 @@ static int tree_of(int fd, const char *path, bool recursive, uint64_t set, uint6
 static int record_in_claim(const char *const *dirs, size_t n, void *claim)
 {
     return mxc_idrange_set_cgroups(claim, dirs, n);
-}
-
-static int open_beneath_bundle(int bundle_fd, const char *path, int flags)
-{
-    struct open_how how = {.flags = (unsigned long long)(flags | O_CLOEXEC), .resolve = RESOLVE_NO_MAGICLINKS};
-    return (int)syscall(SYS_openat2, bundle_fd, path, &how, sizeof how);
 }
 
 static void fd_path(int fd, char *out, size_t outsz)
@@ -266,6 +263,35 @@ static int save_config(int dirfd, json_t *doc, mxc_error *e)
     return 0;
 }
 
+/* With a config's own user namespace the rootfs is not idmapped: an image that is host root's on disk
+ * is not its root's, and the init (its root) could not make a missing mount target there ("Permission
+ * denied").  Host root makes them now, beneath the rootfs (RESOLVE_IN_ROOT, as the init resolves them),
+ * owned by the container's root as the init would have: those on the rootfs itself, not those below
+ * an earlier mount's destination (made in that mount by the init).  What fails is the init's to say. */
+static void make_own_targets(const oci_config *c, int rootfs_fd, const int *src)
+{
+    unsigned uid, gid;
+    if (!oci_map_id(c->uidmap, c->nuidmap, 0, &uid) || !oci_map_id(c->gidmap, c->ngidmap, 0, &gid))
+        return;
+    for (size_t i = 0; i < c->nmounts; i++) {
+        const char *d = c->mounts[i].dest;
+        bool covered = false;
+        for (size_t j = 0; j < i && !covered; j++) {
+            const char *p = c->mounts[j].dest;
+            size_t n = strlen(p);
+            while (n > 0 && p[n - 1] == '/')
+                n--;
+            covered = n == 0 || (!strncmp(d, p, n) && (d[n] == '/' || d[n] == '\0'));
+        }
+        struct stat st;
+        bool dir = c->mounts[i].kind != OCI_MNT_BIND || (src[i] >= 0 && fstat(src[i], &st) == 0 &&
+                                                          S_ISDIR(st.st_mode));
+        int t = covered ? -1 : oci_make_target_as(rootfs_fd, d, true, dir, uid, gid);
+        if (t >= 0)
+            close(t);
+    }
+}
+
 /* A config's own maps must stay out of the ids mxc hands out (the single
  * uids, the ranges): sharing them would share files and signals with
  * another sandbox. */
@@ -328,6 +354,46 @@ static bool in_runtime_ns(const oci_config *c, int flag, const char *name)
             return stat(self_path, &self) < 0 || stat(c->join[i].path, &joined) < 0 ||
                    (self.st_ino == joined.st_ino && self.st_dev == joined.st_dev);
     return true;
+}
+
+/* linux.namespaces[].path i, opened without blocking (a FIFO there held create forever): by O_PATH
+ * first, an nsfs file of the type named or refused, then re-opened through its descriptor for setns.
+ * The descriptor, or -1 with *e set. */
+static int open_ns_path(const oci_config *c, size_t i, mxc_error *e)
+{
+    int p = open(c->join[i].path, O_PATH | O_CLOEXEC);
+    struct statfs sf;
+    const char *why = p < 0 ? strerror(errno) : fstatfs(p, &sf) < 0 ? strerror(errno)
+                      : sf.f_type != NSFS_MAGIC ? "not a namespace file (nsfs)" : NULL;
+    int fd = -1;
+    if (!why) {
+        char self[64];
+        snprintf(self, sizeof self, "/proc/self/fd/%d", p);
+        fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        why = fd < 0 ? strerror(errno) : ioctl(fd, NS_GET_NSTYPE) != c->join[i].flag ? "not a namespace of that type"
+                                                                                     : NULL;
+    }
+    if (p >= 0)
+        close(p);
+    if (why) {
+        if (fd >= 0)
+            close(fd);
+        return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: linux.namespaces %s path %s: %s", c->join[i].type,
+                       c->join[i].path, why);
+    }
+    return fd;
+}
+
+/* Every namespace joined by path checked before anything is made (open_ns_path). */
+static int check_ns_paths(const oci_config *c, mxc_error *e)
+{
+    for (size_t i = 0; i < c->njoin; i++) {
+        int fd = open_ns_path(c, i, e);
+        if (fd < 0)
+            return -1;
+        close(fd);
+    }
+    return 0;
 }
 
 static bool on_host_network(const oci_config *c)
@@ -466,6 +532,12 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
                     "other than the host's (the host's message queues are refused)", i);
             goto out;
         }
+    if (in_runtime_ns(&c, CLONE_NEWIPC, "ipc")) {
+        mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.namespaces: the IPC namespace is the host's: refused "
+                "(its shared memory, semaphores and message queues are the host's); give the container an ipc "
+                "namespace, or join a pod's by path");
+        goto out;
+    }
     for (size_t i = 0; host_net && i < c.nmounts; i++)
         if (c.mounts[i].by_parent && !strcmp(c.mounts[i].type, "sysfs")) {
             mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu].type 'sysfs' needs a network namespace "
@@ -478,6 +550,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
                 "%d); give the container a network namespace", MXC_LANDLOCK_ABI_SCOPE, mxc_landlock_abi());
         goto out;
     }
+    if (check_ns_paths(&c, e) < 0)
+        goto out;
     if (oci_mxcnet_check(rootfd, &c, host_net, &net, e) < 0)
         goto out;
     /* 1. the directory (its path names the range claim's owner) */
@@ -564,11 +638,11 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
             goto out;
         }
     /* 4. the rootfs, opened before the clone */
-    x.rootfs_fd = open_beneath_bundle(x.bundle_fd, c.root_path, O_PATH | O_DIRECTORY);
-    if (x.rootfs_fd < 0) {
-        mxc_err_os(e, MXC_E_MALFORMED_REQUEST, "oci.rootfs", errno, NULL, "root.path %s", c.root_path);
+    x.rootfs_fd = oci_rootfs_open(x.bundle_fd, bundle, c.root_path, e); /* a container's own only (rootfs.h) */
+    if (x.rootfs_fd < 0)
         goto out;
-    }
+    if (c.user_ns)
+        make_own_targets(&c, x.rootfs_fd, x.src);
     /* 4b. the host-resolved hooks' binaries, checked now (before anything runs); the init inherits
      * createContainer's descriptors and execs those, never the path again */
     {
@@ -624,13 +698,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         nown++;
     }
     for (size_t i = 0; i < c.njoin; i++) {
-        int nfd = open(c.join[i].path, O_RDONLY | O_CLOEXEC);
-        int type = nfd >= 0 ? ioctl(nfd, NS_GET_NSTYPE) : -1;
-        if (nfd < 0 || type != c.join[i].flag) {
-            mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: linux.namespaces %s path %s: %s", c.join[i].type,
-                    c.join[i].path, nfd < 0 ? strerror(errno) : "not a namespace of that type");
-            if (nfd >= 0)
-                close(nfd);
+        int nfd = open_ns_path(&c, i, e);
+        if (nfd < 0) {
             close(sv[0]);
             close(sv[1]);
             goto out;

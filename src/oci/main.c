@@ -4,6 +4,7 @@
  * printing, and the log (runc's line formats).  Runs as root; never
  * installed set-uid. */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include "fdio.h"
 #include "lifecycle.h"
 #include "pstable.h"
+#include "selfclone.h"
 #include "store.h"
 
 static const char *log_path, *log_format = "text";
@@ -40,16 +42,44 @@ static void log_line(FILE *f, const char *level, const char *msg)
     json_decref(j);
 }
 
+static FILE *log_file; /* --log, opened once by log_open */
+
+/* --log FILE opened for appending: its directory as named, the file itself beneath it with
+ * O_NOFOLLOW (a symlink planted where the log goes, e.g. in a bundle, would have a root-owned file
+ * made or appended at its target), regular, one link, never a terminal.  NULL with why[] set. */
+static FILE *log_open(const char *path, char *why, size_t whysz)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1, slash ? path : ".");
+    int d = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int fd = d < 0 || !*name ? -1 : openat(d, name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
+                                           0600);
+    int err = d < 0 ? errno : !*name ? EISDIR : fd < 0 ? errno : 0;
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1))
+        err = -1;
+    if (d >= 0)
+        close(d);
+    FILE *f = err ? NULL : fdopen(fd, "a");
+    if (!f) {
+        const char *what = err == ELOOP ? "a symbolic link: refused (the log is opened with no link at its name)"
+                           : err == -1  ? "not a regular file with one link: refused"
+                                        : strerror(err ? err : errno);
+        snprintf(why, whysz, "--log %s: %s", path, what);
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    setvbuf(f, NULL, _IOLBF, 0);
+    return f;
+}
+
 static void log_error(const char *msg)
 {
     fprintf(stderr, "mxc-oci: %s\n", msg);
-    if (!log_path)
-        return;
-    FILE *f = fopen(log_path, "ae");
-    if (!f)
-        return;
-    log_line(f, "error", msg);
-    fclose(f);
+    if (log_file)
+        log_line(log_file, "error", msg);
 }
 
 /* --debug: what mxc-oci is doing, for whoever drives it */
@@ -64,12 +94,7 @@ static void log_debug(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    FILE *f = log_path ? fopen(log_path, "ae") : stderr;
-    if (!f)
-        return;
-    log_line(f, "debug", msg);
-    if (f != stderr)
-        fclose(f);
+    log_line(log_file ? log_file : stderr, "debug", msg);
 }
 
 static int die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -153,6 +178,30 @@ static int count_of(const char *s)
     char *end;
     long n = s ? strtol(s, &end, 10) : 0;
     return !s ? 0 : (*s && !*end && n >= 0 && n <= 1000) ? (int)n : -1;
+}
+
+/* --preserve-fds given something count_of refuses: said with what was given and why */
+static int bad_count(const char *s)
+{
+    return die("--preserve-fds %s: not a count of descriptors: a decimal number from 0 to 1000 (fds 3 to 3+N-1 are "
+               "passed on)", s);
+}
+
+/* list's containers, and every container directory without a readable state (a create killed
+ * before it wrote one) shown as stopped, in id order, so that delete --force can be given its name. */
+static json_t *with_half_made(int rootfd, json_t *l)
+{
+    json_t *ids = oci_store_ids(rootfd), *out = json_array(), *id, *c;
+    size_t k, m;
+    json_array_foreach(ids, k, id) {
+        json_t *found = NULL;
+        json_array_foreach(l, m, c) if (!strcmp(json_string_value(json_object_get(c, "id")), json_string_value(id)))
+            found = c;
+        json_array_append_new(out, found ? json_incref(found) : oci_state_partial(json_string_value(id)));
+    }
+    json_decref(ids);
+    json_decref(l);
+    return out;
 }
 
 static int one_id(int argc, char **argv, int i, const char *cmd, const char **id)
@@ -257,6 +306,14 @@ static int update(int argc, char **argv, int i, int rootfd, mxc_error *e)
 
 int main(int argc, char **argv)
 {
+    /* the commands that start processes in a container run from a sealed copy (selfclone.h) */
+    for (int k = 1; k < argc; k++)
+        if (!strcmp(argv[k], "create") || !strcmp(argv[k], "run") || !strcmp(argv[k], "exec")) {
+            mxc_error ce = {0};
+            if (oci_selfclone(argv, &ce) < 0)
+                return die("%s", ce.message);
+            break;
+        }
     const char *root = OCI_ROOT_DEFAULT;
     bool systemd = false, help = false, version = false;
     const char *criu = NULL, *rootless = NULL, *cgroup_manager = NULL;
@@ -282,6 +339,11 @@ int main(int argc, char **argv)
     oci_cgroup_disabled = cgroup_manager && !strcmp(cgroup_manager, "disabled");
     if (strcmp(log_format, "text") && strcmp(log_format, "json"))
         return die("unknown log-format %s", log_format);
+    if (log_path) {
+        char why[PATH_MAX + 128];
+        if (!(log_file = log_open(log_path, why, sizeof why)))
+            return die("%s", why);
+    }
     if (version || (i < argc && !strcmp(argv[i], "version"))) {
         printf("mxc-oci version 0.1.0\nspec: %s\n", OCI_SPEC_VERSION);
         return 0;
@@ -342,6 +404,8 @@ int main(int argc, char **argv)
     for (int k = i; k < argc && argv[k][0] == '-'; k++) {
         const char *v = !strncmp(argv[k], "--preserve-fds=", 15) ? argv[k] + 15
                         : !strcmp(argv[k], "--preserve-fds") && k + 1 < argc ? argv[k + 1] : NULL;
+        if (v && count_of(v) < 0)
+            return bad_count(v);
         if (v && oci_check_preserved(count_of(v), &e) < 0)
             return die("%s", e.message);
     }
@@ -367,6 +431,8 @@ int main(int argc, char **argv)
             rc = 1;
         else if (systemd) /* runc's wording; systemd is not what manages cgroups on this host (see docs/oci.md) */
             rc = die("systemd cgroup flag passed, but systemd support for managing cgroups is not available");
+        else if (preserve && count_of(preserve) < 0)
+            rc = bad_count(preserve);
         else if (!strcmp(cmd, "create"))
             rc = oci_create(rootfd, id, bundle, pid_file, console, count_of(preserve), false, NULL, &e) < 0
                      ? die("%s", e.message)
@@ -434,6 +500,8 @@ int main(int argc, char **argv)
             rc = 1;
         else if ((label && *label) || (cgroup && *cgroup))
             rc = die("exec --process-label/--cgroup are not supported by mxc-oci yet");
+        else if (preserve && count_of(preserve) < 0)
+            rc = bad_count(preserve);
         else {
             o.preserve = count_of(preserve);
             o.args = argv + i + 1;
@@ -495,7 +563,7 @@ int main(int argc, char **argv)
         else if (strcmp(format, "table") && strcmp(format, "json"))
             rc = die("invalid format option");
         else {
-            json_t *l = oci_list(rootfd);
+            json_t *l = with_half_made(rootfd, oci_list(rootfd));
             size_t k;
             json_t *c;
             if (!strcmp(format, "json")) {

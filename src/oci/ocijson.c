@@ -67,9 +67,11 @@ json_t *oci_json_loadfd(int fd, size_t flags, json_error_t *je)
         je = &local;
     size_t cap = 65536, len = 0;
     char *text = malloc(cap);
+    int err = text ? 0 : ENOMEM;
     for (ssize_t n = 1; text && n > 0;) {
         if (len == cap) {
             char *bigger = cap < MAX_DOC ? realloc(text, cap * 2) : NULL;
+            err = cap < MAX_DOC ? ENOMEM : EFBIG;
             if (!bigger) {
                 free(text);
                 text = NULL;
@@ -82,6 +84,7 @@ json_t *oci_json_loadfd(int fd, size_t flags, json_error_t *je)
         if (n < 0 && errno == EINTR)
             n = 1;
         else if (n < 0) {
+            err = errno;
             free(text);
             text = NULL;
         } else
@@ -89,7 +92,10 @@ json_t *oci_json_loadfd(int fd, size_t flags, json_error_t *je)
     }
     if (!text) {
         memset(je, 0, sizeof *je);
-        snprintf(je->text, sizeof je->text, "cannot read it (%s)", errno ? strerror(errno) : "too large");
+        if (err == EFBIG)
+            snprintf(je->text, sizeof je->text, "too large: larger than the limit of %u MiB", MAX_DOC >> 20);
+        else
+            snprintf(je->text, sizeof je->text, "cannot read it (%s)", strerror(err));
         return NULL;
     }
     json_t *j = oci_json_loadb(text, len, flags, je);

@@ -134,6 +134,47 @@ void oci_store_remove(int rootfd, const char *id)
     remove_tree(rootfd, id, 4);
 }
 
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(json_string_value(*(json_t *const *)a), json_string_value(*(json_t *const *)b));
+}
+
+json_t *oci_store_ids(int rootfd)
+{
+    json_t *out = json_array();
+    int fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    struct dirent *de;
+    while (out && d && (de = readdir(d))) {
+        struct stat st;
+        if (oci_valid_id(de->d_name) && fstatat(rootfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISDIR(st.st_mode))
+            json_array_append_new(out, json_string(de->d_name));
+    }
+    if (d)
+        closedir(d);
+    else if (fd >= 0)
+        close(fd);
+    size_t n = out ? json_array_size(out) : 0;
+    json_t **v = n ? malloc(n * sizeof *v) : NULL;
+    for (size_t i = 0; v && i < n; i++)
+        v[i] = json_incref(json_array_get(out, i));
+    if (v) {
+        qsort(v, n, sizeof *v, by_name);
+        json_array_clear(out);
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(out, v[i]);
+        free(v);
+    }
+    return out ? out : json_array();
+}
+
+json_t *oci_state_partial(const char *id)
+{
+    return json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:s, s:s}", "ociVersion", OCI_SPEC_VERSION, "id", id, "pid",
+                     (json_int_t)0, "status", "stopped", "bundle", "", "rootfs", "", "created", "", "owner", "root");
+}
+
 int oci_state_write(int dirfd, const oci_state *s, mxc_error *e)
 {
     json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s}", "ociVersion", s->oci_version, "id", s->id,

@@ -47,6 +47,14 @@ int oci_store_open(int rootfd, const char *id, mxc_error *e);
 /* Removes the container's directory and what is in it. */
 void oci_store_remove(int rootfd, const char *id);
 
+/* Every container directory under the root (a valid id, a directory, not a link), sorted: also a
+ * half-made one whose create was killed before its state was written (list shows it, so that
+ * delete --force can be given its name).  A JSON array of strings, never NULL. */
+json_t *oci_store_ids(int rootfd);
+/* What list shows of a container directory with no readable state: its id, status "stopped", no
+ * pid, empty bundle, rootfs and created (nothing recorded), owner root. */
+json_t *oci_state_partial(const char *id);
+
 int oci_state_write(int dirfd, const oci_state *s, mxc_error *e);
 int oci_state_read(int dirfd, const char *id, oci_state *s, mxc_error *e);
 void oci_state_free(oci_state *s);

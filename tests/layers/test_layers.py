@@ -89,6 +89,8 @@ def test_an_allowed_include_passes(tree, src, header):
 
 def test_a_removed_violation_must_leave_the_baseline(tree):
     path = tree / "src" / "proxy" / "main.c"
+    listed = [ln for ln in (tree / "scripts" / "layers.baseline").read_text(encoding="utf-8").splitlines()
+              if ln.strip() and not ln.startswith("#")]
     text = path.read_text(encoding="utf-8")
     path.write_text(text.replace('#include "helperbounds.h"', ""), encoding="utf-8")
     rc, out = run(tree)
@@ -97,7 +99,7 @@ def test_a_removed_violation_must_leave_the_baseline(tree):
     rc, out = run(tree, "--drop-stale")
     assert rc == 0, out
     rc, out = run(tree)
-    assert rc == 0 and "the baseline lists 56" in out, out
+    assert rc == 0 and "the baseline lists %d" % (len(listed) - 1) in out, out
 
 
 def test_an_unclassified_lib_file_fails(tree):

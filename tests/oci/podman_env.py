@@ -24,8 +24,12 @@ def session(prefix, driver, no_pids_limit, in_base=False):
         f.write('[containers]\ndefault_sysctls = []\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n'
                 + ('pids_limit = 0\n' if no_pids_limit else '')
                 + '[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\n'
-                'runtime = "crun"\n[engine.runtimes]\ncrun = ["%s"]\n' % MXC_OCI)
-    env = dict(os.environ, CONTAINERS_CONF=conf)
+                # the operator lists this Podman's storage root as one whose images mxc-oci may take as
+                # root.path (src/oci/rootfs.h); conmon hands the runtime only the environment named here
+                'conmon_env_vars = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", '
+                '"MXC_OCI_ROOTFS_ROOTS=%s"]\n' % os.path.join(base, "storage")
+                + 'runtime = "crun"\n[engine.runtimes]\ncrun = ["%s"]\n' % MXC_OCI)
+    env = dict(os.environ, CONTAINERS_CONF=conf, MXC_OCI_ROOTFS_ROOTS=os.path.join(base, "storage"))
     cmd = ["podman", "--root", os.path.join(base, "storage"), "--runroot", os.path.join(base, "run"),
            "--tmpdir", os.path.join(base, "tmp"), "--storage-driver", driver]
 

@@ -6,6 +6,7 @@ a busybox rootfs owned by root on disk) and unmounted by it.
 
 Run as root:  python3 -m pytest -q -p no:cacheprovider tests/oci/test_overlay.py
 """
+import json
 import os
 import subprocess
 
@@ -118,12 +119,17 @@ def test_overlay_layer_of_mxc_s_own_state_is_refused(oci, ovl):  # noqa: F811
     assert rc != 0 and "claims" in err, err
 
 
-def test_root_path_inside_an_overlay_is_refused(oci, ovl):  # noqa: F811
-    """Only the root of an overlay mount can be re-made; a directory inside one is refused."""
+def test_root_path_inside_an_overlay_is_refused(oci, ovl, monkeypatch):  # noqa: F811
+    """Only the root of an overlay mount can be re-made; a directory inside one is refused (reached
+    as an engine's storage root would be: the test's base listed in MXC_OCI_ROOTFS_ROOTS)."""
     b = bundle_on(oci, ["true"])
     os.makedirs(os.path.join(ovl.dir, "l2"))
     merged = ovl(b, "lowerdir=%s:{lower}" % os.path.join(ovl.dir, "l2"), at=os.path.join(oci.base, "merged"))
-    os.rmdir(os.path.join(b, "rootfs"))
-    os.symlink(os.path.join(merged, "etc"), os.path.join(b, "rootfs"))
+    monkeypatch.setenv("MXC_OCI_ROOTFS_ROOTS", oci.base)
+    with open(os.path.join(b, "config.json")) as f:
+        c = json.load(f)
+    c["root"]["path"] = os.path.join(merged, "etc")
+    with open(os.path.join(b, "config.json"), "w") as f:
+        json.dump(c, f)
     rc, _, err = oci("run", "--bundle", b, "ov6")
     assert rc != 0 and "not the root of its mount" in err, err

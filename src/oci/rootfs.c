@@ -1,0 +1,202 @@
+/* rootfs.c — see rootfs.h. */
+#include "rootfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "hostpath.h"
+
+#define DEFAULT_ROOTS "/var/lib/containers/storage:/var/lib/docker"
+
+/* rest resolved beneath dirfd: no "..", no symlink, no magic link; an O_PATH directory or -errno. */
+static int beneath(int dirfd, const char *rest)
+{
+    struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+    int fd = (int)syscall(SYS_openat2, dirfd, rest[0] ? rest : ".", &how, sizeof how);
+    return fd < 0 ? -errno : fd;
+}
+
+static const char *why_of(int err);
+
+/* rest beneath top one component at a time (each beneath(): no "..", no link), every directory on
+ * the way (top included, the last not) writable by no one but its owner and group: a directory anyone
+ * can write (/tmp's kind) holds what others made — root's services' private directories among them —
+ * which is not an image's.  The last's descriptor, or -1 with why[] set (what: where it began) and
+ * *err the errno of a failed lookup (0 for a refusal). */
+static int walk(int top, const char *rest, const char *what, char *why, size_t whysz, int *err)
+{
+    *err = 0;
+    char buf[PATH_MAX];
+    if (snprintf(buf, sizeof buf, "%s", rest) >= (int)sizeof buf) {
+        snprintf(why, whysz, "%s: too long", what);
+        return -1;
+    }
+    int fd = openat(top, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    char *save = NULL;
+    for (char *c = strtok_r(buf, "/", &save); fd >= 0 && c; c = strtok_r(NULL, "/", &save)) {
+        struct stat st;
+        int next = -1;
+        if (fstat(fd, &st) < 0 || (st.st_mode & S_IWOTH))
+            snprintf(why, whysz, "%s: a directory on the way is writable by everyone (mode %o): what lies beneath it "
+                     "is not provably an image's", what, (unsigned)(st.st_mode & 07777));
+        else if ((next = beneath(fd, c)) < 0)
+            snprintf(why, whysz, "%s: %s", what, why_of(*err = -next));
+        close(fd);
+        fd = next < 0 ? -1 : next;
+    }
+    return fd;
+}
+
+static const char *why_of(int err)
+{
+    if (err == ELOOP)
+        return "a symbolic link on the way (refused: a rootfs is reached with no link, which could name a host "
+               "directory)";
+    if (err == EXDEV)
+        return "it leads out (\"..\" above it, or an absolute link)";
+    return strerror(err);
+}
+
+/* The rest of path after dir and a slash ("" for dir itself), or NULL when path is not dir or below it. */
+static const char *after(const char *path, const char *dir, size_t n)
+{
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    if (n == 0 || strncmp(path, dir, n) != 0 || (path[n] && path[n] != '/' && !(n == 1 && dir[0] == '/')))
+        return NULL;
+    const char *r = path + n;
+    while (*r == '/')
+        r++;
+    return r;
+}
+
+/* Whether a directory may stand on the way to a storage root (last: it is the root itself). */
+static bool roots_alone(int fd, bool last)
+{
+    struct stat st;
+    return fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == 0 &&
+           (!(st.st_mode & 022) || (!last && (st.st_mode & S_ISVTX)));
+}
+
+/* The storage root dir (absolute), walked from "/" one component at a time with no link, each
+ * directory root's alone: its O_PATH descriptor, or -1 with why[] set. */
+static int storage_root(const char *dir, size_t n, char *why, size_t whysz)
+{
+    char buf[PATH_MAX];
+    if (n >= sizeof buf) {
+        snprintf(why, whysz, "the storage root is too long");
+        return -1;
+    }
+    memcpy(buf, dir, n);
+    buf[n] = '\0';
+    int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    char *save = NULL;
+    for (char *c = strtok_r(buf, "/", &save); fd >= 0 && c; c = strtok_r(NULL, "/", &save)) {
+        int next = -1;
+        if (!roots_alone(fd, false))
+            snprintf(why, whysz, "a directory above the storage root %.*s is not root's alone", (int)n, dir);
+        else if (!strcmp(c, ".") || !strcmp(c, ".."))
+            snprintf(why, whysz, "the storage root %.*s has a \".\" or \"..\" component", (int)n, dir);
+        else if ((next = beneath(fd, c)) < 0)
+            snprintf(why, whysz, "the storage root %.*s: %s", (int)n, dir, why_of(-next));
+        close(fd);
+        fd = next;
+    }
+    if (fd >= 0 && !roots_alone(fd, true)) {
+        snprintf(why, whysz, "the storage root %.*s is not a directory root's alone (owner 0, writable by no one "
+                 "else)", (int)n, dir);
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+static const char *roots_list(void)
+{
+    const char *list = getenv("MXC_OCI_ROOTFS_ROOTS");
+    return list && list[0] ? list : DEFAULT_ROOTS;
+}
+
+/* root_path strictly beneath a storage root of the operator's list: its descriptor; -2 when it is
+ * beneath none; -1 with why[] set when it is refused. */
+static int from_storage(const char *root_path, char *why, size_t whysz)
+{
+    for (const char *p = roots_list(); *p;) {
+        size_t n = strcspn(p, ":");
+        const char *rest = n && p[0] == '/' ? after(root_path, p, n) : NULL;
+        if (rest && rest[0]) {
+            int top = storage_root(p, n, why, whysz);
+            if (top < 0)
+                return -1;
+            char what[PATH_MAX + 32];
+            snprintf(what, sizeof what, "beneath the storage root %.*s", (int)n, p);
+            int err;
+            int fd = walk(top, rest, what, why, whysz, &err);
+            struct stat a, b;
+            if (fd < 0)
+                ;
+            else if (fstat(fd, &a) < 0 || fstat(top, &b) < 0 || (a.st_dev == b.st_dev && a.st_ino == b.st_ino)) {
+                snprintf(why, whysz, "the storage root %.*s itself, not an image's directory beneath it", (int)n, p);
+                close(fd);
+                fd = -1;
+            }
+            close(top);
+            return fd < 0 ? -1 : fd;
+        }
+        p += n + (p[n] == ':');
+    }
+    return -2;
+}
+
+static void fd_path(int fd, char *out, size_t outsz)
+{
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, out, outsz - 1);
+    out[n > 0 ? n : 0] = '\0';
+}
+
+int oci_rootfs_open(int bundle_fd, const char *bundle, const char *root_path, mxc_error *e)
+{
+    char bpath[PATH_MAX], why[PATH_MAX + 256] = "";
+    const char *rest = root_path[0] == '/' ? NULL : root_path;
+    if (!rest) {
+        fd_path(bundle_fd, bpath, sizeof bpath);
+        rest = bpath[0] == '/' ? after(root_path, bpath, strlen(bpath)) : NULL;
+        if (!rest && bundle && bundle[0] == '/')
+            rest = after(root_path, bundle, strlen(bundle)); /* the rest is resolved beneath bundle_fd all the same */
+    }
+    int fd, err = 0;
+    if (rest)
+        fd = walk(bundle_fd, rest, "resolved beneath the bundle", why, sizeof why, &err);
+    else if ((fd = from_storage(root_path, why, sizeof why)) == -2)
+        snprintf(why, sizeof why, "an absolute path outside the bundle and outside the operator's storage roots "
+                 "(%.1024s): a host directory is never a rootfs", roots_list());
+    if (fd < 0) {
+        mxc_err(e, err == ENOENT || err == ENOTDIR ? MXC_E_MALFORMED_REQUEST : MXC_E_POLICY_VALIDATION,
+                "config.json: root.path %s: %s", root_path, why);
+        if (err != ENOENT && err != ENOTDIR)
+            mxc_err_set_remediation(e, "give a rootfs inside the bundle (relative) with no symbolic link on the way, "
+                                    "or list the engine's storage root in MXC_OCI_ROOTFS_ROOTS");
+        return -1;
+    }
+    /* never mxc's own state, wherever it lies (the bundle itself may be chosen badly) */
+    char canon[PATH_MAX];
+    mxc_error g = {0};
+    fd_path(fd, canon, sizeof canon);
+    if (!canon[0] || mxc_hostpath_check_grant(canon, "root.path", &g) < 0) {
+        close(fd);
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: root.path %s: %s", root_path,
+                       canon[0] ? g.message : "its path cannot be read back");
+    }
+    return fd;
+}

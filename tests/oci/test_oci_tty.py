@@ -1,0 +1,97 @@
+"""A container without a terminal never gets the operator's (issue 34, finding 5): mxc-oci started
+from a shell on a terminal, the workload opening /dev/tty, could read the operator's next keystrokes
+and change the terminal's settings.  Every process mxc-oci starts without process.terminal is in a
+session of its own with no controlling terminal (runc's): /dev/tty gives ENXIO.  mxc-oci is run here
+on a pty the test makes (pty.fork: a new session, the pty its controlling terminal), for run, run
+--detach and exec.
+
+Run as root:  python3 -m pytest -q -p no:cacheprovider tests/oci/test_oci_tty.py
+"""
+import os
+import pty
+import time
+
+import pytest
+
+from test_oci import BUSYBOX, MXC_OCI, oci  # noqa: F401  (the fixture)
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.access(BUSYBOX, os.X_OK),
+                                reason="needs root and busybox-static (scripts/deps.sh)")
+
+# the workload opens /dev/tty (no read: an open that worked would be the operator's terminal) and
+# says what happened, in its own rootfs
+PROBE = "if true < /dev/tty; then echo OPENED > /res; else echo REFUSED > /res; fi 2>/res.err; ls -l /proc/self/fd/0 >> /res.err"
+
+
+def on_a_pty(oci, *args, stay_for=None):  # noqa: F811
+    """mxc-oci ARGS with a pty as its controlling terminal and stdio: (returncode, what it wrote).
+    The pty's session is led by a process of the test's that runs mxc-oci and, as an operator's
+    shell does, stays (until stay_for exists: a detached workload's answer), so the terminal stays
+    the session's while the workload runs."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        try:
+            child = os.fork()
+            if child == 0:
+                os.execv(MXC_OCI, [MXC_OCI, "--root", oci.root, *args])
+            _, ws = os.waitpid(child, 0)
+            for _ in range(6000):
+                if not stay_for or os.path.exists(stay_for):
+                    break
+                time.sleep(0.01)
+            os._exit(os.waitstatus_to_exitcode(ws))
+        finally:
+            os._exit(127)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    _, ws = os.waitpid(pid, 0)
+    os.close(fd)
+    return os.waitstatus_to_exitcode(ws), out.decode(errors="replace")
+
+
+def result(b, name="res"):
+    """The probe's answer, once the workload has written it (a detached one runs on its own)."""
+    res = os.path.join(b, "rootfs", name)
+    for _ in range(6000):
+        if os.path.exists(res) and open(res).read().endswith("\n"):
+            break
+        time.sleep(0.01)
+    return open(res).read().strip(), open(res + ".err").read()
+
+
+def test_run_without_a_terminal_has_no_controlling_terminal(oci):  # noqa: F811
+    b = oci.bundle(["sh", "-c", PROBE], readonly=False)
+    rc, out = on_a_pty(oci, "run", "--bundle", b, "t1")
+    assert rc == 0, out
+    res, err = result(b)
+    assert res == "REFUSED" and "No such device or address" in err, (res, err, out)
+
+
+def test_run_detach_without_a_terminal_has_no_controlling_terminal(oci):  # noqa: F811
+    b = oci.bundle(["sh", "-c", PROBE], readonly=False)
+    rc, out = on_a_pty(oci, "run", "--detach", "--bundle", b, "t2", stay_for=os.path.join(b, "rootfs", "res"))
+    assert rc == 0, out
+    res, err = result(b)
+    assert res == "REFUSED" and "No such device or address" in err, (res, err, out)
+
+
+def test_exec_without_a_terminal_has_no_controlling_terminal(oci):  # noqa: F811
+    b = oci.bundle(["sleep", "1000"], readonly=False)
+    assert oci.create("t3", b)[0] == 0
+    assert oci("start", "t3")[0] == 0
+    rc, out = on_a_pty(oci, "exec", "t3", "sh", "-c", PROBE)
+    assert rc == 0, out
+    res, err = result(b)
+    assert res == "REFUSED" and "No such device or address" in err, (res, err, out)
+    rc, out = on_a_pty(oci, "exec", "--detach", "t3", "sh", "-c", PROBE.replace("/res", "/res2"),
+                       stay_for=os.path.join(b, "rootfs", "res2"))
+    assert rc == 0, out
+    res, err = result(b, "res2")
+    assert res == "REFUSED" and "No such device or address" in err, (res, err, out)
