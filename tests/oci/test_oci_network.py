@@ -301,7 +301,7 @@ def test_an_annotation_cannot_open_the_node_s_own_destinations(oci, world, case)
     admit, refused at create naming the annotation and the entry, before anything runs."""
     net, why = NODE_LOCAL[case]
     b = bundle(oci, ["true"], annotate(net))
-    rc, _, err = oci("create", "--bundle", b, "nl")
+    rc, _, err = oci.create("nl", b)
     assert rc != 0 and "annotations: io.mxc.network: " in err and why in err, err
     assert "MXC_OCI_ALLOW_NODE_LOCAL=1" in err, err
     assert not os.path.exists(os.path.join(oci.root, "nl"))
@@ -328,5 +328,5 @@ def test_the_operator_s_allow_lets_an_annotation_reach_the_node_s_loopback(oci, 
     assert rc == 0 and out.split() == ["LOOP", "200"], (out, err)
     assert world["host_hits"] == ["127.0.0.1"]
     monkeypatch.setenv("MXC_OCI_ALLOW_NODE_LOCAL", "yes")
-    rc, _, err = oci("create", "--bundle", bundle(oci, ["true"], annotate(governed("127.0.0.1:8080"))), "op2")
+    rc, _, err = oci.create("op2", bundle(oci, ["true"], annotate(governed("127.0.0.1:8080"))))
     assert rc != 0 and "MXC_OCI_ALLOW_NODE_LOCAL=yes" in err, err
