@@ -98,12 +98,6 @@ static int files_use(unsigned long long lo, unsigned long long n, bool gid, char
     return rc;
 }
 
-/* Whether the slot at lo is someone's on the host (a file that cannot be read: it is). */
-static bool taken_on_host(unsigned lo)
-{
-    char what[160];
-    return files_use(lo, MXC_IDRANGE_SIZE, false, what, sizeof what) != 0;
-}
 
 /* writable: [{"path","dev","ino"}], the registry's own record of what a sandbox can write */
 static json_t *writable_json(const char *const *writable, size_t n)
@@ -143,6 +137,25 @@ static int write_file(int dir, const char *name, const char *text)
         return -EIO;
     }
     return fd;
+}
+
+/* The claim cand made whole (text written as tmp, linked to cand: -EEXIST when another has it)
+ * and durable before it is used: the file synced after the link (its one journal commit carries
+ * the new name too; synced before it, the directory's sync made a second), then the directory
+ * (the caller), which finds nothing left to write.  0 or -errno, nothing left behind. */
+static int link_claim(int dir, const char *tmp, const char *cand, const char *text)
+{
+    int fd = write_file(dir, tmp, text);
+    if (fd < 0)
+        return fd;
+    int rc = linkat(dir, tmp, dir, cand, 0) < 0 ? -errno : 0;
+    unlinkat(dir, tmp, 0);
+    if (rc == 0 && fsync(fd) < 0) {
+        rc = -errno;
+        unlinkat(dir, cand, 0);
+    }
+    close(fd);
+    return rc;
 }
 
 /* The engine's claim directory (state.h), host-wide: ranges are root's only. */
@@ -185,27 +198,24 @@ int mxc_idrange_claim(const char *state_dir, const char *const *writable, size_t
     /* from a random slot on, each slot once: a busy region is searched, not sampled */
     for (unsigned i = 0; i < slots; i++) {
         unsigned lo = rbase + ((r + i) % slots) * MXC_IDRANGE_SIZE;
-        if (taken_on_host(lo))
+        char what[160];
+        int taken = files_use(lo, MXC_IDRANGE_SIZE, false, what, sizeof what);
+        if (taken < 0) {
+            close(dir);
+            json_decref(w);
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "idrange.accounts", -taken, NULL, "cannot tell whether ids "
+                              "%u..%u are a local account's, a group's or a subordinate range (/etc/passwd, "
+                              "/etc/group, /etc/subuid, /etc/subgid)", lo, lo + (MXC_IDRANGE_SIZE - 1));
+        }
+        if (taken)
             continue;
         char cand[MXC_IDRANGE_NAME_MAX];
         snprintf(cand, sizeof cand, "range-%u", lo);
         if (faccessat(dir, cand, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
             continue;
         char *text = claim_text(state_dir, w, lo, getpid());
-        int fd = text ? write_file(dir, tmp, text) : -ENOMEM, rc = fd < 0 ? fd : 0;
+        int rc = text ? link_claim(dir, tmp, cand, text) : -ENOMEM;
         free(text);
-        if (rc == 0) {
-            rc = linkat(dir, tmp, dir, cand, 0) < 0 ? -errno : 0;
-            unlinkat(dir, tmp, 0);
-            /* durable before it is used: the file synced after the link (its one journal
-             * commit carries the new name too; synced before it, the directory's sync made
-             * a second), then the directory, which finds nothing left to write */
-            if (rc == 0 && fsync(fd) < 0) {
-                rc = -errno;
-                unlinkat(dir, cand, 0);
-            }
-            close(fd);
-        }
         if (rc == 0) {
             fsync(dir);
             close(dir);
