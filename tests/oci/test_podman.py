@@ -89,3 +89,16 @@ def test_podman_tty_through_the_console_socket(podman):
     assert open(os.path.join(out, "done")).read() == "ok\n"
     if r.stdout:  # when the relay delivered it, it is the terminal's output
         assert "/dev/pts/0" in r.stdout and "tty-ok" in r.stdout, r.stdout
+
+
+def test_podman_uidmap_onto_local_accounts_is_refused(podman):
+    """--uidmap 0:1:65536 (issue 34, finding 3): Podman passes it as the config's own uidMappings, which
+    would make container uids the host's local accounts (uid 1 upward, the owners of their homes):
+    refused by mxc-oci naming the mapping; --uidmap onto ids no one has still runs."""
+    r = podman("run", "--rm", *OPTS, "--uidmap", "0:1:65536", "--gidmap", "0:1500000000:65536",
+               "localhost/mxc-bb:1", "true", check=False)
+    assert r.returncode != 0 and "linux.uidMappings[0]: host ids 1..65536 include local account" in r.stderr, \
+        r.stdout + r.stderr
+    r = podman("run", "--rm", *OPTS, "--uidmap", "0:1500000000:65536", "--gidmap", "0:1500000000:65536",
+               "localhost/mxc-bb:1", "cat", "/proc/self/uid_map")
+    assert r.stdout.split() == ["0", "1500000000", "65536"], r.stdout + r.stderr
