@@ -102,3 +102,15 @@ def test_podman_uidmap_onto_local_accounts_is_refused(podman):
     r = podman("run", "--rm", *OPTS, "--uidmap", "0:1500000000:65536", "--gidmap", "0:1500000000:65536",
                "localhost/mxc-bb:1", "cat", "/proc/self/uid_map")
     assert r.stdout.split() == ["0", "1500000000", "65536"], r.stdout + r.stderr
+
+
+def test_podman_annotation_opening_the_node_s_loopback_is_refused(podman):
+    """--annotation io.mxc.network allowing 127.0.0.1:PORT (issue 34, finding 4): the container's proxy
+    dials from the node, so the annotation is refused naming the entry (the operator's allow is
+    MXC_OCI_ALLOW_NODE_LOCAL=1 in the runtime's environment, not set here)."""
+    net = '{"defaultPolicy":"block","allowedHosts":["127.0.0.1:8080"]}'
+    csv = '"%s"' % ("io.mxc.network=" + net).replace('"', '""')  # podman reads --annotation as a CSV field
+    r = podman("run", "--rm", *OPTS, "--annotation", "io.mxc.version=1", "--annotation", csv,
+               "localhost/mxc-bb:1", "true", check=False)
+    assert r.returncode != 0 and 'network.allowedHosts[0] "127.0.0.1:8080" reaches loopback' in r.stderr, \
+        r.stdout + r.stderr
