@@ -36,36 +36,68 @@ static bool overlaps(unsigned long long a, unsigned long long alen, unsigned lon
     return a < b + blen && b < a + alen;
 }
 
-/* Whether [lo, lo+65536) holds an id of a local account or group (field 3
- * of passwd/group) or meets a subordinate range (subuid/subgid lines
- * name:start:count). */
-static bool taken_on_host(unsigned lo)
+/* The first entry of one host file (/etc/passwd, /etc/group: name:x:id:;
+ * /etc/subuid, /etc/subgid: name:start:count) that host ids [lo, lo+n)
+ * meet, described in what[]: 1, 0 none, -errno (a file that exists and
+ * cannot be read: no answer is not "free"). */
+static int file_use(int etc, size_t which, unsigned long long lo, unsigned long long n, char *what, size_t size)
 {
-    const char *files[] = {"/etc/passwd", "/etc/group", "/etc/subuid", "/etc/subgid"};
-    bool hit = false;
-    for (size_t i = 0; i < 4 && !hit; i++) {
-        FILE *f = fopen(files[i], "re");
-        char line[4096];
-        while (f && !hit && fgets(line, sizeof line, f)) {
-            char *c = strchr(line, ':'), *end;
-            if (!c)
-                continue;
-            if (i >= 2) { /* name:start:count */
-                unsigned long long start = strtoull(c + 1, &end, 10), count = 0;
-                if (*end == ':')
-                    count = strtoull(end + 1, NULL, 10);
-                hit = count > 0 && overlaps(lo, MXC_IDRANGE_SIZE, start, count);
-            } else { /* name:password:id: */
-                c = strchr(c + 1, ':');
-                unsigned long long id = c ? strtoull(c + 1, &end, 10) : 0;
-                hit = c && end != c + 1 && overlaps(lo, MXC_IDRANGE_SIZE, id, 1);
-            }
-        }
-        if (f)
-            fclose(f);
+    static const char *const NAME[] = {"passwd", "group", "subuid", "subgid"},
+                          *const KIND[] = {"local account", "group", "subordinate uid range", "subordinate gid range"};
+    int fd = openat(etc, NAME[which], O_RDONLY | O_CLOEXEC);
+    FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
+    if (!f) {
+        int err = errno;
+        if (fd >= 0)
+            close(fd);
+        return err == ENOENT ? 0 : -err;
     }
+    char line[4096];
+    int hit = 0;
+    while (!hit && fgets(line, sizeof line, f)) {
+        char *c = strchr(line, ':'), *end;
+        if (!c || line[0] == '#')
+            continue;
+        *c = '\0';
+        unsigned long long start, count = 1;
+        if (which >= 2) { /* name:start:count */
+            start = strtoull(c + 1, &end, 10);
+            count = *end == ':' ? strtoull(end + 1, NULL, 10) : 0;
+        } else { /* name:password:id: */
+            char *id = strchr(c + 1, ':');
+            if (!id)
+                continue;
+            start = strtoull(id + 1, &end, 10);
+            if (end == id + 1)
+                continue;
+        }
+        if (count > 0 && overlaps(lo, n, start, count)) {
+            hit = 1;
+            if (which >= 2)
+                snprintf(what, size, "%s %llu+%llu of %.64s (/etc/%s)", KIND[which], start, count, line, NAME[which]);
+            else
+                snprintf(what, size, "%s %llu (%.64s)", KIND[which], start, line);
+        }
+    }
+    fclose(f);
     return hit;
 }
+
+/* What [lo, lo+n) meets on the host: a local account, group or subordinate range (see idrange.h);
+ * gid: the group files asked first (what a gid map names is likelier a group). */
+static int files_use(unsigned long long lo, unsigned long long n, bool gid, char *what, size_t size)
+{
+    static const size_t UID_FIRST[] = {0, 2, 1, 3}, GID_FIRST[] = {1, 3, 0, 2};
+    int etc = open("/etc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (etc < 0)
+        return -errno;
+    int rc = 0;
+    for (size_t i = 0; i < 4 && rc == 0; i++)
+        rc = file_use(etc, gid ? GID_FIRST[i] : UID_FIRST[i], lo, n, what, size);
+    close(etc);
+    return rc;
+}
+
 
 /* writable: [{"path","dev","ino"}], the registry's own record of what a sandbox can write */
 static json_t *writable_json(const char *const *writable, size_t n)
@@ -139,6 +171,30 @@ static int link_anon(int fd, int dir, const char *name)
     return linkat(AT_FDCWD, self, dir, name, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
 }
 
+/* The claim cand made whole and durable before it is used: written with no name (anon_file) and
+ * linked to cand (-EEXIST when another has it; without O_TMPFILE, written as tmp, linked, tmp
+ * removed), the file synced after the link (its one journal commit carries the new name too;
+ * synced before it, the directory's sync made a second), then the directory (the caller), which
+ * finds nothing left to write.  0 or -errno, nothing left behind. */
+static int link_claim(int dir, const char *tmp, const char *cand, const char *text)
+{
+    int fd = anon_file(dir, text);
+    bool named = fd == -EOPNOTSUPP;
+    if (named)
+        fd = write_file(dir, tmp, text);
+    if (fd < 0)
+        return fd;
+    int rc = named ? (linkat(dir, tmp, dir, cand, 0) < 0 ? -errno : 0) : link_anon(fd, dir, cand);
+    if (named)
+        unlinkat(dir, tmp, 0);
+    if (rc == 0 && fsync(fd) < 0) {
+        rc = -errno;
+        unlinkat(dir, cand, 0);
+    }
+    close(fd);
+    return rc;
+}
+
 /* The engine's claim directory (state.h), host-wide: ranges are root's only. */
 static int open_claim_dir(void)
 {
@@ -179,32 +235,24 @@ int mxc_idrange_claim(const char *state_dir, const char *const *writable, size_t
     /* from a random slot on, each slot once: a busy region is searched, not sampled */
     for (unsigned i = 0; i < slots; i++) {
         unsigned lo = rbase + ((r + i) % slots) * MXC_IDRANGE_SIZE;
-        if (taken_on_host(lo))
+        char what[160];
+        int taken = files_use(lo, MXC_IDRANGE_SIZE, false, what, sizeof what);
+        if (taken < 0) {
+            close(dir);
+            json_decref(w);
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "idrange.accounts", -taken, NULL, "cannot tell whether ids "
+                              "%u..%u are a local account's, a group's or a subordinate range (/etc/passwd, "
+                              "/etc/group, /etc/subuid, /etc/subgid)", lo, lo + (MXC_IDRANGE_SIZE - 1));
+        }
+        if (taken)
             continue;
         char cand[MXC_IDRANGE_NAME_MAX];
         snprintf(cand, sizeof cand, "range-%u", lo);
         if (faccessat(dir, cand, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
             continue;
         char *text = claim_text(state_dir, w, lo, getpid(), NULL);
-        int fd = text ? anon_file(dir, text) : -ENOMEM;
-        bool named = fd == -EOPNOTSUPP; /* without O_TMPFILE: a named file, linked, then unlinked */
-        if (named)
-            fd = write_file(dir, tmp, text);
-        int rc = fd < 0 ? fd : 0;
+        int rc = text ? link_claim(dir, tmp, cand, text) : -ENOMEM;
         free(text);
-        if (rc == 0) {
-            rc = named ? (linkat(dir, tmp, dir, cand, 0) < 0 ? -errno : 0) : link_anon(fd, dir, cand);
-            if (named)
-                unlinkat(dir, tmp, 0);
-            /* durable before it is used: the file synced after the link (its one journal
-             * commit carries the new name too; synced before it, the directory's sync made
-             * a second), then the directory, which finds nothing left to write */
-            if (rc == 0 && fsync(fd) < 0) {
-                rc = -errno;
-                unlinkat(dir, cand, 0);
-            }
-            close(fd);
-        }
         if (rc == 0) {
             fsync(dir);
             close(dir);
@@ -361,4 +409,38 @@ void mxc_idrange_release_dead(const char *state_dir)
     }
     closedir(d);
     mxc_registry_drop_unlinked(state_dir); /* and a claim's file its dead writer had not renamed in */
+}
+
+/* The first range claim other than mine that [lo, lo+n) meets: 1, 0, -errno. */
+static int claims_use(unsigned long long lo, unsigned long long n, const char *mine, char *what, size_t size)
+{
+    int dir = open_claim_dir();
+    if (dir == -EPERM)
+        return 0; /* not root: no range is claimed by this caller's kind (rootless: later) */
+    DIR *d = dir >= 0 ? fdopendir(dir) : NULL;
+    if (!d) {
+        int err = dir >= 0 ? errno : -dir;
+        if (dir >= 0)
+            close(dir);
+        return -err;
+    }
+    struct dirent *de;
+    int hit = 0;
+    while (!hit && (de = readdir(d))) {
+        unsigned base;
+        if (valid_name(de->d_name, &base) && !(mine && !strcmp(mine, de->d_name)) &&
+            overlaps(lo, n, base, MXC_IDRANGE_SIZE)) {
+            hit = 1;
+            snprintf(what, size, "another container's range claim %s (%u+65536)", de->d_name, base);
+        }
+    }
+    closedir(d);
+    return hit;
+}
+
+int mxc_idrange_host_use(unsigned long long lo, unsigned long long n, bool gid, const char *mine, char *what,
+                         size_t size)
+{
+    int rc = files_use(lo, n, gid, what, size);
+    return rc != 0 ? rc : claims_use(lo, n, mine, what, size);
 }

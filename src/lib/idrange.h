@@ -11,6 +11,7 @@
 #ifndef MXC_IDRANGE_H
 #define MXC_IDRANGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -38,6 +39,15 @@ int mxc_idrange_set_owner(const char *name, pid_t pid);
  * `delete` ever called for it).  0 or -errno. */
 int mxc_idrange_set_cgroups(const char *name, const char *const *dirs, size_t n);
 void mxc_idrange_release(const char *name);
+/* Whether host ids [lo, lo+n) are someone else's: a local account's
+ * (/etc/passwd) or group's (/etc/group) id, in a subordinate range
+ * (/etc/subuid, /etc/subgid), or in a range claim other than mine (its
+ * name; NULL: any); gid: a gid map's, the group files named first.  1 with what[] naming the first ("local account 1000
+ * (user)"), 0 none, -errno (a file or the claim directory unreadable).
+ * The files are the rule mxc's own slots follow (mxc_idrange_claim skips
+ * a slot they meet); a config's own maps follow all of it. */
+int mxc_idrange_host_use(unsigned long long lo, unsigned long long n, bool gid, const char *mine, char *what,
+                         size_t size);
 /* Releases the claim only while it is still the container's: its state
  * directory and its owner pid (the sweeper may have released it once the
  * container's init was gone, and the slot been claimed again since). */

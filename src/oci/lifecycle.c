@@ -294,7 +294,10 @@ static void make_own_targets(const oci_config *c, int rootfs_fd, const int *src)
 
 /* A config's own maps must stay out of the ids mxc hands out (the single
  * uids, the ranges): sharing them would share files and signals with
- * another sandbox. */
+ * another sandbox.  And out of every id someone else on the host has — a
+ * local account, a group, a subordinate range, another container's claim
+ * (idrange.h, the rule mxc's own slots follow): the container's root would
+ * own that account's files (its home, a group's /etc/shadow). */
 static int own_maps_meet_mxc(const oci_config *c, mxc_error *e)
 {
     unsigned ubase, ucount, rbase, slots;
@@ -302,12 +305,25 @@ static int own_maps_meet_mxc(const oci_config *c, mxc_error *e)
     mxc_idrange_region(&rbase, &slots);
     for (size_t k = 0; k < c->nuidmap + c->ngidmap; k++) {
         const oci_idmap *m = k < c->nuidmap ? &c->uidmap[k] : &c->gidmap[k - c->nuidmap];
+        const char *field = k < c->nuidmap ? "uidMappings" : "gidMappings";
+        size_t idx = k < c->nuidmap ? k : k - c->nuidmap;
         unsigned long long lo = m->hid, hi = (unsigned long long)m->hid + m->n;
         if ((lo < (unsigned long long)ubase + ucount && ubase < hi) ||
             (lo < (unsigned long long)rbase + (unsigned long long)slots * MXC_IDRANGE_SIZE && rbase < hi))
             return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.%s[%zu] maps onto host ids mxc hands "
-                           "to other sandboxes (%u+%u, %u+%u*65536): refused", k < c->nuidmap ? "uidMappings"
-                           : "gidMappings", k < c->nuidmap ? k : k - c->nuidmap, ubase, ucount, rbase, slots);
+                           "to other sandboxes (%u+%u, %u+%u*65536): refused", field, idx, ubase, ucount, rbase,
+                           slots);
+        char what[200];
+        int use = m->n ? mxc_idrange_host_use(lo, m->n, k >= c->nuidmap, NULL, what, sizeof what) : 0;
+        if (use < 0)
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.idmap", -use, NULL, "config.json: linux.%s[%zu]: cannot "
+                              "tell whether host ids %llu..%llu are another's (/etc/passwd, /etc/group, "
+                              "/etc/subuid, /etc/subgid, the range claims)", field, idx, lo, hi - 1);
+        if (use > 0)
+            return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.%s[%zu]: host ids %llu..%llu include %s: "
+                           "a config's own maps must lie in ids no one else on the host has (no local account, "
+                           "group, subordinate range or other container's claim): refused", field, idx, lo, hi - 1,
+                           what);
     }
     return 0;
 }

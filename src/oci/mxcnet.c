@@ -15,6 +15,7 @@
 
 #include "cninet.h"
 #include "governed.h"
+#include "nodelocal.h"
 #include "policy.h"
 #include "request.h"
 #include "stack.h"
@@ -171,6 +172,8 @@ int oci_mxcnet_check(int rootfd, const oci_config *c, bool host_net, oci_mxcnet 
                 "its config's linux.namespaces; a policy is for a network namespace of its own");
         rc = -1;
     }
+    if (rc == 0) /* what the node's operator did not open (nodelocal.h) */
+        rc = oci_nodelocal_check(&r, m->network, np.model, e);
     if (rc == 0)
         rc = mxc_net_require(&np, geteuid() != 0, e);
     mxc_net_policy_free(&np); /* a check only: create plans it again once its directory exists */

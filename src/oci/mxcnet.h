@@ -1,8 +1,9 @@
 /* mxcnet.h — the io.mxc.* annotations: the MXC network policy of an OCI container.
  * Owns: reading and refusing the annotations (io.mxc.version "1", io.mxc.network: the wire
  * contract's network section as JSON text; any other io.mxc.* key or a bad value refused naming
- * the key), the pod rule (the policy is applied once, by the container that makes the network
- * namespace; a container joining one by path must carry the same policy as a live container of
+ * the key; the node's own destinations refused unless its operator allows them: nodelocal.h),
+ * the pod rule (the policy is applied once, by the container that makes the network namespace;
+ * a container joining one by path must carry the same policy as a live container of
  * this root that applied it there, or none; one nobody of this root is in — a pod's, made by
  * CNI — gets it from its first container, see cninet.h), and applying it through the engine: the plan is
  * the engine's own (mxc_plan_from_request on a one-shot request carrying that section), attached

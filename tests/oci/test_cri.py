@@ -526,3 +526,11 @@ def test_governed_pod_through_the_cri(world, origin):  # noqa: F811
         cri.remove_pod(pod)
         assert wait_until(lambda: not proxies_of(audit) if os.path.exists(audit) else True, 30)
         assert not [p for p in px if os.path.exists("/proc/%d" % p)], px
+
+        # a tenant's annotation opening the node's loopback (issue 34, finding 4): the pod is refused, naming it
+        bad = cri.pod_config(annotations={"io.mxc.version": "1", "io.mxc.network": json.dumps(
+            {"defaultPolicy": "block", "allowedHosts": ["127.0.0.1:8080"]})})
+        with pytest.raises(Exception) as refused:
+            cri.run_pod(bad)
+        assert "reaches loopback 127.0.0.0/8" in str(refused.value), refused.value
+        assert len(world["host_hits"]) == hits

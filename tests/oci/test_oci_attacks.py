@@ -10,8 +10,12 @@ Hooks from the bundle: tests/oci/test_oci_hooks.py.
 
 Run as root:  python3 -m pytest -q -p no:cacheprovider tests/oci/test_oci_attacks.py
 """
+import grp
 import hashlib
 import os
+import pwd
+import secrets
+import subprocess
 
 import pytest
 
@@ -170,6 +174,131 @@ def test_config_maps_reaching_host_id_0_are_refused(oci, case):
     rc, _, err = oci.create("c1", b)
     assert rc != 0 and ("onto host" in err or "32 bits" in err or "32-bit" in err), err
     assert not os.path.exists(os.path.join(oci.root, "c1"))
+
+
+# --------------------------------------------------------------------------------------------
+# a config's own maps onto ids someone else on the host has (issue 34, finding 3): a local account,
+# a group, a subordinate range, another container's claim — the rule mxc's own range slots follow
+
+
+OWN = 1500000000  # the config's own user namespace elsewhere in these tests: no one's on the host
+
+
+def own_maps(uid, gid, mounts=(), user=(0, 0)):
+    def m(c):
+        c["linux"]["namespaces"].append({"type": "user"})
+        c["linux"]["uidMappings"] = uid
+        c["linux"]["gidMappings"] = gid
+        c["process"]["user"] = {"uid": user[0], "gid": user[1]}
+        for mnt in c["mounts"]:  # devpts's gid=5 (tty): not every map here has it
+            mnt["options"] = [o for o in mnt.get("options", []) if not o.startswith("gid=")]
+        c["mounts"].extend(mounts)
+    return m
+
+
+def own_bundle(oci, args, mutate, owner, targets=()):
+    """A bundle whose rootfs is the mapped root's (the config's own maps: no idmapped rootfs), with
+    the bind targets made beforehand."""
+    b = oci.bundle(args, mutate)
+    rootfs = os.path.join(b, "rootfs")
+    for t in targets:
+        path = os.path.join(rootfs, t.lstrip("/"))
+        if t.endswith("/"):
+            os.makedirs(path, exist_ok=True)
+        else:
+            open(path, "w").close()
+    subprocess.run(["chown", "-R", "-h", "%d:%d" % owner, rootfs], check=True)
+    return b
+
+
+def test_a_gid_map_onto_the_shadow_group_is_refused(oci):
+    """gidMappings {0 -> the group of /etc/shadow} and a read-only bind of /etc/shadow: the
+    container's root group read it.  Refused naming the field and the group."""
+    shadow = os.stat("/etc/shadow").st_gid
+    if shadow == 0:
+        pytest.skip("/etc/shadow belongs to group 0 here")
+    bind = {"destination": "/shadow", "type": "bind", "source": "/etc/shadow", "options": ["bind", "ro"]}
+    m = own_maps([{"containerID": 0, "hostID": OWN, "size": 65536}], [{"containerID": 0, "hostID": shadow,
+                                                                       "size": 1}], [bind])
+    b = own_bundle(oci, ["sh", "-c", "head -c 0 /shadow && echo READ || echo DENIED"], m, (OWN, shadow),
+                   ["/shadow"])
+    rc, out, err = oci("run", "--bundle", b, "c1")
+    assert "READ" not in out
+    assert rc != 0 and "linux.gidMappings[0]: host ids %d..%d include group %d (%s)" % (
+        shadow, shadow, shadow, grp.getgrgid(shadow).gr_name) in err, (out, err)
+    assert not os.path.exists(os.path.join(oci.root, "c1"))
+
+
+@pytest.fixture
+def local_user(oci):
+    """A local account made for the test (a system account: no subordinate range of its own), its
+    home a 0700 directory it owns; removed afterwards."""
+    taken = {p.pw_uid for p in pwd.getpwall()} | {g.gr_gid for g in grp.getgrall()}
+    uid = next(u for u in range(45000, 60000) if u not in taken)
+    name = "mxcv%s" % secrets.token_hex(4)
+    home = os.path.join(oci.base, "home")
+    os.mkdir(home, 0o700)
+    os.chown(home, uid, 65534)
+    subprocess.run(["useradd", "-r", "-N", "-g", "65534", "-u", str(uid), "-M", "-d", home, "-s",
+                    "/usr/sbin/nologin", name], check=True)
+    try:
+        yield uid, name, home
+    finally:
+        subprocess.run(["userdel", name], check=True)
+
+
+def test_a_uid_map_onto_local_accounts_cannot_reach_a_user_s_home(oci, local_user):
+    """uidMappings {0 -> host 1, 65536}: container uid U-1 is the local user U and wrote
+    authorized_keys into its 0700 home.  Refused naming the field and an account."""
+    uid, name, home = local_user
+    bind = {"destination": "/victim", "type": "bind", "source": home, "options": ["bind", "rw"]}
+    m = own_maps([{"containerID": 0, "hostID": 1, "size": 65536}], [{"containerID": 0, "hostID": OWN,
+                                                                    "size": 65536}], [bind], user=(uid - 1, 0))
+    script = "mkdir -p /victim/.ssh && echo ssh-ed25519 AAAA > /victim/.ssh/authorized_keys && echo WROTE"
+    b = own_bundle(oci, ["sh", "-c", script], m, (1, OWN), ["/victim/"])
+    rc, out, err = oci("run", "--bundle", b, "c1")
+    assert not os.path.exists(os.path.join(home, ".ssh")) and "WROTE" not in out
+    assert rc != 0 and "linux.uidMappings[0]: host ids 1..65536 include local account" in err, (out, err)
+    assert not os.path.exists(os.path.join(oci.root, "c1"))
+
+
+def test_a_map_onto_another_user_s_subordinate_range_is_refused(oci):
+    """A line of /etc/subuid (another user's subordinate range, which its own rootless containers
+    use) added for the test and removed in a finally: a config mapping onto it is refused."""
+    start, name = 1600000000, "mxcs%s" % secrets.token_hex(4)
+    line = "%s:%d:65536\n" % (name, start)
+    with open("/etc/subuid", "a") as f:
+        f.write(line)
+    try:
+        m = own_maps([{"containerID": 0, "hostID": start + 4096, "size": 1}],
+                     [{"containerID": 0, "hostID": OWN, "size": 65536}])
+        b = oci.bundle(["true"], m)
+        rc, _, err = oci.create("c1", b)
+        assert rc != 0 and ("linux.uidMappings[0]: host ids %d..%d include subordinate uid range %d+65536 of %s"
+                            % (start + 4096, start + 4096, start, name)) in err, err
+        assert not os.path.exists(os.path.join(oci.root, "c1"))
+    finally:
+        with open("/etc/subuid") as f:
+            kept = [x for x in f if x != line]
+        with open("/etc/subuid", "w") as f:
+            f.writelines(kept)
+
+
+def test_a_map_onto_another_container_s_claim_is_refused(oci, monkeypatch):
+    """c1's range claimed where an earlier region put it (MXC_RANGE_BASE then: outside today's
+    region); c2's own maps onto it are refused naming the claim."""
+    base = 65536 * 25940  # 1700003840, below the default regions
+    monkeypatch.setenv("MXC_RANGE_BASE", str(base))
+    monkeypatch.setenv("MXC_RANGE_SLOTS", "1")
+    rc, _, err = oci.create("c1", oci.bundle(["sleep", "30"]))
+    assert rc == 0, err
+    monkeypatch.delenv("MXC_RANGE_BASE")
+    monkeypatch.delenv("MXC_RANGE_SLOTS")
+    m = own_maps([{"containerID": 0, "hostID": base + 100, "size": 10}],
+                 [{"containerID": 0, "hostID": OWN, "size": 65536}])
+    rc, _, err = oci.create("c2", oci.bundle(["true"], m))
+    assert rc != 0 and "include another container's range claim range-%d" % base in err, err
+    assert not os.path.exists(os.path.join(oci.root, "c2"))
 
 
 def test_uid_map_cannot_be_rewritten_from_inside(oci):

@@ -269,13 +269,19 @@ def thishost_set(pod):
     return json.dumps(json.loads(r.stdout))
 
 
-def test_model_1_pod_reaches_only_the_allowed_destination(oci, world, pod):  # noqa: F811
-    # the node's resolver allowed by name of its one address (the cluster DNS under model 1: the caller's choice)
+def test_model_1_pod_reaches_only_the_allowed_destination(oci, world, pod, monkeypatch):  # noqa: F811
+    # the node's resolver allowed by name of its one address (the cluster DNS under model 1): an address of the
+    # node, which an annotation reaches only with the node operator's allow (issue 34, finding 4; nodelocal.h)
+    monkeypatch.setenv("MXC_OCI_ALLOW_NODE_LOCAL", "1")
     net = {"egress": {"default": "deny", "allow": [{"to": [{"cidr": "198.51.100.0/24"}],
                                                      "ports": [{"protocol": "tcp", "port": 8080}]},
                                                     {"to": [{"cidr": NODE4 + "/32"}],
                                                      "ports": [{"protocol": "udp", "port": 53}]}]}}
     baseline(pod)
+    monkeypatch.delenv("MXC_OCI_ALLOW_NODE_LOCAL")  # without it, the pod's annotation is refused
+    rc, _, err = oci.create("sb0", bundle(oci, ["true"], annotate(net, **SANDBOX), mutate=in_pod(pod)))
+    assert rc != 0 and 'to[0].cidr "%s/32" reaches an address of this node' % NODE4 in err, err
+    monkeypatch.setenv("MXC_OCI_ALLOW_NODE_LOCAL", "1")
     sandbox(oci, pod, net)
     assert oci("start", "sb")[0] == 0
     script = ("wget -q -T 5 -O - http://%s:8080/ >/dev/null 2>&1 && echo ALLOWED-OK || echo ALLOWED-FAIL; "

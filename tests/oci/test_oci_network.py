@@ -20,7 +20,7 @@ from conftest import wait_until
 from test_oci import Oci, oci  # noqa: F401 (fixture)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
-from test_proxy import WEB, in_internet, world  # noqa: E402,F401 (fixture)
+from test_proxy import HOST_ADDR, WEB, in_internet, world  # noqa: E402,F401 (fixture)
 from test_proxy_tls import SECRET, Origin, make_ca  # noqa: E402
 
 CURL = "/usr/bin/curl"
@@ -261,3 +261,75 @@ def test_model_1_egress_rules_reach_only_the_allowed_destination(oci, world):  #
     rc, out, err = oci("run", "--bundle", b, "m1")
     assert rc == 0, err
     assert out.split() == ["ALLOWED-OK", "OTHER-FAIL"], (out, err)
+
+
+# --------------------------------------------------------------------------------------------
+# the node's own destinations (issue 34, finding 4): the proxy and pasta dial from the node, and under
+# Kubernetes the annotation is a tenant's.  The world's "host" namespace (this process's) is the node:
+# its loopback and HOST_ADDR serve 8080 and note every connection (world["host_hits"]).
+
+
+def governed(*hosts):
+    return {"defaultPolicy": "block", "allowedHosts": list(hosts)}
+
+
+def model_1(cidr, **peer):
+    return {"egress": {"default": "deny", "allow": [{"to": [dict({"cidr": cidr}, **peer)],
+                                                      "ports": [{"protocol": "tcp", "port": 8080}]}]}}
+
+
+NODE_LOCAL = {
+    "loopback": (governed("127.0.0.1:8080"), 'network.allowedHosts[0] "127.0.0.1:8080" reaches loopback'),
+    "loopback-cidr": (governed("api.example.test:8443", "127.0.0.0/8:8080"),
+                      'network.allowedHosts[1] "127.0.0.0/8:8080" reaches loopback'),
+    "zero": (governed("0.0.0.0:8080"), "reaches this host 0.0.0.0/8"),
+    "v6-loopback": (governed("[::1]:8080"), "reaches loopback ::1"),
+    "v4-mapped": (governed("[::ffff:127.0.0.1]:8080"), "reaches loopback 127.0.0.0/8"),
+    "node-address": (governed("%s:8080" % HOST_ADDR), "reaches an address of this node"),
+    "link-local": (governed("169.254.169.254:80"), "reaches link-local 169.254.0.0/16"),
+    "link-local-v6": (governed("[fe80::1]:8080"), "reaches link-local fe80::/10"),
+    "nat64-loopback": (governed("[64:ff9b::127.0.0.1]:8080"), "reaches loopback 127.0.0.0/8 as NAT64 IPv6"),
+    "v4-mapped-cidr": (governed("::ffff:169.254.0.0/112"), "reaches link-local 169.254.0.0/16"),
+    "everything": (governed("0.0.0.0/0:8080"), "reaches loopback 127.0.0.0/8"),
+    "model-1-loopback": (model_1("127.0.0.1/32"), "network.egress.allow[0].to[0].cidr"),
+    "model-1-node-address": (model_1(HOST_ADDR + "/32"), "reaches an address of this node"),
+    "model-1-everything": (model_1("0.0.0.0/0", **{"except": ["127.0.0.0/8"]}), "reaches this host 0.0.0.0/8"),
+    "model-1-default-allow": ({"egress": {"default": "allow"}}, "network.egress.default"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NODE_LOCAL))
+def test_an_annotation_cannot_open_the_node_s_own_destinations(oci, world, case):  # noqa: F811
+    """Loopback, "this host", link-local and the node's own addresses, in each form the engine would
+    admit, refused at create naming the annotation and the entry, before anything runs."""
+    net, why = NODE_LOCAL[case]
+    b = bundle(oci, ["true"], annotate(net))
+    rc, _, err = oci.create("nl", b)
+    assert rc != 0 and "annotations: io.mxc.network: " in err and why in err, err
+    assert "MXC_OCI_ALLOW_NODE_LOCAL=1" in err, err
+    assert not os.path.exists(os.path.join(oci.root, "nl"))
+    assert world["host_hits"] == []
+
+
+@pytest.mark.parametrize("net", [governed("api.example.test:8443", "198.51.100.0/24:8080"),
+                                 model_1("0.0.0.0/0", **{"except": ["0.0.0.0/8", "127.0.0.0/8", "169.254.0.0/16"]}),
+                                 {"egress": {"default": "allow", "deny": [{"to": [{"cidr": "169.254.0.0/16"}]}]}}],
+                         ids=["names-and-a-far-network", "model-1-carved-out", "model-1-default-allow-denying"])
+def test_an_annotation_off_the_node_is_accepted(oci, world, net):  # noqa: F811
+    b = bundle(oci, ["true"], annotate(net))
+    rc, _, err = oci("run", "--bundle", b, "far")
+    assert rc == 0, err
+
+
+def test_the_operator_s_allow_lets_an_annotation_reach_the_node_s_loopback(oci, world, monkeypatch):  # noqa: F811
+    """MXC_OCI_ALLOW_NODE_LOCAL=1 in mxc-oci's environment (the runtime entry's, never the container's):
+    the same annotation is applied and the node's loopback answers through the container's proxy."""
+    monkeypatch.setenv("MXC_OCI_ALLOW_NODE_LOCAL", "1")
+    script = 'curl -sS --max-time 10 -o /dev/null -w "LOOP %{http_code}\\n" http://127.0.0.1:8080/'
+    b = bundle(oci, ["sh", "-c", script], annotate(governed("127.0.0.1:8080")))
+    rc, out, err = oci("run", "--bundle", b, "op")
+    assert rc == 0 and out.split() == ["LOOP", "200"], (out, err)
+    assert world["host_hits"] == ["127.0.0.1"]
+    monkeypatch.setenv("MXC_OCI_ALLOW_NODE_LOCAL", "yes")
+    rc, _, err = oci.create("op2", bundle(oci, ["true"], annotate(governed("127.0.0.1:8080"))))
+    assert rc != 0 and "MXC_OCI_ALLOW_NODE_LOCAL=yes" in err, err

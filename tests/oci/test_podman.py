@@ -89,3 +89,28 @@ def test_podman_tty_through_the_console_socket(podman):
     assert open(os.path.join(out, "done")).read() == "ok\n"
     if r.stdout:  # when the relay delivered it, it is the terminal's output
         assert "/dev/pts/0" in r.stdout and "tty-ok" in r.stdout, r.stdout
+
+
+def test_podman_uidmap_onto_local_accounts_is_refused(podman):
+    """--uidmap 0:1:65536 (issue 34, finding 3): Podman passes it as the config's own uidMappings, which
+    would make container uids the host's local accounts (uid 1 upward, the owners of their homes):
+    refused by mxc-oci naming the mapping; --uidmap onto ids no one has still runs."""
+    r = podman("run", "--rm", *OPTS, "--uidmap", "0:1:65536", "--gidmap", "0:1500000000:65536",
+               "localhost/mxc-bb:1", "true", check=False)
+    assert r.returncode != 0 and "linux.uidMappings[0]: host ids 1..65536 include local account" in r.stderr, \
+        r.stdout + r.stderr
+    r = podman("run", "--rm", *OPTS, "--uidmap", "0:1500000000:65536", "--gidmap", "0:1500000000:65536",
+               "localhost/mxc-bb:1", "cat", "/proc/self/uid_map")
+    assert r.stdout.split() == ["0", "1500000000", "65536"], r.stdout + r.stderr
+
+
+def test_podman_annotation_opening_the_node_s_loopback_is_refused(podman):
+    """--annotation io.mxc.network allowing 127.0.0.1:PORT (issue 34, finding 4): the container's proxy
+    dials from the node, so the annotation is refused naming the entry (the operator's allow is
+    MXC_OCI_ALLOW_NODE_LOCAL=1 in the runtime's environment, not set here)."""
+    net = '{"defaultPolicy":"block","allowedHosts":["127.0.0.1:8080"]}'
+    csv = '"%s"' % ("io.mxc.network=" + net).replace('"', '""')  # podman reads --annotation as a CSV field
+    r = podman("run", "--rm", *OPTS, "--annotation", "io.mxc.version=1", "--annotation", csv,
+               "localhost/mxc-bb:1", "true", check=False)
+    assert r.returncode != 0 and 'network.allowedHosts[0] "127.0.0.1:8080" reaches loopback' in r.stderr, \
+        r.stdout + r.stderr
