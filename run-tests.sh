@@ -12,7 +12,38 @@ bash scripts/deps.sh
 bash scripts/build.sh
 export MXC_STATE_DIR_BASE=$(mktemp -d /tmp/mxc-tests-XXXXXX)
 fail=0
-stage() { echo "== $*"; }
+# stage NAME: closes the stage before it (its elapsed seconds) and opens NAME, with a heartbeat
+# line every minute while it runs; stage (no name) closes the last one and prints the total
+stage_name= stage_t0=$SECONDS heartbeat=
+stage() {
+  [ -n "$heartbeat" ] && { kill "$heartbeat" 2>/dev/null; wait "$heartbeat" 2>/dev/null; heartbeat=; }
+  [ -n "$stage_name" ] && echo "   ($((SECONDS - stage_t0)) s: $stage_name)"
+  stage_name=$* stage_t0=$SECONDS
+  if [ -z "$stage_name" ]; then echo "== total: $SECONDS s"; return; fi
+  echo "== $stage_name"
+  (t=0; while sleep 60; do t=$((t + 60)); echo "   ... $t s into: $stage_name"; done) & heartbeat=$!
+}
+trap '[ -n "$heartbeat" ] && kill "$heartbeat" 2>/dev/null' EXIT
+# first_failure LOG: the first failure's (or error's) section of a pytest --tb=short log
+first_failure() {
+  awk '/^=+ (FAILURES|ERRORS) =+$/ { on = 1; next }
+       on && /^_+ .* _+$/ { if (seen++) exit }
+       on && /^=+ / { exit }
+       on && seen { print; if (++n >= 80) exit }' "$1" | sed 's/^/   | /'
+}
+# pyt ARGS...: pytest -q -rfE --tb=short with ARGS to a log; prints the summary lines (and those
+# matching $PYT_ALSO), and on failure the first failure's reason
+pyt() {
+  local log rc
+  log=$(mktemp /tmp/mxc-pytest-XXXXXX.log)
+  /usr/bin/python3 -m pytest -q -rfE --tb=short -p no:cacheprovider "$@" >"$log" 2>&1
+  rc=$?
+  grep -E "^(FAILED|ERROR)|(passed|failed|error)(,| in )${PYT_ALSO:+|$PYT_ALSO}" "$log"
+  [ $rc -eq 0 ] || first_failure "$log"
+  rm -f "$log"
+  return $rc
+}
+export -f pyt first_failure
 
 stage "unit tests"
 meson test -C build --suite unit --print-errorlogs || fail=1
@@ -26,17 +57,16 @@ stage "sandbox suites against the ASan+UBSan mxc-exec"
 # teardown) under the sanitizers; leak checking is off because LSan cannot
 # follow a process into new namespaces
 ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1 MXC_EXEC="$PWD/build-asan/mxc-exec" \
-  /usr/bin/python3 -m pytest -q -rfE -p no:cacheprovider tests/integration/test_lifecycle.py \
+  pyt tests/integration/test_lifecycle.py \
   tests/integration/test_session.py tests/integration/test_rootless.py tests/integration/test_cli.py tests/integration/test_gateway.py tests/escape \
-  | grep -E '^(FAILED|ERROR)|(passed|failed|error)(,| in )' || fail=1
+  || fail=1
 
 stage "mxc-oci (tests/oci: busybox-static bundles) against the ASan+UBSan build"
 # the OCI runtime's create/start/state/kill/delete/run, its refusals and the
 # symlink mount-target attack, with the sanitizers (leaks too: mxc-oci's
 # own process never enters the container's namespaces)
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 MXC_OCI="$PWD/build-asan/mxc-oci" \
-  /usr/bin/python3 -m pytest -q -rfE -p no:cacheprovider tests/oci \
-  | grep -E '^(FAILED|ERROR)|(passed|failed|error)(,| in )' || fail=1
+  pyt tests/oci || fail=1
 
 stage "runc's own bats suite (Debian's runc source) against runc and mxc-oci, compared per test"
 # a test runc passes and mxc-oci does not must be a row of docs/oci.md's
@@ -74,14 +104,14 @@ else
 fi
 rm -f "$sdk_log"
 
-stage "session suites a second time, under a parallel lifecycle load (8 loops)"
+stage "session, lifecycle, OCI and fault suites (the plain build) under a parallel lifecycle load (8 loops)"
 # races that only a busy machine shows (issue 11: start answering {} and the
-# next exec not_started) are caught here, and the load checks itself too
+# next exec not_started) are caught here, and the load checks itself too;
+# this is these suites' one run against the plain build (the last stage leaves them out)
 /usr/bin/python3 scripts/lifecycle_load.py "$PWD/build/mxc-exec" 8 & load=$!
 sleep 2
-/usr/bin/python3 -m pytest -q -rfE -s -p no:cacheprovider tests/integration/test_session.py \
-  tests/integration/test_lifecycle.py tests/oci tests/faults \
-  | grep -E '^(FAILED|ERROR)|(passed|failed|error)(,| in )|landed inside|after --gc|exec tree gone' || fail=1
+PYT_ALSO='landed inside|after --gc|exec tree gone' pyt -s tests/integration/test_session.py \
+  tests/integration/test_lifecycle.py tests/oci tests/faults || fail=1
 kill -TERM $load; wait $load || fail=1
 
 stage "escape and session suites on a host whose every mount is shared (as systemd leaves one)"
@@ -91,20 +121,26 @@ stage "escape and session suites on a host whose every mount is shared (as syste
 # exactly the mounts it held before them
 unshare --mount --propagation shared bash -c '
   before=$(sort /proc/self/mountinfo | md5sum)
-  /usr/bin/python3 -m pytest -q -rfE -p no:cacheprovider tests/escape tests/integration/test_session.py \
-    tests/oci/test_oci.py \
-    | grep -E "^(FAILED|ERROR)|(passed|failed|error)(,| in )"
-  rc=${PIPESTATUS[0]}
+  pyt tests/escape tests/integration/test_session.py tests/oci/test_oci.py
+  rc=$?
   [ "$(sort /proc/self/mountinfo | md5sum)" = "$before" ] || { echo "the shared host mount table changed:"; cat /proc/self/mountinfo; rc=1; }
   exit $rc' || fail=1
 
 stage "the Debian package: built from a clean clone, lintian, installed, the SDK against it, an upgrade, purged"
-# (issue 30) scripts/package-test.sh installs the .debs on this machine and purges them again
-bash scripts/package-test.sh 2>&1 | grep -E "^(ok|FAILED|  lintian)|passed, [0-9]+ failed" || fail=1
+# (issue 30) scripts/package-test.sh installs and purges the .debs in an isolated root (a private
+# mount namespace with overlays), and checks that the host's own mxc is as it was (issue 39)
+bash scripts/package-test.sh 2>&1 | grep -E "^(ok|FAILED|  lintian|    )|passed, [0-9]+ failed" || fail=1
 
-stage "integration, escape and differential tests (pytest)"
-/usr/bin/python3 -m pytest -q -rfE -s tests/
+if [ -f scripts/readme-check.sh ]; then
+  stage "every README command block, in order (scripts/readme-check.sh)"
+  bash scripts/readme-check.sh || fail=1
+fi
+
+stage "integration, escape and differential tests (pytest; the suites of the load stage left out)"
+/usr/bin/python3 -m pytest -q -rfE -s tests/ --ignore=tests/oci --ignore=tests/faults \
+  --ignore=tests/integration/test_session.py --ignore=tests/integration/test_lifecycle.py
 rc=$?
+stage
 [ $rc -eq 0 ] && [ $fail -eq 0 ] && exit 0
 [ $fail -ne 0 ] && echo "an earlier stage failed (see above)"
 exit 1

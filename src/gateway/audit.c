@@ -413,24 +413,16 @@ static void finding_no_landlock_audit(int enabled)
         enqueue_text(text);
 }
 
-/* The sink's file is full: it becomes .1 (the older .1 discarded) and a
- * new one begins with the finding that says so. */
-static void rotate(void)
+/* The new file, made under a temporary name in the audit directory (the
+ * gateway's own: no one else writes there), begins with the finding that
+ * says the old one became .1.  Returns its descriptor, or -1. */
+static int fresh_file(long long gone)
 {
-    struct stat old;
-    long long gone = fstatat(adfd, LOG_NAME ".1", &old, AT_SYMLINK_NOFOLLOW) == 0 ? (long long)old.st_size : 0;
-    int fd = renameat(adfd, LOG_NAME, adfd, LOG_NAME ".1") == 0
-                 ? openat(adfd, LOG_NAME, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600)
-                 : -1;
-    if (fd < 0) { /* nothing more is written: the cap holds */
-        fprintf(stderr, "mxc-gateway: warning: the OCSF audit log %s/%s cannot be rotated: no more records are "
-                "written\n", adir, LOG_NAME);
-        close(out_fd);
-        out_fd = -1;
-        return;
-    }
-    close(out_fd);
-    out_fd = fd, out_size = 0;
+    unlinkat(adfd, LOG_NAME ".new", 0); /* a rotation cut short before */
+    int fd = openat(adfd, LOG_NAME ".new", O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
+                    0600);
+    if (fd < 0)
+        return -1;
     json_t *r = json_pack("{s:i, s:s, s:i, s:s, s:i, s:I, s:{s:s, s:s}, s:{s:{s:s}, s:s}}", "class_uid", 2004,
                           "class_name", "Detection Finding", "activity_id", 1, "activity_name", "Create", "severity_id",
                           2, "time", (json_int_t)now_ms(), "finding_info", "title", "mxc-gateway-audit-rotated", "desc",
@@ -442,9 +434,56 @@ static void rotate(void)
     char *text = json_dumps(r, JSON_COMPACT);
     json_decref(r);
     size_t len = text ? strlen(text) : 0;
-    if (text && write(out_fd, text, len) == (ssize_t)len && write(out_fd, "\n", 1) == 1)
-        out_size += (off_t)len + 1;
+    bool ok = text && write(fd, text, len) == (ssize_t)len && write(fd, "\n", 1) == 1;
     free(text);
+    if (!ok) {
+        close(fd);
+        unlinkat(adfd, LOG_NAME ".new", 0);
+        return -1;
+    }
+    return fd;
+}
+
+/* The new file takes the log's name and the full one becomes .1 (the
+ * older .1 discarded), each by one rename: the name never goes missing
+ * for a reader tailing it.  Where the filesystem cannot exchange two
+ * names, the full file is linked to .1 first, then replaced. */
+static bool swap_in(void)
+{
+    if (renameat2(adfd, LOG_NAME ".new", adfd, LOG_NAME, RENAME_EXCHANGE) == 0) {
+        /* the new file has the name: were .1 not replaced, the full one stays as .new */
+        (void)renameat(adfd, LOG_NAME ".new", adfd, LOG_NAME ".1");
+        return true;
+    }
+    if (errno != EINVAL && errno != ENOSYS)
+        return false;
+    unlinkat(adfd, LOG_NAME ".1.new", 0);
+    return linkat(adfd, LOG_NAME, adfd, LOG_NAME ".1.new", 0) == 0 &&
+           renameat(adfd, LOG_NAME ".1.new", adfd, LOG_NAME ".1") == 0 &&
+           renameat(adfd, LOG_NAME ".new", adfd, LOG_NAME) == 0;
+}
+
+/* The sink's file is full: it becomes .1 (the older .1 discarded) and a
+ * new one, beginning with the finding that says so, takes its name. */
+static void rotate(void)
+{
+    struct stat old, now;
+    long long gone = fstatat(adfd, LOG_NAME ".1", &old, AT_SYMLINK_NOFOLLOW) == 0 ? (long long)old.st_size : 0;
+    int fd = fresh_file(gone);
+    if (fd >= 0 && (!swap_in() || fstat(fd, &now) < 0)) {
+        close(fd);
+        unlinkat(adfd, LOG_NAME ".new", 0);
+        fd = -1;
+    }
+    if (fd < 0) { /* nothing more is written: the cap holds */
+        fprintf(stderr, "mxc-gateway: warning: the OCSF audit log %s/%s cannot be rotated: no more records are "
+                "written\n", adir, LOG_NAME);
+        close(out_fd);
+        out_fd = -1;
+        return;
+    }
+    close(out_fd);
+    out_fd = fd, out_size = now.st_size;
 }
 
 static void write_record_line(char *text)

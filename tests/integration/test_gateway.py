@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 
 import pytest
@@ -1066,12 +1067,31 @@ def test_the_audit_log_rotates_at_its_cap_and_says_so(gw, policy, tmp_path):
     sink = logs / "mxc-gateway-ocsf.jsonl"
     rotations = lambda: [x for x in ocsf(str(sink)) if x.get("finding_info", {}).get("title") ==  # noqa: E731
                          "mxc-gateway-audit-rotated"]
+    # a reader tailing the log expects its name to exist at every moment: a rotation replaces the
+    # file, it never leaves the name missing (a watcher stats it without pause all along)
+    assert wait_until(lambda: os.path.exists(str(sink)), 10)
+    missing, done = [], threading.Event()
+
+    def watch():
+        while not done.is_set():
+            try:
+                os.stat(str(sink))
+            except FileNotFoundError:
+                missing.append(time.monotonic())
+    watcher = threading.Thread(target=watch)
+    watcher.start()
     n = 0
-    while not (os.path.exists(str(sink) + ".1") and rotations() and rotations()[0]["unmapped"]["discardedBytes"] > 0):
-        assert n < 2000, "no second rotation after %d records" % n
-        assert os.path.getsize(str(sink)) <= 65536, os.path.getsize(str(sink))
-        assert g.create("r%d" % n, refused, "true").returncode == 1
-        n += 1
+    try:
+        while not (os.path.exists(str(sink) + ".1") and rotations() and
+                   rotations()[0]["unmapped"]["discardedBytes"] > 0):
+            assert n < 2000, "no second rotation after %d records" % n
+            assert os.path.getsize(str(sink)) <= 65536, os.path.getsize(str(sink))
+            assert g.create("r%d" % n, refused, "true").returncode == 1
+            n += 1
+    finally:
+        done.set()
+        watcher.join()
+    assert not missing, "the log's name was missing %d times during its rotations" % len(missing)
     assert os.path.getsize(str(sink)) <= 65536 and os.path.getsize(str(sink) + ".1") <= 65536
     first = ocsf(str(sink))[0]
     assert first["finding_info"]["title"] == "mxc-gateway-audit-rotated" and first["unmapped"]["capBytes"] == 65536

@@ -3,7 +3,8 @@ import os
 import subprocess
 import time
 
-from conftest import (assert_error, assert_ok_envelope, sandbox_pids_on_host, unique, wait_until)
+from conftest import (assert_error, assert_ok_envelope, oneshot_request, sandbox_pids_on_host, unique,
+                      wait_until)
 
 
 def test_full_lifecycle(mxc, state_dir):
@@ -214,12 +215,15 @@ def test_workload_runs_as_agent_uid(session):
 # waits out the kernel's teardown and removes the cgroup
 
 
-def _oneshot_cgroups():
+def _oneshot_cgroups(pid):
+    """The one-shot cgroups of the mxc-exec whose pid is pid (src/lib/oneshot.c names them
+    oneshot-PID-SERIAL): only this test's own, never another caller's on this host (a load beside
+    the suite makes one-shots of its own)."""
     found = []
     for c in ("pids", "memory", "cpu"):
         d = "/sys/fs/cgroup/%s/mxc" % c
         if os.path.isdir(d):
-            found += [os.path.join(d, n) for n in os.listdir(d) if n.startswith("oneshot-")]
+            found += [os.path.join(d, n) for n in os.listdir(d) if n.startswith("oneshot-%d-" % pid)]
     return set(found)
 
 
@@ -236,25 +240,29 @@ def test_oneshot_leaves_no_cgroup_and_no_process(mxc):
     """A workload that leaves a background job behind: the CLI returns (its stdout reaches EOF:
     nothing of the sandbox, nor the cleaner, holds it), the job is dead, and the one-shot's
     cgroups go away."""
-    before = _oneshot_cgroups()
     marker = unique("bg")
     # a job that outlives the runner's own timeout: waiting for it would fail the run
-    r = mxc.oneshot("(exec -a %s sleep 600) & echo started" % marker)
-    assert (r.rc, r.stdout) == (0, "started\n"), r.describe()
+    p = mxc.popen(oneshot_request("(exec -a %s sleep 600) & echo started" % marker), stdin=subprocess.DEVNULL)
+    seen = set()
+    # the cgroups exist while the run does: collected until the CLI ends, then they must go
+    while p.poll() is None:
+        seen |= _oneshot_cgroups(p.pid)
+        time.sleep(0.01)
+    out, err = p.communicate(timeout=30)
+    assert (p.returncode, out) == (0, b"started\n"), (p.returncode, out, err)
     assert sandbox_pids_on_host(marker) == []
-    created = _oneshot_cgroups() - before
-    assert _gone(created), "one-shot cgroups left: %r" % sorted(p for p in created if os.path.exists(p))
+    leftover = _oneshot_cgroups(p.pid)
+    assert _gone(seen | leftover), "one-shot cgroups left: %r" % sorted(c for c in seen | leftover if os.path.exists(c))
 
 
 def test_oneshot_cgroup_removed_after_the_cli_is_killed(mxc):
     """kill -9 of mxc-exec mid one-shot: PID 1 dies by PDEATHSIG and the cleaner still removes
     the cgroup."""
-    before = _oneshot_cgroups()
     marker = unique("k9")
     p = mxc.popen({"process": {"commandLine": "(exec -a %s sleep 60) & sleep 60" % marker}},
                   stdin=subprocess.DEVNULL)
     assert wait_until(lambda: sandbox_pids_on_host(marker), 10), "workload never ran"
-    created = _oneshot_cgroups() - before
+    created = _oneshot_cgroups(p.pid)
     assert created, "no one-shot cgroup seen"
     p.kill()
     p.wait(timeout=30)
