@@ -9,7 +9,7 @@
 set -uo pipefail
 cd "$(dirname "$0")"
 bash scripts/deps.sh
-bash scripts/build.sh
+bash scripts/build.sh --test   # a test build: the MXC_FAULT_* points compiled in (src/lib/fault.h)
 export MXC_STATE_DIR_BASE=$(mktemp -d /tmp/mxc-tests-XXXXXX)
 fail=0
 # stage NAME: closes the stage before it (its elapsed seconds) and opens NAME, with a heartbeat
@@ -48,8 +48,12 @@ export -f pyt first_failure
 stage "unit tests"
 meson test -C build --suite unit --print-errorlogs || fail=1
 
+stage "layer check (scripts/layers.py: every include against base <- engine <- network <- fronts, docs/architecture.md)"
+python3 scripts/layers.py | tail -n 4 && pyt --noconftest tests/layers || fail=1
+
 stage "unit tests under ASan+UBSan"
 [ -f build-asan/build.ninja ] || meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
+meson configure build-asan -Dfault_injection=true >/dev/null
 ninja -C build-asan >/dev/null && UBSAN_OPTIONS=halt_on_error=1 meson test -C build-asan --suite unit --print-errorlogs || fail=1
 
 stage "sandbox suites against the ASan+UBSan mxc-exec"
@@ -85,8 +89,13 @@ bash scripts/valgrind.sh || fail=1
 stage "valgrind on mxc-oci (its own process: documents, store, create up to the clone)"
 bash scripts/valgrind-oci.sh || fail=1
 
-stage "fuzzing (${MXC_FUZZ_SECONDS:-60} s per harness)"
+stage "fuzzing (${MXC_FUZZ_SECONDS:-60} s per harness), beside it every buildtype with gcc and clang"
+# the fuzzers run one at a time: the builds (scripts/buildtypes.sh: release, debugoptimized, plain
+# with Debian's flags, clang debug and release, -Werror, no MXC_FAULT_ in any) take the other core
+bash scripts/buildtypes.sh >/tmp/mxc-buildtypes.$$ 2>&1 & buildtypes=$!
 bash tests/fuzz/run.sh "${MXC_FUZZ_SECONDS:-60}" || fail=1
+wait $buildtypes || fail=1
+cat /tmp/mxc-buildtypes.$$; rm -f /tmp/mxc-buildtypes.$$
 
 if [ -f ../shared/conformance/run.py ]; then
   stage "shared conformance cases"
@@ -137,10 +146,12 @@ if [ -f scripts/readme-check.sh ]; then
 fi
 
 stage "integration, escape and differential tests (pytest; the suites of the load stage left out)"
-/usr/bin/python3 -m pytest -q -rfE -s tests/ --ignore=tests/oci --ignore=tests/faults \
-  --ignore=tests/integration/test_session.py --ignore=tests/integration/test_lifecycle.py
-rc=$?
+last=$(mktemp)
+/usr/bin/python3 -m pytest -q -rfE -s -p no:cacheprovider tests/ --ignore=tests/oci --ignore=tests/faults \
+  --ignore=tests/integration/test_session.py --ignore=tests/integration/test_lifecycle.py | tee "$last"
+rc=${PIPESTATUS[0]}
 stage
+tail -n 1 "$last"; rm -f "$last"   # pytest's summary, the closing line
 [ $rc -eq 0 ] && [ $fail -eq 0 ] && exit 0
 [ $fail -ne 0 ] && echo "an earlier stage failed (see above)"
 exit 1

@@ -131,6 +131,10 @@ lint=$(lintian --tag-display-limit 0 "$work"/mxc_*.deb "$work"/libmxc0_*.deb "$w
        "$work"/libmxc-dev_*.deb 2>&1 | grep -v "running with root privileges")
 echo "$lint" | sed 's/^/  lintian: /'
 check "lintian reports no error" bash -c '! grep -q "^E:" <<<"$1"' _ "$lint"
+# issue 35: the packaged, root-run programs read no fault-injection variable (src/lib/fault.h)
+no_faults() { local x; x=$(mktemp -d); for d in "$@"; do dpkg-deb -x "$d" "$x"; done
+  ! grep -rl MXC_FAULT_ "$x"/usr/bin "$x"/usr/lib 2>/dev/null | grep -q .; local rc=$?; rm -rf "$x"; return $rc; }
+check "no packaged binary names MXC_FAULT_" no_faults "$work"/mxc_*.deb "$work"/libmxc0_*.deb "$work"/libmxc-ffi1_*.deb
 quiet() { local log; log=$(mktemp); "$@" >"$log" 2>&1; local rc=$?; [ $rc -eq 0 ] || tail -n 30 "$log"; rm -f "$log"; return $rc; }
 check "apt-get install ./*.deb" quiet apt-get install -y -qq "$work"/mxc_*.deb "$work"/libmxc0_*.deb \
   "$work"/libmxc-ffi1_*.deb "$work"/libmxc-dev_*.deb
