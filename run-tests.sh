@@ -24,12 +24,17 @@ stage() {
   (t=0; while sleep 60; do t=$((t + 60)); echo "   ... $t s into: $stage_name"; done) & heartbeat=$!
 }
 trap '[ -n "$heartbeat" ] && kill "$heartbeat" 2>/dev/null' EXIT
-# first_failure LOG: the first failure's (or error's) section of a pytest --tb=short log
+# first_failure LOG: the first failure's section of a pytest --tb=short log (pytest lists the
+# setup/teardown errors first: a test's own failure is preferred to its fixture's teardown error)
 first_failure() {
-  awk '/^=+ (FAILURES|ERRORS) =+$/ { on = 1; next }
-       on && /^_+ .* _+$/ { if (seen++) exit }
-       on && /^=+ / { exit }
-       on && seen { print; if (++n >= 80) exit }' "$1" | sed 's/^/   | /'
+  local s out
+  for s in FAILURES ERRORS; do
+    out=$(awk -v s="$s" '$0 ~ "^=+ " s " =+$" { on = 1; next }
+                         on && /^_+ .* _+$/ { if (seen++) exit }
+                         on && /^=+ / { exit }
+                         on && seen { print; if (++n >= 80) exit }' "$1")
+    [ -n "$out" ] && { sed 's/^/   | /' <<<"$out"; return; }
+  done
 }
 # pyt ARGS...: pytest -q -rfE --tb=short with ARGS to a log; prints the summary lines (and those
 # matching $PYT_ALSO), and on failure the first failure's reason
