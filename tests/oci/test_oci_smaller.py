@@ -210,4 +210,9 @@ def test_a_shebang_to_proc_self_exe_runs_only_the_sealed_copy(oci):  # noqa: F81
     # opened for writing by anyone (sealed), the host's binary untouched
     rc, out, err = oci("exec", "s11", "/x.sh")
     assert open(MXC_OCI, "rb").read() == before
-    assert rc == 0 and "mxc-oci version" in out, (rc, out, err)
+    if b"/ld-linux" in before:
+        # a dynamically linked build (the ASan one): its copy needs a loader the busybox image lacks,
+        # so the interpreter cannot start at all (ENOENT) — the host's binary never runs either
+        assert rc != 0 and "No such file or directory" in err, (rc, out, err)
+    else:
+        assert rc == 0 and "mxc-oci version" in out, (rc, out, err)
