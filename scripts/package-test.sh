@@ -109,6 +109,11 @@ for d in /usr /etc /var /run; do
     mount -t overlay "mxc-pkg-iso$d" -o "lowerdir=$d,upperdir=$u/upper,workdir=$u/work" "$d" ||
     { echo "FAILED: no overlay over $d for the isolated root"; exit 1; }
 done
+# a fresh machine's mxc in here: the host's own state (its live sandboxes' claims, sessions, logs) is
+# removed from the overlays only (whiteouts in the throwaway upper layers; the host's files stay), or
+# the package's purge, which rightly keeps the claims of live sandboxes of other state roots, would
+# keep /var/lib/mxc for the host's (the parallel load's, the witness sessions')
+rm -rf /run/mxc /var/lib/mxc /var/log/mxc
 # the claims made in here are the overlay's: a range of their own keeps them off the host's sandboxes' uids
 export MXC_UID_BASE=2100327680 MXC_UID_COUNT=65536
 purge() { apt-get purge -y -qq mxc libmxc0 libmxc-ffi1 libmxc-dev >/dev/null 2>&1 || true; }
