@@ -193,8 +193,12 @@ def podman_setup(crun_ns):
         with open(conf, "w") as f:
             f.write('[containers]\ndefault_sysctls = []\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n'
                     'pids_limit = 0\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\n'
-                    'runtime = "%s"\n[engine.runtimes]\n%s = ["%s"]\n' % (rt, rt, path))
-        confs[name] = dict(os.environ, CONTAINERS_CONF=conf)
+                    # this store is one whose images mxc-oci may take as root.path (src/oci/rootfs.h);
+                    # conmon hands the runtime only the environment named here
+                    'conmon_env_vars = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", '
+                    '"MXC_OCI_ROOTFS_ROOTS=%s"]\n'
+                    'runtime = "%s"\n[engine.runtimes]\n%s = ["%s"]\n' % (os.path.join(store, "storage"), rt, rt, path))
+        confs[name] = dict(os.environ, CONTAINERS_CONF=conf, MXC_OCI_ROOTFS_ROOTS=os.path.join(store, "storage"))
     rootfs = os.path.join(BASE, "image")
     os.makedirs(rootfs)
     make_bundle(rootfs)  # a bundle's rootfs is the image
