@@ -1153,10 +1153,12 @@ int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_e
     pid_t h;
     unsigned long long hs;
     /* no holder took it, or the holder went away under it (a stop or a
-     * deprovision that won the race, or a stop and a start): say which, about
-     * the holder it was judged against */
-    if (rc < 0 && (e->code == MXC_E_NOT_STARTED || !mxc_state_read_holder(dir, &h, &hs) || !mxc_pid_alive(h, hs) ||
-                   h != h0 || hs != hs0))
+     * deprovision that won the race, or a stop and a start), or it met a
+     * holder its killed start never released (alive, or a zombie its monitor
+     * has not yet recorded, but never named mxc-holder): say which, about the
+     * holder it was judged against */
+    if (rc < 0 && (e->code == MXC_E_NOT_STARTED || !mxc_state_read_holder(dir, &h, &hs) ||
+                   !mxc_pid_alive_as(h, hs, "mxc-holder") || h != h0 || hs != hs0))
         return why_no_holder_of(r, h0, hs0, e);
     return rc;
 }
