@@ -1296,48 +1296,19 @@ int oci_run(int rootfd, const char *id, const char *bundle, const char *pid_file
     return 0;
 }
 
-static int by_id(const void *a, const void *b)
-{
-    return strcmp(json_string_value(json_object_get(*(json_t *const *)a, "id")),
-                  json_string_value(json_object_get(*(json_t *const *)b, "id")));
-}
-
-/* in the order of their ids, as runc lists them (a directory's order is the filesystem's) */
-static void sort_by_id(json_t *arr)
-{
-    size_t n = json_array_size(arr);
-    json_t **v = n ? malloc(n * sizeof *v) : NULL;
-    if (!v)
-        return;
-    for (size_t i = 0; i < n; i++)
-        v[i] = json_incref(json_array_get(arr, i));
-    qsort(v, n, sizeof *v, by_id);
-    json_array_clear(arr);
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(arr, v[i]);
-    free(v);
-}
-
+/* the store's containers, in the order of their ids, as runc lists them (oci_store_ids) */
 json_t *oci_list(int rootfd)
 {
-    json_t *out = json_array();
-    int fd = dup(rootfd);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    struct dirent *de;
-    while (d && (de = readdir(d))) {
-        if (!oci_valid_id(de->d_name))
-            continue;
+    json_t *out = json_array(), *ids = oci_store_ids(rootfd), *id;
+    size_t k;
+    json_array_foreach(ids, k, id) {
         mxc_error e = {0};
-        json_t *j = oci_query(rootfd, de->d_name, &e);
+        json_t *j = oci_query(rootfd, json_string_value(id), &e);
         if (j)
             json_array_append_new(out, j);
         mxc_error_clear(&e);
     }
-    if (d)
-        closedir(d);
-    else if (fd >= 0)
-        close(fd);
-    sort_by_id(out);
+    json_decref(ids);
     return out;
 }
 
@@ -1561,176 +1532,214 @@ static json_t *exec_process(int dirfd, const oci_state *s, const oci_exec_opts *
     return p;
 }
 
-int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mxc_error *e)
-{
-    int dirfd = -1;
+/* An exec's state, carried through its steps (oci_exec); exec_release undoes what is left. */
+typedef struct {
+    int rootfd, dirfd;
+    const oci_exec_opts *o;
     oci_state s;
-    *status = 0;
-    if (load(rootfd, id, &dirfd, &s, e) < 0)
-        return -1;
-    int rc = -1, pfd = -1, sv[2] = {-1, -1}, console = -1, proc_fd = -1;
-    oci_relay relay = {.listen_fd = -1, .master = -1};
-    oci_seccomp sc = {0};
-    oci_config pc;
-    memset(&pc, 0, sizeof pc);
-    json_t *proc = NULL;
-    pid_t a = -1, b = -1;
-    if (oci_state_status(dirfd, &s) == OCI_STOPPED || (pfd = pidfd_of(&s)) < 0) {
-        mxc_err(e, MXC_E_ALREADY_STOPPED, "cannot exec in a stopped container");
-        goto out;
-    }
+    int pfd, sv[2], console, proc_fd;
+    oci_relay relay;
+    oci_seccomp sc;
+    oci_config pc;       /* the process, parsed as create parses the config's */
+    json_t *proc;
     oci_cgroup cg;
-    bool has_cg = oci_cgroup_load(dirfd, &cg);
-    if (has_cg && !o->ignore_paused && oci_cgroup_frozen(&cg)) { /* runc's wording */
-        mxc_err(e, MXC_E_BACKEND_ERROR, "cannot exec in a paused container (use --ignore-paused to override)");
-        goto out;
-    }
-    bool host_net;
-    int flags = foreign_namespaces(s.pid, &host_net);
-    if (flags < 0 || !(flags & CLONE_NEWUSER) || !(flags & CLONE_NEWPID)) {
-        mxc_err(e, MXC_E_BACKEND_ERROR, "cannot read the container's namespaces");
-        goto out;
-    }
-    if (!(proc = exec_process(dirfd, &s, o, e)) || exec_apparmor(dirfd, proc, o, e) < 0 ||
-        oci_mxcnet_exec_env(dirfd, proc, e) < 0 || oci_process_parse(proc, host_net ? 0 : CLONE_NEWNET, &pc, e) < 0 ||
-        oci_apparmor_usable(pc.apparmor_profile, "process.apparmorProfile", e) < 0)
-        goto out;
+    bool has_cg, host_net;
+    int flags;           /* the container's namespaces to join (those not the runtime's) */
+    pid_t a, b;          /* the process that joins, and the one it forks (the exec'd) */
+} exec_ctx;
+
+/* exec step: a created or running container, not paused (unless --ignore-paused), its namespaces read */
+static int exec_check_container(exec_ctx *x, mxc_error *e)
+{
+    if (oci_state_status(x->dirfd, &x->s) == OCI_STOPPED || (x->pfd = pidfd_of(&x->s)) < 0)
+        return mxc_err(e, MXC_E_ALREADY_STOPPED, "cannot exec in a stopped container");
+    x->has_cg = oci_cgroup_load(x->dirfd, &x->cg);
+    if (x->has_cg && !x->o->ignore_paused && oci_cgroup_frozen(&x->cg)) /* runc's wording */
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "cannot exec in a paused container (use --ignore-paused to override)");
+    x->flags = foreign_namespaces(x->s.pid, &x->host_net);
+    if (x->flags < 0 || !(x->flags & CLONE_NEWUSER) || !(x->flags & CLONE_NEWPID))
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "cannot read the container's namespaces");
+    return 0;
+}
+
+/* exec step: the process to run, parsed and checked as create's; the container's seccomp profile;
+ * its ids mapped in the container's user namespace */
+static int exec_prepare_process(exec_ctx *x, mxc_error *e)
+{
+    const oci_exec_opts *o = x->o;
+    if (!(x->proc = exec_process(x->dirfd, &x->s, o, e)) || exec_apparmor(x->dirfd, x->proc, o, e) < 0 ||
+        oci_mxcnet_exec_env(x->dirfd, x->proc, e) < 0 ||
+        oci_process_parse(x->proc, x->host_net ? 0 : CLONE_NEWNET, &x->pc, e) < 0 ||
+        oci_apparmor_usable(x->pc.apparmor_profile, "process.apparmorProfile", e) < 0)
+        return -1;
     /* the host's /proc for the AppArmor exec attribute, before the container's namespaces are joined */
-    if (pc.apparmor_profile && (proc_fd = oci_apparmor_proc()) < 0) {
-        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.exec", -proc_fd, NULL, "process.apparmorProfile: the host's /proc");
-        goto out;
-    }
+    if (x->pc.apparmor_profile && (x->proc_fd = oci_apparmor_proc()) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.exec", -x->proc_fd, NULL,
+                          "process.apparmorProfile: the host's /proc");
     /* the container's own seccomp profile binds its exec'd processes too */
-    {
-        json_t *doc = saved_config(dirfd);
-        int r = oci_seccomp_compile_cached(rootfd, json_object_get(json_object_get(doc, "linux"), "seccomp"), &sc, e);
-        json_decref(doc);
-        if (r < 0)
-            goto out;
-    }
+    json_t *doc = saved_config(x->dirfd);
+    int r = oci_seccomp_compile_cached(x->rootfd, json_object_get(json_object_get(doc, "linux"), "seccomp"), &x->sc,
+                                       e);
+    json_decref(doc);
+    if (r < 0)
+        return -1;
     oci_idmap um[OCI_MAX_IDMAPS], gm[OCI_MAX_IDMAPS];
-    size_t nu = read_map(s.pid, "uid_map", um), ng = read_map(s.pid, "gid_map", gm);
+    size_t nu = read_map(x->s.pid, "uid_map", um), ng = read_map(x->s.pid, "gid_map", gm);
     unsigned h;
-    bool mapped = oci_map_id(um, nu, pc.uid, &h) && oci_map_id(gm, ng, pc.gid, &h);
-    for (size_t i = 0; mapped && i < pc.ngids; i++)
-        mapped = oci_map_id(gm, ng, pc.gids[i], &h);
-    if (!mapped) {
-        mxc_err(e, MXC_E_POLICY_VALIDATION, "process.user %u:%u (or an additional gid) is not mapped in the "
-                "container's user namespace", pc.uid, pc.gid);
-        goto out;
-    }
+    bool mapped = oci_map_id(um, nu, x->pc.uid, &h) && oci_map_id(gm, ng, x->pc.gid, &h);
+    for (size_t i = 0; mapped && i < x->pc.ngids; i++)
+        mapped = oci_map_id(gm, ng, x->pc.gids[i], &h);
+    if (!mapped)
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "process.user %u:%u (or an additional gid) is not mapped in the "
+                       "container's user namespace", x->pc.uid, x->pc.gid);
+    return 0;
+}
+
+/* exec step: the process's terminal (a relayed pty, or --console-socket) and --preserve-fds */
+static int exec_open_console(exec_ctx *x, mxc_error *e)
+{
+    const oci_exec_opts *o = x->o;
     /* a terminal, not detached, no --console-socket: mxc-oci relays the pty (relay.h) */
-    if (pc.terminal && !o->console && !o->detach && oci_relay_open(&relay, e) < 0)
-        goto out;
-    if ((console = console_connect(relay.listen_fd >= 0 ? relay.path : o->console, pc.terminal, e)) < 0 && e->code)
-        goto out;
-    if (oci_check_preserved(o->preserve, e) < 0)
-        goto out;
+    if (x->pc.terminal && !o->console && !o->detach && oci_relay_open(&x->relay, e) < 0)
+        return -1;
+    const char *path = x->relay.listen_fd >= 0 ? x->relay.path : o->console;
+    if ((x->console = console_connect(path, x->pc.terminal, e)) < 0 && e->code)
+        return -1;
+    return oci_check_preserved(o->preserve, e);
+}
+
+/* exec's joining child: not dumpable, in the container's cgroup, then its namespaces; forks the
+ * process (oci_exec_main) and says its pid ('P') or why not ('E').  Never returns. */
+static void exec_join(exec_ctx *x)
+{
+    int sock = x->sv[1];
+    close(x->sv[0]);
+    /* not dumpable before anything of the container can see us (CVE-2019-5736: /proc/PID/exe) */
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    char msg[256];
+    mxc_error ce = {0};
+    if (x->has_cg && oci_cgroup_enter(&x->cg, 0, &ce) < 0) { /* its cgroup before its cgroup namespace */
+        snprintf(msg, sizeof msg, "E%.250s", ce.message);
+        send(sock, msg, strlen(msg), MSG_NOSIGNAL);
+        _exit(1);
+    }
+    if (setns(x->pfd, x->flags) < 0) {
+        snprintf(msg, sizeof msg, "Ejoining the container's namespaces: %s", strerror(errno));
+        send(sock, msg, strlen(msg), MSG_NOSIGNAL);
+        _exit(1);
+    }
+    pid_t c = fork();
+    if (c == 0)
+        oci_exec_main(&x->pc, &x->sc, sock, x->console, x->o->preserve, x->host_net, x->proc_fd);
+    if (c < 0)
+        snprintf(msg, sizeof msg, "Efork: %s", strerror(errno));
+    else
+        snprintf(msg, sizeof msg, "P%d", (int)c);
+    send(sock, msg, strlen(msg), MSG_NOSIGNAL);
+    _exit(c < 0);
+}
+
+/* exec step: the joining child forked (exec_join); its answer, then the exec'd process's
+ * (EOF: the exec happened, the socket being close-on-exec) */
+static int exec_spawn(exec_ctx *x, mxc_error *e)
+{
     /* the exec'd process is re-parented to us when its first parent (the one that joins) exits */
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.exec", errno, NULL, "socketpair");
-        goto out;
-    }
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, x->sv) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.exec", errno, NULL, "socketpair");
     fflush(NULL);
-    a = fork();
-    if (a == 0) {
-        close(sv[0]);
-        /* not dumpable before anything of the container can see us (CVE-2019-5736: /proc/PID/exe) */
-        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-        char msg[256];
-        mxc_error ce = {0};
-        if (has_cg && oci_cgroup_enter(&cg, 0, &ce) < 0) { /* its cgroup before its cgroup namespace */
-            snprintf(msg, sizeof msg, "E%.250s", ce.message);
-            send(sv[1], msg, strlen(msg), MSG_NOSIGNAL);
-            _exit(1);
-        }
-        if (setns(pfd, flags) < 0) {
-            snprintf(msg, sizeof msg, "Ejoining the container's namespaces: %s", strerror(errno));
-            send(sv[1], msg, strlen(msg), MSG_NOSIGNAL);
-            _exit(1);
-        }
-        pid_t c = fork();
-        if (c == 0)
-            oci_exec_main(&pc, &sc, sv[1], console, o->preserve, host_net, proc_fd);
-        if (c < 0)
-            snprintf(msg, sizeof msg, "Efork: %s", strerror(errno));
-        else
-            snprintf(msg, sizeof msg, "P%d", (int)c);
-        send(sv[1], msg, strlen(msg), MSG_NOSIGNAL);
-        _exit(c < 0);
-    }
-    close(sv[1]);
-    sv[1] = -1;
-    if (a < 0) {
-        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.exec", errno, NULL, "fork");
-        goto out;
-    }
+    x->a = fork();
+    if (x->a == 0)
+        exec_join(x);
+    close(x->sv[1]);
+    x->sv[1] = -1;
+    if (x->a < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.exec", errno, NULL, "fork");
     char msg[1100];
-    ssize_t n = recv(sv[0], msg, sizeof msg - 1, 0);
+    ssize_t n = recv(x->sv[0], msg, sizeof msg - 1, 0);
     msg[n > 0 ? n : 0] = '\0';
-    waitpid(a, NULL, 0);
-    a = -1;
-    if (n <= 1 || msg[0] != 'P') {
-        mxc_err(e, MXC_E_BACKEND_ERROR, "%s", n > 1 && msg[0] == 'E' ? msg + 1 : "exec: the joining process died");
-        goto out;
-    }
-    b = (pid_t)atoi(msg + 1);
-    n = recv(sv[0], msg, sizeof msg - 1, 0); /* EOF: the exec happened (the socket is close-on-exec) */
+    waitpid(x->a, NULL, 0);
+    x->a = -1;
+    if (n <= 1 || msg[0] != 'P')
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "%s",
+                       n > 1 && msg[0] == 'E' ? msg + 1 : "exec: the joining process died");
+    x->b = (pid_t)atoi(msg + 1);
+    n = recv(x->sv[0], msg, sizeof msg - 1, 0); /* EOF: the exec happened (the socket is close-on-exec) */
     msg[n > 0 ? n : 0] = '\0';
     if (n > 0) {
         mxc_err(e, MXC_E_BACKEND_ERROR, "%s", msg[0] == 'E' ? msg + 1 : "exec: protocol error");
-        waitpid(b, NULL, 0);
-        b = -1;
-        goto out;
+        waitpid(x->b, NULL, 0);
+        x->b = -1;
+        return -1;
     }
-    if (relay.listen_fd >= 0 && oci_relay_receive(&relay, e) < 0)
-        goto out;
-    if (o->pid_file && write_pid_file(o->pid_file, b, e) < 0)
-        goto out;
-    rc = 0;
-    if (relay.master >= 0) {
-        int bfd = (int)syscall(SYS_pidfd_open, b, 0);
+    if (x->relay.listen_fd >= 0 && oci_relay_receive(&x->relay, e) < 0)
+        return -1;
+    return x->o->pid_file ? write_pid_file(x->o->pid_file, x->b, e) : 0;
+}
+
+/* exec's last step, which cannot fail: the pty relayed until the process ends, and unless
+ * detached, the process waited for (signals forwarded) and its status */
+static void exec_wait(exec_ctx *x, int *status)
+{
+    if (x->relay.master >= 0) {
+        int bfd = (int)syscall(SYS_pidfd_open, x->b, 0);
         if (bfd >= 0) {
-            oci_relay_copy(&relay, bfd);
+            oci_relay_copy(&x->relay, bfd);
             close(bfd);
         }
-        oci_relay_close(&relay);
+        oci_relay_close(&x->relay);
     }
-    if (!o->detach) {
-        run_child = b;
+    if (!x->o->detach) {
+        run_child = x->b;
         const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
         for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
             sigaction(sigs[i], &(struct sigaction){.sa_handler = forward, .sa_flags = SA_RESTART}, NULL);
         int ws;
-        while (waitpid(b, &ws, 0) < 0 && errno == EINTR)
+        while (waitpid(x->b, &ws, 0) < 0 && errno == EINTR)
             ;
         *status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
     }
-    b = -1;
-out:
-    if (a > 0)
-        waitpid(a, NULL, 0);
-    if (b > 0) {
-        kill(b, SIGKILL);
-        waitpid(b, NULL, 0);
+    x->b = -1;
+}
+
+/* What an exec holds, released (a process left half-made killed). */
+static void exec_release(exec_ctx *x)
+{
+    if (x->a > 0)
+        waitpid(x->a, NULL, 0);
+    if (x->b > 0) {
+        kill(x->b, SIGKILL);
+        waitpid(x->b, NULL, 0);
     }
-    for (int i = 0; i < 2; i++)
-        if (sv[i] >= 0)
-            close(sv[i]);
-    if (pfd >= 0)
-        close(pfd);
-    if (console >= 0)
-        close(console);
-    if (proc_fd >= 0)
-        close(proc_fd);
-    oci_relay_close(&relay);
-    oci_seccomp_free(&sc);
-    json_decref(proc);
-    oci_config_free(&pc);
-    close(dirfd);
-    oci_state_free(&s);
-    return rc;
+    int fds[] = {x->sv[0], x->sv[1], x->pfd, x->console, x->proc_fd, x->dirfd};
+    for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    oci_relay_close(&x->relay);
+    oci_seccomp_free(&x->sc);
+    json_decref(x->proc);
+    oci_config_free(&x->pc);
+    oci_state_free(&x->s);
+}
+
+static int (*const exec_steps[])(exec_ctx *, mxc_error *) = {
+    exec_check_container, exec_prepare_process, exec_open_console, exec_spawn,
+};
+
+int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mxc_error *e)
+{
+    exec_ctx x = {.rootfd = rootfd, .dirfd = -1, .o = o, .pfd = -1, .sv = {-1, -1}, .console = -1, .proc_fd = -1,
+                  .relay = {.listen_fd = -1, .master = -1}, .a = -1, .b = -1};
+    *status = 0;
+    if (load(rootfd, id, &x.dirfd, &x.s, e) < 0)
+        return -1;
+    int rc = 0;
+    for (size_t s = 0; rc == 0 && s < sizeof exec_steps / sizeof exec_steps[0]; s++)
+        rc = exec_steps[s](&x, e);
+    if (rc == 0)
+        exec_wait(&x, status);
+    exec_release(&x);
+    return rc < 0 ? -1 : 0;
 }
 
 json_t *oci_ps(int rootfd, const char *id, mxc_error *e)
