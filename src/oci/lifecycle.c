@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "bpfcache.h"
+#include "cleanup.h"
 #include "config.h"
 #include "fdio.h"
 #include "harden.h"
@@ -999,81 +1000,82 @@ static int load(int rootfd, const char *id, int *dirfd, oci_state *s, mxc_error 
         return -1;
     if (oci_state_read(*dirfd, id, s, e) < 0) {
         close(*dirfd);
+        *dirfd = -1;
         return -1;
     }
     return 0;
 }
 
-int oci_start(int rootfd, const char *id, mxc_error *e)
-{
-    int dirfd = -1;
+/* A container load()ed for one command: its directory and state, released when it goes out of scope. */
+typedef struct {
+    int dirfd;
     oci_state s;
-    if (load(rootfd, id, &dirfd, &s, e) < 0)
-        return -1;
-    int rc = -1, fifo = -1, pfd = -1;
-    oci_status status = oci_state_status(dirfd, &s);
-    if (status == OCI_STOPPED) {
-        mxc_err(e, MXC_E_ALREADY_STOPPED, "cannot start a container that has stopped");
-        goto out;
+} loaded;
+
+static void loaded_release(loaded *l)
+{
+    if (l->dirfd >= 0) {
+        close(l->dirfd);
+        oci_state_free(&l->s);
     }
-    if (status == OCI_RUNNING) {
-        mxc_err(e, MXC_E_ALREADY_STARTED, "cannot start an already running container");
-        goto out;
-    }
-    pfd = pidfd_of(&s);
-    fifo = openat(dirfd, OCI_FIFO, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-    if (pfd < 0 || fifo < 0) {
-        mxc_err(e, MXC_E_ALREADY_STOPPED, pfd < 0 ? "cannot start a container that has stopped"
-                                                  : "cannot start an already running container");
-        goto out;
-    }
-    /* the init's byte, or its death first */
+}
+#define _cleanup_loaded_ __attribute__((cleanup(loaded_release)))
+
+/* start's wait: the init's byte on the exec fifo, or its death first (pfd) */
+static int await_start(int fifo, int pfd, mxc_error *e)
+{
     for (;;) {
         struct pollfd p[2] = {{fifo, POLLIN, 0}, {pfd, POLLIN, 0}};
         if (poll(p, 2, -1) < 0) {
             if (errno == EINTR)
                 continue;
-            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.start", errno, NULL, "poll");
-            goto out;
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.start", errno, NULL, "poll");
         }
         if (p[0].revents & (POLLIN | POLLHUP)) {
             char b;
             ssize_t n = read(fifo, &b, 1);
             if (n == 1 && b != '0') { /* the init's word that a startContainer hook failed; it exits */
-                /* the why follows in the same write: the container's text, printable only */
+                /* the reason follows in the same write: the container's text, printable only */
                 char why[1024];
                 ssize_t w = read(fifo, why, sizeof why - 1);
                 why[w > 0 ? w : 0] = '\0';
                 for (char *q = why; *q; q++)
                     if ((unsigned char)*q < 0x20 || (unsigned char)*q > 0x7e)
                         *q = ' ';
-                mxc_err(e, MXC_E_BACKEND_ERROR, "a startContainer hook failed: %s; the container is stopped",
-                        *why ? why : "(no reason given)");
-                goto out;
+                return mxc_err(e, MXC_E_BACKEND_ERROR, "a startContainer hook failed: %s; the container is stopped",
+                               *why ? why : "(no reason given)");
             }
             if (n == 1)
-                break;
+                return 0;
             if (n < 0 && errno == EAGAIN)
                 continue;
-            mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init closed the exec fifo without starting");
-            goto out;
+            return mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init closed the exec fifo without starting");
         }
-        if (p[1].revents) {
-            mxc_err(e, MXC_E_ALREADY_STOPPED, "the container's init exited before start");
-            goto out;
-        }
+        if (p[1].revents)
+            return mxc_err(e, MXC_E_ALREADY_STOPPED, "the container's init exited before start");
     }
-    unlinkat(dirfd, OCI_FIFO, 0);
-    hooks_warn(dirfd, &s, OCI_HOOK_POSTSTART, "running");
-    rc = 0;
-out:
-    if (fifo >= 0)
-        close(fifo);
-    if (pfd >= 0)
-        close(pfd);
-    close(dirfd);
-    oci_state_free(&s);
-    return rc;
+}
+
+int oci_start(int rootfd, const char *id, mxc_error *e)
+{
+    _cleanup_loaded_ loaded l = {.dirfd = -1};
+    if (load(rootfd, id, &l.dirfd, &l.s, e) < 0)
+        return -1;
+    oci_status status = oci_state_status(l.dirfd, &l.s);
+    if (status == OCI_STOPPED)
+        return mxc_err(e, MXC_E_ALREADY_STOPPED, "cannot start a container that has stopped");
+    if (status == OCI_RUNNING)
+        return mxc_err(e, MXC_E_ALREADY_STARTED, "cannot start an already running container");
+    _cleanup_fd_ int pfd = pidfd_of(&l.s);
+    _cleanup_fd_ int fifo = openat(l.dirfd, OCI_FIFO, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    if (pfd < 0 || fifo < 0)
+        return mxc_err(e, MXC_E_ALREADY_STOPPED, pfd < 0 ? "cannot start a container that has stopped"
+                                                         : "cannot start an already running container");
+    if (await_start(fifo, pfd, e) < 0)
+        return -1;
+    unlinkat(l.dirfd, OCI_FIFO, 0);
+    hooks_warn(l.dirfd, &l.s, OCI_HOOK_POSTSTART, "running");
+    return 0;
 }
 
 json_t *oci_query(int rootfd, const char *id, mxc_error *e)
@@ -1100,55 +1102,46 @@ static ino_t pidns_of(pid_t pid)
     return stat(path, &st) == 0 ? st.st_ino : 0;
 }
 
+/* kill --all beyond the cgroup: every process of the container's PID namespace but its init
+ * (each by pidfd, its namespace checked again once the pidfd names it) */
+static void signal_pid_namespace(pid_t init, int sig)
+{
+    ino_t ns = pidns_of(init);
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    while (ns && d && (de = readdir(d))) {
+        pid_t p = (pid_t)atoi(de->d_name);
+        if (p <= 0 || p == init || pidns_of(p) != ns)
+            continue;
+        int f = (int)syscall(SYS_pidfd_open, p, 0);
+        if (f >= 0 && pidns_of(p) == ns)
+            syscall(SYS_pidfd_send_signal, f, sig, NULL, 0);
+        if (f >= 0)
+            close(f);
+    }
+    if (d)
+        closedir(d);
+}
+
 int oci_kill(int rootfd, const char *id, int sig, bool all, mxc_error *e)
 {
-    int dirfd = -1;
-    oci_state s;
-    if (load(rootfd, id, &dirfd, &s, e) < 0)
+    _cleanup_loaded_ loaded l = {.dirfd = -1};
+    if (load(rootfd, id, &l.dirfd, &l.s, e) < 0)
         return -1;
-    int rc = -1;
-    int pfd = oci_state_status(dirfd, &s) == OCI_STOPPED ? -1 : pidfd_of(&s);
-    if (pfd < 0 && all) {
-        rc = 0; /* --all signals every process there is: none (runc answers the same) */
-        goto out;
-    }
-    if (pfd < 0) {
-        mxc_err(e, MXC_E_ALREADY_STOPPED, "container not running");
-        goto out;
-    }
+    _cleanup_fd_ int pfd = oci_state_status(l.dirfd, &l.s) == OCI_STOPPED ? -1 : pidfd_of(&l.s);
+    if (pfd < 0 && all)
+        return 0; /* --all signals every process there is: none (runc answers the same) */
+    if (pfd < 0)
+        return mxc_err(e, MXC_E_ALREADY_STOPPED, "container not running");
     oci_cgroup cg;
-    if (all && oci_cgroup_load(dirfd, &cg))
+    if (all && oci_cgroup_load(l.dirfd, &cg))
         oci_cgroup_signal(&cg, sig); /* every process in the container's cgroup (a frozen one thawed for SIGKILL) */
-    if (all && sig != SIGKILL) {
-        /* every process of the container's PID namespace (SIGKILL to its init takes them all) */
-        ino_t ns = pidns_of(s.pid);
-        DIR *d = opendir("/proc");
-        struct dirent *de;
-        while (ns && d && (de = readdir(d))) {
-            pid_t p = (pid_t)atoi(de->d_name);
-            if (p <= 0 || p == s.pid || pidns_of(p) != ns)
-                continue;
-            int f = (int)syscall(SYS_pidfd_open, p, 0);
-            if (f >= 0 && pidns_of(p) == ns)
-                syscall(SYS_pidfd_send_signal, f, sig, NULL, 0);
-            if (f >= 0)
-                close(f);
-        }
-        if (d)
-            closedir(d);
-    }
-    if (syscall(SYS_pidfd_send_signal, pfd, sig, NULL, 0) < 0) {
-        mxc_err_os(e, errno == ESRCH ? MXC_E_ALREADY_STOPPED : MXC_E_BACKEND_ERROR, "oci.kill", errno, NULL,
-                   errno == ESRCH ? "container not running" : "kill");
-        goto out;
-    }
-    rc = 0;
-out:
-    if (pfd >= 0)
-        close(pfd);
-    close(dirfd);
-    oci_state_free(&s);
-    return rc;
+    if (all && sig != SIGKILL) /* (SIGKILL to its init takes them all) */
+        signal_pid_namespace(l.s.pid, sig);
+    if (syscall(SYS_pidfd_send_signal, pfd, sig, NULL, 0) < 0)
+        return mxc_err_os(e, errno == ESRCH ? MXC_E_ALREADY_STOPPED : MXC_E_BACKEND_ERROR, "oci.kill", errno, NULL,
+                          errno == ESRCH ? "container not running" : "kill");
+    return 0;
 }
 
 static void finish(int rootfd, const char *id, const oci_state *s)
@@ -1744,44 +1737,36 @@ int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mx
 
 json_t *oci_ps(int rootfd, const char *id, mxc_error *e)
 {
-    int dirfd = -1;
-    oci_state s;
-    if (load(rootfd, id, &dirfd, &s, e) < 0)
+    _cleanup_loaded_ loaded l = {.dirfd = -1};
+    if (load(rootfd, id, &l.dirfd, &l.s, e) < 0)
         return NULL;
-    json_t *out = NULL;
-    ino_t ns = oci_state_status(dirfd, &s) == OCI_STOPPED ? 0 : pidns_of(s.pid);
-    if (!ns) { /* stopped: its PID namespace went with its init, nothing is left (runc answers the same) */
-        out = json_array();
-        goto done;
-    }
+    pid_t init = l.s.pid;
+    ino_t ns = oci_state_status(l.dirfd, &l.s) == OCI_STOPPED ? 0 : pidns_of(init);
+    json_t *out = json_array();
+    if (!ns) /* stopped: its PID namespace went with its init, nothing is left (runc answers the same) */
+        return out;
     /* every process of the container's cgroup (or, without one, of its PID namespace), by host pid, the init
      * first */
+    json_array_append_new(out, json_integer(init));
     oci_cgroup cg;
-    json_t *in_cg = oci_cgroup_load(dirfd, &cg) ? oci_cgroup_pids(&cg) : NULL;
+    json_t *in_cg = oci_cgroup_load(l.dirfd, &cg) ? oci_cgroup_pids(&cg) : NULL;
     if (in_cg) {
-        out = json_array();
-        json_array_append_new(out, json_integer(s.pid));
         size_t k;
         json_t *p;
         json_array_foreach(in_cg, k, p)
-            if (json_integer_value(p) != s.pid)
+            if (json_integer_value(p) != init)
                 json_array_append(out, p);
         json_decref(in_cg);
-        goto done;
+        return out;
     }
-    out = json_array();
-    json_array_append_new(out, json_integer(s.pid));
     DIR *d = opendir("/proc");
     struct dirent *de;
     while (d && (de = readdir(d))) {
         pid_t p = (pid_t)atoi(de->d_name);
-        if (p > 0 && p != s.pid && pidns_of(p) == ns)
+        if (p > 0 && p != init && pidns_of(p) == ns)
             json_array_append_new(out, json_integer(p));
     }
     if (d)
         closedir(d);
-done:
-    close(dirfd);
-    oci_state_free(&s);
     return out;
 }
