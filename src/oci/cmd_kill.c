@@ -6,8 +6,7 @@ int oci_cmd_kill(oci_cli *cli, mxc_error *e)
 {
     bool all = false;
     const char *id;
-    oci_flag fl[] = {{"all", 'a', false, NULL, &all, NULL, NULL}};
-    if (oci_cli_flags_id(cli, fl, 1, &id, e) < 0)
+    if (oci_cli_switch_id(cli, "all", 'a', &all, &id, e) < 0)
         return -1;
     const char *s = cli->i + 1 < cli->argc ? cli->argv[cli->i + 1] : "SIGTERM";
     int sig = oci_signal(s);

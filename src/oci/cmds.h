@@ -53,6 +53,8 @@ typedef struct {
 int oci_parse_flags(int argc, char **argv, int i, const oci_flag *fl, size_t n, const char *cmd, mxc_error *e);
 /* cli's flags, then its one container id into *id: 0, or -1 with e set. */
 int oci_cli_flags_id(oci_cli *cli, const oci_flag *fl, size_t n, const char **id, mxc_error *e);
+/* cli's one switch (--name, -shortname), then its one container id: 0, or -1 with e set. */
+int oci_cli_switch_id(oci_cli *cli, const char *name, char shortname, bool *set, const char **id, mxc_error *e);
 /* the container id at argv[i], or -1 with runc's "requires exactly 1 argument(s)" */
 int oci_one_id(const oci_cli *cli, const char **id, mxc_error *e);
 /* --preserve-fds N: its number, -1 when not a decimal count from 0 to 1000 */

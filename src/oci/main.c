@@ -160,6 +160,12 @@ int oci_cli_flags_id(oci_cli *cli, const oci_flag *fl, size_t n, const char **id
     return oci_one_id(cli, id, e);
 }
 
+int oci_cli_switch_id(oci_cli *cli, const char *name, char shortname, bool *set, const char **id, mxc_error *e)
+{
+    oci_flag fl = {name, shortname, false, NULL, set, NULL, NULL};
+    return oci_cli_flags_id(cli, &fl, 1, id, e);
+}
+
 void oci_print_json(json_t *j)
 {
     char *t = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
