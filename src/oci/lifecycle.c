@@ -1447,6 +1447,48 @@ static int exec_apparmor(int dirfd, json_t *proc, const oci_exec_opts *o, mxc_er
     return rc < 0 ? mxc_err(e, MXC_E_BACKEND_ERROR, "process.apparmorProfile: out of memory") : 0;
 }
 
+/* exec's --user UID[:GID] and --additional-gids set in process p's user: 0, or -1 with e set */
+static int exec_user(json_t *p, const oci_exec_opts *o, mxc_error *e)
+{
+    json_t *user = json_object_get(p, "user");
+    if (!json_is_object(user))
+        json_object_set_new(p, "user", user = json_object());
+    if (o->user) {
+        unsigned uid, gid;
+        int n = sscanf(o->user, "%u:%u", &uid, &gid);
+        if (n < 1 || strspn(o->user, "0123456789:") != strlen(o->user))
+            return mxc_err(e, MXC_E_MALFORMED_REQUEST, "--user %s: give UID[:GID] (names are not looked up)",
+                           o->user);
+        json_object_set_new(user, "uid", json_integer(uid));
+        if (n == 2)
+            json_object_set_new(user, "gid", json_integer(gid));
+    }
+    if (o->ngids) {
+        json_t *g = json_object_get(user, "additionalGids");
+        if (!json_is_array(g))
+            json_object_set_new(user, "additionalGids", g = json_array());
+        for (size_t i = 0; i < o->ngids; i++)
+            json_array_append_new(g, json_integer(strtoll(o->gids[i], NULL, 10)));
+    }
+    return 0;
+}
+
+/* exec's --cap: added to process p's bounding, effective and permitted sets */
+static void exec_caps(json_t *p, const oci_exec_opts *o)
+{
+    json_t *caps = json_object_get(p, "capabilities");
+    if (!json_is_object(caps))
+        json_object_set_new(p, "capabilities", caps = json_object());
+    const char *sets[] = {"bounding", "effective", "permitted"};
+    for (size_t k = 0; k < 3; k++) {
+        json_t *set = json_object_get(caps, sets[k]);
+        if (!json_is_array(set))
+            json_object_set_new(caps, sets[k], set = json_array());
+        for (size_t i = 0; i < o->ncaps; i++)
+            json_array_append_new(set, json_string(o->caps[i]));
+    }
+}
+
 /* The process to exec: --process FILE, or the container's own process with exec's flags. */
 static json_t *exec_process(int dirfd, const oci_state *s, const oci_exec_opts *o, mxc_error *e)
 {
@@ -1485,41 +1527,12 @@ static json_t *exec_process(int dirfd, const oci_state *s, const oci_exec_opts *
         json_object_set_new(p, "env", env = json_array());
     for (size_t i = 0; i < o->nenv; i++)
         json_array_append_new(env, json_string(o->env[i]));
-    json_t *user = json_object_get(p, "user");
-    if (!json_is_object(user))
-        json_object_set_new(p, "user", user = json_object());
-    if (o->user) {
-        unsigned uid, gid;
-        int n = sscanf(o->user, "%u:%u", &uid, &gid);
-        if (n < 1 || strspn(o->user, "0123456789:") != strlen(o->user)) {
-            json_decref(p);
-            mxc_err(e, MXC_E_MALFORMED_REQUEST, "--user %s: give UID[:GID] (names are not looked up)", o->user);
-            return NULL;
-        }
-        json_object_set_new(user, "uid", json_integer(uid));
-        if (n == 2)
-            json_object_set_new(user, "gid", json_integer(gid));
+    if (exec_user(p, o, e) < 0) {
+        json_decref(p);
+        return NULL;
     }
-    if (o->ngids) {
-        json_t *g = json_object_get(user, "additionalGids");
-        if (!json_is_array(g))
-            json_object_set_new(user, "additionalGids", g = json_array());
-        for (size_t i = 0; i < o->ngids; i++)
-            json_array_append_new(g, json_integer(strtoll(o->gids[i], NULL, 10)));
-    }
-    if (o->ncaps) {
-        json_t *caps = json_object_get(p, "capabilities");
-        if (!json_is_object(caps))
-            json_object_set_new(p, "capabilities", caps = json_object());
-        const char *sets[] = {"bounding", "effective", "permitted"};
-        for (size_t k = 0; k < 3; k++) {
-            json_t *set = json_object_get(caps, sets[k]);
-            if (!json_is_array(set))
-                json_object_set_new(caps, sets[k], set = json_array());
-            for (size_t i = 0; i < o->ncaps; i++)
-                json_array_append_new(set, json_string(o->caps[i]));
-        }
-    }
+    if (o->ncaps)
+        exec_caps(p, o);
     if (o->no_new_privs)
         json_object_set_new(p, "noNewPrivileges", json_true());
     return p;
