@@ -28,6 +28,7 @@
 
 #include "hostpath.h"
 #include "registry.h"
+#include "viewops.h"
 
 #define NEWROOT "/tmp" /* a mountpoint inside our private mount namespace only */
 
@@ -638,7 +639,7 @@ static int pin_dirs(view *v, const char *path)
 
 static int attach(int tree, int target)
 {
-    return move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0 ? -errno : 0;
+    return mxc_view_attach(tree, target);
 }
 
 /* A new tmpfs of ours, detached; ro_later: writable until the end of the
@@ -1047,8 +1048,8 @@ static int minimal_dev(view *v, const mxc_plan *p)
 /* Fresh proc for our PID namespace, hidepid=invisible: a process sees
  * only those it may ptrace, and each exec is its own Landlock domain, so
  * an exec sees neither mxc's processes nor another exec's (their argv,
- * environ, memory).  Kernel-wide knobs read-only; kernel memory, key,
- * timer and allocator listings masked. */
+ * environ, memory).  The /proc rules of viewops.h: kernel-wide knobs
+ * read-only; kernel memory, key, timer and allocator listings masked. */
 static int fresh_proc(view *v)
 {
     const char *opts[] = {"hidepid", "invisible", NULL};
@@ -1060,28 +1061,16 @@ static int fresh_proc(view *v)
     if (t >= 0)
         close(t);
     close(m);
-    const char *ro[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"};
-    for (size_t i = 0; rc == 0 && i < sizeof ro / sizeof ro[0]; i++) {
-        int at = walk(v, ro[i], MAKE_NONE, false);
+    for (size_t i = 0; rc == 0 && i < MXC_PROC_NREADONLY; i++) {
+        int at = walk(v, mxc_proc_readonly[i], MAKE_NONE, false);
         if (at == -ENOENT)
             continue;
-        int tree = at < 0 ? at : open_tree(at, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
-        rc = at < 0 ? at : tree < 0 ? -errno : 0;
-        if (rc == 0 && (rc = set_readonly(tree, true)) == 0)
-            rc = attach(tree, at);
-        if (tree >= 0)
-            close(tree);
+        rc = at < 0 ? at : mxc_view_readonly_at(at, 0);
         if (at >= 0)
             close(at);
     }
-    /* World-readable leaks of kernel addresses, timers and keys, and the
-     * root-only memory listings (which permissions already refuse to the
-     * agent's uid: masked all the same, in case a host loosens them). */
-    const char *masked[] = {"/proc/kcore", "/proc/keys", "/proc/key-users", "/proc/timer_list", "/proc/sched_debug",
-                            "/proc/kallsyms", "/proc/kmsg", "/proc/acpi", "/proc/scsi", "/proc/slabinfo",
-                            "/proc/vmallocinfo", "/proc/pagetypeinfo"};
-    for (size_t i = 0; rc == 0 && i < sizeof masked / sizeof masked[0]; i++) {
-        int at = walk(v, masked[i], MAKE_NONE, false);
+    for (size_t i = 0; rc == 0 && i < MXC_PROC_NMASKED; i++) {
+        int at = walk(v, mxc_proc_masked[i], MAKE_NONE, false);
         if (at == -ENOENT)
             continue;
         rc = at < 0 ? at : mask_at(v, at, false);

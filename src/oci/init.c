@@ -35,6 +35,7 @@
 #include "apparmor.h"
 #include "harden.h"
 #include "tmpcopy.h"
+#include "viewops.h"
 
 const char *const oci_default_devices[OCI_NDEVICES] = {"null", "zero", "full", "random", "urandom", "tty"};
 
@@ -273,11 +274,9 @@ static void make_readonly(int root_fd, const char *path)
         return;
     if (t < 0)
         fail("readonlyPaths %s: %s", path, strerror(-t));
-    int tree = open_tree(t, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
-    struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC};
-    if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0)
-        fail("readonlyPaths %s: %s", path, strerror(errno));
-    attach(tree, t, path);
+    int rc = mxc_view_readonly_at(t, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+    if (rc < 0)
+        fail("readonlyPaths %s: %s", path, strerror(-rc));
     close(t);
 }
 
@@ -761,14 +760,10 @@ _Noreturn void oci_init_main(const oci_init_args *a)
     }
     /* 6. masked and read-only paths: the engine's /proc rules, then the config's */
     if (have_proc) {
-        const char *ro[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"};
-        const char *masked[] = {"/proc/kcore", "/proc/keys", "/proc/key-users", "/proc/timer_list",
-                                "/proc/sched_debug", "/proc/kallsyms", "/proc/kmsg", "/proc/acpi", "/proc/scsi",
-                                "/proc/slabinfo", "/proc/vmallocinfo", "/proc/pagetypeinfo"};
-        for (size_t i = 0; i < sizeof masked / sizeof masked[0]; i++)
-            mask(root_fd, masked[i]);
-        for (size_t i = 0; i < sizeof ro / sizeof ro[0]; i++)
-            make_readonly(root_fd, ro[i]);
+        for (size_t i = 0; i < MXC_PROC_NMASKED; i++)
+            mask(root_fd, mxc_proc_masked[i]);
+        for (size_t i = 0; i < MXC_PROC_NREADONLY; i++)
+            make_readonly(root_fd, mxc_proc_readonly[i]);
     }
     for (size_t i = 0; i < c->nmasked; i++)
         mask(root_fd, c->masked[i]);
