@@ -37,12 +37,14 @@ static int not_yet(mxc_error *e, const char *field)
 static int refuse(mxc_error *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int refuse(mxc_error *e, const char *fmt, ...)
 {
-    char msg[600];
+    static const char prefix[] = "config.json: ";
+    char msg[sizeof prefix + 600];
+    memcpy(msg, prefix, sizeof prefix);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(msg + sizeof prefix - 1, sizeof msg - (sizeof prefix - 1), fmt, ap);
     va_end(ap);
-    return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: %s", msg);
+    return mxc_err(e, MXC_E_POLICY_VALIDATION, "%s", msg);
 }
 
 /* 1: present with the wanted type; 0: absent (or null); -1: wrong type. */
@@ -877,12 +879,10 @@ int oci_config_load(int bundle_fd, oci_config *c, mxc_error *e)
 
 void oci_config_free(oci_config *c)
 {
-    free(c->args);
-    free(c->env);
-    free(c->gids);
-    free(c->mounts);
-    free(c->masked);
-    free(c->readonly);
+    /* the arrays only: their strings are the document's (held by c->doc) */
+    void *owned[] = {c->args, c->env, c->gids, c->mounts, c->masked, c->readonly};
+    for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
+        free(owned[i]);
     json_decref(c->doc);
     memset(c, 0, sizeof *c);
 }
