@@ -680,10 +680,10 @@ void mxc_exec_serve(const mxc_plan *p, int conn, int listen_fd, int ctl)
     }
     /* The host may have replaced a masked file since the last exec (the
      * kernel then drops its mount): put the masks back, or refuse. */
-    char why[256];
-    rc = mxc_fsview_verify(p, why, sizeof why);
+    mxc_error verr = {0};
+    rc = mxc_fsview_verify(p, &verr);
     if (rc < 0) {
-        report(conn, M_FAIL, -rc, 0, "exec.verify", why);
+        report(conn, M_FAIL, -rc, 0, "exec.verify", verr.message);
         served_free(&v);
         goto out;
     }
