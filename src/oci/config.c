@@ -178,13 +178,20 @@ static void cap_names(char *buf, size_t n, bool held)
     }
 }
 
+/* get() of an array at o[key], named prefix + key (into field, FIELD_MAX bytes, for the caller's
+ * messages about its elements). */
+static int get_array(json_t *o, const char *prefix, const char *key, char *field, json_t **arr, mxc_error *e)
+{
+    snprintf(field, FIELD_MAX, "%s%s", prefix, key);
+    return get(o, key, field, JSON_ARRAY, arr, e);
+}
+
 static int cap_set(json_t *caps, const char *key, uint64_t *out, bool own_net, mxc_error *e)
 {
     char field[FIELD_MAX];
-    snprintf(field, sizeof field, "process.capabilities.%s", key);
     json_t *arr;
-    int rc = get(caps, key, field, JSON_ARRAY, &arr, e);
     *out = 0;
+    int rc = get_array(caps, "process.capabilities.", key, field, &arr, e);
     if (rc <= 0)
         return rc;
     size_t i;
@@ -415,9 +422,8 @@ static int parse_maps_in(json_t *lin, const char *prefix, const char *key, oci_i
                          const char *what, mxc_error *e)
 {
     char field[FIELD_MAX];
-    snprintf(field, sizeof field, "%s%s", prefix, key);
     json_t *arr;
-    int rc = get(lin, key, field, JSON_ARRAY, &arr, e);
+    int rc = get_array(lin, prefix, key, field, &arr, e);
     if (rc <= 0)
         return rc;
     size_t i;
