@@ -90,13 +90,7 @@ static char *recv_text(char tag)
  * runtime's own binary: CVE-2019-5736) lead out of the container.  A descriptor, or -errno. */
 static int open_no_magic(const char *path, int flags)
 {
-    struct open_how how = {.flags = (unsigned long long)(flags | O_CLOEXEC), .resolve = RESOLVE_NO_MAGICLINKS};
-    int fd;
-    for (int tries = 0; (fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how)) < 0 && errno == EAGAIN &&
-                        tries < 10000;
-         tries++)
-        ;
-    return fd < 0 ? -errno : fd;
+    return oci_openat2(AT_FDCWD, path, flags, RESOLVE_NO_MAGICLINKS);
 }
 
 /* The executable of args[0] into *exe: a path as given, else the first hit in the config's PATH

@@ -21,32 +21,29 @@
 
 const char *const oci_default_devices[OCI_NDEVICES] = {"null", "zero", "full", "random", "urandom", "tty"};
 
-static int openat2_retry(int dirfd, const char *path, const struct open_how *how)
+int oci_openat2(int dirfd, const char *path, int flags, unsigned long long resolve)
 {
+    struct open_how how = {.flags = (unsigned long long)(flags | O_CLOEXEC), .resolve = resolve};
     int fd;
     /* EAGAIN: a rename or mount anywhere on the host raced a ".." walk and the kernel could not
      * prove it stayed inside; it is safe to ask again */
-    for (int tries = 0; (fd = (int)syscall(SYS_openat2, dirfd, path, how, sizeof *how)) < 0 && errno == EAGAIN &&
+    for (int tries = 0; (fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how)) < 0 && errno == EAGAIN &&
                         tries < 10000;
          tries++)
         ;
-    return fd;
+    return fd < 0 ? -errno : fd;
 }
 
 int oci_open_in_root(int root_fd, const char *path, int flags)
 {
-    struct open_how how = {.flags = (unsigned long long)(flags | O_CLOEXEC),
-                           .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
-    int fd = openat2_retry(root_fd, path, &how);
-    return fd < 0 ? -errno : fd;
+    return oci_openat2(root_fd, path, flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 }
 
 /* Whether path, inside the rootfs, is or goes through a symbolic link (RESOLVE_NO_SYMLINKS). */
 static bool through_a_link(int root_fd, const char *path)
 {
-    struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS};
-    int fd = openat2_retry(root_fd, path, &how);
-    bool link = fd < 0 && errno == ELOOP;
+    int fd = oci_openat2(root_fd, path, O_PATH, RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS);
+    bool link = fd == -ELOOP;
     if (fd >= 0)
         close(fd);
     return link;

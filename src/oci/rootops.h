@@ -82,8 +82,10 @@ int oci_resolve_target(int root_fd, const char *path, bool create, bool dir);
  * clone, the targets a config's own user namespace cannot make in a rootfs whose owner it does not
  * map (lifecycle.c). */
 int oci_make_target_as(int root_fd, const char *path, bool create, bool dir, uid_t uid, gid_t gid);
-/* openat2 of path inside the rootfs at root_fd (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS), flags |
- * O_CLOEXEC, asked again on EAGAIN.  A descriptor, or -errno. */
+/* openat2 of path below dirfd with flags | O_CLOEXEC and resolve (RESOLVE_*), asked again on EAGAIN.
+ * A descriptor, or -errno. */
+int oci_openat2(int dirfd, const char *path, int flags, unsigned long long resolve);
+/* The same inside the rootfs at root_fd (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS). */
 int oci_open_in_root(int root_fd, const char *path, int flags);
 
 #endif
