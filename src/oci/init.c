@@ -394,8 +394,10 @@ _Noreturn void oci_exec_main(const oci_config *c, const oci_seccomp *sc, int soc
     if (proc_fd >= 0)
         close(proc_fd);
     /* root of the container's user namespace first (what it makes, a pty, is then its own) */
-    if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
-        oci_init_err_os(&e, errno, "becoming root of the container's user namespace"), report(&e);
+    if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0) {
+        oci_init_err_os(&e, errno, "becoming root of the container's user namespace");
+        report(&e);
+    }
     char exe_buf[PATH_MAX];
     const char *exe = NULL;
     if (withhold_caps(&e) < 0 || own_terminal(c, console, &e) < 0 ||
@@ -411,8 +413,10 @@ _Noreturn void oci_exec_main(const oci_config *c, const oci_seccomp *sc, int soc
         report(&e);
     mxc_reset_signals();
     int rc = mxc_seccomp_apply(false);
-    if (rc < 0 || (rc = oci_seccomp_load(sc)) < 0)
-        oci_init_err_os(&e, -rc, "seccomp"), report(&e);
+    if (rc < 0 || (rc = oci_seccomp_load(sc)) < 0) {
+        oci_init_err_os(&e, -rc, "seccomp");
+        report(&e);
+    }
     execve(exe, (char *const *)c->args, (char *const *)c->env);
     oci_init_err_os(&e, errno, "exec: \"%s\"", exe);
     report(&e);
