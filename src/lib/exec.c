@@ -683,7 +683,9 @@ void mxc_exec_serve(const mxc_plan *p, int conn, int listen_fd, int ctl)
     mxc_error verr = {0};
     rc = mxc_fsview_verify(p, &verr);
     if (rc < 0) {
-        report(conn, M_FAIL, -rc, 0, "exec.verify", verr.message);
+        char why[256]; /* the report's detail: what it carries of the message */
+        snprintf(why, sizeof why, "%.255s", verr.message);
+        report(conn, M_FAIL, -rc, 0, "exec.verify", why);
         served_free(&v);
         goto out;
     }
