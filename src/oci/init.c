@@ -665,10 +665,9 @@ _Noreturn void oci_init_main(const oci_init_args *a)
             ro_later[nro_later++] = (int)i;
         }
         if (m->kind == OCI_MNT_FS && (!strcmp(m->type, "cgroup") || !strcmp(m->type, "cgroup2"))) {
-            char why[400];
-            if (oci_cgroup_mount(root_fd, m->dest, c->ns_flags & CLONE_NEWCGROUP, oci_resolve_target, why,
-                                 sizeof why) < 0) /* the container's own view, read-only */
-                fail("mounts[%zu] (%s at %s): %s", i, m->type, m->dest, why);
+            mxc_error why = {0};
+            if (oci_cgroup_mount(root_fd, m->dest, c->ns_flags & CLONE_NEWCGROUP, oci_resolve_target, &why) < 0)
+                fail("mounts[%zu] (%s at %s): %s", i, m->type, m->dest, why.message); /* own view, read-only */
             continue;
         }
         bool dir = true;
