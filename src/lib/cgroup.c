@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#ifndef CGROUP_SUPER_MAGIC
+#define CGROUP_SUPER_MAGIC 0x27e0eb
+#endif
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #endif
@@ -22,6 +26,28 @@ static bool is_cgroup2(const char *path)
 {
     struct statfs sf;
     return statfs(path, &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+bool mxc_cgroup_v1_root(const char *ctrl, char *out, size_t outsz)
+{
+    char path[128], real[PATH_MAX];
+    struct statfs sf;
+    snprintf(path, sizeof path, "/sys/fs/cgroup/%s", ctrl);
+    if (statfs(path, &sf) < 0 || sf.f_type != CGROUP_SUPER_MAGIC)
+        return false;
+    snprintf(path, sizeof path, "/sys/fs/cgroup/%s/cgroup.procs", ctrl);
+    if (access(path, W_OK) < 0)
+        return false;
+    snprintf(path, sizeof path, "/sys/fs/cgroup/%s", ctrl);
+    return realpath(path, real) && snprintf(out, outsz, "%s", real) < (int)outsz;
+}
+
+bool mxc_cgroup_hybrid_root(char *out, size_t outsz)
+{
+    char real[PATH_MAX];
+    if (!is_cgroup2("/sys/fs/cgroup/unified") || access("/sys/fs/cgroup/unified/cgroup.procs", W_OK) < 0)
+        return false;
+    return realpath("/sys/fs/cgroup/unified", real) && snprintf(out, outsz, "%s", real) < (int)outsz;
 }
 
 /* What the host offers is probed once per process: every one-shot and
@@ -59,8 +85,7 @@ static void detect(void)
         if (v2_root[0]) {
             detected[c].v2 = mxc_cgroup_has_word(v2_root, "cgroup.subtree_control", CONTROLLERS[c]);
         } else if (!v2_root_bad) {
-            snprintf(path, sizeof path, "/sys/fs/cgroup/%s/cgroup.procs", CONTROLLERS[c]);
-            detected[c].v1 = access(path, W_OK) == 0;
+            detected[c].v1 = mxc_cgroup_v1_root(CONTROLLERS[c], path, sizeof path);
         }
     }
 }

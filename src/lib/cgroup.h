@@ -55,6 +55,15 @@ typedef enum { MXC_CGROUP_NONE, MXC_CGROUP_V1, MXC_CGROUP_V2 } mxc_cgroup_backen
  * directory (never a silent fall back to another backend). */
 int mxc_cgroup_host(mxc_error *e);
 
+/* v1: the hierarchy of ctrl ("pids", "freezer", ...) at /sys/fs/cgroup/<ctrl>
+ * when it is a cgroup v1 mount the caller may write: its real path in out
+ * (cpu and cpuacct share one). */
+bool mxc_cgroup_v1_root(const char *ctrl, char *out, size_t outsz);
+/* A hybrid host's controller-less cgroup2 hierarchy (/sys/fs/cgroup/unified:
+ * the `0::` line of /proc/PID/cgroup) the caller may write, its real path in
+ * out; nothing is ever limited there. */
+bool mxc_cgroup_hybrid_root(char *out, size_t outsz);
+
 /* What the host offers, for --probe: "v2", "v1", or "none" per controller. */
 const char *mxc_cgroup_mode(const char *controller);
 /* The cgroup2 directory under which sandboxes get theirs (NULL: v1 or none). */

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <linux/mount.h>
 #include <sched.h>
 #include <sys/mount.h>
@@ -17,13 +16,6 @@
 #include "store.h"
 #include "../lib/cgroup.h"
 #include "../lib/fdio.h"
-
-#ifndef CGROUP_SUPER_MAGIC
-#define CGROUP_SUPER_MAGIC 0x27e0eb
-#endif
-#ifndef CGROUP2_SUPER_MAGIC
-#define CGROUP2_SUPER_MAGIC 0x63677270
-#endif
 
 #define SAVED "cgroup.json"
 
@@ -37,31 +29,6 @@ static const char *const V1[] = {"pids", "memory", "cpu", "cpuacct", "cpuset", "
 
 /* -------------------------------------------------------------- the host */
 
-static bool v1_root(const char *ctrl, char *out, size_t outsz)
-{
-    char path[128];
-    struct statfs sf;
-    snprintf(path, sizeof path, "/sys/fs/cgroup/%s", ctrl);
-    if (statfs(path, &sf) < 0 || sf.f_type != CGROUP_SUPER_MAGIC)
-        return false;
-    snprintf(path, sizeof path, "/sys/fs/cgroup/%s/cgroup.procs", ctrl);
-    if (access(path, W_OK) < 0)
-        return false;
-    snprintf(path, sizeof path, "/sys/fs/cgroup/%s", ctrl);
-    return realpath(path, out) != NULL && strlen(out) < outsz;
-}
-
-/* A hybrid host's controller-less cgroup2 hierarchy (/sys/fs/cgroup/unified: the `0::` line of
- * /proc/PID/cgroup), which runc puts its containers in too; nothing is ever limited there. */
-static bool hybrid_root(char *out, size_t outsz)
-{
-    struct statfs sf;
-    if (statfs("/sys/fs/cgroup/unified", &sf) < 0 || sf.f_type != CGROUP2_SUPER_MAGIC ||
-        access("/sys/fs/cgroup/unified/cgroup.procs", W_OK) < 0)
-        return false;
-    return realpath("/sys/fs/cgroup/unified", out) != NULL && strlen(out) < outsz;
-}
-
 static const char *dir_of(const oci_cgroup *cg, const char *ctrl);
 
 /* v1 realtime cpu (cpu.rt_period_us, cpu.rt_runtime_us): only where the kernel has CONFIG_RT_GROUP_SCHED. */
@@ -69,7 +36,7 @@ static bool rt_sched(const oci_cgroup *cg)
 {
     char root[PATH_MAX], path[PATH_MAX + 32];
     const char *dir = cg ? (cg->v2 ? NULL : dir_of(cg, "cpu"))
-                         : (!mxc_cgroup_v2_root() && v1_root("cpu", root, sizeof root) ? root : NULL);
+                         : (!mxc_cgroup_v2_root() && mxc_cgroup_v1_root("cpu", root, sizeof root) ? root : NULL);
     if (!dir)
         return false;
     snprintf(path, sizeof path, "%s/cpu.rt_runtime_us", dir);
@@ -90,7 +57,7 @@ static bool available(const oci_cgroup *cg, const char *ctrl)
     char root[PATH_MAX];
     if (v2)
         return !strcmp(ctrl, "freezer") || mxc_cgroup_has_word(v2, "cgroup.subtree_control", ctrl);
-    return v1_root(ctrl, root, sizeof root);
+    return mxc_cgroup_v1_root(ctrl, root, sizeof root);
 }
 
 static const char *where_missing(const oci_cgroup *cg, const char *ctrl)
@@ -457,7 +424,7 @@ int oci_cgroup_create(int dirfd, const char *id, const char *cgroups_path, json_
     } else {
         for (size_t i = 0; i < sizeof V1 / sizeof V1[0]; i++) {
             char root[PATH_MAX];
-            if (!v1_root(V1[i], root, sizeof root) || strlen(root) >= sizeof roots[0])
+            if (!mxc_cgroup_v1_root(V1[i], root, sizeof root) || strlen(root) >= sizeof roots[0])
                 continue;
             bool dup = false; /* cpu and cpuacct mounted together */
             for (size_t k = 0; k < cg->n && !dup; k++)
@@ -472,7 +439,7 @@ int oci_cgroup_create(int dirfd, const char *id, const char *cgroups_path, json_
             return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "this host has no cgroup hierarchy mxc-oci may write "
                            "(neither cgroup v2 nor v1's pids, memory, cpu, cpuset, freezer)");
         /* hybrid: the cgroup2 hierarchy as well, last (no limit there; the v1 mount leaves it out) */
-        if (cg->n < OCI_CGROUP_MAX && hybrid_root(roots[cg->n], sizeof roots[0])) {
+        if (cg->n < OCI_CGROUP_MAX && mxc_cgroup_hybrid_root(roots[cg->n], sizeof roots[0])) {
             snprintf(cg->h[cg->n].ctrl, sizeof cg->h[cg->n].ctrl, "unified");
             cg->n++;
         }
