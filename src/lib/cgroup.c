@@ -200,38 +200,34 @@ static int make_dir(const char *dir)
     return mxc_cgroup_mkdirs(root, parent + 1, NULL, NULL, made, sizeof made, &n);
 }
 
-static int setup_pids(const mxc_cgroup *cg, uint64_t pids_max, mxc_error *e)
+/* Makes dir and writes the limits l there (the one kind dirs names). */
+static int setup(const char *dir, const mxc_cgroup_dirs *dirs, const mxc_cgroup_limits *l)
 {
-    if (!cg->pids_dir[0])
-        return 0;
-    char num[32];
-    snprintf(num, sizeof num, "%llu", (unsigned long long)pids_max);
-    int rc = make_dir(cg->pids_dir);
-    if (rc == 0)
-        rc = mxc_cgroup_write(cg->pids_dir, "pids.max", num);
-    if (rc < 0)
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "cgroup.pids", -rc, NULL, "cannot set up the pids cgroup %s",
-                          cg->pids_dir);
-    return 0;
+    int rc = make_dir(dir);
+    return rc < 0 ? rc : mxc_cgroup_set_limits(dirs, l, NULL);
 }
 
-static int setup_memory(const mxc_cgroup *cg, uint64_t memory_max, mxc_error *e)
+/* The pids limit, and the memory limit with no swap (v2 memory.swap.max 0
+ * where swap is accounted; v1 memory+swap the same as the limit where the
+ * knob exists), each in its directory where this host has one. */
+static int setup_pids_memory(const mxc_cgroup *cg, uint64_t pids_max, uint64_t memory_max, mxc_error *e)
 {
-    if (!cg->memory_dir[0])
-        return 0;
-    char num[32];
-    snprintf(num, sizeof num, "%llu", (unsigned long long)memory_max);
-    bool v2 = v2_has("memory");
-    int rc = make_dir(cg->memory_dir);
-    if (rc == 0)
-        rc = mxc_cgroup_write(cg->memory_dir, v2 ? "memory.max" : "memory.limit_in_bytes", num);
-    if (rc == 0 && v2)
-        rc = mxc_cgroup_write(cg->memory_dir, "memory.swap.max", "0") == -ENOENT ? 0 : 0;
-    if (rc == 0 && !v2) /* v1: keep swap out of it where the knob exists */
-        (void)mxc_cgroup_write(cg->memory_dir, "memory.memsw.limit_in_bytes", num);
-    if (rc < 0)
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "cgroup.memory", -rc, NULL, "cannot set up the memory cgroup %s",
-                          cg->memory_dir);
+    const struct {
+        const char *dir, *kind;
+        mxc_cgroup_dirs d;
+        mxc_cgroup_limits l;
+    } steps[] = {
+        {cg->pids_dir, "pids", {.v2 = cg->v2, .pids = cg->pids_dir}, {.pids = {true, (long long)pids_max}}},
+        {cg->memory_dir, "memory", {.v2 = cg->v2, .memory = cg->memory_dir}, {.memory = {true, (long long)memory_max}}},
+    };
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        int rc = steps[i].dir[0] ? setup(steps[i].dir, &steps[i].d, &steps[i].l) : 0;
+        char op[32];
+        snprintf(op, sizeof op, "cgroup.%s", steps[i].kind);
+        if (rc < 0)
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, op, -rc, NULL, "cannot set up the %s cgroup %s", steps[i].kind,
+                              steps[i].dir);
+    }
     return 0;
 }
 
@@ -240,19 +236,6 @@ static int cpu_unavailable(mxc_error *e, const char *remediation, const char *wh
     mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "MXC_CPU_MAX asks for a CPU limit, but %s", why);
     mxc_err_set_remediation(e, remediation);
     return -1;
-}
-
-static int write_cpu_quota(const mxc_cgroup *cg, uint64_t quota_us)
-{
-    char text[64];
-    if (v2_has("cpu")) {
-        snprintf(text, sizeof text, "%llu %u", (unsigned long long)quota_us, MXC_CGROUP_CPU_PERIOD_US);
-        return mxc_cgroup_write(cg->cpu_dir, "cpu.max", text);
-    }
-    snprintf(text, sizeof text, "%u", MXC_CGROUP_CPU_PERIOD_US);
-    int rc = mxc_cgroup_write(cg->cpu_dir, "cpu.cfs_period_us", text);
-    snprintf(text, sizeof text, "%llu", (unsigned long long)quota_us);
-    return rc < 0 ? rc : mxc_cgroup_write(cg->cpu_dir, "cpu.cfs_quota_us", text);
 }
 
 static int no_cpu_controller(mxc_error *e)
@@ -269,9 +252,8 @@ static int setup_cpu(mxc_cgroup *cg, uint64_t quota_us, mxc_error *e)
     if (quota_us == 0)
         return 0;
     cg->cpu_limited = true; /* from here on it is ours to remove */
-    int rc = make_dir(cg->cpu_dir);
-    if (rc == 0)
-        rc = write_cpu_quota(cg, quota_us);
+    mxc_cgroup_limits l = {.quota = {true, (long long)quota_us}, .period = {true, MXC_CGROUP_CPU_PERIOD_US}};
+    int rc = setup(cg->cpu_dir, &(mxc_cgroup_dirs){.v2 = cg->v2, .cpu = cg->cpu_dir}, &l);
     if (rc == -ENOENT && v2_has("cpu"))
         return cpu_unavailable(e,
                                "enable the controller for child cgroups: echo +cpu > <cgroup2 root>/cgroup.subtree_control, "
@@ -294,7 +276,7 @@ int mxc_cgroup_create(const char *name, uint64_t pids_max, uint64_t memory_max, 
     if (cg->v2 && mkdir(cg->v2_dir, 0755) < 0 && errno != EEXIST)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "cgroup.create", errno, NULL, "cannot create the cgroup %s",
                           cg->v2_dir);
-    if (setup_pids(cg, pids_max, e) < 0 || setup_memory(cg, memory_max, e) < 0 || setup_cpu(cg, cpu_quota_us, e) < 0) {
+    if (setup_pids_memory(cg, pids_max, memory_max, e) < 0 || setup_cpu(cg, cpu_quota_us, e) < 0) {
         mxc_cgroup_remove(cg);
         return -1;
     }

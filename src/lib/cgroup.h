@@ -1,7 +1,8 @@
 /* cgroup.h — the one cgroup manager: resource limits and kill-all through
  * cgroups, for sessions, one-shots and mxc-oci's containers.
  * Owns: the backend this host gives mxc (v2, v1 or none: chosen once, see
- * mxc_cgroup_host), the operations on one cgroup directory every user of a
+ * mxc_cgroup_host), typed limits and how they are written on v1 and v2
+ * (cgroup_limits.c), the operations on one cgroup directory every user of a
  * cgroup shares (cgroup_dir.c: its files, making it, entering it, its
  * processes, signalling and killing them by pidfd after a membership check,
  * freezing, removing it), and for the engine's sandboxes: detecting what this host delegates (cgroup v2 with pids/memory/cpu
@@ -152,5 +153,41 @@ bool mxc_cgroup_frozen(const char *dir, bool v2);
 /* Freezes or thaws dir and waits (at most 2 s) until it holds; a freeze that
  * does not hold is undone.  what names the cgroup in the error. */
 int mxc_cgroup_freeze(const char *dir, bool v2, bool frozen, const char *what, mxc_error *e);
+
+/* ------------------------------------------------ limits (cgroup_limits.c) */
+
+typedef struct {
+    bool set; /* unset: the cgroup's value is left as it is */
+    long long v;
+} mxc_cgroup_value;
+
+typedef struct {
+    mxc_cgroup_value pids;                  /* pids.max; 0 and below: unlimited */
+    mxc_cgroup_value memory;                /* bytes; below 0: unlimited */
+    mxc_cgroup_value swap;                  /* memory plus swap (runc's meaning); below 0: unlimited;
+                                             * unset while memory is set: no swap at all */
+    mxc_cgroup_value reservation;           /* memory.low (v2), memory.soft_limit_in_bytes (v1) */
+    mxc_cgroup_value shares;                /* 2..262144: v1 cpu.shares, v2 cpu.weight converted */
+    mxc_cgroup_value quota, period;         /* µs; quota below 0: unlimited; an unset one is kept */
+    mxc_cgroup_value rt_period, rt_runtime; /* v1 realtime cpu (CONFIG_RT_GROUP_SCHED) */
+    const char *cpus, *mems;                /* cpuset; NULL: left as it is */
+} mxc_cgroup_limits;
+
+/* Where each kind of limit is written (v2: one directory; NULL: nowhere). */
+typedef struct {
+    bool v2;
+    const char *pids, *memory, *cpu, *cpuset;
+} mxc_cgroup_dirs;
+
+/* The write that failed: a file of dir. */
+typedef struct {
+    const char *dir, *file;
+} mxc_cgroup_failure;
+
+/* Writes the limits that are set, each in its file for the backend, in
+ * the order the kernel takes them.  0, or -errno with the file in *f:
+ * -ENOENT this cgroup has no such file (v1 memory.memsw.limit_in_bytes:
+ * no swap accounting); -ERANGE swap below the memory limit. */
+int mxc_cgroup_set_limits(const mxc_cgroup_dirs *d, const mxc_cgroup_limits *l, mxc_cgroup_failure *f);
 
 #endif

@@ -526,216 +526,79 @@ static json_t *member(json_t *r, const char *group, const char *key)
     return json_is_integer(v) || json_is_string(v) ? v : NULL;
 }
 
-static void num(char *out, size_t outsz, long long v, bool v2)
+static mxc_cgroup_value value(json_t *r, const char *group, const char *key)
 {
-    if (v < 0)
-        snprintf(out, outsz, "%s", v2 ? "max" : "-1");
-    else
-        snprintf(out, outsz, "%lld", v);
+    json_t *v = member(r, group, key);
+    return (mxc_cgroup_value){set(v), (long long)json_integer_value(v)};
 }
 
-static int apply_memory(const oci_cgroup *cg, json_t *r, mxc_error *e)
+static const char *text(json_t *r, const char *group, const char *key)
 {
-    json_t *lim = member(r, "memory", "limit"), *swap = member(r, "memory", "swap"),
-           *res = member(r, "memory", "reservation");
-    const char *dir = dir_of(cg, "memory");
-    if (!dir || !(set(lim) || set(swap) || set(res)))
-        return 0;
-    char t[32];
-    int rc;
-    long long l = set(lim) ? json_integer_value(lim) : 0, s = set(swap) ? json_integer_value(swap) : 0;
-    if (set(res)) {
-        num(t, sizeof t, json_integer_value(res), cg->v2);
-        const char *f = cg->v2 ? "memory.low" : "memory.soft_limit_in_bytes";
-        if ((rc = wrote(mxc_cgroup_write(dir, f, t), "memory.reservation", dir, f, e)) < 0)
-            return rc;
-    }
-    if (cg->v2) {
-        if (set(lim)) {
-            num(t, sizeof t, l, true);
-            if ((rc = wrote(mxc_cgroup_write(dir, "memory.max", t), "memory.limit", dir, "memory.max", e)) < 0)
-                return rc;
-        }
-        if (set(swap) || set(lim)) { /* swap is memory+swap (runc's meaning); unset: none at all */
-            if (!set(swap))
-                snprintf(t, sizeof t, "0");
-            else if (s < 0)
-                snprintf(t, sizeof t, "max");
-            else {
-                long long cur = l;
-                char m[32];
-                if (!set(lim) && mxc_cgroup_read(dir, "memory.max", m, sizeof m) == 0)
-                    cur = strcmp(m, "max") ? atoll(m) : -1;
-                if (cur < 0 || s < cur)
-                    return mxc_err(e, MXC_E_MALFORMED_REQUEST, "linux.resources.memory.swap (%lld) must be at least "
-                                   "memory.limit (memory plus swap)", s);
-                snprintf(t, sizeof t, "%lld", s - cur);
-            }
-            rc = mxc_cgroup_write(dir, "memory.swap.max", t);
-            if (rc == -ENOENT && !set(swap))
-                rc = 0; /* no swap accounting: nothing to keep out */
-            if ((rc = wrote(rc, "memory.swap", dir, "memory.swap.max", e)) < 0)
-                return rc;
-        }
-        return 0;
-    }
-    /* v1: memory.memsw.limit_in_bytes is memory+swap and may never be below the limit: the order of the two
-     * writes depends on which way they move; unset swap with a limit: no swap at all (memsw = limit) */
-    if (set(lim) && !set(swap))
-        s = l;
-    char ls[32], ss[32];
-    num(ls, sizeof ls, l, false);
-    num(ss, sizeof ss, s, false);
-    bool swapping = (set(swap) || set(lim)) && access("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes", F_OK) == 0;
-    if (set(swap) && !swapping)
-        return mxc_err(e, MXC_E_UNSUPPORTED_CONTAINMENT, "linux.resources.memory.swap is refused: this host's memory "
-                       "cgroup has no swap accounting (memory.memsw.limit_in_bytes)");
-    if (swapping && set(swap) && !set(lim)) {
-        char m[32];
-        if (mxc_cgroup_read(dir, "memory.limit_in_bytes", m, sizeof m) == 0 && s >= 0 && s < atoll(m))
-            return mxc_err(e, MXC_E_MALFORMED_REQUEST, "linux.resources.memory.swap (%lld) must be at least "
-                           "memory.limit (memory plus swap)", s);
-    }
-    if (swapping && (rc = mxc_cgroup_write(dir, "memory.memsw.limit_in_bytes", ss)) == 0) {
-        if (set(lim) && (rc = wrote(mxc_cgroup_write(dir, "memory.limit_in_bytes", ls), "memory.limit", dir,
-                                    "memory.limit_in_bytes", e)) < 0)
-            return rc;
-        return 0;
-    }
-    /* lowering memsw below the current limit: the limit first */
-    if (set(lim) &&
-        (rc = wrote(mxc_cgroup_write(dir, "memory.limit_in_bytes", ls), "memory.limit", dir, "memory.limit_in_bytes", e)) < 0)
-        return rc;
-    if (swapping && (rc = wrote(mxc_cgroup_write(dir, "memory.memsw.limit_in_bytes", ss), "memory.swap", dir,
-                                "memory.memsw.limit_in_bytes", e)) < 0)
-        return rc;
-    return 0;
+    json_t *v = member(r, group, key);
+    return set(v) ? json_string_value(v) : NULL;
 }
 
-static int apply_cpu(const oci_cgroup *cg, json_t *r, mxc_error *e)
+/* linux.resources (checked against the host: check) lowered to the manager's limits; the values runc refuses are
+ * refused here, before anything is written. */
+static int lower(json_t *r, mxc_cgroup_limits *l, mxc_error *e)
 {
-    json_t *shares = member(r, "cpu", "shares"), *quota = member(r, "cpu", "quota"), *period = member(r, "cpu", "period");
-    const char *dir = dir_of(cg, "cpu");
-    char t[64];
-    int rc;
-    if (dir && set(shares)) {
-        long long sh = json_integer_value(shares);
-        if (sh < 2 || sh > 262144)
-            return mxc_err(e, MXC_E_MALFORMED_REQUEST, "linux.resources.cpu.shares must be 2..262144");
-        /* v2's weight (1..10000) from v1's shares, as runc and crun convert it */
-        snprintf(t, sizeof t, "%lld", cg->v2 ? 1 + ((sh - 2) * 9999) / 262142 : sh);
-        const char *f = cg->v2 ? "cpu.weight" : "cpu.shares";
-        if ((rc = wrote(mxc_cgroup_write(dir, f, t), "cpu.shares", dir, f, e)) < 0)
-            return rc;
-    }
-    if (dir && (set(quota) || set(period))) {
-        long long q = set(quota) ? json_integer_value(quota) : 0, p = set(period) ? json_integer_value(period) : 0;
-        if (set(period) && (p < 1000 || p > 1000000))
-            return mxc_err(e, MXC_E_MALFORMED_REQUEST, "linux.resources.cpu.period must be 1000..1000000 (µs)");
-        if (set(quota) && q > 0 && q < 1000)
-            return mxc_err(e, MXC_E_MALFORMED_REQUEST, "linux.resources.cpu.quota must be at least 1000 (µs), or -1");
-        if (cg->v2) {
-            char cur[64] = "max 100000", qs[32];
-            (void)mxc_cgroup_read(dir, "cpu.max", cur, sizeof cur);
-            char *sp = strchr(cur, ' ');
-            if (!set(period))
-                p = sp ? atoll(sp + 1) : 100000;
-            if (sp)
-                *sp = '\0';
-            if (set(quota))
-                num(qs, sizeof qs, q, true);
-            else
-                snprintf(qs, sizeof qs, "%s", cur);
-            snprintf(t, sizeof t, "%s %lld", qs, p);
-            if ((rc = wrote(mxc_cgroup_write(dir, "cpu.max", t), set(quota) ? "cpu.quota" : "cpu.period", dir, "cpu.max",
-                            e)) < 0)
-                return rc;
-        } else {
-            /* a period below the current one can be refused (EINVAL) while the old quota over it exceeds a
-             * parent's limit: with a quota to write too, the period is written again after it (as runc) */
-            bool again = false;
-            if (set(period)) {
-                snprintf(t, sizeof t, "%lld", p);
-                int w = mxc_cgroup_write(dir, "cpu.cfs_period_us", t);
-                again = w == -EINVAL && set(quota);
-                if (!again && (rc = wrote(w, "cpu.period", dir, "cpu.cfs_period_us", e)) < 0)
-                    return rc;
-            }
-            if (set(quota)) {
-                num(t, sizeof t, q, false);
-                if ((rc = wrote(mxc_cgroup_write(dir, "cpu.cfs_quota_us", t), "cpu.quota", dir, "cpu.cfs_quota_us", e)) < 0)
-                    return rc;
-            }
-            if (again) {
-                snprintf(t, sizeof t, "%lld", p);
-                if ((rc = wrote(mxc_cgroup_write(dir, "cpu.cfs_period_us", t), "cpu.period", dir, "cpu.cfs_period_us", e)) <
-                    0)
-                    return rc;
-            }
-        }
-    }
-    json_t *rtp = member(r, "cpu", "realtimePeriod"), *rtr = member(r, "cpu", "realtimeRuntime");
-    if (dir && !cg->v2 && (set(rtp) || set(rtr))) {
-        /* the period and the runtime depend on each other: a period the kernel refuses (EINVAL) with a
-         * runtime to write too is written again after it (as runc) */
-        bool again = false;
-        if (set(rtp)) {
-            if (json_integer_value(rtp) < 1)
-                return mxc_err(e, MXC_E_MALFORMED_REQUEST, "linux.resources.cpu.realtimePeriod must be positive (µs)");
-            snprintf(t, sizeof t, "%lld", (long long)json_integer_value(rtp));
-            int w = mxc_cgroup_write(dir, "cpu.rt_period_us", t);
-            again = w == -EINVAL && set(rtr);
-            if (!again && (rc = wrote(w, "cpu.realtimePeriod", dir, "cpu.rt_period_us", e)) < 0)
-                return rc;
-        }
-        if (set(rtr)) {
-            if (json_integer_value(rtr) < -1)
-                return mxc_err(e, MXC_E_MALFORMED_REQUEST, "linux.resources.cpu.realtimeRuntime must be -1 or more (µs)");
-            snprintf(t, sizeof t, "%lld", (long long)json_integer_value(rtr));
-            if ((rc = wrote(mxc_cgroup_write(dir, "cpu.rt_runtime_us", t), "cpu.realtimeRuntime", dir, "cpu.rt_runtime_us",
-                            e)) < 0)
-                return rc;
-        }
-        if (again) {
-            snprintf(t, sizeof t, "%lld", (long long)json_integer_value(rtp));
-            if ((rc = wrote(mxc_cgroup_write(dir, "cpu.rt_period_us", t), "cpu.realtimePeriod", dir, "cpu.rt_period_us",
-                            e)) < 0)
-                return rc;
-        }
-    }
-    dir = dir_of(cg, "cpuset");
-    const char *keys[] = {"mems", "cpus"}; /* mems first: v1 wants both non-empty */
-    for (size_t i = 0; dir && i < 2; i++) {
-        json_t *v = member(r, "cpu", keys[i]);
-        if (!set(v))
-            continue;
-        char f[32], name[32];
-        snprintf(f, sizeof f, "cpuset.%s", keys[i]);
-        snprintf(name, sizeof name, "cpu.%s", keys[i]);
-        if ((rc = wrote(mxc_cgroup_write(dir, f, json_string_value(v)), name, dir, f, e)) < 0)
-            return rc;
-    }
-    return 0;
+    json_t *pids = member(r, "pids", "limit");
+    *l = (mxc_cgroup_limits){
+        .pids = {pids != NULL, (long long)json_integer_value(pids)},
+        .memory = value(r, "memory", "limit"), .swap = value(r, "memory", "swap"),
+        .reservation = value(r, "memory", "reservation"), .shares = value(r, "cpu", "shares"),
+        .quota = value(r, "cpu", "quota"), .period = value(r, "cpu", "period"),
+        .rt_period = value(r, "cpu", "realtimePeriod"), .rt_runtime = value(r, "cpu", "realtimeRuntime"),
+        .cpus = text(r, "cpu", "cpus"), .mems = text(r, "cpu", "mems"),
+    };
+    const char *bad = NULL;
+    if (l->shares.set && (l->shares.v < 2 || l->shares.v > 262144))
+        bad = "cpu.shares must be 2..262144";
+    else if (l->period.set && (l->period.v < 1000 || l->period.v > 1000000))
+        bad = "cpu.period must be 1000..1000000 (µs)";
+    else if (l->quota.set && l->quota.v > 0 && l->quota.v < 1000)
+        bad = "cpu.quota must be at least 1000 (µs), or -1";
+    else if (l->rt_period.set && l->rt_period.v < 1)
+        bad = "cpu.realtimePeriod must be positive (µs)";
+    else if (l->rt_runtime.set && l->rt_runtime.v < -1)
+        bad = "cpu.realtimeRuntime must be -1 or more (µs)";
+    return bad ? mxc_err(e, MXC_E_MALFORMED_REQUEST, "linux.resources.%s", bad) : 0;
+}
+
+/* The linux.resources field a cgroup file is written for. */
+static const char *field_of(const char *file, const mxc_cgroup_limits *l)
+{
+    static const char *const FIELDS[][2] = {
+        {"pids.max", "pids.limit"}, {"memory.low", "memory.reservation"},
+        {"memory.soft_limit_in_bytes", "memory.reservation"}, {"memory.max", "memory.limit"},
+        {"memory.limit_in_bytes", "memory.limit"}, {"memory.swap.max", "memory.swap"},
+        {"memory.memsw.limit_in_bytes", "memory.swap"}, {"cpu.weight", "cpu.shares"}, {"cpu.shares", "cpu.shares"},
+        {"cpu.cfs_period_us", "cpu.period"}, {"cpu.cfs_quota_us", "cpu.quota"},
+        {"cpu.rt_period_us", "cpu.realtimePeriod"}, {"cpu.rt_runtime_us", "cpu.realtimeRuntime"},
+        {"cpuset.cpus", "cpu.cpus"}, {"cpuset.mems", "cpu.mems"},
+    };
+    for (size_t i = 0; i < sizeof FIELDS / sizeof FIELDS[0]; i++)
+        if (!strcmp(FIELDS[i][0], file))
+            return FIELDS[i][1];
+    return l->quota.set ? "cpu.quota" : "cpu.period"; /* v2's cpu.max */
 }
 
 int oci_cgroup_apply(const oci_cgroup *cg, json_t *r, mxc_error *e)
 {
-    if (!r)
-        return 0;
-    json_t *lim = member(r, "pids", "limit");
-    const char *dir = dir_of(cg, "pids");
-    if (dir && lim) { /* 0 and below: unlimited, as runc */
-        char t[32];
-        long long v = json_integer_value(lim);
-        if (v > 0)
-            snprintf(t, sizeof t, "%lld", v);
-        else
-            snprintf(t, sizeof t, "max");
-        int rc = wrote(mxc_cgroup_write(dir, "pids.max", t), "pids.limit", dir, "pids.max", e);
-        if (rc < 0)
-            return rc;
-    }
-    return apply_memory(cg, r, e) < 0 || apply_cpu(cg, r, e) < 0 ? -1 : 0;
+    mxc_cgroup_limits l;
+    if (!r || lower(r, &l, e) < 0)
+        return r ? -1 : 0;
+    mxc_cgroup_dirs d = {.v2 = cg->v2, .pids = dir_of(cg, "pids"), .memory = dir_of(cg, "memory"),
+                         .cpu = dir_of(cg, "cpu"), .cpuset = dir_of(cg, "cpuset")};
+    mxc_cgroup_failure f = {0};
+    int rc = mxc_cgroup_set_limits(&d, &l, &f);
+    if (rc == -ERANGE)
+        return mxc_err(e, MXC_E_MALFORMED_REQUEST, "linux.resources.memory.swap (%lld) must be at least "
+                       "memory.limit (memory plus swap)", l.swap.v);
+    if (rc == -ENOENT && !strcmp(f.file, "memory.memsw.limit_in_bytes"))
+        return mxc_err(e, MXC_E_UNSUPPORTED_CONTAINMENT, "linux.resources.memory.swap is refused: this host's memory "
+                       "cgroup has no swap accounting (memory.memsw.limit_in_bytes)");
+    return rc < 0 ? wrote(rc, field_of(f.file, &l), f.dir, f.file, e) : 0;
 }
 
 /* ------------------------------------------------------ freeze, processes */
