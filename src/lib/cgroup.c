@@ -391,19 +391,11 @@ int mxc_cgroup_join_self(int *fds, size_t n)
  * of the cgroup is killed. */
 static void helpers_grace(const char *dir)
 {
-    char path[700];
-    snprintf(path, sizeof path, "%s/" MXC_CGROUP_HELPERS "/cgroup.procs", dir);
-    for (int round = 0; round < 100; round++) {
-        FILE *f = fopen(path, "re");
-        if (!f)
-            return;
-        int pid;
-        bool any = fscanf(f, "%d", &pid) == 1;
-        fclose(f);
-        if (!any)
-            return;
+    char helpers[700];
+    snprintf(helpers, sizeof helpers, "%s/" MXC_CGROUP_HELPERS, dir);
+    pid_t one;
+    for (int round = 0; round < 100 && mxc_cgroup_pids(helpers, &one, 1) > 0; round++)
         usleep(2000);
-    }
 }
 
 void mxc_cgroup_kill_all(const mxc_cgroup *cg)

@@ -133,6 +133,16 @@ bool mxc_cgroup_has_word(const char *dir, const char *file, const char *word);
 typedef int (*mxc_cgroup_level_fn)(const char *dir, bool made, bool leaf, void *arg);
 int mxc_cgroup_mkdirs(const char *root, const char *rel, mxc_cgroup_level_fn each, void *arg, char *dir, size_t dirsz,
                       int *made);
+/* The preparation of each level of a new cgroup path, as mxc_cgroup_mkdirs's
+ * each (arg: an mxc_cgroup_levels): a v1 cpuset level without cpus or mems
+ * gets its parent's (as runc); a v2 level above the leaf, made here,
+ * delegates to its children the controllers the root does (pids, memory,
+ * cpu, cpuset). */
+typedef struct {
+    const char *root;
+    bool v2, cpuset;
+} mxc_cgroup_levels;
+int mxc_cgroup_prepare_level(const char *dir, bool made, bool leaf, void *arg);
 /* rmdir, waiting (at most 200 times 5 ms) while what leaves it still
  * holds it (EBUSY).  0 or -errno. */
 int mxc_cgroup_rmdir(const char *dir);

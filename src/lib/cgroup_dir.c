@@ -97,6 +97,47 @@ int mxc_cgroup_mkdirs(const char *root, const char *rel, mxc_cgroup_level_fn eac
     return 0;
 }
 
+/* v1 cpuset: a new cgroup has no cpus nor mems until given its parent's. */
+static int cpuset_init(const char *dir)
+{
+    char parent[PATH_MAX], v[1024];
+    snprintf(parent, sizeof parent, "%s", dir);
+    *strrchr(parent, '/') = '\0';
+    const char *files[] = {"cpuset.cpus", "cpuset.mems"};
+    for (size_t i = 0; i < 2; i++) {
+        int rc = mxc_cgroup_read(parent, files[i], v, sizeof v);
+        char cur[1024];
+        if (rc == 0 && (mxc_cgroup_read(dir, files[i], cur, sizeof cur) < 0 || !cur[0]))
+            rc = mxc_cgroup_write(dir, files[i], v);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* v2: the controllers the root delegates, enabled in a directory made here (its children get them). */
+static void v2_enable(const char *root, const char *dir)
+{
+    const char *ctrls[] = {"pids", "memory", "cpu", "cpuset"};
+    for (size_t i = 0; i < 4; i++)
+        if (mxc_cgroup_has_word(root, "cgroup.subtree_control", ctrls[i])) {
+            char w[16];
+            snprintf(w, sizeof w, "+%s", ctrls[i]);
+            (void)mxc_cgroup_write(dir, "cgroup.subtree_control", w); /* a limit it misses is refused by name */
+        }
+}
+
+int mxc_cgroup_prepare_level(const char *dir, bool made, bool leaf, void *arg)
+{
+    const mxc_cgroup_levels *l = arg;
+    /* a level someone else made (a pod's): an empty cpuset (no process could join anything below) is given
+     * its parent's, as runc does; one already set is left as it is */
+    int rc = l->cpuset ? cpuset_init(dir) : 0;
+    if (rc == 0 && made && l->v2 && !leaf)
+        v2_enable(l->root, dir);
+    return rc;
+}
+
 int mxc_cgroup_rmdir(const char *dir)
 {
     for (int tries = 0; rmdir(dir) < 0; tries++) {

@@ -242,54 +242,6 @@ static bool procs_empty(const char *dir)
     return mxc_cgroup_pids(dir, &one, 1) == 0;
 }
 
-/* v1 cpuset: a new cgroup has no cpus nor mems until given its parent's. */
-static int cpuset_init(const char *dir)
-{
-    char parent[PATH_MAX], v[1024];
-    snprintf(parent, sizeof parent, "%s", dir);
-    *strrchr(parent, '/') = '\0';
-    const char *files[] = {"cpuset.cpus", "cpuset.mems"};
-    for (size_t i = 0; i < 2; i++) {
-        int rc = mxc_cgroup_read(parent, files[i], v, sizeof v);
-        char cur[1024];
-        if (rc == 0 && (mxc_cgroup_read(dir, files[i], cur, sizeof cur) < 0 || !cur[0]))
-            rc = mxc_cgroup_write(dir, files[i], v);
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
-}
-
-/* v2: the controllers the root delegates, enabled in a directory create made (its children get them). */
-static void v2_enable(const char *root, const char *dir)
-{
-    const char *ctrls[] = {"pids", "memory", "cpu", "cpuset"};
-    for (size_t i = 0; i < 4; i++)
-        if (mxc_cgroup_has_word(root, "cgroup.subtree_control", ctrls[i])) {
-            char w[16];
-            snprintf(w, sizeof w, "+%s", ctrls[i]);
-            (void)mxc_cgroup_write(dir, "cgroup.subtree_control", w); /* a limit it misses is refused by name */
-        }
-}
-
-/* mxc_cgroup_mkdirs's look at each level: a v1 cpuset gets its parent's cpus and mems; a v2 level above the
- * leaf that create made delegates the root's controllers to its children. */
-typedef struct {
-    const char *root;
-    bool v2, cpuset;
-} level_ctx;
-
-static int each_level(const char *dir, bool made, bool leaf, void *arg)
-{
-    const level_ctx *l = arg;
-    /* a level someone else made (a pod's): an empty cpuset (no process could join anything below) is given
-     * its parent's, as runc does; one already set is left as it is */
-    int rc = l->cpuset ? cpuset_init(dir) : 0;
-    if (rc == 0 && made && l->v2 && !leaf)
-        v2_enable(l->root, dir);
-    return rc;
-}
-
 static void unmake(const oci_cgroup *cg, bool made_too)
 {
     for (size_t i = 0; i < cg->n; i++) {
@@ -403,53 +355,64 @@ static int record_ahead(int dirfd, oci_cgroup *cg, char roots[][PATH_MAX / 2], o
     return 0;
 }
 
+/* The hierarchies the container's cgroup is made in, by the engine's backend: v2's one directory; on v1 each
+ * hierarchy this host has (cpu and cpuacct mounted together: once), and a hybrid's cgroup2 one last (no limit
+ * there; the v1 mount leaves it out). */
+static int find_roots(oci_cgroup *cg, char roots[][PATH_MAX / 2], mxc_error *e)
+{
+    int backend = mxc_cgroup_host(e); /* -1: MXC_CGROUP2_ROOT naming no cgroup2 directory */
+    if (backend < 0)
+        return -1;
+    cg->v2 = backend == MXC_CGROUP_V2;
+    if (cg->v2) {
+        snprintf(cg->h[0].ctrl, sizeof cg->h[0].ctrl, "unified");
+        snprintf(roots[0], sizeof roots[0], "%s", mxc_cgroup_v2_root());
+        cg->n = 1;
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof V1 / sizeof V1[0]; i++) {
+        char root[PATH_MAX];
+        if (!mxc_cgroup_v1_root(V1[i], root, sizeof root) || strlen(root) >= sizeof roots[0])
+            continue;
+        bool dup = false;
+        for (size_t k = 0; k < cg->n && !dup; k++)
+            dup = !strcmp(roots[k], root);
+        if (dup)
+            continue;
+        snprintf(cg->h[cg->n].ctrl, sizeof cg->h[cg->n].ctrl, "%s", V1[i]);
+        snprintf(roots[cg->n], sizeof roots[0], "%s", root);
+        cg->n++;
+    }
+    if (!cg->n)
+        return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "this host has no cgroup hierarchy mxc-oci may write "
+                       "(neither cgroup v2 nor v1's pids, memory, cpu, cpuset, freezer)");
+    if (cg->n < OCI_CGROUP_MAX && mxc_cgroup_hybrid_root(roots[cg->n], sizeof roots[0])) {
+        snprintf(cg->h[cg->n].ctrl, sizeof cg->h[cg->n].ctrl, "unified");
+        cg->n++;
+    }
+    return 0;
+}
+
 int oci_cgroup_create(int dirfd, const char *id, const char *cgroups_path, json_t *resources,
                       oci_cgroup_recorder record, void *record_arg, oci_cgroup *cg, mxc_error *e)
 {
     memset(cg, 0, sizeof *cg);
-    if (mxc_cgroup_host(e) < 0) /* MXC_CGROUP2_ROOT naming no cgroup2 directory */
+    if (mxc_cgroup_host(e) < 0) /* MXC_CGROUP2_ROOT naming no cgroup2 directory: said first */
         return -1;
-    const char *v2 = mxc_cgroup_v2_root();
     char tag[16];
     root_tag(dirfd, tag, sizeof tag);
     if (resolve(id, tag, cgroups_path, cg->path, sizeof cg->path, e) < 0 || oci_cgroup_check(resources, e) < 0)
         return -1;
     cg->levels = (!cgroups_path || !*cgroups_path) && tag[0] ? 2 : 1;
-    cg->v2 = v2 != NULL;
     char roots[OCI_CGROUP_MAX][PATH_MAX / 2];
-    if (v2) {
-        snprintf(cg->h[0].ctrl, sizeof cg->h[0].ctrl, "unified");
-        snprintf(roots[0], sizeof roots[0], "%s", v2);
-        cg->n = 1;
-    } else {
-        for (size_t i = 0; i < sizeof V1 / sizeof V1[0]; i++) {
-            char root[PATH_MAX];
-            if (!mxc_cgroup_v1_root(V1[i], root, sizeof root) || strlen(root) >= sizeof roots[0])
-                continue;
-            bool dup = false; /* cpu and cpuacct mounted together */
-            for (size_t k = 0; k < cg->n && !dup; k++)
-                dup = !strcmp(roots[k], root);
-            if (dup)
-                continue;
-            snprintf(cg->h[cg->n].ctrl, sizeof cg->h[cg->n].ctrl, "%s", V1[i]);
-            snprintf(roots[cg->n], sizeof roots[0], "%s", root);
-            cg->n++;
-        }
-        if (!cg->n)
-            return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "this host has no cgroup hierarchy mxc-oci may write "
-                           "(neither cgroup v2 nor v1's pids, memory, cpu, cpuset, freezer)");
-        /* hybrid: the cgroup2 hierarchy as well, last (no limit there; the v1 mount leaves it out) */
-        if (cg->n < OCI_CGROUP_MAX && mxc_cgroup_hybrid_root(roots[cg->n], sizeof roots[0])) {
-            snprintf(cg->h[cg->n].ctrl, sizeof cg->h[cg->n].ctrl, "unified");
-            cg->n++;
-        }
-    }
+    if (find_roots(cg, roots, e) < 0)
+        return -1;
     if (record_ahead(dirfd, cg, roots, record, record_arg, e) < 0)
         return -1;
     for (size_t i = 0; i < cg->n; i++) {
-        level_ctx l = {.root = roots[i], .v2 = cg->v2, .cpuset = !cg->v2 && strstr(roots[i], "cpuset") != NULL};
-        int rc = mxc_cgroup_mkdirs(roots[i], cg->path, each_level, &l, cg->h[i].dir, sizeof cg->h[i].dir,
-                                   &cg->h[i].made);
+        mxc_cgroup_levels l = {.root = roots[i], .v2 = cg->v2, .cpuset = !cg->v2 && strstr(roots[i], "cpuset")};
+        int rc = mxc_cgroup_mkdirs(roots[i], cg->path, mxc_cgroup_prepare_level, &l, cg->h[i].dir,
+                                   sizeof cg->h[i].dir, &cg->h[i].made);
         if (rc == 0 && cg->h[i].made == 0 && !procs_empty(cg->h[i].dir)) {
             mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.cgroupsPath %s is refused: the cgroup %s already "
                     "has processes that are not this container's", cg->path, cg->h[i].dir);
