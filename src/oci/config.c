@@ -817,9 +817,12 @@ static int check_fs_type(size_t idx, oci_mount *o, const oci_config *c, bool nod
     char f[FIELD_MAX];
     snprintf(f, sizeof f, "mounts[%zu].type '%.40s'", idx, o->type);
     if (!strcmp(o->type, "cgroup") || !strcmp(o->type, "cgroup2")) { /* the container's own view (cgroup.c) */
-        char why[300];
-        if (oci_cgroup_mount_check(o->type, why, sizeof why) < 0)
-            return refuse(e, "%s: %s", f, why);
+        mxc_error why = {0};
+        if (oci_cgroup_mount_check(o->type, &why) < 0) {
+            refuse(e, "%s: %s", f, why.message);
+            mxc_error_clear(&why);
+            return -1;
+        }
         o->attr_set |= MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC; /* read-only always */
         return 0;
     }

@@ -260,10 +260,13 @@ static int copy_up(int target, int tree, const oci_mount *m, uint64_t attrs, siz
 
 static int run_cgroup(const oci_config *c, const oci_setup_op *op, int root_fd, mxc_error *e)
 {
-    char why[400];
-    if (oci_cgroup_mount(root_fd, op->m->dest, c->ns_flags & CLONE_NEWCGROUP, oci_resolve_target, why,
-                         sizeof why) < 0) /* the container's own view, read-only */
-        return oci_init_err(e, "mounts[%zu] (%s at %s): %s", op->idx, op->m->type, op->m->dest, why);
+    mxc_error why = {0};
+    if (oci_cgroup_mount(root_fd, op->m->dest, c->ns_flags & CLONE_NEWCGROUP, oci_resolve_target, &why) < 0) {
+        /* the container's own view, read-only */
+        oci_init_err(e, "mounts[%zu] (%s at %s): %s", op->idx, op->m->type, op->m->dest, why.message);
+        mxc_error_clear(&why);
+        return -1;
+    }
     return 0;
 }
 
