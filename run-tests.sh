@@ -55,6 +55,8 @@ meson test -C build --suite unit --print-errorlogs || fail=1
 
 stage "layer check (scripts/layers.py: every include against base <- engine <- network <- fronts, docs/architecture.md)"
 python3 scripts/layers.py | tail -n 4 && pyt --noconftest tests/layers || fail=1
+stage "function length (scripts/funclen.py: no function over 150 lines without a written reason)"
+python3 scripts/funclen.py | tail -n 3 || fail=1
 
 stage "unit tests under ASan+UBSan"
 [ -f build-asan/build.ninja ] || meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
