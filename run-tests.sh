@@ -9,7 +9,7 @@
 set -uo pipefail
 cd "$(dirname "$0")"
 bash scripts/deps.sh
-bash scripts/build.sh --test   # a test build: the MXC_FAULT_* points compiled in (src/lib/fault.h)
+bash scripts/build.sh --test   # a test build: the MXC_FAULT_* points compiled in (src/base/fault.h)
 export MXC_STATE_DIR_BASE=$(mktemp -d /tmp/mxc-tests-XXXXXX)
 fail=0
 # stage NAME: closes the stage before it (its elapsed seconds) and opens NAME, with a heartbeat

@@ -20,7 +20,7 @@
 
 #include "store.h"
 #include "../lib/cgroup.h"
-#include "../lib/fdio.h"
+#include "fdio.h"
 
 #ifndef CGROUP_SUPER_MAGIC
 #define CGROUP_SUPER_MAGIC 0x27e0eb

@@ -46,11 +46,11 @@ def run_repo():
 
 
 def test_a_new_long_function_fails(tree):
-    with open(tree / "src/lib/fdio.c", "a", encoding="utf-8") as f:
+    with open(tree / "src/base/fdio.c", "a", encoding="utf-8") as f:
         f.write(long_function("too_long"))
     rc, out = run(tree)
     assert rc == 1, out
-    assert "NEW: src/lib/fdio.c: too_long is 164 lines" in out
+    assert "NEW: src/base/fdio.c: too_long is 164 lines" in out
 
 
 @pytest.mark.parametrize("above", [
@@ -59,7 +59,7 @@ def test_a_new_long_function_fails(tree):
     "// long: generated\n",
 ])
 def test_a_written_reason_passes(tree, above):
-    with open(tree / "src/lib/fdio.c", "a", encoding="utf-8") as f:
+    with open(tree / "src/base/fdio.c", "a", encoding="utf-8") as f:
         f.write(long_function("explained", above))
     rc, out = run(tree)
     assert rc == 0, out
@@ -68,9 +68,9 @@ def test_a_written_reason_passes(tree, above):
 def test_a_shortened_function_must_leave_the_baseline(tree):
     base = tree / "scripts" / "funclen.baseline"
     with open(base, "a", encoding="utf-8") as f:
-        f.write("src/lib/fdio.c: mxc_write_all   # scratch\n")
+        f.write("src/base/fdio.c: mxc_write_all   # scratch\n")
     rc, out = run(tree)
-    assert rc == 1 and "GONE: src/lib/fdio.c: mxc_write_all" in out, out
+    assert rc == 1 and "GONE: src/base/fdio.c: mxc_write_all" in out, out
     rc, out = run(tree, "--drop-stale")
     assert rc == 0, out
     rc, out = run(tree)
