@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "store.h"
-#include "../lib/cgroup.h"
+#include "front.h"
 #include "fdio.h"
 
 #ifndef CGROUP_SUPER_MAGIC

@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "apparmor.h"
-#include "harden.h"
+#include "front.h"
 #include "tmpcopy.h"
 
 const char *const oci_default_devices[OCI_NDEVICES] = {"null", "zero", "full", "random", "urandom", "tty"};
