@@ -53,8 +53,8 @@ export -f pyt first_failure
 stage "unit tests"
 meson test -C build --suite unit --print-errorlogs || fail=1
 
-stage "layer check (scripts/layers.py: every include against base <- engine <- network <- fronts, docs/architecture.md)"
-python3 scripts/layers.py | tail -n 4 && pyt --noconftest tests/layers || fail=1
+stage "layer check (scripts/layers.py: every include, and every symbol the objects use, against base <- engine <- network <- fronts, docs/architecture.md)"
+python3 scripts/layers.py --symbols build | tail -n 4 && pyt --noconftest tests/layers || fail=1
 stage "function length (scripts/funclen.py: no function over 150 lines without a written reason)"
 python3 scripts/funclen.py | tail -n 3 || fail=1
 
