@@ -15,10 +15,7 @@
 
 #include "mxc.h"
 #include "error.h"
-#include "exec.h"
-#include "hostpath.h"
-#include "request.h"
-#include "sandbox_id.h"
+#include "front.h"
 
 static const char USAGE[] =
     "usage: mxc-exec [--experimental] [--debug] [--log-file PATH] [--dry-run] [--raw-terminal]\n"

@@ -18,9 +18,8 @@
 
 #include <jansson.h>
 
-#include "inventory.h"
+#include "front.h"
 #include "mxc.h"
-#include "sandbox_id.h"
 #include "yamljson.h"
 
 static const char *prog_sub = "mxc";

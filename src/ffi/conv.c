@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "ffi_internal.h"
-#include "validate.h"
+#include "front.h"
 
 int32_t ffi_status_of(const mxc_error *e)
 {

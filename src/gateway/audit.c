@@ -1,6 +1,6 @@
 /* audit.c — see audit.h. */
 #include "audit.h"
-#include "state.h"
+#include "front.h"
 
 #include <errno.h>
 #include <fcntl.h>

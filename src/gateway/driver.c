@@ -17,8 +17,7 @@
 
 #include "audit.h"
 #include "fdio.h"
-#include "fresh.h"
-#include "hostpath.h"
+#include "front.h"
 #include "mxc.h"
 #include "policymap.h"
 #include "procs.h"

@@ -23,7 +23,7 @@
 #include "sblog.h"
 #include "server.h"
 #include "table.h"
-#include "termfilter.h"
+#include "front.h"
 #include "yamljson.h"
 
 static const char USAGE[] =

@@ -1,6 +1,6 @@
 /* policymap.h — an OpenShell SandboxPolicy, mapped to the runtime's request.
  * Owns: reading the policy document (already JSON: the YAML is loaded by
- * libyaml through src/cli/yamljson.h) against its schema — every field
+ * libyaml through src/base/yamljson.h) against its schema — every field
  * known or refused by name — and deciding, before anything exists, what
  * the runtime is asked for: filesystem grants, the network (blocked, the
  * pc_network_allow fallback, or governed egress through mxc-proxy: the

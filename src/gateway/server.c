@@ -19,7 +19,7 @@
 #include "audit.h"
 #include "driver.h"
 #include "sblog.h"
-#include "state.h"
+#include "front.h"
 #include "table.h"
 
 #define MAX_BODY (1u << 20)

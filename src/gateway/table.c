@@ -17,8 +17,7 @@
 #include <unistd.h>
 
 #include "fdio.h"
-#include "inventory.h"
-#include "state.h"
+#include "front.h"
 
 #define KEY_LEN 32
 #define RECORD_MAX (1u << 20)

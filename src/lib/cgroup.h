@@ -31,6 +31,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "iface/front.h" /* the manager's backend, directory operations and typed limits */
 
 typedef struct {
     bool v2;
@@ -50,24 +51,6 @@ typedef struct {
 
 /* The CFS period every CPU quota is expressed against. */
 #define MXC_CGROUP_CPU_PERIOD_US 100000u
-
-/* The backend this host gives mxc, chosen once per process: v2 where
- * /sys/fs/cgroup is cgroup2 or MXC_CGROUP2_ROOT names a cgroup2 directory;
- * else v1 where a pids, memory or cpu hierarchy is writable; else none (no
- * cgroup for mxc: the PID namespace is the kill-all, as --probe says). */
-typedef enum { MXC_CGROUP_NONE, MXC_CGROUP_V1, MXC_CGROUP_V2 } mxc_cgroup_backend;
-/* The backend, or -1 with e when MXC_CGROUP2_ROOT names no cgroup2
- * directory (never a silent fall back to another backend). */
-int mxc_cgroup_host(mxc_error *e);
-
-/* v1: the hierarchy of ctrl ("pids", "freezer", ...) at /sys/fs/cgroup/<ctrl>
- * when it is a cgroup v1 mount the caller may write: its real path in out
- * (cpu and cpuacct share one). */
-bool mxc_cgroup_v1_root(const char *ctrl, char *out, size_t outsz);
-/* A hybrid host's controller-less cgroup2 hierarchy (/sys/fs/cgroup/unified:
- * the `0::` line of /proc/PID/cgroup) the caller may write, its real path in
- * out; nothing is ever limited there. */
-bool mxc_cgroup_hybrid_root(char *out, size_t outsz);
 
 /* What the host offers, for --probe: "v2", "v1", or "none" per controller. */
 const char *mxc_cgroup_mode(const char *controller);
@@ -118,90 +101,5 @@ void mxc_cgroup_kill_all(const mxc_cgroup *cg);
 /* Removes the sandbox's cgroups (the helpers' child and leftovers of
  * earlier builds first), waiting while they are busy (mxc_cgroup_rmdir). */
 void mxc_cgroup_remove(const mxc_cgroup *cg);
-
-/* ---------------------------------------- one cgroup directory (cgroup_dir.c)
- * dir: an absolute path of a cgroup directory; ctrl: on v1 a controller of
- * the hierarchy dir is in (the /proc/PID/cgroup line membership is read
- * from), NULL on v2.  The file functions return 0 or -errno. */
-
-/* Writes text to dir/file (not through a symlink); a write interrupted
- * while a memory limit reclaims (EINTR) is written again. */
-int mxc_cgroup_write(const char *dir, const char *file, const char *text);
-/* The first line of dir/file, without its newline. */
-int mxc_cgroup_read(const char *dir, const char *file, char *out, size_t outsz);
-/* Whether the first line of dir/file has word among its space-separated ones. */
-bool mxc_cgroup_has_word(const char *dir, const char *file, const char *word);
-/* mkdir -p of rel below root (root exists); the full path in dir, how many
- * trailing components were made here in *made.  each (may be NULL) is called
- * for every level, made here or found, and may refuse it (a negative errno). */
-typedef int (*mxc_cgroup_level_fn)(const char *dir, bool made, bool leaf, void *arg);
-int mxc_cgroup_mkdirs(const char *root, const char *rel, mxc_cgroup_level_fn each, void *arg, char *dir, size_t dirsz,
-                      int *made);
-/* The preparation of each level of a new cgroup path, as mxc_cgroup_mkdirs's
- * each (arg: an mxc_cgroup_levels): a v1 cpuset level without cpus or mems
- * gets its parent's (as runc); a v2 level above the leaf, made here,
- * delegates to its children the controllers the root does (pids, memory,
- * cpu, cpuset). */
-typedef struct {
-    const char *root;
-    bool v2, cpuset;
-} mxc_cgroup_levels;
-int mxc_cgroup_prepare_level(const char *dir, bool made, bool leaf, void *arg);
-/* rmdir, waiting (at most 200 times 5 ms) while what leaves it still
- * holds it (EBUSY).  0 or -errno. */
-int mxc_cgroup_rmdir(const char *dir);
-/* Moves pid (0: the caller) into dir (cgroup.procs). */
-int mxc_cgroup_enter(const char *dir, pid_t pid);
-/* The pids in dir (cgroup.procs): how many are in out (at most max; more
- * are not counted), or -errno. */
-int mxc_cgroup_pids(const char *dir, pid_t *out, size_t max);
-/* Sends sig to every process in dir and the cgroups below it, each through
- * a pidfd after checking, with the pid pinned, that it is still in there:
- * a pid reused meanwhile is never hit.  Returns how many it found. */
-int mxc_cgroup_signal(const char *dir, const char *ctrl, int sig);
-/* Kill-all: cgroup.kill (v2, 5.14+), then SIGKILL sweeps (mxc_cgroup_signal)
- * until dir and the cgroups below it are empty: at most 500 rounds of 2 ms. */
-void mxc_cgroup_kill_dir(const char *dir, const char *ctrl);
-/* Freezing: v2's cgroup.freeze (v2), else dir is a v1 freezer cgroup. */
-bool mxc_cgroup_frozen(const char *dir, bool v2);
-/* Freezes or thaws dir and waits (at most 2 s) until it holds; a freeze that
- * does not hold is undone.  what names the cgroup in the error. */
-int mxc_cgroup_freeze(const char *dir, bool v2, bool frozen, const char *what, mxc_error *e);
-
-/* ------------------------------------------------ limits (cgroup_limits.c) */
-
-typedef struct {
-    bool set; /* unset: the cgroup's value is left as it is */
-    long long v;
-} mxc_cgroup_value;
-
-typedef struct {
-    mxc_cgroup_value pids;                  /* pids.max; 0 and below: unlimited */
-    mxc_cgroup_value memory;                /* bytes; below 0: unlimited */
-    mxc_cgroup_value swap;                  /* memory plus swap (runc's meaning); below 0: unlimited;
-                                             * unset while memory is set: no swap at all */
-    mxc_cgroup_value reservation;           /* memory.low (v2), memory.soft_limit_in_bytes (v1) */
-    mxc_cgroup_value shares;                /* 2..262144: v1 cpu.shares, v2 cpu.weight converted */
-    mxc_cgroup_value quota, period;         /* µs; quota below 0: unlimited; an unset one is kept */
-    mxc_cgroup_value rt_period, rt_runtime; /* v1 realtime cpu (CONFIG_RT_GROUP_SCHED) */
-    const char *cpus, *mems;                /* cpuset; NULL: left as it is */
-} mxc_cgroup_limits;
-
-/* Where each kind of limit is written (v2: one directory; NULL: nowhere). */
-typedef struct {
-    bool v2;
-    const char *pids, *memory, *cpu, *cpuset;
-} mxc_cgroup_dirs;
-
-/* The write that failed: a file of dir. */
-typedef struct {
-    const char *dir, *file;
-} mxc_cgroup_failure;
-
-/* Writes the limits that are set, each in its file for the backend, in
- * the order the kernel takes them.  0, or -errno with the file in *f:
- * -ENOENT this cgroup has no such file (v1 memory.memsw.limit_in_bytes:
- * no swap accounting); -ERANGE swap below the memory limit. */
-int mxc_cgroup_set_limits(const mxc_cgroup_dirs *d, const mxc_cgroup_limits *l, mxc_cgroup_failure *f);
 
 #endif

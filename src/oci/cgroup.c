@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "store.h"
-#include "../lib/cgroup.h"
-#include "../lib/fdio.h"
+#include "front.h"
+#include "fdio.h"
 
 #define SAVED "cgroup.json"
 

@@ -33,7 +33,8 @@
 #include <unistd.h>
 
 #include "apparmor.h"
-#include "harden.h"
+#include "front.h"
+#include "tmpcopy.h"
 #include "viewops.h"
 
 #define NEWROOT "/tmp" /* a mount point inside the init's private mount namespace only */

@@ -4,7 +4,7 @@
 #include "apparmor.h"
 #include "cgroup.h"
 #include "devices.h"
-#include "../lib/cgroup.h"
+#include "front.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -36,17 +36,13 @@
 #include "cleanup.h"
 #include "config.h"
 #include "fdio.h"
-#include "harden.h"
 #include "hooks.h"
-#include "hostpath.h"
-#include "idrange.h"
 #include "init.h"
 #include "mountmap.h"
 #include "ocijson.h"
 #include "overlay.h"
 #include "mxcnet.h"
 #include "procs.h"
-#include "registry.h"
 #include "relay.h"
 #include "rootfs.h"
 #include "store.h"

@@ -33,7 +33,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "hostpath.h"
+#include "front.h"
 
 #define MAX_LAYERS 128
 

@@ -12,7 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "hostpath.h"
+#include "front.h"
 
 #define DEFAULT_ROOTS "/var/lib/containers/storage:/var/lib/docker"
 

@@ -1,5 +1,5 @@
 /* fuzz_yamljson.c — libFuzzer harness for mxc's YAML policy loading
- * (src/cli/yamljson.c over libyaml).  Oracles: never a crash or a leak;
+ * (src/base/yamljson.c over libyaml).  Oracles: never a crash or a leak;
  * whatever is accepted is a JSON value that serializes and reloads to the
  * same value (no half-built tree escapes); a refusal always says why.
  *   tests/fuzz/run.sh [SECONDS]

@@ -4,8 +4,8 @@
  * arrays, plain scalars true/false/null and integers typed, everything
  * else (and every quoted scalar) a string.  Anchors and aliases are
  * refused (a bounded policy needs no references).  No policy meaning. */
-#ifndef MXC_CLI_YAMLJSON_H
-#define MXC_CLI_YAMLJSON_H
+#ifndef MXC_BASE_YAMLJSON_H
+#define MXC_BASE_YAMLJSON_H
 
 #include <jansson.h>
 #include <stdio.h>
