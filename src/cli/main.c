@@ -16,6 +16,7 @@
 #include "mxc.h"
 #include "error.h"
 #include "exec.h"
+#include "fdio.h"
 #include "hostpath.h"
 #include "request.h"
 #include "sandbox_id.h"
@@ -55,29 +56,7 @@ static int fail_input(const char *upstream, const char *fmt, const char *arg)
 /* Reads at most MXC_REQUEST_MAX_BYTES + 1 so the library can say "too big". */
 static char *read_bounded(int fd, size_t *len)
 {
-    size_t cap = 65536, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (n == cap) {
-            if (cap > MXC_REQUEST_MAX_BYTES)
-                break;
-            cap *= 2;
-            char *g = realloc(buf, cap);
-            if (!g) {
-                free(buf);
-                return NULL;
-            }
-            buf = g;
-        }
-        ssize_t r = read(fd, buf + n, cap - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        n += (size_t)r;
-    }
-    *len = n;
-    return buf;
+    return mxc_read_all(fd, (size_t)MXC_REQUEST_MAX_BYTES + 1, len);
 }
 
 int main(int argc, char **argv)

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "credbind.h"
+#include "fdio.h"
 #include "helperbounds.h"
 #include "hostpolicy.h"
 #include "intercept.h"
@@ -190,15 +191,7 @@ static void status(int fd, const char *text)
 {
     if (fd < 0)
         return;
-    size_t n = strlen(text), off = 0;
-    while (off < n) {
-        ssize_t w = write(fd, text + off, n - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            break;
-        off += (size_t)w;
-    }
+    (void)mxc_write_all(fd, text, strlen(text));
     close(fd);
 }
 
