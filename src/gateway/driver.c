@@ -547,171 +547,229 @@ static int providers(const json_t *names, json_t *net, json_t *envs, secret_env 
     return 0;
 }
 
-json_t *gw_create(const json_t *req, int *http, char *why, size_t whysz)
+/* One create's parts, from the request to the runtime's run. */
+typedef struct {
+    const char *name, *cwd;   /* the request's */
+    const char *argv[256];
+    size_t argc;
+    json_t *frag;             /* the mapped policy: every runtime request's base */
+    json_t *envs;             /* the workload's environment, until proc takes it */
+    json_t *proc;             /* the workload's process object */
+    json_t *used;             /* the providers' names */
+    char *cl;                 /* the command line */
+    secret_env secrets;
+    bool session, governed;
+    char audit_file[800], audit_kv[840];
+    char *extra[MAX_SECRETS + 2]; /* mxc-exec's environment additions, NULL-terminated */
+} create_job;
+
+static void create_done(create_job *c)
 {
-    *http = 400;
-    const char *name = json_string_value(json_object_get(req, "name"));
-    if (!gw_name_ok(name))
+    json_decref(c->frag), json_decref(c->envs), json_decref(c->proc), json_decref(c->used);
+    free(c->cl);
+    secrets_wipe(&c->secrets);
+}
+
+/* The request's fields checked and its policy mapped into c->frag, no grant
+ * reaching the gateway's own places; -1 (400) with why[]. */
+static int create_read(const json_t *req, create_job *c, int *http, char *why, size_t whysz)
+{
+    c->name = json_string_value(json_object_get(req, "name"));
+    if (!gw_name_ok(c->name))
         return say(why, whysz, http, 400, "name %s is not usable: 1 to 63 of [A-Za-z0-9_.-], starting alphanumeric%s",
-                   name ? name : "(none)", NULL), NULL;
+                   c->name ? c->name : "(none)", NULL), -1;
     json_t *cmd = json_object_get(req, "command");
     if (!json_is_array(cmd) || !json_array_size(cmd))
         return say(why, whysz, http, 400, "a command is required (--driver-config-json {\"mxc\":{\"command\":[...]}} or "
-                   "-- COMMAND)%s%s", NULL, NULL), NULL;
-    const char *argv[256];
-    size_t n = 0, i;
+                   "-- COMMAND)%s%s", NULL, NULL), -1;
+    size_t i;
     json_t *a;
     json_array_foreach(cmd, i, a) {
-        if (!json_is_string(a) || n == 255)
-            return say(why, whysz, http, 400, "command: at most 255 strings%s%s", NULL, NULL), NULL;
-        argv[n++] = json_string_value(a);
+        if (!json_is_string(a) || c->argc == 255)
+            return say(why, whysz, http, 400, "command: at most 255 strings%s%s", NULL, NULL), -1;
+        c->argv[c->argc++] = json_string_value(a);
     }
-    const char *cwd = json_string_value(json_object_get(req, "cwd"));
-    if (json_object_get(req, "cwd") && (!cwd || cwd[0] != '/'))
-        return say(why, whysz, http, 400, "cwd must be an absolute path%s%s", NULL, NULL), NULL;
+    c->cwd = json_string_value(json_object_get(req, "cwd"));
+    if (json_object_get(req, "cwd") && (!c->cwd || c->cwd[0] != '/'))
+        return say(why, whysz, http, 400, "cwd must be an absolute path%s%s", NULL, NULL), -1;
     json_t *pnames = json_object_get(req, "providers");
     if (pnames && !json_is_array(pnames))
-        return say(why, whysz, http, 400, "providers must be a list of names%s%s", NULL, NULL), NULL;
+        return say(why, whysz, http, 400, "providers must be a list of names%s%s", NULL, NULL), -1;
     json_t *policy = json_object_get(req, "policy");
     if (!policy)
-        return say(why, whysz, http, 400, "a policy is required (--policy FILE.yaml)%s%s", NULL, NULL), NULL;
+        return say(why, whysz, http, 400, "a policy is required (--policy FILE.yaml)%s%s", NULL, NULL), -1;
     char mwhy[600];
-    json_t *frag = mxc_gw_map_policy(policy, CFG, cwd, mwhy, sizeof mwhy);
-    if (!frag)
-        return say(why, whysz, http, 400, "policy refused: %s%s", mwhy, NULL), NULL;
-    if (own_places_refused(frag, why, whysz) < 0) {
-        json_decref(frag);
-        *http = 400;
-        return NULL;
-    }
-    json_t *envs = environment(json_object_get(req, "env"), why, whysz, http);
-    char *cl = mxc_command_line(argv, n);
-    secret_env secrets = {0};
-    json_t *used = json_array();
-    if (!envs || !cl ||
-        providers(pnames, json_object_get(frag, "network"), envs, &secrets, used, http, why, whysz) < 0) {
-        json_decref(frag), json_decref(envs), json_decref(used), free(cl);
-        secrets_wipe(&secrets);
-        return NULL;
-    }
-    bool session = CFG->backend == MXC_GW_BACKEND_SESSION;
+    c->frag = mxc_gw_map_policy(policy, CFG, c->cwd, mwhy, sizeof mwhy);
+    if (!c->frag)
+        return say(why, whysz, http, 400, "policy refused: %s%s", mwhy, NULL), -1;
+    if (own_places_refused(c->frag, why, whysz) < 0)
+        return *http = 400, -1;
+    return 0;
+}
+
+/* The workload's process (environment, command line, the providers'
+ * credentials on the policy's network) and mxc-exec's own environment
+ * (the providers' secrets, the proxy's audit file); -1 with *http, why[]. */
+static int create_process(const json_t *req, create_job *c, int *http, char *why, size_t whysz)
+{
+    c->envs = environment(json_object_get(req, "env"), why, whysz, http);
+    c->cl = mxc_command_line(c->argv, c->argc);
+    c->used = json_array();
+    json_t *net = json_object_get(c->frag, "network");
+    if (!c->envs || !c->cl ||
+        providers(json_object_get(req, "providers"), net, c->envs, &c->secrets, c->used, http, why, whysz) < 0)
+        return -1;
+    c->session = CFG->backend == MXC_GW_BACKEND_SESSION;
     /* the proxy's records, when the audit sink collects them: a file of the sandbox's own */
-    bool governed = json_object_get(json_object_get(frag, "network"), "allowedHosts") != NULL;
-    char audit_file[800] = "", audit_kv[840];
-    char *extra[MAX_SECRETS + 2];
+    c->governed = json_object_get(net, "allowedHosts") != NULL;
     size_t nx = 0;
-    for (size_t k = 0; k < secrets.n; k++)
-        extra[nx++] = secrets.kv[k];
-    if (gw_audit_on() && governed && gw_table_file_path(name, "proxy-audit.jsonl", audit_file, sizeof audit_file) == 0) {
-        snprintf(audit_kv, sizeof audit_kv, "MXC_PROXY_AUDIT_FILE=%s", audit_file);
-        extra[nx++] = audit_kv;
+    for (size_t k = 0; k < c->secrets.n; k++)
+        c->extra[nx++] = c->secrets.kv[k];
+    if (gw_audit_on() && c->governed &&
+        gw_table_file_path(c->name, "proxy-audit.jsonl", c->audit_file, sizeof c->audit_file) == 0) {
+        snprintf(c->audit_kv, sizeof c->audit_kv, "MXC_PROXY_AUDIT_FILE=%s", c->audit_file);
+        c->extra[nx++] = c->audit_kv;
     }
-    extra[nx] = NULL;
-    json_t *proc = json_pack("{s:s, s:o}", "commandLine", cl, "env", envs);
-    if (cwd)
-        json_object_set_new(proc, "cwd", json_string(cwd));
-    /* the runtime judges the whole request first: a refusal leaves nothing */
-    json_t *check = json_deep_copy(frag);
-    if (session) {
-        json_object_set_new(check, "containment", json_string("isolation_session"));
-        json_object_set_new(check, "phase", json_string("provision"));
+    c->extra[nx] = NULL;
+    c->proc = json_pack("{s:s, s:o}", "commandLine", c->cl, "env", c->envs);
+    c->envs = NULL; /* the process's now */
+    if (c->cwd)
+        json_object_set_new(c->proc, "cwd", json_string(c->cwd));
+    return 0;
+}
+
+/* The runtime request the backend starts with: a session's provision, or
+ * the one-shot with the workload's process. */
+static json_t *first_request(const create_job *c)
+{
+    json_t *r = json_deep_copy(c->frag);
+    if (c->session) {
+        json_object_set_new(r, "containment", json_string("isolation_session"));
+        json_object_set_new(r, "phase", json_string("provision"));
     } else {
-        json_object_set(check, "process", proc);
+        json_object_set(r, "process", c->proc);
     }
-    if (!MOCK) {
-        int st;
-        json_t *env = run_exec(session, true, check, &st, secrets.kv);
-        if (!json_object_get(env, "result")) {
-            say(why, whysz, http, 400, "the runtime refuses the sandbox: %s%s",
-                env_error(env) ? env_error(env) : "mxc-exec gave no answer", NULL);
-            json_decref(env), json_decref(check), json_decref(frag), json_decref(proc), json_decref(used), free(cl);
-            secrets_wipe(&secrets);
-            return NULL;
-        }
-        json_decref(env);
-    }
+    return r;
+}
+
+/* The runtime judges the whole request first (--dry-run): a refusal leaves
+ * nothing; -1 (400) with why[]. */
+static int create_judged(const create_job *c, int *http, char *why, size_t whysz)
+{
+    if (MOCK)
+        return 0;
+    json_t *check = first_request(c);
+    int st;
+    json_t *env = run_exec(c->session, true, check, &st, c->secrets.kv);
     json_decref(check);
-    json_t *rec = json_pack("{s:s, s:s, s:s, s:I, s:s}", "name", name, "backend", session ? "isolation_session" : "process",
-                            "status", "provisioning", "created", (json_int_t)time(NULL), "commandLine", cl);
-    if (cwd)
-        json_object_set_new(rec, "cwd", json_string(cwd));
-    if (json_array_size(used))
-        json_object_set(rec, "providers", used); /* names only */
-    json_decref(used);
-    free(cl);
-    if (gw_table_insert(name, rec, why, whysz) < 0) {
-        *http = 409;
-        json_decref(frag), json_decref(proc);
-        secrets_wipe(&secrets);
+    int rc = 0;
+    if (!json_object_get(env, "result")) {
+        say(why, whysz, http, 400, "the runtime refuses the sandbox: %s%s",
+            env_error(env) ? env_error(env) : "mxc-exec gave no answer", NULL);
+        rc = -1;
+    }
+    json_decref(env);
+    return rc;
+}
+
+/* The sandbox's record, "provisioning"; -1 (409: it exists) with why[]. */
+static int create_record(const create_job *c, int *http, char *why, size_t whysz)
+{
+    json_t *rec = json_pack("{s:s, s:s, s:s, s:I, s:s}", "name", c->name, "backend",
+                            c->session ? "isolation_session" : "process", "status", "provisioning", "created",
+                            (json_int_t)time(NULL), "commandLine", c->cl);
+    if (c->cwd)
+        json_object_set_new(rec, "cwd", json_string(c->cwd));
+    if (json_array_size(c->used))
+        json_object_set(rec, "providers", c->used); /* names only */
+    if (gw_table_insert(c->name, rec, why, whysz) < 0)
+        return *http = 409, -1;
+    return 0;
+}
+
+/* The mock executor's run: each runtime request into the log, the workload
+ * "running" (MXC_GATEWAY_MOCK_HOLD) or "exited 0". */
+static void create_mock(const create_job *c)
+{
+    const char *backend = c->session ? "isolation_session" : "process";
+    json_t *run = first_request(c);
+    if (c->session) {
+        mock_run(c->name, "provision", run);
+        json_t *st = json_pack("{s:s, s:s}", "phase", "start", "sandboxId", "mock");
+        mock_run(c->name, "start", st);
+        json_decref(st);
+        json_t *ex = json_pack("{s:s, s:s, s:O}", "phase", "exec", "sandboxId", "mock", "process", c->proc);
+        mock_run(c->name, "exec", ex);
+        json_decref(ex);
+    } else {
+        mock_run(c->name, "one-shot", run);
+    }
+    json_decref(run);
+    gw_audit_process(c->name, backend, GW_AUDIT_LAUNCH, 0, 0);
+    if (MOCK == GW_MOCK_HOLD) {
+        gw_table_set(c->name, "status", json_string("running"));
+    } else {
+        gw_audit_process(c->name, backend, GW_AUDIT_TERMINATE, 0, 0);
+        gw_table_set(c->name, "status", json_string("exited"));
+        gw_table_set(c->name, "exitCode", json_integer(0));
+    }
+}
+
+/* A session's run: provision, start, then the workload as its exec; a
+ * failure stops and deprovisions what was made.  -1 with why[]. */
+static int create_session(const create_job *c, char *why, size_t whysz)
+{
+    json_t *prov = first_request(c), *res = NULL;
+    int st, rc = 0;
+    json_t *env = run_exec(true, false, prov, &st, c->secrets.kv);
+    json_decref(prov);
+    const char *sid = json_string_value(json_object_get(json_object_get(env, "result"), "sandboxId"));
+    if (!sid) {
+        snprintf(why, whysz, "provision: %s", env_error(env) ? env_error(env) : "mxc-exec gave no answer");
+        json_decref(env);
+        return -1;
+    }
+    gw_table_set(c->name, "sandboxId", json_string(sid));
+    if (!phase("start", sid, &res, why, whysz, c->extra)) {
+        rc = -1;
+    } else {
+        json_t *ex = json_pack("{s:s, s:s, s:O}", "phase", "exec", "sandboxId", sid, "process", c->proc);
+        rc = launch(c->name, ex, true, why, whysz, NULL, c->audit_file[0] ? c->audit_file : NULL, c->governed);
+        json_decref(ex);
+    }
+    json_decref(res);
+    if (rc < 0) /* nothing of a failed create stays in the runtime */
+        teardown_session(sid);
+    json_decref(env);
+    return rc;
+}
+
+json_t *gw_create(const json_t *req, int *http, char *why, size_t whysz)
+{
+    *http = 400;
+    create_job c = {0};
+    if (create_read(req, &c, http, why, whysz) < 0 || create_process(req, &c, http, why, whysz) < 0 ||
+        create_judged(&c, http, why, whysz) < 0 || create_record(&c, http, why, whysz) < 0) {
+        create_done(&c);
         return NULL;
     }
     int rc = 0;
     if (MOCK) {
-        const char *backend = session ? "isolation_session" : "process";
-        json_t *run = json_deep_copy(frag);
-        if (session) {
-            json_object_set_new(run, "containment", json_string("isolation_session"));
-            json_object_set_new(run, "phase", json_string("provision"));
-            mock_run(name, "provision", run);
-            json_t *st = json_pack("{s:s, s:s}", "phase", "start", "sandboxId", "mock");
-            mock_run(name, "start", st);
-            json_decref(st);
-            json_t *ex = json_pack("{s:s, s:s, s:O}", "phase", "exec", "sandboxId", "mock", "process", proc);
-            mock_run(name, "exec", ex);
-            json_decref(ex);
-        } else {
-            json_object_set(run, "process", proc);
-            mock_run(name, "one-shot", run);
-        }
-        json_decref(run);
-        gw_audit_process(name, backend, GW_AUDIT_LAUNCH, 0, 0);
-        if (MOCK == GW_MOCK_HOLD) {
-            gw_table_set(name, "status", json_string("running"));
-        } else {
-            gw_audit_process(name, backend, GW_AUDIT_TERMINATE, 0, 0);
-            gw_table_set(name, "status", json_string("exited"));
-            gw_table_set(name, "exitCode", json_integer(0));
-        }
-    } else if (!session) {
-        json_t *run = json_deep_copy(frag);
-        json_object_set(run, "process", proc);
-        rc = launch(name, run, false, why, whysz, extra, audit_file[0] ? audit_file : NULL, governed);
+        create_mock(&c);
+    } else if (!c.session) {
+        json_t *run = first_request(&c);
+        rc = launch(c.name, run, false, why, whysz, c.extra, c.audit_file[0] ? c.audit_file : NULL, c.governed);
         json_decref(run);
     } else {
-        json_t *prov = json_deep_copy(frag), *res = NULL;
-        json_object_set_new(prov, "containment", json_string("isolation_session"));
-        json_object_set_new(prov, "phase", json_string("provision"));
-        int st;
-        json_t *env = run_exec(true, false, prov, &st, secrets.kv);
-        json_decref(prov);
-        const char *sid = json_string_value(json_object_get(json_object_get(env, "result"), "sandboxId"));
-        if (!sid) {
-            snprintf(why, whysz, "provision: %s", env_error(env) ? env_error(env) : "mxc-exec gave no answer");
-            rc = -1;
-        } else {
-            gw_table_set(name, "sandboxId", json_string(sid));
-            if (!phase("start", sid, &res, why, whysz, extra)) {
-                rc = -1;
-            } else {
-                json_t *ex = json_pack("{s:s, s:s, s:O}", "phase", "exec", "sandboxId", sid, "process", proc);
-                rc = launch(name, ex, true, why, whysz, NULL, audit_file[0] ? audit_file : NULL, governed);
-                json_decref(ex);
-            }
-            json_decref(res);
-            if (rc < 0) /* nothing of a failed create stays in the runtime */
-                teardown_session(sid);
-        }
-        json_decref(env);
+        rc = create_session(&c, why, whysz);
     }
-    secrets_wipe(&secrets);
-    json_decref(frag);
-    json_decref(proc);
+    create_done(&c);
     if (rc < 0) {
         *http = 500;
-        gw_table_set(name, "status", json_string("failed"));
-        gw_table_set(name, "error", json_string(why));
+        gw_table_set(c.name, "status", json_string("failed"));
+        gw_table_set(c.name, "error", json_string(why));
     }
-    return gw_table_get(name);
+    return gw_table_get(c.name);
 }
 
 /* ---- delete, reconcile ------------------------------------------------ */
