@@ -10,7 +10,9 @@
 #include <jansson.h>
 #include <stdio.h>
 
-/* The document in f as JSON, or NULL with why[] said. */
-json_t *mxc_yaml_load(FILE *f, char *why, size_t whysz);
+#include "error.h"
+
+/* The document in f as JSON, or NULL with *e said. */
+json_t *mxc_yaml_load(FILE *f, mxc_error *e);
 
 #endif
