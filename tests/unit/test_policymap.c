@@ -40,9 +40,9 @@ static void same(const char *policy, mxc_gw_config c, const char *workdir, const
         size_t n = 0, i;
         json_t *h;
         json_array_foreach(hosts, i, h) v[n++] = json_string_value(h);
-        char err[256] = "";
-        mxc_hostpolicy *hp = mxc_hostpolicy_new(v, n, NULL, 0, err, sizeof err);
-        CHECK_MSG(hp != NULL, "mxc-proxy refuses the mapped hosts: %s", err);
+        mxc_error he = {0};
+        mxc_hostpolicy *hp = mxc_hostpolicy_new(v, n, NULL, 0, &he);
+        CHECK_MSG(hp != NULL, "mxc-proxy refuses the mapped hosts: %s", he.message);
         mxc_hostpolicy_free(hp);
     }
     free(g);
