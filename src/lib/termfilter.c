@@ -300,24 +300,32 @@ static size_t seq_byte(mxc_termfilter *f, unsigned char c, unsigned char *out)
     }
 }
 
-/* A byte inside an OSC (held, or discarded when too long). */
+/* An OSC held whole and ended by term (BEL or ST): passed with its end,
+ * or dropped when harmful. */
+static size_t osc_end(mxc_termfilter *f, const char *term, size_t tlen, unsigned char *out)
+{
+    size_t o = 0;
+    if (!osc_harmful(f, f->len)) {
+        o = emit_held(f, out);
+        memcpy(out + o, term, tlen);
+        o += tlen;
+    } else {
+        drop_held(f);
+    }
+    f->state = S_TEXT;
+    return o;
+}
+
+/* A byte other than ESC inside an OSC (held, or discarded when too long). */
 static size_t osc_byte(mxc_termfilter *f, unsigned char c, unsigned char *out)
 {
     int st = f->state;
-    size_t o = 0;
-    if (c == ESC) {
-        f->state = st == S_OSC ? S_OSC_ESC : S_DROP_OSC_ESC;
-        return 0;
-    }
-    if (c == BEL) {
-        if (st == S_OSC && !osc_harmful(f, f->len)) {
-            o = emit_held(f, out);
-            out[o++] = c;
-        } else {
-            drop_held(f);
-        }
+    if (c == BEL && st == S_OSC)
+        return osc_end(f, "\a", 1, out);
+    if (c == BEL) { /* the end of one discarded */
+        drop_held(f);
         f->state = S_TEXT;
-        return o;
+        return 0;
     }
     if (c < 0x20)
         return 0; /* ignored, as the terminal ignores it */
@@ -330,55 +338,53 @@ static size_t osc_byte(mxc_termfilter *f, unsigned char c, unsigned char *out)
     return 0;
 }
 
-/* A byte inside a DCS introducer, a passed DCS or a dropped string. */
+/* A byte other than ESC inside a DCS introducer, a passed DCS or a dropped
+ * string. */
 static size_t str_byte(mxc_termfilter *f, unsigned char c, unsigned char *out)
 {
-    int st = f->state;
-    size_t o = 0;
-    if (c == ESC) {
-        f->state = st == S_STR ? S_STR_ESC : st == S_PASS ? S_PASS_ESC : S_DROP_ESC;
-        return 0;
-    }
-    if (st == S_PASS) {
+    if (f->state == S_PASS) {
         out[0] = c;
         return 1;
     }
-    if (st == S_DROP || c < 0x20 || c == 0x7f)
+    if (f->state == S_DROP || c < 0x20 || c == 0x7f)
         return 0;
     hold(f, c);
     int d = dcs_decision(f);
     if (d == 1) {
-        o = emit_held(f, out);
         f->state = S_PASS;
-    } else if (d == 0 || f->len >= HOLD_MAX) {
+        return emit_held(f, out);
+    }
+    if (d == 0 || f->len >= HOLD_MAX) {
         drop_held(f);
         f->state = S_DROP;
     }
-    return o;
+    return 0;
 }
 
 /* A byte after an ESC inside a string: ST ends it, anything else cuts it. */
 static size_t string_esc_byte(mxc_termfilter *f, unsigned char c, unsigned char *out)
 {
     int st = f->state;
-    size_t o = 0;
     if (c != '\\') {
         drop_held(f);
         hold(f, ESC);
         f->state = S_ESC;
         return AGAIN;
     }
-    if (st == S_OSC_ESC && !osc_harmful(f, f->len)) {
-        o = emit_held(f, out);
+    if (st == S_OSC_ESC)
+        return osc_end(f, "\x1b\\", 2, out);
+    size_t o = 0;
+    if (st == S_PASS_ESC)
         out[o++] = ESC, out[o++] = '\\';
-    } else if (st == S_PASS_ESC) {
-        out[o++] = ESC, out[o++] = '\\';
-    } else {
+    else
         drop_held(f);
-    }
     f->state = S_TEXT;
     return o;
 }
+
+/* Each string state's state after an ESC inside it. */
+static const int ESC_IN_STRING[] = {[S_OSC] = S_OSC_ESC, [S_DROP_OSC] = S_DROP_OSC_ESC, [S_STR] = S_STR_ESC,
+                                    [S_PASS] = S_PASS_ESC, [S_DROP] = S_DROP_ESC};
 
 /* An ASCII byte. */
 static size_t byte_unit(mxc_termfilter *f, unsigned char c, unsigned char *out)
@@ -406,11 +412,14 @@ static size_t byte_unit(mxc_termfilter *f, unsigned char c, unsigned char *out)
         return seq_byte(f, c, out);
     case S_OSC:
     case S_DROP_OSC:
-        return osc_byte(f, c, out);
     case S_STR:
     case S_PASS:
     case S_DROP:
-        return str_byte(f, c, out);
+        if (c == ESC) { /* ST or a cut: the next byte says */
+            f->state = ESC_IN_STRING[f->state];
+            return 0;
+        }
+        return f->state == S_OSC || f->state == S_DROP_OSC ? osc_byte(f, c, out) : str_byte(f, c, out);
     default:
         return string_esc_byte(f, c, out);
     }
