@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,10 +29,15 @@ static const struct {
     {"debug", K_BOOL},             {"audit", K_BOOL},               {"etw_audit", K_BOOL},
 };
 
-static int refuse(mxc_error *e, const char *fmt, const char *a, const char *b)
+static int refuse(mxc_error *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int refuse(mxc_error *e, const char *fmt, ...)
 {
-    mxc_err(e, MXC_E_MALFORMED_REQUEST, fmt, a, b ? b : "");
-    return -1;
+    char what[sizeof e->message];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return mxc_err(e, MXC_E_MALFORMED_REQUEST, "%s", what);
 }
 
 static const char *type_word(ktype t)
@@ -185,11 +191,11 @@ int mxc_gw_config_parse(const char *text, size_t len, mxc_gw_config *cfg, mxc_er
     mxc_error te = {0};
     json_t *doc = mxc_toml_parse(text, len, &te);
     if (!doc)
-        return refuse(e, "the configuration is not valid TOML: %s%s", te.message, NULL);
+        return refuse(e, "the configuration is not valid TOML: %s", te.message);
     int rc = -1;
     json_t *t = json_object_get(json_object_get(json_object_get(doc, "openshell"), "drivers"), "mxc");
     if (!json_is_object(t)) {
-        refuse(e, "the configuration has no [openshell.drivers.mxc] table%s%s", "", NULL);
+        refuse(e, "the configuration has no [openshell.drivers.mxc] table");
         goto out;
     }
     const char *k;
@@ -199,7 +205,7 @@ int mxc_gw_config_parse(const char *text, size_t len, mxc_gw_config *cfg, mxc_er
         while (i < sizeof KEYS / sizeof KEYS[0] && strcmp(KEYS[i].key, k))
             i++;
         if (i == sizeof KEYS / sizeof KEYS[0]) {
-            refuse(e, "[openshell.drivers.mxc] has an unknown key %s%s", k, NULL);
+            refuse(e, "[openshell.drivers.mxc] has an unknown key %s", k);
             goto out;
         }
         ktype ty = KEYS[i].type;
@@ -211,17 +217,17 @@ int mxc_gw_config_parse(const char *text, size_t len, mxc_gw_config *cfg, mxc_er
     }
     json_t *mp = json_object_get(t, "mxc_exec_path"), *wp = json_object_get(t, "wxc_exec_path");
     if (mp && wp) {
-        refuse(e, "give mxc_exec_path or wxc_exec_path, not both%s%s", "", NULL);
+        refuse(e, "give mxc_exec_path or wxc_exec_path, not both");
         goto out;
     }
     const char *exe = json_string_value(mp ? mp : wp);
     if (!exe || exe[0] != '/') {
         refuse(e, "mxc_exec_path is required and must be an absolute path (got %s): the gateway never "
-               "looks the executor up through PATH or its working directory%s", exe ? exe : "nothing", NULL);
+               "looks the executor up through PATH or its working directory", exe ? exe : "nothing");
         goto out;
     }
     if (strlen(exe) >= sizeof cfg->exec_path) {
-        refuse(e, "mxc_exec_path is too long%s%s", "", NULL);
+        refuse(e, "mxc_exec_path is too long");
         goto out;
     }
     snprintf(cfg->exec_path, sizeof cfg->exec_path, "%s", exe);
@@ -231,24 +237,24 @@ int mxc_gw_config_parse(const char *text, size_t len, mxc_gw_config *cfg, mxc_er
     else if (!strcmp(be, "isolation_session"))
         cfg->backend = MXC_GW_BACKEND_SESSION;
     else {
-        refuse(e, "backend must be process (process_container) or isolation_session, not %s%s", be, NULL);
+        refuse(e, "backend must be process (process_container) or isolation_session, not %s", be);
         goto out;
     }
     const char *dc = json_string_value(json_object_get(t, "default_configuration_id"));
     if (dc && strcmp(dc, "composable")) {
-        refuse(e, "default_configuration_id %s has no Linux meaning: only \"composable\"%s", dc, NULL);
+        refuse(e, "default_configuration_id %s has no Linux meaning: only \"composable\"", dc);
         goto out;
     }
     if (json_array_size(json_object_get(t, "pc_capabilities"))) {
         refuse(e, "pc_capabilities names Windows capability SIDs, which Linux has none of: leave it "
-               "empty%s%s", "", NULL);
+               "empty");
         goto out;
     }
     const char *rs = json_string_value(json_object_get(t, "pc_relay_spawner_path"));
     json_t *rp = json_object_get(t, "pc_relay_target_port");
     if ((rs && rs[0]) || (rp && json_integer_value(rp) != 0)) {
         refuse(e, "the relay spawner (pc_relay_spawner_path, pc_relay_target_port) is not built on "
-               "Linux: leave them \"\" and 0%s%s", "", NULL);
+               "Linux: leave them \"\" and 0");
         goto out;
     }
     cfg->minimal_env = json_is_true(json_object_get(t, "pc_minimal_env"));
@@ -259,17 +265,17 @@ int mxc_gw_config_parse(const char *text, size_t len, mxc_gw_config *cfg, mxc_er
     cfg->audit = json_is_true(json_object_get(t, "audit")) || json_is_true(json_object_get(t, "etw_audit"));
     const char *pa = json_string_value(json_object_get(t, "egress_proxy_addr"));
     if (pa && pa[0] && !loopback_addr(pa, cfg->proxy_ip, sizeof cfg->proxy_ip, &cfg->proxy_port)) {
-        refuse(e, "egress_proxy_addr must be a loopback IPv4 address and port (127.0.0.1:PORT), not %s%s",
-               pa, NULL);
+        refuse(e, "egress_proxy_addr must be a loopback IPv4 address and port (127.0.0.1:PORT), not %s",
+               pa);
         goto out;
     }
     if (cfg->egress_proxy && cfg->backend != MXC_GW_BACKEND_PROCESS) {
-        refuse(e, "egress_proxy requires backend = \"process\" (the spec's rule)%s%s", "", NULL);
+        refuse(e, "egress_proxy requires backend = \"process\" (the spec's rule)");
         goto out;
     }
     json_t *pt = json_object_get(json_object_get(doc, "mxc"), "providers");
     if (pt && !json_is_object(pt)) {
-        refuse(e, "[mxc.providers] must be a table of providers%s%s", "", NULL);
+        refuse(e, "[mxc.providers] must be a table of providers");
         goto out;
     }
     cfg->providers = providers(pt, e);
@@ -297,7 +303,7 @@ int mxc_gw_config_load(const char *path, mxc_gw_config *cfg, mxc_error *e)
     close(fd);
     if (n != st.st_size) {
         free(buf);
-        return refuse(e, "cannot read the configuration %s%s", path, NULL);
+        return refuse(e, "cannot read the configuration %s", path);
     }
     int rc = mxc_gw_config_parse(buf, (size_t)n, cfg, e);
     free(buf);

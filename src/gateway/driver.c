@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,10 +56,16 @@ static void mock_run(const char *name, const char *what, const json_t *req)
 
 /* *e, and *http (when given) the HTTP status it answers: 400 a request
  * refused, 409 a name taken, 500 (or 0: none) the runtime failing. */
-static void say(mxc_error *e, int *http, int code, const char *fmt, const char *a, const char *b)
+static void say(mxc_error *e, int *http, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void say(mxc_error *e, int *http, int code, const char *fmt, ...)
 {
-    mxc_err(e, code == 400 ? MXC_E_MALFORMED_REQUEST : code == 409 ? MXC_E_ALREADY_STARTED : MXC_E_BACKEND_ERROR, fmt,
-            a ? a : "", b ? b : "");
+    char what[sizeof e->message];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    mxc_err(e, code == 400 ? MXC_E_MALFORMED_REQUEST : code == 409 ? MXC_E_ALREADY_STARTED : MXC_E_BACKEND_ERROR, "%s",
+            what);
     if (http)
         *http = code;
 }
@@ -289,7 +296,7 @@ static int launch(const char *name, json_t *req, bool experimental, mxc_error *e
     gw_log *log = w ? gw_log_open(name) : NULL;
     if (!log) {
         free(w);
-        return say(e, NULL, 0, "cannot open the sandbox's log%s%s", NULL, NULL), -1;
+        return say(e, NULL, 0, "cannot open the sandbox's log"), -1;
     }
     /* through a pipe the driver reads: the workload never writes a file of ours itself */
     char *text = json_dumps(req, JSON_COMPACT);
@@ -299,7 +306,7 @@ static int launch(const char *name, json_t *req, bool experimental, mxc_error *e
     if (pid < 0) {
         gw_log_close(log);
         free(w);
-        return say(e, NULL, 0, "cannot start mxc-exec (%s)%s", CFG->exec_path, NULL), -1;
+        return say(e, NULL, 0, "cannot start mxc-exec (%s)", CFG->exec_path), -1;
     }
     unsigned long long pstart = mxc_proc_start_time(pid);
     gw_table_set(name, "pid", json_integer(pid));
@@ -354,7 +361,7 @@ static json_t *environment(const json_t *given, mxc_error *e, int *http)
     json_array_foreach(given, i, it) {
         const char *kv = json_string_value(it);
         if (!env_entry_ok(kv)) {
-            say(e, http, 400, "env entries are K=V (%s)%s", kv ? kv : "not a string", NULL);
+            say(e, http, 400, "env entries are K=V (%s)", kv ? kv : "not a string");
             json_decref(byk), json_decref(order);
             return NULL;
         }
@@ -517,7 +524,7 @@ static int providers(const json_t *names, json_t *net, json_t *envs, secret_env 
             explicit_bzero(token, tl);
             free(token);
             json_decref(creds);
-            return say(e, http, 500, "out of memory%s%s", NULL, NULL), -1;
+            return say(e, http, 500, "out of memory"), -1;
         }
         memcpy(kv, var, vl);
         kv[vl] = '=';
@@ -579,32 +586,32 @@ static int create_read(const json_t *req, create_job *c, int *http, mxc_error *e
 {
     c->name = json_string_value(json_object_get(req, "name"));
     if (!gw_name_ok(c->name))
-        return say(e, http, 400, "name %s is not usable: 1 to 63 of [A-Za-z0-9_.-], starting alphanumeric%s",
-                   c->name ? c->name : "(none)", NULL), -1;
+        return say(e, http, 400, "name %s is not usable: 1 to 63 of [A-Za-z0-9_.-], starting alphanumeric",
+                   c->name ? c->name : "(none)"), -1;
     json_t *cmd = json_object_get(req, "command");
     if (!json_is_array(cmd) || !json_array_size(cmd))
         return say(e, http, 400, "a command is required (--driver-config-json {\"mxc\":{\"command\":[...]}} or "
-                   "-- COMMAND)%s%s", NULL, NULL), -1;
+                   "-- COMMAND)"), -1;
     size_t i;
     json_t *a;
     json_array_foreach(cmd, i, a) {
         if (!json_is_string(a) || c->argc == 255)
-            return say(e, http, 400, "command: at most 255 strings%s%s", NULL, NULL), -1;
+            return say(e, http, 400, "command: at most 255 strings"), -1;
         c->argv[c->argc++] = json_string_value(a);
     }
     c->cwd = json_string_value(json_object_get(req, "cwd"));
     if (json_object_get(req, "cwd") && (!c->cwd || c->cwd[0] != '/'))
-        return say(e, http, 400, "cwd must be an absolute path%s%s", NULL, NULL), -1;
+        return say(e, http, 400, "cwd must be an absolute path"), -1;
     json_t *pnames = json_object_get(req, "providers");
     if (pnames && !json_is_array(pnames))
-        return say(e, http, 400, "providers must be a list of names%s%s", NULL, NULL), -1;
+        return say(e, http, 400, "providers must be a list of names"), -1;
     json_t *policy = json_object_get(req, "policy");
     if (!policy)
-        return say(e, http, 400, "a policy is required (--policy FILE.yaml)%s%s", NULL, NULL), -1;
+        return say(e, http, 400, "a policy is required (--policy FILE.yaml)"), -1;
     mxc_error me = {0};
     c->frag = mxc_gw_map_policy(policy, CFG, c->cwd, &me);
     if (!c->frag)
-        return say(e, http, 400, "policy refused: %s%s", me.message, NULL), -1;
+        return say(e, http, 400, "policy refused: %s", me.message), -1;
     if (own_places_refused(c->frag, e) < 0)
         return *http = 400, -1;
     return 0;
@@ -667,8 +674,8 @@ static int create_judged(const create_job *c, int *http, mxc_error *e)
     json_decref(check);
     int rc = 0;
     if (!json_object_get(env, "result")) {
-        say(e, http, 400, "the runtime refuses the sandbox: %s%s",
-            env_error(env) ? env_error(env) : "mxc-exec gave no answer", NULL);
+        say(e, http, 400, "the runtime refuses the sandbox: %s",
+            env_error(env) ? env_error(env) : "mxc-exec gave no answer");
         rc = -1;
     }
     json_decref(env);
@@ -806,7 +813,7 @@ int gw_delete(const char *name, mxc_error *e)
 {
     json_t *rec = gw_table_get(name);
     if (!rec)
-        return say(e, NULL, 0, "no sandbox named %s%s", name, NULL), -1;
+        return say(e, NULL, 0, "no sandbox named %s", name), -1;
     gw_table_set(name, "pid", NULL); /* the watcher records nothing more */
     end_process(rec);
     const char *sid = json_string_value(json_object_get(rec, "sandboxId"));
