@@ -32,12 +32,11 @@ static const struct {
 static int refuse(mxc_error *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int refuse(mxc_error *e, const char *fmt, ...)
 {
-    char what[sizeof e->message];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    mxc_verr(e, MXC_E_MALFORMED_REQUEST, fmt, ap);
     va_end(ap);
-    return mxc_err(e, MXC_E_MALFORMED_REQUEST, "%s", what);
+    return -1;
 }
 
 static const char *type_word(ktype t)

@@ -59,13 +59,11 @@ static void mock_run(const char *name, const char *what, const json_t *req)
 static void say(mxc_error *e, int *http, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static void say(mxc_error *e, int *http, int code, const char *fmt, ...)
 {
-    char what[sizeof e->message];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    mxc_verr(e, code == 400 ? MXC_E_MALFORMED_REQUEST : code == 409 ? MXC_E_ALREADY_STARTED : MXC_E_BACKEND_ERROR, fmt,
+             ap);
     va_end(ap);
-    mxc_err(e, code == 400 ? MXC_E_MALFORMED_REQUEST : code == 409 ? MXC_E_ALREADY_STARTED : MXC_E_BACKEND_ERROR, "%s",
-            what);
     if (http)
         *http = code;
 }

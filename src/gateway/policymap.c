@@ -13,12 +13,10 @@
 static json_t *refuse(mxc_error *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static json_t *refuse(mxc_error *e, const char *fmt, ...)
 {
-    char what[sizeof e->message];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    mxc_verr(e, MXC_E_POLICY_VALIDATION, fmt, ap);
     va_end(ap);
-    mxc_err(e, MXC_E_POLICY_VALIDATION, "%s", what);
     return NULL;
 }
 
