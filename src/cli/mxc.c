@@ -167,15 +167,7 @@ static int load_policy_file(json_t *req, const char *path)
     const char *dot = strrchr(path, '.');
     bool yaml = dot && (!strcmp(dot, ".yaml") || !strcmp(dot, ".yml"));
     mxc_error e = {0};
-    json_t *doc;
-    if (yaml) {
-        doc = mxc_yaml_load(f, &e);
-    } else {
-        json_error_t je;
-        doc = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
-        if (!doc)
-            mxc_err(&e, MXC_E_MALFORMED_REQUEST, "line %d: %s", je.line, je.text);
-    }
+    json_t *doc = mxc_doc_load(f, yaml, &e);
     fclose(f);
     if (!json_is_object(doc)) {
         fprintf(stderr, "%s: %s: %s\n", prog_sub, path, e.code != MXC_E_NONE ? e.message : "not an object");

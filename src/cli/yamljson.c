@@ -150,3 +150,14 @@ json_t *mxc_yaml_load(FILE *f, mxc_error *e)
     yaml_parser_delete(&p);
     return out;
 }
+
+json_t *mxc_doc_load(FILE *f, bool yaml, mxc_error *e)
+{
+    if (yaml)
+        return mxc_yaml_load(f, e);
+    json_error_t je;
+    json_t *doc = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+    if (!doc)
+        mxc_err(e, MXC_E_MALFORMED_REQUEST, "line %d: %s", je.line, je.text);
+    return doc;
+}

@@ -234,15 +234,7 @@ static json_t *load_policy(const char *path)
     }
     const char *dot = strrchr(path, '.');
     mxc_error e = {0};
-    json_t *doc;
-    if (dot && !strcmp(dot, ".json")) {
-        json_error_t je;
-        doc = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
-        if (!doc)
-            mxc_err(&e, MXC_E_MALFORMED_REQUEST, "line %d: %s", je.line, je.text);
-    } else {
-        doc = mxc_yaml_load(f, &e);
-    }
+    json_t *doc = mxc_doc_load(f, !(dot && !strcmp(dot, ".json")), &e);
     fclose(f);
     if (!doc)
         fprintf(stderr, "mxc-gateway: %s: %s\n", path, e.message);
