@@ -15,7 +15,8 @@ static bool has_nul(const yaml_node_t *n, mxc_error *e)
 {
     if (!memchr(n->data.scalar.value, 0, n->data.scalar.length))
         return false;
-    mxc_err(e, MXC_E_MALFORMED_REQUEST, "line %zu: a NUL character in a scalar is not accepted", n->start_mark.line + 1);
+    mxc_err(e, MXC_E_MALFORMED_REQUEST,
+            "line %zu: a NUL character in a scalar is not accepted", n->start_mark.line + 1);
     return true;
 }
 
@@ -47,7 +48,8 @@ static json_t *node(yaml_document_t *d, yaml_node_t *n, int depth, mxc_error *e)
         return NULL;
     }
     if (n->tag && strncmp((const char *)n->tag, "tag:yaml.org,2002:", 18) != 0) {
-        mxc_err(e, MXC_E_MALFORMED_REQUEST, "line %zu: tag %s is not accepted", n->start_mark.line + 1, (const char *)n->tag);
+        mxc_err(e, MXC_E_MALFORMED_REQUEST,
+                "line %zu: tag %s is not accepted", n->start_mark.line + 1, (const char *)n->tag);
         return NULL;
     }
     switch (n->type) {
@@ -111,14 +113,16 @@ static bool has_alias(FILE *f, mxc_error *e)
     yaml_parser_set_input_file(&p, f);
     while (!done && !found) {
         if (!yaml_parser_parse(&p, &ev)) {
-            mxc_err(e, MXC_E_MALFORMED_REQUEST, "line %zu: %s", p.problem_mark.line + 1, p.problem ? p.problem : "not YAML");
+            mxc_err(e, MXC_E_MALFORMED_REQUEST,
+                    "line %zu: %s", p.problem_mark.line + 1, p.problem ? p.problem : "not YAML");
             found = true;
             break;
         }
         if (ev.type == YAML_ALIAS_EVENT || (ev.type == YAML_SCALAR_EVENT && ev.data.scalar.anchor) ||
             (ev.type == YAML_MAPPING_START_EVENT && ev.data.mapping_start.anchor) ||
             (ev.type == YAML_SEQUENCE_START_EVENT && ev.data.sequence_start.anchor)) {
-            mxc_err(e, MXC_E_MALFORMED_REQUEST, "line %zu: anchors and aliases are not accepted", ev.start_mark.line + 1);
+            mxc_err(e, MXC_E_MALFORMED_REQUEST,
+                    "line %zu: anchors and aliases are not accepted", ev.start_mark.line + 1);
             found = true;
         }
         done = ev.type == YAML_STREAM_END_EVENT;
@@ -142,7 +146,8 @@ json_t *mxc_yaml_load(FILE *f, mxc_error *e)
     yaml_parser_set_input_file(&p, f);
     json_t *out = NULL;
     if (!yaml_parser_load(&p, &d)) {
-        mxc_err(e, MXC_E_MALFORMED_REQUEST, "line %zu: %s", p.problem_mark.line + 1, p.problem ? p.problem : "not YAML");
+        mxc_err(e, MXC_E_MALFORMED_REQUEST,
+                "line %zu: %s", p.problem_mark.line + 1, p.problem ? p.problem : "not YAML");
     } else {
         out = node(&d, yaml_document_get_root_node(&d), 0, e);
         yaml_document_delete(&d);

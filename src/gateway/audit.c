@@ -580,14 +580,15 @@ int gw_audit_init(mxc_error *e)
     }
     struct stat st;
     if ((adfd = mxc_open_own_dir(adir, 022)) < 0) {
-        mxc_err(e, MXC_E_BACKEND_ERROR, "the OCSF audit directory %s is unusable: it must be a directory of the gateway's uid "
-                 "that no one else can write", adir);
+        mxc_err(e, MXC_E_BACKEND_ERROR,
+                "the OCSF audit directory %s is unusable: it must be a directory of the gateway's uid "
+                "that no one else can write", adir);
         return -1;
     }
     out_fd = openat(adfd, LOG_NAME, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
     if (out_fd < 0 || fstat(out_fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
         mxc_err(e, MXC_E_BACKEND_ERROR, "the OCSF audit sink %s/%s cannot be opened: %s", adir, LOG_NAME,
-                 out_fd < 0 ? strerror(errno) : "not a regular file with one link");
+                out_fd < 0 ? strerror(errno) : "not a regular file with one link");
         return -1;
     }
     out_size = st.st_size;

@@ -122,7 +122,8 @@ static json_t *providers(json_t *t, mxc_error *e)
             ok_name = ok_name && ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
                                   *c == '-' || *c == '_' || *c == '.');
         if (!ok_name || strlen(name) > 64 || !json_is_object(p)) {
-            mxc_err(e, MXC_E_MALFORMED_REQUEST, "[mxc.providers.%s]: a provider is a table named by [A-Za-z0-9_.-]{1,64}", name);
+            mxc_err(e, MXC_E_MALFORMED_REQUEST,
+                    "[mxc.providers.%s]: a provider is a table named by [A-Za-z0-9_.-]{1,64}", name);
             goto fail;
         }
         const char *k;
@@ -139,14 +140,16 @@ static json_t *providers(json_t *t, mxc_error *e)
         const char *te = json_string_value(json_object_get(p, "token_env"));
         const char *tf = json_string_value(json_object_get(p, "token_file"));
         if (!te == !tf || (te && !env_name_ok(te)) || (tf && tf[0] != '/')) {
-            mxc_err(e, MXC_E_MALFORMED_REQUEST, "[mxc.providers.%s] needs exactly one of token_env (a variable name) or token_file "
-                     "(an absolute path)", name);
+            mxc_err(e, MXC_E_MALFORMED_REQUEST,
+                    "[mxc.providers.%s] needs exactly one of token_env (a variable name) or token_file "
+                    "(an absolute path)", name);
             goto fail;
         }
         const char *env = json_string_value(json_object_get(p, "env"));
         if (!env_name_ok(env)) {
-            mxc_err(e, MXC_E_MALFORMED_REQUEST, "[mxc.providers.%s] env must name the workload variable that receives the placeholder",
-                     name);
+            mxc_err(e, MXC_E_MALFORMED_REQUEST,
+                    "[mxc.providers.%s] env must name the workload variable that receives the placeholder",
+                    name);
             goto fail;
         }
         json_t *rev = json_object_get(p, "revision");
@@ -160,8 +163,9 @@ static json_t *providers(json_t *t, mxc_error *e)
             json_t *ep = endpoint(json_string_value(v));
             if (!ep) {
                 json_decref(list);
-                mxc_err(e, MXC_E_MALFORMED_REQUEST, "[mxc.providers.%s] endpoints[%zu] must be host:port or host:port/path-prefix",
-                         name, i);
+                mxc_err(e, MXC_E_MALFORMED_REQUEST,
+                        "[mxc.providers.%s] endpoints[%zu] must be host:port or host:port/path-prefix",
+                        name, i);
                 goto fail;
             }
             json_array_append_new(list, ep);

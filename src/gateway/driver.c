@@ -509,7 +509,7 @@ static int providers(const json_t *names, json_t *net, json_t *envs, secret_env 
             fail = "has no token (its token_env is unset or empty, or its token_file unreadable)";
         if (fail) {
             mxc_err(e, MXC_E_MALFORMED_REQUEST, "provider %s %s%s", name ? name : "(not a string)", fail,
-                     strstr(fail, "do not allow") ? ep_text : "");
+                    strstr(fail, "do not allow") ? ep_text : "");
             *http = 400;
             json_decref(creds);
             return -1;

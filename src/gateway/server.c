@@ -219,7 +219,8 @@ static int make_socket(const char *path, mxc_error *e)
         bool live = S_ISSOCK(st.st_mode) && connect(probe, (struct sockaddr *)&a, sizeof a) == 0;
         close(probe);
         if (!S_ISSOCK(st.st_mode) || live || st.st_uid != geteuid()) {
-            mxc_err(e, MXC_E_BACKEND_ERROR, "%s exists and is %s", path, live ? "served by another gateway" : "not a stale socket of ours");
+            mxc_err(e, MXC_E_BACKEND_ERROR,
+                    "%s exists and is %s", path, live ? "served by another gateway" : "not a stale socket of ours");
             return -1;
         }
         unlink(path);
@@ -253,7 +254,8 @@ int gw_socket_activated(char *out, size_t outsz, mxc_error *e)
     unsetenv("LISTEN_FDNAMES");
     long n = strtol(fds, &end, 10);
     if (*end || n != 1) {
-        mxc_err(e, MXC_E_BACKEND_ERROR, "socket activation passed %s sockets; the gateway serves exactly one (ListenStream=)", fds);
+        mxc_err(e, MXC_E_BACKEND_ERROR,
+                "socket activation passed %s sockets; the gateway serves exactly one (ListenStream=)", fds);
         return -1;
     }
     int acc = 0, type = 0, dom = 0;

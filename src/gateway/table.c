@@ -136,7 +136,8 @@ static json_t *load_record(const char *name, mxc_error *e)
             mxc_err(e, MXC_E_BACKEND_ERROR, "it cannot be opened as a file (a link?)");
     }
     else if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 || !ours(&st) || st.st_size > RECORD_MAX)
-        mxc_err(e, MXC_E_BACKEND_ERROR, "it is not a regular file of the gateway's uid, mode 0600, one link, at most 1 MiB");
+        mxc_err(e, MXC_E_BACKEND_ERROR,
+                "it is not a regular file of the gateway's uid, mode 0600, one link, at most 1 MiB");
     else if (!(buf = malloc((size_t)st.st_size + 1)) || pread(fd, buf, (size_t)st.st_size, 0) != st.st_size)
         mxc_err(e, MXC_E_BACKEND_ERROR, "it cannot be read");
     else if (!(rec = json_loadb(buf, (size_t)st.st_size, JSON_REJECT_DUPLICATES, NULL)) || !json_is_object(rec))
@@ -191,8 +192,9 @@ static int load_key(mxc_error *e)
     if (fd >= 0)
         close(fd);
     if (!ok)
-        mxc_err(e, MXC_E_BACKEND_ERROR, "the record key %s/gateway.key is not a 0600 file of %d bytes of the gateway's uid "
-                 "(remove it: records it signed are then no longer trusted)", dir, KEY_LEN);
+        mxc_err(e, MXC_E_BACKEND_ERROR,
+                "the record key %s/gateway.key is not a 0600 file of %d bytes of the gateway's uid "
+                "(remove it: records it signed are then no longer trusted)", dir, KEY_LEN);
     return ok ? 0 : -1;
 }
 
@@ -211,7 +213,8 @@ int gw_table_open(mxc_error *e)
         snprintf(dir, sizeof dir, "%s/mxc-gateway", priv);
     }
     if ((dfd = mxc_open_own_dir(dir, 077)) < 0) {
-        mxc_err(e, MXC_E_BACKEND_ERROR, "the gateway state directory %s is unusable (it must be a 0700 directory of ours)", dir);
+        mxc_err(e, MXC_E_BACKEND_ERROR,
+                "the gateway state directory %s is unusable (it must be a 0700 directory of ours)", dir);
         return -1;
     }
     int lfd = openat(dfd, "gateway.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);

@@ -46,8 +46,9 @@ static int walk(int top, const char *rest, const char *what, mxc_error *e, int *
         struct stat st;
         int next = -1;
         if (fstat(fd, &st) < 0 || (st.st_mode & S_IWOTH))
-            mxc_err(e, MXC_E_POLICY_VALIDATION, "%s: a directory on the way is writable by everyone (mode %o): what lies beneath it "
-                     "is not provably an image's", what, (unsigned)(st.st_mode & 07777));
+            mxc_err(e, MXC_E_POLICY_VALIDATION,
+                    "%s: a directory on the way is writable by everyone (mode %o): what lies beneath it "
+                    "is not provably an image's", what, (unsigned)(st.st_mode & 07777));
         else if ((next = beneath(fd, c)) < 0)
             mxc_err(e, MXC_E_POLICY_VALIDATION, "%s: %s", what, why_of(*err = -next));
         close(fd);
@@ -103,7 +104,8 @@ static int storage_root(const char *dir, size_t n, mxc_error *e)
     for (char *c = strtok_r(buf, "/", &save); fd >= 0 && c; c = strtok_r(NULL, "/", &save)) {
         int next = -1;
         if (!roots_alone(fd, false))
-            mxc_err(e, MXC_E_POLICY_VALIDATION, "a directory above the storage root %.*s is not root's alone", (int)n, dir);
+            mxc_err(e, MXC_E_POLICY_VALIDATION,
+                    "a directory above the storage root %.*s is not root's alone", (int)n, dir);
         else if (!strcmp(c, ".") || !strcmp(c, ".."))
             mxc_err(e, MXC_E_POLICY_VALIDATION, "the storage root %.*s has a \".\" or \"..\" component", (int)n, dir);
         else if ((next = beneath(fd, c)) < 0)
@@ -112,8 +114,9 @@ static int storage_root(const char *dir, size_t n, mxc_error *e)
         fd = next;
     }
     if (fd >= 0 && !roots_alone(fd, true)) {
-        mxc_err(e, MXC_E_POLICY_VALIDATION, "the storage root %.*s is not a directory root's alone (owner 0, writable by no one "
-                 "else)", (int)n, dir);
+        mxc_err(e, MXC_E_POLICY_VALIDATION,
+                "the storage root %.*s is not a directory root's alone (owner 0, writable by no one "
+                "else)", (int)n, dir);
         close(fd);
         fd = -1;
     }
@@ -145,7 +148,8 @@ static int from_storage(const char *root_path, mxc_error *e)
             if (fd < 0)
                 ;
             else if (fstat(fd, &a) < 0 || fstat(top, &b) < 0 || (a.st_dev == b.st_dev && a.st_ino == b.st_ino)) {
-                mxc_err(e, MXC_E_POLICY_VALIDATION, "the storage root %.*s itself, not an image's directory beneath it", (int)n, p);
+                mxc_err(e, MXC_E_POLICY_VALIDATION,
+                        "the storage root %.*s itself, not an image's directory beneath it", (int)n, p);
                 close(fd);
                 fd = -1;
             }
