@@ -1,11 +1,11 @@
 /* fdio.h — whole texts through descriptors.
  * Owns: writing all of a buffer to a descriptor and reading one to its end
  * (a short write or read and EINTR are continued, never mistaken for the
- * end), and a text handed to another
- * process as a memfd (the exec spec to the holder, a request to a fresh
- * mxc-exec, a rule set to mxc-nft); a JSON document read or written whole
- * (jansson's json_loadfd makes one read(2) per byte and json_dumpfd one
- * write(2) per token: ~1500 system calls for an OCI config.json). */
+ * end), and a text handed to another process as a memfd (the exec spec
+ * to the holder, a request to a fresh mxc-exec, a rule set to mxc-nft); a
+ * JSON document read or written whole (jansson's json_loadfd makes one
+ * read(2) per byte and json_dumpfd one write(2) per token: ~1500 system
+ * calls for an OCI config.json). */
 #ifndef MXC_FDIO_H
 #define MXC_FDIO_H
 
