@@ -187,6 +187,9 @@ bool mxc_cgroup_hybrid_root(char *out, size_t outsz);
 int mxc_cgroup_write(const char *dir, const char *file, const char *text);
 /* The first line of dir/file, without its newline. */
 int mxc_cgroup_read(const char *dir, const char *file, char *out, size_t outsz);
+/* A "flat keyed" file's value (cpu.stat, memory.events, cpuacct.stat: "key
+ * value" lines) in *out; 0 there and -ENOENT when the key is absent. */
+int mxc_cgroup_read_key(const char *dir, const char *file, const char *key, unsigned long long *out);
 /* Whether the first line of dir/file has word among its space-separated ones. */
 bool mxc_cgroup_has_word(const char *dir, const char *file, const char *word);
 /* mkdir -p of rel below root (root exists); the full path in dir, how many
