@@ -116,7 +116,7 @@ int mxc_hostpath_check_grant_against(const char *path, const char *what, const m
 
 /* ---- state.h: the caller's own directories ---- */
 int mxc_open_own_dir(const char *path, mode_t forbidden);
-int mxc_private_dir(bool make, char *out, size_t outsz, char *why, size_t whysz);
+int mxc_private_dir(bool make, char *out, size_t outsz, mxc_error *e);
 
 /* ---- inventory.h ---- */
 bool mxc_label_is_valid(const char *s, size_t max);
