@@ -1575,9 +1575,8 @@ static int exec_prepare_process(exec_ctx *x, mxc_error *e)
         oci_apparmor_usable(x->pc.apparmor_profile, "process.apparmorProfile", e) < 0)
         return -1;
     /* the host's /proc for the AppArmor exec attribute, before the container's namespaces are joined */
-    if (x->pc.apparmor_profile && (x->proc_fd = oci_apparmor_proc()) < 0)
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.exec", -x->proc_fd, NULL,
-                          "process.apparmorProfile: the host's /proc");
+    if (x->pc.apparmor_profile && (x->proc_fd = oci_apparmor_proc("oci.exec", e)) < 0)
+        return -1;
     /* the container's own seccomp profile binds its exec'd processes too */
     json_t *doc = saved_config(x->dirfd);
     int r = oci_seccomp_compile_cached(x->rootfd, json_object_get(json_object_get(doc, "linux"), "seccomp"), &x->sc,
