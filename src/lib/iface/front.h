@@ -52,6 +52,8 @@ int mxc_sandbox_id_encode(const mxc_sandbox_id *id, char *out, size_t outsz, mxc
 bool mxc_agent_name_is_safe(const char *name);
 long mxc_b64std_decode(const char *in, size_t n, unsigned char *out, size_t outsz);
 #endif
+/* One UTF-8 scalar's length (1-4), its code point in *cp; 0 when not well-formed. */
+size_t mxc_utf8_next(const unsigned char *s, size_t n, uint32_t *cp);
 
 /* ---- exec.h: the engine's diagnostics (mxc-exec --debug, --log-file) ---- */
 extern bool mxc_debug;
