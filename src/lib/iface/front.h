@@ -74,10 +74,11 @@ typedef struct {
  * one; follow_final says whether a trailing symlink is followed at all.
  * 0: *fd is an O_PATH fd of the object, *dir of the directory holding it,
  * out its canonical path.  -ENOENT: *dir is the deepest directory that
- * exists, out the path as far as it resolved plus the rest.  Other
- * -errno: why[] says what. */
+ * exists, out the path as far as it resolved plus the rest (*e untouched).
+ * Other -errno: *e says what (policy_validation for a path refused,
+ * backend_error for a system call failed; native the errno). */
 int mxc_hostpath_resolve(const mxc_hostpath_rules *rules, const char *path, bool follow_final, char *out,
-                         size_t outsz, int *fd, int *dir, char *why, size_t whysz);
+                         size_t outsz, int *fd, int *dir, mxc_error *e);
 
 /* Opens a file the executor writes for its caller (--log-file) for
  * appending, creating it 0600: its directory walked from "/" with no
