@@ -580,7 +580,8 @@ static int make_dir(create_ctx *x, mxc_error *e)
 static int resolve_bind(create_ctx *x, size_t i, mxc_error *e)
 {
     const oci_mount *m = &x->c.mounts[i];
-    char want[PATH_MAX + 2], canon[PATH_MAX], why[512] = "";
+    char want[PATH_MAX + 2], canon[PATH_MAX];
+    mxc_error why = {0};
     char bpath[PATH_MAX];
     fd_path(x->bundle_fd, bpath, sizeof bpath);
     if (snprintf(want, sizeof want, "%s%s%s", m->source[0] == '/' ? "" : bpath, m->source[0] == '/' ? "" : "/",
@@ -588,7 +589,7 @@ static int resolve_bind(create_ctx *x, size_t i, mxc_error *e)
         return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: mounts[%zu].source is too long", i);
     mxc_hostpath_rules rules = {.claims = true};
     int dirfd = -1;
-    int r = mxc_hostpath_resolve(&rules, want, true, canon, sizeof canon, &x->src[i], &dirfd, why, sizeof why);
+    int r = mxc_hostpath_resolve(&rules, want, true, canon, sizeof canon, &x->src[i], &dirfd, &why);
     if (dirfd >= 0)
         close(dirfd);
     struct stat sst;
@@ -598,7 +599,7 @@ static int resolve_bind(create_ctx *x, size_t i, mxc_error *e)
             x->src[i] = -1;
         }
         return mxc_err(e, MXC_E_POLICY_VALIDATION, "mounts[%zu].source %s: %s", i, m->source,
-                       why[0] ? why : strerror(r < 0 ? -r : errno));
+                       why.message[0] ? why.message : strerror(r < 0 ? -r : errno));
     }
     if (S_ISBLK(sst.st_mode))
         return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu].source %s is a block device: a raw "
@@ -1576,9 +1577,8 @@ static int exec_prepare_process(exec_ctx *x, mxc_error *e)
         oci_apparmor_usable(x->pc.apparmor_profile, "process.apparmorProfile", e) < 0)
         return -1;
     /* the host's /proc for the AppArmor exec attribute, before the container's namespaces are joined */
-    if (x->pc.apparmor_profile && (x->proc_fd = oci_apparmor_proc()) < 0)
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.exec", -x->proc_fd, NULL,
-                          "process.apparmorProfile: the host's /proc");
+    if (x->pc.apparmor_profile && (x->proc_fd = oci_apparmor_proc("oci.exec", e)) < 0)
+        return -1;
     /* the container's own seccomp profile binds its exec'd processes too */
     json_t *doc = saved_config(x->dirfd);
     int r = oci_seccomp_compile_cached(x->rootfd, json_object_get(json_object_get(doc, "linux"), "seccomp"), &x->sc,
