@@ -2,6 +2,7 @@
 #include "fdio.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,4 +116,33 @@ int mxc_json_dumpfd(const json_t *json, int fd, size_t flags)
     free(text);
     errno = err;
     return ok ? 0 : -1;
+}
+
+int mxc_replace_at(int dirfd, const char *name, const char *tmp, const void *buf, size_t len)
+{
+    char own[256];
+    if (!tmp) {
+        snprintf(own, sizeof own, "%s.new", name);
+        tmp = own;
+    }
+    int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    int rc = mxc_write_all(fd, buf, len) && fsync(fd) == 0 ? 0 : -errno;
+    close(fd);
+    if (rc == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
+        rc = -errno;
+    if (rc < 0)
+        unlinkat(dirfd, tmp, 0);
+    return rc;
+}
+
+int mxc_json_replace_at(int dirfd, const char *name, const char *tmp, const json_t *json)
+{
+    char *text = json ? json_dumps(json, JSON_COMPACT) : NULL;
+    if (!text)
+        return -ENOMEM;
+    int rc = mxc_replace_at(dirfd, name, tmp, text, strlen(text));
+    free(text);
+    return rc;
 }

@@ -5,7 +5,9 @@
  * to the holder, a request to a fresh mxc-exec, a rule set to mxc-nft); a
  * JSON document read or written whole (jansson's json_loadfd makes one
  * read(2) per byte and json_dumpfd one write(2) per token: ~1500 system
- * calls for an OCI config.json). */
+ * calls for an OCI config.json); a file in a directory replaced whole
+ * (written aside, synced, renamed over it: a kill or a full disk never
+ * leaves half a record). */
 #ifndef MXC_FDIO_H
 #define MXC_FDIO_H
 
@@ -30,5 +32,13 @@ json_t *mxc_json_loadfd(int fd, size_t flags, json_error_t *error);
 /* json_dumpfd's: the document dumped into memory, then written whole; 0, or
  * -1 (errno set). */
 int mxc_json_dumpfd(const json_t *json, int fd, size_t flags);
+
+/* name in dirfd replaced by len bytes of buf, whole or not at all: written
+ * to tmp beside it (NULL: "<name>.new"; a file several processes may write
+ * at once names its own), mode 0600, never through a link, synced, renamed
+ * over name.  0, or -errno (ENOSPC: a full disk), the temporary removed. */
+int mxc_replace_at(int dirfd, const char *name, const char *tmp, const void *buf, size_t len);
+/* The same for a JSON document, dumped compact (-ENOMEM when it cannot be). */
+int mxc_json_replace_at(int dirfd, const char *name, const char *tmp, const json_t *json);
 
 #endif

@@ -101,17 +101,16 @@ static void store(int dir, const char *name, const char *key, const oci_seccomp 
 {
     if (full(dir))
         return;
-    char tmp[64];
-    snprintf(tmp, sizeof tmp, ".new-%d", (int)getpid());
-    int fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
+    size_t klen = strlen(key), plen = s->len * sizeof(struct sock_filter);
+    char *buf = malloc(klen + 3 + plen), tmp[64];
+    if (!buf)
         return;
-    char mid[4] = {'\n', s->log ? '1' : '0', '\n', 0};
-    bool ok = mxc_write_all(fd, key, strlen(key)) && mxc_write_all(fd, mid, 3) &&
-              mxc_write_all(fd, s->insns, s->len * sizeof(struct sock_filter)) && fsync(fd) == 0;
-    close(fd);
-    if (!ok || renameat(dir, tmp, dir, name) < 0)
-        unlinkat(dir, tmp, 0);
+    memcpy(buf, key, klen);
+    memcpy(buf + klen, (char[3]){'\n', s->log ? '1' : '0', '\n'}, 3);
+    memcpy(buf + klen + 3, s->insns, plen);
+    snprintf(tmp, sizeof tmp, ".new-%d", (int)getpid());
+    (void)mxc_replace_at(dir, name, tmp, buf, klen + 3 + plen);
+    free(buf);
 }
 
 int oci_seccomp_compile_cached(int rootfd, json_t *sc, oci_seccomp *out, mxc_error *e)

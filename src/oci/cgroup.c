@@ -269,24 +269,11 @@ static int save(int dirfd, const oci_cgroup *cg, mxc_error *e)
         json_object_set_new(dirs, cg->h[i].ctrl, json_string(cg->h[i].dir));
     json_t *j = json_pack("{s:b, s:s, s:i, s:o, s:b}", "v2", V2(cg), "path", cg->path, "levels", cg->levels, "dirs",
                           dirs, "pending", cg->pending);
-    char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    int err = -mxc_json_replace_at(dirfd, SAVED, NULL, j);
     json_decref(j);
-    int fd = text ? openat(dirfd, SAVED ".new", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
-    size_t len = text ? strlen(text) : 0;
-    ssize_t w = fd >= 0 ? write(fd, text, len) : -1;
-    int err = !text ? ENOMEM : w == (ssize_t)len ? 0 : w >= 0 ? ENOSPC : errno;
-    if (!err && fsync(fd) < 0)
-        err = errno;
-    if (fd >= 0)
-        close(fd);
-    free(text);
-    if (!err && renameat(dirfd, SAVED ".new", dirfd, SAVED) < 0)
-        err = errno;
-    if (err) {
-        unlinkat(dirfd, SAVED ".new", 0);
+    if (err)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.cgroup", err, NULL, "cannot save the container's cgroup "
                           "(cgroup.json in its state directory)");
-    }
     return 0;
 }
 

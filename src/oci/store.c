@@ -182,19 +182,10 @@ int oci_state_write(int dirfd, const oci_state *s, mxc_error *e)
                           s->rootfs, "created", s->created, "claim", s->claim, "owner", "root");
     if (j && s->annotations)
         json_object_set(j, "annotations", s->annotations);
-    char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    int rc = mxc_json_replace_at(dirfd, STATE_FILE, NULL, j);
     json_decref(j);
-    if (!text)
-        return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
-    int fd = openat(dirfd, STATE_FILE ".new", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    size_t len = strlen(text);
-    bool ok = fd >= 0 && write(fd, text, len) == (ssize_t)len;
-    int err = errno;
-    free(text);
-    if (fd >= 0)
-        close(fd);
-    if (!ok || renameat(dirfd, STATE_FILE ".new", dirfd, STATE_FILE) < 0)
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.state", ok ? errno : err, NULL, "cannot write state.json");
+    if (rc < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.state", -rc, NULL, "cannot write state.json");
     return 0;
 }
 
