@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dirtree.h"
 #include "procs.h"
 
 int mxc_mkdir_p(const char *path, mode_t mode)
@@ -450,55 +451,10 @@ int mxc_state_entomb(mxc_state *st, mxc_error *e)
     return 0;
 }
 
-/* rm -rf below dirfd; O_NOFOLLOW everywhere, so a symlink planted by the
- * agent in its workspace is removed, never followed. */
-static int remove_tree_at(int dirfd, int depth)
-{
-    if (depth > 256) {
-        close(dirfd);
-        return -ELOOP;
-    }
-    DIR *d = fdopendir(dirfd);
-    if (!d) {
-        close(dirfd);
-        return -errno;
-    }
-    struct dirent *de;
-    int rc = 0;
-    while ((de = readdir(d))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-            continue;
-        if (unlinkat(dirfd, de->d_name, 0) == 0)
-            continue;
-        if (errno != EISDIR && errno != EPERM) {
-            rc = -errno;
-            continue;
-        }
-        int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub < 0) {
-            rc = -errno;
-            continue;
-        }
-        fchmod(sub, 0700);
-        int r = remove_tree_at(sub, depth + 1);
-        if (r < 0)
-            rc = r;
-        if (unlinkat(dirfd, de->d_name, AT_REMOVEDIR) < 0)
-            rc = -errno;
-    }
-    closedir(d);
-    return rc;
-}
-
+/* O_NOFOLLOW everywhere, so a symlink planted by the agent in its workspace is removed, never followed */
 int mxc_state_remove_tree(const char *path)
 {
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT ? 0 : -errno;
-    int rc = remove_tree_at(fd, 0);
-    if (rc == 0 && rmdir(path) < 0)
-        rc = -errno;
-    return rc;
+    return mxc_remove_tree_at(AT_FDCWD, path);
 }
 
 int mxc_state_destroy(mxc_state *st, mxc_error *e)

@@ -15,7 +15,6 @@
  * be safe to repeat, and root.path below the overlay's root. */
 #include "overlay.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -33,6 +32,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "dirtree.h"
 #include "front.h"
 
 #define MAX_LAYERS 128
@@ -151,22 +151,6 @@ static int idmapped(int fd, int userns)
         return -err;
     }
     return t;
-}
-
-/* name under dir and everything in it, by descriptor, never following a link. */
-static void remove_tree(int dir, const char *name, int depth)
-{
-    int fd = depth < 32 ? openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d && fd >= 0)
-        close(fd);
-    for (struct dirent *de; d && (de = readdir(d));)
-        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && unlinkat(fd, de->d_name, 0) < 0 &&
-            errno == EISDIR)
-            remove_tree(fd, de->d_name, depth + 1);
-    if (d)
-        closedir(d);
-    unlinkat(dir, name, AT_REMOVEDIR);
 }
 
 static bool same(int a, int b)
@@ -327,7 +311,7 @@ static int own_workdir(overlay *ov, int ework, const char *id, mxc_error *e)
 {
     char own[NAME_MAX + 1];
     snprintf(own, sizeof own, "mxc-oci-%.200s", id);
-    remove_tree(ov->wfd, own, 0);
+    (void)mxc_remove_tree_at(ov->wfd, own);
     if (mkdirat(ov->wfd, own, 0700) < 0 ||
         (ov->work = openat(ework, own, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.overlay", errno, NULL, "root.path %s: a work directory %s/%s",

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dirtree.h"
 #include "fdio.h"
 #include "procs.h"
 
@@ -109,29 +110,9 @@ int oci_store_open(int rootfd, const char *id, mxc_error *e)
     return fd;
 }
 
-/* What is in the directory name of dirfd, then it; a few levels deep (io.mxc.network's CA files,
- * mxcnet.h), by descriptor, never through a link. */
-static void remove_tree(int dirfd, const char *name, int depth)
-{
-    int fd = depth > 0 ? openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
-    if (fd >= 0) {
-        DIR *d = fdopendir(fd);
-        struct dirent *de;
-        while (d && (de = readdir(d)))
-            if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && unlinkat(fd, de->d_name, 0) < 0 &&
-                errno == EISDIR)
-                remove_tree(fd, de->d_name, depth - 1);
-        if (d)
-            closedir(d);
-        else
-            close(fd);
-    }
-    unlinkat(dirfd, name, AT_REMOVEDIR);
-}
-
 void oci_store_remove(int rootfd, const char *id)
 {
-    remove_tree(rootfd, id, 4);
+    (void)mxc_remove_tree_at(rootfd, id);
 }
 
 static int by_name(const void *a, const void *b)

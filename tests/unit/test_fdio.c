@@ -2,15 +2,22 @@
  * mxc_json_dumpfd) give what jansson's own json_loadfd / json_dumpfd give:
  * the same document, the same refusals (a duplicate key under
  * JSON_REJECT_DUPLICATES, an empty or truncated text), for a text larger
- * than the first read buffer too; a read error is an error. */
+ * than the first read buffer too; a read error is an error.  A file replaced
+ * whole (mxc_replace_at) leaves no temporary, never writes through a link;
+ * a tree removed by descriptor (dirtree.h) removes a planted link, never
+ * what it names. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "dirtree.h"
 #include "fdio.h"
 
 static int memfd_of(const char *text)
@@ -35,8 +42,43 @@ static json_t *both_load(const char *text, size_t flags)
     return ja;
 }
 
+static void replace_and_remove(void)
+{
+    char top[] = "/tmp/mxc-fdio-XXXXXX";
+    CHECK(mkdtemp(top) != NULL);
+    int d = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    CHECK_INT_EQ(mxc_replace_at(d, "f", NULL, "one", 3), 0);
+    CHECK_INT_EQ(mxc_replace_at(d, "f", ".f.tmp", "two!", 4), 0);
+    json_t *o = json_pack("{s:i}", "a", 1);
+    CHECK_INT_EQ(mxc_json_replace_at(d, "j", NULL, o), 0);
+    json_decref(o);
+    char buf[16] = {0};
+    int fd = openat(d, "f", O_RDONLY | O_CLOEXEC);
+    CHECK(fd >= 0 && read(fd, buf, sizeof buf) == 4 && !strcmp(buf, "two!"));
+    close(fd);
+    CHECK(faccessat(d, "f.new", F_OK, 0) < 0 && faccessat(d, ".f.tmp", F_OK, 0) < 0);
+    /* a link where the temporary goes: refused, what it names untouched */
+    CHECK(symlinkat("/etc/hostname", d, "g.new") == 0);
+    CHECK_INT_EQ(mxc_replace_at(d, "g", NULL, "x", 1), -ELOOP);
+    CHECK(faccessat(d, "g", F_OK, 0) < 0);
+    /* a tree: a link in it to a directory outside is removed, not followed */
+    char outside[] = "/tmp/mxc-fdio-out-XXXXXX", path[128];
+    CHECK(mkdtemp(outside) != NULL);
+    snprintf(path, sizeof path, "%s/keep", outside);
+    CHECK(close(open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) == 0);
+    CHECK(mkdirat(d, "t", 0700) == 0 && mkdirat(d, "t/a", 0500) == 0 && symlinkat(outside, d, "t/l") == 0);
+    CHECK_INT_EQ(mxc_remove_tree_at(d, "t"), 0);
+    CHECK(faccessat(d, "t", F_OK, 0) < 0 && access(path, F_OK) == 0);
+    CHECK_INT_EQ(mxc_remove_tree_at(d, "t"), 0); /* absent: 0 */
+    CHECK_INT_EQ(mxc_remove_tree_at(AT_FDCWD, outside), 0);
+    CHECK_INT_EQ(mxc_remove_tree_at(AT_FDCWD, top), 0);
+    CHECK(access(top, F_OK) < 0);
+    close(d);
+}
+
 int main(void)
 {
+    replace_and_remove();
     json_t *j = both_load("{\"a\": [1, 2, {\"b\": \"c\"}], \"d\": null}", 0);
     CHECK(j && json_integer_value(json_array_get(json_object_get(j, "a"), 1)) == 2);
     json_decref(j);
