@@ -4,8 +4,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/mount.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 const char *const mxc_proc_readonly[MXC_PROC_NREADONLY] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq",
@@ -35,4 +40,50 @@ int mxc_view_readonly_at(int target, unsigned long long attrs)
         rc = mxc_view_attach(tree, target);
     close(tree);
     return rc;
+}
+
+int mxc_write_proc(pid_t pid, const char *file, const char *text)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    size_t len = strlen(text);
+    ssize_t n = write(fd, text, len);
+    int rc = n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
+    close(fd);
+    return rc;
+}
+
+int mxc_userns_with_maps(const char *uid_map, const char *gid_map)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return -errno;
+    pid_t child = (pid_t)syscall(SYS_clone, (unsigned long)CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0);
+    if (child == 0) {
+        char b;
+        close(p[1]);
+        (void)!read(p[0], &b, 1);
+        _exit(0);
+    }
+    close(p[0]);
+    if (child < 0) {
+        int err = errno;
+        close(p[1]);
+        return -err;
+    }
+    char path[64];
+    int rc = mxc_write_proc(child, "uid_map", uid_map);
+    if (rc == 0)
+        rc = mxc_write_proc(child, "gid_map", gid_map);
+    snprintf(path, sizeof path, "/proc/%d/ns/user", (int)child);
+    int fd = rc == 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    if (rc == 0 && fd < 0)
+        rc = -errno;
+    close(p[1]); /* the child exits */
+    while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+        ;
+    return rc < 0 ? rc : fd;
 }

@@ -4,11 +4,13 @@
  * memory, key, timer and allocator listings masked: one list, applied by
  * both), and the mount operations both apply by descriptor: attaching a
  * detached tree onto a target, and a read-only copy of the tree at a target
- * put over it.  Base layer: no engine header. */
+ * put over it; the user namespace an idmapped mount takes (MOUNT_ATTR_IDMAP),
+ * made with the maps asked.  Base layer: no engine header. */
 #ifndef MXC_VIEWOPS_H
 #define MXC_VIEWOPS_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #define MXC_PROC_NREADONLY 5
 #define MXC_PROC_NMASKED 12
@@ -25,5 +27,14 @@ int mxc_view_attach(int tree, int target);
  * object stays readable at its path and every mount below it stays put.
  * 0 or -errno. */
 int mxc_view_readonly_at(int target, unsigned long long attrs);
+
+/* A user namespace with these maps (uid_map and gid_map as /proc/PID/uid_map
+ * takes them, "inside outside count" lines): a child born in a new one waits
+ * on a pipe while the caller writes its maps and opens its ns file, then
+ * exits (only system calls in the child: safe in a threaded caller).  The
+ * namespace's descriptor, or -errno. */
+int mxc_userns_with_maps(const char *uid_map, const char *gid_map);
+/* text written whole to /proc/PID/file (uid_map, gid_map): 0 or -errno. */
+int mxc_write_proc(pid_t pid, const char *file, const char *text);
 
 #endif

@@ -4,14 +4,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/mount.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
+
+#include "viewops.h"
 
 /* Whether host ids [lo, lo+n) all lie on the host side of maps. */
 static bool owned(const oci_idmap *maps, size_t nmaps, unsigned long long lo, unsigned long long n)
@@ -68,54 +67,29 @@ int oci_mountmap_check(const oci_config *c, mxc_error *e)
     return 0;
 }
 
-int oci_write_idmap(pid_t pid, const char *file, const oci_idmap *m, size_t n)
+/* The text of /proc/PID/uid_map for these maps. */
+static void map_text(const oci_idmap *m, size_t n, char *text, size_t textsz)
 {
-    char text[OCI_MAX_IDMAPS * 40] = "", path[64];
     size_t len = 0;
-    for (size_t i = 0; i < n; i++)
-        len += (size_t)snprintf(text + len, sizeof text - len, "%u %u %u\n", m[i].cid, m[i].hid, m[i].n);
-    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    int rc = write(fd, text, len) == (ssize_t)len ? 0 : -errno;
-    close(fd);
-    return rc;
+    text[0] = '\0';
+    for (size_t i = 0; i < n && len < textsz; i++)
+        len += (size_t)snprintf(text + len, textsz - len, "%u %u %u\n", m[i].cid, m[i].hid, m[i].n);
 }
 
-/* A user namespace with these maps: a child born in it waits on a pipe
- * while host root writes its maps and opens its ns file. */
+int oci_write_idmap(pid_t pid, const char *file, const oci_idmap *m, size_t n)
+{
+    char text[OCI_MAX_IDMAPS * 40];
+    map_text(m, n, text, sizeof text);
+    return mxc_write_proc(pid, file, text);
+}
+
+/* A user namespace with these maps (base's viewops.h). */
 static int userns_of(const oci_idmap *u, size_t nu, const oci_idmap *g, size_t ng)
 {
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) < 0)
-        return -errno;
-    fflush(NULL);
-    pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0);
-    if (pid == 0) {
-        char b;
-        close(p[1]);
-        (void)!read(p[0], &b, 1);
-        _exit(0);
-    }
-    close(p[0]);
-    if (pid < 0) {
-        int err = errno;
-        close(p[1]);
-        return -err;
-    }
-    char path[64];
-    int rc = oci_write_idmap(pid, "uid_map", u, nu);
-    if (rc == 0)
-        rc = oci_write_idmap(pid, "gid_map", g, ng);
-    snprintf(path, sizeof path, "/proc/%d/ns/user", (int)pid);
-    int fd = rc == 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-    if (rc == 0 && fd < 0)
-        rc = -errno;
-    close(p[1]);
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-        ;
-    return rc < 0 ? rc : fd;
+    char umap[OCI_MAX_IDMAPS * 40], gmap[OCI_MAX_IDMAPS * 40];
+    map_text(u, nu, umap, sizeof umap);
+    map_text(g, ng, gmap, sizeof gmap);
+    return mxc_userns_with_maps(umap, gmap);
 }
 
 int oci_mountmap_tree(int src, const oci_config *c, size_t idx, mxc_error *e)
