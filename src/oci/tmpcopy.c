@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdio.h"
+
 #define MAX_DEPTH 64
 
 static int copy_file(int src, int dst)
@@ -21,14 +23,8 @@ static int copy_file(int src, int dst)
             continue;
         if (n <= 0)
             return n < 0 ? -1 : 0;
-        for (ssize_t off = 0; off < n;) {
-            ssize_t w = write(dst, buf + off, (size_t)(n - off));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w < 0)
-                return -1;
-            off += w;
-        }
+        if (!mxc_write_all(dst, buf, (size_t)n))
+            return -1;
     }
 }
 
