@@ -24,6 +24,24 @@ const char *const mxc_proc_masked[MXC_PROC_NMASKED] = {
     "/proc/kallsyms",  "/proc/kmsg",    "/proc/acpi",      "/proc/scsi",        "/proc/slabinfo",
     "/proc/vmallocinfo", "/proc/pagetypeinfo"};
 
+int mxc_view_new_fs(const char *type, const char *const *opts, unsigned attrs)
+{
+    int fs = fsopen(type, FSOPEN_CLOEXEC);
+    if (fs < 0)
+        return -errno;
+    int rc = 0;
+    for (size_t i = 0; opts && opts[i] && rc == 0; i += 2)
+        if (fsconfig(fs, opts[i + 1] ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG, opts[i], opts[i + 1], 0) < 0)
+            rc = -errno;
+    if (rc == 0 && fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+        rc = -errno;
+    int m = rc == 0 ? fsmount(fs, FSMOUNT_CLOEXEC, attrs) : -1;
+    if (rc == 0 && m < 0)
+        rc = -errno;
+    close(fs);
+    return rc < 0 ? rc : m;
+}
+
 int mxc_view_attach(int tree, int target)
 {
     return move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0 ? -errno : 0;

@@ -2,8 +2,9 @@
  * sandbox view (fsview.c) and mxc-oci's container root (src/oci/init.c).
  * Owns: the /proc rules (the kernel-wide knobs made read-only, the kernel
  * memory, key, timer and allocator listings masked: one list, applied by
- * both), and the mount operations both apply by descriptor: attaching a
- * detached tree onto a target, and a read-only copy of the tree at a target
+ * both), and the mount operations both apply by descriptor: a new detached
+ * filesystem (fsopen, fsconfig, fsmount), attaching a detached tree onto a
+ * target, and a read-only copy of the tree at a target
  * put over it; the user namespace an idmapped mount takes (MOUNT_ATTR_IDMAP),
  * made with the maps asked.  Base layer: no engine header. */
 #ifndef MXC_VIEWOPS_H
@@ -17,6 +18,11 @@
 /* Absolute paths; one absent on this kernel is skipped by every user. */
 extern const char *const mxc_proc_readonly[MXC_PROC_NREADONLY];
 extern const char *const mxc_proc_masked[MXC_PROC_NMASKED];
+
+/* A new filesystem of type, detached, with opts (key, value pairs, NULL
+ * ended; a NULL value: a flag) and attrs (MOUNT_ATTR_*): its mount fd, or
+ * -errno. */
+int mxc_view_new_fs(const char *type, const char *const *opts, unsigned attrs);
 
 /* move_mount of the detached tree onto target (both descriptors, neither
  * closed).  0 or -errno. */

@@ -16,6 +16,7 @@
 #include "store.h"
 #include "front.h"
 #include "fdio.h"
+#include "viewops.h"
 
 #define SAVED "cgroup.json"
 #define V2(cg) ((cg)->backend == MXC_CGROUP_V2)
@@ -704,26 +705,6 @@ int oci_cgroup_mount_check(const char *type, int backend, mxc_error *e)
     return 0;
 }
 
-static int fs_mount(const char *type, const char *const *flags, size_t nflags, unsigned attr)
-{
-    int fs = fsopen(type, FSOPEN_CLOEXEC);
-    if (fs < 0)
-        return -errno;
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < nflags; i++) {
-        const char *eq = strchr(flags[i], '=');
-        char key[64];
-        snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - flags[i]) : (int)strlen(flags[i]), flags[i]);
-        rc = eq ? fsconfig(fs, FSCONFIG_SET_STRING, key, eq + 1, 0) : fsconfig(fs, FSCONFIG_SET_FLAG, key, NULL, 0);
-    }
-    if (rc == 0)
-        rc = fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0);
-    int mnt = rc == 0 ? fsmount(fs, FSMOUNT_CLOEXEC, attr) : -1;
-    int err = errno;
-    close(fs);
-    return mnt < 0 ? -err : mnt;
-}
-
 #define RO_ATTRS (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)
 
 /* Without a cgroup namespace of its own (or with a pod's): a read-only clone of the container's own
@@ -751,10 +732,9 @@ static int mount_failed(mxc_error *e, const char *what, int err)
 static int mount_v2(const oci_cgroup *cg, int root_fd, const char *dest, bool own_ns, oci_resolver target_of,
                     mxc_error *e)
 {
-    int m = own_ns ? fs_mount("cgroup2", NULL, 0, RO_ATTRS) : own_bind(cg->h[0].dir);
+    int m = own_ns ? mxc_view_new_fs("cgroup2", NULL, RO_ATTRS) : own_bind(cg->h[0].dir);
     int t = m < 0 ? m : target_of(root_fd, dest, true, true);
-    int rc = m < 0 ? m : t < 0 ? t : move_mount(m, "", t, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
-    rc = rc == -1 ? -errno : rc;
+    int rc = m < 0 ? m : t < 0 ? t : mxc_view_attach(m, t);
     if (m >= 0)
         close(m);
     if (t >= 0)
@@ -766,15 +746,15 @@ static int mount_v2(const oci_cgroup *cg, int root_fd, const char *dest, bool ow
 static int mount_v1_each(const oci_cgroup *cg, int t, char names[][64], size_t n, bool own_ns, mxc_error *e)
 {
     for (size_t i = 0; i < n; i++) {
-        const char *flags[4];
+        const char *flags[9] = {NULL}; /* the hierarchy's controllers, each a flag (key, NULL) */
         size_t nf = 0;
         char copy[64];
         snprintf(copy, sizeof copy, "%s", names[i]);
-        for (char *save = NULL, *w = strtok_r(copy, ",", &save); w && nf < 4; w = strtok_r(NULL, ",", &save))
-            flags[nf++] = w;
+        for (char *save = NULL, *w = strtok_r(copy, ",", &save); w && nf < 8; w = strtok_r(NULL, ",", &save), nf += 2)
+            flags[nf] = w;
         int sub = openat(t, names[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        int m = sub < 0 ? -errno : own_ns ? fs_mount("cgroup", flags, nf, RO_ATTRS) : own_bind(cg->h[i].dir);
-        int rc = m < 0 ? m : move_mount(m, "", sub, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0 ? -errno : 0;
+        int m = sub < 0 ? -errno : own_ns ? mxc_view_new_fs("cgroup", flags, RO_ATTRS) : own_bind(cg->h[i].dir);
+        int rc = m < 0 ? m : mxc_view_attach(m, sub);
         if (m >= 0)
             close(m);
         if (sub >= 0)
@@ -808,7 +788,7 @@ static int mount_v1(const oci_cgroup *cg, int mfd, int root_fd, const char *dest
             return mount_failed(e, what, errno);
         }
     int t = target_of(root_fd, dest, true, true);
-    int rc = t < 0 ? t : move_mount(mfd, "", t, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0 ? -errno : 0;
+    int rc = t < 0 ? t : mxc_view_attach(mfd, t);
     if (t >= 0)
         close(t);
     if (rc < 0)
@@ -831,8 +811,8 @@ int oci_cgroup_mount(int root_fd, const char *dest, bool own_ns, oci_resolver ta
         return mxc_err(e, MXC_E_BACKEND_ERROR, "the container has no cgroup");
     if (V2(cg))
         return mount_v2(cg, root_fd, dest, own_ns, target_of, e);
-    const char *topt[] = {"mode=755", "size=64k"};
-    int mfd = fs_mount("tmpfs", topt, 2, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+    const char *topt[] = {"mode", "755", "size", "64k", NULL};
+    int mfd = mxc_view_new_fs("tmpfs", topt, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
     if (mfd < 0)
         return mount_failed(e, "tmpfs", -mfd);
     int rc = mount_v1(cg, mfd, root_fd, dest, own_ns, target_of, e);
