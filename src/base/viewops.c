@@ -42,6 +42,19 @@ int mxc_view_new_fs(const char *type, const char *const *opts, unsigned attrs)
     return rc < 0 ? rc : m;
 }
 
+int mxc_view_clone(int dirfd, const char *path, unsigned flags, const struct mount_attr *attr)
+{
+    int tree = open_tree(dirfd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | flags);
+    if (tree < 0)
+        return -errno;
+    if (mount_setattr(tree, "", AT_EMPTY_PATH | (flags & AT_RECURSIVE), (struct mount_attr *)attr, sizeof *attr) < 0) {
+        int err = errno;
+        close(tree);
+        return -err;
+    }
+    return tree;
+}
+
 int mxc_view_attach(int tree, int target)
 {
     return move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0 ? -errno : 0;

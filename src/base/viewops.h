@@ -3,7 +3,8 @@
  * Owns: the /proc rules (the kernel-wide knobs made read-only, the kernel
  * memory, key, timer and allocator listings masked: one list, applied by
  * both), and the mount operations both apply by descriptor: a new detached
- * filesystem (fsopen, fsconfig, fsmount), attaching a detached tree onto a
+ * filesystem (fsopen, fsconfig, fsmount), a detached clone of a tree with
+ * its attributes set (idmapped, read-only...), attaching a detached tree onto a
  * target, and a read-only copy of the tree at a target
  * put over it; the user namespace an idmapped mount takes (MOUNT_ATTR_IDMAP),
  * made with the maps asked.  Base layer: no engine header. */
@@ -12,6 +13,8 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+
+struct mount_attr;
 
 #define MXC_PROC_NREADONLY 5
 #define MXC_PROC_NMASKED 12
@@ -23,6 +26,12 @@ extern const char *const mxc_proc_masked[MXC_PROC_NMASKED];
  * ended; a NULL value: a flag) and attrs (MOUNT_ATTR_*): its mount fd, or
  * -errno. */
 int mxc_view_new_fs(const char *type, const char *const *opts, unsigned attrs);
+
+/* A detached clone of the mount at path under dirfd (open_tree's flags
+ * besides OPEN_TREE_CLONE: AT_EMPTY_PATH, AT_SYMLINK_NOFOLLOW, AT_RECURSIVE:
+ * the mounts below too), attr set on it (on all of it when recursive)
+ * before anyone sees it: its fd, or -errno. */
+int mxc_view_clone(int dirfd, const char *path, unsigned flags, const struct mount_attr *attr);
 
 /* move_mount of the detached tree onto target (both descriptors, neither
  * closed).  0 or -errno. */

@@ -110,21 +110,13 @@ static int idmap_userns(idmap_cache *c, uid_t owner, gid_t group, uid_t to, gid_
  * a nested grant, a mask — would propagate to the host. */
 static int clone_tree(int fd, bool readonly, int userns)
 {
-    int tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
-    if (tree < 0)
-        return -errno;
     struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (readonly ? MOUNT_ATTR_RDONLY : 0),
                               .propagation = MS_PRIVATE};
     if (userns >= 0) {
         attr.attr_set |= MOUNT_ATTR_IDMAP;
         attr.userns_fd = (uint64_t)userns;
     }
-    if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0) {
-        int err = errno;
-        close(tree);
-        return -err;
-    }
-    return tree;
+    return mxc_view_clone(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr);
 }
 
 /* As root: the grant's tree, idmapped from its owner to the sandbox's uid,

@@ -711,16 +711,8 @@ int oci_cgroup_mount_check(const char *type, int backend, mxc_error *e)
  * directory of the hierarchy — its cgroup is the mount's root, nothing above it is reachable. */
 static int own_bind(const char *dir)
 {
-    int m = open_tree(AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-    if (m < 0)
-        return -errno;
     struct mount_attr attr = {.attr_set = RO_ATTRS};
-    if (mount_setattr(m, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) {
-        int err = errno;
-        close(m);
-        return -err;
-    }
-    return m;
+    return mxc_view_clone(AT_FDCWD, dir, 0, &attr);
 }
 
 static int mount_failed(mxc_error *e, const char *what, int err)

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "dirtree.h"
+#include "viewops.h"
 #include "front.h"
 
 #define MAX_LAYERS 128
@@ -140,17 +141,9 @@ static int resolve_layer(const char *root_path, const char *key, const char *pat
  * overlay uses the layer's own mount only). */
 static int idmapped(int fd, int userns)
 {
-    int t = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-    if (t < 0)
-        return -errno;
     struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NODEV, .userns_fd = (uint64_t)userns,
                            .propagation = MS_PRIVATE};
-    if (mount_setattr(t, "", AT_EMPTY_PATH, &a, sizeof a) < 0) {
-        int err = errno;
-        close(t);
-        return -err;
-    }
-    return t;
+    return mxc_view_clone(fd, "", AT_EMPTY_PATH, &a);
 }
 
 static bool same(int a, int b)
