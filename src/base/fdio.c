@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <unistd.h>
 
 bool mxc_write_all(int fd, const void *buf, size_t len)
@@ -52,6 +53,19 @@ char *mxc_read_all(int fd, size_t max, size_t *len)
         *len = n;
     }
     return buf;
+}
+
+int mxc_copy_size(int in, int out, long long size)
+{
+    for (long long left = size; left > 0;) {
+        ssize_t n = sendfile(out, in, NULL, (size_t)left);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? -errno : -EIO;
+        left -= n;
+    }
+    return 0;
 }
 
 int mxc_text_memfd(const char *name, const char *text)

@@ -23,6 +23,9 @@ bool mxc_write_all(int fd, const void *buf, size_t len);
  * NUL after the *len bytes read, or NULL when memory ran out.  A read error
  * ends the text as the end of the file does. */
 char *mxc_read_all(int fd, size_t max, size_t *len);
+/* The next size bytes of in (a regular file) copied to out in the kernel
+ * (sendfile): 0, or -errno (-EIO when in ends sooner). */
+int mxc_copy_size(int in, int out, long long size);
 /* A close-on-exec memfd named `name` holding text, its offset at 0: the fd,
  * or -errno. */
 int mxc_text_memfd(const char *name, const char *text);

@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
@@ -26,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "hostpath.h"
 #include "registry.h"
 #include "viewops.h"
@@ -750,13 +750,8 @@ static int copy_in(int etc, const char *path, const struct stat *st)
     int rc = out < 0 ? -errno : 0;
     if (rc == 0 && fchmod(out, st->st_mode & 0644) < 0) /* whatever the umask, as write_at */
         rc = -errno;
-    for (off_t left = st->st_size; rc == 0 && left > 0;) {
-        ssize_t n = sendfile(out, in, NULL, (size_t)left);
-        if (n <= 0)
-            rc = n < 0 ? -errno : -EIO;
-        else
-            left -= n;
-    }
+    if (rc == 0)
+        rc = mxc_copy_size(in, out, st->st_size);
     close(in);
     if (out >= 0)
         close(out);

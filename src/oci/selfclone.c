@@ -9,11 +9,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "helpers.h"
 
 #if defined(__has_include)
@@ -57,14 +57,8 @@ int oci_selfclone(char **argv, mxc_error *e)
     int mfd = memfd_create("mxc-oci", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     struct stat st;
     int err = src < 0 || mfd < 0 || fstat(src, &st) < 0 ? errno : 0;
-    for (off_t left = err ? 0 : st.st_size; left > 0;) {
-        ssize_t n = sendfile(mfd, src, NULL, (size_t)left);
-        if (n <= 0) {
-            err = n < 0 ? errno : EIO;
-            break;
-        }
-        left -= n;
-    }
+    if (!err)
+        err = -mxc_copy_size(src, mfd, st.st_size);
     if (!err && fcntl(mfd, F_ADD_SEALS, SEALS) < 0)
         err = errno;
     if (src >= 0)

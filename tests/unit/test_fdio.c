@@ -57,6 +57,12 @@ static void replace_and_remove(void)
     CHECK(fd >= 0 && read(fd, buf, sizeof buf) == 4 && !strcmp(buf, "two!"));
     close(fd);
     CHECK(faccessat(d, "f.new", F_OK, 0) < 0 && faccessat(d, ".f.tmp", F_OK, 0) < 0);
+    /* a copy of a known size: what is asked, or -EIO when the file ends sooner */
+    int in = openat(d, "f", O_RDONLY | O_CLOEXEC), out = memfd_create("copy", MFD_CLOEXEC);
+    CHECK_INT_EQ(mxc_copy_size(in, out, 3), 0);
+    CHECK(pread(out, buf, sizeof buf, 0) == 3 && !memcmp(buf, "two", 3));
+    CHECK_INT_EQ(mxc_copy_size(in, out, 5), -EIO);
+    close(in), close(out);
     /* a link where the temporary goes: refused, what it names untouched */
     CHECK(symlinkat("/etc/hostname", d, "g.new") == 0);
     CHECK_INT_EQ(mxc_replace_at(d, "g", NULL, "x", 1), -ELOOP);
