@@ -28,7 +28,8 @@ bool mxc_write_all(int fd, const void *buf, size_t len)
     return true;
 }
 
-char *mxc_read_all(int fd, size_t max, size_t *len)
+/* what fd holds, its first max bytes at most; a read error ends the text, or (strict) fails it */
+static char *read_upto(int fd, size_t max, size_t *len, bool strict)
 {
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap + 1);
@@ -44,15 +45,33 @@ char *mxc_read_all(int fd, size_t max, size_t *len)
         ssize_t got = read(fd, buf + n, want);
         if (got < 0 && errno == EINTR)
             continue;
+        if (got < 0 && strict) {
+            int err = errno;
+            free(buf);
+            errno = err;
+            return NULL;
+        }
         if (got <= 0)
             break;
         n += (size_t)got;
     }
-    if (buf) {
-        buf[n] = '\0';
-        *len = n;
+    if (!buf) {
+        errno = ENOMEM;
+        return NULL;
     }
+    buf[n] = '\0';
+    *len = n;
     return buf;
+}
+
+char *mxc_read_all(int fd, size_t max, size_t *len)
+{
+    return read_upto(fd, max, len, false);
+}
+
+char *mxc_read_whole(int fd, size_t max, size_t *len)
+{
+    return read_upto(fd, max, len, true);
 }
 
 int mxc_copy_size(int in, int out, long long size)
@@ -83,35 +102,18 @@ int mxc_text_memfd(const char *name, const char *text)
 
 json_t *mxc_json_loadfd(int fd, size_t flags, json_error_t *error)
 {
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    for (;;) {
-        if (buf && len == cap) {
-            char *bigger = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
-            if (!bigger)
-                free(buf);
-            buf = bigger, cap *= 2;
-        }
-        if (!buf) {
-            if (error)
+    size_t len = 0;
+    char *buf = mxc_read_whole(fd, SIZE_MAX, &len);
+    if (!buf) {
+        if (error) {
+            memset(error, 0, sizeof *error);
+            error->line = error->column = -1;
+            if (errno == ENOMEM)
                 snprintf(error->text, sizeof error->text, "out of memory");
-            return NULL;
-        }
-        ssize_t n = read(fd, buf + len, cap - len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            if (error) {
-                memset(error, 0, sizeof *error);
-                error->line = error->column = -1;
+            else
                 snprintf(error->text, sizeof error->text, "read error: %s", strerror(errno));
-            }
-            free(buf);
-            return NULL;
         }
-        if (n == 0)
-            break;
-        len += (size_t)n;
+        return NULL;
     }
     json_t *j = json_loadb(buf, len, flags, error);
     free(buf);

@@ -23,6 +23,9 @@ bool mxc_write_all(int fd, const void *buf, size_t len);
  * NUL after the *len bytes read, or NULL when memory ran out.  A read error
  * ends the text as the end of the file does. */
 char *mxc_read_all(int fd, size_t max, size_t *len);
+/* The same, but a read error is one: NULL, errno set (ENOMEM when memory
+ * ran out). */
+char *mxc_read_whole(int fd, size_t max, size_t *len);
 /* The next size bytes of in (a regular file) copied to out in the kernel
  * (sendfile): 0, or -errno (-EIO when in ends sooner). */
 int mxc_copy_size(int in, int out, long long size);

@@ -5,7 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+
+#include "fdio.h"
 
 #define U64_MAX_TEXT "18446744073709551615"
 #define MAX_DOC (64u << 20) /* a config.json larger than this is not one */
@@ -65,32 +66,11 @@ json_t *oci_json_loadfd(int fd, size_t flags, json_error_t *je)
     json_error_t local;
     if (!je)
         je = &local;
-    size_t cap = 65536, len = 0;
-    char *text = malloc(cap);
-    int err = text ? 0 : ENOMEM;
-    for (ssize_t n = 1; text && n > 0;) {
-        if (len == cap) {
-            char *bigger = cap < MAX_DOC ? realloc(text, cap * 2) : NULL;
-            err = cap < MAX_DOC ? ENOMEM : EFBIG;
-            if (!bigger) {
-                free(text);
-                text = NULL;
-                break;
-            }
-            text = bigger;
-            cap *= 2;
-        }
-        n = read(fd, text + len, cap - len);
-        if (n < 0 && errno == EINTR)
-            n = 1;
-        else if (n < 0) {
-            err = errno;
-            free(text);
-            text = NULL;
-        } else
-            len += (size_t)n;
-    }
-    if (!text) {
+    size_t len = 0;
+    char *text = mxc_read_whole(fd, (size_t)MAX_DOC + 1, &len);
+    if (!text || len > MAX_DOC) {
+        int err = text ? EFBIG : errno;
+        free(text);
         memset(je, 0, sizeof *je);
         if (err == EFBIG)
             snprintf(je->text, sizeof je->text, "too large: larger than the limit of %u MiB", MAX_DOC >> 20);

@@ -148,6 +148,13 @@ int main(void)
     close(fd);
     CHECK(pipe(p) == 0);
     close(p[1]);
+    int dfd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* a read error: an end, or (whole) an error */
+    all = mxc_read_all(dfd, SIZE_MAX, &got);
+    CHECK(all && got == 0);
+    free(all);
+    errno = 0;
+    CHECK(mxc_read_whole(dfd, SIZE_MAX, &got) == NULL && errno == EISDIR);
+    close(dfd);
     all = mxc_read_all(p[0], SIZE_MAX, &got); /* empty: "" */
     CHECK(all && got == 0 && all[0] == '\0');
     free(all);
