@@ -87,6 +87,15 @@ int mxc_copy_size(int in, int out, long long size)
     return 0;
 }
 
+bool mxc_fd_path(int fd, char *out, size_t outsz)
+{
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, out, outsz - 1);
+    out[n > 0 ? n : 0] = '\0';
+    return n > 0 && (size_t)n < outsz - 1;
+}
+
 int mxc_text_memfd(const char *name, const char *text)
 {
     int fd = memfd_create(name, MFD_CLOEXEC);

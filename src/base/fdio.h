@@ -29,6 +29,9 @@ char *mxc_read_whole(int fd, size_t max, size_t *len);
 /* The next size bytes of in (a regular file) copied to out in the kernel
  * (sendfile): 0, or -errno (-EIO when in ends sooner). */
 int mxc_copy_size(int in, int out, long long size);
+/* The path fd names, as /proc/self/fd reads it back, into out: true, or
+ * false with out "" when it cannot be read (or does not fit). */
+bool mxc_fd_path(int fd, char *out, size_t outsz);
 /* A close-on-exec memfd named `name` holding text, its offset at 0: the fd,
  * or -errno. */
 int mxc_text_memfd(const char *name, const char *text);

@@ -185,10 +185,8 @@ int oci_cgroup_check(json_t *resources, int backend, mxc_error *e)
  * roots' containers of the same id must not meet in one cgroup (FNV-1a of the root's path). */
 static void root_tag(int dirfd, char *out, size_t outsz)
 {
-    char link[64], path[PATH_MAX];
-    snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
-    ssize_t n = readlink(link, path, sizeof path - 1);
-    path[n > 0 ? n : 0] = '\0';
+    char path[PATH_MAX];
+    mxc_fd_path(dirfd, path, sizeof path);
     char *slash = strrchr(path, '/');
     if (slash)
         *slash = '\0'; /* <root>/<id> -> <root> */

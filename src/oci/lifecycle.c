@@ -119,14 +119,6 @@ static int record_in_claim(const char *const *dirs, size_t n, void *claim)
     return mxc_idrange_set_cgroups(claim, dirs, n);
 }
 
-static void fd_path(int fd, char *out, size_t outsz)
-{
-    char link[64];
-    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    ssize_t n = readlink(link, out, outsz - 1);
-    out[n > 0 ? n : 0] = '\0';
-}
-
 static int write_pid_file(const char *path, pid_t pid, mxc_error *e)
 {
     char tmp[PATH_MAX + 16], text[32];
@@ -571,7 +563,7 @@ static int make_dir(create_ctx *x, mxc_error *e)
     if (x->dir_fd < 0)
         return -1;
     x->made_dir = true;
-    fd_path(x->dir_fd, x->dir_path, sizeof x->dir_path);
+    mxc_fd_path(x->dir_fd, x->dir_path, sizeof x->dir_path);
     return oci_mxcnet_prepare(&x->net, x->dir_fd, x->dir_path, x->id, &x->c, e);
 }
 
@@ -583,7 +575,7 @@ static int resolve_bind(create_ctx *x, size_t i, mxc_error *e)
     char want[PATH_MAX + 2], canon[PATH_MAX];
     mxc_error why = {0};
     char bpath[PATH_MAX];
-    fd_path(x->bundle_fd, bpath, sizeof bpath);
+    mxc_fd_path(x->bundle_fd, bpath, sizeof bpath);
     if (snprintf(want, sizeof want, "%s%s%s", m->source[0] == '/' ? "" : bpath, m->source[0] == '/' ? "" : "/",
                  m->source) >= (int)sizeof want)
         return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: mounts[%zu].source is too long", i);
@@ -882,8 +874,8 @@ static int run_hooks_wait_ready(create_ctx *x, mxc_error *e)
     oci_state *st = &x->st;
     snprintf(st->id, sizeof st->id, "%s", x->id);
     st->pid = x->child;
-    fd_path(x->bundle_fd, st->bundle, sizeof st->bundle);
-    fd_path(x->rootfs_fd, st->rootfs, sizeof st->rootfs);
+    mxc_fd_path(x->bundle_fd, st->bundle, sizeof st->bundle);
+    mxc_fd_path(x->rootfs_fd, st->rootfs, sizeof st->rootfs);
     snprintf(st->oci_version, sizeof st->oci_version, "%s", x->c.oci_version);
     st->annotations = x->c.annotations;
     char msg[1100];
@@ -1154,7 +1146,7 @@ static void finish(int rootfd, const char *id, const oci_state *s)
         char dir[PATH_MAX];
         int fd = openat(rootfd, id, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd >= 0) {
-            fd_path(fd, dir, sizeof dir);
+            mxc_fd_path(fd, dir, sizeof dir);
             close(fd);
             mxc_idrange_release_owned(s->claim, dir, s->pid);
             /* a create killed after its state was written but before the claim named its init:
@@ -1179,7 +1171,7 @@ int oci_delete(int rootfd, const char *id, bool force, mxc_error *e)
                 oci_cgroup_remove(&hcg, false);
             if (cfd >= 0) { /* its range, if it got that far: the claim names the dead create */
                 char dir[PATH_MAX];
-                fd_path(cfd, dir, sizeof dir);
+                mxc_fd_path(cfd, dir, sizeof dir);
                 mxc_idrange_release_dead(dir);
                 close(cfd);
             }

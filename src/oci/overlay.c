@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "dirtree.h"
+#include "fdio.h"
 #include "viewops.h"
 #include "front.h"
 
@@ -286,12 +287,9 @@ static int add_lowers(overlay *ov, int userns, mxc_error *e)
  * /proc) into buf; else given's last name. */
 static const char *resolved_name(int fd, const char *given, char *buf, size_t bufsz)
 {
-    char link[64], target[PATH_MAX];
-    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    ssize_t n = readlink(link, target, sizeof target - 1);
-    if (n <= 0)
+    char target[PATH_MAX];
+    if (!mxc_fd_path(fd, target, sizeof target))
         return strrchr(given, '/') + 1;
-    target[n] = '\0';
     snprintf(buf, bufsz, "%s", strrchr(target, '/') + 1);
     return buf;
 }

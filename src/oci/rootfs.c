@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "front.h"
 
 #define DEFAULT_ROOTS "/var/lib/containers/storage:/var/lib/docker"
@@ -161,21 +162,13 @@ static int from_storage(const char *root_path, mxc_error *e)
     return -2;
 }
 
-static void fd_path(int fd, char *out, size_t outsz)
-{
-    char link[64];
-    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    ssize_t n = readlink(link, out, outsz - 1);
-    out[n > 0 ? n : 0] = '\0';
-}
-
 int oci_rootfs_open(int bundle_fd, const char *bundle, const char *root_path, mxc_error *e)
 {
     char bpath[PATH_MAX];
     mxc_error w = {0}; /* why, before it is said of root.path */
     const char *rest = root_path[0] == '/' ? NULL : root_path;
     if (!rest) {
-        fd_path(bundle_fd, bpath, sizeof bpath);
+        mxc_fd_path(bundle_fd, bpath, sizeof bpath);
         rest = bpath[0] == '/' ? after(root_path, bpath, strlen(bpath)) : NULL;
         if (!rest && bundle && bundle[0] == '/')
             rest = after(root_path, bundle, strlen(bundle)); /* the rest is resolved beneath bundle_fd all the same */
@@ -197,7 +190,7 @@ int oci_rootfs_open(int bundle_fd, const char *bundle, const char *root_path, mx
     /* never mxc's own state, wherever it lies (the bundle itself may be chosen badly) */
     char canon[PATH_MAX];
     mxc_error g = {0};
-    fd_path(fd, canon, sizeof canon);
+    mxc_fd_path(fd, canon, sizeof canon);
     if (!canon[0] || mxc_hostpath_check_grant(canon, "root.path", &g) < 0) {
         close(fd);
         return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: root.path %s: %s", root_path,
