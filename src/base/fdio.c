@@ -143,14 +143,14 @@ int mxc_json_dumpfd(const json_t *json, int fd, size_t flags)
     return ok ? 0 : -1;
 }
 
-int mxc_replace_at(int dirfd, const char *name, const char *tmp, const void *buf, size_t len)
+int mxc_replace_at(int dirfd, const char *name, const char *tmp, const void *buf, size_t len, mode_t mode)
 {
     char own[256];
     if (!tmp) {
         snprintf(own, sizeof own, "%s.new", name);
         tmp = own;
     }
-    int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd < 0)
         return -errno;
     int rc = mxc_write_all(fd, buf, len) && fsync(fd) == 0 ? 0 : -errno;
@@ -167,7 +167,7 @@ int mxc_json_replace_at(int dirfd, const char *name, const char *tmp, const json
     char *text = json ? json_dumps(json, JSON_COMPACT) : NULL;
     if (!text)
         return -ENOMEM;
-    int rc = mxc_replace_at(dirfd, name, tmp, text, strlen(text));
+    int rc = mxc_replace_at(dirfd, name, tmp, text, strlen(text), 0600);
     free(text);
     return rc;
 }

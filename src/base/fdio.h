@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -44,10 +45,12 @@ int mxc_json_dumpfd(const json_t *json, int fd, size_t flags);
 
 /* name in dirfd replaced by len bytes of buf, whole or not at all: written
  * to tmp beside it (NULL: "<name>.new"; a file several processes may write
- * at once names its own), mode 0600, never through a link, synced, renamed
- * over name.  0, or -errno (ENOSPC: a full disk), the temporary removed. */
-int mxc_replace_at(int dirfd, const char *name, const char *tmp, const void *buf, size_t len);
-/* The same for a JSON document, dumped compact (-ENOMEM when it cannot be). */
+ * at once names its own), made with mode (less the umask), never through a
+ * link, synced, renamed over name.  0, or -errno (ENOSPC: a full disk), the
+ * temporary removed. */
+int mxc_replace_at(int dirfd, const char *name, const char *tmp, const void *buf, size_t len, mode_t mode);
+/* The same for a JSON document, dumped compact, mode 0600 (-ENOMEM when it
+ * cannot be dumped). */
 int mxc_json_replace_at(int dirfd, const char *name, const char *tmp, const json_t *json);
 
 #endif

@@ -109,7 +109,7 @@ static void store(int dir, const char *name, const char *key, const oci_seccomp 
     memcpy(buf + klen, (char[3]){'\n', s->log ? '1' : '0', '\n'}, 3);
     memcpy(buf + klen + 3, s->insns, plen);
     snprintf(tmp, sizeof tmp, ".new-%d", (int)getpid());
-    (void)mxc_replace_at(dir, name, tmp, buf, klen + 3 + plen);
+    (void)mxc_replace_at(dir, name, tmp, buf, klen + 3 + plen, 0600);
     free(buf);
 }
 

@@ -123,15 +123,10 @@ static int write_pid_file(const char *path, pid_t pid, mxc_error *e)
 {
     char tmp[PATH_MAX + 16], text[32];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     int len = snprintf(text, sizeof text, "%d", (int)pid);
-    bool ok = fd >= 0 && write(fd, text, (size_t)len) == len;
-    if (fd >= 0)
-        close(fd);
-    if (!ok || rename(tmp, path) < 0) {
-        unlink(tmp);
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.pidfile", errno, NULL, "cannot write the pid file %s", path);
-    }
+    int rc = mxc_replace_at(AT_FDCWD, path, tmp, text, (size_t)len, 0644);
+    if (rc < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.pidfile", -rc, NULL, "cannot write the pid file %s", path);
     return 0;
 }
 

@@ -47,8 +47,8 @@ static void replace_and_remove(void)
     char top[] = "/tmp/mxc-fdio-XXXXXX";
     CHECK(mkdtemp(top) != NULL);
     int d = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    CHECK_INT_EQ(mxc_replace_at(d, "f", NULL, "one", 3), 0);
-    CHECK_INT_EQ(mxc_replace_at(d, "f", ".f.tmp", "two!", 4), 0);
+    CHECK_INT_EQ(mxc_replace_at(d, "f", NULL, "one", 3, 0600), 0);
+    CHECK_INT_EQ(mxc_replace_at(d, "f", ".f.tmp", "two!", 4, 0644), 0);
     json_t *o = json_pack("{s:i}", "a", 1);
     CHECK_INT_EQ(mxc_json_replace_at(d, "j", NULL, o), 0);
     json_decref(o);
@@ -65,7 +65,7 @@ static void replace_and_remove(void)
     close(in), close(out);
     /* a link where the temporary goes: refused, what it names untouched */
     CHECK(symlinkat("/etc/hostname", d, "g.new") == 0);
-    CHECK_INT_EQ(mxc_replace_at(d, "g", NULL, "x", 1), -ELOOP);
+    CHECK_INT_EQ(mxc_replace_at(d, "g", NULL, "x", 1, 0600), -ELOOP);
     CHECK(faccessat(d, "g", F_OK, 0) < 0);
     /* a tree: a link in it to a directory outside is removed, not followed */
     char outside[] = "/tmp/mxc-fdio-out-XXXXXX", path[128];
