@@ -44,6 +44,7 @@
 #include "mxcnet.h"
 #include "procs.h"
 #include "relay.h"
+#include "viewops.h"
 #include "rootfs.h"
 #include "store.h"
 
@@ -82,34 +83,18 @@ static int send_msg(int sock, char tag, int fd)
  * namespace does not own it, so the init could not mount it), read-only with the mount's flags. */
 static int sysfs_tree(const oci_mount *m)
 {
-    int fs = fsopen(m->type, FSOPEN_CLOEXEC); /* sysfs, or mqueue of a joined IPC namespace: the maker's */
-    if (fs < 0)
-        return -errno;
-    int mnt = fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ? -1 : fsmount(fs, FSMOUNT_CLOEXEC,
-                                                                                    (unsigned)m->attr_set);
-    int err = errno;
-    close(fs);
-    return mnt < 0 ? -err : mnt;
+    return mxc_view_new_fs(m->type, NULL, (unsigned)m->attr_set); /* sysfs, or a joined IPC namespace's mqueue */
 }
 
 /* A detached copy of the tree at fd, its flags set before anyone sees it. */
 static int tree_of(int fd, const char *path, bool recursive, uint64_t set, uint64_t clr, int userns)
 {
-    int tree = open_tree(fd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (path[0] ? 0 : AT_EMPTY_PATH) |
-                                       (recursive ? AT_RECURSIVE : 0));
-    if (tree < 0)
-        return -errno;
     struct mount_attr attr = {.attr_set = set, .attr_clr = clr, .propagation = MS_PRIVATE};
     if (userns >= 0) {
         attr.attr_set |= MOUNT_ATTR_IDMAP;
         attr.userns_fd = (uint64_t)userns;
     }
-    if (mount_setattr(tree, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr, sizeof attr) < 0) {
-        int err = errno;
-        close(tree);
-        return -err;
-    }
-    return tree;
+    return mxc_view_clone(fd, path, (path[0] ? 0 : AT_EMPTY_PATH) | (recursive ? AT_RECURSIVE : 0), &attr);
 }
 
 /* oci_cgroup_create's recorder: the cgroup's directories written into the
