@@ -28,6 +28,8 @@
 
 #include "fsview.h"
 #include "harden.h"
+#include "sockmsg.h"
+#include "userns.h"
 #include "stack.h"
 
 typedef struct {
@@ -50,23 +52,7 @@ static int send_msg_fds(int fd, int kind, int err, pid_t pid, const char *stage,
     ctl_msg m = {.kind = kind, .err = err, .pid = pid};
     if (stage)
         snprintf(m.stage, sizeof m.stage, "%s", stage);
-    struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
-    union {
-        struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int) * MAX_JOIN_FDS)];
-    } cm;
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (nfds) {
-        memset(&cm, 0, sizeof cm);
-        mh.msg_control = cm.buf;
-        mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-        struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
-        h->cmsg_level = SOL_SOCKET;
-        h->cmsg_type = SCM_RIGHTS;
-        h->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-        memcpy(CMSG_DATA(h), fds, sizeof(int) * nfds);
-    }
-    return sendmsg(fd, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof m ? 0 : -1;
+    return mxc_sockmsg_send(fd, &m, sizeof m, fds, nfds) == (ssize_t)sizeof m ? 0 : -1;
 }
 
 static int send_msg(int fd, int kind, int err, pid_t pid, const char *stage)
@@ -74,33 +60,16 @@ static int send_msg(int fd, int kind, int err, pid_t pid, const char *stage)
     return send_msg_fds(fd, kind, err, pid, stage, NULL, 0);
 }
 
-/* One message; fds passed with it land in fds[] (*nfds of them). */
+/* One message; fds passed with it land in fds[] (*nfds of them, at most
+ * MAX_JOIN_FDS; any other is closed). */
 static int recv_msg_fds(int fd, ctl_msg *m, int *fds, size_t *nfds, int flags)
 {
-    union {
-        struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int) * MAX_JOIN_FDS)];
-    } cm;
-    struct iovec iov = {.iov_base = m, .iov_len = sizeof *m};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = sizeof cm.buf};
-    ssize_t n;
-    do
-        n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | flags);
-    while (n < 0 && errno == EINTR);
-    if (nfds)
-        *nfds = 0;
-    for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); n > 0 && h; h = CMSG_NXTHDR(&mh, h)) {
-        if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
-            continue;
-        size_t k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        int got[MAX_JOIN_FDS];
-        memcpy(got, CMSG_DATA(h), sizeof(int) * (k > MAX_JOIN_FDS ? MAX_JOIN_FDS : k));
-        for (size_t i = 0; i < k && i < MAX_JOIN_FDS; i++) {
-            if (fds && nfds)
-                fds[(*nfds)++] = got[i];
-            else
-                close(got[i]);
-        }
+    mxc_sockmsg_in in;
+    ssize_t n = mxc_sockmsg_recv(fd, m, sizeof *m, flags, &in, fds && nfds ? MAX_JOIN_FDS : 0);
+    if (nfds) {
+        *nfds = n > 0 ? in.nfds : 0;
+        if (fds && *nfds)
+            memcpy(fds, in.fds, sizeof(int) * in.nfds);
     }
     return n == (ssize_t)sizeof *m ? 0 : -1;
 }
@@ -442,37 +411,6 @@ static _Noreturn void first_child(const mxc_plan *p, mxc_fsview_sources *src, in
     while (waitpid(holder, &status, 0) < 0 && errno == EINTR)
         ;
     _exit(mxc_exit_code(status));
-}
-
-/* Rootless, the kernel takes a gid map from an unprivileged writer only
- * once setgroups(2) is disabled for the namespace. */
-static int deny_setgroups(pid_t pid)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/setgroups", (int)pid);
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    ssize_t n = write(fd, "deny", 4);
-    int err = errno;
-    close(fd);
-    return n < 0 ? -err : 0;
-}
-
-/* MXC_INNER_UID inside is the plan's host uid; nothing else is mapped
- * (host root in particular is not). */
-static int write_map(pid_t pid, const char *file, unsigned inner, unsigned id)
-{
-    char path[64], line[64];
-    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
-    snprintf(line, sizeof line, "%u %u 1\n", inner, id);
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    ssize_t n = write(fd, line, strlen(line));
-    int err = errno;
-    close(fd);
-    return n < 0 ? -err : 0;
 }
 
 static int fail_from(const ctl_msg *m, mxc_error *e)
@@ -867,11 +805,15 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
     if (rc == 0 && detached)
         mapped = h->pid = m.pid; /* the holder itself, named by its monitor */
     if (rc == 0) {
-        int err = write_map(mapped, "uid_map", MXC_INNER_UID, p->uid);
+        /* MXC_INNER_UID inside is the plan's host uid; nothing else is mapped (host root in
+         * particular is not).  Rootless, the kernel takes a gid map from an unprivileged writer
+         * only once setgroups(2) is disabled for the namespace. */
+        const mxc_idmap_range um = {MXC_INNER_UID, p->uid, 1}, gm = {MXC_INNER_GID, p->gid, 1};
+        int err = mxc_userns_write_map(mapped, false, &um, 1);
         if (!err && p->rootless)
-            err = deny_setgroups(mapped);
+            err = mxc_userns_deny_setgroups(mapped);
         if (!err)
-            err = write_map(mapped, "gid_map", MXC_INNER_GID, p->gid);
+            err = mxc_userns_write_map(mapped, true, &gm, 1);
         if (err)
             rc = mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.uid_map", -err, NULL, "cannot write the id maps");
         else if (mxc_net_after_maps(&p->net, direct, c1, e) < 0) /* src/net: rules + stack first */

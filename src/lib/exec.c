@@ -30,6 +30,7 @@
 #include "fdio.h"
 #include "fsview.h"
 #include "harden.h"
+#include "sockmsg.h"
 
 bool mxc_debug;
 int mxc_debug_fd = 2;
@@ -140,24 +141,12 @@ void mxc_exec_report_exit(int fd, int code)
 }
 
 
-/* One control message with one ancillary item (SCM_RIGHTS of up to 4 fds,
- * or SCM_CREDENTIALS).  Returns what sendmsg returned. */
-static ssize_t send_with_cmsg(int fd, int kind, int type, const void *data, size_t len)
+/* One control message of `kind` with nfds descriptors (SCM_RIGHTS).
+ * Returns what sendmsg returned. */
+static ssize_t send_with_fds(int fd, int kind, const int *fds, size_t nfds)
 {
     exec_msg m = {.kind = kind};
-    union {
-        struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int) * 4) + CMSG_SPACE(sizeof(struct ucred))];
-    } cm;
-    memset(&cm, 0, sizeof cm);
-    struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = CMSG_SPACE(len)};
-    struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
-    h->cmsg_level = SOL_SOCKET;
-    h->cmsg_type = type;
-    h->cmsg_len = CMSG_LEN(len);
-    memcpy(CMSG_DATA(h), data, len);
-    ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+    ssize_t n = mxc_sockmsg_send(fd, &m, sizeof m, fds, nfds);
     return n == (ssize_t)sizeof m ? n : -1;
 }
 
@@ -166,8 +155,8 @@ void mxc_exec_announce(int ctl, pid_t w)
     /* Our pid numbers are not the caller's: hand the kernel the workload's
      * pid as credentials (we hold CAP_SYS_ADMIN over our PID namespace),
      * and it arrives translated into the caller's namespace. */
-    struct ucred u = {.pid = w, .uid = getuid(), .gid = getgid()};
-    (void)send_with_cmsg(ctl, M_PID, SCM_CREDENTIALS, &u, sizeof u);
+    exec_msg m = {.kind = M_PID};
+    (void)mxc_sockmsg_send_cred(ctl, &m, sizeof m, w, getuid(), getgid());
 }
 
 struct spawn_arg {
@@ -270,35 +259,10 @@ int mxc_exec_prepare(bool pty, uint32_t timeout_ms, mxc_proc *proc, mxc_exec_chi
  * fd, -1 if none).  Returns what recvmsg returned. */
 static ssize_t recv_report(int fd, exec_msg *m, pid_t *sender, int *passed, int flags)
 {
-    union {
-        struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(sizeof(int) * 4)];
-    } cm;
-    struct iovec iov = {.iov_base = m, .iov_len = sizeof *m};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = sizeof cm.buf};
-    ssize_t n;
-    do
-        n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | flags);
-    while (n < 0 && errno == EINTR);
-    *sender = 0;
-    *passed = -1;
-    for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); n > 0 && h; h = CMSG_NXTHDR(&mh, h)) {
-        if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_CREDENTIALS) {
-            struct ucred u;
-            memcpy(&u, CMSG_DATA(h), sizeof u);
-            *sender = u.pid;
-        } else if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) {
-            size_t k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-            int got[4];
-            memcpy(got, CMSG_DATA(h), sizeof(int) * (k > 4 ? 4 : k));
-            for (size_t i = 0; i < k && i < 4; i++) {
-                if (*passed < 0)
-                    *passed = got[i];
-                else
-                    close(got[i]); /* nobody asked for more than one */
-            }
-        }
-    }
+    mxc_sockmsg_in in;
+    ssize_t n = mxc_sockmsg_recv(fd, m, sizeof *m, flags, &in, 1); /* nobody asked for more than one */
+    *sender = n > 0 && in.has_cred ? in.cred_pid : 0;
+    *passed = in.fds[0];
     return n;
 }
 
@@ -403,7 +367,7 @@ int mxc_exec_make_pty(int ctl, const mxc_exec_spec *s, mxc_exec_child *c)
         struct winsize ws = {.ws_row = s->pty_rows, .ws_col = s->pty_cols};
         ioctl(master, TIOCSWINSZ, &ws);
     }
-    if (slave < 0 || send_with_cmsg(ctl, M_PTY, SCM_RIGHTS, &master, sizeof master) < 0) {
+    if (slave < 0 || send_with_fds(ctl, M_PTY, &master, 1) < 0) {
         int err = errno;
         close(master);
         if (slave >= 0)
@@ -648,25 +612,10 @@ static int spec_from_memfd(int fd, served_spec *v)
 void mxc_exec_serve(const mxc_plan *p, int conn, int listen_fd, int ctl)
 {
     exec_msg m;
-    pid_t sender;
-    int fds[4] = {-1, -1, -1, -1};
-    union {
-        struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int) * 4)];
-    } cm;
-    struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = sizeof cm.buf};
-    ssize_t n;
-    do
-        n = recvmsg(conn, &mh, MSG_CMSG_CLOEXEC);
-    while (n < 0 && errno == EINTR);
-    size_t nfds = 0;
-    for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); n > 0 && h; h = CMSG_NXTHDR(&mh, h))
-        if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) {
-            nfds = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-            memcpy(fds, CMSG_DATA(h), sizeof(int) * (nfds > 4 ? 4 : nfds));
-        }
-    (void)sender;
+    mxc_sockmsg_in in;
+    ssize_t n = mxc_sockmsg_recv(conn, &m, sizeof m, 0, &in, 4);
+    int *fds = in.fds;
+    size_t nfds = in.nfds;
     served_spec v;
     int rc = n == (ssize_t)sizeof m && m.kind == M_EXEC && nfds >= 1 ? spec_from_memfd(fds[0], &v) : -EPROTO;
     if (rc < 0) {
@@ -730,7 +679,7 @@ int mxc_exec_start(const char *sock, const mxc_exec_spec *s, bool pty, mxc_proc 
         rc = -1;
     if (rc == 0) {
         int fds[4] = {spec, c.in, c.out, c.err};
-        if (send_with_cmsg(conn, M_EXEC, SCM_RIGHTS, fds, sizeof(int) * (pty ? 1 : 4)) < 0)
+        if (send_with_fds(conn, M_EXEC, fds, pty ? 1 : 4) < 0)
             rc = mxc_err_os(e, MXC_E_NOT_STARTED, "exec.send", errno, NULL, "the sandbox's session is not running");
     }
     if (spec >= 0)

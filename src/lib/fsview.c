@@ -28,6 +28,7 @@
 
 #include "hostpath.h"
 #include "registry.h"
+#include "userns.h"
 
 #define NEWROOT "/tmp" /* a mountpoint inside our private mount namespace only */
 
@@ -84,19 +85,6 @@ typedef struct {
     size_t n;
 } idmap_cache;
 
-static int write_proc(pid_t pid, const char *file, const char *text)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    ssize_t n = write(fd, text, strlen(text));
-    int err = errno;
-    close(fd);
-    return n < 0 ? -err : 0;
-}
-
 static int idmap_userns(idmap_cache *c, uid_t owner, gid_t group, uid_t to, gid_t tog)
 {
     for (size_t i = 0; i < c->n; i++)
@@ -104,40 +92,10 @@ static int idmap_userns(idmap_cache *c, uid_t owner, gid_t group, uid_t to, gid_
             return c->fd[i];
     if (c->n == sizeof c->fd / sizeof c->fd[0])
         return -ENOSPC;
-    int pfd[2];
-    if (pipe2(pfd, O_CLOEXEC) < 0)
-        return -errno;
-    pid_t child = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0);
-    if (child == 0) {
-        char b;
-        close(pfd[1]);
-        (void)!read(pfd[0], &b, 1); /* only system calls here: safe in a threaded caller */
-        _exit(0);
-    }
-    close(pfd[0]);
-    if (child < 0) {
-        int err = errno;
-        close(pfd[1]);
-        return -err;
-    }
-    char map[64];
-    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)owner, (unsigned)to);
-    int rc = write_proc(child, "uid_map", map);
-    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)group, (unsigned)tog);
-    if (rc == 0)
-        rc = write_proc(child, "gid_map", map);
-    int fd = -1;
-    if (rc == 0) {
-        char path[64];
-        snprintf(path, sizeof path, "/proc/%d/ns/user", (int)child);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            rc = -errno;
-    }
-    close(pfd[1]); /* the child exits */
-    waitpid(child, NULL, 0);
-    if (rc < 0)
-        return rc;
+    const mxc_idmap_range um = {owner, to, 1}, gm = {group, tog, 1};
+    int fd = mxc_userns_open(&um, 1, &gm, 1);
+    if (fd < 0)
+        return fd;
     c->uid[c->n] = owner, c->gid[c->n] = group, c->fd[c->n++] = fd;
     return fd;
 }

@@ -35,6 +35,7 @@
 #include "apparmor.h"
 #include "harden.h"
 #include "tmpcopy.h"
+#include "sockmsg.h"
 
 const char *const oci_default_devices[OCI_NDEVICES] = {"null", "zero", "full", "random", "urandom", "tty"};
 
@@ -46,7 +47,7 @@ static _Noreturn void fail(const char *fmt, ...) __attribute__((format(printf, 1
 static _Noreturn void fail(const char *fmt, ...)
 {
     char msg[1024];
-    msg[0] = 'E';
+    msg[0] = OCI_MSG_FAIL;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg + 1, sizeof msg - 1, fmt, ap);
@@ -58,19 +59,7 @@ static _Noreturn void fail(const char *fmt, ...)
 
 static int recv_msg(char *tag, int *fd)
 {
-    char buf[1];
-    char ctl[CMSG_SPACE(sizeof(int))];
-    struct iovec iov = {buf, 1};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
-    ssize_t n = recvmsg(sock_fd, &mh, MSG_CMSG_CLOEXEC);
-    if (n != 1)
-        return -1;
-    *tag = buf[0];
-    *fd = -1;
-    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-    if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
-        memcpy(fd, CMSG_DATA(cm), sizeof(int));
-    return 0;
+    return mxc_sockmsg_recv_tag(sock_fd, tag, fd) < 0 ? -1 : 0;
 }
 
 /* A message with a text payload (the hooks' state): tag, then the text; malloc'd, or NULL. */
@@ -414,16 +403,7 @@ static void setup_terminal(const oci_config *c, int console)
         fail("process.terminal: chown of the pty to %u: %s", c->uid, strerror(errno));
     char name[32];
     snprintf(name, sizeof name, "/dev/pts/%u", n);
-    char ctl[CMSG_SPACE(sizeof(int))];
-    memset(ctl, 0, sizeof ctl);
-    struct iovec iov = {name, strlen(name)};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
-    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cm), &master, sizeof(int));
-    if (sendmsg(console, &mh, MSG_NOSIGNAL) < 0)
+    if (mxc_sockmsg_send(console, name, strlen(name), &master, 1) < 0)
         fail("--console-socket: sending the pty: %s", strerror(errno));
     close(master);
     close(console);
@@ -582,7 +562,7 @@ _Noreturn void oci_init_main(const oci_init_args *a)
     sock_fd = a->sock;
     char tag;
     int fd;
-    if (recv_msg(&tag, &fd) < 0 || tag != 'M')
+    if (recv_msg(&tag, &fd) < 0 || tag != OCI_MSG_MAPS)
         _exit(1); /* the parent is gone */
     /* a cgroup namespace of its own, unshared now that the parent put it in its cgroup: that cgroup is its root */
     if ((c->ns_flags & CLONE_NEWCGROUP) && unshare(CLONE_NEWCGROUP) < 0)
@@ -610,9 +590,9 @@ _Noreturn void oci_init_main(const oci_init_args *a)
     for (;;) {
         if (recv_msg(&tag, &fd) < 0)
             _exit(1);
-        if (tag == 'G')
+        if (tag == OCI_MSG_GO)
             break;
-        if (tag != 'T' || fd < 0)
+        if (tag != OCI_MSG_TREE || fd < 0)
             fail("protocol error");
         if (rootfs < 0)
             rootfs = fd;
@@ -788,9 +768,9 @@ _Noreturn void oci_init_main(const oci_init_args *a)
      * the container's root, its cwd the rootfs, exec'ing the binaries the parent checked */
     const oci_hooks *hk = a->hooks;
     if (hk && (hk->n[OCI_HOOK_PRESTART] || hk->n[OCI_HOOK_CREATE_RUNTIME] || hk->n[OCI_HOOK_CREATE_CONTAINER])) {
-        if (send(sock_fd, "H", 1, MSG_NOSIGNAL) != 1)
+        if (mxc_sockmsg_send_tag(sock_fd, OCI_MSG_HOOKS_ASK, -1) < 0)
             _exit(1);
-        char *state = recv_text('h');
+        char *state = recv_text(OCI_MSG_HOOKS_STATE);
         if (!state)
             _exit(1); /* the parent is gone, or a hook of its failed */
         mxc_error he = {0};
@@ -841,9 +821,9 @@ _Noreturn void oci_init_main(const oci_init_args *a)
         fail("seccomp: %s", strerror(-rc));
     /* 11. ready; the parent saves the state, then the fifo holds us until start */
     char *start_state = NULL;
-    if (send(sock_fd, "K", 1, MSG_NOSIGNAL) != 1 ||
-        (hk && hk->n[OCI_HOOK_START_CONTAINER] && !(start_state = recv_text('P'))) || recv_msg(&tag, &fd) < 0 ||
-        tag != 'S')
+    if (mxc_sockmsg_send_tag(sock_fd, OCI_MSG_READY, -1) < 0 ||
+        (hk && hk->n[OCI_HOOK_START_CONTAINER] && !(start_state = recv_text(OCI_MSG_START_STATE))) || recv_msg(&tag, &fd) < 0 ||
+        tag != OCI_MSG_SAVED)
         _exit(1);
     close(sock_fd);
     char num[16];

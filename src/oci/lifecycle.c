@@ -48,6 +48,8 @@
 #include "registry.h"
 #include "relay.h"
 #include "rootfs.h"
+#include "sockmsg.h"
+#include "userns.h"
 #include "store.h"
 
 static int pidfd_of(const oci_state *s)
@@ -65,20 +67,7 @@ static int pidfd_of(const oci_state *s)
 
 static int send_msg(int sock, char tag, int fd)
 {
-    char ctl[CMSG_SPACE(sizeof(int))];
-    memset(ctl, 0, sizeof ctl);
-    struct iovec iov = {&tag, 1};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (fd >= 0) {
-        mh.msg_control = ctl;
-        mh.msg_controllen = sizeof ctl;
-        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-    }
-    return sendmsg(sock, &mh, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+    return mxc_sockmsg_send_tag(sock, tag, fd);
 }
 
 /* A detached sysfs of the network namespace mxc-oci is in (a pod's, joined by path: the init's user
@@ -782,7 +771,7 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     snprintf(path, sizeof path, "/proc/%d/ns/user", (int)x.child);
     if (r == 0 && (x.userns = open(path, O_RDONLY | O_CLOEXEC)) < 0)
         r = -errno;
-    if (r < 0 || send_msg(x.sock, 'M', -1) < 0) {
+    if (r < 0 || send_msg(x.sock, OCI_MSG_MAPS, -1) < 0) {
         mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.idmap", -r, NULL, "cannot write the user namespace's maps");
         goto out;
     }
@@ -805,7 +794,7 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
                    c.root_path);
         goto out;
     }
-    r = send_msg(x.sock, 'T', t);
+    r = send_msg(x.sock, OCI_MSG_TREE, t);
     close(t);
     for (size_t i = 0; r == 0 && i < c.nmounts; i++) {
         if (c.mounts[i].kind != OCI_MNT_BIND && !c.mounts[i].by_parent)
@@ -822,7 +811,7 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
                        c.mounts[i].source);
             goto out;
         }
-        r = send_msg(x.sock, 'T', t);
+        r = send_msg(x.sock, OCI_MSG_TREE, t);
         close(t);
     }
     for (size_t i = 0; r == 0 && i < OCI_NDEVICES; i++) {
@@ -832,16 +821,16 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
             mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.device", -t, NULL, "%s", path);
             goto out;
         }
-        r = send_msg(x.sock, 'T', t);
+        r = send_msg(x.sock, OCI_MSG_TREE, t);
         close(t);
     }
     for (size_t i = 0; r == 0 && i < c.nxdev; i++) { /* linux.devices beyond the defaults (devices.h) */
         if ((t = oci_device_tree(&c, i, e)) < 0)
             goto out;
-        r = send_msg(x.sock, 'T', t);
+        r = send_msg(x.sock, OCI_MSG_TREE, t);
         close(t);
     }
-    if (r < 0 || send_msg(x.sock, 'G', -1) < 0) {
+    if (r < 0 || send_msg(x.sock, OCI_MSG_GO, -1) < 0) {
         mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited while it was being set up");
         goto out;
     }
@@ -870,7 +859,7 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
      * createContainer in the container's (their failure: the create fails, the init is killed) */
     char msg[1100];
     ssize_t n = recv(x.sock, msg, sizeof msg - 1, 0);
-    if (n == 1 && msg[0] == 'H') {
+    if (n == 1 && msg[0] == OCI_MSG_HOOKS_ASK) {
         if (!(hstate = hook_state(&st, "creating"))) {
             mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
             goto out;
@@ -878,15 +867,15 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         if (oci_hooks_run(&hk, OCI_HOOK_PRESTART, hstate, e) < 0 ||
             oci_hooks_run(&hk, OCI_HOOK_CREATE_RUNTIME, hstate, e) < 0)
             goto out;
-        if (send_text(x.sock, 'h', hstate) < 0) {
+        if (send_text(x.sock, OCI_MSG_HOOKS_STATE, hstate) < 0) {
             mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited (or the state is too large for a hook)");
             goto out;
         }
         n = recv(x.sock, msg, sizeof msg - 1, 0);
     }
-    if (n <= 0 || msg[0] != 'K') {
+    if (n <= 0 || msg[0] != OCI_MSG_READY) {
         msg[n > 0 ? n : 0] = '\0';
-        mxc_err(e, MXC_E_BACKEND_ERROR, "%s", n > 1 && msg[0] == 'E' ? msg + 1 : "the container's init exited");
+        mxc_err(e, MXC_E_BACKEND_ERROR, "%s", n > 1 && msg[0] == OCI_MSG_FAIL ? msg + 1 : "the container's init exited");
         goto out;
     }
     /* 8. the state, then the init may wait on the fifo */
@@ -903,12 +892,12 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         goto out;
     if (hk.n[OCI_HOOK_START_CONTAINER]) { /* startContainer's state, for the init to hand on at start */
         free(hstate);
-        if (!(hstate = hook_state(&st, "created")) || send_text(x.sock, 'P', hstate) < 0) {
+        if (!(hstate = hook_state(&st, "created")) || send_text(x.sock, OCI_MSG_START_STATE, hstate) < 0) {
             mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited (or the state is too large for a hook)");
             goto out;
         }
     }
-    if (send_msg(x.sock, 'S', -1) < 0) {
+    if (send_msg(x.sock, OCI_MSG_SAVED, -1) < 0) {
         mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited");
         goto out;
     }
@@ -1402,14 +1391,10 @@ static int foreign_namespaces(pid_t pid, bool *host_net)
 
 static size_t read_map(pid_t pid, const char *file, oci_idmap *m)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
-    FILE *f = fopen(path, "re");
-    size_t n = 0;
-    while (f && n < OCI_MAX_IDMAPS && fscanf(f, "%u %u %u", &m[n].cid, &m[n].hid, &m[n].n) == 3)
-        n++;
-    if (f)
-        fclose(f);
+    mxc_idmap_range r[OCI_MAX_IDMAPS];
+    size_t n = mxc_userns_read_map(pid, !strcmp(file, "gid_map"), r, OCI_MAX_IDMAPS);
+    for (size_t i = 0; i < n; i++)
+        m[i] = (oci_idmap){r[i].inside, r[i].outside, r[i].count};
     return n;
 }
 

@@ -1,5 +1,6 @@
 /* mountmap.c — see mountmap.h. */
 #include "mountmap.h"
+#include "userns.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -68,54 +69,26 @@ int oci_mountmap_check(const oci_config *c, mxc_error *e)
     return 0;
 }
 
-int oci_write_idmap(pid_t pid, const char *file, const oci_idmap *m, size_t n)
+/* The config's ranges as src/lib/userns.h's (at most OCI_MAX_IDMAPS). */
+static size_t ranges_of(const oci_idmap *m, size_t n, mxc_idmap_range *r)
 {
-    char text[OCI_MAX_IDMAPS * 40] = "", path[64];
-    size_t len = 0;
+    n = n > OCI_MAX_IDMAPS ? OCI_MAX_IDMAPS : n;
     for (size_t i = 0; i < n; i++)
-        len += (size_t)snprintf(text + len, sizeof text - len, "%u %u %u\n", m[i].cid, m[i].hid, m[i].n);
-    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    int rc = write(fd, text, len) == (ssize_t)len ? 0 : -errno;
-    close(fd);
-    return rc;
+        r[i] = (mxc_idmap_range){m[i].cid, m[i].hid, m[i].n};
+    return n;
 }
 
-/* A user namespace with these maps: a child born in it waits on a pipe
- * while host root writes its maps and opens its ns file. */
+int oci_write_idmap(pid_t pid, const char *file, const oci_idmap *m, size_t n)
+{
+    mxc_idmap_range r[OCI_MAX_IDMAPS];
+    return mxc_userns_write_map(pid, !strcmp(file, "gid_map"), r, ranges_of(m, n, r));
+}
+
+/* A user namespace with these maps (userns.h): its descriptor, or -errno. */
 static int userns_of(const oci_idmap *u, size_t nu, const oci_idmap *g, size_t ng)
 {
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) < 0)
-        return -errno;
-    fflush(NULL);
-    pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0);
-    if (pid == 0) {
-        char b;
-        close(p[1]);
-        (void)!read(p[0], &b, 1);
-        _exit(0);
-    }
-    close(p[0]);
-    if (pid < 0) {
-        int err = errno;
-        close(p[1]);
-        return -err;
-    }
-    char path[64];
-    int rc = oci_write_idmap(pid, "uid_map", u, nu);
-    if (rc == 0)
-        rc = oci_write_idmap(pid, "gid_map", g, ng);
-    snprintf(path, sizeof path, "/proc/%d/ns/user", (int)pid);
-    int fd = rc == 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-    if (rc == 0 && fd < 0)
-        rc = -errno;
-    close(p[1]);
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-        ;
-    return rc < 0 ? rc : fd;
+    mxc_idmap_range ur[OCI_MAX_IDMAPS], gr[OCI_MAX_IDMAPS];
+    return mxc_userns_open(ur, ranges_of(u, nu, ur), gr, ranges_of(g, ng, gr));
 }
 
 int oci_mountmap_tree(int src, const oci_config *c, size_t idx, mxc_error *e)

@@ -1,0 +1,123 @@
+/* test_sockmsg.c — the one parent/child channel (src/lib/sockmsg.h): a
+ * payload with descriptors arrives whole, each descriptor close-on-exec; a
+ * descriptor past the receiver's room is closed, never leaked; credentials
+ * arrive as the sender's pid; the one-byte tag messages refuse a longer one
+ * and tell the end of the stream. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "sockmsg.h"
+
+static void pair(int sv[2])
+{
+    CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
+}
+
+static bool same_file(int a, int b)
+{
+    struct stat sa, sb;
+    return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
+}
+
+static int open_fds(void)
+{
+    int n = 0;
+    for (int fd = 0; fd < 1024; fd++)
+        n += fcntl(fd, F_GETFD) >= 0;
+    return n;
+}
+
+static void payload_and_fds(void)
+{
+    int sv[2], p[2];
+    pair(sv);
+    CHECK(pipe(p) == 0);
+    int before = open_fds();
+    CHECK_INT_EQ(mxc_sockmsg_send(sv[0], "hello", 5, p, 2), 5);
+    char buf[16] = "";
+    mxc_sockmsg_in in;
+    CHECK_INT_EQ(mxc_sockmsg_recv(sv[1], buf, sizeof buf, 0, &in, 4), 5);
+    CHECK(!memcmp(buf, "hello", 5));
+    CHECK_INT_EQ(in.nfds, 2);
+    CHECK_INT_EQ(in.dropped, 0);
+    CHECK(!in.truncated);
+    CHECK(same_file(in.fds[0], p[0]) && same_file(in.fds[1], p[1]));
+    CHECK(fcntl(in.fds[0], F_GETFD) & FD_CLOEXEC);
+    CHECK_INT_EQ(in.fds[2], -1);
+    mxc_sockmsg_in_close(&in);
+    CHECK_INT_EQ(open_fds(), before);
+    /* room for one: the second is closed */
+    CHECK_INT_EQ(mxc_sockmsg_send(sv[0], "x", 1, p, 2), 1);
+    CHECK_INT_EQ(mxc_sockmsg_recv(sv[1], buf, sizeof buf, 0, &in, 1), 1);
+    CHECK_INT_EQ(in.nfds, 1);
+    CHECK_INT_EQ(in.dropped, 1);
+    mxc_sockmsg_in_close(&in);
+    CHECK_INT_EQ(open_fds(), before);
+    /* no room asked for (in NULL): every one closed */
+    CHECK_INT_EQ(mxc_sockmsg_send(sv[0], "y", 1, p, 2), 1);
+    CHECK_INT_EQ(mxc_sockmsg_recv(sv[1], buf, sizeof buf, 0, NULL, 0), 1);
+    CHECK_INT_EQ(open_fds(), before);
+    /* more than the channel carries is refused before sending */
+    int many[MXC_SOCKMSG_MAX_FDS + 1] = {p[0], p[0], p[0], p[0], p[0]};
+    errno = 0;
+    CHECK_INT_EQ(mxc_sockmsg_send(sv[0], "z", 1, many, MXC_SOCKMSG_MAX_FDS + 1), -1);
+    CHECK_INT_EQ(errno, EINVAL);
+    /* nothing waiting: MSG_DONTWAIT answers EAGAIN */
+    CHECK_INT_EQ(mxc_sockmsg_recv(sv[1], buf, sizeof buf, MSG_DONTWAIT, &in, 4), -1);
+    CHECK_INT_EQ(in.nfds, 0);
+    close(p[0]), close(p[1]), close(sv[0]), close(sv[1]);
+}
+
+static void credentials(void)
+{
+    int sv[2], on = 1;
+    pair(sv);
+    CHECK(setsockopt(sv[1], SOL_SOCKET, SO_PASSCRED, &on, sizeof on) == 0);
+    CHECK_INT_EQ(mxc_sockmsg_send_cred(sv[0], "c", 1, getpid(), getuid(), getgid()), 1);
+    char b;
+    mxc_sockmsg_in in;
+    CHECK_INT_EQ(mxc_sockmsg_recv(sv[1], &b, 1, 0, &in, 1), 1);
+    CHECK(in.has_cred);
+    CHECK_INT_EQ(in.cred_pid, getpid());
+    CHECK_INT_EQ(in.nfds, 0);
+    close(sv[0]), close(sv[1]);
+}
+
+static void tags(void)
+{
+    int sv[2], p[2];
+    pair(sv);
+    CHECK(pipe2(p, O_CLOEXEC) == 0);
+    char tag = 0;
+    int fd = 7;
+    CHECK_INT_EQ(mxc_sockmsg_send_tag(sv[0], 'T', p[0]), 0);
+    CHECK_INT_EQ(mxc_sockmsg_recv_tag(sv[1], &tag, &fd), 0);
+    CHECK_INT_EQ(tag, 'T');
+    CHECK(fd >= 0 && same_file(fd, p[0]));
+    close(fd);
+    CHECK_INT_EQ(mxc_sockmsg_send_tag(sv[0], 'G', -1), 0);
+    CHECK_INT_EQ(mxc_sockmsg_recv_tag(sv[1], &tag, &fd), 0);
+    CHECK_INT_EQ(tag, 'G');
+    CHECK_INT_EQ(fd, -1);
+    /* a longer message is not a tag */
+    CHECK_INT_EQ(send(sv[0], "Ewhy", 4, 0), 4);
+    CHECK_INT_EQ(mxc_sockmsg_recv_tag(sv[1], &tag, &fd), -EBADMSG);
+    CHECK_INT_EQ(fd, -1);
+    /* the peer gone */
+    close(sv[0]);
+    CHECK_INT_EQ(mxc_sockmsg_recv_tag(sv[1], &tag, &fd), -EPIPE);
+    close(sv[1]), close(p[0]), close(p[1]);
+}
+
+int main(void)
+{
+    payload_and_fds();
+    credentials();
+    tags();
+    return CHECK_DONE();
+}
