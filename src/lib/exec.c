@@ -30,6 +30,7 @@
 #include "fdio.h"
 #include "fsview.h"
 #include "harden.h"
+#include "ptypair.h"
 #include "sockmsg.h"
 
 bool mxc_debug;
@@ -358,25 +359,28 @@ static int own_pty(int conn, const mxc_exec_spec *s, mxc_exec_child *c)
 
 int mxc_exec_make_pty(int ctl, const mxc_exec_spec *s, mxc_exec_child *c)
 {
-    int master = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
-    if (master < 0)
+    int pts = open("/dev/pts", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (pts < 0)
         return -1;
-    int unlock = 0;
-    int slave = ioctl(master, TIOCSPTLCK, &unlock) < 0 ? -1 : ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
-    if (slave >= 0 && s->pty_rows && s->pty_cols) { /* the size the caller asked for, before the workload can look */
-        struct winsize ws = {.ws_row = s->pty_rows, .ws_col = s->pty_cols};
-        ioctl(master, TIOCSWINSZ, &ws);
+    /* the size the caller asked for, before the workload can look */
+    bool sized = s->pty_rows && s->pty_cols;
+    mxc_pty pty;
+    mxc_pty_step step;
+    int rc = mxc_pty_open(pts, "ptmx", sized ? s->pty_rows : 0, sized ? s->pty_cols : 0, &pty, &step);
+    close(pts);
+    if (rc < 0) {
+        errno = -rc;
+        return -1;
     }
-    if (slave < 0 || send_with_fds(ctl, M_PTY, &master, 1) < 0) {
+    if (send_with_fds(ctl, M_PTY, &pty.master, 1) < 0) {
         int err = errno;
-        close(master);
-        if (slave >= 0)
-            close(slave);
+        close(pty.master);
+        close(pty.slave);
         errno = err;
         return -1;
     }
-    close(master);
-    c->in = c->out = c->err = slave;
+    close(pty.master);
+    c->in = c->out = c->err = pty.slave;
     return 0;
 }
 

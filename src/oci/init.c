@@ -36,6 +36,7 @@
 #include "harden.h"
 #include "tmpcopy.h"
 #include "sockmsg.h"
+#include "ptypair.h"
 
 const char *const oci_default_devices[OCI_NDEVICES] = {"null", "zero", "full", "random", "urandom", "tty"};
 
@@ -381,24 +382,19 @@ static void own_session(void)
  * process's uid. */
 static void setup_terminal(const oci_config *c, int console)
 {
-    struct open_how how = {.flags = O_RDWR | O_NOCTTY | O_CLOEXEC,
-                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
-    int master = (int)syscall(SYS_openat2, AT_FDCWD, "dev/pts/ptmx", &how, sizeof how);
-    struct statfs sfs;
-    if (master < 0 || fstatfs(master, &sfs) < 0 || sfs.f_type != DEVPTS_SUPER_MAGIC)
-        fail("process.terminal needs a devpts mount at /dev/pts: %s", master < 0 ? strerror(errno) : "not devpts");
-    int unlock = 0;
-    if (ioctl(master, TIOCSPTLCK, &unlock) < 0)
-        fail("process.terminal: unlockpt: %s", strerror(errno));
-    if (c->console_height || c->console_width) {
-        struct winsize ws = {.ws_row = c->console_height, .ws_col = c->console_width};
-        if (ioctl(master, TIOCSWINSZ, &ws) < 0)
-            fail("process.consoleSize: %s", strerror(errno));
-    }
-    int slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
-    unsigned n = 0;
-    if (slave < 0 || ioctl(master, TIOCGPTN, &n) < 0)
-        fail("process.terminal: the pty's peer: %s", strerror(errno));
+    mxc_pty pty;
+    mxc_pty_step step;
+    int rc = mxc_pty_open(AT_FDCWD, "dev/pts/ptmx", c->console_height, c->console_width, &pty, &step);
+    if (rc < 0 && (step == MXC_PTY_OPEN || step == MXC_PTY_NOT_DEVPTS))
+        fail("process.terminal needs a devpts mount at /dev/pts: %s",
+             step == MXC_PTY_OPEN ? strerror(-rc) : "not devpts");
+    if (rc < 0)
+        fail("%s: %s", step == MXC_PTY_UNLOCK ? "process.terminal: unlockpt"
+                       : step == MXC_PTY_SIZE ? "process.consoleSize"
+                                              : "process.terminal: the pty's peer",
+             strerror(-rc));
+    int master = pty.master, slave = pty.slave;
+    unsigned n = pty.index;
     if (fchown(slave, c->uid, (gid_t)-1) < 0)
         fail("process.terminal: chown of the pty to %u: %s", c->uid, strerror(errno));
     char name[32];
