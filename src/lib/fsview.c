@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "hostpath.h"
+#include "mounttree.h"
 #include "registry.h"
 #include "userns.h"
 
@@ -108,21 +109,9 @@ static int idmap_userns(idmap_cache *c, uid_t owner, gid_t group, uid_t to, gid_
  * a nested grant, a mask — would propagate to the host. */
 static int clone_tree(int fd, bool readonly, int userns)
 {
-    int tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
-    if (tree < 0)
-        return -errno;
-    struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (readonly ? MOUNT_ATTR_RDONLY : 0),
-                              .propagation = MS_PRIVATE};
-    if (userns >= 0) {
-        attr.attr_set |= MOUNT_ATTR_IDMAP;
-        attr.userns_fd = (uint64_t)userns;
-    }
-    if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0) {
-        int err = errno;
-        close(tree);
-        return -err;
-    }
-    return tree;
+    mxc_tree_attr a = {.set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (readonly ? MOUNT_ATTR_RDONLY : 0),
+                       .propagation = MS_PRIVATE, .idmap = userns >= 0, .userns_fd = userns, .recursive = true};
+    return mxc_tree_clone(fd, "", &a);
 }
 
 /* As root: the grant's tree, idmapped from its owner to the sandbox's uid,
@@ -543,9 +532,9 @@ static int walk(const view *v, const char *path, int make, bool allow_link)
  * policy put it. */
 static int self_bind(view *v, int fd)
 {
-    int tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+    int tree = mxc_tree_open(fd, "", true, false);
     if (tree < 0)
-        return -errno;
+        return tree;
     int rc = move_mount(tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0 ? -errno : 0;
     if (rc == 0) {
         uint64_t id = mnt_id(tree);

@@ -49,6 +49,7 @@
 #include "relay.h"
 #include "rootfs.h"
 #include "sockmsg.h"
+#include "mounttree.h"
 #include "userns.h"
 #include "store.h"
 
@@ -87,21 +88,9 @@ static int sysfs_tree(const oci_mount *m)
 /* A detached copy of the tree at fd, its flags set before anyone sees it. */
 static int tree_of(int fd, const char *path, bool recursive, uint64_t set, uint64_t clr, int userns)
 {
-    int tree = open_tree(fd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (path[0] ? 0 : AT_EMPTY_PATH) |
-                                       (recursive ? AT_RECURSIVE : 0));
-    if (tree < 0)
-        return -errno;
-    struct mount_attr attr = {.attr_set = set, .attr_clr = clr, .propagation = MS_PRIVATE};
-    if (userns >= 0) {
-        attr.attr_set |= MOUNT_ATTR_IDMAP;
-        attr.userns_fd = (uint64_t)userns;
-    }
-    if (mount_setattr(tree, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr, sizeof attr) < 0) {
-        int err = errno;
-        close(tree);
-        return -err;
-    }
-    return tree;
+    mxc_tree_attr a = {.set = set, .clr = clr, .propagation = MS_PRIVATE, .idmap = userns >= 0, .userns_fd = userns,
+                       .recursive = recursive};
+    return mxc_tree_clone(fd, path, &a);
 }
 
 /* oci_cgroup_create's recorder: the cgroup's directories written into the

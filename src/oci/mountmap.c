@@ -1,6 +1,7 @@
 /* mountmap.c — see mountmap.h. */
 #include "mountmap.h"
 #include "userns.h"
+#include "mounttree.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -102,14 +103,11 @@ int oci_mountmap_tree(int src, const oci_config *c, size_t idx, mxc_error *e)
     if (userns < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mount", -userns, NULL,
                           "mounts[%zu]: the idmapped mount's user namespace", idx);
-    int rec = m->recursive ? AT_RECURSIVE : 0;
-    int tree = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | rec);
-    struct mount_attr flags = {.attr_set = m->attr_set, .attr_clr = m->attr_clr, .propagation = MS_PRIVATE};
-    struct mount_attr idm = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns};
-    int err = 0;
-    if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH | rec, &flags, sizeof flags) < 0 ||
-        mount_setattr(tree, "", AT_EMPTY_PATH | (m->idmap == 2 ? rec : 0), &idm, sizeof idm) < 0)
-        err = errno;
+    /* the flags on the whole tree as the mount says; the idmapping on its top only unless "ridmap" */
+    mxc_tree_attr flags = {.set = m->attr_set, .clr = m->attr_clr, .propagation = MS_PRIVATE,
+                           .recursive = m->recursive};
+    mxc_tree_attr idm = {.idmap = true, .userns_fd = userns, .recursive = m->idmap == 2 && m->recursive};
+    int tree = mxc_tree_clone(src, "", &flags), err = tree < 0 ? -tree : -mxc_tree_setattr(tree, &idm);
     close(userns);
     if (err) {
         if (tree >= 0)
