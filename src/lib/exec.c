@@ -787,15 +787,8 @@ static int pump(int from, int to, mxc_termfilter *filter, relay_buf **rb)
         n = (ssize_t)mxc_termfilter_run(filter, raw, (size_t)n, filtered);
         buf = filtered;
     }
-    for (ssize_t off = 0; to >= 0 && off < n;) {
-        ssize_t w = write(to, buf + off, (size_t)(n - off));
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            break; /* the reader went away; keep draining */
-        }
-        off += w;
-    }
+    if (to >= 0)
+        (void)mxc_write_all(to, buf, (size_t)n); /* a failure: the reader went away; keep draining */
     return 1;
 }
 

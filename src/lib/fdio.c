@@ -26,6 +26,22 @@ bool mxc_write_all(int fd, const void *buf, size_t len)
     return true;
 }
 
+ssize_t mxc_read_all(int fd, void *buf, size_t size)
+{
+    size_t len = 0;
+    while (len < size) {
+        ssize_t n = read(fd, (char *)buf + len, size - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        if (n == 0)
+            break;
+        len += (size_t)n;
+    }
+    return (ssize_t)len;
+}
+
 int mxc_text_memfd(const char *name, const char *text)
 {
     int fd = memfd_create(name, MFD_CLOEXEC);

@@ -1,6 +1,6 @@
 /* fdio.h — whole texts through descriptors.
  * Owns: writing all of a buffer to a descriptor (a short write or EINTR is
- * continued, never mistaken for the end), and a text handed to another
+ * continued, never mistaken for the end) and reading one to its end, and a text handed to another
  * process as a memfd (the exec spec to the holder, a request to a fresh
  * mxc-exec, a rule set to mxc-nft); a JSON document read or written whole
  * (jansson's json_loadfd makes one read(2) per byte and json_dumpfd one
@@ -10,11 +10,15 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
 /* All len bytes of buf to fd: true, or false (errno set) when a write failed. */
 bool mxc_write_all(int fd, const void *buf, size_t len);
+/* Reads fd until its end or until size bytes are in buf: how many, or -1
+ * (errno set) when a read failed. */
+ssize_t mxc_read_all(int fd, void *buf, size_t size);
 /* A close-on-exec memfd named `name` holding text, its offset at 0: the fd,
  * or -errno. */
 int mxc_text_memfd(const char *name, const char *text);

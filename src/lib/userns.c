@@ -1,5 +1,6 @@
 /* userns.c — see userns.h. */
 #include "userns.h"
+#include "fdio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -93,17 +94,9 @@ size_t mxc_userns_read_map(pid_t pid, bool gid, mxc_idmap_range *r, size_t max)
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
-    size_t len = 0;
-    for (;;) {
-        ssize_t k = read(fd, text + len, sizeof text - 1 - len);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            break;
-        len += (size_t)k;
-    }
+    ssize_t len = mxc_read_all(fd, text, sizeof text - 1);
     close(fd);
-    text[len] = '\0';
+    text[len > 0 ? len : 0] = '\0';
     return mxc_idmap_parse(text, r, max);
 }
 

@@ -2,6 +2,7 @@
 #include "relay.h"
 #include "ocijson.h"
 #include "sockmsg.h"
+#include "fdio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -82,16 +83,7 @@ int oci_relay_receive(oci_relay *r, mxc_error *e)
 
 static bool put(int fd, const char *b, ssize_t n)
 {
-    while (n > 0) {
-        ssize_t w = write(fd, b, (size_t)n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        b += w;
-        n -= w;
-    }
-    return true;
+    return n <= 0 || mxc_write_all(fd, b, (size_t)n);
 }
 
 void oci_relay_copy(oci_relay *r, int pidfd)

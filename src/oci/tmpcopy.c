@@ -1,5 +1,6 @@
 /* tmpcopy.c — see tmpcopy.h. */
 #include "tmpcopy.h"
+#include "fdio.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -21,14 +22,8 @@ static int copy_file(int src, int dst)
             continue;
         if (n <= 0)
             return n < 0 ? -1 : 0;
-        for (ssize_t off = 0; off < n;) {
-            ssize_t w = write(dst, buf + off, (size_t)(n - off));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w < 0)
-                return -1;
-            off += w;
-        }
+        if (!mxc_write_all(dst, buf, (size_t)n))
+            return -1;
     }
 }
 

@@ -34,8 +34,25 @@ static json_t *both_load(const char *text, size_t flags)
     return ja;
 }
 
+/* mxc_read_all: to the end, or until the buffer is full; a failed read is -1 */
+static void read_all(void)
+{
+    int p[2];
+    CHECK(pipe(p) == 0);
+    CHECK(mxc_write_all(p[1], "abcdef", 6));
+    close(p[1]);
+    char buf[16];
+    CHECK_INT_EQ(mxc_read_all(p[0], buf, 4), 4);
+    CHECK(!memcmp(buf, "abcd", 4));
+    CHECK_INT_EQ(mxc_read_all(p[0], buf, sizeof buf), 2);
+    CHECK_INT_EQ(mxc_read_all(p[0], buf, sizeof buf), 0);
+    close(p[0]);
+    CHECK_INT_EQ(mxc_read_all(-1, buf, sizeof buf), -1);
+}
+
 int main(void)
 {
+    read_all();
     json_t *j = both_load("{\"a\": [1, 2, {\"b\": \"c\"}], \"d\": null}", 0);
     CHECK(j && json_integer_value(json_array_get(json_object_get(j, "a"), 1)) == 2);
     json_decref(j);
