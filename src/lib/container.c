@@ -32,12 +32,7 @@
 #include "userns.h"
 #include "stack.h"
 
-typedef struct {
-    int kind;          /* MSG_* */
-    int err;           /* errno */
-    pid_t pid;
-    char stage[64];
-} ctl_msg;
+typedef mxc_msg ctl_msg; /* kind: MSG_* */
 
 /* the exit status of a holder whose caller died before releasing it */
 #define HOLDER_UNRELEASED 87
@@ -49,10 +44,7 @@ enum { MSG_MAPS_PLEASE = 1, MSG_MAPS_DONE, MSG_PID, MSG_READY, MSG_FAIL, MSG_REL
 /* One message, optionally with fds (SCM_RIGHTS). */
 static int send_msg_fds(int fd, int kind, int err, pid_t pid, const char *stage, const int *fds, size_t nfds)
 {
-    ctl_msg m = {.kind = kind, .err = err, .pid = pid};
-    if (stage)
-        snprintf(m.stage, sizeof m.stage, "%s", stage);
-    return mxc_sockmsg_send(fd, &m, sizeof m, fds, nfds) == (ssize_t)sizeof m ? 0 : -1;
+    return mxc_msg_send(fd, kind, err, pid, stage, NULL, fds, nfds);
 }
 
 static int send_msg(int fd, int kind, int err, pid_t pid, const char *stage)
@@ -65,13 +57,13 @@ static int send_msg(int fd, int kind, int err, pid_t pid, const char *stage)
 static int recv_msg_fds(int fd, ctl_msg *m, int *fds, size_t *nfds, int flags)
 {
     mxc_sockmsg_in in;
-    ssize_t n = mxc_sockmsg_recv(fd, m, sizeof *m, flags, &in, fds && nfds ? MAX_JOIN_FDS : 0);
+    int rc = mxc_msg_recv(fd, m, flags, &in, fds && nfds ? MAX_JOIN_FDS : 0);
     if (nfds) {
-        *nfds = n > 0 ? in.nfds : 0;
+        *nfds = in.nfds;
         if (fds && *nfds)
             memcpy(fds, in.fds, sizeof(int) * in.nfds);
     }
-    return n == (ssize_t)sizeof *m ? 0 : -1;
+    return rc;
 }
 
 static int recv_msg(int fd, ctl_msg *m)

@@ -63,20 +63,11 @@ enum {
     M_EXEC = 8,  /* caller -> holder: the spec (a memfd) and the stdio (SCM_RIGHTS) */
 };
 
-typedef struct {
-    int kind;
-    int err;
-    pid_t pid;
-    char stage[64];
-    char detail[256];
-} exec_msg;
+typedef mxc_msg exec_msg; /* kind: M_* */
 
 static void report(int fd, int kind, int err, pid_t pid, const char *stage, const char *detail)
 {
-    exec_msg m = {.kind = kind, .err = err, .pid = pid};
-    snprintf(m.stage, sizeof m.stage, "%s", stage ? stage : "");
-    snprintf(m.detail, sizeof m.detail, "%s", detail ? detail : "");
-    (void)!send(fd, &m, sizeof m, MSG_NOSIGNAL);
+    (void)mxc_msg_send(fd, kind, err, pid, stage, detail, NULL, 0);
 }
 
 static void close_fd(int *fd)
@@ -146,9 +137,7 @@ void mxc_exec_report_exit(int fd, int code)
  * Returns what sendmsg returned. */
 static ssize_t send_with_fds(int fd, int kind, const int *fds, size_t nfds)
 {
-    exec_msg m = {.kind = kind};
-    ssize_t n = mxc_sockmsg_send(fd, &m, sizeof m, fds, nfds);
-    return n == (ssize_t)sizeof m ? n : -1;
+    return mxc_msg_send(fd, kind, 0, 0, NULL, NULL, fds, nfds) == 0 ? (ssize_t)sizeof(exec_msg) : -1;
 }
 
 void mxc_exec_announce(int ctl, pid_t w)

@@ -2,6 +2,7 @@
 #include "sockmsg.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -105,6 +106,26 @@ void mxc_sockmsg_in_close(mxc_sockmsg_in *in)
             in->fds[i] = -1;
         }
     in->nfds = 0;
+}
+
+int mxc_msg_send(int sock, int kind, int err, pid_t pid, const char *stage, const char *detail, const int *fds,
+                 size_t nfds)
+{
+    mxc_msg m = {.kind = kind, .err = err, .pid = pid};
+    snprintf(m.stage, sizeof m.stage, "%s", stage ? stage : "");
+    snprintf(m.detail, sizeof m.detail, "%s", detail ? detail : "");
+    ssize_t n = mxc_sockmsg_send(sock, &m, sizeof m, fds, nfds);
+    if (n >= 0 && n != (ssize_t)sizeof m)
+        errno = EIO;
+    return n == (ssize_t)sizeof m ? 0 : -1;
+}
+
+int mxc_msg_recv(int sock, mxc_msg *m, int flags, mxc_sockmsg_in *in, size_t room)
+{
+    ssize_t n = mxc_sockmsg_recv(sock, m, sizeof *m, flags, in, room);
+    if (n >= 0 && n != (ssize_t)sizeof *m)
+        errno = n == 0 ? EPIPE : EIO;
+    return n == (ssize_t)sizeof *m ? 0 : -1;
 }
 
 int mxc_sockmsg_send_tag(int sock, char tag, int fd)

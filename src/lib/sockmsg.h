@@ -5,8 +5,11 @@
  * descriptors (SCM_RIGHTS) or a process's credentials (SCM_CREDENTIALS);
  * on receipt every control message is checked (level, type, length), each
  * descriptor arrives close-on-exec, and one nobody has room for is closed,
- * never leaked.  A protocol is a payload with a tag of its own enum; the
- * smallest, a one-byte tag and at most one descriptor, is here whole. */
+ * never leaked.  A protocol is a payload with a tag of its own enum: the
+ * engine's start and exec channels send one typed message (mxc_msg: tag,
+ * errno, pid, where and why); the smallest, a one-byte tag and at most one
+ * descriptor (the OCI init's, the governed proxy's listener), is here
+ * whole too. */
 #ifndef MXC_SOCKMSG_H
 #define MXC_SOCKMSG_H
 
@@ -40,6 +43,24 @@ ssize_t mxc_sockmsg_send_cred(int sock, const void *buf, size_t len, pid_t pid, 
 ssize_t mxc_sockmsg_recv(int sock, void *buf, size_t len, int flags, mxc_sockmsg_in *in, size_t room);
 /* Closes the descriptors of *in that the caller did not take (set to -1). */
 void mxc_sockmsg_in_close(mxc_sockmsg_in *in);
+
+/* The typed message: kind is a tag of the channel's own enum. */
+typedef struct {
+    int kind;
+    int err;          /* an errno, or the channel's number (an exit code) */
+    pid_t pid;
+    char stage[64];   /* where it failed */
+    char detail[256]; /* why, in words */
+} mxc_msg;
+
+/* One typed message (stage and detail NULL: empty) with nfds descriptors:
+ * 0, or -1 (errno set; EIO when the kernel took less). */
+int mxc_msg_send(int sock, int kind, int err, pid_t pid, const char *stage, const char *detail, const int *fds,
+                 size_t nfds);
+/* One typed message into *m, what came with it into *in as
+ * mxc_sockmsg_recv says: 0 when a whole one came, else -1 (errno set; EIO
+ * for a short one, EPIPE at the end of the stream). */
+int mxc_msg_recv(int sock, mxc_msg *m, int flags, mxc_sockmsg_in *in, size_t room);
 
 /* A one-byte message: tag, with fd when fd >= 0.  0, or -errno (-EIO when
  * the kernel took less). */

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "harden.h"
 
 const char *const oci_hook_phase_name[OCI_HOOK_NPHASES] = {"prestart",       "createRuntime", "createContainer",
@@ -269,21 +270,9 @@ int oci_hooks_open(oci_hooks *h, oci_hook_phase p, const struct stat *deny, size
 
 static int run_one(const oci_hook *k, const char *state, char *why, size_t whysz)
 {
-    int mfd = (int)syscall(SYS_memfd_create, "oci-state", MFD_CLOEXEC);
-    size_t len = strlen(state), off = 0;
-    while (mfd >= 0 && off < len) {
-        ssize_t n = write(mfd, state + off, len - off);
-        if (n <= 0) {
-            close(mfd);
-            mfd = -1;
-            break;
-        }
-        off += (size_t)n;
-    }
-    if (mfd < 0 || lseek(mfd, 0, SEEK_SET) < 0) {
-        snprintf(why, whysz, "the state for its stdin: %s", strerror(errno));
-        if (mfd >= 0)
-            close(mfd);
+    int mfd = mxc_text_memfd("oci-state", state);
+    if (mfd < 0) {
+        snprintf(why, whysz, "the state for its stdin: %s", strerror(-mfd));
         return -1;
     }
     fflush(NULL);

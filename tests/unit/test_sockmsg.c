@@ -114,8 +114,40 @@ static void tags(void)
     close(sv[1]), close(p[0]), close(p[1]);
 }
 
+static void typed(void)
+{
+    int sv[2], p[2];
+    pair(sv);
+    CHECK(pipe2(p, O_CLOEXEC) == 0);
+    CHECK_INT_EQ(mxc_msg_send(sv[0], 5, EPERM, 42, "holder.mount", "cannot mount /x", &p[1], 1), 0);
+    mxc_msg m;
+    mxc_sockmsg_in in;
+    CHECK_INT_EQ(mxc_msg_recv(sv[1], &m, 0, &in, 2), 0);
+    CHECK_INT_EQ(m.kind, 5);
+    CHECK_INT_EQ(m.err, EPERM);
+    CHECK_INT_EQ(m.pid, 42);
+    CHECK_STR_EQ(m.stage, "holder.mount");
+    CHECK_STR_EQ(m.detail, "cannot mount /x");
+    CHECK(in.nfds == 1 && same_file(in.fds[0], p[1]));
+    mxc_sockmsg_in_close(&in);
+    CHECK_INT_EQ(mxc_msg_send(sv[0], 1, 0, 0, NULL, NULL, NULL, 0), 0);
+    CHECK_INT_EQ(mxc_msg_recv(sv[1], &m, 0, NULL, 0), 0);
+    CHECK_STR_EQ(m.stage, "");
+    /* a short one is not a message */
+    CHECK_INT_EQ(send(sv[0], "K", 1, 0), 1);
+    errno = 0;
+    CHECK_INT_EQ(mxc_msg_recv(sv[1], &m, 0, &in, 1), -1);
+    CHECK_INT_EQ(errno, EIO);
+    close(sv[0]);
+    errno = 0;
+    CHECK_INT_EQ(mxc_msg_recv(sv[1], &m, 0, &in, 1), -1);
+    CHECK_INT_EQ(errno, EPIPE);
+    close(sv[1]), close(p[0]), close(p[1]);
+}
+
 int main(void)
 {
+    typed();
     payload_and_fds();
     credentials();
     tags();
