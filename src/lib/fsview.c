@@ -613,8 +613,7 @@ static int new_tmpfs(view *v, const char *mode, const char *size, unsigned attrs
 
 static int set_readonly(int fd, bool recursive)
 {
-    struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
-    return mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr, sizeof attr) < 0 ? -errno : 0;
+    return mxc_tree_setattr(fd, &(mxc_tree_attr){.set = MOUNT_ATTR_RDONLY, .recursive = recursive});
 }
 
 /* The mask sources: one empty mode-000 file and one mode-000 directory,

@@ -37,6 +37,7 @@
 #include "tmpcopy.h"
 #include "sockmsg.h"
 #include "ptypair.h"
+#include "mounttree.h"
 
 const char *const oci_default_devices[OCI_NDEVICES] = {"null", "zero", "full", "random", "urandom", "tty"};
 
@@ -263,10 +264,11 @@ static void make_readonly(int root_fd, const char *path)
         return;
     if (t < 0)
         fail("readonlyPaths %s: %s", path, strerror(-t));
-    int tree = open_tree(t, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
-    struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC};
-    if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0)
-        fail("readonlyPaths %s: %s", path, strerror(errno));
+    mxc_tree_attr ro = {.set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                        .recursive = true};
+    int tree = mxc_tree_clone(t, "", &ro);
+    if (tree < 0)
+        fail("readonlyPaths %s: %s", path, strerror(-tree));
     attach(tree, t, path);
     close(t);
 }
