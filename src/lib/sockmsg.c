@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -149,4 +150,34 @@ int mxc_sockmsg_recv_tag(int sock, char *tag, int *fd)
     *tag = buf[0];
     *fd = in.fds[0];
     return 0;
+}
+
+int mxc_sockmsg_send_text(int sock, char tag, const char *text)
+{
+    size_t n = strlen(text);
+    struct iovec iov[2] = {{.iov_base = &tag, .iov_len = 1}, {.iov_base = (void *)text, .iov_len = n}};
+    struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
+    ssize_t r;
+    do
+        r = sendmsg(sock, &mh, MSG_NOSIGNAL);
+    while (r < 0 && errno == EINTR);
+    return r == (ssize_t)(n + 1) ? 0 : r < 0 ? -errno : -EMSGSIZE;
+}
+
+char *mxc_sockmsg_recv_text(int sock, char tag, size_t max)
+{
+    char *buf = max < (size_t)-2 ? malloc(max + 2) : NULL;
+    if (!buf)
+        return NULL;
+    ssize_t n;
+    do
+        n = recv(sock, buf, max + 1, MSG_TRUNC);
+    while (n < 0 && errno == EINTR);
+    if (n < 1 || (size_t)n > max + 1 || buf[0] != tag) {
+        free(buf);
+        return NULL;
+    }
+    memmove(buf, buf + 1, (size_t)n - 1);
+    buf[n - 1] = '\0';
+    return buf;
 }

@@ -70,4 +70,12 @@ int mxc_sockmsg_send_tag(int sock, char tag, int fd);
  * message was not one byte, -EPIPE at the end of the stream). */
 int mxc_sockmsg_recv_tag(int sock, char *tag, int *fd);
 
+/* A one-byte tag and a text (without its NUL) in one message: 0, or -errno
+ * (-EMSGSIZE when the kernel took less). */
+int mxc_sockmsg_send_text(int sock, char tag, const char *text);
+/* One message of that kind with this tag and at most max bytes of text:
+ * the text (malloc'd, NUL-terminated), or NULL when none came, another tag
+ * came, or a longer text (its whole message is consumed either way). */
+char *mxc_sockmsg_recv_text(int sock, char tag, size_t max);
+
 #endif

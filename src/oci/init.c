@@ -67,18 +67,7 @@ static int recv_msg(char *tag, int *fd)
 /* A message with a text payload (the hooks' state): tag, then the text; malloc'd, or NULL. */
 static char *recv_text(char tag)
 {
-    size_t cap = 1 << 16;
-    char *buf = malloc(cap + 1);
-    if (!buf)
-        return NULL;
-    ssize_t n = recv(sock_fd, buf, cap, MSG_TRUNC);
-    if (n < 1 || (size_t)n > cap || buf[0] != tag) {
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    memmove(buf, buf + 1, (size_t)n);
-    return buf;
+    return mxc_sockmsg_recv_text(sock_fd, tag, ((size_t)1 << 16) - 1);
 }
 
 static int openat2_in(int root_fd, const char *path, int flags)

@@ -176,15 +176,7 @@ static void hooks_warn(int dirfd, const oci_state *s, oci_hook_phase p, const ch
 /* A message of the init protocol with a payload (the hooks' state): tag, then text. */
 static int send_text(int sock, char tag, const char *text)
 {
-    size_t n = strlen(text);
-    char *m = malloc(n + 1);
-    if (!m)
-        return -ENOMEM;
-    m[0] = tag;
-    memcpy(m + 1, text, n);
-    ssize_t r = send(sock, m, n + 1, MSG_NOSIGNAL);
-    free(m);
-    return r == (ssize_t)(n + 1) ? 0 : -EMSGSIZE;
+    return mxc_sockmsg_send_text(sock, tag, text);
 }
 
 typedef struct {

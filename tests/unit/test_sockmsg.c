@@ -5,6 +5,7 @@
  * and tell the end of the stream. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -145,8 +146,35 @@ static void typed(void)
     close(sv[1]), close(p[0]), close(p[1]);
 }
 
+static void texts(void)
+{
+    int sv[2];
+    pair(sv);
+    CHECK_INT_EQ(mxc_sockmsg_send_text(sv[0], 'h', "{\"status\": \"creating\"}"), 0);
+    char *t = mxc_sockmsg_recv_text(sv[1], 'h', 64);
+    CHECK_STR_EQ(t, "{\"status\": \"creating\"}");
+    free(t);
+    CHECK_INT_EQ(mxc_sockmsg_send_text(sv[0], 'P', ""), 0);
+    t = mxc_sockmsg_recv_text(sv[1], 'P', 64);
+    CHECK_STR_EQ(t, "");
+    free(t);
+    /* another tag, a text longer than max: NULL, the message consumed */
+    CHECK_INT_EQ(mxc_sockmsg_send_text(sv[0], 'E', "why"), 0);
+    CHECK(mxc_sockmsg_recv_text(sv[1], 'h', 64) == NULL);
+    CHECK_INT_EQ(mxc_sockmsg_send_text(sv[0], 'h', "12345"), 0);
+    CHECK(mxc_sockmsg_recv_text(sv[1], 'h', 4) == NULL);
+    CHECK_INT_EQ(mxc_sockmsg_send_text(sv[0], 'h', "1234"), 0);
+    t = mxc_sockmsg_recv_text(sv[1], 'h', 4);
+    CHECK_STR_EQ(t, "1234");
+    free(t);
+    close(sv[0]);
+    CHECK(mxc_sockmsg_recv_text(sv[1], 'h', 64) == NULL);
+    close(sv[1]);
+}
+
 int main(void)
 {
+    texts();
     typed();
     payload_and_fds();
     credentials();
