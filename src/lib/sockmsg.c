@@ -73,7 +73,9 @@ ssize_t mxc_sockmsg_recv(int sock, void *buf, size_t len, int flags, mxc_sockmsg
         in = &none, room = 0;
     if (room > MXC_SOCKMSG_MAX_FDS)
         room = MXC_SOCKMSG_MAX_FDS;
-    *in = (mxc_sockmsg_in){.fds = {-1, -1, -1, -1}};
+    *in = (mxc_sockmsg_in){0};
+    for (size_t i = 0; i < MXC_SOCKMSG_MAX_FDS; i++)
+        in->fds[i] = -1;
     control cm;
     struct iovec iov = {.iov_base = buf, .iov_len = len};
     struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = sizeof cm.buf};
