@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "hostpath.h"
+#include "mounttree.h"
 
 #define MAX_LAYERS 128
 
@@ -138,17 +139,8 @@ static int resolve_layer(const char *root_path, const char *key, const char *pat
  * overlay uses the layer's own mount only). */
 static int idmapped(int fd, int userns)
 {
-    int t = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-    if (t < 0)
-        return -errno;
-    struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NODEV, .userns_fd = (uint64_t)userns,
-                           .propagation = MS_PRIVATE};
-    if (mount_setattr(t, "", AT_EMPTY_PATH, &a, sizeof a) < 0) {
-        int err = errno;
-        close(t);
-        return -err;
-    }
-    return t;
+    mxc_tree_attr a = {.set = MOUNT_ATTR_NODEV, .propagation = MS_PRIVATE, .idmap = true, .userns_fd = userns};
+    return mxc_tree_clone(fd, "", &a);
 }
 
 /* name under dir and everything in it, by descriptor, never following a link. */
