@@ -86,6 +86,7 @@ ssize_t mxc_sockmsg_recv(int sock, void *buf, size_t len, int flags, mxc_sockmsg
     if (n < 0)
         return n;
     in->truncated = (mh.msg_flags & MSG_CTRUNC) != 0;
+    in->long_payload = (mh.msg_flags & MSG_TRUNC) != 0;
     for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); h; h = CMSG_NXTHDR(&mh, h)) {
         if (h->cmsg_level != SOL_SOCKET || h->cmsg_len < CMSG_LEN(0))
             continue;
@@ -125,10 +126,16 @@ int mxc_msg_send(int sock, int kind, int err, pid_t pid, const char *stage, cons
 
 int mxc_msg_recv(int sock, mxc_msg *m, int flags, mxc_sockmsg_in *in, size_t room)
 {
+    mxc_sockmsg_in none;
+    if (!in)
+        in = &none, room = 0;
     ssize_t n = mxc_sockmsg_recv(sock, m, sizeof *m, flags, in, room);
-    if (n >= 0 && n != (ssize_t)sizeof *m)
-        errno = n == 0 ? EPIPE : EIO;
-    return n == (ssize_t)sizeof *m ? 0 : -1;
+    if (n < 0)
+        return -1;
+    if (n == (ssize_t)sizeof *m && !in->long_payload)
+        return 0;
+    errno = n == 0 ? EPIPE : in->long_payload ? EMSGSIZE : EIO;
+    return -1;
 }
 
 int mxc_sockmsg_send_tag(int sock, char tag, int fd)

@@ -25,6 +25,7 @@ typedef struct {
     size_t nfds;
     size_t dropped;   /* descriptors past the room given, closed */
     bool truncated;   /* MSG_CTRUNC: the kernel dropped control data */
+    bool long_payload; /* MSG_TRUNC: the payload was longer than the buffer (the rest is gone) */
     bool has_cred;    /* cred_pid below is the sender's (SCM_CREDENTIALS) */
     pid_t cred_pid;
 } mxc_sockmsg_in;
@@ -59,7 +60,8 @@ int mxc_msg_send(int sock, int kind, int err, pid_t pid, const char *stage, cons
                  size_t nfds);
 /* One typed message into *m, what came with it into *in as
  * mxc_sockmsg_recv says: 0 when a whole one came, else -1 (errno set; EIO
- * for a short one, EPIPE at the end of the stream). */
+ * for a short one, EMSGSIZE for a longer one, EPIPE at the end of the
+ * stream). */
 int mxc_msg_recv(int sock, mxc_msg *m, int flags, mxc_sockmsg_in *in, size_t room);
 
 /* A one-byte message: tag, with fd when fd >= 0.  0, or -errno (-EIO when

@@ -139,6 +139,12 @@ static void typed(void)
     errno = 0;
     CHECK_INT_EQ(mxc_msg_recv(sv[1], &m, 0, &in, 1), -1);
     CHECK_INT_EQ(errno, EIO);
+    /* nor a longer one */
+    char big[sizeof(mxc_msg) + 8] = {0};
+    CHECK_INT_EQ(send(sv[0], big, sizeof big, 0), (ssize_t)sizeof big);
+    errno = 0;
+    CHECK_INT_EQ(mxc_msg_recv(sv[1], &m, 0, NULL, 0), -1);
+    CHECK_INT_EQ(errno, EMSGSIZE);
     close(sv[0]);
     errno = 0;
     CHECK_INT_EQ(mxc_msg_recv(sv[1], &m, 0, &in, 1), -1);
