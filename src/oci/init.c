@@ -199,9 +199,9 @@ static void copy_up(int target, int tree, const oci_mount *m, size_t idx)
     char why[PATH_MAX + 128] = "";
     if (oci_tmpcopyup(target, tree, why, sizeof why) < 0)
         fail("mounts[%zu] (tmpfs at %s): tmpcopyup: %s", idx, m->dest, why);
-    struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
-    if ((m->attr_set & MOUNT_ATTR_RDONLY) && mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0)
-        fail("mounts[%zu] (tmpfs at %s): read-only: %s", idx, m->dest, strerror(errno));
+    int rc = m->attr_set & MOUNT_ATTR_RDONLY ? mxc_tree_setattr(tree, &(mxc_tree_attr){.set = MOUNT_ATTR_RDONLY}) : 0;
+    if (rc < 0)
+        fail("mounts[%zu] (tmpfs at %s): read-only: %s", idx, m->dest, strerror(-rc));
 }
 
 static void attach(int tree, int target, const char *what)
