@@ -7,8 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "ffi_internal.h"
-#include "validate.h"
+#include "front.h"
 
 int32_t ffi_status_of(const mxc_error *e)
 {
@@ -111,31 +112,12 @@ char *ffi_utf8_lossy(const char *s, size_t n)
 
 char *ffi_read_all_lossy(int fd)
 {
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
+    if (lseek(fd, 0, SEEK_SET) < 0)
+        return NULL;
+    size_t n = 0;
+    char *buf = mxc_read_all(fd, SIZE_MAX, &n);
     if (!buf)
         return NULL;
-    if (lseek(fd, 0, SEEK_SET) < 0) {
-        free(buf);
-        return NULL;
-    }
-    for (;;) {
-        if (n == cap) {
-            char *g = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
-            if (!g) {
-                free(buf);
-                return NULL;
-            }
-            buf = g;
-            cap *= 2;
-        }
-        ssize_t r = read(fd, buf + n, cap - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        n += (size_t)r;
-    }
     char *s = ffi_utf8_lossy(buf, n);
     free(buf);
     return s;

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "ffi_internal.h"
-#include "fresh.h"
+#include "front.h"
 #include "mxc.h"
 
 static void result_reset(MxcRunResult *out)

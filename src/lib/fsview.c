@@ -30,6 +30,7 @@
 #include "mounttree.h"
 #include "registry.h"
 #include "userns.h"
+#include "viewops.h"
 
 #define NEWROOT "/tmp" /* a mountpoint inside our private mount namespace only */
 
@@ -585,7 +586,7 @@ static int pin_dirs(view *v, const char *path)
 
 static int attach(int tree, int target)
 {
-    return move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0 ? -errno : 0;
+    return mxc_view_attach(tree, target);
 }
 
 /* A new tmpfs of ours, detached; ro_later: writable until the end of the
@@ -993,8 +994,8 @@ static int minimal_dev(view *v, const mxc_plan *p)
 /* Fresh proc for our PID namespace, hidepid=invisible: a process sees
  * only those it may ptrace, and each exec is its own Landlock domain, so
  * an exec sees neither mxc's processes nor another exec's (their argv,
- * environ, memory).  Kernel-wide knobs read-only; kernel memory, key,
- * timer and allocator listings masked. */
+ * environ, memory).  The /proc rules of viewops.h: kernel-wide knobs
+ * read-only; kernel memory, key, timer and allocator listings masked. */
 static int fresh_proc(view *v)
 {
     const char *opts[] = {"hidepid", "invisible", NULL};
@@ -1006,28 +1007,16 @@ static int fresh_proc(view *v)
     if (t >= 0)
         close(t);
     close(m);
-    const char *ro[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"};
-    for (size_t i = 0; rc == 0 && i < sizeof ro / sizeof ro[0]; i++) {
-        int at = walk(v, ro[i], MAKE_NONE, false);
+    for (size_t i = 0; rc == 0 && i < MXC_PROC_NREADONLY; i++) {
+        int at = walk(v, mxc_proc_readonly[i], MAKE_NONE, false);
         if (at == -ENOENT)
             continue;
-        int tree = at < 0 ? at : open_tree(at, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
-        rc = at < 0 ? at : tree < 0 ? -errno : 0;
-        if (rc == 0 && (rc = set_readonly(tree, true)) == 0)
-            rc = attach(tree, at);
-        if (tree >= 0)
-            close(tree);
+        rc = at < 0 ? at : mxc_view_readonly_at(at, 0);
         if (at >= 0)
             close(at);
     }
-    /* World-readable leaks of kernel addresses, timers and keys, and the
-     * root-only memory listings (which permissions already refuse to the
-     * agent's uid: masked all the same, in case a host loosens them). */
-    const char *masked[] = {"/proc/kcore", "/proc/keys", "/proc/key-users", "/proc/timer_list", "/proc/sched_debug",
-                            "/proc/kallsyms", "/proc/kmsg", "/proc/acpi", "/proc/scsi", "/proc/slabinfo",
-                            "/proc/vmallocinfo", "/proc/pagetypeinfo"};
-    for (size_t i = 0; rc == 0 && i < sizeof masked / sizeof masked[0]; i++) {
-        int at = walk(v, masked[i], MAKE_NONE, false);
+    for (size_t i = 0; rc == 0 && i < MXC_PROC_NMASKED; i++) {
+        int at = walk(v, mxc_proc_masked[i], MAKE_NONE, false);
         if (at == -ENOENT)
             continue;
         rc = at < 0 ? at : mask_at(v, at, false);
@@ -1261,37 +1250,39 @@ static bool creatable(const view *v, const char *path)
     return false;
 }
 
-static int refuse(char *why, size_t whysz, int err, const char *fmt, const char *path)
+/* What cannot be restored: e says it (its errno too), -err for the caller's report. */
+static int refuse(mxc_error *e, int err, const char *fmt, const char *path)
 {
-    snprintf(why, whysz, fmt, path);
+    mxc_err(e, MXC_E_BACKEND_ERROR, fmt, path);
+    e->native = err;
     return -err;
 }
 
-int mxc_fsview_verify(const mxc_plan *p, char *why, size_t whysz)
+int mxc_fsview_verify(const mxc_plan *p, mxc_error *e)
 {
     view v = {.root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), .by_flags = true, .mask_src = -1};
     if (v.root < 0)
-        return -errno;
+        return refuse(e, errno, "cannot open %s", "/");
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < p->ngrants; i++) {
         const mxc_grant *g = &p->grants[i];
         if (g->mode == MXC_GRANT_RW)
             continue;
         if ((rc = pin_dirs(&v, g->path)) < 0) {
-            rc = refuse(why, whysz, -rc, "cannot pin the directories above %.300s", g->path);
+            rc = refuse(e, -rc, "cannot pin the directories above %.300s", g->path);
             break;
         }
         int t = walk(&v, g->path, MAKE_NONE, g->on_link);
         if (t == -ENOENT) {
             if (g->present && creatable(&v, g->path))
-                rc = refuse(why, whysz, ENOENT,
+                rc = refuse(e, ENOENT,
                             "%.300s, which the policy masks or makes read-only, was removed or moved away on the host "
                             "while the session runs, and the sandbox could now create it; stop and start the sandbox "
                             "once the host has put it back", g->path);
             continue;
         }
         if (t < 0) {
-            rc = refuse(why, whysz, -t, "%.300s, which the policy masks or makes read-only, cannot be reached "
+            rc = refuse(e, -t, "%.300s, which the policy masks or makes read-only, cannot be reached "
                         "without a symlink any more (changed on the host?); stop and start the sandbox", g->path);
             break;
         }
@@ -1304,22 +1295,17 @@ int mxc_fsview_verify(const mxc_plan *p, char *why, size_t whysz)
          * back on what the name is now. */
         if (g->mode == MXC_GRANT_DENIED) {
             if (g->covers) {
-                rc = refuse(why, whysz, ESTALE, "the denied directory %.300s was replaced on the host while the "
+                rc = refuse(e, ESTALE, "the denied directory %.300s was replaced on the host while the "
                             "session runs, and grants lie below it; stop and start the sandbox", g->path);
             } else {
                 if (v.mask_src < 0 && (rc = make_mask_src(&v)) < 0)
-                    rc = refuse(why, whysz, -rc, "cannot make a mask for %.300s", g->path);
+                    rc = refuse(e, -rc, "cannot make a mask for %.300s", g->path);
                 if (rc == 0 && (rc = mask_at(&v, t, false)) < 0)
-                    rc = refuse(why, whysz, -rc, "cannot mask %.300s again", g->path);
+                    rc = refuse(e, -rc, "cannot mask %.300s again", g->path);
             }
         } else {
-            int tree = open_tree(t, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
-            struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
-            if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0 ||
-                attach(tree, t) < 0)
-                rc = refuse(why, whysz, errno, "cannot make %.300s read-only again", g->path);
-            if (tree >= 0)
-                close(tree);
+            if ((rc = mxc_view_readonly_at(t, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0)
+                rc = refuse(e, -rc, "cannot make %.300s read-only again", g->path);
         }
         close(t);
     }

@@ -9,19 +9,9 @@
 #include <stddef.h>
 
 #include "error.h"
+#include "iface/front.h" /* mxc_sandbox_id and its bounds: the fronts hold one */
 
 #define MXC_SANDBOX_ID_VERSION 1
-#define MXC_AGENT_NAME_MAX 32    /* bytes, incl. NUL */
-#define MXC_APP_ID_MAX_CHARS 256 /* Unicode code points */
-#define MXC_APP_ID_MAX_BYTES (MXC_APP_ID_MAX_CHARS * 4 + 1)
-#define MXC_SANDBOX_ID_MAX 2048
-#define MXC_ISO_PREFIX "iso"
-
-typedef struct {
-    char agent_name[MXC_AGENT_NAME_MAX];
-    bool has_app_id;
-    char app_id[MXC_APP_ID_MAX_BYTES];
-} mxc_sandbox_id;
 
 /* Writes "iso:..." into out. */
 int mxc_sandbox_id_encode(const mxc_sandbox_id *id, char *out, size_t outsz, mxc_error *e);

@@ -13,7 +13,10 @@
  * (pause/resume), its processes (ps, kill --all), and removing it (delete,
  * a failed create).  What a container's cgroup is, is saved in its state
  * directory (`cgroup.json`), so later commands need no environment.
- * Also the commands that are only about the cgroup: pause, resume, update. */
+ * Also the commands that are only about the cgroup: pause, resume, update.
+ * What is not OCI's is the engine's one cgroup manager (lib/cgroup.h): the
+ * files, mkdirs, entering, the pids, signalling and the kill-all (pidfd
+ * after a membership check), freezing and rmdir are its. */
 #ifndef MXC_OCI_CGROUP_H
 #define MXC_OCI_CGROUP_H
 
@@ -84,17 +87,18 @@ void oci_cgroup_signal(const oci_cgroup *cg, int sig);
  * empty. */
 void oci_cgroup_remove(const oci_cgroup *cg, bool made_too);
 
-/* A mount of type cgroup or cgroup2 (config.c): -1 with why when it cannot be given. */
-int oci_cgroup_mount_check(const char *type, char *why, size_t whysz);
+/* A mount of type cgroup or cgroup2 (config.c): -1 with e (its message
+ * the reason alone) when it cannot be given. */
+int oci_cgroup_mount_check(const char *type, mxc_error *e);
 /* In the container's init (its own user namespace, before pivot_root),
  * at dest inside the rootfs: the container's own view, read-only — v2: one
  * mount; v1: a tmpfs holding one per hierarchy the container is in (not the
  * others: there the root would be the host's).  With a cgroup namespace of
  * its own (own_ns) each is a fresh cgroup/cgroup2 mount of that namespace;
  * without one (or with a pod's, joined), a read-only clone of the
- * container's own directory, as runc does.  -1 with why. */
+ * container's own directory, as runc does.  -1 with e. */
 typedef int (*oci_resolver)(int root_fd, const char *path, bool create, bool dir); /* init.h's */
-int oci_cgroup_mount(int root_fd, const char *dest, bool own_ns, oci_resolver target_of, char *why, size_t whysz);
+int oci_cgroup_mount(int root_fd, const char *dest, bool own_ns, oci_resolver target_of, mxc_error *e);
 
 /* The commands (rootfd: the store's root). */
 int oci_pause(int rootfd, const char *id, bool pause, mxc_error *e);

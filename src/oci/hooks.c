@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "fdio.h"
-#include "harden.h"
+#include "front.h"
 
 const char *const oci_hook_phase_name[OCI_HOOK_NPHASES] = {"prestart",       "createRuntime", "createContainer",
                                                            "startContainer", "poststart",     "poststop"};

@@ -4,7 +4,9 @@
  * written, the detached trees made and passed, the state saved), start
  * (the fifo read, with a pidfd on the init), state, kill, delete, run,
  * list, and the documents of features and spec.  Errors use runc's
- * wording where callers parse it. */
+ * wording where callers parse it.  create and exec run as named steps over
+ * one context each (lifecycle.c: create_steps, exec_steps), a failed step
+ * rolled back by the one rollback. */
 #ifndef MXC_OCI_LIFECYCLE_H
 #define MXC_OCI_LIFECYCLE_H
 

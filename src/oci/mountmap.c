@@ -70,7 +70,7 @@ int oci_mountmap_check(const oci_config *c, mxc_error *e)
     return 0;
 }
 
-/* The config's ranges as src/lib/userns.h's (at most OCI_MAX_IDMAPS). */
+/* The config's ranges as src/base/userns.h's (at most OCI_MAX_IDMAPS). */
 static size_t ranges_of(const oci_idmap *m, size_t n, mxc_idmap_range *r)
 {
     n = n > OCI_MAX_IDMAPS ? OCI_MAX_IDMAPS : n;

@@ -1,4 +1,4 @@
-/* test_mounttree.c — detached tree copies (src/lib/mounttree.h), as root in
+/* test_mounttree.c — detached tree copies (src/base/mounttree.h), as root in
  * a mount namespace of the test's own: a copy is flagged before anyone
  * sees it (read-only refuses a write, the original stays writable), a
  * non-recursive copy leaves the mounts beneath out, and a bad path is

@@ -1,4 +1,4 @@
-/* test_ptypair.c — a pty pair by descriptor (src/lib/ptypair.h): the pair
+/* test_ptypair.c — a pty pair by descriptor (src/base/ptypair.h): the pair
  * of a devpts instance's ptmx, sized, its slave the master's peer; a
  * ptmx that is not devpts's, or reached through a symlink, is refused at
  * the step that names it. */

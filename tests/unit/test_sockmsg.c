@@ -1,4 +1,4 @@
-/* test_sockmsg.c — the one parent/child channel (src/lib/sockmsg.h): a
+/* test_sockmsg.c — the one parent/child channel (src/base/sockmsg.h): a
  * payload with descriptors arrives whole, each descriptor close-on-exec; a
  * descriptor past the receiver's room is closed, never leaked; credentials
  * arrive as the sender's pid; the one-byte tag messages refuse a longer one

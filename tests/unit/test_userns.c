@@ -1,4 +1,4 @@
-/* test_userns.c — id maps as the kernel's text (src/lib/userns.h): ranges
+/* test_userns.c — id maps as the kernel's text (src/base/userns.h): ranges
  * formatted one a line and parsed back (the kernel's padded /proc form too),
  * a malformed line ends the map, too many ranges or too small a buffer are
  * refused; as root, a user namespace made with maps reads them back. */

@@ -89,15 +89,17 @@ int mxc_userns_deny_setgroups(pid_t pid)
 
 size_t mxc_userns_read_map(pid_t pid, bool gid, mxc_idmap_range *r, size_t max)
 {
-    char path[64], text[MXC_IDMAP_MAX * 36 + 1];
+    char path[64];
     snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, gid ? "gid_map" : "uid_map");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
-    ssize_t len = mxc_read_all(fd, text, sizeof text - 1);
+    size_t len;
+    char *text = mxc_read_all(fd, MXC_IDMAP_MAX * 36, &len);
     close(fd);
-    text[len > 0 ? len : 0] = '\0';
-    return mxc_idmap_parse(text, r, max);
+    size_t n = text ? mxc_idmap_parse(text, r, max) : 0;
+    free(text);
+    return n;
 }
 
 int mxc_userns_open(const mxc_idmap_range *u, size_t nu, const mxc_idmap_range *g, size_t ng)
