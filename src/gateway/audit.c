@@ -573,9 +573,8 @@ int gw_audit_init(mxc_error *e)
         snprintf(adir, sizeof adir, "%s/.local/state/mxc/logs", home);
     } else { /* never a name in /tmp another user could make first */
         char priv[512];
-        char pwhy[512] = "";
-        if (mxc_private_dir(true, priv, sizeof priv, pwhy, sizeof pwhy) < 0)
-            return mxc_err(e, MXC_E_BACKEND_ERROR, "%s", pwhy);
+        if (mxc_private_dir(true, priv, sizeof priv, e) < 0)
+            return -1;
         snprintf(adir, sizeof adir, "%s/mxc-logs", priv);
     }
     struct stat st;

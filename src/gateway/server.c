@@ -28,15 +28,15 @@
 int gw_default_socket(bool make, char *out, size_t outsz, mxc_error *e)
 {
     const char *env = getenv("MXC_GATEWAY_SOCKET");
-    char priv[512], pwhy[512] = "";
+    char priv[512];
     if (env && env[0])
         snprintf(out, outsz, "%s", env);
     else if (geteuid() == 0)
         snprintf(out, outsz, "/run/mxc-gateway.sock");
-    else if (mxc_private_dir(make, priv, sizeof priv, pwhy, sizeof pwhy) == 0)
+    else if (mxc_private_dir(make, priv, sizeof priv, e) == 0)
         snprintf(out, outsz, "%s/mxc-gateway.sock", priv);
     else
-        return mxc_err(e, MXC_E_BACKEND_ERROR, "%s", pwhy);
+        return -1;
     return 0;
 }
 

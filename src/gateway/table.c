@@ -206,9 +206,8 @@ int gw_table_open(mxc_error *e)
         snprintf(dir, sizeof dir, "/var/lib/mxc/gateway");
     } else {
         char priv[480];
-        char pwhy[512] = "";
-        if (mxc_private_dir(true, priv, sizeof priv, pwhy, sizeof pwhy) < 0)
-            return mxc_err(e, MXC_E_BACKEND_ERROR, "%s", pwhy);
+        if (mxc_private_dir(true, priv, sizeof priv, e) < 0)
+            return -1;
         snprintf(dir, sizeof dir, "%s/mxc-gateway", priv);
     }
     if ((dfd = mxc_open_own_dir(dir, 077)) < 0) {
