@@ -21,8 +21,8 @@
 /* The request fragment {"filesystem":{...}, "network":{...}} for policy
  * (a SandboxPolicy document), under the host configuration cfg, for a
  * workload whose working directory is workdir (NULL: none given;
- * include_workdir then refuses).  NULL with why[] naming the field. */
-json_t *mxc_gw_map_policy(const json_t *policy, const mxc_gw_config *cfg, const char *workdir, char *why,
-                          size_t whysz);
+ * include_workdir then refuses).  NULL with *e naming the field. */
+json_t *mxc_gw_map_policy(const json_t *policy, const mxc_gw_config *cfg, const char *workdir,
+                          mxc_error *e);
 
 #endif

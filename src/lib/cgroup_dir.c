@@ -55,6 +55,29 @@ int mxc_cgroup_read(const char *dir, const char *file, char *out, size_t outsz)
     return 0;
 }
 
+int mxc_cgroup_read_key(const char *dir, const char *file, const char *key, unsigned long long *out)
+{
+    char path[PATH_MAX], text[8192];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    *out = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return -errno;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    int err = errno;
+    close(fd);
+    if (n < 0)
+        return -err;
+    text[n] = '\0';
+    size_t klen = strlen(key);
+    for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+        if (!strncmp(l, key, klen) && l[klen] == ' ') {
+            *out = strtoull(l + klen + 1, NULL, 10);
+            return 0;
+        }
+    return -ENOENT;
+}
+
 bool mxc_cgroup_has_word(const char *dir, const char *file, const char *word)
 {
     char text[1024];

@@ -66,13 +66,13 @@ static void record_link(void *ctx, const char *at, const char *target)
 }
 
 static int resolve(resolver *rv, const char *path, bool follow_final, bool record, char *out, size_t outsz, int *fd,
-                   int *dir, char *why, size_t whysz)
+                   int *dir, mxc_error *why)
 {
     rv->rules.own = rv->own;
     rv->rules.nown = rv->nown;
     rv->rules.on_link = record ? record_link : NULL;
     rv->rules.ctx = rv->s;
-    return mxc_hostpath_resolve(&rv->rules, path, follow_final, out, outsz, fd, dir, why, whysz);
+    return mxc_hostpath_resolve(&rv->rules, path, follow_final, out, outsz, fd, dir, why);
 }
 
 /* A user namespace whose id maps translate the grant's owner (on disk) to
@@ -257,10 +257,11 @@ static int missing_grant(const char *path, mxc_grant_mode mode, mxc_error *e)
 static int resolve_entry(const mxc_plan *p, resolver *rv, idmap_cache *cache, const mxc_grant *g, entry *v,
                          size_t *n, mxc_error *e)
 {
-    char out[4200], why[600] = "";
+    char out[4200];
+    mxc_error why = {0};
     int fd, dir;
     bool denied = g->mode == MXC_GRANT_DENIED;
-    int rc = resolve(rv, g->path, !denied, !denied, out, sizeof out, &fd, &dir, why, sizeof why);
+    int rc = resolve(rv, g->path, !denied, !denied, out, sizeof out, &fd, &dir, &why);
     if (rc == -ENOENT) {
         /* a denied path that is absent is skipped as upstream does, unless this sandbox could create it;
          * a read-only or read-write grant that is absent is refused, as upstream's bwrap refuses it
@@ -277,7 +278,7 @@ static int resolve_entry(const mxc_plan *p, resolver *rv, idmap_cache *cache, co
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "fsview.resolve", -rc,
                           -rc == ELOOP ? "grant the symlink's target path itself, outside anything a sandbox can write"
                                        : NULL,
-                          "%s", why[0] ? why : "cannot resolve a filesystem path");
+                          "%s", why.message[0] ? why.message : "cannot resolve a filesystem path");
     struct stat st;
     if (fstat(fd, &st) < 0) {
         int err = errno;
@@ -299,7 +300,7 @@ static int resolve_entry(const mxc_plan *p, resolver *rv, idmap_cache *cache, co
          * only add a mask to the sandbox's own view (the link's mask stands whatever the target is), and the
          * holder re-resolves the canonical path beneath the new root with no symlinks */
         mxc_hostpath_rules any = {0};
-        rc = mxc_hostpath_resolve(&any, target_path, true, out, sizeof out, &tfd, &tdir, why, sizeof why);
+        rc = mxc_hostpath_resolve(&any, target_path, true, out, sizeof out, &tfd, &tdir, &why);
         if (rc == -ENOENT) {
             bool creatable = mxc_registry_inside_writable(tdir, rv->own, rv->nown, false);
             close(tdir);

@@ -18,8 +18,7 @@
 #include "fdio.h"
 
 #define SAVED "cgroup.json"
-
-bool oci_cgroup_disabled;
+#define V2(cg) ((cg)->backend == MXC_CGROUP_V2)
 
 /* The cgroup create made, for the init it clones (a copy of this memory): its cgroup mounts. */
 static oci_cgroup made_here;
@@ -29,13 +28,11 @@ static const char *const V1[] = {"pids", "memory", "cpu", "cpuacct", "cpuset", "
 
 /* -------------------------------------------------------------- the host */
 
-static const char *dir_of(const oci_cgroup *cg, const char *ctrl);
-
 /* v1 realtime cpu (cpu.rt_period_us, cpu.rt_runtime_us): only where the kernel has CONFIG_RT_GROUP_SCHED. */
 static bool rt_sched(const oci_cgroup *cg)
 {
     char root[PATH_MAX], path[PATH_MAX + 32];
-    const char *dir = cg ? (cg->v2 ? NULL : dir_of(cg, "cpu"))
+    const char *dir = cg ? (V2(cg) ? NULL : oci_cgroup_dir(cg, "cpu"))
                          : (!mxc_cgroup_v2_root() && mxc_cgroup_v1_root("cpu", root, sizeof root) ? root : NULL);
     if (!dir)
         return false;
@@ -49,10 +46,10 @@ static bool available(const oci_cgroup *cg, const char *ctrl)
 {
     if (!strcmp(ctrl, "cpu.rt"))
         return rt_sched(cg);
-    if (cg && cg->v2)
+    if (cg && V2(cg))
         return !strcmp(ctrl, "freezer") || mxc_cgroup_has_word(cg->h[0].dir, "cgroup.controllers", ctrl);
     if (cg)
-        return dir_of(cg, ctrl) != NULL;
+        return oci_cgroup_dir(cg, ctrl) != NULL;
     const char *v2 = mxc_cgroup_v2_root();
     char root[PATH_MAX];
     if (v2)
@@ -63,7 +60,7 @@ static bool available(const oci_cgroup *cg, const char *ctrl)
 static const char *where_missing(const oci_cgroup *cg, const char *ctrl)
 {
     static char why[PATH_MAX + 128];
-    const char *v2 = cg ? (cg->v2 ? cg->h[0].dir : NULL) : mxc_cgroup_v2_root();
+    const char *v2 = cg ? (V2(cg) ? cg->h[0].dir : NULL) : mxc_cgroup_v2_root();
     if (!strcmp(ctrl, "cpu.rt"))
         snprintf(why, sizeof why, "%s", v2 ? "realtime cpu has no cgroup v2 interface" :
                  "this host's cgroup v1 cpu hierarchy has no cpu.rt_runtime_us (a kernel without "
@@ -156,7 +153,7 @@ static int check(json_t *r, const char *where, const oci_cgroup *cg, mxc_error *
             rc = check_group(v, key, MEMORY, sizeof MEMORY / sizeof MEMORY[0], where, cg, e);
         else if (!strcmp(key, "cpu"))
             rc = check_group(v, key, CPU, sizeof CPU / sizeof CPU[0], where, cg, e);
-        else if (!strcmp(key, "unified") && !(cg ? cg->v2 : mxc_cgroup_v2_root() != NULL))
+        else if (!strcmp(key, "unified") && !(cg ? V2(cg) : mxc_cgroup_v2_root() != NULL))
             /* runc's words: its v2 files on a v1 host are an invalid configuration */
             rc = refuse_field(e, where, key, "invalid configuration: cgroup v2 files on a cgroup v1 host");
         else
@@ -167,14 +164,14 @@ static int check(json_t *r, const char *where, const oci_cgroup *cg, mxc_error *
     return 0;
 }
 
-int oci_cgroup_check(json_t *resources, mxc_error *e)
+int oci_cgroup_check(json_t *resources, int backend, mxc_error *e)
 {
     if (resources && !json_is_object(resources))
         return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: linux.resources must be an object");
     const char *key;
     json_t *v;
     json_object_foreach(resources, key, v)
-        if (oci_cgroup_disabled && strcmp(key, "devices") && set(v))
+        if (backend == MXC_CGROUP_NONE && strcmp(key, "devices") && set(v))
             return refuse_field(e, "config.json", key, "it needs a cgroup, and the container has none "
                                 "(--cgroup-manager disabled)");
     return check(resources, "config.json", NULL, e);
@@ -270,7 +267,7 @@ static int save(int dirfd, const oci_cgroup *cg, mxc_error *e)
     json_t *dirs = json_object();
     for (size_t i = 0; i < cg->n; i++)
         json_object_set_new(dirs, cg->h[i].ctrl, json_string(cg->h[i].dir));
-    json_t *j = json_pack("{s:b, s:s, s:i, s:o, s:b}", "v2", cg->v2, "path", cg->path, "levels", cg->levels, "dirs",
+    json_t *j = json_pack("{s:b, s:s, s:i, s:o, s:b}", "v2", V2(cg), "path", cg->path, "levels", cg->levels, "dirs",
                           dirs, "pending", cg->pending);
     char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
@@ -305,7 +302,7 @@ bool oci_cgroup_load(int dirfd, oci_cgroup *cg)
     json_t *dirs = json_object_get(j, "dirs");
     bool ok = path && json_is_object(dirs);
     if (ok) {
-        cg->v2 = json_is_true(json_object_get(j, "v2"));
+        cg->backend = json_is_true(json_object_get(j, "v2")) ? MXC_CGROUP_V2 : MXC_CGROUP_V1;
         cg->pending = json_is_true(json_object_get(j, "pending"));
         cg->levels = json_integer_value(json_object_get(j, "levels")) == 2 ? 2 : 1;
         snprintf(cg->path, sizeof cg->path, "%s", path);
@@ -320,13 +317,15 @@ bool oci_cgroup_load(int dirfd, oci_cgroup *cg)
         }
     }
     json_decref(j);
-    return ok && cg->n > 0;
+    if (!ok || !cg->n)
+        cg->backend = MXC_CGROUP_NONE;
+    return cg->backend != MXC_CGROUP_NONE;
 }
 
-static const char *dir_of(const oci_cgroup *cg, const char *ctrl)
+const char *oci_cgroup_dir(const oci_cgroup *cg, const char *ctrl)
 {
     for (size_t i = 0; i < cg->n; i++)
-        if (cg->v2 || !strcmp(cg->h[i].ctrl, ctrl))
+        if (V2(cg) || !strcmp(cg->h[i].ctrl, ctrl))
             return cg->h[i].dir;
     return NULL;
 }
@@ -363,8 +362,8 @@ static int find_roots(oci_cgroup *cg, char roots[][PATH_MAX / 2], mxc_error *e)
     int backend = mxc_cgroup_host(e); /* -1: MXC_CGROUP2_ROOT naming no cgroup2 directory */
     if (backend < 0)
         return -1;
-    cg->v2 = backend == MXC_CGROUP_V2;
-    if (cg->v2) {
+    cg->backend = backend == MXC_CGROUP_V2 ? MXC_CGROUP_V2 : MXC_CGROUP_V1;
+    if (backend == MXC_CGROUP_V2) {
         snprintf(cg->h[0].ctrl, sizeof cg->h[0].ctrl, "unified");
         snprintf(roots[0], sizeof roots[0], "%s", mxc_cgroup_v2_root());
         cg->n = 1;
@@ -401,7 +400,7 @@ int oci_cgroup_create(int dirfd, const char *id, const char *cgroups_path, json_
         return -1;
     char tag[16];
     root_tag(dirfd, tag, sizeof tag);
-    if (resolve(id, tag, cgroups_path, cg->path, sizeof cg->path, e) < 0 || oci_cgroup_check(resources, e) < 0)
+    if (resolve(id, tag, cgroups_path, cg->path, sizeof cg->path, e) < 0 || oci_cgroup_check(resources, OCI_CGROUP_HOST, e) < 0)
         return -1;
     cg->levels = (!cgroups_path || !*cgroups_path) && tag[0] ? 2 : 1;
     char roots[OCI_CGROUP_MAX][PATH_MAX / 2];
@@ -410,7 +409,7 @@ int oci_cgroup_create(int dirfd, const char *id, const char *cgroups_path, json_
     if (record_ahead(dirfd, cg, roots, record, record_arg, e) < 0)
         return -1;
     for (size_t i = 0; i < cg->n; i++) {
-        mxc_cgroup_levels l = {.root = roots[i], .v2 = cg->v2, .cpuset = !cg->v2 && strstr(roots[i], "cpuset")};
+        mxc_cgroup_levels l = {.root = roots[i], .v2 = V2(cg), .cpuset = !V2(cg) && strstr(roots[i], "cpuset")};
         int rc = mxc_cgroup_mkdirs(roots[i], cg->path, mxc_cgroup_prepare_level, &l, cg->h[i].dir,
                                    sizeof cg->h[i].dir, &cg->h[i].made);
         if (rc == 0 && cg->h[i].made == 0 && !procs_empty(cg->h[i].dir)) {
@@ -445,7 +444,7 @@ fail:
 
 int oci_cgroup_dir_fd(const oci_cgroup *cg)
 {
-    return cg->v2 ? open(cg->h[0].dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    return V2(cg) ? open(cg->h[0].dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 }
 
 int oci_cgroup_enter(const oci_cgroup *cg, pid_t pid, mxc_error *e)
@@ -551,8 +550,8 @@ int oci_cgroup_apply(const oci_cgroup *cg, json_t *r, mxc_error *e)
     mxc_cgroup_limits l;
     if (!r || lower(r, &l, e) < 0)
         return r ? -1 : 0;
-    mxc_cgroup_dirs d = {.v2 = cg->v2, .pids = dir_of(cg, "pids"), .memory = dir_of(cg, "memory"),
-                         .cpu = dir_of(cg, "cpu"), .cpuset = dir_of(cg, "cpuset")};
+    mxc_cgroup_dirs d = {.v2 = V2(cg), .pids = oci_cgroup_dir(cg, "pids"), .memory = oci_cgroup_dir(cg, "memory"),
+                         .cpu = oci_cgroup_dir(cg, "cpu"), .cpuset = oci_cgroup_dir(cg, "cpuset")};
     mxc_cgroup_failure f = {0};
     int rc = mxc_cgroup_set_limits(&d, &l, &f);
     if (rc == -ERANGE)
@@ -569,13 +568,13 @@ int oci_cgroup_apply(const oci_cgroup *cg, json_t *r, mxc_error *e)
 /* The directory freezing is done in: v2's one, else the v1 freezer's (NULL: none). */
 static const char *freezer_of(const oci_cgroup *cg)
 {
-    return cg->v2 ? cg->h[0].dir : dir_of(cg, "freezer");
+    return V2(cg) ? cg->h[0].dir : oci_cgroup_dir(cg, "freezer");
 }
 
 bool oci_cgroup_frozen(const oci_cgroup *cg)
 {
     const char *dir = freezer_of(cg);
-    return dir && mxc_cgroup_frozen(dir, cg->v2);
+    return dir && mxc_cgroup_frozen(dir, V2(cg));
 }
 
 int oci_cgroup_freeze(const oci_cgroup *cg, bool frozen, mxc_error *e)
@@ -584,7 +583,7 @@ int oci_cgroup_freeze(const oci_cgroup *cg, bool frozen, mxc_error *e)
     if (!dir)
         return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "the container's cgroup has no freezer (this host has no cgroup "
                        "v1 freezer hierarchy mxc-oci may write)");
-    return mxc_cgroup_freeze(dir, cg->v2, frozen, "the container's cgroup", e);
+    return mxc_cgroup_freeze(dir, V2(cg), frozen, "the container's cgroup", e);
 }
 
 json_t *oci_cgroup_pids(const oci_cgroup *cg)
@@ -612,7 +611,7 @@ json_t *oci_cgroup_pids(const oci_cgroup *cg)
 /* The controller whose /proc/PID/cgroup line says a process is in the first hierarchy (v2: none). */
 static const char *first_ctrl(const oci_cgroup *cg)
 {
-    return cg->v2 ? NULL : cg->h[0].ctrl;
+    return V2(cg) ? NULL : cg->h[0].ctrl;
 }
 
 void oci_cgroup_signal(const oci_cgroup *cg, int sig)
@@ -707,9 +706,9 @@ int oci_update(int rootfd, const char *id, json_t *resources, mxc_error *e)
 
 /* ------------------------------------------------------ the cgroup mount */
 
-int oci_cgroup_mount_check(const char *type, mxc_error *e)
+int oci_cgroup_mount_check(const char *type, int backend, mxc_error *e)
 {
-    if (oci_cgroup_disabled)
+    if (backend == MXC_CGROUP_NONE)
         return mxc_err(e, MXC_E_UNSUPPORTED_CONTAINMENT, "needs the container's own cgroup (--cgroup-manager disabled "
                        "makes none)");
     if (!strcmp(type, "cgroup2") && !mxc_cgroup_v2_root()) /* its directory would be the host's root */
@@ -843,7 +842,7 @@ int oci_cgroup_mount(int root_fd, const char *dest, bool own_ns, oci_resolver ta
     const oci_cgroup *cg = &made_here;
     if (!cg->n)
         return mxc_err(e, MXC_E_BACKEND_ERROR, "the container has no cgroup");
-    if (cg->v2)
+    if (V2(cg))
         return mount_v2(cg, root_fd, dest, own_ns, target_of, e);
     const char *topt[] = {"mode=755", "size=64k"};
     int mfd = fs_mount("tmpfs", topt, 2, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);

@@ -24,14 +24,11 @@ static int create_or_run(oci_cli *cli, bool run, mxc_error *e)
                        "systemd cgroup flag passed, but systemd support for managing cgroups is not available");
     if (preserve && oci_count_of(preserve) < 0)
         return oci_bad_count(preserve, e);
+    int n = oci_count_of(preserve), status;
     if (!run)
-        return oci_create(cli->rootfd, id, bundle, pid_file, console, oci_count_of(preserve), false, NULL, e) < 0
-                   ? -1
-                   : 0;
-    int status;
-    return oci_run(cli->rootfd, id, bundle, pid_file, console, oci_count_of(preserve), detach, keep, &status, e) < 0
-               ? -1
-               : status;
+        return oci_create(cli->rootfd, id, bundle, pid_file, console, n, cli->cgroup, false, NULL, e) < 0 ? -1 : 0;
+    return oci_run(cli->rootfd, id, bundle, pid_file, console, n, cli->cgroup, detach, keep, &status, e) < 0 ? -1
+                                                                                                             : status;
 }
 
 int oci_cmd_create(oci_cli *cli, mxc_error *e)

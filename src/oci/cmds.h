@@ -21,6 +21,7 @@ typedef struct {
     const char *name;   /* the command as given */
     int rootfd;         /* the store (--root); -1 for a command that needs none */
     bool systemd;       /* --systemd-cgroup, or --cgroup-manager systemd */
+    int cgroup;         /* --cgroup-manager: the backend a new container's cgroup is given (cgroup.h) */
     int fail_status;    /* the exit status of a -1 return (1; exec's own failure 255) */
 } oci_cli;
 

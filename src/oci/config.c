@@ -590,7 +590,7 @@ static int parse_linux(json_t *lin, oci_config *c, mxc_error *e)
     if ((rc = get(lin, "resources", "linux.resources", JSON_OBJECT, &v, e)) < 0)
         return rc;
     c->resources = v;
-    if (oci_cgroup_check(v, e) < 0) /* pids, memory, cpu: what this host can enforce (cgroup.c) */
+    if (oci_cgroup_check(v, c->cgroup, e) < 0) /* pids, memory, cpu: what this host can enforce (cgroup.c) */
         return -1;
     const char *key;
     json_t *r;
@@ -818,7 +818,7 @@ static int check_fs_type(size_t idx, oci_mount *o, const oci_config *c, bool nod
     snprintf(f, sizeof f, "mounts[%zu].type '%.40s'", idx, o->type);
     if (!strcmp(o->type, "cgroup") || !strcmp(o->type, "cgroup2")) { /* the container's own view (cgroup.c) */
         mxc_error why = {0};
-        if (oci_cgroup_mount_check(o->type, &why) < 0) {
+        if (oci_cgroup_mount_check(o->type, c->cgroup, &why) < 0) {
             refuse(e, "%s: %s", f, why.message);
             mxc_error_clear(&why);
             return -1;
@@ -868,9 +868,10 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
     return o->kind == OCI_MNT_BIND ? 0 : check_fs_type(idx, o, c, nodev_asked, e);
 }
 
-int oci_config_parse(json_t *doc, oci_config *c, mxc_error *e)
+int oci_config_parse(json_t *doc, int cgroup, oci_config *c, mxc_error *e)
 {
     memset(c, 0, sizeof *c);
+    c->cgroup = cgroup;
     c->doc = json_incref(doc);
     if (!json_is_object(doc))
         return bad(e, "the document", "a JSON object");
@@ -948,7 +949,7 @@ int oci_process_parse(json_t *proc, int ns_flags, oci_config *c, mxc_error *e)
     return parse_process(proc, c, e);
 }
 
-int oci_config_load(int bundle_fd, oci_config *c, mxc_error *e)
+int oci_config_load(int bundle_fd, int cgroup, oci_config *c, mxc_error *e)
 {
     memset(c, 0, sizeof *c);
     int fd = openat(bundle_fd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -965,7 +966,7 @@ int oci_config_load(int bundle_fd, oci_config *c, mxc_error *e)
     close(fd);
     if (!doc)
         return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: line %d: %s", je.line, je.text);
-    int rc = oci_config_parse(doc, c, e);
+    int rc = oci_config_parse(doc, cgroup, c, e);
     c->root_written = root_written;
     json_decref(doc);
     return rc;

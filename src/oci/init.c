@@ -284,10 +284,8 @@ static int apply_apparmor(const oci_config *c, int aa_fd, mxc_error *e)
 {
     if (aa_fd < 0)
         return 0;
-    int rc = oci_apparmor_exec_write(aa_fd, c->apparmor_profile);
-    if (rc < 0)
-        return oci_init_err_os(e, -rc, "process.apparmorProfile \"%s\": writing the AppArmor exec attribute",
-                               c->apparmor_profile);
+    if (oci_apparmor_exec_write(aa_fd, c->apparmor_profile, e) < 0)
+        return -1;
     close(aa_fd);
     return 0;
 }
@@ -299,10 +297,9 @@ static int open_apparmor(const oci_config *c, int proc_fd, int *aa_fd, mxc_error
     *aa_fd = -1;
     if (!c->apparmor_profile)
         return 0;
-    int fd = proc_fd < 0 ? proc_fd : oci_apparmor_attr_open(proc_fd);
+    int fd = oci_apparmor_attr_open(proc_fd, c->apparmor_profile, e);
     if (fd < 0)
-        return oci_init_err_os(e, -fd, "process.apparmorProfile \"%s\": opening the AppArmor exec attribute in "
-                                       "the host's /proc", c->apparmor_profile);
+        return -1;
     *aa_fd = fd;
     return 0;
 }
@@ -468,8 +465,8 @@ static int join_namespaces(init_state *s)
         return -1;
     if (!c->apparmor_profile)
         return 0;
-    int proc_fd = oci_apparmor_proc();
-    int rc = open_apparmor(c, proc_fd, &s->aa_fd, &s->err);
+    int proc_fd = oci_apparmor_proc("oci.init", &s->err);
+    int rc = proc_fd < 0 ? -1 : open_apparmor(c, proc_fd, &s->aa_fd, &s->err);
     if (proc_fd >= 0)
         close(proc_fd);
     return rc;

@@ -212,6 +212,7 @@ typedef struct {
     int rootfd;
     const char *id, *bundle, *pid_file, *console_path;
     int preserve;
+    int cgroup;          /* the backend its cgroup is given (cgroup.h): none, or the host's */
     oci_config c;
     int bundle_fd, dir_fd, rootfs_fd, fifo_fd, sock, init_sock, userns, console;
     int *src;            /* per mount: a bind's source (O_PATH) or -1 */
@@ -500,7 +501,7 @@ static int load_config(create_ctx *x, mxc_error *e)
     if (x->bundle_fd < 0)
         return mxc_err_os(e, MXC_E_MALFORMED_REQUEST, "oci.bundle", errno, NULL, "cannot open the bundle %s",
                           x->bundle ? x->bundle : ".");
-    return oci_config_load(x->bundle_fd, &x->c, e);
+    return oci_config_load(x->bundle_fd, x->cgroup, &x->c, e);
 }
 
 /* create step: what the config asks checked before anything is made (the process, the hooks'
@@ -579,7 +580,8 @@ static int make_dir(create_ctx *x, mxc_error *e)
 static int resolve_bind(create_ctx *x, size_t i, mxc_error *e)
 {
     const oci_mount *m = &x->c.mounts[i];
-    char want[PATH_MAX + 2], canon[PATH_MAX], why[512] = "";
+    char want[PATH_MAX + 2], canon[PATH_MAX];
+    mxc_error why = {0};
     char bpath[PATH_MAX];
     fd_path(x->bundle_fd, bpath, sizeof bpath);
     if (snprintf(want, sizeof want, "%s%s%s", m->source[0] == '/' ? "" : bpath, m->source[0] == '/' ? "" : "/",
@@ -587,7 +589,7 @@ static int resolve_bind(create_ctx *x, size_t i, mxc_error *e)
         return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: mounts[%zu].source is too long", i);
     mxc_hostpath_rules rules = {.claims = true};
     int dirfd = -1;
-    int r = mxc_hostpath_resolve(&rules, want, true, canon, sizeof canon, &x->src[i], &dirfd, why, sizeof why);
+    int r = mxc_hostpath_resolve(&rules, want, true, canon, sizeof canon, &x->src[i], &dirfd, &why);
     if (dirfd >= 0)
         close(dirfd);
     struct stat sst;
@@ -597,7 +599,7 @@ static int resolve_bind(create_ctx *x, size_t i, mxc_error *e)
             x->src[i] = -1;
         }
         return mxc_err(e, MXC_E_POLICY_VALIDATION, "mounts[%zu].source %s: %s", i, m->source,
-                       why[0] ? why : strerror(r < 0 ? -r : errno));
+                       why.message[0] ? why.message : strerror(r < 0 ? -r : errno));
     }
     if (S_ISBLK(sst.st_mode))
         return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu].source %s is a block device: a raw "
@@ -684,7 +686,7 @@ static int make_fifo(create_ctx *x, mxc_error *e)
 /* create step 5b: the cgroup, made and limited before the init exists (cgroup.c) */
 static int make_cgroup(create_ctx *x, mxc_error *e)
 {
-    if (oci_cgroup_disabled)
+    if (x->cgroup == MXC_CGROUP_NONE) /* --cgroup-manager disabled */
         return 0;
     if (oci_cgroup_create(x->dir_fd, x->id, x->c.cgroups_path, x->c.resources, x->claim[0] ? record_in_claim : NULL,
                           x->claim, &x->cg, e) < 0)
@@ -965,12 +967,12 @@ static int (*const create_steps[])(create_ctx *, mxc_error *) = {
 };
 
 int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_file, const char *console,
-               int preserve, bool keep, pid_t *child, mxc_error *e)
+               int preserve, int cgroup, bool keep, pid_t *child, mxc_error *e)
 {
     if (!oci_valid_id(id))
         return mxc_err(e, MXC_E_MALFORMED_ID, "invalid id format: %s", id ? id : "");
     create_ctx x = {.rootfd = rootfd, .id = id, .bundle = bundle, .pid_file = pid_file, .console_path = console,
-                    .preserve = preserve, .bundle_fd = -1, .dir_fd = -1, .rootfs_fd = -1, .fifo_fd = -1, .sock = -1,
+                    .preserve = preserve, .cgroup = cgroup, .bundle_fd = -1, .dir_fd = -1, .rootfs_fd = -1, .fifo_fd = -1, .sock = -1,
                     .init_sock = -1, .userns = -1, .console = -1, .own_ns = {-1, -1, -1, -1}};
     int rc = 0;
     for (size_t s = 0; rc == 0 && s < sizeof create_steps / sizeof create_steps[0]; s++)
@@ -1226,7 +1228,7 @@ static void forward(int sig)
 }
 
 int oci_run(int rootfd, const char *id, const char *bundle, const char *pid_file, const char *console, int preserve,
-            bool detach, bool keep, int *status, mxc_error *e)
+            int cgroup, bool detach, bool keep, int *status, mxc_error *e)
 {
     pid_t child;
     *status = 0;
@@ -1239,7 +1241,7 @@ int oci_run(int rootfd, const char *id, const char *bundle, const char *pid_file
         }
         console = relay.path;
     }
-    if (oci_create(rootfd, id, bundle, pid_file, console, preserve, !detach, &child, e) < 0) {
+    if (oci_create(rootfd, id, bundle, pid_file, console, preserve, cgroup, !detach, &child, e) < 0) {
         oci_relay_close(&relay);
         return -1;
     }
@@ -1575,9 +1577,8 @@ static int exec_prepare_process(exec_ctx *x, mxc_error *e)
         oci_apparmor_usable(x->pc.apparmor_profile, "process.apparmorProfile", e) < 0)
         return -1;
     /* the host's /proc for the AppArmor exec attribute, before the container's namespaces are joined */
-    if (x->pc.apparmor_profile && (x->proc_fd = oci_apparmor_proc()) < 0)
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.exec", -x->proc_fd, NULL,
-                          "process.apparmorProfile: the host's /proc");
+    if (x->pc.apparmor_profile && (x->proc_fd = oci_apparmor_proc("oci.exec", e)) < 0)
+        return -1;
     /* the container's own seccomp profile binds its exec'd processes too */
     json_t *doc = saved_config(x->dirfd);
     int r = oci_seccomp_compile_cached(x->rootfd, json_object_get(json_object_get(doc, "linux"), "seccomp"), &x->sc,

@@ -227,6 +227,7 @@ static int usage(void)
 typedef struct {
     const char *root, *criu, *rootless, *cgroup_manager;
     bool systemd, help, version;
+    int cgroup; /* the backend a new container's cgroup is given (cgroup.h) */
 } globals;
 
 /* the global flags into *g (and the log's, main's statics): the index of the command, or -1 with e set */
@@ -252,7 +253,7 @@ static int global_flags(int argc, char **argv, globals *g, mxc_error *e)
         g->systemd = true;
     else if (cm && strcmp(cm, "disabled") && strcmp(cm, "cgroupfs"))
         return mxc_err(e, MXC_E_MALFORMED_REQUEST, "unknown cgroup manager %s", cm);
-    oci_cgroup_disabled = cm && !strcmp(cm, "disabled");
+    g->cgroup = cm && !strcmp(cm, "disabled") ? MXC_CGROUP_NONE : OCI_CGROUP_HOST;
     if (strcmp(log_format, "text") && strcmp(log_format, "json"))
         return mxc_err(e, MXC_E_MALFORMED_REQUEST, "unknown log-format %s", log_format);
     if (log_path && !(log_file = log_open(log_path, e)))
@@ -316,7 +317,7 @@ int main(int argc, char **argv)
     }
     if (i >= argc)
         return usage();
-    oci_cli cli = {.argc = argc, .argv = argv, .i = i + 1, .name = argv[i], .rootfd = -1, .systemd = g.systemd,
+    oci_cli cli = {.argc = argc, .argv = argv, .i = i + 1, .name = argv[i], .rootfd = -1, .systemd = g.systemd, .cgroup = g.cgroup,
                    .fail_status = 1};
     if (g.rootless && strcmp(g.rootless, "false") && strcmp(g.rootless, "auto"))
         return die("--rootless %s: mxc-oci runs as root for now (rootless: later)", g.rootless);

@@ -104,14 +104,15 @@ static char *mount_options(unsigned long long id, bool *at_root, char **fstype)
 static int resolve_layer(const char *root_path, const char *key, const char *path, const char *what, int *dir,
                          mxc_error *e)
 {
-    char canon[PATH_MAX], why[512] = "", msg[PATH_MAX + 600];
+    char canon[PATH_MAX], msg[PATH_MAX + 600];
+    mxc_error why = {0};
     if (path[0] != '/') {
         snprintf(msg, sizeof msg, "%s=%s", key, path);
         return refuse(e, root_path, "a relative layer path (resolved in the mounter's working directory)", msg);
     }
     mxc_hostpath_rules rules = {.claims = true};
     int fd = -1, d = -1;
-    int r = mxc_hostpath_resolve(&rules, path, true, canon, sizeof canon, &fd, &d, why, sizeof why);
+    int r = mxc_hostpath_resolve(&rules, path, true, canon, sizeof canon, &fd, &d, &why);
     struct stat st;
     if (r < 0 || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
         if (r == 0) {
@@ -119,7 +120,8 @@ static int resolve_layer(const char *root_path, const char *key, const char *pat
             close(d);
         } else if (d >= 0)
             close(d);
-        snprintf(msg, sizeof msg, "%s=%s: %s", key, path, why[0] ? why : r < 0 ? strerror(-r) : "not a directory");
+        snprintf(msg, sizeof msg, "%s=%s: %s", key, path,
+                 why.message[0] ? why.message : r < 0 ? strerror(-r) : "not a directory");
         return refuse(e, root_path, "a layer", msg);
     }
     if (mxc_hostpath_check_grant(canon, what, e) < 0) {

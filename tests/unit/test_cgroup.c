@@ -2,7 +2,7 @@
  * plain files standing in for a cgroup (no cgroupfs needed): which file each
  * typed limit is written to on v1 and v2 and with what text, the refusals
  * (swap below the limit, no swap accounting), and the directory helpers
- * (mkdirs, pids, has_word, rmdir). */
+ * (mkdirs, pids, has_word, read_key, rmdir). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -130,6 +130,14 @@ static void directories(void)
     CHECK_INT_EQ(mxc_cgroup_write(d, "cgroup.controllers", "cpu memory pids\n"), 0);
     CHECK(mxc_cgroup_has_word(d, "cgroup.controllers", "memory"));
     CHECK(!mxc_cgroup_has_word(d, "cgroup.controllers", "mem"));
+    unsigned long long v = 1;
+    CHECK_INT_EQ(mxc_cgroup_write(d, "cgroup.controllers", "usage_usec 12\nuser_usec 7\nmax 3\n"), 0);
+    CHECK_INT_EQ(mxc_cgroup_read_key(d, "cgroup.controllers", "user_usec", &v), 0);
+    CHECK_INT_EQ((int)v, 7);
+    CHECK_INT_EQ(mxc_cgroup_read_key(d, "cgroup.controllers", "max", &v), 0);
+    CHECK_INT_EQ((int)v, 3);
+    CHECK_INT_EQ(mxc_cgroup_read_key(d, "cgroup.controllers", "user", &v), -ENOENT); /* whole keys only */
+    CHECK_INT_EQ((int)v, 0);
     CHECK_INT_EQ(mxc_cgroup_write(d, "no-such-file", "1"), -ENOENT);
     CHECK_INT_EQ(mxc_cgroup_rmdir(d), -ENOTEMPTY); /* only EBUSY is waited for */
 }

@@ -70,6 +70,8 @@ int mxc_sandbox_id_encode(const mxc_sandbox_id *id, char *out, size_t outsz, mxc
 bool mxc_agent_name_is_safe(const char *name);
 long mxc_b64std_decode(const char *in, size_t n, unsigned char *out, size_t outsz);
 #endif
+/* One UTF-8 scalar's length (1-4), its code point in *cp; 0 when not well-formed. */
+size_t mxc_utf8_next(const unsigned char *s, size_t n, uint32_t *cp);
 
 /* ---- exec.h: the engine's diagnostics (mxc-exec --debug, --log-file) ---- */
 extern bool mxc_debug;
@@ -90,10 +92,11 @@ typedef struct {
  * one; follow_final says whether a trailing symlink is followed at all.
  * 0: *fd is an O_PATH fd of the object, *dir of the directory holding it,
  * out its canonical path.  -ENOENT: *dir is the deepest directory that
- * exists, out the path as far as it resolved plus the rest.  Other
- * -errno: why[] says what. */
+ * exists, out the path as far as it resolved plus the rest (*e untouched).
+ * Other -errno: *e says what (policy_validation for a path refused,
+ * backend_error for a system call failed; native the errno). */
 int mxc_hostpath_resolve(const mxc_hostpath_rules *rules, const char *path, bool follow_final, char *out,
-                         size_t outsz, int *fd, int *dir, char *why, size_t whysz);
+                         size_t outsz, int *fd, int *dir, mxc_error *e);
 
 /* Opens a file the executor writes for its caller (--log-file) for
  * appending, creating it 0600: its directory walked from "/" with no
@@ -134,7 +137,7 @@ int mxc_hostpath_check_grant_against(const char *path, const char *what, const m
 
 /* ---- state.h: the caller's own directories ---- */
 int mxc_open_own_dir(const char *path, mode_t forbidden);
-int mxc_private_dir(bool make, char *out, size_t outsz, char *why, size_t whysz);
+int mxc_private_dir(bool make, char *out, size_t outsz, mxc_error *e);
 
 /* ---- inventory.h ---- */
 bool mxc_label_is_valid(const char *s, size_t max);
@@ -245,6 +248,9 @@ bool mxc_cgroup_hybrid_root(char *out, size_t outsz);
 int mxc_cgroup_write(const char *dir, const char *file, const char *text);
 /* The first line of dir/file, without its newline. */
 int mxc_cgroup_read(const char *dir, const char *file, char *out, size_t outsz);
+/* A "flat keyed" file's value (cpu.stat, memory.events, cpuacct.stat: "key
+ * value" lines) in *out; 0 there and -ENOENT when the key is absent. */
+int mxc_cgroup_read_key(const char *dir, const char *file, const char *key, unsigned long long *out);
 /* Whether the first line of dir/file has word among its space-separated ones. */
 bool mxc_cgroup_has_word(const char *dir, const char *file, const char *word);
 /* mkdir -p of rel below root (root exists); the full path in dir, how many
