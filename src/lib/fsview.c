@@ -28,7 +28,7 @@
 
 #include "hostpath.h"
 #include "registry.h"
-#include "viewops.h"
+#include "setupops.h"
 
 #define NEWROOT "/tmp" /* a mountpoint inside our private mount namespace only */
 

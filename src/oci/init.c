@@ -34,7 +34,7 @@
 
 #include "apparmor.h"
 #include "harden.h"
-#include "viewops.h"
+#include "setupops.h"
 
 #define NEWROOT "/tmp" /* a mount point inside the init's private mount namespace only */
 
@@ -90,7 +90,7 @@ static char *recv_text(char tag)
  * runtime's own binary: CVE-2019-5736) lead out of the container.  A descriptor, or -errno. */
 static int open_no_magic(const char *path, int flags)
 {
-    return oci_openat2(AT_FDCWD, path, flags, RESOLVE_NO_MAGICLINKS);
+    return mxc_openat2(AT_FDCWD, path, flags, RESOLVE_NO_MAGICLINKS);
 }
 
 /* The executable of args[0] into *exe: a path as given, else the first hit in the config's PATH
@@ -534,15 +534,17 @@ static int setup_rootfs(init_state *s)
     return 0;
 }
 
-/* The config lowered to setup operations (rootops.h), applied in order: the mounts, each on a
- * descriptor resolved inside the rootfs, the devices and /dev's links, the sysctls, the masked and
- * read-only paths (the engine's /proc rules, then the config's). */
+/* The config lowered to the engine's setup operations (rootops.h), applied in order by its
+ * executor (setupops.h): the mounts, each on a descriptor resolved inside the rootfs, the devices
+ * and /dev's links, the sysctls, the masked and read-only paths (the engine's /proc rules, then the
+ * config's). */
 static int apply_mounts(init_state *s)
 {
     oci_setup_ops ops;
     int rc = oci_setup_lower(s->c, s->binds, s->devs, s->xdevs, &ops, &s->err);
+    mxc_setup_env env = {.root = s->root_fd};
     if (rc == 0)
-        rc = oci_setup_run(s->c, &ops, s->root_fd, &s->err);
+        rc = mxc_setup_run(&env, ops.op, ops.n, &s->err);
     oci_setup_free(&ops);
     free(s->binds);
     s->binds = NULL;
