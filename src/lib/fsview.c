@@ -696,29 +696,65 @@ static int make_mask_src(view *v)
     return 0;
 }
 
-/* Masks the object at target: a directory by an empty mode-000 read-only
- * directory (or, when covers, a tmpfs of its own in which the targets of
- * the entries below it are made, read-only at the end, mode 0111 so that
- * they stay reachable), anything else by an empty mode-000 read-only file:
- * it stays a non-directory. */
-static int mask_at(view *v, int target, bool covers)
+/* The mask of the object st describes: a directory's an empty mode-000
+ * read-only directory (or, when covers, a tmpfs of its own in which the
+ * targets of the entries below it are made, read-only at the end, mode 0111
+ * so that they stay reachable), anything else's an empty mode-000
+ * read-only file: it stays a non-directory.  A detached tree, or -errno. */
+static int mask_tree(view *v, const struct stat *st, bool covers)
+{
+    if (S_ISDIR(st->st_mode) && covers)
+        return new_tmpfs(v, "0111", "64k", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, true);
+    int tree = open_tree(v->mask_src, S_ISDIR(st->st_mode) ? "d" : "f", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    return tree < 0 ? -errno : tree;
+}
+
+/* Masks the object at target (re-verification: never a covering one). */
+static int mask_at(view *v, int target)
 {
     struct stat st;
     if (fstat(target, &st) < 0)
         return -errno;
-    int tree;
-    if (S_ISDIR(st.st_mode) && covers) {
-        tree = new_tmpfs(v, "0111", "64k", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, true);
-    } else {
-        tree = open_tree(v->mask_src, S_ISDIR(st.st_mode) ? "d" : "f", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-        if (tree < 0)
-            return -errno;
-    }
+    int tree = mask_tree(v, &st, false);
     if (tree < 0)
         return tree;
     int rc = attach(tree, target);
     close(tree);
     return rc;
+}
+
+/* The view as the setup operations' executor sees it (setupops.h): targets
+ * walked from the new root, made only in our own tmpfs, never through a
+ * symlink (a final one is the target of a mask of a link); masks of ours. */
+static int view_resolve(void *ctx, const mxc_setup_op *op, const char *path, bool create, bool dir)
+{
+    return walk(ctx, path, !create ? MAKE_NONE : dir ? MAKE_DIR : MAKE_FILE, (op->flags & MXC_OPF_LINK) != 0);
+}
+
+static int view_mask_tree(void *ctx, const mxc_setup_op *op, const struct stat *st)
+{
+    return mask_tree(ctx, st, (op->flags & MXC_OPF_HOLDS) != 0);
+}
+
+/* ops applied by the one executor on our view.  0, or -errno (the failed operation's). */
+static int run_ops(view *v, const mxc_setup_op *ops, size_t n)
+{
+    mxc_setup_env env = {.root = v->root, .resolve = view_resolve, .mask_tree = view_mask_tree, .ctx = v};
+    mxc_error e = {0};
+    if (mxc_setup_run(&env, ops, n, &e) == 0)
+        return 0;
+    int err = e.native ? e.native : EIO;
+    mxc_error_clear(&e);
+    return -err;
+}
+
+/* The detached tree (consumed) attached at path in the view, made there (in our tmpfs) as a
+ * directory or a file after the tree. */
+static int attach_at(view *v, int tree, const char *path)
+{
+    mxc_setup_op op = mxc_setup_op_at(MXC_OP_ATTACH, path, 0);
+    op.src = tree;
+    return run_ops(v, &op, 1);
 }
 
 /* A detached, read-only, private copy of the mount tree at a host path
@@ -738,19 +774,7 @@ static int host_tree(const char *path)
 static int bind_host(view *v, const char *source, const char *inside)
 {
     int tree = host_tree(source);
-    if (tree < 0)
-        return tree;
-    struct stat st;
-    int rc = fstat(tree, &st) < 0 ? -errno : 0;
-    int t = rc == 0 ? walk(v, inside, S_ISDIR(st.st_mode) ? MAKE_DIR : MAKE_FILE, false) : -1;
-    if (rc == 0 && t < 0)
-        rc = t;
-    if (rc == 0) {
-        rc = attach(tree, t);
-        close(t);
-    }
-    close(tree);
-    return rc;
+    return tree < 0 ? tree : attach_at(v, tree, inside);
 }
 
 static int system_dirs(view *v)
@@ -1052,32 +1076,13 @@ static int minimal_dev(view *v, const mxc_plan *p)
  * read-only; kernel memory, key, timer and allocator listings masked. */
 static int fresh_proc(view *v)
 {
-    const char *opts[] = {"hidepid", "invisible", NULL};
-    int m = mount_new("proc", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
-    if (m < 0)
-        return m;
-    int t = walk(v, "/proc", MAKE_DIR, false);
-    int rc = t < 0 ? t : attach(m, t);
-    if (t >= 0)
-        close(t);
-    close(m);
-    for (size_t i = 0; rc == 0 && i < MXC_PROC_NREADONLY; i++) {
-        int at = walk(v, mxc_proc_readonly[i], MAKE_NONE, false);
-        if (at == -ENOENT)
-            continue;
-        rc = at < 0 ? at : mxc_view_readonly_at(at, 0);
-        if (at >= 0)
-            close(at);
-    }
-    for (size_t i = 0; rc == 0 && i < MXC_PROC_NMASKED; i++) {
-        int at = walk(v, mxc_proc_masked[i], MAKE_NONE, false);
-        if (at == -ENOENT)
-            continue;
-        rc = at < 0 ? at : mask_at(v, at, false);
-        if (at >= 0)
-            close(at);
-    }
-    return rc;
+    static const char *const opts[] = {"hidepid=invisible"};
+    mxc_setup_op ops[1 + MXC_PROC_NRULES];
+    ops[0] = mxc_setup_op_at(MXC_OP_FRESHFS, "/proc", 0);
+    ops[0].fstype = "proc", ops[0].fsopt = opts, ops[0].nfsopt = 1;
+    ops[0].attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+    size_t n = 1 + mxc_setup_proc_rules(ops + 1, "/proc mask", "/proc read-only");
+    return run_ops(v, ops, n);
 }
 
 /* Entries come most specific last, and each pins the directories on its
@@ -1101,24 +1106,13 @@ static int attach_entry(view *v, const mxc_grant *g, int fd)
     }
     if ((rc = pin_dirs(v, g->path)) < 0)
         return rc;
-    if (g->mode == MXC_GRANT_DENIED) {
-        int t = walk(v, g->path, MAKE_NONE, g->on_link);
-        if (t == -ENOENT)
-            return 0; /* not in the view at all: nothing to hide */
-        if (t < 0)
-            return t;
-        rc = mask_at(v, t, g->covers);
-        close(t);
-        return rc;
+    if (g->mode == MXC_GRANT_DENIED) { /* not in the view at all (absent): nothing to hide */
+        mxc_setup_op op = mxc_setup_op_at(MXC_OP_MASK, g->path, MXC_OPF_OPTIONAL | (g->on_link ? MXC_OPF_LINK : 0) |
+                                                                    (g->covers ? MXC_OPF_HOLDS : 0));
+        return run_ops(v, &op, 1);
     }
-    struct stat st;
-    if (fstat(fd, &st) < 0)
-        return -errno;
-    int t = walk(v, g->path, S_ISDIR(st.st_mode) ? MAKE_DIR : MAKE_FILE, false);
-    if (t < 0)
-        return t;
-    rc = attach(fd, t);
-    close(t);
+    int tree = dup_fd(fd); /* the sources keep theirs */
+    rc = tree < 0 ? -errno : attach_at(v, tree, g->path);
     if (rc == 0 && g->mode == MXC_GRANT_RW)
         add_id(v->rw, &v->nrw, VIEW_MAX_MOUNTS, mnt_id(fd));
     return rc;
@@ -1200,11 +1194,8 @@ int mxc_fsview_build(const mxc_plan *p, mxc_fsview_sources *s, const char **stag
         goto out;
     *stage = "fsview.etc";
     if (s->etc_fd >= 0) { /* made by the caller, read-only already */
-        int t = walk(v, "/etc", MAKE_DIR, false);
-        rc = t < 0 ? t : attach(s->etc_fd, t);
-        if (t >= 0)
-            close(t);
-        close_fd(&s->etc_fd);
+        rc = attach_at(v, s->etc_fd, "/etc");
+        s->etc_fd = -1;
     } else {
         rc = curated_etc(v, p);
     }
@@ -1220,20 +1211,12 @@ int mxc_fsview_build(const mxc_plan *p, mxc_fsview_sources *s, const char **stag
     if ((rc = tmp) < 0)
         goto out;
     add_id(v->rw, &v->nrw, VIEW_MAX_MOUNTS, mnt_id(tmp));
-    int t = walk(v, "/tmp", MAKE_DIR, false);
-    rc = t < 0 ? t : attach(tmp, t);
-    if (t >= 0)
-        close(t);
-    close(tmp);
-    if (rc < 0)
+    if ((rc = attach_at(v, tmp, "/tmp")) < 0)
         goto out;
     *stage = "fsview.workspace";
     if (s->workspace_fd >= 0) {
-        t = walk(v, p->workspace, MAKE_DIR, false);
-        rc = t < 0 ? t : attach(s->workspace_fd, t);
-        if (t >= 0)
-            close(t);
-        if (rc < 0)
+        int ws = dup_fd(s->workspace_fd); /* the sources keep theirs */
+        if ((rc = ws < 0 ? -errno : attach_at(v, ws, p->workspace)) < 0)
             goto out;
         add_id(v->rw, &v->nrw, VIEW_MAX_MOUNTS, mnt_id(s->workspace_fd));
     }
@@ -1354,7 +1337,7 @@ int mxc_fsview_verify(const mxc_plan *p, mxc_error *e)
             } else {
                 if (v.mask_src < 0 && (rc = make_mask_src(&v)) < 0)
                     rc = refuse(e, -rc, "cannot make a mask for %.300s", g->path);
-                if (rc == 0 && (rc = mask_at(&v, t, false)) < 0)
+                if (rc == 0 && (rc = mask_at(&v, t)) < 0)
                     rc = refuse(e, -rc, "cannot mask %.300s again", g->path);
             }
         } else {

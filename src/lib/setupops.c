@@ -125,12 +125,28 @@ mxc_setup_op mxc_setup_op_at(mxc_setup_kind kind, const char *target, unsigned f
     return (mxc_setup_op){.kind = kind, .target = target, .flags = flags, .src = -1};
 }
 
+size_t mxc_setup_proc_rules(mxc_setup_op *out, const char *mask_label, const char *ro_label)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < MXC_PROC_NMASKED; i++, n++) {
+        out[n] = mxc_setup_op_at(MXC_OP_MASK, mxc_proc_masked[i], MXC_OPF_OPTIONAL);
+        snprintf(out[n].label, sizeof out[n].label, "%s", mask_label);
+    }
+    for (size_t i = 0; i < MXC_PROC_NREADONLY; i++, n++) {
+        out[n] = mxc_setup_op_at(MXC_OP_READONLY, mxc_proc_readonly[i], MXC_OPF_OPTIONAL);
+        out[n].attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+        snprintf(out[n].label, sizeof out[n].label, "%s", ro_label);
+    }
+    return n;
+}
+
 #define op_err(e, ...) mxc_err((e), MXC_E_BACKEND_ERROR, __VA_ARGS__)
 #define op_err_os(e, err, ...) mxc_err_os((e), MXC_E_BACKEND_ERROR, "setup", (err), NULL, __VA_ARGS__)
 
-static int resolve(const mxc_setup_env *env, const char *path, bool create, bool dir)
+static int resolve(const mxc_setup_env *env, const mxc_setup_op *op, const char *path, bool create, bool dir)
 {
-    return env->resolve ? env->resolve(env->ctx, path, create, dir) : mxc_resolve_in_root(env->root, path, create, dir);
+    return env->resolve ? env->resolve(env->ctx, op, path, create, dir)
+                        : mxc_resolve_in_root(env->root, path, create, dir);
 }
 
 /* The label and a space, or nothing ("linux.devices /dev/fuse", "/dev/null"). */
@@ -200,7 +216,7 @@ static int run_mount(const mxc_setup_env *env, const mxc_setup_op *op, mxc_error
                           "the rootfs, or goes through one, refused for %s (its masks and read-only paths are "
                           "applied by path: CVE-2019-19921)", op->label, op->target, op->fstype ? op->fstype : "it");
     }
-    int t = resolve(env, op->target, true, dir);
+    int t = resolve(env, op, op->target, true, dir);
     if (t < 0)
         return op_err_os(e, -t, "%s: destination %s", op->label, op->target);
     int tree = op->kind == MXC_OP_ATTACH ? op->src : make_fs(op, e);
@@ -216,7 +232,7 @@ static int run_device(const mxc_setup_env *env, const mxc_setup_op *op, mxc_erro
     const char *p = op->target, *slash = strrchr(p, '/');
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%.*s", slash && slash > p ? (int)(slash - p) : 0, p);
-    int d = resolve(env, dir[0] ? dir : "/", true, true);
+    int d = resolve(env, op, dir[0] ? dir : "/", true, true);
     if (d < 0)
         return op_err_os(e, -d, "%s%s%s", LABEL_SP(op), p);
     const char *name = slash ? slash + 1 : p;
@@ -239,7 +255,7 @@ static int run_symlink(const mxc_setup_env *env, const mxc_setup_op *op, mxc_err
     const char *slash = strrchr(op->target, '/');
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%.*s", slash && slash > op->target ? (int)(slash - op->target) : 0, op->target);
-    int d = resolve(env, dir[0] ? dir : "/", false, true);
+    int d = resolve(env, op, dir[0] ? dir : "/", false, true);
     if (d < 0)
         return (op->flags & MXC_OPF_OPTIONAL) ? 0 : op_err_os(e, -d, "%s", op->target);
     int rc = symlinkat(op->text, d, slash ? slash + 1 : op->target) < 0 && errno != EEXIST
@@ -286,7 +302,7 @@ static int default_mask(const mxc_setup_env *env, const mxc_setup_op *op, bool i
         close(fs);
         return tree < 0 ? op_err_os(e, err, "%s %s", op->label, op->target) : tree;
     }
-    int null = resolve(env, "/dev/null", false, false);
+    int null = resolve(env, op, "/dev/null", false, false);
     if (null < 0)
         return op_err_os(e, -null, "%s %s", op->label, op->target);
     struct stat nst;
@@ -303,7 +319,7 @@ static int default_mask(const mxc_setup_env *env, const mxc_setup_op *op, bool i
 /* MASK and READONLY. */
 static int run_path(const mxc_setup_env *env, const mxc_setup_op *op, mxc_error *e)
 {
-    int t = resolve(env, op->target, false, false);
+    int t = resolve(env, op, op->target, false, false);
     if (t == -ENOENT && (op->flags & MXC_OPF_OPTIONAL))
         return 0;
     if (t < 0)
@@ -311,7 +327,7 @@ static int run_path(const mxc_setup_env *env, const mxc_setup_op *op, mxc_error 
     int rc;
     if (op->kind == MXC_OP_MASK) {
         struct stat st;
-        int tree = fstat(t, &st) < 0 ? -errno : env->mask_tree ? env->mask_tree(env->ctx, &st) : INT_MAX;
+        int tree = fstat(t, &st) < 0 ? -errno : env->mask_tree ? env->mask_tree(env->ctx, op, &st) : INT_MAX;
         if (tree == INT_MAX) /* -1 with e */
             tree = default_mask(env, op, S_ISDIR(st.st_mode), e);
         else if (tree < 0) /* -errno */
@@ -328,7 +344,7 @@ static int run_path(const mxc_setup_env *env, const mxc_setup_op *op, mxc_error 
 
 static int run_rdonly(const mxc_setup_env *env, const mxc_setup_op *op, mxc_error *e)
 {
-    int t = resolve(env, op->target, false, true);
+    int t = resolve(env, op, op->target, false, true);
     if (t < 0)
         return op_err_os(e, -t, "%s (%s): read-only", op->label, op->target);
     struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};

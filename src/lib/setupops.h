@@ -81,6 +81,10 @@ enum {
     MXC_OPF_NOLINK = 2,   /* ATTACH, FRESHFS: refused when the target is or goes through a symlink (its
                            * masks and read-only paths are applied by path: CVE-2019-19921) */
     MXC_OPF_NOPROC = 4,   /* SYSCTL: the view mounts no proc at /proc: refused */
+    MXC_OPF_LINK = 8,     /* MASK: a final symlink is itself the target (a view that resolves without
+                           * following links masks the link) */
+    MXC_OPF_HOLDS = 16,   /* MASK: targets of the view's lie below this one (its mask source keeps them
+                           * reachable) */
 };
 
 typedef struct mxc_setup_op mxc_setup_op;
@@ -105,16 +109,23 @@ struct mxc_setup_op {
 
 typedef struct {
     int root;  /* the view's root directory */
-    /* A target in the view: an O_PATH descriptor, or -errno.  NULL: mxc_resolve_in_root. */
-    int (*resolve)(void *ctx, const char *path, bool create, bool dir);
-    /* A detached tree to mask the object st describes with.  NULL: the root's own /dev/null (checked to
-     * be the null device) over a non-directory, an empty read-only tmpfs over a directory.  -errno. */
-    int (*mask_tree)(void *ctx, const struct stat *st);
+    /* A target of op's in the view: an O_PATH descriptor, or -errno.  NULL: mxc_resolve_in_root. */
+    int (*resolve)(void *ctx, const mxc_setup_op *op, const char *path, bool create, bool dir);
+    /* A detached tree to mask op's target, the object st describes, with.  NULL: the root's own
+     * /dev/null (checked to be the null device) over a non-directory, an empty read-only tmpfs over a
+     * directory.  -errno. */
+    int (*mask_tree)(void *ctx, const mxc_setup_op *op, const struct stat *st);
     void *ctx;
 } mxc_setup_env;
 
 /* An operation of kind at target, the rest empty (src -1). */
 mxc_setup_op mxc_setup_op_at(mxc_setup_kind kind, const char *target, unsigned flags);
+
+/* The /proc rules as operations, into out (MXC_PROC_NRULES of them): each masked path masked, then
+ * each read-only path a read-only (nosuid, nodev, noexec) copy of itself; one absent is skipped.
+ * mask_label and ro_label name them in messages.  The count written. */
+#define MXC_PROC_NRULES (MXC_PROC_NMASKED + MXC_PROC_NREADONLY)
+size_t mxc_setup_proc_rules(mxc_setup_op *out, const char *mask_label, const char *ro_label);
 
 /* The one executor: ops[0..n) in order.  0, or -1 with e saying which operation (its label and
  * target) and why, e->native the errno where there is one. */

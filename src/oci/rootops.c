@@ -98,12 +98,8 @@ static void lower_paths(const oci_config *c, oci_setup_ops *o)
         op->text = c->sysctl[i][1], op->flags = o->have_proc ? 0 : MXC_OPF_NOPROC;
     }
     const uint64_t ro = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC; /* as runc's */
-    for (size_t i = 0; o->have_proc && i < MXC_PROC_NMASKED; i++)
-        add(o, MXC_OP_MASK, mxc_proc_masked[i], "maskedPaths")->flags = MXC_OPF_OPTIONAL;
-    for (size_t i = 0; o->have_proc && i < MXC_PROC_NREADONLY; i++) {
-        mxc_setup_op *op = add(o, MXC_OP_READONLY, mxc_proc_readonly[i], "readonlyPaths");
-        op->flags = MXC_OPF_OPTIONAL, op->attrs = ro;
-    }
+    if (o->have_proc)
+        o->n += mxc_setup_proc_rules(o->op + o->n, "maskedPaths", "readonlyPaths");
     for (size_t i = 0; i < c->nmasked; i++)
         add(o, MXC_OP_MASK, c->masked[i], "maskedPaths")->flags = MXC_OPF_OPTIONAL;
     for (size_t i = 0; i < c->nreadonly; i++) {
@@ -115,7 +111,7 @@ static void lower_paths(const oci_config *c, oci_setup_ops *o)
 int oci_setup_lower(const oci_config *c, const int *binds, const int *devs, const int *xdevs, oci_setup_ops *out,
                     mxc_error *e)
 {
-    size_t cap = c->nmounts + OCI_NDEVICES + c->nxdev + 5 + c->nsysctl + MXC_PROC_NMASKED + MXC_PROC_NREADONLY +
+    size_t cap = c->nmounts + OCI_NDEVICES + c->nxdev + 5 + c->nsysctl + MXC_PROC_NRULES +
                  c->nmasked + c->nreadonly;
     oci_setup_ops later = {.op = calloc(c->nmounts + 1, sizeof *later.op)};
     *out = (oci_setup_ops){.op = calloc(cap + c->nmounts + 1, sizeof *out->op)};
