@@ -1072,7 +1072,7 @@ static int minimal_dev(view *v, const mxc_plan *p)
 /* Fresh proc for our PID namespace, hidepid=invisible: a process sees
  * only those it may ptrace, and each exec is its own Landlock domain, so
  * an exec sees neither mxc's processes nor another exec's (their argv,
- * environ, memory).  The /proc rules of viewops.h: kernel-wide knobs
+ * environ, memory).  The /proc rules of setupops.h: kernel-wide knobs
  * read-only; kernel memory, key, timer and allocator listings masked. */
 static int fresh_proc(view *v)
 {
