@@ -1002,6 +1002,31 @@ static void tmpfs_size(const mxc_plan *p, unsigned long long dflt, unsigned shar
     snprintf(out, outsz, "%llu", size < 4096 ? 4096 : size);
 }
 
+/* The host's harmless device nodes (setupops.h), read-only binds on nodes of their own names in
+ * /dev (setup operations). */
+static int dev_nodes(view *v)
+{
+    int trees[MXC_DEV_NNODES];
+    size_t n = 0;
+    while (n < MXC_DEV_NNODES) {
+        char host[32];
+        snprintf(host, sizeof host, "/dev/%s", mxc_dev_nodes[n]);
+        int tree = open_tree(AT_FDCWD, host, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+        struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC};
+        if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) {
+            int err = errno;
+            if (tree >= 0)
+                close(tree);
+            while (n > 0)
+                close(trees[--n]);
+            return -err;
+        }
+        trees[n++] = tree;
+    }
+    mxc_setup_op ops[MXC_DEV_NNODES];
+    return run_ops(v, ops, mxc_setup_dev_nodes(ops, trees));
+}
+
 /* /dev: a tmpfs of its own, read-only once made, holding read-only binds
  * of the host's harmless device nodes (a read-only mount still passes I/O
  * to a device, but refuses chmod, chown, utimensat: the host's nodes keep
@@ -1015,28 +1040,8 @@ static int minimal_dev(view *v, const mxc_plan *p)
     int rc = t < 0 ? t : attach(dev, t);
     if (t >= 0)
         close(t);
-    const char *nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
-    for (size_t i = 0; rc == 0 && i < sizeof nodes / sizeof nodes[0]; i++) {
-        char host[32];
-        snprintf(host, sizeof host, "/dev/%s", nodes[i]);
-        int tree = open_tree(AT_FDCWD, host, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-        if (tree < 0) {
-            rc = -errno;
-            break;
-        }
-        struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC};
-        if (mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0 ||
-            mknodat(dev, nodes[i], S_IFREG | 0644, 0) < 0)
-            rc = -errno;
-        int target = rc == 0 ? step(dev, nodes[i]) : -1;
-        if (rc == 0 && target < 0)
-            rc = -errno;
-        if (rc == 0)
-            rc = attach(tree, target);
-        if (target >= 0)
-            close(target);
-        close(tree);
-    }
+    if (rc == 0)
+        rc = dev_nodes(v);
     const char *pts_opts[] = {"newinstance", NULL, "ptmxmode", "0666", "mode", "0620", NULL};
     char shm_size[32];
     tmpfs_size(p, 64ull << 20, 8, shm_size, sizeof shm_size);
@@ -1059,12 +1064,9 @@ static int minimal_dev(view *v, const mxc_plan *p)
             close(target);
         close(m);
     }
-    const struct { const char *target, *at; } links[] = {
-        {"pts/ptmx", "ptmx"}, {"/proc/self/fd", "fd"}, {"/proc/self/fd/0", "stdin"},
-        {"/proc/self/fd/1", "stdout"}, {"/proc/self/fd/2", "stderr"}};
-    for (size_t i = 0; rc == 0 && i < sizeof links / sizeof links[0]; i++)
-        if (symlinkat(links[i].target, dev, links[i].at) < 0)
-            rc = -errno;
+    mxc_setup_op links[MXC_DEV_NLINKS];
+    if (rc == 0)
+        rc = run_ops(v, links, mxc_setup_dev_links(links));
     close(dev);
     return rc;
 }

@@ -24,6 +24,8 @@ const char *const mxc_proc_masked[MXC_PROC_NMASKED] = {
     "/proc/kallsyms",  "/proc/kmsg",    "/proc/acpi",      "/proc/scsi",        "/proc/slabinfo",
     "/proc/vmallocinfo", "/proc/pagetypeinfo"};
 
+const char *const mxc_dev_nodes[MXC_DEV_NNODES] = {"null", "zero", "full", "random", "urandom", "tty"};
+
 int mxc_view_attach(int tree, int target)
 {
     return move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0 ? -errno : 0;
@@ -140,6 +142,29 @@ size_t mxc_setup_proc_rules(mxc_setup_op *out, const char *mask_label, const cha
     return n;
 }
 
+size_t mxc_setup_dev_nodes(mxc_setup_op *out, const int *trees)
+{
+    static const char *const paths[MXC_DEV_NNODES] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
+                                                      "/dev/urandom", "/dev/tty"};
+    for (size_t i = 0; i < MXC_DEV_NNODES; i++) {
+        out[i] = mxc_setup_op_at(MXC_OP_DEVICE, paths[i], 0);
+        out[i].src = trees[i];
+    }
+    return MXC_DEV_NNODES;
+}
+
+size_t mxc_setup_dev_links(mxc_setup_op *out)
+{
+    static const char *const links[MXC_DEV_NLINKS][2] = {{"/proc/self/fd", "/dev/fd"}, {"/proc/self/fd/0", "/dev/stdin"},
+                                                         {"/proc/self/fd/1", "/dev/stdout"},
+                                                         {"/proc/self/fd/2", "/dev/stderr"}, {"pts/ptmx", "/dev/ptmx"}};
+    for (size_t i = 0; i < MXC_DEV_NLINKS; i++) {
+        out[i] = mxc_setup_op_at(MXC_OP_SYMLINK, links[i][1], MXC_OPF_OPTIONAL);
+        out[i].text = links[i][0];
+    }
+    return MXC_DEV_NLINKS;
+}
+
 #define op_err(e, ...) mxc_err((e), MXC_E_BACKEND_ERROR, __VA_ARGS__)
 #define op_err_os(e, err, ...) mxc_err_os((e), MXC_E_BACKEND_ERROR, "setup", (err), NULL, __VA_ARGS__)
 
@@ -210,6 +235,8 @@ static int run_mount(const mxc_setup_env *env, const mxc_setup_op *op, mxc_error
         int fd = mxc_openat2(env->root, op->target, O_PATH, RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS);
         if (fd >= 0)
             close(fd);
+        if (fd == -ELOOP && op->src >= 0)
+            close(op->src);
         if (fd == -ELOOP)
             return op_err(e,
                           "%s: %s must be mounted on ordinary directory (runc's wording): it is a symbolic link in "
@@ -217,6 +244,8 @@ static int run_mount(const mxc_setup_env *env, const mxc_setup_op *op, mxc_error
                           "applied by path: CVE-2019-19921)", op->label, op->target, op->fstype ? op->fstype : "it");
     }
     int t = resolve(env, op, op->target, true, dir);
+    if (t < 0 && op->src >= 0)
+        close(op->src);
     if (t < 0)
         return op_err_os(e, -t, "%s: destination %s", op->label, op->target);
     int tree = op->kind == MXC_OP_ATTACH ? op->src : make_fs(op, e);
@@ -233,13 +262,14 @@ static int run_device(const mxc_setup_env *env, const mxc_setup_op *op, mxc_erro
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%.*s", slash && slash > p ? (int)(slash - p) : 0, p);
     int d = resolve(env, op, dir[0] ? dir : "/", true, true);
-    if (d < 0)
-        return op_err_os(e, -d, "%s%s%s", LABEL_SP(op), p);
     const char *name = slash ? slash + 1 : p;
     struct stat lst;
-    bool link = fstatat(d, name, &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lst.st_mode);
-    int t = link ? -ELOOP : mxc_resolve_in_root(d, name, true, false);
-    close(d);
+    bool link = d >= 0 && fstatat(d, name, &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lst.st_mode);
+    int t = d < 0 ? d : link ? -ELOOP : mxc_resolve_in_root(d, name, true, false);
+    if (d >= 0)
+        close(d);
+    if (t < 0)
+        close(op->src);
     if (link)
         return op_err(e, "%s%s%s in the rootfs is a symbolic link: refused (a device is mounted on the node itself)",
                       LABEL_SP(op), p);
@@ -370,6 +400,9 @@ int mxc_setup_run(const mxc_setup_env *env, const mxc_setup_op *ops, size_t n, m
         case MXC_OP_SYSCTL: rc = run_sysctl(env, op, e); break;
         case MXC_OP_CUSTOM: rc = op->run(op, env->root, e); break;
         }
+        for (size_t j = i + 1; rc < 0 && j < n; j++)
+            if ((ops[j].kind == MXC_OP_ATTACH || ops[j].kind == MXC_OP_DEVICE) && ops[j].src >= 0)
+                close(ops[j].src); /* consumed: never run */
     }
     return rc;
 }

@@ -32,6 +32,12 @@
 extern const char *const mxc_proc_readonly[MXC_PROC_NREADONLY];
 extern const char *const mxc_proc_masked[MXC_PROC_NMASKED];
 
+/* The host's device nodes every view gives (names in /dev): harmless ones, each a tree of the
+ * host's node bound on a node of its own name (a user namespace cannot mknod). */
+#define MXC_DEV_NNODES 6
+extern const char *const mxc_dev_nodes[MXC_DEV_NNODES];
+#define MXC_DEV_NLINKS 5
+
 /* move_mount of the detached tree onto target (both descriptors, neither
  * closed).  0 or -errno. */
 int mxc_view_attach(int tree, int target);
@@ -126,9 +132,14 @@ mxc_setup_op mxc_setup_op_at(mxc_setup_kind kind, const char *target, unsigned f
  * mask_label and ro_label name them in messages.  The count written. */
 #define MXC_PROC_NRULES (MXC_PROC_NMASKED + MXC_PROC_NREADONLY)
 size_t mxc_setup_proc_rules(mxc_setup_op *out, const char *mask_label, const char *ro_label);
+/* The device nodes as DEVICE operations at /dev/<name>, trees[i] mxc_dev_nodes[i]'s (MXC_DEV_NNODES). */
+size_t mxc_setup_dev_nodes(mxc_setup_op *out, const int *trees);
+/* /dev's links (fd, stdin, stdout, stderr into /proc/self/fd; ptmx to pts/ptmx) as SYMLINK operations
+ * (MXC_DEV_NLINKS; none without a /dev). */
+size_t mxc_setup_dev_links(mxc_setup_op *out);
 
 /* The one executor: ops[0..n) in order.  0, or -1 with e saying which operation (its label and
- * target) and why, e->native the errno where there is one. */
+ * target) and why, e->native the errno where there is one.  Every src is consumed, run or not. */
 int mxc_setup_run(const mxc_setup_env *env, const mxc_setup_op *ops, size_t n, mxc_error *e);
 
 #endif

@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const oci_default_devices[OCI_NDEVICES] = {"null", "zero", "full", "random", "urandom", "tty"};
-
 static mxc_setup_op *add(oci_setup_ops *o, mxc_setup_kind kind, const char *target, const char *label)
 {
     mxc_setup_op *op = &o->op[o->n++];
@@ -72,19 +70,10 @@ static void lower_mounts(const oci_config *c, const int *binds, oci_setup_ops *o
  * (checked by the parent, devices.h), /dev's links (none without a /dev). */
 static void lower_devices(const oci_config *c, const int *devs, const int *xdevs, oci_setup_ops *o)
 {
-    static const char *const dev_paths[OCI_NDEVICES] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
-                                                        "/dev/urandom", "/dev/tty"};
-    for (size_t i = 0; i < OCI_NDEVICES; i++)
-        add(o, MXC_OP_DEVICE, dev_paths[i], "")->src = devs[i];
+    o->n += mxc_setup_dev_nodes(o->op + o->n, devs);
     for (size_t i = 0; i < c->nxdev; i++)
         add(o, MXC_OP_DEVICE, c->xdev[i].path, "linux.devices")->src = xdevs[i];
-    static const char *const links[][2] = {{"/proc/self/fd", "/dev/fd"}, {"/proc/self/fd/0", "/dev/stdin"},
-                                           {"/proc/self/fd/1", "/dev/stdout"}, {"/proc/self/fd/2", "/dev/stderr"},
-                                           {"pts/ptmx", "/dev/ptmx"}};
-    for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
-        mxc_setup_op *op = add(o, MXC_OP_SYMLINK, links[i][1], "");
-        op->text = links[i][0], op->flags = MXC_OPF_OPTIONAL;
-    }
+    o->n += mxc_setup_dev_links(o->op + o->n);
 }
 
 /* sysctls (namespaced only, checked by config.c) before /proc is made read-only; the masks and
@@ -111,7 +100,7 @@ static void lower_paths(const oci_config *c, oci_setup_ops *o)
 int oci_setup_lower(const oci_config *c, const int *binds, const int *devs, const int *xdevs, oci_setup_ops *out,
                     mxc_error *e)
 {
-    size_t cap = c->nmounts + OCI_NDEVICES + c->nxdev + 5 + c->nsysctl + MXC_PROC_NRULES +
+    size_t cap = c->nmounts + OCI_NDEVICES + c->nxdev + MXC_DEV_NLINKS + c->nsysctl + MXC_PROC_NRULES +
                  c->nmasked + c->nreadonly;
     oci_setup_ops later = {.op = calloc(c->nmounts + 1, sizeof *later.op)};
     *out = (oci_setup_ops){.op = calloc(cap + c->nmounts + 1, sizeof *out->op)};

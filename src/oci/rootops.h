@@ -24,8 +24,9 @@
 #define oci_init_err(e, ...) mxc_err((e), MXC_E_BACKEND_ERROR, __VA_ARGS__)
 #define oci_init_err_os(e, err, ...) mxc_err_os((e), MXC_E_BACKEND_ERROR, "oci.init", (err), NULL, __VA_ARGS__)
 
-#define OCI_NDEVICES 6
-extern const char *const oci_default_devices[OCI_NDEVICES];
+/* The default devices: the engine's (setupops.h), by the names the runtime's code knows them. */
+#define OCI_NDEVICES MXC_DEV_NNODES
+#define oci_default_devices mxc_dev_nodes
 
 typedef struct {
     mxc_setup_op *op;
