@@ -1034,40 +1034,29 @@ static int dev_nodes(view *v)
 static int minimal_dev(view *v, const mxc_plan *p)
 {
     int dev = new_tmpfs(v, "0755", "64k", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, true);
-    if (dev < 0)
-        return dev;
-    int t = walk(v, "/dev", MAKE_DIR, false);
-    int rc = t < 0 ? t : attach(dev, t);
-    if (t >= 0)
-        close(t);
+    int rc = dev < 0 ? dev : attach_at(v, dev, "/dev");
     if (rc == 0)
         rc = dev_nodes(v);
-    const char *pts_opts[] = {"newinstance", NULL, "ptmxmode", "0666", "mode", "0620", NULL};
-    char shm_size[32];
-    tmpfs_size(p, 64ull << 20, 8, shm_size, sizeof shm_size);
-    const char *shm_opts[] = {"mode", "1777", "size", shm_size, NULL};
-    const struct { const char *name, *type; const char *const *opts; unsigned attrs; bool writable; } fs[] = {
-        {"pts", "devpts", pts_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false},
-        {"shm", "tmpfs", shm_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true},
-    };
-    for (size_t i = 0; rc == 0 && i < sizeof fs / sizeof fs[0]; i++) {
-        int m = mount_new(fs[i].type, fs[i].opts, fs[i].attrs);
-        if (m < 0) {
-            rc = m;
-            break;
-        }
-        if (fs[i].writable)
-            add_id(v->rw, &v->nrw, VIEW_MAX_MOUNTS, mnt_id(m));
-        int target = mkdirat(dev, fs[i].name, 0755) < 0 ? -1 : step(dev, fs[i].name);
-        rc = target < 0 ? -errno : attach(m, target);
-        if (target >= 0)
-            close(target);
-        close(m);
-    }
-    mxc_setup_op links[MXC_DEV_NLINKS];
+    static const char *const pts_opts[] = {"newinstance", "ptmxmode=0666", "mode=0620"};
+    char shm_size[48] = "size=";
+    tmpfs_size(p, 64ull << 20, 8, shm_size + 5, sizeof shm_size - 5);
+    const char *const shm_opts[] = {"mode=1777", shm_size};
+    mxc_setup_op ops[2 + MXC_DEV_NLINKS];
+    ops[0] = mxc_setup_op_at(MXC_OP_FRESHFS, "/dev/pts", 0);
+    ops[0].fstype = "devpts", ops[0].fsopt = pts_opts, ops[0].nfsopt = 3;
+    ops[0].attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC;
+    ops[1] = mxc_setup_op_at(MXC_OP_FRESHFS, "/dev/shm", 0);
+    ops[1].fstype = "tmpfs", ops[1].fsopt = shm_opts, ops[1].nfsopt = 2;
+    ops[1].attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
     if (rc == 0)
-        rc = run_ops(v, links, mxc_setup_dev_links(links));
-    close(dev);
+        rc = run_ops(v, ops, 2 + mxc_setup_dev_links(ops + 2));
+    int shm = rc == 0 ? walk(v, "/dev/shm", MAKE_NONE, false) : -1; /* the workload's to write */
+    if (rc == 0 && shm < 0)
+        rc = shm;
+    if (shm >= 0) {
+        add_id(v->rw, &v->nrw, VIEW_MAX_MOUNTS, mnt_id(shm));
+        close(shm);
+    }
     return rc;
 }
 
