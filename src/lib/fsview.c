@@ -1135,19 +1135,6 @@ static void recreate_links(view *v, const mxc_fsview_sources *s)
     }
 }
 
-static int enter_root(int root)
-{
-    if (fchdir(root) < 0)
-        return -errno;
-    if (syscall(SYS_pivot_root, ".", ".") < 0)
-        return -errno;
-    if (umount2(".", MNT_DETACH) < 0) /* the old root, stacked under the new one */
-        return -errno;
-    if (chdir("/") < 0)
-        return -errno;
-    return 0;
-}
-
 static void view_close(view *v)
 {
     close_fd(&v->root);
@@ -1229,7 +1216,7 @@ int mxc_fsview_build(const mxc_plan *p, mxc_fsview_sources *s, const char **stag
     if ((rc = set_readonly(v->root, false)) < 0)
         goto out;
     *stage = "fsview.pivot_root";
-    rc = enter_root(v->root);
+    rc = mxc_view_enter(v->root);
     /* Shared from here on: the mount namespace an exec makes for its own
      * terminal is a slave of this one, so a mask the holder puts back
      * before a later exec reaches it too. */

@@ -44,6 +44,15 @@ int mxc_view_readonly_at(int target, unsigned long long attrs)
     return rc;
 }
 
+int mxc_view_enter(int root)
+{
+    if (fchdir(root) < 0 || syscall(SYS_pivot_root, ".", ".") < 0)
+        return -errno;
+    if (umount2(".", MNT_DETACH) < 0) /* the old root, stacked under the new one */
+        return -errno;
+    return chdir("/") < 0 ? -errno : 0;
+}
+
 /* ---- lookups inside a root ---- */
 
 int mxc_openat2(int dirfd, const char *path, int flags, unsigned long long resolve)

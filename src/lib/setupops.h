@@ -48,6 +48,11 @@ int mxc_view_attach(int tree, int target);
  * 0 or -errno. */
 int mxc_view_readonly_at(int target, unsigned long long attrs);
 
+/* Into the root at root (a directory descriptor, the root of a mount):
+ * pivot_root, the old root detached from under it, the cwd "/".  0 or
+ * -errno. */
+int mxc_view_enter(int root);
+
 /* ---- lookups inside a root, by descriptor ---- */
 
 /* openat2 of path below dirfd with flags | O_CLOEXEC and resolve (RESOLVE_*), asked again on EAGAIN.

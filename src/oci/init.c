@@ -579,9 +579,9 @@ static int pivot(init_state *s)
         if (mount_setattr(s->root_fd, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0)
             return oci_init_err_os(&s->err, errno, "root.readonly");
     }
-    if (fchdir(s->root_fd) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 ||
-        chdir("/") < 0)
-        return oci_init_err_os(&s->err, errno, "pivot_root into the rootfs");
+    int rc = mxc_view_enter(s->root_fd);
+    if (rc < 0)
+        return oci_init_err_os(&s->err, -rc, "pivot_root into the rootfs");
     if (c->rootfs_propagation && mount(NULL, "/", NULL, c->rootfs_propagation, NULL) < 0)
         return oci_init_err_os(&s->err, errno, "linux.rootfsPropagation");
     close(s->root_fd);
