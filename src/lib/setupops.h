@@ -4,7 +4,8 @@
  * bundle's config lowered to this list: src/oci/rootops.c).
  * Owns: the /proc rules (the kernel-wide knobs made read-only, the kernel
  * memory, key, timer and allocator listings masked: one list, applied by
- * both), the operation kinds (a detached tree attached at a target, a fresh
+ * both), the default device nodes and /dev's links (likewise), entering a
+ * view's root (pivot_root), the operation kinds (a detached tree attached at a target, a fresh
  * filesystem with its options and attributes, a mask, a read-only copy of a
  * tree, a mount made read-only, a device node on its own name, a symlink, a
  * sysctl written through the view's /proc), their executor, and the lookups
