@@ -28,14 +28,11 @@
 
 #include "fsview.h"
 #include "harden.h"
+#include "sockmsg.h"
+#include "userns.h"
 #include "stack.h"
 
-typedef struct {
-    int kind;          /* MSG_* */
-    int err;           /* errno */
-    pid_t pid;
-    char stage[64];
-} ctl_msg;
+typedef mxc_msg ctl_msg; /* kind: MSG_* */
 
 /* the exit status of a holder whose caller died before releasing it */
 #define HOLDER_UNRELEASED 87
@@ -47,26 +44,7 @@ enum { MSG_MAPS_PLEASE = 1, MSG_MAPS_DONE, MSG_PID, MSG_READY, MSG_FAIL, MSG_REL
 /* One message, optionally with fds (SCM_RIGHTS). */
 static int send_msg_fds(int fd, int kind, int err, pid_t pid, const char *stage, const int *fds, size_t nfds)
 {
-    ctl_msg m = {.kind = kind, .err = err, .pid = pid};
-    if (stage)
-        snprintf(m.stage, sizeof m.stage, "%s", stage);
-    struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
-    union {
-        struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int) * MAX_JOIN_FDS)];
-    } cm;
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (nfds) {
-        memset(&cm, 0, sizeof cm);
-        mh.msg_control = cm.buf;
-        mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-        struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
-        h->cmsg_level = SOL_SOCKET;
-        h->cmsg_type = SCM_RIGHTS;
-        h->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-        memcpy(CMSG_DATA(h), fds, sizeof(int) * nfds);
-    }
-    return sendmsg(fd, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof m ? 0 : -1;
+    return mxc_msg_send(fd, kind, err, pid, stage, NULL, fds, nfds);
 }
 
 static int send_msg(int fd, int kind, int err, pid_t pid, const char *stage)
@@ -74,35 +52,18 @@ static int send_msg(int fd, int kind, int err, pid_t pid, const char *stage)
     return send_msg_fds(fd, kind, err, pid, stage, NULL, 0);
 }
 
-/* One message; fds passed with it land in fds[] (*nfds of them). */
+/* One message; fds passed with it land in fds[] (*nfds of them, at most
+ * MAX_JOIN_FDS; any other is closed). */
 static int recv_msg_fds(int fd, ctl_msg *m, int *fds, size_t *nfds, int flags)
 {
-    union {
-        struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int) * MAX_JOIN_FDS)];
-    } cm;
-    struct iovec iov = {.iov_base = m, .iov_len = sizeof *m};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = sizeof cm.buf};
-    ssize_t n;
-    do
-        n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | flags);
-    while (n < 0 && errno == EINTR);
-    if (nfds)
-        *nfds = 0;
-    for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); n > 0 && h; h = CMSG_NXTHDR(&mh, h)) {
-        if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
-            continue;
-        size_t k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        int got[MAX_JOIN_FDS];
-        memcpy(got, CMSG_DATA(h), sizeof(int) * (k > MAX_JOIN_FDS ? MAX_JOIN_FDS : k));
-        for (size_t i = 0; i < k && i < MAX_JOIN_FDS; i++) {
-            if (fds && nfds)
-                fds[(*nfds)++] = got[i];
-            else
-                close(got[i]);
-        }
+    mxc_sockmsg_in in;
+    int rc = mxc_msg_recv(fd, m, flags, &in, fds && nfds ? MAX_JOIN_FDS : 0);
+    if (nfds) {
+        *nfds = in.nfds;
+        if (fds && *nfds)
+            memcpy(fds, in.fds, sizeof(int) * in.nfds);
     }
-    return n == (ssize_t)sizeof *m ? 0 : -1;
+    return rc;
 }
 
 static int recv_msg(int fd, ctl_msg *m)
@@ -444,37 +405,6 @@ static _Noreturn void first_child(const mxc_plan *p, mxc_fsview_sources *src, in
     _exit(mxc_exit_code(status));
 }
 
-/* Rootless, the kernel takes a gid map from an unprivileged writer only
- * once setgroups(2) is disabled for the namespace. */
-static int deny_setgroups(pid_t pid)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/setgroups", (int)pid);
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    ssize_t n = write(fd, "deny", 4);
-    int err = errno;
-    close(fd);
-    return n < 0 ? -err : 0;
-}
-
-/* MXC_INNER_UID inside is the plan's host uid; nothing else is mapped
- * (host root in particular is not). */
-static int write_map(pid_t pid, const char *file, unsigned inner, unsigned id)
-{
-    char path[64], line[64];
-    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
-    snprintf(line, sizeof line, "%u %u 1\n", inner, id);
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    ssize_t n = write(fd, line, strlen(line));
-    int err = errno;
-    close(fd);
-    return n < 0 ? -err : 0;
-}
-
 static int fail_from(const ctl_msg *m, mxc_error *e)
 {
     const char *remedy = NULL;
@@ -732,81 +662,111 @@ static int make_late_cgroup(const mxc_plan *p, const char *name, mxc_cgroup *cg,
     return *njoin < 0 ? -1 : 0;
 }
 
-int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_session *session, const mxc_first_exec *fx,
-                     mxc_holder *h, mxc_cgroup *cg, mxc_error *e)
+/* mxc_holder_spawn's state between its steps. */
+typedef struct {
+    mxc_plan *p;
+    const char *cgroup_name;
+    const mxc_holder_session *session;
+    const mxc_first_exec *fx;
+    mxc_holder *h;
+    mxc_cgroup *cg;
+    bool detached;      /* a session (its holder outlives us) */
+    bool direct;        /* a one-shot of a single-threaded caller: C1 is PID 1 */
+    bool born_in;       /* v2: PID 1 (or the holder) is cloned into the cgroup */
+    bool late_cgroup;   /* v1, a session: made while the monitor clones the holder */
+    bool made_now;      /* the cgroup made before the fork (spawn_undo removes it) */
+    bool monitor_first; /* the monitor is our child, no C1 */
+    bool shared;        /* the monitor shares our memory (monitor_clone) */
+    int join[MAX_JOIN_FDS];
+    int njoin;
+    int cgfd;
+    mxc_fsview_sources *src;
+    int sv[2];
+    pid_t c1;
+} spawn_state;
+
+/* Step 1: the cgroup, as far as it is made before any child.  v2: the
+ * first process of the sandbox is born in its cgroup (clone3
+ * CLONE_INTO_CGROUP), so the cgroup is made first; v1: the direct path
+ * makes it while PID 1 builds the view, and the process moves itself in
+ * through `tasks`. */
+static int spawn_cgroup_first(spawn_state *s, mxc_error *e)
 {
-    bool detached = session != NULL;
-    int listen_fd = session ? session->listen_fd : -1;
-    memset(h, 0, sizeof *h);
-    h->ctl_fd = -1;
-    bool direct = !detached && single_threaded();
+    mxc_plan *p = s->p;
     /* src/net: the helpers it starts (mxc-proxy, pasta) are charged to this cgroup */
-    snprintf(p->net.cgroup.name, sizeof p->net.cgroup.name, "%s", cgroup_name);
+    snprintf(p->net.cgroup.name, sizeof p->net.cgroup.name, "%s", s->cgroup_name);
     p->net.cgroup.pids_max = p->pids_max;
     p->net.cgroup.memory_max = p->memory_max;
     p->net.cgroup.cpu_quota_us = p->cpu_quota_us;
-    int join[MAX_JOIN_FDS];
-    int njoin = 0;
-    /* v2: the first process of the sandbox is born in its cgroup
-     * (clone3 CLONE_INTO_CGROUP), so the cgroup is made first; v1: the
-     * direct path makes it while PID 1 builds the view, and the process
-     * moves itself in through `tasks` */
-    int cgfd = -1;
-    mxc_cgroup_open(cgroup_name, cg);
-    bool born_in = cg->v2 && (direct || detached);
+    mxc_cgroup_open(s->cgroup_name, s->cg);
+    s->born_in = s->cg->v2 && (s->direct || s->detached);
     /* v1, a session: made while the monitor clones the holder (the holder
      * joins it only once its view is built) */
-    bool late_cgroup = detached && !born_in;
-    bool made_now = (!direct || born_in) && !late_cgroup; /* what spawn_undo removes below */
-    if (made_now && mxc_cgroup_create(cgroup_name, p->pids_max, p->memory_max, p->cpu_quota_us, cg, e) < 0)
+    s->late_cgroup = s->detached && !s->born_in;
+    s->made_now = (!s->direct || s->born_in) && !s->late_cgroup;
+    if (s->made_now && mxc_cgroup_create(s->cgroup_name, p->pids_max, p->memory_max, p->cpu_quota_us, s->cg, e) < 0)
         return -1;
-    if (born_in && (cgfd = mxc_cgroup_dir_fd(cg)) < 0) {
+    if (s->born_in && (s->cgfd = mxc_cgroup_dir_fd(s->cg)) < 0) {
         int err = errno;
-        mxc_cgroup_remove(cg);
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "cgroup.open", err, NULL, "cannot open the cgroup %s", cg->v2_dir);
+        mxc_cgroup_remove(s->cg);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "cgroup.open", err, NULL, "cannot open the cgroup %s",
+                          s->cg->v2_dir);
     }
-    if (!direct && !born_in && !late_cgroup && (njoin = mxc_cgroup_join_fds(cg, join, e)) < 0) {
-        mxc_cgroup_remove(cg);
+    if (!s->direct && !s->born_in && !s->late_cgroup && (s->njoin = mxc_cgroup_join_fds(s->cg, s->join, e)) < 0) {
+        mxc_cgroup_remove(s->cg);
         return -1;
     }
-    mxc_fsview_sources *src = malloc(sizeof *src);
-    if (!src || mxc_fsview_open_sources(p, src, e) < 0) {
-        if (!src)
+    return 0;
+}
+
+/* Step 2: the view's sources, opened by us (the children only attach
+ * them), and the control socket. */
+static int spawn_sources(spawn_state *s, mxc_error *e)
+{
+    s->src = malloc(sizeof *s->src);
+    if (!s->src || mxc_fsview_open_sources(s->p, s->src, e) < 0) {
+        if (!s->src)
             mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
-        free(src);
-        for (int i = 0; i < njoin; i++)
-            close(join[i]);
-        if (cgfd >= 0)
-            close(cgfd);
+        free(s->src);
+        for (int i = 0; i < s->njoin; i++)
+            close(s->join[i]);
+        if (s->cgfd >= 0)
+            close(s->cgfd);
         return -1;
     }
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-        return spawn_undo(src, join, njoin, cgfd, made_now ? cg : NULL, errno,
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, s->sv) < 0)
+        return spawn_undo(s->src, s->join, s->njoin, s->cgfd, s->made_now ? s->cg : NULL, errno,
                           "session.socketpair", "cannot create the control socket", e);
-    pid_t c1;
+    return 0;
+}
+
+/* Step 3: the first child (C1, PID 1 itself, or the monitor); the child's
+ * side never returns. */
+static int spawn_children(spawn_state *s, mxc_error *e)
+{
+    mxc_plan *p = s->p;
+    const mxc_holder_session *session = s->session;
     /* a session started by a process that exits once it answers (the CLI,
      * libmxc_ffi's fresh mxc-exec): the monitor is its child, orphaned when
      * it exits, as C1's exit orphans it otherwise; no C1 to make and wait
      * for.  Single-threaded only (the raw clone below). */
-    bool monitor_first = detached && session->caller_exits && single_threaded();
-    bool shared = false; /* the monitor shares our memory (monitor_clone) */
-    if (monitor_first) {
+    s->monitor_first = s->detached && session->caller_exits && single_threaded();
+    if (s->monitor_first) {
         /* tests/faults: the forked monitor, as valgrind gets it */
-        c1 = mxc_fault("FORKED_MONITOR") ? -1 : monitor_clone(p, src, sv, cgfd, session);
-        shared = c1 > 0;
-        if (c1 < 0)
-            c1 = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0);
-        if (c1 == 0) {
-            close(sv[0]);
-            monitor_main(p, src, sv[1], cgfd, session, -1);
+        s->c1 = mxc_fault("FORKED_MONITOR") ? -1 : monitor_clone(p, s->src, s->sv, s->cgfd, session);
+        s->shared = s->c1 > 0;
+        if (s->c1 < 0)
+            s->c1 = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0);
+        if (s->c1 == 0) {
+            close(s->sv[0]);
+            monitor_main(p, s->src, s->sv[1], s->cgfd, session, -1);
         }
-    } else if (direct) {
+    } else if (s->direct) {
         unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
         if (!p->host_network)
             flags |= CLONE_NEWNET;
-        c1 = clone_as(p, flags, cgfd);
-    } else if (detached && single_threaded()) {
+        s->c1 = clone_as(p, flags, s->cgfd);
+    } else if (s->detached && single_threaded()) {
         /* C1 of a session only forks the monitor and exits: it shares our
          * memory (vfork) instead of copying it, so neither its copy nor its
          * exit (an address space torn down) is paid for; the monitor below
@@ -814,149 +774,189 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
          * CLI): the monitor is then a raw clone of a process no other
          * thread can have left holding a libc lock; a threaded caller's C1
          * goes through fork(3), which makes libc's state sound for it. */
-        c1 = vfork();
+        s->c1 = vfork();
     } else {
-        c1 = fork();
+        s->c1 = fork();
     }
-    if (c1 < 0) {
+    if (s->c1 < 0) {
         int err = errno;
-        close(sv[0]), close(sv[1]);
-        return spawn_undo(src, join, njoin, cgfd, made_now ? cg : NULL, err,
+        close(s->sv[0]), close(s->sv[1]);
+        return spawn_undo(s->src, s->join, s->njoin, s->cgfd, s->made_now ? s->cg : NULL, err,
                           "session.fork", "cannot fork the session holder", e);
     }
-    if (c1 == 0 && !monitor_first) {
-        close(sv[0]);
-        if (direct)
-            direct_child(p, src, sv[1], false, fx, -1);
-        if (detached) { /* the monitor, orphaned at once: nobody's zombie when it is done */
+    if (s->c1 == 0 && !s->monitor_first) {
+        close(s->sv[0]);
+        if (s->direct)
+            direct_child(p, s->src, s->sv[1], false, s->fx, -1);
+        if (s->detached) { /* the monitor, orphaned at once: nobody's zombie when it is done */
             if ((pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0) == 0)
-                monitor_main(p, src, sv[1], cgfd, session, -1);
+                monitor_main(p, s->src, s->sv[1], s->cgfd, session, -1);
             _exit(0);
         }
-        first_child(p, src, sv[1], false, fx, join, (size_t)njoin, listen_fd);
+        first_child(p, s->src, s->sv[1], false, s->fx, s->join, (size_t)s->njoin, s->session ? s->session->listen_fd : -1);
     }
-    if (detached && !monitor_first)
-        waitpid(c1, NULL, 0);
-    pid_t mapped = c1; /* whose user namespace the maps are for: C1 (a session's is the monitor's child) */
-    close(sv[1]);
+    return 0;
+}
+
+/* Step 4: the user namespace's maps (C1's, or a session's holder's, named
+ * by its monitor), the network's rules after them, and a session's /etc. */
+static int spawn_maps(spawn_state *s, int ctl, ctl_msg *m, mxc_error *e)
+{
+    mxc_plan *p = s->p;
+    if (s->detached && !s->monitor_first)
+        waitpid(s->c1, NULL, 0);
+    pid_t mapped = s->c1; /* whose user namespace the maps are for: C1 (a session's is the monitor's child) */
+    close(s->sv[1]);
     /* a session: its /etc is made here, while the monitor clones the
      * holder (which needs it only once its namespaces and root exist) */
-    int etc = detached ? mxc_fsview_prepare_etc(p, src) : -1;
-    int ctl = sv[0];
+    int etc = s->detached ? mxc_fsview_prepare_etc(p, s->src) : -1;
     int rc = 0;
-    ctl_msg m = {0};
     /* shared: nothing below until the holder is cloned from our memory */
-    if (shared && recv_msg(ctl, &m) < 0)
+    if (s->shared && recv_msg(ctl, m) < 0)
         rc = died(ctl, e);
-    mxc_fsview_close_sources(src);
-    free(src);
-    if (!detached) /* a session's holder gets them once it is mapped (below) */
-        for (int i = 0; i < njoin; i++)
-            close(join[i]);
-    if (cgfd >= 0)
-        close(cgfd);
+    mxc_fsview_close_sources(s->src);
+    free(s->src);
+    s->src = NULL;
+    if (!s->detached) /* a session's holder gets them once it is mapped (below) */
+        for (int i = 0; i < s->njoin; i++)
+            close(s->join[i]);
+    if (s->cgfd >= 0)
+        close(s->cgfd);
     /* made late: a failure here closes ctl below, and the holder, waiting
      * for its maps, exits; a shared monitor's holder exists already, so
      * its maps go first and the cgroup is made while it builds its view */
-    if (rc == 0 && late_cgroup && !shared && make_late_cgroup(p, cgroup_name, cg, join, &njoin, e) < 0)
+    if (rc == 0 && s->late_cgroup && !s->shared && make_late_cgroup(p, s->cgroup_name, s->cg, s->join, &s->njoin, e) < 0)
         rc = -1;
-    if (rc == 0 && !direct && !shared && recv_msg(ctl, &m) < 0)
+    if (rc == 0 && !s->direct && !s->shared && recv_msg(ctl, m) < 0)
         rc = died(ctl, e);
-    if (rc == 0 && m.kind == MSG_FAIL)
-        rc = fail_from(&m, e);
-    if (rc == 0 && detached)
-        mapped = h->pid = m.pid; /* the holder itself, named by its monitor */
+    if (rc == 0 && m->kind == MSG_FAIL)
+        rc = fail_from(m, e);
+    if (rc == 0 && s->detached)
+        mapped = s->h->pid = m->pid; /* the holder itself, named by its monitor */
     if (rc == 0) {
-        int err = write_map(mapped, "uid_map", MXC_INNER_UID, p->uid);
+        /* MXC_INNER_UID inside is the plan's host uid; nothing else is mapped (host root in
+         * particular is not).  Rootless, the kernel takes a gid map from an unprivileged writer
+         * only once setgroups(2) is disabled for the namespace. */
+        const mxc_idmap_range um = {MXC_INNER_UID, p->uid, 1}, gm = {MXC_INNER_GID, p->gid, 1};
+        int err = mxc_userns_write_map(mapped, false, &um, 1);
         if (!err && p->rootless)
-            err = deny_setgroups(mapped);
+            err = mxc_userns_deny_setgroups(mapped);
         if (!err)
-            err = write_map(mapped, "gid_map", MXC_INNER_GID, p->gid);
+            err = mxc_userns_write_map(mapped, true, &gm, 1);
         if (err)
             rc = mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.uid_map", -err, NULL, "cannot write the id maps");
-        else if (mxc_net_after_maps(&p->net, direct, c1, e) < 0) /* src/net: rules + stack first */
+        else if (mxc_net_after_maps(&p->net, s->direct, s->c1, e) < 0) /* src/net: rules + stack first */
             rc = -1;
         else if (send_msg_fds(ctl, MSG_MAPS_DONE, 0, 0, NULL, &etc, etc >= 0 ? 1 : 0) < 0)
             rc = died(ctl, e);
     }
-    if (rc == 0 && late_cgroup && shared && make_late_cgroup(p, cgroup_name, cg, join, &njoin, e) < 0)
+    if (rc == 0 && s->late_cgroup && s->shared && make_late_cgroup(p, s->cgroup_name, s->cg, s->join, &s->njoin, e) < 0)
         rc = -1;
     if (etc >= 0)
         close(etc);
-    if (detached) {
-        /* the files through which the holder moves itself into the
-         * cgroup once its view is built (none on v2: born in it) */
-        if (rc == 0 && send_msg_fds(ctl, MSG_CGROUP_DONE, 0, 0, NULL, join, (size_t)njoin) < 0)
+    return rc;
+}
+
+/* Step 5: the files through which the holder (or PID 1) moves itself into
+ * the cgroup once its view is built (none on v2: born in it); a session's
+ * holder is recorded by the caller meanwhile. */
+static int spawn_cgroup_join(spawn_state *s, int ctl, int rc, mxc_error *e)
+{
+    mxc_plan *p = s->p;
+    if (s->detached) {
+        if (rc == 0 && send_msg_fds(ctl, MSG_CGROUP_DONE, 0, 0, NULL, s->join, (size_t)s->njoin) < 0)
             rc = died(ctl, e);
-        for (int i = 0; i < njoin; i++)
-            close(join[i]);
+        for (int i = 0; i < s->njoin; i++)
+            close(s->join[i]);
         /* the holder builds its view now: the caller records it meanwhile */
-        if (rc == 0 && session->record &&
-            session->record(session->record_ctx, h->pid, mxc_proc_start_time(h->pid), e) < 0)
+        if (rc == 0 && s->session->record &&
+            s->session->record(s->session->record_ctx, s->h->pid, mxc_proc_start_time(s->h->pid), e) < 0)
             rc = -1;
     }
-    if (rc == 0 && direct) {
+    if (rc == 0 && s->direct) {
         /* v2: PID 1 was born inside; the message (with no fds) only says
          * that it may go on */
-        if (!born_in && (mxc_cgroup_create(cgroup_name, p->pids_max, p->memory_max, p->cpu_quota_us, cg, e) < 0 ||
-                         (njoin = mxc_cgroup_join_fds(cg, join, e)) < 0)) {
+        if (!s->born_in && (mxc_cgroup_create(s->cgroup_name, p->pids_max, p->memory_max, p->cpu_quota_us, s->cg, e) < 0 ||
+                            (s->njoin = mxc_cgroup_join_fds(s->cg, s->join, e)) < 0)) {
             rc = -1;
         } else {
-            if (send_msg_fds(ctl, MSG_CGROUP_DONE, 0, 0, NULL, join, (size_t)njoin) < 0)
+            if (send_msg_fds(ctl, MSG_CGROUP_DONE, 0, 0, NULL, s->join, (size_t)s->njoin) < 0)
                 rc = died(ctl, e);
-            for (int i = 0; i < njoin; i++)
-                close(join[i]);
+            for (int i = 0; i < s->njoin; i++)
+                close(s->join[i]);
         }
     }
-    /* MSG_PID comes from C1 after its clone returns, MSG_READY from the
-     * holder itself: two writers, either order (a busy machine runs the
-     * holder first).  Both are needed — a holder recorded as pid 0 is a
-     * session nobody can reach or stop.  (A session's holder pid came
-     * first, from its monitor, before the holder could be ready.) */
+    return rc;
+}
+
+/* Step 6: the holder's pid and its readiness.  MSG_PID comes from C1 after
+ * its clone returns, MSG_READY from the holder itself: two writers, either
+ * order (a busy machine runs the holder first).  Both are needed — a
+ * holder recorded as pid 0 is a session nobody can reach or stop.  (A
+ * session's holder pid came first, from its monitor, before the holder
+ * could be ready.) */
+static int spawn_wait_ready(spawn_state *s, int ctl, int rc, mxc_error *e)
+{
+    ctl_msg m;
     bool ready = false;
-    while (rc == 0 && !(ready && (direct || h->pid > 0))) {
+    while (rc == 0 && !(ready && (s->direct || s->h->pid > 0))) {
         if (recv_msg(ctl, &m) < 0) {
             rc = died(ctl, e);
         } else if (m.kind == MSG_FAIL) {
             rc = fail_from(&m, e);
         } else if (m.kind == MSG_PID) {
-            h->pid = m.pid;
+            s->h->pid = m.pid;
         } else if (m.kind == MSG_READY) {
             ready = true;
         }
     }
-    if (rc < 0) {
-        if (h->pid > 0)
-            kill(h->pid, SIGKILL);
-        if (!detached) {
-            kill(c1, SIGKILL);
-            waitpid(c1, NULL, 0);
-        }
-        close(ctl);
-        return -1;
+    return rc;
+}
+
+/* A start that failed once children exist: they are killed, C1 reaped. */
+static int spawn_abort(spawn_state *s, int ctl, pid_t holder)
+{
+    if (holder > 0)
+        kill(holder, SIGKILL);
+    if (!s->detached) {
+        kill(s->c1, SIGKILL);
+        waitpid(s->c1, NULL, 0);
     }
-    if (direct)
-        h->pid = c1; /* it knows itself only as pid 1 */
+    close(ctl);
+    return -1;
+}
+
+int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_session *session, const mxc_first_exec *fx,
+                     mxc_holder *h, mxc_cgroup *cg, mxc_error *e)
+{
+    memset(h, 0, sizeof *h);
+    h->ctl_fd = -1;
+    spawn_state s = {.p = p, .cgroup_name = cgroup_name, .session = session, .fx = fx, .h = h, .cg = cg,
+                     .detached = session != NULL, .cgfd = -1, .sv = {-1, -1}};
+    s.direct = !s.detached && single_threaded();
+    if (spawn_cgroup_first(&s, e) < 0 || spawn_sources(&s, e) < 0 || spawn_children(&s, e) < 0)
+        return -1;
+    int ctl = s.sv[0];
+    ctl_msg m = {0};
+    int rc = spawn_maps(&s, ctl, &m, e);
+    rc = spawn_cgroup_join(&s, ctl, rc, e);
+    if (spawn_wait_ready(&s, ctl, rc, e) < 0)
+        return spawn_abort(&s, ctl, h->pid);
+    if (s.direct)
+        h->pid = s.c1; /* it knows itself only as pid 1 */
     /* src/net: a session's before any exec; a one-shot's through C1
      * before its workload (the holder waits for MSG_NET_DONE) */
     int nrc = 0;
-    if (!direct && mxc_net_needs_stack(&p->net)) {
+    if (!s.direct && mxc_net_needs_stack(&p->net)) {
         nrc = mxc_net_attach(&p->net, h->pid, e);
-        if (nrc == 0 && !detached && send_msg(ctl, MSG_NET_DONE, 0, 0, NULL) < 0)
+        if (nrc == 0 && !s.detached && send_msg(ctl, MSG_NET_DONE, 0, 0, NULL) < 0)
             nrc = died(ctl, e);
     }
-    if (nrc < 0) {
-        kill(h->pid, SIGKILL);
-        if (!detached) {
-            kill(c1, SIGKILL);
-            waitpid(c1, NULL, 0);
-        }
-        close(ctl);
-        return -1;
-    }
+    if (nrc < 0)
+        return spawn_abort(&s, ctl, h->pid);
     h->start_time = mxc_proc_start_time(h->pid);
     h->ctl_fd = ctl;
-    h->first_child = detached ? 0 : c1;
+    h->first_child = s.detached ? 0 : s.c1;
     return 0;
 }
 

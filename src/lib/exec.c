@@ -30,6 +30,8 @@
 #include "fdio.h"
 #include "fsview.h"
 #include "harden.h"
+#include "ptypair.h"
+#include "sockmsg.h"
 
 bool mxc_debug;
 int mxc_debug_fd = 2;
@@ -61,20 +63,11 @@ enum {
     M_EXEC = 8,  /* caller -> holder: the spec (a memfd) and the stdio (SCM_RIGHTS) */
 };
 
-typedef struct {
-    int kind;
-    int err;
-    pid_t pid;
-    char stage[64];
-    char detail[256];
-} exec_msg;
+typedef mxc_msg exec_msg; /* kind: M_* */
 
 static void report(int fd, int kind, int err, pid_t pid, const char *stage, const char *detail)
 {
-    exec_msg m = {.kind = kind, .err = err, .pid = pid};
-    snprintf(m.stage, sizeof m.stage, "%s", stage ? stage : "");
-    snprintf(m.detail, sizeof m.detail, "%s", detail ? detail : "");
-    (void)!send(fd, &m, sizeof m, MSG_NOSIGNAL);
+    (void)mxc_msg_send(fd, kind, err, pid, stage, detail, NULL, 0);
 }
 
 static void close_fd(int *fd)
@@ -140,25 +133,11 @@ void mxc_exec_report_exit(int fd, int code)
 }
 
 
-/* One control message with one ancillary item (SCM_RIGHTS of up to 4 fds,
- * or SCM_CREDENTIALS).  Returns what sendmsg returned. */
-static ssize_t send_with_cmsg(int fd, int kind, int type, const void *data, size_t len)
+/* One control message of `kind` with nfds descriptors (SCM_RIGHTS).
+ * Returns what sendmsg returned. */
+static ssize_t send_with_fds(int fd, int kind, const int *fds, size_t nfds)
 {
-    exec_msg m = {.kind = kind};
-    union {
-        struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int) * 4) + CMSG_SPACE(sizeof(struct ucred))];
-    } cm;
-    memset(&cm, 0, sizeof cm);
-    struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = CMSG_SPACE(len)};
-    struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
-    h->cmsg_level = SOL_SOCKET;
-    h->cmsg_type = type;
-    h->cmsg_len = CMSG_LEN(len);
-    memcpy(CMSG_DATA(h), data, len);
-    ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);
-    return n == (ssize_t)sizeof m ? n : -1;
+    return mxc_msg_send(fd, kind, 0, 0, NULL, NULL, fds, nfds) == 0 ? (ssize_t)sizeof(exec_msg) : -1;
 }
 
 void mxc_exec_announce(int ctl, pid_t w)
@@ -166,8 +145,8 @@ void mxc_exec_announce(int ctl, pid_t w)
     /* Our pid numbers are not the caller's: hand the kernel the workload's
      * pid as credentials (we hold CAP_SYS_ADMIN over our PID namespace),
      * and it arrives translated into the caller's namespace. */
-    struct ucred u = {.pid = w, .uid = getuid(), .gid = getgid()};
-    (void)send_with_cmsg(ctl, M_PID, SCM_CREDENTIALS, &u, sizeof u);
+    exec_msg m = {.kind = M_PID};
+    (void)mxc_sockmsg_send_cred(ctl, &m, sizeof m, w, getuid(), getgid());
 }
 
 struct spawn_arg {
@@ -270,35 +249,10 @@ int mxc_exec_prepare(bool pty, uint32_t timeout_ms, mxc_proc *proc, mxc_exec_chi
  * fd, -1 if none).  Returns what recvmsg returned. */
 static ssize_t recv_report(int fd, exec_msg *m, pid_t *sender, int *passed, int flags)
 {
-    union {
-        struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(sizeof(int) * 4)];
-    } cm;
-    struct iovec iov = {.iov_base = m, .iov_len = sizeof *m};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = sizeof cm.buf};
-    ssize_t n;
-    do
-        n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | flags);
-    while (n < 0 && errno == EINTR);
-    *sender = 0;
-    *passed = -1;
-    for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); n > 0 && h; h = CMSG_NXTHDR(&mh, h)) {
-        if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_CREDENTIALS) {
-            struct ucred u;
-            memcpy(&u, CMSG_DATA(h), sizeof u);
-            *sender = u.pid;
-        } else if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) {
-            size_t k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-            int got[4];
-            memcpy(got, CMSG_DATA(h), sizeof(int) * (k > 4 ? 4 : k));
-            for (size_t i = 0; i < k && i < 4; i++) {
-                if (*passed < 0)
-                    *passed = got[i];
-                else
-                    close(got[i]); /* nobody asked for more than one */
-            }
-        }
-    }
+    mxc_sockmsg_in in;
+    ssize_t n = mxc_sockmsg_recv(fd, m, sizeof *m, flags, &in, 1); /* nobody asked for more than one */
+    *sender = n > 0 && in.has_cred ? in.cred_pid : 0;
+    *passed = in.fds[0];
     return n;
 }
 
@@ -394,25 +348,28 @@ static int own_pty(int conn, const mxc_exec_spec *s, mxc_exec_child *c)
 
 int mxc_exec_make_pty(int ctl, const mxc_exec_spec *s, mxc_exec_child *c)
 {
-    int master = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
-    if (master < 0)
+    int pts = open("/dev/pts", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (pts < 0)
         return -1;
-    int unlock = 0;
-    int slave = ioctl(master, TIOCSPTLCK, &unlock) < 0 ? -1 : ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
-    if (slave >= 0 && s->pty_rows && s->pty_cols) { /* the size the caller asked for, before the workload can look */
-        struct winsize ws = {.ws_row = s->pty_rows, .ws_col = s->pty_cols};
-        ioctl(master, TIOCSWINSZ, &ws);
+    /* the size the caller asked for, before the workload can look */
+    bool sized = s->pty_rows && s->pty_cols;
+    mxc_pty pty;
+    mxc_pty_step step;
+    int rc = mxc_pty_open(pts, "ptmx", sized ? s->pty_rows : 0, sized ? s->pty_cols : 0, &pty, &step);
+    close(pts);
+    if (rc < 0) {
+        errno = -rc;
+        return -1;
     }
-    if (slave < 0 || send_with_cmsg(ctl, M_PTY, SCM_RIGHTS, &master, sizeof master) < 0) {
+    if (send_with_fds(ctl, M_PTY, &pty.master, 1) < 0) {
         int err = errno;
-        close(master);
-        if (slave >= 0)
-            close(slave);
+        close(pty.master);
+        close(pty.slave);
         errno = err;
         return -1;
     }
-    close(master);
-    c->in = c->out = c->err = slave;
+    close(pty.master);
+    c->in = c->out = c->err = pty.slave;
     return 0;
 }
 
@@ -648,25 +605,10 @@ static int spec_from_memfd(int fd, served_spec *v)
 void mxc_exec_serve(const mxc_plan *p, int conn, int listen_fd, int ctl)
 {
     exec_msg m;
-    pid_t sender;
-    int fds[4] = {-1, -1, -1, -1};
-    union {
-        struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int) * 4)];
-    } cm;
-    struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = sizeof cm.buf};
-    ssize_t n;
-    do
-        n = recvmsg(conn, &mh, MSG_CMSG_CLOEXEC);
-    while (n < 0 && errno == EINTR);
-    size_t nfds = 0;
-    for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); n > 0 && h; h = CMSG_NXTHDR(&mh, h))
-        if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) {
-            nfds = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-            memcpy(fds, CMSG_DATA(h), sizeof(int) * (nfds > 4 ? 4 : nfds));
-        }
-    (void)sender;
+    mxc_sockmsg_in in;
+    ssize_t n = mxc_sockmsg_recv(conn, &m, sizeof m, 0, &in, 4);
+    int *fds = in.fds;
+    size_t nfds = in.nfds;
     served_spec v;
     int rc = n == (ssize_t)sizeof m && m.kind == M_EXEC && nfds >= 1 ? spec_from_memfd(fds[0], &v) : -EPROTO;
     if (rc < 0) {
@@ -732,7 +674,7 @@ int mxc_exec_start(const char *sock, const mxc_exec_spec *s, bool pty, mxc_proc 
         rc = -1;
     if (rc == 0) {
         int fds[4] = {spec, c.in, c.out, c.err};
-        if (send_with_cmsg(conn, M_EXEC, SCM_RIGHTS, fds, sizeof(int) * (pty ? 1 : 4)) < 0)
+        if (send_with_fds(conn, M_EXEC, fds, pty ? 1 : 4) < 0)
             rc = mxc_err_os(e, MXC_E_NOT_STARTED, "exec.send", errno, NULL, "the sandbox's session is not running");
     }
     if (spec >= 0)
@@ -836,15 +778,8 @@ static int pump(int from, int to, mxc_termfilter *filter, relay_buf **rb)
         n = (ssize_t)mxc_termfilter_run(filter, raw, (size_t)n, filtered);
         buf = filtered;
     }
-    for (ssize_t off = 0; to >= 0 && off < n;) {
-        ssize_t w = write(to, buf + off, (size_t)(n - off));
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            break; /* the reader went away; keep draining */
-        }
-        off += w;
-    }
+    if (to >= 0)
+        (void)mxc_write_all(to, buf, (size_t)n); /* a failure: the reader went away; keep draining */
     return 1;
 }
 
@@ -1047,4 +982,42 @@ void mxc_exec_killer_drop(mxc_exec_killer *k)
     close_fd(&k->conn);
     close_fd(&k->pidfd);
     k->group = 0;
+}
+
+/* ---- a started workload behind a pointer, as a front holds it ---- */
+
+mxc_proc *mxc_proc_new(void)
+{
+    return calloc(1, sizeof(mxc_proc));
+}
+
+void mxc_proc_delete(mxc_proc *p)
+{
+    free(p);
+}
+
+pid_t mxc_proc_workload(const mxc_proc *p)
+{
+    return p->workload;
+}
+
+void mxc_proc_take_stdio(mxc_proc *p, int *in, int *out, int *err)
+{
+    *in = p->in_fd, *out = p->out_fd, *err = p->err_fd;
+    p->in_fd = p->out_fd = p->err_fd = -1;
+}
+
+int mxc_proc_terminal(const mxc_proc *p)
+{
+    return p->pty ? p->out_fd : -1;
+}
+
+int mxc_proc_exit_code(const mxc_proc *p)
+{
+    return p->exit_code;
+}
+
+bool mxc_proc_timed_out(const mxc_proc *p)
+{
+    return p->timed_out;
 }

@@ -121,6 +121,16 @@ int mxc_request_parse_v1(mxc_request *r, unsigned opts, mxc_error *e);
 json_t *mxc_request_policy_json(const mxc_request *r);
 void mxc_request_free(mxc_request *r);
 
+/* A request behind a pointer, as a front holds it (iface/front.h says each). */
+mxc_request *mxc_request_new(void);
+void mxc_request_delete(mxc_request *r);
+bool mxc_request_is_v1(const mxc_request *r);
+bool mxc_request_is_exec(const mxc_request *r);
+bool mxc_request_in_session(const mxc_request *r);
+const char *mxc_request_contract(const mxc_request *r);
+json_t *mxc_request_json(const mxc_request *r);
+void mxc_request_set_pty_size(mxc_request *r, unsigned short rows, unsigned short cols);
+
 const char *mxc_phase_name(mxc_phase p);
 
 #endif

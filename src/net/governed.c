@@ -26,6 +26,7 @@
 #include "harden.h"
 #include "helpers.h"
 #include "hostpath.h"
+#include "sockmsg.h"
 
 int mxc_governed_credential(mxc_net_policy *np, mxc_error *e)
 {
@@ -38,25 +39,6 @@ int mxc_governed_credential(mxc_net_policy *np, mxc_error *e)
     snprintf(np->proxy_url, sizeof np->proxy_url, MXC_GOVERNED_URL_HEAD "%s@" MXC_GOVERNED_ADDR ":" MXC_GOVERNED_PORT_TEXT "/",
              hex);
     return 0;
-}
-
-/* One byte with room for one fd (SCM_RIGHTS), either way. */
-typedef struct {
-    char byte;
-    struct iovec iov;
-    struct msghdr msg;
-    union { /* last: clang folds CMSG_SPACE() as a GNU constant, allowed only at the end */
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } u;
-} fd_msg;
-
-static void fd_msg_init(fd_msg *m)
-{
-    m->byte = 'L';
-    m->iov = (struct iovec){.iov_base = &m->byte, .iov_len = 1};
-    m->msg = (struct msghdr){.msg_iov = &m->iov, .msg_iovlen = 1, .msg_control = m->u.buf,
-                             .msg_controllen = sizeof m->u.buf};
 }
 
 /* In a child: join nsfd's network namespace, bring its loopback up, and
@@ -77,14 +59,7 @@ static _Noreturn void make_listener(int nsfd, int sp)
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     if (bind(s, (struct sockaddr *)&a, sizeof a) < 0 || listen(s, 1024) < 0)
         _exit(13);
-    fd_msg m;
-    fd_msg_init(&m);
-    struct cmsghdr *cm = CMSG_FIRSTHDR(&m.msg);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cm), &s, sizeof s);
-    _exit(sendmsg(sp, &m.msg, MSG_NOSIGNAL) == 1 ? 0 : 14);
+    _exit(mxc_sockmsg_send_tag(sp, 'L', s) == 0 ? 0 : 14);
 }
 
 static int listener_in(int nsfd, mxc_error *e)
@@ -100,13 +75,9 @@ static int listener_in(int nsfd, mxc_error *e)
     close(sp[1]);
     int fd = -1, status = 0;
     if (c > 0) {
-        fd_msg m;
-        fd_msg_init(&m);
-        if (recvmsg(sp[0], &m.msg, MSG_CMSG_CLOEXEC) == 1) {
-            struct cmsghdr *cm = CMSG_FIRSTHDR(&m.msg);
-            if (cm && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int)))
-                memcpy(&fd, CMSG_DATA(cm), sizeof fd);
-        }
+        char tag;
+        if (mxc_sockmsg_recv_tag(sp[0], &tag, &fd) < 0)
+            fd = -1;
         while (waitpid(c, &status, 0) < 0 && errno == EINTR)
             ;
     }

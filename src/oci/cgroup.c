@@ -16,7 +16,8 @@
 #include "store.h"
 #include "front.h"
 #include "fdio.h"
-#include "viewops.h"
+#include "mounttree.h"
+#include "setupops.h"
 
 #define SAVED "cgroup.json"
 #define V2(cg) ((cg)->backend == MXC_CGROUP_V2)
@@ -709,8 +710,8 @@ int oci_cgroup_mount_check(const char *type, int backend, mxc_error *e)
  * directory of the hierarchy — its cgroup is the mount's root, nothing above it is reachable. */
 static int own_bind(const char *dir)
 {
-    struct mount_attr attr = {.attr_set = RO_ATTRS};
-    return mxc_view_clone(AT_FDCWD, dir, 0, &attr);
+    mxc_tree_attr attr = {.set = RO_ATTRS};
+    return mxc_tree_clone(AT_FDCWD, dir, &attr);
 }
 
 static int mount_failed(mxc_error *e, const char *what, int err)
@@ -722,7 +723,7 @@ static int mount_failed(mxc_error *e, const char *what, int err)
 static int mount_v2(const oci_cgroup *cg, int root_fd, const char *dest, bool own_ns, oci_resolver target_of,
                     mxc_error *e)
 {
-    int m = own_ns ? mxc_view_new_fs("cgroup2", NULL, RO_ATTRS) : own_bind(cg->h[0].dir);
+    int m = own_ns ? mxc_tree_fresh("cgroup2", NULL, RO_ATTRS) : own_bind(cg->h[0].dir);
     int t = m < 0 ? m : target_of(root_fd, dest, true, true);
     int rc = m < 0 ? m : t < 0 ? t : mxc_view_attach(m, t);
     if (m >= 0)
@@ -743,7 +744,7 @@ static int mount_v1_each(const oci_cgroup *cg, int t, char names[][64], size_t n
         for (char *save = NULL, *w = strtok_r(copy, ",", &save); w && nf < 8; w = strtok_r(NULL, ",", &save), nf += 2)
             flags[nf] = w;
         int sub = openat(t, names[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        int m = sub < 0 ? -errno : own_ns ? mxc_view_new_fs("cgroup", flags, RO_ATTRS) : own_bind(cg->h[i].dir);
+        int m = sub < 0 ? -errno : own_ns ? mxc_tree_fresh("cgroup", flags, RO_ATTRS) : own_bind(cg->h[i].dir);
         int rc = m < 0 ? m : mxc_view_attach(m, sub);
         if (m >= 0)
             close(m);
@@ -802,7 +803,7 @@ int oci_cgroup_mount(int root_fd, const char *dest, bool own_ns, oci_resolver ta
     if (V2(cg))
         return mount_v2(cg, root_fd, dest, own_ns, target_of, e);
     const char *topt[] = {"mode", "755", "size", "64k", NULL};
-    int mfd = mxc_view_new_fs("tmpfs", topt, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+    int mfd = mxc_tree_fresh("tmpfs", topt, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
     if (mfd < 0)
         return mount_failed(e, "tmpfs", -mfd);
     int rc = mount_v1(cg, mfd, root_fd, dest, own_ns, target_of, e);

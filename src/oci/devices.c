@@ -1,5 +1,6 @@
 /* src/oci/devices.c — linux.devices beyond the six defaults (see devices.h). */
 #include "devices.h"
+#include "mounttree.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -192,9 +193,9 @@ int oci_device_tree(const oci_config *c, size_t i, mxc_error *e)
 {
     const char *path = c->xdev[i].path;
     /* the node itself, never a link at its name; what is bound is what is checked */
-    int tree = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
+    int tree = mxc_tree_open(AT_FDCWD, path, false, true);
     if (tree < 0)
-        return mxc_err_os(e, MXC_E_POLICY_VALIDATION, "oci.device", errno, NULL,
+        return mxc_err_os(e, MXC_E_POLICY_VALIDATION, "oci.device", -tree, NULL,
                           "linux.devices %s: the host's node of that path (a container's device is the host's node, "
                           "bound: a user namespace cannot mknod)", path);
     struct stat st;

@@ -34,8 +34,10 @@
 
 #include "apparmor.h"
 #include "front.h"
+#include "ptypair.h"
+#include "setupops.h"
+#include "sockmsg.h"
 #include "tmpcopy.h"
-#include "viewops.h"
 
 #define NEWROOT "/tmp" /* a mount point inside the init's private mount namespace only */
 
@@ -45,7 +47,7 @@ static int sock_fd = -1;
 static _Noreturn void report(const mxc_error *e)
 {
     char msg[1 + sizeof e->message];
-    msg[0] = 'E';
+    msg[0] = OCI_MSG_FAIL;
     snprintf(msg + 1, sizeof msg - 1, "%s", e->message);
     if (send(sock_fd, msg, strlen(msg), MSG_NOSIGNAL) < 0)
         (void)!write(2, msg + 1, strlen(msg + 1));
@@ -54,36 +56,13 @@ static _Noreturn void report(const mxc_error *e)
 
 static int recv_msg(char *tag, int *fd)
 {
-    char buf[1];
-    char ctl[CMSG_SPACE(sizeof(int))];
-    struct iovec iov = {buf, 1};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
-    ssize_t n = recvmsg(sock_fd, &mh, MSG_CMSG_CLOEXEC);
-    if (n != 1)
-        return -1;
-    *tag = buf[0];
-    *fd = -1;
-    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-    if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
-        memcpy(fd, CMSG_DATA(cm), sizeof(int));
-    return 0;
+    return mxc_sockmsg_recv_tag(sock_fd, tag, fd) < 0 ? -1 : 0;
 }
 
 /* A message with a text payload (the hooks' state): tag, then the text; malloc'd, or NULL. */
 static char *recv_text(char tag)
 {
-    size_t cap = 1 << 16;
-    char *buf = malloc(cap + 1);
-    if (!buf)
-        return NULL;
-    ssize_t n = recv(sock_fd, buf, cap, MSG_TRUNC);
-    if (n < 1 || (size_t)n > cap || buf[0] != tag) {
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    memmove(buf, buf + 1, (size_t)n);
-    return buf;
+    return mxc_sockmsg_recv_text(sock_fd, tag, ((size_t)1 << 16) - 1);
 }
 
 /* A path of the process's (its cwd, its executable), from its root, never through a magic link:
@@ -91,7 +70,7 @@ static char *recv_text(char tag)
  * runtime's own binary: CVE-2019-5736) lead out of the container.  A descriptor, or -errno. */
 static int open_no_magic(const char *path, int flags)
 {
-    return oci_openat2(AT_FDCWD, path, flags, RESOLVE_NO_MAGICLINKS);
+    return mxc_openat2(AT_FDCWD, path, flags, RESOLVE_NO_MAGICLINKS);
 }
 
 /* The executable of args[0] into *exe: a path as given, else the first hit in the config's PATH
@@ -213,39 +192,23 @@ static int own_session(mxc_error *e)
  * process's uid. */
 static int setup_terminal(const oci_config *c, int console, mxc_error *e)
 {
-    struct open_how how = {.flags = O_RDWR | O_NOCTTY | O_CLOEXEC,
-                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
-    int master = (int)syscall(SYS_openat2, AT_FDCWD, "dev/pts/ptmx", &how, sizeof how);
-    struct statfs sfs;
-    if (master < 0 || fstatfs(master, &sfs) < 0 || sfs.f_type != DEVPTS_SUPER_MAGIC)
+    mxc_pty pty;
+    mxc_pty_step step;
+    int rc = mxc_pty_open(AT_FDCWD, "dev/pts/ptmx", c->console_height, c->console_width, &pty, &step);
+    if (rc < 0 && (step == MXC_PTY_OPEN || step == MXC_PTY_NOT_DEVPTS))
         return oci_init_err(e, "process.terminal needs a devpts mount at /dev/pts: %s",
-                            master < 0 ? strerror(errno) : "not devpts");
-    int unlock = 0;
-    if (ioctl(master, TIOCSPTLCK, &unlock) < 0)
-        return oci_init_err_os(e, errno, "process.terminal: unlockpt");
-    if (c->console_height || c->console_width) {
-        struct winsize ws = {.ws_row = c->console_height, .ws_col = c->console_width};
-        if (ioctl(master, TIOCSWINSZ, &ws) < 0)
-            return oci_init_err_os(e, errno, "process.consoleSize");
-    }
-    int slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
-    unsigned n = 0;
-    if (slave < 0 || ioctl(master, TIOCGPTN, &n) < 0)
-        return oci_init_err_os(e, errno, "process.terminal: the pty's peer");
+                            step == MXC_PTY_OPEN ? strerror(-rc) : "not devpts");
+    if (rc < 0)
+        return oci_init_err_os(e, -rc, "%s", step == MXC_PTY_UNLOCK ? "process.terminal: unlockpt"
+                                             : step == MXC_PTY_SIZE ? "process.consoleSize"
+                                                                    : "process.terminal: the pty's peer");
+    int master = pty.master, slave = pty.slave;
+    unsigned n = pty.index;
     if (fchown(slave, c->uid, (gid_t)-1) < 0)
         return oci_init_err_os(e, errno, "process.terminal: chown of the pty to %u", c->uid);
     char name[32];
     snprintf(name, sizeof name, "/dev/pts/%u", n);
-    char ctl[CMSG_SPACE(sizeof(int))];
-    memset(ctl, 0, sizeof ctl);
-    struct iovec iov = {name, strlen(name)};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
-    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cm), &master, sizeof(int));
-    if (sendmsg(console, &mh, MSG_NOSIGNAL) < 0)
+    if (mxc_sockmsg_send(console, name, strlen(name), &master, 1) < 0)
         return oci_init_err_os(e, errno, "--console-socket: sending the pty");
     close(master);
     close(console);
@@ -448,7 +411,7 @@ static int wait_maps(init_state *s)
 {
     char tag;
     int fd;
-    return recv_msg(&tag, &fd) < 0 || tag != 'M' ? parent_gone(s) : 0;
+    return recv_msg(&tag, &fd) < 0 || tag != OCI_MSG_MAPS ? parent_gone(s) : 0;
 }
 
 /* A cgroup namespace of its own, unshared now that the parent put it in its cgroup (that cgroup is
@@ -487,9 +450,9 @@ static int receive_trees(init_state *s)
         int fd;
         if (recv_msg(&tag, &fd) < 0)
             return parent_gone(s);
-        if (tag == 'G')
+        if (tag == OCI_MSG_GO)
             break;
-        if (tag != 'T' || fd < 0)
+        if (tag != OCI_MSG_TREE || fd < 0)
             return oci_init_err(&s->err, "protocol error");
         if (s->rootfs < 0) {
             s->rootfs = fd;
@@ -532,15 +495,17 @@ static int setup_rootfs(init_state *s)
     return 0;
 }
 
-/* The config lowered to setup operations (rootops.h), applied in order: the mounts, each on a
- * descriptor resolved inside the rootfs, the devices and /dev's links, the sysctls, the masked and
- * read-only paths (the engine's /proc rules, then the config's). */
+/* The config lowered to the engine's setup operations (rootops.h), applied in order by its
+ * executor (setupops.h): the mounts, each on a descriptor resolved inside the rootfs, the devices
+ * and /dev's links, the sysctls, the masked and read-only paths (the engine's /proc rules, then the
+ * config's). */
 static int apply_mounts(init_state *s)
 {
     oci_setup_ops ops;
     int rc = oci_setup_lower(s->c, s->binds, s->devs, s->xdevs, &ops, &s->err);
+    mxc_setup_env env = {.root = s->root_fd};
     if (rc == 0)
-        rc = oci_setup_run(s->c, &ops, s->root_fd, &s->err);
+        rc = mxc_setup_run(&env, ops.op, ops.n, &s->err);
     oci_setup_free(&ops);
     free(s->binds);
     s->binds = NULL;
@@ -555,9 +520,9 @@ static int run_create_hooks(init_state *s)
     const oci_hooks *hk = s->a->hooks;
     if (!hk || !(hk->n[OCI_HOOK_PRESTART] || hk->n[OCI_HOOK_CREATE_RUNTIME] || hk->n[OCI_HOOK_CREATE_CONTAINER]))
         return 0;
-    if (send(sock_fd, "H", 1, MSG_NOSIGNAL) != 1)
+    if (mxc_sockmsg_send_tag(sock_fd, OCI_MSG_HOOKS_ASK, -1) < 0)
         return parent_gone(s);
-    char *state = recv_text('h');
+    char *state = recv_text(OCI_MSG_HOOKS_STATE);
     if (!state)
         return parent_gone(s); /* the parent is gone, or a hook of its failed */
     int rc = fchdir(s->root_fd) < 0 ? oci_init_err_os(&s->err, errno, "the rootfs")
@@ -575,9 +540,9 @@ static int pivot(init_state *s)
         if (mount_setattr(s->root_fd, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0)
             return oci_init_err_os(&s->err, errno, "root.readonly");
     }
-    if (fchdir(s->root_fd) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 ||
-        chdir("/") < 0)
-        return oci_init_err_os(&s->err, errno, "pivot_root into the rootfs");
+    int rc = mxc_view_enter(s->root_fd);
+    if (rc < 0)
+        return oci_init_err_os(&s->err, -rc, "pivot_root into the rootfs");
     if (c->rootfs_propagation && mount(NULL, "/", NULL, c->rootfs_propagation, NULL) < 0)
         return oci_init_err_os(&s->err, errno, "linux.rootfsPropagation");
     close(s->root_fd);
@@ -639,9 +604,9 @@ static _Noreturn void wait_start_and_exec(init_state *s)
     const oci_hooks *hk = s->a->hooks;
     char *start_state = NULL, tag;
     int fd, rc;
-    if (send(sock_fd, "K", 1, MSG_NOSIGNAL) != 1 ||
-        (hk && hk->n[OCI_HOOK_START_CONTAINER] && !(start_state = recv_text('P'))) || recv_msg(&tag, &fd) < 0 ||
-        tag != 'S')
+    if (mxc_sockmsg_send_tag(sock_fd, OCI_MSG_READY, -1) < 0 ||
+        (hk && hk->n[OCI_HOOK_START_CONTAINER] && !(start_state = recv_text(OCI_MSG_START_STATE))) ||
+        recv_msg(&tag, &fd) < 0 || tag != OCI_MSG_SAVED)
         _exit(1);
     close(sock_fd);
     char num[16];

@@ -14,12 +14,25 @@
 #include "config.h"
 #include "hooks.h"
 #include "profile.h"
-#include "rootops.h" /* OCI_NDEVICES, oci_default_devices, oci_resolve_target, oci_make_target_as */
+#include "rootops.h" /* OCI_NDEVICES, oci_default_devices; setupops.h: mxc_make_in_root_as */
 
 /* Messages on the socketpair (SOCK_SEQPACKET): parent -> init: 'M' maps
  * written, 'T' + a tree descriptor (rootfs, then each bind in mount order,
  * then each default device), 'G' go; init -> parent: 'K' ready or 'E' +
- * why; parent -> init: 'S' state saved (then the init waits on the fifo). */
+ * why; parent -> init: 'S' state saved (then the init waits on the fifo).
+ * One byte each (src/base/sockmsg.h's tag messages), but for the texts after
+ * 'E', 'h' and 'P'. */
+enum {
+    OCI_MSG_MAPS = 'M',
+    OCI_MSG_TREE = 'T',
+    OCI_MSG_GO = 'G',
+    OCI_MSG_HOOKS_ASK = 'H',   /* init -> parent: run prestart/createRuntime */
+    OCI_MSG_HOOKS_STATE = 'h', /* parent -> init: + the state, those hooks ran */
+    OCI_MSG_READY = 'K',
+    OCI_MSG_FAIL = 'E',
+    OCI_MSG_START_STATE = 'P', /* parent -> init: + startContainer's state */
+    OCI_MSG_SAVED = 'S',
+};
 
 typedef struct {
     const oci_config *c;

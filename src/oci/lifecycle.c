@@ -38,15 +38,17 @@
 #include "fdio.h"
 #include "hooks.h"
 #include "init.h"
+#include "mounttree.h"
 #include "mountmap.h"
 #include "ocijson.h"
 #include "overlay.h"
 #include "mxcnet.h"
 #include "procs.h"
 #include "relay.h"
-#include "viewops.h"
 #include "rootfs.h"
+#include "sockmsg.h"
 #include "store.h"
+#include "userns.h"
 
 static int pidfd_of(const oci_state *s)
 {
@@ -63,38 +65,22 @@ static int pidfd_of(const oci_state *s)
 
 static int send_msg(int sock, char tag, int fd)
 {
-    char ctl[CMSG_SPACE(sizeof(int))];
-    memset(ctl, 0, sizeof ctl);
-    struct iovec iov = {&tag, 1};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (fd >= 0) {
-        mh.msg_control = ctl;
-        mh.msg_controllen = sizeof ctl;
-        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-    }
-    return sendmsg(sock, &mh, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+    return mxc_sockmsg_send_tag(sock, tag, fd);
 }
 
 /* A detached sysfs of the network namespace mxc-oci is in (a pod's, joined by path: the init's user
  * namespace does not own it, so the init could not mount it), read-only with the mount's flags. */
 static int sysfs_tree(const oci_mount *m)
 {
-    return mxc_view_new_fs(m->type, NULL, (unsigned)m->attr_set); /* sysfs, or a joined IPC namespace's mqueue */
+    return mxc_tree_fresh(m->type, NULL, (unsigned)m->attr_set); /* sysfs, or a joined IPC namespace's mqueue */
 }
 
 /* A detached copy of the tree at fd, its flags set before anyone sees it. */
 static int tree_of(int fd, const char *path, bool recursive, uint64_t set, uint64_t clr, int userns)
 {
-    struct mount_attr attr = {.attr_set = set, .attr_clr = clr, .propagation = MS_PRIVATE};
-    if (userns >= 0) {
-        attr.attr_set |= MOUNT_ATTR_IDMAP;
-        attr.userns_fd = (uint64_t)userns;
-    }
-    return mxc_view_clone(fd, path, (path[0] ? 0 : AT_EMPTY_PATH) | (recursive ? AT_RECURSIVE : 0), &attr);
+    mxc_tree_attr a = {.set = set, .clr = clr, .propagation = MS_PRIVATE, .idmap = userns >= 0, .userns_fd = userns,
+                       .recursive = recursive};
+    return mxc_tree_clone(fd, path, &a);
 }
 
 /* oci_cgroup_create's recorder: the cgroup's directories written into the
@@ -167,15 +153,7 @@ static void hooks_warn(int dirfd, const oci_state *s, oci_hook_phase p, const ch
 /* A message of the init protocol with a payload (the hooks' state): tag, then text. */
 static int send_text(int sock, char tag, const char *text)
 {
-    size_t n = strlen(text);
-    char *m = malloc(n + 1);
-    if (!m)
-        return -ENOMEM;
-    m[0] = tag;
-    memcpy(m + 1, text, n);
-    ssize_t r = send(sock, m, n + 1, MSG_NOSIGNAL);
-    free(m);
-    return r == (ssize_t)(n + 1) ? 0 : -EMSGSIZE;
+    return mxc_sockmsg_send_text(sock, tag, text);
 }
 
 /* A create's state, carried through its steps (oci_create): what each step made, for the next
@@ -276,7 +254,7 @@ static void make_own_targets(const oci_config *c, int rootfs_fd, const int *src)
         struct stat st;
         bool dir = c->mounts[i].kind != OCI_MNT_BIND || (src[i] >= 0 && fstat(src[i], &st) == 0 &&
                                                           S_ISDIR(st.st_mode));
-        int t = covered ? -1 : oci_make_target_as(rootfs_fd, d, true, dir, uid, gid);
+        int t = covered ? -1 : mxc_make_in_root_as(rootfs_fd, d, true, dir, uid, gid);
         if (t >= 0)
             close(t);
     }
@@ -765,7 +743,7 @@ static int map_ids(create_ctx *x, mxc_error *e)
     snprintf(path, sizeof path, "/proc/%d/ns/user", (int)x->child);
     if (r == 0 && (x->userns = open(path, O_RDONLY | O_CLOEXEC)) < 0)
         r = -errno;
-    if (r < 0 || send_msg(x->sock, 'M', -1) < 0)
+    if (r < 0 || send_msg(x->sock, OCI_MSG_MAPS, -1) < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.idmap", -r, NULL, "cannot write the user namespace's maps");
     return oci_mxcnet_attach(&x->net, x->child, e);
 }
@@ -799,7 +777,7 @@ static int pass_trees(create_ctx *x, mxc_error *e)
     int t = rootfs_tree(x, e);
     if (t < 0)
         return -1;
-    int r = send_msg(x->sock, 'T', t);
+    int r = send_msg(x->sock, OCI_MSG_TREE, t);
     close(t);
     for (size_t i = 0; r == 0 && i < c->nmounts; i++) {
         if (c->mounts[i].kind != OCI_MNT_BIND && !c->mounts[i].by_parent)
@@ -814,7 +792,7 @@ static int pass_trees(create_ctx *x, mxc_error *e)
         if (t < 0)
             return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mount", -t, NULL, "mounts[%zu].source %s", i,
                               c->mounts[i].source);
-        r = send_msg(x->sock, 'T', t);
+        r = send_msg(x->sock, OCI_MSG_TREE, t);
         close(t);
     }
     for (size_t i = 0; r == 0 && i < OCI_NDEVICES; i++) {
@@ -822,16 +800,16 @@ static int pass_trees(create_ctx *x, mxc_error *e)
         t = tree_of(AT_FDCWD, path, false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, 0, -1);
         if (t < 0)
             return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.device", -t, NULL, "%s", path);
-        r = send_msg(x->sock, 'T', t);
+        r = send_msg(x->sock, OCI_MSG_TREE, t);
         close(t);
     }
     for (size_t i = 0; r == 0 && i < c->nxdev; i++) { /* linux.devices beyond the defaults (devices.h) */
         if ((t = oci_device_tree(c, i, e)) < 0)
             return -1;
-        r = send_msg(x->sock, 'T', t);
+        r = send_msg(x->sock, OCI_MSG_TREE, t);
         close(t);
     }
-    if (r < 0 || send_msg(x->sock, 'G', -1) < 0)
+    if (r < 0 || send_msg(x->sock, OCI_MSG_GO, -1) < 0)
         return mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited while it was being set up");
     if (!c->has_oom_score_adj)
         return 0;
@@ -860,20 +838,21 @@ static int run_hooks_wait_ready(create_ctx *x, mxc_error *e)
     st->annotations = x->c.annotations;
     char msg[1100];
     ssize_t n = recv(x->sock, msg, sizeof msg - 1, 0);
-    if (n == 1 && msg[0] == 'H') {
+    if (n == 1 && msg[0] == OCI_MSG_HOOKS_ASK) {
         if (!(x->hstate = hook_state(st, "creating")))
             return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
         if (oci_hooks_run(&x->hk, OCI_HOOK_PRESTART, x->hstate, e) < 0 ||
             oci_hooks_run(&x->hk, OCI_HOOK_CREATE_RUNTIME, x->hstate, e) < 0)
             return -1;
-        if (send_text(x->sock, 'h', x->hstate) < 0)
+        if (send_text(x->sock, OCI_MSG_HOOKS_STATE, x->hstate) < 0)
             return mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited (or the state is too large for a "
                            "hook)");
         n = recv(x->sock, msg, sizeof msg - 1, 0);
     }
-    if (n <= 0 || msg[0] != 'K') {
+    if (n <= 0 || msg[0] != OCI_MSG_READY) {
         msg[n > 0 ? n : 0] = '\0';
-        return mxc_err(e, MXC_E_BACKEND_ERROR, "%s", n > 1 && msg[0] == 'E' ? msg + 1 : "the container's init exited");
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "%s",
+                       n > 1 && msg[0] == OCI_MSG_FAIL ? msg + 1 : "the container's init exited");
     }
     return 0;
 }
@@ -893,11 +872,11 @@ static int record_state(create_ctx *x, mxc_error *e)
         return -1;
     if (x->hk.n[OCI_HOOK_START_CONTAINER]) { /* startContainer's state, for the init to hand on at start */
         free(x->hstate);
-        if (!(x->hstate = hook_state(st, "created")) || send_text(x->sock, 'P', x->hstate) < 0)
+        if (!(x->hstate = hook_state(st, "created")) || send_text(x->sock, OCI_MSG_START_STATE, x->hstate) < 0)
             return mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited (or the state is too large for a "
                            "hook)");
     }
-    if (send_msg(x->sock, 'S', -1) < 0)
+    if (send_msg(x->sock, OCI_MSG_SAVED, -1) < 0)
         return mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited");
     return 0;
 }
@@ -1378,14 +1357,10 @@ static int foreign_namespaces(pid_t pid, bool *host_net)
 
 static size_t read_map(pid_t pid, const char *file, oci_idmap *m)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
-    FILE *f = fopen(path, "re");
-    size_t n = 0;
-    while (f && n < OCI_MAX_IDMAPS && fscanf(f, "%u %u %u", &m[n].cid, &m[n].hid, &m[n].n) == 3)
-        n++;
-    if (f)
-        fclose(f);
+    mxc_idmap_range r[OCI_MAX_IDMAPS];
+    size_t n = mxc_userns_read_map(pid, !strcmp(file, "gid_map"), r, OCI_MAX_IDMAPS);
+    for (size_t i = 0; i < n; i++)
+        m[i] = (oci_idmap){r[i].inside, r[i].outside, r[i].count};
     return n;
 }
 

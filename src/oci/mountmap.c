@@ -1,16 +1,19 @@
 /* mountmap.c — see mountmap.h. */
 #include "mountmap.h"
+#include "userns.h"
+#include "mounttree.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/mount.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
-
-#include "viewops.h"
 
 /* Whether host ids [lo, lo+n) all lie on the host side of maps. */
 static bool owned(const oci_idmap *maps, size_t nmaps, unsigned long long lo, unsigned long long n)
@@ -67,29 +70,26 @@ int oci_mountmap_check(const oci_config *c, mxc_error *e)
     return 0;
 }
 
-/* The text of /proc/PID/uid_map for these maps. */
-static void map_text(const oci_idmap *m, size_t n, char *text, size_t textsz)
+/* The config's ranges as src/base/userns.h's (at most OCI_MAX_IDMAPS). */
+static size_t ranges_of(const oci_idmap *m, size_t n, mxc_idmap_range *r)
 {
-    size_t len = 0;
-    text[0] = '\0';
-    for (size_t i = 0; i < n && len < textsz; i++)
-        len += (size_t)snprintf(text + len, textsz - len, "%u %u %u\n", m[i].cid, m[i].hid, m[i].n);
+    n = n > OCI_MAX_IDMAPS ? OCI_MAX_IDMAPS : n;
+    for (size_t i = 0; i < n; i++)
+        r[i] = (mxc_idmap_range){m[i].cid, m[i].hid, m[i].n};
+    return n;
 }
 
 int oci_write_idmap(pid_t pid, const char *file, const oci_idmap *m, size_t n)
 {
-    char text[OCI_MAX_IDMAPS * 40];
-    map_text(m, n, text, sizeof text);
-    return mxc_write_proc(pid, file, text);
+    mxc_idmap_range r[OCI_MAX_IDMAPS];
+    return mxc_userns_write_map(pid, !strcmp(file, "gid_map"), r, ranges_of(m, n, r));
 }
 
-/* A user namespace with these maps (base's viewops.h). */
+/* A user namespace with these maps (userns.h): its descriptor, or -errno. */
 static int userns_of(const oci_idmap *u, size_t nu, const oci_idmap *g, size_t ng)
 {
-    char umap[OCI_MAX_IDMAPS * 40], gmap[OCI_MAX_IDMAPS * 40];
-    map_text(u, nu, umap, sizeof umap);
-    map_text(g, ng, gmap, sizeof gmap);
-    return mxc_userns_with_maps(umap, gmap);
+    mxc_idmap_range ur[OCI_MAX_IDMAPS], gr[OCI_MAX_IDMAPS];
+    return mxc_userns_open(ur, ranges_of(u, nu, ur), gr, ranges_of(g, ng, gr));
 }
 
 int oci_mountmap_tree(int src, const oci_config *c, size_t idx, mxc_error *e)
@@ -103,14 +103,11 @@ int oci_mountmap_tree(int src, const oci_config *c, size_t idx, mxc_error *e)
     if (userns < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mount", -userns, NULL,
                           "mounts[%zu]: the idmapped mount's user namespace", idx);
-    int rec = m->recursive ? AT_RECURSIVE : 0;
-    int tree = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | rec);
-    struct mount_attr flags = {.attr_set = m->attr_set, .attr_clr = m->attr_clr, .propagation = MS_PRIVATE};
-    struct mount_attr idm = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns};
-    int err = 0;
-    if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH | rec, &flags, sizeof flags) < 0 ||
-        mount_setattr(tree, "", AT_EMPTY_PATH | (m->idmap == 2 ? rec : 0), &idm, sizeof idm) < 0)
-        err = errno;
+    /* the flags on the whole tree as the mount says; the idmapping on its top only unless "ridmap" */
+    mxc_tree_attr flags = {.set = m->attr_set, .clr = m->attr_clr, .propagation = MS_PRIVATE,
+                           .recursive = m->recursive};
+    mxc_tree_attr idm = {.idmap = true, .userns_fd = userns, .recursive = m->idmap == 2 && m->recursive};
+    int tree = mxc_tree_clone(src, "", &flags), err = tree < 0 ? -tree : -mxc_tree_setattr(tree, &idm);
     close(userns);
     if (err) {
         if (tree >= 0)

@@ -34,8 +34,8 @@
 
 #include "dirtree.h"
 #include "fdio.h"
-#include "viewops.h"
 #include "front.h"
+#include "mounttree.h"
 
 #define MAX_LAYERS 128
 
@@ -142,9 +142,8 @@ static int resolve_layer(const char *root_path, const char *key, const char *pat
  * overlay uses the layer's own mount only). */
 static int idmapped(int fd, int userns)
 {
-    struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NODEV, .userns_fd = (uint64_t)userns,
-                           .propagation = MS_PRIVATE};
-    return mxc_view_clone(fd, "", AT_EMPTY_PATH, &a);
+    mxc_tree_attr a = {.set = MOUNT_ATTR_NODEV, .propagation = MS_PRIVATE, .idmap = true, .userns_fd = userns};
+    return mxc_tree_clone(fd, "", &a);
 }
 
 static bool same(int a, int b)

@@ -1,6 +1,8 @@
 /* relay.c — see relay.h: `run` of a terminal process without a console socket. */
 #include "relay.h"
 #include "ocijson.h"
+#include "sockmsg.h"
+#include "fdio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -56,16 +58,15 @@ int oci_relay_receive(oci_relay *r, mxc_error *e)
     if (c < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.console", errno, NULL, "no terminal from the container");
     char name[256];
-    union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int))]; } u;
-    struct iovec iov = {name, sizeof name};
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
-    ssize_t n = recvmsg(c, &m, MSG_CMSG_CLOEXEC);
+    mxc_sockmsg_in in;
+    ssize_t n = mxc_sockmsg_recv(c, name, sizeof name, 0, &in, 1);
     close(c);
-    struct cmsghdr *cm = n >= 0 ? CMSG_FIRSTHDR(&m) : NULL;
-    if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int)))
-        memcpy(&r->master, CMSG_DATA(cm), sizeof(int));
+    if (n >= 0 && in.nfds == 1 && !in.dropped)
+        r->master = in.fds[0];
+    else if (n >= 0)
+        mxc_sockmsg_in_close(&in);
     struct stat st;
-    if (r->master < 0 || (m.msg_flags & MSG_CTRUNC) || fstat(r->master, &st) < 0 || !S_ISCHR(st.st_mode) ||
+    if (r->master < 0 || (n >= 0 && in.truncated) || fstat(r->master, &st) < 0 || !S_ISCHR(st.st_mode) ||
         !isatty(r->master)) {
         if (r->master >= 0)
             close(r->master);
@@ -82,16 +83,7 @@ int oci_relay_receive(oci_relay *r, mxc_error *e)
 
 static bool put(int fd, const char *b, ssize_t n)
 {
-    while (n > 0) {
-        ssize_t w = write(fd, b, (size_t)n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        b += w;
-        n -= w;
-    }
-    return true;
+    return n <= 0 || mxc_write_all(fd, b, (size_t)n);
 }
 
 void oci_relay_copy(oci_relay *r, int pidfd)

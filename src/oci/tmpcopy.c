@@ -1,5 +1,6 @@
 /* tmpcopy.c — see tmpcopy.h. */
 #include "tmpcopy.h"
+#include "fdio.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -161,7 +161,7 @@ def scratch_build(tree, tmp_path, src, code):
 @NEEDS_BUILD
 @pytest.mark.parametrize("src,symbol,line", [
     # a front calling an engine function its interface (src/lib/iface/front.h) does not list
-    ("src/cli/scratch.c", "mxc_session_phase", "NEW internal symbol: cli -> mxc_session_phase (engine)"),
+    ("src/cli/scratch.c", "mxc_session_finish", "NEW internal symbol: cli -> mxc_session_finish (engine)"),
     # base calling the engine
     ("src/base/scratch.c", "mxc_plan_free", "NEW upward symbol: base -> mxc_plan_free (engine)"),
     # a front calling another front

@@ -1,0 +1,192 @@
+/* sockmsg.c — see sockmsg.h. */
+#include "sockmsg.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+typedef union {
+    struct cmsghdr h;
+    char buf[CMSG_SPACE(sizeof(int) * MXC_SOCKMSG_MAX_FDS) + CMSG_SPACE(sizeof(struct ucred))];
+} control;
+
+/* One control message of `type` holding len bytes of data. */
+static ssize_t send_one(int sock, const void *buf, size_t len, int type, const void *data, size_t dlen)
+{
+    control cm;
+    memset(&cm, 0, sizeof cm);
+    struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (dlen) {
+        mh.msg_control = cm.buf;
+        mh.msg_controllen = CMSG_SPACE(dlen);
+        struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
+        h->cmsg_level = SOL_SOCKET;
+        h->cmsg_type = type;
+        h->cmsg_len = CMSG_LEN(dlen);
+        memcpy(CMSG_DATA(h), data, dlen);
+    }
+    ssize_t n;
+    do
+        n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    return n;
+}
+
+ssize_t mxc_sockmsg_send(int sock, const void *buf, size_t len, const int *fds, size_t nfds)
+{
+    if (nfds > MXC_SOCKMSG_MAX_FDS) {
+        errno = EINVAL;
+        return -1;
+    }
+    return send_one(sock, buf, len, SCM_RIGHTS, fds, sizeof(int) * nfds);
+}
+
+ssize_t mxc_sockmsg_send_cred(int sock, const void *buf, size_t len, pid_t pid, uid_t uid, gid_t gid)
+{
+    struct ucred u = {.pid = pid, .uid = uid, .gid = gid};
+    return send_one(sock, buf, len, SCM_CREDENTIALS, &u, sizeof u);
+}
+
+/* The descriptors of one SCM_RIGHTS item: kept while there is room, else closed. */
+static void take_fds(const struct cmsghdr *h, mxc_sockmsg_in *in, size_t room)
+{
+    size_t k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    const unsigned char *data = CMSG_DATA(h);
+    for (size_t i = 0; i < k; i++) {
+        int fd;
+        memcpy(&fd, data + i * sizeof(int), sizeof fd);
+        if (in->nfds < room)
+            in->fds[in->nfds++] = fd;
+        else
+            close(fd), in->dropped++;
+    }
+}
+
+ssize_t mxc_sockmsg_recv(int sock, void *buf, size_t len, int flags, mxc_sockmsg_in *in, size_t room)
+{
+    mxc_sockmsg_in none;
+    if (!in)
+        in = &none, room = 0;
+    if (room > MXC_SOCKMSG_MAX_FDS)
+        room = MXC_SOCKMSG_MAX_FDS;
+    *in = (mxc_sockmsg_in){0};
+    for (size_t i = 0; i < MXC_SOCKMSG_MAX_FDS; i++)
+        in->fds[i] = -1;
+    control cm;
+    struct iovec iov = {.iov_base = buf, .iov_len = len};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = sizeof cm.buf};
+    ssize_t n;
+    do
+        n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | flags);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return n;
+    in->truncated = (mh.msg_flags & MSG_CTRUNC) != 0;
+    in->long_payload = (mh.msg_flags & MSG_TRUNC) != 0;
+    for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); h; h = CMSG_NXTHDR(&mh, h)) {
+        if (h->cmsg_level != SOL_SOCKET || h->cmsg_len < CMSG_LEN(0))
+            continue;
+        if (h->cmsg_type == SCM_RIGHTS) {
+            take_fds(h, in, room);
+        } else if (h->cmsg_type == SCM_CREDENTIALS && h->cmsg_len == CMSG_LEN(sizeof(struct ucred))) {
+            struct ucred u;
+            memcpy(&u, CMSG_DATA(h), sizeof u);
+            in->has_cred = true;
+            in->cred_pid = u.pid;
+        }
+    }
+    return n;
+}
+
+void mxc_sockmsg_in_close(mxc_sockmsg_in *in)
+{
+    for (size_t i = 0; i < MXC_SOCKMSG_MAX_FDS; i++)
+        if (in->fds[i] >= 0) {
+            close(in->fds[i]);
+            in->fds[i] = -1;
+        }
+    in->nfds = 0;
+}
+
+int mxc_msg_send(int sock, int kind, int err, pid_t pid, const char *stage, const char *detail, const int *fds,
+                 size_t nfds)
+{
+    mxc_msg m = {.kind = kind, .err = err, .pid = pid};
+    snprintf(m.stage, sizeof m.stage, "%s", stage ? stage : "");
+    snprintf(m.detail, sizeof m.detail, "%s", detail ? detail : "");
+    ssize_t n = mxc_sockmsg_send(sock, &m, sizeof m, fds, nfds);
+    if (n >= 0 && n != (ssize_t)sizeof m)
+        errno = EIO;
+    return n == (ssize_t)sizeof m ? 0 : -1;
+}
+
+int mxc_msg_recv(int sock, mxc_msg *m, int flags, mxc_sockmsg_in *in, size_t room)
+{
+    mxc_sockmsg_in none;
+    if (!in)
+        in = &none, room = 0;
+    ssize_t n = mxc_sockmsg_recv(sock, m, sizeof *m, flags, in, room);
+    if (n < 0)
+        return -1;
+    if (n == (ssize_t)sizeof *m && !in->long_payload)
+        return 0;
+    errno = n == 0 ? EPIPE : in->long_payload ? EMSGSIZE : EIO;
+    return -1;
+}
+
+int mxc_sockmsg_send_tag(int sock, char tag, int fd)
+{
+    ssize_t n = mxc_sockmsg_send(sock, &tag, 1, &fd, fd >= 0 ? 1 : 0);
+    return n == 1 ? 0 : n < 0 ? -errno : -EIO;
+}
+
+int mxc_sockmsg_recv_tag(int sock, char *tag, int *fd)
+{
+    char buf[2];
+    mxc_sockmsg_in in;
+    ssize_t n = mxc_sockmsg_recv(sock, buf, sizeof buf, 0, &in, 1);
+    *fd = -1;
+    if (n < 0)
+        return -errno;
+    if (n != 1) {
+        mxc_sockmsg_in_close(&in);
+        return n == 0 ? -EPIPE : -EBADMSG;
+    }
+    *tag = buf[0];
+    *fd = in.fds[0];
+    return 0;
+}
+
+int mxc_sockmsg_send_text(int sock, char tag, const char *text)
+{
+    size_t n = strlen(text);
+    struct iovec iov[2] = {{.iov_base = &tag, .iov_len = 1}, {.iov_base = (void *)text, .iov_len = n}};
+    struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
+    ssize_t r;
+    do
+        r = sendmsg(sock, &mh, MSG_NOSIGNAL);
+    while (r < 0 && errno == EINTR);
+    return r == (ssize_t)(n + 1) ? 0 : r < 0 ? -errno : -EMSGSIZE;
+}
+
+char *mxc_sockmsg_recv_text(int sock, char tag, size_t max)
+{
+    char *buf = max < (size_t)-2 ? malloc(max + 2) : NULL;
+    if (!buf)
+        return NULL;
+    ssize_t n;
+    do
+        n = recv(sock, buf, max + 1, MSG_TRUNC);
+    while (n < 0 && errno == EINTR);
+    if (n < 1 || (size_t)n > max + 1 || buf[0] != tag) {
+        free(buf);
+        return NULL;
+    }
+    memmove(buf, buf + 1, (size_t)n - 1);
+    buf[n - 1] = '\0';
+    return buf;
+}
