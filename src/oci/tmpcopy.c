@@ -11,8 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fdio.h"
-
 #define MAX_DEPTH 64
 
 static int copy_file(int src, int dst)
