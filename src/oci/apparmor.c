@@ -9,8 +9,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
+
+#include "setupops.h"
 
 bool oci_apparmor_enabled(int root_fd)
 {
@@ -73,10 +74,7 @@ int oci_apparmor_proc(const char *op, mxc_error *e)
 
 static int open_beneath(int dir, const char *path)
 {
-    struct open_how how = {.flags = O_WRONLY | O_CLOEXEC | O_NOCTTY,
-                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
-    int fd = (int)syscall(SYS_openat2, dir, path, &how, sizeof how);
-    return fd < 0 ? -errno : fd;
+    return mxc_openat2(dir, path, O_WRONLY | O_NOCTTY, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV);
 }
 
 int oci_apparmor_attr_open(int proc_fd, const char *profile, mxc_error *e)

@@ -9,21 +9,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "fdio.h"
 #include "front.h"
+#include "setupops.h"
 
 #define DEFAULT_ROOTS "/var/lib/containers/storage:/var/lib/docker"
 
 /* rest resolved beneath dirfd: no "..", no symlink, no magic link; an O_PATH directory or -errno. */
 static int beneath(int dirfd, const char *rest)
 {
-    struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
-    int fd = (int)syscall(SYS_openat2, dirfd, rest[0] ? rest : ".", &how, sizeof how);
-    return fd < 0 ? -errno : fd;
+    return mxc_openat2(dirfd, rest[0] ? rest : ".", O_PATH | O_DIRECTORY,
+                       RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 }
 
 static const char *why_of(int err);
