@@ -1,10 +1,12 @@
 /* procs.c — see procs.h. */
 #include "procs.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* State (field 3) and start time (field 22) from one read of
@@ -71,4 +73,16 @@ bool mxc_pid_unreaped(pid_t pid, unsigned long long start_time)
     if (pid <= 0 || read_stat(pid, &state, &start, NULL, 0) < 0 || start == 0 || start != start_time)
         return false;
     return state == 'Z' || state == 'X';
+}
+
+int mxc_pidfd_of(pid_t pid, unsigned long long start_time)
+{
+    int fd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+    if (fd < 0)
+        return pid > 0 ? -errno : -ESRCH;
+    if (!mxc_pid_alive(pid, start_time)) { /* the pidfd pins the process: a reused pid shows here */
+        close(fd);
+        return -ESRCH;
+    }
+    return fd;
 }

@@ -1,7 +1,8 @@
 /* procs.h — processes named by pid and start time.
  * Owns: a process's start time (/proc/PID/stat field 22), which with its
  * pid names it for good (a reused pid has another start time), and
- * whether it is alive (a zombie is not), and its name (comm). */
+ * whether it is alive (a zombie is not), and its name (comm); a pidfd of
+ * it, checked after it is open (then it names that process for good). */
 #ifndef MXC_PROCS_H
 #define MXC_PROCS_H
 
@@ -14,5 +15,9 @@ bool mxc_pid_alive(pid_t pid, unsigned long long start_time);
 bool mxc_pid_alive_as(pid_t pid, unsigned long long start_time, const char *comm);
 /* Whether pid (of that start time) is dead and not yet reaped: a zombie. */
 bool mxc_pid_unreaped(pid_t pid, unsigned long long start_time);
+
+/* A close-on-exec pidfd of pid, alive with that start time once the pidfd
+ * holds it: the fd, or -ESRCH (gone, or another process now), or -errno. */
+int mxc_pidfd_of(pid_t pid, unsigned long long start_time);
 
 #endif

@@ -975,14 +975,9 @@ int mxc_holder_release(mxc_holder *h, mxc_error *e)
 
 int mxc_holder_kill(pid_t pid, unsigned long long start_time, mxc_error *e)
 {
-    int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    int pfd = mxc_pidfd_of(pid, start_time); /* pid reuse: checked once the pidfd pins the process */
     if (pfd < 0)
-        return errno == ESRCH ? 0 : mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.pidfd_open", errno, NULL, "cannot open the session holder");
-    /* pid reuse: the pidfd now pins the process; check it is still ours */
-    if (mxc_proc_start_time(pid) != start_time) {
-        close(pfd);
-        return 0;
-    }
+        return pfd == -ESRCH ? 0 : mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.pidfd_open", -pfd, NULL, "cannot open the session holder");
     if (syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH) {
         int err = errno;
         close(pfd);

@@ -52,15 +52,8 @@
 
 static int pidfd_of(const oci_state *s)
 {
-    int fd = (int)syscall(SYS_pidfd_open, s->pid, 0);
-    if (fd < 0)
-        return -1;
-    /* the pidfd names one process for good: checked after it is open */
-    if (!mxc_pid_alive(s->pid, s->start)) {
-        close(fd);
-        return -1;
-    }
-    return fd;
+    int fd = mxc_pidfd_of(s->pid, s->start);
+    return fd < 0 ? -1 : fd;
 }
 
 static int send_msg(int sock, char tag, int fd)
