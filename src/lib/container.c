@@ -741,10 +741,8 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
     h->ctl_fd = -1;
     bool direct = !detached && single_threaded();
     /* src/net: the helpers it starts (mxc-proxy, pasta) are charged to this cgroup */
-    snprintf(p->net.cgroup.name, sizeof p->net.cgroup.name, "%s", cgroup_name);
-    p->net.cgroup.pids_max = p->pids_max;
-    p->net.cgroup.memory_max = p->memory_max;
-    p->net.cgroup.cpu_quota_us = p->cpu_quota_us;
+    mxc_net_cgroup netcg = {.pids_max = p->pids_max, .memory_max = p->memory_max, .cpu_quota_us = p->cpu_quota_us};
+    snprintf(netcg.name, sizeof netcg.name, "%s", cgroup_name);
     int join[MAX_JOIN_FDS];
     int njoin = 0;
     /* v2: the first process of the sandbox is born in its cgroup
@@ -874,7 +872,7 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
             err = write_map(mapped, "gid_map", MXC_INNER_GID, p->gid);
         if (err)
             rc = mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.uid_map", -err, NULL, "cannot write the id maps");
-        else if (mxc_net_after_maps(&p->net, direct, c1, e) < 0) /* src/net: rules + stack first */
+        else if (mxc_net_after_maps(&p->net, &netcg, direct, c1, e) < 0) /* src/net: rules + stack first */
             rc = -1;
         else if (send_msg_fds(ctl, MSG_MAPS_DONE, 0, 0, NULL, &etc, etc >= 0 ? 1 : 0) < 0)
             rc = died(ctl, e);
@@ -941,7 +939,7 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
      * before its workload (the holder waits for MSG_NET_DONE) */
     int nrc = 0;
     if (!direct && mxc_net_needs_stack(&p->net)) {
-        nrc = mxc_net_attach(&p->net, h->pid, e);
+        nrc = mxc_net_attach(&p->net, &netcg, h->pid, e);
         if (nrc == 0 && !detached && send_msg(ctl, MSG_NET_DONE, 0, 0, NULL) < 0)
             nrc = died(ctl, e);
     }

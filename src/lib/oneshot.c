@@ -137,7 +137,7 @@ int mxc_oneshot_start(const mxc_request *r, bool pty, unsigned short rows, unsig
     os->plan = calloc(1, sizeof *os->plan);
     if (!os->plan)
         return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
-    if (mxc_plan_from_request(r, os->plan, e) < 0) {
+    if (mxc_plan_from_request(r, NULL, os->plan, e) < 0) {
         free(os->plan);
         os->plan = NULL;
         return -1;
@@ -226,7 +226,7 @@ void mxc_oneshot_finish(mxc_oneshot *os)
 json_t *mxc_plan_describe(const mxc_request *r, mxc_error *e)
 {
     mxc_plan p;
-    if (mxc_plan_from_request(r, &p, e) < 0)
+    if (mxc_plan_from_request(r, NULL, &p, e) < 0)
         return NULL;
     json_t *grants = json_array();
     static const char *const modes[] = {"readwrite", "readonly", "denied"};

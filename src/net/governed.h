@@ -34,7 +34,7 @@ int mxc_governed_credential(mxc_net_policy *np, mxc_error *e);
  * every step by descriptor (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS,
  * O_NOFOLLOW, a fresh O_EXCL file renamed into place): the workload may
  * have planted links there. */
-int mxc_governed_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e);
+int mxc_governed_attach(const mxc_net_policy *np, const mxc_net_cgroup *cg, pid_t holder, mxc_error *e);
 
 /* A one-shot's end: its CA files and their directories (when empty) go,
  * by descriptor as they were written. */

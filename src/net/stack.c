@@ -417,10 +417,10 @@ static _Noreturn void keeper(const mxc_net_policy *np, int nsfd, int hfd, int re
     _exit(0);
 }
 
-int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
+int mxc_net_attach(const mxc_net_policy *np, const mxc_net_cgroup *cg, pid_t holder, mxc_error *e)
 {
     if (np->model == MXC_NETM_GOVERNED)
-        return mxc_governed_attach(np, holder, e); /* src/net/governed.c: the proxy, no stack */
+        return mxc_governed_attach(np, cg, holder, e); /* src/net/governed.c: the proxy, no stack */
     if (!mxc_net_needs_stack(np))
         return 0;
     char path[64];
@@ -478,9 +478,8 @@ int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
         rules_done(rules, rules_err, why, sizeof why);
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.pidfd", err, NULL, "cannot watch the sandbox's PID 1");
     }
-    int cgfds[3], ncg = np->cgroup.name[0] ? mxc_cgroup_helpers_join_fds(np->cgroup.name, np->cgroup.pids_max,
-                                                                         np->cgroup.memory_max,
-                                                                         np->cgroup.cpu_quota_us, cgfds, e)
+    int cgfds[3], ncg = cg && cg->name[0] ? mxc_cgroup_helpers_join_fds(cg->name, cg->pids_max, cg->memory_max,
+                                                                            cg->cpu_quota_us, cgfds, e)
                                            : 0;
     if (ncg < 0) {
         close(hfd), close(nsfd), close(rp[0]), close(rp[1]), close(gp[0]), close(gp[1]);
@@ -628,9 +627,9 @@ int mxc_net_rules_followed(const mxc_net_policy *np, int nsfd, pid_t holder, con
     return rc;
 }
 
-int mxc_net_after_maps(const mxc_net_policy *np, bool direct, pid_t pid1, mxc_error *e)
+int mxc_net_after_maps(const mxc_net_policy *np, const mxc_net_cgroup *cg, bool direct, pid_t pid1, mxc_error *e)
 {
-    return direct ? mxc_net_attach(np, pid1, e) : 0;
+    return direct ? mxc_net_attach(np, cg, pid1, e) : 0;
 }
 
 /* In a child with a network namespace of its own: does nf_tables (and

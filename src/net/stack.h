@@ -45,15 +45,17 @@ int mxc_net_rules_into(int nsfd, const char *script, mxc_error *e);
 int mxc_net_rules_followed(const mxc_net_policy *np, int nsfd, pid_t holder, const char *head, const char *fallback,
                            mxc_error *e);
 /* Rules, then the stack, for the network namespace of `holder`; the
- * keeper ends the stack when `holder` exits.  No-op for models 3/host. */
-int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e);
+ * keeper ends the stack when `holder` exits.  No-op for models 3/host.
+ * cg (NULL: none): the sandbox's cgroup, whose helpers' child the keeper
+ * and pasta (governed: mxc-proxy) run in. */
+int mxc_net_attach(const mxc_net_policy *np, const mxc_net_cgroup *cg, pid_t holder, mxc_error *e);
 /* container.c's hook once the id maps are written: a direct one-shot's
  * PID 1 (pid1) exists and waits, so its network is attached now, while it
  * builds the view.  Otherwise (a session, or a one-shot of a
  * multi-threaded in-process caller, whose namespaces C1 makes after the
  * maps) container.c calls mxc_net_attach once the holder is ready and
  * before it runs anything: any exec, or the one-shot's workload. */
-int mxc_net_after_maps(const mxc_net_policy *np, bool direct, pid_t pid1, mxc_error *e);
+int mxc_net_after_maps(const mxc_net_policy *np, const mxc_net_cgroup *cg, bool direct, pid_t pid1, mxc_error *e);
 /* {"userspaceStack":{...}, "nfTables":bool, "conntrack":bool, "dns":{...},
  * "thisHost":{"rejected":[prefixes], "followsChanges":true}} */
 json_t *mxc_net_probe(void);

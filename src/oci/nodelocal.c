@@ -275,7 +275,7 @@ static bool deny_covers(const json_t *deny, const pfx *p)
     return false;
 }
 
-int oci_nodelocal_check(const mxc_request *r, const json_t *network, mxc_net_model model, mxc_error *e)
+int oci_nodelocal_check(const mxc_net_section *s, const json_t *network, mxc_net_model model, mxc_error *e)
 {
     const char *allow = getenv(OCI_ALLOW_NODE_LOCAL_ENV);
     if (allow && !strcmp(allow, "1"))
@@ -289,12 +289,12 @@ int oci_nodelocal_check(const mxc_request *r, const json_t *network, mxc_net_mod
                        "mxc-oci's environment)");
     node nd = {0};
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < r->allowed_hosts.n; i++) {
+    for (size_t i = 0; rc == 0 && i < s->nallowed; i++) {
         pfx p;
         char field[64];
         snprintf(field, sizeof field, "network.allowedHosts[%zu]", i);
-        if (entry_pfx(r->allowed_hosts.v[i], &p))
-            rc = check_one(&p, NULL, 0, field, r->allowed_hosts.v[i], &nd, e);
+        if (entry_pfx(s->allowed_hosts[i], &p))
+            rc = check_one(&p, NULL, 0, field, s->allowed_hosts[i], &nd, e);
     }
     const json_t *egress = json_object_get(network, "egress");
     if (rc == 0 && egress)

@@ -14,7 +14,9 @@ static int build(const char *json, mxc_net_policy *np, mxc_error *e)
     mxc_error pe = {0};
     CHECK_MSG(mxc_request_parse(json, strlen(json), &r, &pe) == 0, "%s: %s", json, pe.message);
     mxc_error_clear(&pe);
-    int rc = mxc_net_policy_build(&r, np, e);
+    mxc_net_section sec;
+    mxc_request_net_section(&r, &sec);
+    int rc = mxc_net_policy_build(&sec, np, e);
     mxc_request_free(&r);
     return rc;
 }
