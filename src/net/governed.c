@@ -22,10 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cgroup.h"
-#include "harden.h"
 #include "helpers.h"
-#include "hostpath.h"
+#include "netplan.h"
 
 int mxc_governed_credential(mxc_net_policy *np, mxc_error *e)
 {

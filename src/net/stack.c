@@ -28,12 +28,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cgroup.h"
-#include "governed.h"
 #include "fdio.h"
-#include "harden.h"
+#include "governed.h"
 #include "helperbounds.h"
 #include "helpers.h"
+#include "netplan.h"
 #include "resolver.h"
 #include "thishost.h"
 
