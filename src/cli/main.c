@@ -17,6 +17,7 @@
 #include "error.h"
 #include "exec.h"
 #include "hostpath.h"
+#include "net.h"
 #include "request.h"
 #include "sandbox_id.h"
 
@@ -82,6 +83,7 @@ static char *read_bounded(int fd, size_t *len)
 
 int main(int argc, char **argv)
 {
+    mxc_net_install(); /* the network layer under the engine (src/net/net.h) */
     /* a reader that goes away (| head) must not kill us in the middle of a
      * phase: writes fail with EPIPE instead (the workload gets SIGPIPE's
      * default back: mxc_exec_workload resets every disposition) */

@@ -20,6 +20,7 @@
 
 #include "inventory.h"
 #include "mxc.h"
+#include "net.h"
 #include "sandbox_id.h"
 #include "yamljson.h"
 
@@ -726,6 +727,7 @@ static int cmd_gc(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    mxc_net_install(); /* the network layer under the engine (src/net/net.h) */
     signal(SIGPIPE, SIG_IGN); /* the workload gets the default back (exec.c) */
     if (argc < 2)
         return usage("a subcommand is needed%s", NULL);

@@ -20,6 +20,7 @@
 #include "audit.h"
 #include "config.h"
 #include "driver.h"
+#include "net.h"
 #include "sblog.h"
 #include "server.h"
 #include "table.h"
@@ -578,6 +579,7 @@ static int serve(const char *sock, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    mxc_net_install(); /* the network layer under the engine (src/net/net.h) */
     char sock[600] = "", why[600];
     int i = 1;
     if (argc > 2 && !strcmp(argv[1], "--socket")) {

@@ -28,7 +28,6 @@
 
 #include "fsview.h"
 #include "harden.h"
-#include "stack.h"
 
 typedef struct {
     int kind;          /* MSG_* */
@@ -265,7 +264,7 @@ static _Noreturn void holder_main(const mxc_plan *p, mxc_fsview_sources *src, in
     /* a one-shot through C1 (a multi-threaded caller): our network
      * namespace was made after the maps, so the caller installs the rules
      * and the route now, and the workload waits for them */
-    if (fx && !await_cgroup && mxc_net_needs_stack(&p->net)) {
+    if (fx && !await_cgroup && mxc_net_ops_get()->needs_stack(&p->net)) {
         ctl_msg m;
         if (recv_msg(ctl, &m) < 0 || m.kind != MSG_NET_DONE)
             _exit(1);
@@ -872,7 +871,7 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
             err = write_map(mapped, "gid_map", MXC_INNER_GID, p->gid);
         if (err)
             rc = mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.uid_map", -err, NULL, "cannot write the id maps");
-        else if (mxc_net_after_maps(&p->net, &netcg, direct, c1, e) < 0) /* src/net: rules + stack first */
+        else if (mxc_net_ops_get()->after_maps(&p->net, &netcg, direct, c1, e) < 0) /* src/net: rules + stack first */
             rc = -1;
         else if (send_msg_fds(ctl, MSG_MAPS_DONE, 0, 0, NULL, &etc, etc >= 0 ? 1 : 0) < 0)
             rc = died(ctl, e);
@@ -938,8 +937,8 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
     /* src/net: a session's before any exec; a one-shot's through C1
      * before its workload (the holder waits for MSG_NET_DONE) */
     int nrc = 0;
-    if (!direct && mxc_net_needs_stack(&p->net)) {
-        nrc = mxc_net_attach(&p->net, &netcg, h->pid, e);
+    if (!direct && mxc_net_ops_get()->needs_stack(&p->net)) {
+        nrc = mxc_net_ops_get()->attach(&p->net, &netcg, h->pid, e);
         if (nrc == 0 && !detached && send_msg(ctl, MSG_NET_DONE, 0, 0, NULL) < 0)
             nrc = died(ctl, e);
     }

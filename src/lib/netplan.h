@@ -9,7 +9,12 @@
  * cgroup, their descriptors and signals, the proxy's audit file), declared here so that src/net
  * reaches the engine through this header alone (each is defined, and declared again, by its
  * module: cgroup.h, harden.h, hostpath.h; plan.c includes both, so the compiler keeps them equal).
- * Types and prototypes only. */
+ * And the inversion between the two layers: the engine sits below the network, so it never calls
+ * src/net; it declares here what it needs of a network layer (mxc_net_ops) and calls that, and
+ * the network layer provides the table (src/net/net.h mxc_net_install: each front calls it at
+ * startup; libmxc.so, which carries the network layer whole, has it installed at load).  Until
+ * one is installed the engine's own table answers, failing closed: a request with no network
+ * (model 3) is planned, anything else refused backend_unavailable. */
 #ifndef MXC_NETPLAN_H
 #define MXC_NETPLAN_H
 
@@ -17,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "error.h"
 
@@ -93,6 +99,43 @@ typedef struct {
     char name[64];
     unsigned long long pids_max, memory_max, cpu_quota_us;
 } mxc_net_cgroup;
+
+/* What the engine asks of the network layer (each as src/net documents it: netpolicy.h,
+ * stack.h, governed.h, resolver.h). */
+typedef struct mxc_net_ops {
+    /* the model of a section, its rules, host lists and credentials (mxc_net_policy_build) */
+    int (*lower)(const mxc_net_section *s, mxc_net_policy *np, mxc_error *e);
+    /* backend_unavailable when this host cannot enforce the model (mxc_net_require) */
+    int (*require)(const mxc_net_policy *np, bool rootless, mxc_error *e);
+    /* governed egress: a fresh proxy credential; what every process gets with credentials */
+    int (*credential)(mxc_net_policy *np, mxc_error *e);
+    int (*workload_env)(mxc_net_policy *np, mxc_error *e);
+    /* model 1: the DNS forwarder's resolver, read now (mxc_resolver_plan) */
+    void (*resolve)(mxc_net_policy *np);
+    /* something to attach from outside before the workload runs (mxc_net_needs_stack) */
+    bool (*needs_stack)(const mxc_net_policy *np);
+    int (*after_maps)(const mxc_net_policy *np, const mxc_net_cgroup *cg, bool direct, pid_t pid1, mxc_error *e);
+    int (*attach)(const mxc_net_policy *np, const mxc_net_cgroup *cg, pid_t holder, mxc_error *e);
+    /* a one-shot's end: its CA files (mxc_governed_remove_ca) */
+    void (*remove_ca)(const mxc_net_policy *np);
+    /* --dry-run: the rule set as it would go in now (mxc_net_rules_now), owned; NULL with *err */
+    char *(*rules_now)(const mxc_net_policy *np, int *err);
+    /* --probe's networkModels (mxc_net_probe), new reference */
+    json_t *(*probe)(void);
+} mxc_net_ops;
+
+/* The network layer's table, installed once (at startup, before any thread); NULL: none. */
+void mxc_net_ops_set(const mxc_net_ops *ops);
+/* The installed table, else the engine's failing-closed one: never NULL. */
+const mxc_net_ops *mxc_net_ops_get(void);
+
+/* The plan's owned parts freed (netplan.c). */
+void mxc_net_policy_free(mxc_net_policy *np);
+const char *mxc_net_model_name(mxc_net_model m);
+/* A proxy URL as a session's state may hold it (what start recorded):
+ * model 2's http(s)://10.0.2.2:PORT/, or governed egress's
+ * http://mxc:<32 hex>@127.0.0.1:3128/. */
+bool mxc_net_proxy_url_ok(const char *url);
 
 /* --- engine services for the network layer's helpers (defined by their modules) --- */
 /* cgroup.h: the helpers' child cgroup of sandbox `name` (made with its limits), and the files a

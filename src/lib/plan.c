@@ -10,12 +10,9 @@
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "governed.h"
 #include "harden.h"
 #include "helperbounds.h"
 #include "hostpath.h"
-#include "resolver.h"
-#include "stack.h"
 
 #define DEFAULT_PIDS_MAX 512
 #define DEFAULT_MEMORY_MAX (1024ull * 1024 * 1024)
@@ -161,7 +158,7 @@ static int governed_setup(mxc_net_policy *np, const mxc_net_plan_opts *o, mxc_er
         return -1;
     np->proxy_max_conns = (unsigned)conns;
     np->proxy_audit_max = audit;
-    if (mxc_governed_credential(np, e) < 0)
+    if (mxc_net_ops_get()->credential(np, e) < 0)
         return -1;
     /* a caller that collects the proxy's records (mxc-gateway) names the file;
      * opened as --log-file is (hostpath.h), never through a link; else the caller's default */
@@ -182,7 +179,7 @@ static int governed_setup(mxc_net_policy *np, const mxc_net_plan_opts *o, mxc_er
         return 0;
     /* the CA files' paths as the sandbox sees them, then where they are written on the host */
     snprintf(np->ca_base, sizeof np->ca_base, "%s", o->ca_seen ? o->ca_seen : o->ca_base);
-    int rc = mxc_governed_workload_env(np, e);
+    int rc = mxc_net_ops_get()->workload_env(np, e);
     snprintf(np->ca_base, sizeof np->ca_base, "%s", o->ca_base);
     return rc;
 }
@@ -192,12 +189,13 @@ int mxc_net_plan_build(const mxc_net_section *s, const mxc_net_plan_opts *o, mxc
     static const mxc_net_plan_opts none = {0};
     if (!o)
         o = &none;
-    if (mxc_net_policy_build(s, np, e) < 0 || mxc_net_require(np, geteuid() != 0, e) < 0 ||
+    const mxc_net_ops *net = mxc_net_ops_get(); /* src/net, installed by the front (netplan.h) */
+    if (net->lower(s, np, e) < 0 || net->require(np, geteuid() != 0, e) < 0 ||
         (np->model == MXC_NETM_GOVERNED && governed_setup(np, o, e) < 0)) {
         mxc_net_policy_free(np);
         return -1;
     }
-    mxc_resolver_plan(np); /* model 1: the DNS forwarder's resolver, never host loopback */
+    net->resolve(np); /* model 1: the DNS forwarder's resolver, never host loopback */
     return 0;
 }
 

@@ -3,7 +3,6 @@
 
 #include <string.h>
 
-#include "netpolicy.h"
 #include "sandbox_id.h"
 
 #define H MXC_DISP_HONORED
@@ -277,7 +276,7 @@ static int net_model_check(const mxc_request *r, mxc_error *e)
     mxc_net_section sec;
     mxc_net_policy np;
     mxc_request_net_section(r, &sec);
-    if (mxc_net_policy_build(&sec, &np, e) < 0)
+    if (mxc_net_ops_get()->lower(&sec, &np, e) < 0)
         return -1;
     mxc_net_policy_free(&np);
     return 0;

@@ -20,7 +20,6 @@
 
 #include "cgroup.h"
 #include "container.h"
-#include "governed.h"
 #include "harden.h"
 #include "procs.h"
 #include "quota.h"

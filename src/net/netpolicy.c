@@ -540,27 +540,6 @@ static int governed(const mxc_net_section *r, mxc_net_policy *np, mxc_error *e)
     return r->credentials ? credentials(r->credentials, np, e) : 0;
 }
 
-bool mxc_net_proxy_url_ok(const char *u)
-{
-    static const char GW_HTTP[] = "http://" MXC_NET_GATEWAY ":", GW_HTTPS[] = "https://" MXC_NET_GATEWAY ":";
-    static const char GOV[] = MXC_GOVERNED_URL_HEAD, GOV_TAIL[] = "@" MXC_GOVERNED_ADDR ":" MXC_GOVERNED_PORT_TEXT "/";
-    if (!u || strlen(u) >= sizeof ((mxc_net_policy *)0)->proxy_url)
-        return false;
-    const char *p = NULL;
-    if (!strncmp(u, GW_HTTP, sizeof GW_HTTP - 1))
-        p = u + sizeof GW_HTTP - 1;
-    else if (!strncmp(u, GW_HTTPS, sizeof GW_HTTPS - 1))
-        p = u + sizeof GW_HTTPS - 1;
-    if (p) {
-        size_t d = strspn(p, "0123456789");
-        return d >= 1 && d <= 5 && !strcmp(p + d, "/");
-    }
-    if (strncmp(u, GOV, sizeof GOV - 1))
-        return false;
-    p = u + sizeof GOV - 1;
-    return strspn(p, "0123456789abcdef") == 32 && !strcmp(p + 32, GOV_TAIL);
-}
-
 int mxc_net_policy_build(const mxc_net_section *r, mxc_net_policy *np, mxc_error *e)
 {
     memset(np, 0, sizeof *np);
@@ -588,23 +567,4 @@ int mxc_net_policy_build(const mxc_net_section *r, mxc_net_policy *np, mxc_error
     int rc = directional(none, proxy, np, e);
     json_decref(none);
     return rc;
-}
-
-void mxc_net_policy_free(mxc_net_policy *np)
-{
-    free(np->ruleset);
-    free(np->hosts);
-    free(np->creds);
-    free(np->workload_env);
-    memset(np, 0, sizeof *np);
-}
-
-const char *mxc_net_model_name(mxc_net_model m)
-{
-    static const char *const N[] = {"own namespace, loopback only (model 3: nothing)",
-                                     "host (unrestricted, acknowledged)",
-                                     "own namespace, direct egress under rules through the userspace stack (model 1)",
-                                     "own namespace, the proxy endpoint only (model 2)",
-                                     "own namespace, governed egress: only mxc-proxy, by host name"};
-    return N[m];
 }

@@ -18,16 +18,9 @@
 #include "error.h"
 #include "netplan.h"
 
-/* A proxy URL as a session's state may hold it (what start recorded):
- * model 2's http(s)://10.0.2.2:PORT/, or governed egress's
- * http://mxc:<32 hex>@127.0.0.1:3128/. */
-bool mxc_net_proxy_url_ok(const char *url);
-
 /* The model a (structurally valid) request's network section asks for, and for models 1
  * and 2 its rule set, for governed egress its host lists and credentials.  Refusals are
  * policy_validation naming the path.  The rest of the plan is plan.c's (mxc_net_plan_build). */
 int mxc_net_policy_build(const mxc_net_section *s, mxc_net_policy *np, mxc_error *e);
-void mxc_net_policy_free(mxc_net_policy *np);
-const char *mxc_net_model_name(mxc_net_model m);
 
 #endif

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cninet.h"
+#include "net.h"
 #include "nodelocal.h"
 #include "request.h"
 #include "stack.h"
@@ -43,6 +44,7 @@ static int refuse(mxc_error *e, const char *key, const char *why)
  * same code as the wire's, with no request around it); every refusal a policy_validation. */
 static int section(json_t *network, mxc_net_section *s, mxc_error *e)
 {
+    mxc_net_install(); /* src/net under the engine (net.h): mxc-oci plans a network here only */
     if (mxc_net_section_parse(network, s, e) == 0)
         return 0;
     e->code = MXC_E_POLICY_VALIDATION;
