@@ -11,8 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "governed.h"
-#include "stack.h"
 
 /* Ahead of either rule set, in the same transaction: what a previous applier (dead with its
  * container; the namespace outlives it) left, of either model, goes — the pod gets one rule set. */

@@ -17,7 +17,6 @@
 #include "net.h"
 #include "nodelocal.h"
 #include "request.h"
-#include "stack.h"
 #include "store.h"
 
 /* "annotations: KEY: " before the engine's message (its code and remediation kept). */
@@ -148,7 +147,8 @@ int oci_mxcnet_check(int rootfd, const oci_config *c, bool host_net, oci_mxcnet 
         oci_mxcnet_free(m);
         return named(e, OCI_MXC_NETWORK);
     }
-    int rc = mxc_net_policy_build(&sec, &np, e);
+    const mxc_net_ops *net = mxc_net_ops_get(); /* src/net under the engine (netplan.h) */
+    int rc = net->lower(&sec, &np, e);
     mxc_net_model model = np.model;
     if (rc == 0 && np.model == MXC_NETM_HOST) {
         mxc_err(e, MXC_E_POLICY_VALIDATION, "asks for the host network (unrestricted): a container's network is "
@@ -158,7 +158,7 @@ int oci_mxcnet_check(int rootfd, const oci_config *c, bool host_net, oci_mxcnet 
     if (rc == 0) /* what the node's operator did not open (nodelocal.h) */
         rc = oci_nodelocal_check(&sec, m->network, np.model, e);
     if (rc == 0)
-        rc = mxc_net_require(&np, geteuid() != 0, e);
+        rc = net->require(&np, geteuid() != 0, e);
     mxc_net_policy_free(&np); /* a check only: create plans it again once its directory exists */
     mxc_net_section_free(&sec);
     if (rc < 0) {
