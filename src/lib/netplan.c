@@ -2,6 +2,7 @@
  * the network layer's table, with the engine's own failing-closed one until it is installed. */
 #include "netplan.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,4 +127,16 @@ const char *mxc_net_model_name(mxc_net_model m)
                                      "own namespace, the proxy endpoint only (model 2)",
                                      "own namespace, governed egress: only mxc-proxy, by host name"};
     return N[m];
+}
+
+void mxc_net_plan_restore(const char *proxy_url, const json_t *env, mxc_net_policy *np)
+{
+    memset(np, 0, sizeof *np);
+    if (!mxc_net_proxy_url_ok(proxy_url))
+        return;
+    bool governed = strncmp(proxy_url, MXC_GOVERNED_URL_HEAD, sizeof MXC_GOVERNED_URL_HEAD - 1) == 0;
+    np->model = governed ? MXC_NETM_GOVERNED : MXC_NETM_PROXY;
+    snprintf(np->proxy_url, sizeof np->proxy_url, "%s", proxy_url);
+    if (json_is_array(env))
+        np->workload_env = json_dumps(env, JSON_COMPACT);
 }

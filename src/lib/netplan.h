@@ -129,6 +129,11 @@ void mxc_net_ops_set(const mxc_net_ops *ops);
 /* The installed table, else the engine's failing-closed one: never NULL. */
 const mxc_net_ops *mxc_net_ops_get(void);
 
+/* A session exec's network plan, from what its start recorded: model 2 or governed egress when
+ * proxy_url is in exactly one of the two shapes start writes (mxc_net_proxy_url_ok), with the
+ * workload's environment (env: a JSON array of "K=V", may be NULL); else model 3's empty plan.
+ * Only what the exec's environment needs (mxc_exec_spec_build). */
+void mxc_net_plan_restore(const char *proxy_url, const json_t *env, mxc_net_policy *np);
 /* The plan's owned parts freed (netplan.c). */
 void mxc_net_policy_free(mxc_net_policy *np);
 const char *mxc_net_model_name(mxc_net_model m);

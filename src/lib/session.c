@@ -1101,17 +1101,9 @@ int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_e
     }
     snprintf(plan->agent_name, sizeof plan->agent_name, "%s", id.agent_name);
     plan->workspace = strdup(ws);
-    /* model 2 or governed egress (recorded by start): the endpoint, in
-     * exactly one of the two shapes start writes */
-    const char *px = json_string_value(json_object_get(state, "networkProxy"));
-    if (mxc_net_proxy_url_ok(px)) {
-        plan->net.model = strncmp(px, MXC_GOVERNED_URL_HEAD, sizeof MXC_GOVERNED_URL_HEAD - 1) == 0 ? MXC_NETM_GOVERNED
-                                                                                                   : MXC_NETM_PROXY;
-        snprintf(plan->net.proxy_url, sizeof plan->net.proxy_url, "%s", px);
-        json_t *wenv = json_object_get(state, "networkEnv");
-        if (json_is_array(wenv))
-            plan->net.workload_env = json_dumps(wenv, JSON_COMPACT);
-    }
+    /* model 2 or governed egress: what an exec needs of the plan start recorded */
+    mxc_net_plan_restore(json_string_value(json_object_get(state, "networkProxy")),
+                         json_object_get(state, "networkEnv"), &plan->net);
     json_decref(state);
     mxc_exec_spec s;
     int rc = mxc_exec_spec_build(r, plan, &s, e);
