@@ -271,22 +271,20 @@ static int judge(const bool *f, mxc_surface s, mxc_phase phase, mxc_error *e)
 }
 
 /* src/net: the connectivity model the network asks for, or why it cannot be delivered (the path named) */
-static int net_model_check(const mxc_request *r, mxc_error *e)
+static int net_model_check(const mxc_net_section *s, mxc_error *e)
 {
-    mxc_net_section sec;
     mxc_net_policy np;
-    mxc_request_net_section(r, &sec);
-    if (mxc_net_ops_get()->lower(&sec, &np, e) < 0)
+    if (mxc_net_ops_get()->lower(s, &np, e) < 0)
         return -1;
     mxc_net_policy_free(&np);
     return 0;
 }
 
-int mxc_policy_validate_network(const mxc_request *r, mxc_error *e)
+int mxc_policy_validate_network(const mxc_request *r, const mxc_net_section *s, mxc_error *e)
 {
     bool f[MXC_F__COUNT] = {0};
     collect_network(r, f);
-    return judge(f, MXC_SURF_ONESHOT, MXC_PHASE_NONE, e) < 0 ? -1 : net_model_check(r, e);
+    return judge(f, MXC_SURF_ONESHOT, MXC_PHASE_NONE, e) < 0 ? -1 : net_model_check(s, e);
 }
 
 static int validate(const mxc_request *r, mxc_error *e)
@@ -296,8 +294,12 @@ static int validate(const mxc_request *r, mxc_error *e)
     mxc_surface s = mxc_surface_of(r);
     if (judge(f, s, r->phase, e) < 0)
         return -1;
-    if ((s == MXC_SURF_ONESHOT || s == MXC_SURF_PROVISION) && net_model_check(r, e) < 0)
-        return -1;
+    if (s == MXC_SURF_ONESHOT || s == MXC_SURF_PROVISION) {
+        mxc_net_section sec;
+        mxc_request_net_section(r, &sec);
+        if (net_model_check(&sec, e) < 0)
+            return -1;
+    }
     if (s == MXC_SURF_PROVISION && r->has_app_id) {
         if (!r->app_id)
             return mxc_err(e, MXC_E_POLICY_VALIDATION, "appId must be a string");

@@ -456,14 +456,17 @@ int mxc_net_section_parse(json_t *n, mxc_net_section *s, mxc_error *e)
     mxc_request r;
     memset(&r, 0, sizeof r);
     memset(s, 0, sizeof *s);
-    if (check_value(n, &NETWORK, "network", e) < 0 || parse_network(n, 9, &r, e) < 0 ||
-        mxc_policy_validate_network(&r, e) < 0) {
+    if (check_value(n, &NETWORK, "network", e) < 0 || parse_network(n, 9, &r, e) < 0) {
         mxc_request_free(&r);
         return -1;
     }
     mxc_request_net_section(&r, s);
     s->json = n;
-    s->owns_lists = true; /* r's lists, now the section's */
+    s->owns_lists = true; /* r's lists, now the section's (r holds nothing else to free) */
+    if (mxc_policy_validate_network(&r, s, e) < 0) {
+        mxc_net_section_free(s);
+        return -1;
+    }
     return 0;
 }
 
