@@ -5,10 +5,14 @@
  * environment, model 1's resolver, attaching, --dry-run's rules, --probe's models) — a front
  * that links the engine calls it once at startup, before any thread; libmxc.so, which carries
  * the network layer whole, has it done at load — and the attach calls a front makes itself
- * (mxc-oci: a container's init, a pod's namespace), defined in stack.c and governed.c. */
+ * (mxc-oci: a container's init, a pod's namespace), defined in stack.c and governed.c, and this
+ * host's own IPv4 destinations as the rules see them (thishost.h), for a front that judges a
+ * policy against them (mxc-oci's nodelocal.h). */
 #ifndef MXC_NET_NET_H
 #define MXC_NET_NET_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -47,5 +51,13 @@ int mxc_net_rules_followed(const mxc_net_policy *np, int nsfd, pid_t holder, con
  * O_NOFOLLOW, a fresh O_EXCL file renamed into place): the workload may
  * have planted links there. */
 int mxc_governed_attach(const mxc_net_policy *np, const mxc_net_cgroup *cg, pid_t holder, mxc_error *e);
+
+/* This host's own IPv4 destinations, read now (thishost.h: every `local` route of the caller's
+ * namespace): NULL with *err = -errno when they cannot be listed.  Whether addr (host byte
+ * order) is one of them; freed. */
+typedef struct mxc_net_own mxc_net_own;
+mxc_net_own *mxc_net_own_read(int *err);
+bool mxc_net_own_has(const mxc_net_own *own, uint32_t addr);
+void mxc_net_own_free(mxc_net_own *own);
 
 #endif

@@ -1,10 +1,43 @@
-/* netops.c — see net.h. */
+/* netops.c — see net.h: the engine's table, and this host's own destinations behind a handle. */
 #include "net.h"
+
+#include <errno.h>
+#include <stdlib.h>
 
 #include "governed.h"
 #include "netpolicy.h"
 #include "resolver.h"
 #include "stack.h"
+#include "thishost.h"
+
+struct mxc_net_own {
+    mxc_thishost v4;
+};
+
+mxc_net_own *mxc_net_own_read(int *err)
+{
+    mxc_net_own *own = calloc(1, sizeof *own);
+    int rc = own ? mxc_thishost_read(&own->v4) : -ENOMEM;
+    if (rc < 0) {
+        mxc_net_own_free(own);
+        *err = rc;
+        return NULL;
+    }
+    return own;
+}
+
+bool mxc_net_own_has(const mxc_net_own *own, uint32_t addr)
+{
+    return own && mxc_thishost_has(&own->v4, addr);
+}
+
+void mxc_net_own_free(mxc_net_own *own)
+{
+    if (own) {
+        mxc_thishost_free(&own->v4);
+        free(own);
+    }
+}
 
 static char *rules_now(const mxc_net_policy *np, int *err)
 {
