@@ -9,7 +9,7 @@
 set -uo pipefail
 cd "$(dirname "$0")"
 bash scripts/deps.sh
-bash scripts/build.sh --test   # a test build: the MXC_FAULT_* points compiled in (src/lib/fault.h)
+bash scripts/build.sh --test   # a test build: the MXC_FAULT_* points compiled in (src/base/fault.h)
 export MXC_STATE_DIR_BASE=$(mktemp -d /tmp/mxc-tests-XXXXXX)
 fail=0
 # stage NAME: closes the stage before it (its elapsed seconds) and opens NAME, with a heartbeat
@@ -53,8 +53,10 @@ export -f pyt first_failure
 stage "unit tests"
 meson test -C build --suite unit --print-errorlogs || fail=1
 
-stage "layer check (scripts/layers.py: every include against base <- engine <- network <- fronts, docs/architecture.md)"
-python3 scripts/layers.py | tail -n 4 && pyt --noconftest tests/layers || fail=1
+stage "layer check (scripts/layers.py: every include, and every symbol the objects use, against base <- engine <- network <- fronts, docs/architecture.md)"
+python3 scripts/layers.py --symbols build | tail -n 4 && pyt --noconftest tests/layers || fail=1
+stage "function length (scripts/funclen.py: no function over 150 lines without a written reason)"
+python3 scripts/funclen.py | tail -n 3 || fail=1
 
 stage "unit tests under ASan+UBSan"
 [ -f build-asan/build.ninja ] || meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false >/dev/null

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Configures (once) and builds mxc into ./build.  --test makes it a test
 # build (meson -Dfault_injection=true: the MXC_FAULT_* points the fault tests
-# use are compiled in; such a build installs no program, src/lib/fault.h);
+# use are compiled in; such a build installs no program, src/base/fault.h);
 # without it ./build is an ordinary build.
 set -euo pipefail
 cd "$(dirname "$0")/.."

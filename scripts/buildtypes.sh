@@ -20,7 +20,7 @@ one() { # name, env..., -- meson args...
     local t0=$SECONDS
     if env "${envs[@]}" meson setup "$out/$name" "$@" >"$out/$name.log" 2>&1 &&
        ninja -C "$out/$name" >>"$out/$name.log" 2>&1; then
-        # a build that is not a test build reads no fault-injection variable (src/lib/fault.h)
+        # a build that is not a test build reads no fault-injection variable (src/base/fault.h)
         if strings "$out/$name"/mxc-exec "$out/$name"/mxc-oci "$out/$name"/mxc "$out/$name"/mxc-gateway \
              "$out/$name"/mxc-proxy "$out/$name"/libmxc.so "$out/$name"/libmxc_ffi.so | grep -q MXC_FAULT_; then
             echo "FAILED $name: its binaries name MXC_FAULT_"; fail=1

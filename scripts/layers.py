@@ -20,8 +20,9 @@ Everyone may include base.  docs/architecture.md explains the layers.
 
   python3 scripts/layers.py                  the check (what .ci/run runs)
   python3 scripts/layers.py --usage          also: each front's headers of every layer today
-  python3 scripts/layers.py --symbols build  also: the engine symbols each front's objects use
-                                             (nm over build/*.p/*.o; a report, never a gate)
+  python3 scripts/layers.py --symbols build  also: every symbol one component's objects use of
+                                             another's (nm over build/*.p/*.o), judged as an include
+                                             is and held to its own ratchet, scripts/layers.symbols
   python3 scripts/layers.py --drop-stale     rewrite the baseline without its stale lines
 No dependencies beyond python3.
 """
@@ -181,11 +182,29 @@ def nm_symbols(obj, flags):
     return {ln.split()[-1] for ln in out.splitlines() if ln.strip()}
 
 
-def report_symbols(build, root, rules):
-    """Which engine (and base, network) symbols each front's objects reference, and how many of
-    them are libmxc.so's exports (src/lib/exports.map).  Read from nm of build/*.p/*.o: a report."""
+DECL_RE = re.compile(r"\b(mxc_\w+)\s*\(|^extern\b[^;(]*\b(mxc_\w+)\s*;", re.M)
+COMMENT_RE = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+
+
+def declared_names(root, header):
+    """The mxc_* functions and variables a header declares (comments skipped)."""
+    with open(os.path.join(root, header), encoding="utf-8") as f:
+        text = COMMENT_RE.sub("", f.read())
+    return {a or b for a, b in DECL_RE.findall(text)}
+
+
+def public_names(root, rules):
+    """What any layer may call of another: libmxc.so's exports (src/lib/exports.map) and what the
+    public headers declare."""
     with open(os.path.join(root, "src/lib/exports.map"), encoding="utf-8") as f:
-        exported = set(re.findall(r"^\s*(mxc_\w+);", f.read(), re.M))
+        names = set(re.findall(r"^\s*(mxc_\w+);", f.read(), re.M))
+    for hdr in rules["public"]:
+        names |= declared_names(root, hdr)
+    return names
+
+
+def read_objects(build, root, rules):
+    """nm over build/*.p/*.o: {component: (defined, undefined)} and symbol -> its component."""
     owner, by_comp = {}, collections.defaultdict(lambda: (set(), set()))
     objects = object_sources(root)
     for pdir in sorted(os.listdir(build)):
@@ -202,17 +221,69 @@ def report_symbols(build, root, rules):
                 owner.setdefault(name, comp)
             by_comp[comp][0].update(defined)
             by_comp[comp][1].update(nm_symbols(path, ["-u"]))
-    print(f"\nsymbols from {build} (nm; {len(exported)} exported by libmxc.so):")
+    return by_comp, owner
+
+
+def symbol_uses(build, root, rules):
+    """Every symbol one component's objects use of another's, judged as an include is: None when
+    it follows the arrows (base; the public headers and exports; the user's declared interface for
+    that layer), else upward, sibling or internal.  [(user, symbol, owner, kind or None)]."""
+    by_comp, owner = read_objects(build, root, rules)
+    public = public_names(root, rules)
+    rank = rules["rank"]
+    iface = {(c, layer): declared_names(root, h)
+             for c, decl in rules.get("interfaces", {}).items() for layer, h in decl.items()}
+    uses = []
+    for comp, (defined, undef) in by_comp.items():
+        for name in sorted(undef - defined):
+            o = owner.get(name)
+            if o is None or o == comp:
+                continue
+            ul, ol = rules["components"][comp], rules["components"][o]
+            if ol == "base":
+                kind = None
+            elif rank[ol] > rank[ul]:
+                kind = "upward"
+            elif rank[ol] == rank[ul]:
+                kind = "sibling"
+            elif name in public or name in iface.get((comp, ol), ()):
+                kind = None
+            else:
+                kind = "internal"
+            uses.append((comp, name, o, kind))
+    return uses, by_comp
+
+
+def check_symbols(args, rules):
+    """The symbol check over a build: every use against the arrows must be in the symbol
+    baseline (scripts/layers.symbols, `user -> symbol (owner)` lines), and every line there must
+    still occur.  Returns the number of new and stale lines."""
+    uses, by_comp = symbol_uses(args.symbols, args.root, rules)
+    if not by_comp:
+        print(f"layers: no objects under {args.symbols} (build first: ninja -C {args.symbols})")
+        return 1
+    current = {f"{u} -> {n} ({o})": (u, n, o, k) for u, n, o, k in uses if k}
+    baseline = read_baseline(args.symbol_baseline)
+    new = [ln for ln in sorted(current) if ln not in set(baseline)]
+    stale = [ln for ln in baseline if ln not in current]
+    print(f"\nsymbols from {args.symbols} (nm): {len(uses)} uses of another component's symbols; "
+          f"{len(current)} against the arrows, the symbol baseline lists {len(baseline)}")
     for comp in sorted(by_comp, key=lambda c: (rules["rank"][rules["components"][c]], c)):
-        defined, undef = by_comp[comp]
-        used = collections.defaultdict(set)
-        for name in undef - defined:
-            if name in owner and owner[name] != comp:
-                used[owner[name]].add(name)
-        every = set().union(*used.values()) if used else set()
-        parts = ", ".join(f"{o} {len(n)}" for o, n in sorted(used.items()))
-        print(f"  {comp}: {len(every)} symbols of other components ({parts or 'none'}):"
-              f" {len(every & exported)} of libmxc.so's exports, {len(every - exported)} not exported")
+        mine = [x for x in uses if x[0] == comp]
+        owners = collections.Counter(x[2] for x in mine)
+        parts = ", ".join(f"{o} {n}" for o, n in sorted(owners.items()))
+        print(f"  {comp}: {len(mine)} symbols of other components ({parts or 'none'}), "
+              f"{sum(1 for x in mine if x[3])} against the arrows")
+    for ln in new:
+        u, n, o, k = current[ln]
+        print(f"NEW {k} symbol: {ln}   ({u} may not use {o}'s {n}: not in its declared interface)")
+    for ln in stale:
+        print(f"GONE symbol: {ln}   (no longer used: remove it from {os.path.basename(args.symbol_baseline)})")
+    if stale and args.drop_stale:
+        write_baseline(args.symbol_baseline, [ln for ln in baseline if ln in current])
+        print(f"layers: dropped {len(stale)} stale line(s) from {args.symbol_baseline}")
+        stale = []
+    return len(new) + len(stale)
 
 
 def main():
@@ -222,6 +293,7 @@ def main():
     ap.add_argument("--baseline", default=os.path.join(HERE, "layers.baseline"))
     ap.add_argument("--usage", action="store_true")
     ap.add_argument("--symbols", metavar="BUILD")
+    ap.add_argument("--symbol-baseline", default=os.path.join(HERE, "layers.symbols"))
     ap.add_argument("--drop-stale", action="store_true")
     args = ap.parse_args()
     try:
@@ -251,8 +323,7 @@ def check(args, rules, found):
     report_counts(violations)
     if args.usage:
         report_usage(found, rules)
-    if args.symbols:
-        report_symbols(args.symbols, args.root, rules)
+    bad_symbols = check_symbols(args, rules) if args.symbols else 0
     for line in new:
         v = current[line]
         print(f"NEW {v[4]}: {line}   ({v[2]} may not include {v[3]}'s header here)")
@@ -263,8 +334,10 @@ def check(args, rules, found):
         write_baseline(args.baseline, keep)
         print(f"layers: dropped {len(stale)} stale line(s) from {args.baseline}")
         stale = []
-    print(f"layers: {len(new)} new, {len(stale)} gone -> {'FAIL' if new or stale else 'ok'}")
-    return 1 if new or stale else 0
+    fail = bool(new or stale or bad_symbols)
+    print(f"layers: {len(new)} new, {len(stale)} gone"
+          f"{f', {bad_symbols} symbol line(s) new or gone' if bad_symbols else ''} -> {'FAIL' if fail else 'ok'}")
+    return 1 if fail else 0
 
 
 def write_baseline(path, lines):

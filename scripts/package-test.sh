@@ -136,7 +136,7 @@ lint=$(lintian --tag-display-limit 0 "$work"/mxc_*.deb "$work"/libmxc0_*.deb "$w
        "$work"/libmxc-dev_*.deb 2>&1 | grep -v "running with root privileges")
 echo "$lint" | sed 's/^/  lintian: /'
 check "lintian reports no error" bash -c '! grep -q "^E:" <<<"$1"' _ "$lint"
-# issue 35: the packaged, root-run programs read no fault-injection variable (src/lib/fault.h)
+# issue 35: the packaged, root-run programs read no fault-injection variable (src/base/fault.h)
 no_faults() { local x; x=$(mktemp -d); for d in "$@"; do dpkg-deb -x "$d" "$x"; done
   ! grep -rl MXC_FAULT_ "$x"/usr/bin "$x"/usr/lib 2>/dev/null | grep -q .; local rc=$?; rm -rf "$x"; return $rc; }
 check "no packaged binary names MXC_FAULT_" no_faults "$work"/mxc_*.deb "$work"/libmxc0_*.deb "$work"/libmxc-ffi1_*.deb

@@ -18,10 +18,9 @@
 
 #include <jansson.h>
 
-#include "inventory.h"
+#include "front.h"
 #include "mxc.h"
 #include "net.h"
-#include "sandbox_id.h"
 #include "yamljson.h"
 
 static const char *prog_sub = "mxc";
@@ -167,22 +166,16 @@ static int load_policy_file(json_t *req, const char *path)
     }
     const char *dot = strrchr(path, '.');
     bool yaml = dot && (!strcmp(dot, ".yaml") || !strcmp(dot, ".yml"));
-    char why[300] = "";
-    json_t *doc;
-    if (yaml) {
-        doc = mxc_yaml_load(f, why, sizeof why);
-    } else {
-        json_error_t je;
-        doc = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
-        if (!doc)
-            snprintf(why, sizeof why, "line %d: %s", je.line, je.text);
-    }
+    mxc_error e = {0};
+    json_t *doc = mxc_doc_load(f, yaml, &e);
     fclose(f);
     if (!json_is_object(doc)) {
-        fprintf(stderr, "%s: %s: %s\n", prog_sub, path, why[0] ? why : "not an object");
+        fprintf(stderr, "%s: %s: %s\n", prog_sub, path, e.code != MXC_E_NONE ? e.message : "not an object");
         json_decref(doc);
+        mxc_error_clear(&e);
         return 2;
     }
+    mxc_error_clear(&e);
     json_object_update_recursive(req, doc);
     json_decref(doc);
     return 0;
@@ -727,7 +720,7 @@ static int cmd_gc(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    mxc_net_install(); /* the network layer under the engine (src/net/net.h) */
+    mxc_net_install(); /* the network layer under the engine (src/net/iface/net.h) */
     signal(SIGPIPE, SIG_IGN); /* the workload gets the default back (exec.c) */
     if (argc < 2)
         return usage("a subcommand is needed%s", NULL);

@@ -7,8 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "ffi_internal.h"
-#include "validate.h"
+#include "front.h"
 
 int32_t ffi_status_of(const mxc_error *e)
 {
@@ -44,32 +45,11 @@ int32_t ffi_fail(mxc_error *e, mxc_code code, const char *message)
     return (int32_t)code;
 }
 
-/* Length of the well-formed UTF-8 sequence at s (1-4), or 0. */
+/* Length of the well-formed UTF-8 sequence at s (1-4), or 0: the engine's decoder. */
 static size_t seq_len(const unsigned char *s, size_t n)
 {
-    unsigned char c = s[0];
-    size_t len;
-    unsigned v, min;
-    if (c < 0x80)
-        return 1;
-    if ((c & 0xE0) == 0xC0)
-        len = 2, v = c & 0x1Fu, min = 0x80;
-    else if ((c & 0xF0) == 0xE0)
-        len = 3, v = c & 0x0Fu, min = 0x800;
-    else if ((c & 0xF8) == 0xF0)
-        len = 4, v = c & 0x07u, min = 0x10000;
-    else
-        return 0;
-    if (n < len)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        v = (v << 6) | (s[i] & 0x3Fu);
-    }
-    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
-        return 0;
-    return len;
+    uint32_t cp;
+    return mxc_utf8_next(s, n, &cp);
 }
 
 bool ffi_utf8_valid(const char *s, size_t n)
@@ -111,31 +91,12 @@ char *ffi_utf8_lossy(const char *s, size_t n)
 
 char *ffi_read_all_lossy(int fd)
 {
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
+    if (lseek(fd, 0, SEEK_SET) < 0)
+        return NULL;
+    size_t n = 0;
+    char *buf = mxc_read_all(fd, SIZE_MAX, &n);
     if (!buf)
         return NULL;
-    if (lseek(fd, 0, SEEK_SET) < 0) {
-        free(buf);
-        return NULL;
-    }
-    for (;;) {
-        if (n == cap) {
-            char *g = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
-            if (!g) {
-                free(buf);
-                return NULL;
-            }
-            buf = g;
-            cap *= 2;
-        }
-        ssize_t r = read(fd, buf + n, cap - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        n += (size_t)r;
-    }
     char *s = ffi_utf8_lossy(buf, n);
     free(buf);
     return s;

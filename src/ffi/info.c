@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "ffi_internal.h"
-#include "run_v1.h"
+#include "front.h"
 
 #define MXC_FFI_VERSION "1.0.1" /* the upstream ABI this library implements */
 

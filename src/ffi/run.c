@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "ffi_internal.h"
-#include "fresh.h"
+#include "front.h"
 #include "mxc.h"
 #include "net.h"
 
@@ -20,7 +20,7 @@ static void result_reset(MxcRunResult *out)
     memset(out, 0, sizeof *out);
 }
 
-/* the network layer under the engine this library carries (src/net/net.h), at load: the SDK calls
+/* the network layer under the engine this library carries (src/net/iface/net.h), at load: the SDK calls
  * in from threads of its own, never through a main of ours */
 __attribute__((constructor)) static void net_at_load(void)
 {

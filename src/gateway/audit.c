@@ -1,6 +1,6 @@
 /* audit.c — see audit.h. */
 #include "audit.h"
-#include "state.h"
+#include "front.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -558,7 +558,7 @@ static size_t knob(const char *name, size_t dflt, size_t least)
     return v && *v && !*end && n >= least && n <= dflt ? (size_t)n : dflt;
 }
 
-int gw_audit_init(char *why, size_t whysz)
+int gw_audit_init(mxc_error *e)
 {
     const char *a = getenv("OPENSHELL_OCSF_JSON"), *b = getenv("MXC_OCSF_JSON");
     if (!((a && !strcmp(a, "1")) || (b && !strcmp(b, "1"))))
@@ -573,20 +573,21 @@ int gw_audit_init(char *why, size_t whysz)
         snprintf(adir, sizeof adir, "%s/.local/state/mxc/logs", home);
     } else { /* never a name in /tmp another user could make first */
         char priv[512];
-        if (mxc_private_dir(true, priv, sizeof priv, why, whysz) < 0)
+        if (mxc_private_dir(true, priv, sizeof priv, e) < 0)
             return -1;
         snprintf(adir, sizeof adir, "%s/mxc-logs", priv);
     }
     struct stat st;
     if ((adfd = mxc_open_own_dir(adir, 022)) < 0) {
-        snprintf(why, whysz, "the OCSF audit directory %s is unusable: it must be a directory of the gateway's uid "
-                 "that no one else can write", adir);
+        mxc_err(e, MXC_E_BACKEND_ERROR,
+                "the OCSF audit directory %s is unusable: it must be a directory of the gateway's uid "
+                "that no one else can write", adir);
         return -1;
     }
     out_fd = openat(adfd, LOG_NAME, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
     if (out_fd < 0 || fstat(out_fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
-        snprintf(why, whysz, "the OCSF audit sink %s/%s cannot be opened: %s", adir, LOG_NAME,
-                 out_fd < 0 ? strerror(errno) : "not a regular file with one link");
+        mxc_err(e, MXC_E_BACKEND_ERROR, "the OCSF audit sink %s/%s cannot be opened: %s", adir, LOG_NAME,
+                out_fd < 0 ? strerror(errno) : "not a regular file with one link");
         return -1;
     }
     out_size = st.st_size;
@@ -604,7 +605,7 @@ int gw_audit_init(char *why, size_t whysz)
     return 0;
 }
 
-int gw_audit_start(char *why, size_t whysz)
+int gw_audit_start(mxc_error *e)
 {
     if (!on)
         return 0;
@@ -615,7 +616,7 @@ int gw_audit_start(char *why, size_t whysz)
     int rc = pthread_create(&t, &attr, writer, NULL);
     pthread_attr_destroy(&attr);
     if (rc != 0) {
-        snprintf(why, whysz, "cannot start the audit writer");
+        mxc_err(e, MXC_E_BACKEND_ERROR, "cannot start the audit writer");
         return -1;
     }
     started = true;

@@ -31,13 +31,15 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-/* Reads the environment and opens the sink when on.  0, or -1 with why[].
+#include "error.h"
+
+/* Reads the environment and opens the sink when on.  0, or -1 with *e.
  * Records emitted before gw_audit_start (the start-up reconciliation's)
  * wait in the queue, under its caps. */
-int gw_audit_init(char *why, size_t whysz);
+int gw_audit_init(mxc_error *e);
 bool gw_audit_on(void);
-/* Starts the writer thread.  0, or -1 with why[]. */
-int gw_audit_start(char *why, size_t whysz);
+/* Starts the writer thread.  0, or -1 with *e. */
+int gw_audit_start(mxc_error *e);
 /* Writes what is queued, then reports the drops not yet reported. */
 void gw_audit_close(void);
 

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,9 +29,13 @@ static const struct {
     {"debug", K_BOOL},             {"audit", K_BOOL},               {"etw_audit", K_BOOL},
 };
 
-static int refuse(char *why, size_t whysz, const char *fmt, const char *a, const char *b)
+static int refuse(mxc_error *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int refuse(mxc_error *e, const char *fmt, ...)
 {
-    snprintf(why, whysz, fmt, a, b ? b : "");
+    va_list ap;
+    va_start(ap, fmt);
+    mxc_verr(e, MXC_E_MALFORMED_REQUEST, fmt, ap);
+    va_end(ap);
     return -1;
 }
 
@@ -105,7 +110,7 @@ static json_t *endpoint(const char *e)
 }
 
 /* [mxc.providers.*]: every key known, every value checked, nothing read. */
-static json_t *providers(json_t *t, char *why, size_t whysz)
+static json_t *providers(json_t *t, mxc_error *e)
 {
     json_t *out = json_object();
     const char *name;
@@ -117,7 +122,8 @@ static json_t *providers(json_t *t, char *why, size_t whysz)
             ok_name = ok_name && ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
                                   *c == '-' || *c == '_' || *c == '.');
         if (!ok_name || strlen(name) > 64 || !json_is_object(p)) {
-            snprintf(why, whysz, "[mxc.providers.%s]: a provider is a table named by [A-Za-z0-9_.-]{1,64}", name);
+            mxc_err(e, MXC_E_MALFORMED_REQUEST,
+                    "[mxc.providers.%s]: a provider is a table named by [A-Za-z0-9_.-]{1,64}", name);
             goto fail;
         }
         const char *k;
@@ -127,26 +133,28 @@ static json_t *providers(json_t *t, char *why, size_t whysz)
             while (PKEYS[i] && strcmp(PKEYS[i], k))
                 i++;
             if (!PKEYS[i]) {
-                snprintf(why, whysz, "[mxc.providers.%s] has an unknown key %s", name, k);
+                mxc_err(e, MXC_E_MALFORMED_REQUEST, "[mxc.providers.%s] has an unknown key %s", name, k);
                 goto fail;
             }
         }
         const char *te = json_string_value(json_object_get(p, "token_env"));
         const char *tf = json_string_value(json_object_get(p, "token_file"));
         if (!te == !tf || (te && !env_name_ok(te)) || (tf && tf[0] != '/')) {
-            snprintf(why, whysz, "[mxc.providers.%s] needs exactly one of token_env (a variable name) or token_file "
-                     "(an absolute path)", name);
+            mxc_err(e, MXC_E_MALFORMED_REQUEST,
+                    "[mxc.providers.%s] needs exactly one of token_env (a variable name) or token_file "
+                    "(an absolute path)", name);
             goto fail;
         }
         const char *env = json_string_value(json_object_get(p, "env"));
         if (!env_name_ok(env)) {
-            snprintf(why, whysz, "[mxc.providers.%s] env must name the workload variable that receives the placeholder",
-                     name);
+            mxc_err(e, MXC_E_MALFORMED_REQUEST,
+                    "[mxc.providers.%s] env must name the workload variable that receives the placeholder",
+                    name);
             goto fail;
         }
         json_t *rev = json_object_get(p, "revision");
         if (rev && (!json_is_integer(rev) || json_integer_value(rev) < 1)) {
-            snprintf(why, whysz, "[mxc.providers.%s] revision must be a positive integer", name);
+            mxc_err(e, MXC_E_MALFORMED_REQUEST, "[mxc.providers.%s] revision must be a positive integer", name);
             goto fail;
         }
         json_t *eps = json_object_get(p, "endpoints"), *list = json_array();
@@ -155,15 +163,16 @@ static json_t *providers(json_t *t, char *why, size_t whysz)
             json_t *ep = endpoint(json_string_value(v));
             if (!ep) {
                 json_decref(list);
-                snprintf(why, whysz, "[mxc.providers.%s] endpoints[%zu] must be host:port or host:port/path-prefix",
-                         name, i);
+                mxc_err(e, MXC_E_MALFORMED_REQUEST,
+                        "[mxc.providers.%s] endpoints[%zu] must be host:port or host:port/path-prefix",
+                        name, i);
                 goto fail;
             }
             json_array_append_new(list, ep);
         }
         if (!json_is_array(eps) || !json_array_size(list)) {
             json_decref(list);
-            snprintf(why, whysz, "[mxc.providers.%s] needs endpoints (host:port...)", name);
+            mxc_err(e, MXC_E_MALFORMED_REQUEST, "[mxc.providers.%s] needs endpoints (host:port...)", name);
             goto fail;
         }
         json_t *pr = json_pack("{s:s, s:o, s:I}", "env", env, "endpoints", list, "revision",
@@ -179,17 +188,17 @@ fail:
     return NULL;
 }
 
-int mxc_gw_config_parse(const char *text, size_t len, mxc_gw_config *cfg, char *why, size_t whysz)
+int mxc_gw_config_parse(const char *text, size_t len, mxc_gw_config *cfg, mxc_error *e)
 {
     memset(cfg, 0, sizeof *cfg);
-    char err[300];
-    json_t *doc = mxc_toml_parse(text, len, err, sizeof err);
+    mxc_error te = {0};
+    json_t *doc = mxc_toml_parse(text, len, &te);
     if (!doc)
-        return refuse(why, whysz, "the configuration is not valid TOML: %s%s", err, NULL);
+        return refuse(e, "the configuration is not valid TOML: %s", te.message);
     int rc = -1;
     json_t *t = json_object_get(json_object_get(json_object_get(doc, "openshell"), "drivers"), "mxc");
     if (!json_is_object(t)) {
-        refuse(why, whysz, "the configuration has no [openshell.drivers.mxc] table%s%s", "", NULL);
+        refuse(e, "the configuration has no [openshell.drivers.mxc] table");
         goto out;
     }
     const char *k;
@@ -199,29 +208,29 @@ int mxc_gw_config_parse(const char *text, size_t len, mxc_gw_config *cfg, char *
         while (i < sizeof KEYS / sizeof KEYS[0] && strcmp(KEYS[i].key, k))
             i++;
         if (i == sizeof KEYS / sizeof KEYS[0]) {
-            refuse(why, whysz, "[openshell.drivers.mxc] has an unknown key %s%s", k, NULL);
+            refuse(e, "[openshell.drivers.mxc] has an unknown key %s", k);
             goto out;
         }
         ktype ty = KEYS[i].type;
         if ((ty == K_BOOL && !json_is_boolean(v)) || (ty == K_STR && !json_is_string(v)) ||
             (ty == K_INT && !json_is_integer(v)) || (ty == K_ARRAY && !json_is_array(v))) {
-            refuse(why, whysz, "[openshell.drivers.mxc] %s must be %s", k, type_word(ty));
+            refuse(e, "[openshell.drivers.mxc] %s must be %s", k, type_word(ty));
             goto out;
         }
     }
     json_t *mp = json_object_get(t, "mxc_exec_path"), *wp = json_object_get(t, "wxc_exec_path");
     if (mp && wp) {
-        refuse(why, whysz, "give mxc_exec_path or wxc_exec_path, not both%s%s", "", NULL);
+        refuse(e, "give mxc_exec_path or wxc_exec_path, not both");
         goto out;
     }
     const char *exe = json_string_value(mp ? mp : wp);
     if (!exe || exe[0] != '/') {
-        refuse(why, whysz, "mxc_exec_path is required and must be an absolute path (got %s): the gateway never "
-               "looks the executor up through PATH or its working directory%s", exe ? exe : "nothing", NULL);
+        refuse(e, "mxc_exec_path is required and must be an absolute path (got %s): the gateway never "
+               "looks the executor up through PATH or its working directory", exe ? exe : "nothing");
         goto out;
     }
     if (strlen(exe) >= sizeof cfg->exec_path) {
-        refuse(why, whysz, "mxc_exec_path is too long%s%s", "", NULL);
+        refuse(e, "mxc_exec_path is too long");
         goto out;
     }
     snprintf(cfg->exec_path, sizeof cfg->exec_path, "%s", exe);
@@ -231,24 +240,24 @@ int mxc_gw_config_parse(const char *text, size_t len, mxc_gw_config *cfg, char *
     else if (!strcmp(be, "isolation_session"))
         cfg->backend = MXC_GW_BACKEND_SESSION;
     else {
-        refuse(why, whysz, "backend must be process (process_container) or isolation_session, not %s%s", be, NULL);
+        refuse(e, "backend must be process (process_container) or isolation_session, not %s", be);
         goto out;
     }
     const char *dc = json_string_value(json_object_get(t, "default_configuration_id"));
     if (dc && strcmp(dc, "composable")) {
-        refuse(why, whysz, "default_configuration_id %s has no Linux meaning: only \"composable\"%s", dc, NULL);
+        refuse(e, "default_configuration_id %s has no Linux meaning: only \"composable\"", dc);
         goto out;
     }
     if (json_array_size(json_object_get(t, "pc_capabilities"))) {
-        refuse(why, whysz, "pc_capabilities names Windows capability SIDs, which Linux has none of: leave it "
-               "empty%s%s", "", NULL);
+        refuse(e, "pc_capabilities names Windows capability SIDs, which Linux has none of: leave it "
+               "empty");
         goto out;
     }
     const char *rs = json_string_value(json_object_get(t, "pc_relay_spawner_path"));
     json_t *rp = json_object_get(t, "pc_relay_target_port");
     if ((rs && rs[0]) || (rp && json_integer_value(rp) != 0)) {
-        refuse(why, whysz, "the relay spawner (pc_relay_spawner_path, pc_relay_target_port) is not built on "
-               "Linux: leave them \"\" and 0%s%s", "", NULL);
+        refuse(e, "the relay spawner (pc_relay_spawner_path, pc_relay_target_port) is not built on "
+               "Linux: leave them \"\" and 0");
         goto out;
     }
     cfg->minimal_env = json_is_true(json_object_get(t, "pc_minimal_env"));
@@ -259,20 +268,20 @@ int mxc_gw_config_parse(const char *text, size_t len, mxc_gw_config *cfg, char *
     cfg->audit = json_is_true(json_object_get(t, "audit")) || json_is_true(json_object_get(t, "etw_audit"));
     const char *pa = json_string_value(json_object_get(t, "egress_proxy_addr"));
     if (pa && pa[0] && !loopback_addr(pa, cfg->proxy_ip, sizeof cfg->proxy_ip, &cfg->proxy_port)) {
-        refuse(why, whysz, "egress_proxy_addr must be a loopback IPv4 address and port (127.0.0.1:PORT), not %s%s",
-               pa, NULL);
+        refuse(e, "egress_proxy_addr must be a loopback IPv4 address and port (127.0.0.1:PORT), not %s",
+               pa);
         goto out;
     }
     if (cfg->egress_proxy && cfg->backend != MXC_GW_BACKEND_PROCESS) {
-        refuse(why, whysz, "egress_proxy requires backend = \"process\" (the spec's rule)%s%s", "", NULL);
+        refuse(e, "egress_proxy requires backend = \"process\" (the spec's rule)");
         goto out;
     }
     json_t *pt = json_object_get(json_object_get(doc, "mxc"), "providers");
     if (pt && !json_is_object(pt)) {
-        refuse(why, whysz, "[mxc.providers] must be a table of providers%s%s", "", NULL);
+        refuse(e, "[mxc.providers] must be a table of providers");
         goto out;
     }
-    cfg->providers = providers(pt, why, whysz);
+    cfg->providers = providers(pt, e);
     if (!cfg->providers)
         goto out;
     rc = 0;
@@ -281,7 +290,7 @@ out:
     return rc;
 }
 
-int mxc_gw_config_load(const char *path, mxc_gw_config *cfg, char *why, size_t whysz)
+int mxc_gw_config_load(const char *path, mxc_gw_config *cfg, mxc_error *e)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     struct stat st;
@@ -289,7 +298,7 @@ int mxc_gw_config_load(const char *path, mxc_gw_config *cfg, char *why, size_t w
         int err = errno;
         if (fd >= 0)
             close(fd);
-        return refuse(why, whysz, "cannot read the configuration %s: %s", path,
+        return refuse(e, "cannot read the configuration %s: %s", path,
                       fd >= 0 ? "not a regular file of at most 1 MiB" : strerror(err));
     }
     char *buf = malloc((size_t)st.st_size + 1);
@@ -297,9 +306,9 @@ int mxc_gw_config_load(const char *path, mxc_gw_config *cfg, char *why, size_t w
     close(fd);
     if (n != st.st_size) {
         free(buf);
-        return refuse(why, whysz, "cannot read the configuration %s%s", path, NULL);
+        return refuse(e, "cannot read the configuration %s", path);
     }
-    int rc = mxc_gw_config_parse(buf, (size_t)n, cfg, why, whysz);
+    int rc = mxc_gw_config_parse(buf, (size_t)n, cfg, e);
     free(buf);
     return rc;
 }

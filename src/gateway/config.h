@@ -16,6 +16,8 @@
 
 #include <jansson.h>
 
+#include "error.h"
+
 typedef enum { MXC_GW_BACKEND_PROCESS = 0, MXC_GW_BACKEND_SESSION } mxc_gw_backend;
 
 typedef struct {
@@ -37,9 +39,9 @@ typedef struct {
 
 void mxc_gw_config_free(mxc_gw_config *cfg);
 
-/* Reads path; 0, or -1 with why[] naming the key or the line. */
-int mxc_gw_config_load(const char *path, mxc_gw_config *cfg, char *why, size_t whysz);
+/* Reads path; 0, or -1 with *e naming the key or the line. */
+int mxc_gw_config_load(const char *path, mxc_gw_config *cfg, mxc_error *e);
 /* The same, over a TOML text (the file's reading kept apart, for tests and fuzzing). */
-int mxc_gw_config_parse(const char *text, size_t len, mxc_gw_config *cfg, char *why, size_t whysz);
+int mxc_gw_config_parse(const char *text, size_t len, mxc_gw_config *cfg, mxc_error *e);
 
 #endif

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +18,7 @@
 
 #include "audit.h"
 #include "fdio.h"
-#include "fresh.h"
-#include "hostpath.h"
+#include "front.h"
 #include "mxc.h"
 #include "policymap.h"
 #include "procs.h"
@@ -53,9 +53,16 @@ static void mock_run(const char *name, const char *what, const json_t *req)
     gw_log_close(l);
 }
 
-static void say(char *why, size_t whysz, int *http, int code, const char *fmt, const char *a, const char *b)
+/* *e, and *http (when given) the HTTP status it answers: 400 a request
+ * refused, 409 a name taken, 500 (or 0: none) the runtime failing. */
+static void say(mxc_error *e, int *http, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void say(mxc_error *e, int *http, int code, const char *fmt, ...)
 {
-    snprintf(why, whysz, fmt, a ? a : "", b ? b : "");
+    va_list ap;
+    va_start(ap, fmt);
+    mxc_verr(e, code == 400 ? MXC_E_MALFORMED_REQUEST : code == 409 ? MXC_E_ALREADY_STARTED : MXC_E_BACKEND_ERROR, fmt,
+             ap);
+    va_end(ap);
     if (http)
         *http = code;
 }
@@ -176,7 +183,7 @@ static const char *env_error(json_t *env)
 }
 
 /* A phase on a session; true when it answered a result. */
-static bool phase(const char *ph, const char *sid, json_t **result, char *why, size_t whysz, char *const *extra)
+static bool phase(const char *ph, const char *sid, json_t **result, mxc_error *e, char *const *extra)
 {
     json_t *req = json_pack("{s:s, s:s}", "phase", ph, "sandboxId", sid);
     int st;
@@ -185,8 +192,8 @@ static bool phase(const char *ph, const char *sid, json_t **result, char *why, s
     json_t *res = json_object_get(env, "result");
     if (res && result)
         *result = json_incref(res);
-    if (!res && why)
-        snprintf(why, whysz, "%s: %s", ph, env_error(env) ? env_error(env) : "mxc-exec gave no answer");
+    if (!res)
+        mxc_err(e, MXC_E_BACKEND_ERROR, "%s: %s", ph, env_error(env) ? env_error(env) : "mxc-exec gave no answer");
     json_decref(env);
     return res != NULL;
 }
@@ -279,14 +286,14 @@ static void *watcher(void *arg)
     return NULL;
 }
 
-static int launch(const char *name, json_t *req, bool experimental, char *why, size_t whysz, char *const *extra,
+static int launch(const char *name, json_t *req, bool experimental, mxc_error *e, char *const *extra,
                   const char *audit_file, bool governed)
 {
     watch *w = calloc(1, sizeof *w);
     gw_log *log = w ? gw_log_open(name) : NULL;
     if (!log) {
         free(w);
-        return say(why, whysz, NULL, 0, "cannot open the sandbox's log%s%s", NULL, NULL), -1;
+        return say(e, NULL, 0, "cannot open the sandbox's log"), -1;
     }
     /* through a pipe the driver reads: the workload never writes a file of ours itself */
     char *text = json_dumps(req, JSON_COMPACT);
@@ -296,7 +303,7 @@ static int launch(const char *name, json_t *req, bool experimental, char *why, s
     if (pid < 0) {
         gw_log_close(log);
         free(w);
-        return say(why, whysz, NULL, 0, "cannot start mxc-exec (%s)%s", CFG->exec_path, NULL), -1;
+        return say(e, NULL, 0, "cannot start mxc-exec (%s)", CFG->exec_path), -1;
     }
     unsigned long long pstart = mxc_proc_start_time(pid);
     gw_table_set(name, "pid", json_integer(pid));
@@ -333,7 +340,7 @@ static bool env_entry_ok(const char *kv)
 /* The workload's environment: the Linux bootstrap set (unless
  * pc_minimal_env), then the request's entries, a later key replacing an
  * earlier one. */
-static json_t *environment(const json_t *given, char *why, size_t whysz, int *http)
+static json_t *environment(const json_t *given, mxc_error *e, int *http)
 {
     json_t *byk = json_object(), *order = json_array();
     static const char *const SEED[] = {"PATH", "LANG", "TZ"};
@@ -347,11 +354,11 @@ static json_t *environment(const json_t *given, char *why, size_t whysz, int *ht
         }
     }
     size_t i;
-    json_t *e;
-    json_array_foreach(given, i, e) {
-        const char *kv = json_string_value(e);
+    json_t *it;
+    json_array_foreach(given, i, it) {
+        const char *kv = json_string_value(it);
         if (!env_entry_ok(kv)) {
-            say(why, whysz, http, 400, "env entries are K=V (%s)%s", kv ? kv : "not a string", NULL);
+            say(e, http, 400, "env entries are K=V (%s)", kv ? kv : "not a string");
             json_decref(byk), json_decref(order);
             return NULL;
         }
@@ -362,7 +369,7 @@ static json_t *environment(const json_t *given, char *why, size_t whysz, int *ht
         json_object_set_new(byk, key, json_string(kv));
     }
     json_t *out = json_array();
-    json_array_foreach(order, i, e) json_array_append(out, json_object_get(byk, json_string_value(e)));
+    json_array_foreach(order, i, it) json_array_append(out, json_object_get(byk, json_string_value(it)));
     json_decref(byk), json_decref(order);
     return out;
 }
@@ -374,7 +381,7 @@ static json_t *environment(const json_t *given, char *why, size_t whysz, int *ht
  * directory, its socket — by the runtime's rule for its own state
  * (mxc_hostpath_check_grant_against: by descriptor, a grant that is,
  * covers or lies inside one is refused). */
-static int own_places_refused(const json_t *frag, char *why, size_t whysz)
+static int own_places_refused(const json_t *frag, mxc_error *e)
 {
     const mxc_hostpath_owned own[] = {{gw_table_dir(), "the gateway's state directory", true},
                                       {gw_audit_dir(), "the gateway's audit directory", true},
@@ -385,14 +392,14 @@ static int own_places_refused(const json_t *frag, char *why, size_t whysz)
         size_t i;
         json_t *p;
         json_array_foreach(json_object_get(fs, LISTS[l][0]), i, p) {
-            mxc_error e = {0};
+            mxc_error ge = {0};
             if (mxc_hostpath_check_grant_against(json_string_value(p), LISTS[l][1], own, sizeof own / sizeof own[0],
                                                  "grant a directory that neither contains nor lies inside the "
                                                  "gateway's state directory (MXC_GATEWAY_STATE), audit directory "
                                                  "(OPENSHELL_OCSF_LOG_DIR) or socket (MXC_GATEWAY_SOCKET)",
-                                                 &e) < 0) {
-                snprintf(why, whysz, "policy refused: %s (%s)", e.message, e.remediation);
-                mxc_error_clear(&e);
+                                                 &ge) < 0) {
+                mxc_err(e, MXC_E_POLICY_VALIDATION, "policy refused: %s (%s)", ge.message, ge.remediation);
+                mxc_error_clear(&ge);
                 return -1;
             }
         }
@@ -470,7 +477,7 @@ static bool allowed(const json_t *hosts, const char *entry)
  * any letter case).  The policy must already govern egress to every
  * endpoint. */
 static int providers(const json_t *names, json_t *net, json_t *envs, secret_env *se, json_t *used, int *http,
-                     char *why, size_t whysz)
+                     mxc_error *e)
 {
     json_t *hosts = json_object_get(net, "allowedHosts"), *creds = json_array();
     size_t i;
@@ -500,8 +507,8 @@ static int providers(const json_t *names, json_t *net, json_t *envs, secret_env 
         if (!fail && !token)
             fail = "has no token (its token_env is unset or empty, or its token_file unreadable)";
         if (fail) {
-            snprintf(why, whysz, "provider %s %s%s", name ? name : "(not a string)", fail,
-                     strstr(fail, "do not allow") ? ep_text : "");
+            mxc_err(e, MXC_E_MALFORMED_REQUEST, "provider %s %s%s", name ? name : "(not a string)", fail,
+                    strstr(fail, "do not allow") ? ep_text : "");
             *http = 400;
             json_decref(creds);
             return -1;
@@ -514,7 +521,7 @@ static int providers(const json_t *names, json_t *net, json_t *envs, secret_env 
             explicit_bzero(token, tl);
             free(token);
             json_decref(creds);
-            return say(why, whysz, http, 500, "out of memory%s%s", NULL, NULL), -1;
+            return say(e, http, 500, "out of memory"), -1;
         }
         memcpy(kv, var, vl);
         kv[vl] = '=';
@@ -532,11 +539,11 @@ static int providers(const json_t *names, json_t *net, json_t *envs, secret_env 
             json_array_append_new(creds, c);
         }
         /* provider-owned keys win, case-insensitively: the placeholder, never a value given here */
-        for (size_t e = json_array_size(envs); e-- > 0;) {
-            const char *kve = json_string_value(json_array_get(envs, e));
+        for (size_t x = json_array_size(envs); x-- > 0;) {
+            const char *kve = json_string_value(json_array_get(envs, x));
             size_t kl = strcspn(kve, "=");
             if (kl == strlen(wenv) && !strncasecmp(kve, wenv, kl))
-                json_array_remove(envs, e);
+                json_array_remove(envs, x);
         }
         json_array_append_new(used, json_string(name));
     }
@@ -547,171 +554,229 @@ static int providers(const json_t *names, json_t *net, json_t *envs, secret_env 
     return 0;
 }
 
-json_t *gw_create(const json_t *req, int *http, char *why, size_t whysz)
+/* One create's parts, from the request to the runtime's run. */
+typedef struct {
+    const char *name, *cwd;   /* the request's */
+    const char *argv[256];
+    size_t argc;
+    json_t *frag;             /* the mapped policy: every runtime request's base */
+    json_t *envs;             /* the workload's environment, until proc takes it */
+    json_t *proc;             /* the workload's process object */
+    json_t *used;             /* the providers' names */
+    char *cl;                 /* the command line */
+    secret_env secrets;
+    bool session, governed;
+    char audit_file[800], audit_kv[840];
+    char *extra[MAX_SECRETS + 2]; /* mxc-exec's environment additions, NULL-terminated */
+} create_job;
+
+static void create_done(create_job *c)
 {
-    *http = 400;
-    const char *name = json_string_value(json_object_get(req, "name"));
-    if (!gw_name_ok(name))
-        return say(why, whysz, http, 400, "name %s is not usable: 1 to 63 of [A-Za-z0-9_.-], starting alphanumeric%s",
-                   name ? name : "(none)", NULL), NULL;
+    json_decref(c->frag), json_decref(c->envs), json_decref(c->proc), json_decref(c->used);
+    free(c->cl);
+    secrets_wipe(&c->secrets);
+}
+
+/* The request's fields checked and its policy mapped into c->frag, no grant
+ * reaching the gateway's own places; -1 (400) with *e. */
+static int create_read(const json_t *req, create_job *c, int *http, mxc_error *e)
+{
+    c->name = json_string_value(json_object_get(req, "name"));
+    if (!gw_name_ok(c->name))
+        return say(e, http, 400, "name %s is not usable: 1 to 63 of [A-Za-z0-9_.-], starting alphanumeric",
+                   c->name ? c->name : "(none)"), -1;
     json_t *cmd = json_object_get(req, "command");
     if (!json_is_array(cmd) || !json_array_size(cmd))
-        return say(why, whysz, http, 400, "a command is required (--driver-config-json {\"mxc\":{\"command\":[...]}} or "
-                   "-- COMMAND)%s%s", NULL, NULL), NULL;
-    const char *argv[256];
-    size_t n = 0, i;
+        return say(e, http, 400, "a command is required (--driver-config-json {\"mxc\":{\"command\":[...]}} or "
+                   "-- COMMAND)"), -1;
+    size_t i;
     json_t *a;
     json_array_foreach(cmd, i, a) {
-        if (!json_is_string(a) || n == 255)
-            return say(why, whysz, http, 400, "command: at most 255 strings%s%s", NULL, NULL), NULL;
-        argv[n++] = json_string_value(a);
+        if (!json_is_string(a) || c->argc == 255)
+            return say(e, http, 400, "command: at most 255 strings"), -1;
+        c->argv[c->argc++] = json_string_value(a);
     }
-    const char *cwd = json_string_value(json_object_get(req, "cwd"));
-    if (json_object_get(req, "cwd") && (!cwd || cwd[0] != '/'))
-        return say(why, whysz, http, 400, "cwd must be an absolute path%s%s", NULL, NULL), NULL;
+    c->cwd = json_string_value(json_object_get(req, "cwd"));
+    if (json_object_get(req, "cwd") && (!c->cwd || c->cwd[0] != '/'))
+        return say(e, http, 400, "cwd must be an absolute path"), -1;
     json_t *pnames = json_object_get(req, "providers");
     if (pnames && !json_is_array(pnames))
-        return say(why, whysz, http, 400, "providers must be a list of names%s%s", NULL, NULL), NULL;
+        return say(e, http, 400, "providers must be a list of names"), -1;
     json_t *policy = json_object_get(req, "policy");
     if (!policy)
-        return say(why, whysz, http, 400, "a policy is required (--policy FILE.yaml)%s%s", NULL, NULL), NULL;
-    char mwhy[600];
-    json_t *frag = mxc_gw_map_policy(policy, CFG, cwd, mwhy, sizeof mwhy);
-    if (!frag)
-        return say(why, whysz, http, 400, "policy refused: %s%s", mwhy, NULL), NULL;
-    if (own_places_refused(frag, why, whysz) < 0) {
-        json_decref(frag);
-        *http = 400;
-        return NULL;
-    }
-    json_t *envs = environment(json_object_get(req, "env"), why, whysz, http);
-    char *cl = mxc_command_line(argv, n);
-    secret_env secrets = {0};
-    json_t *used = json_array();
-    if (!envs || !cl ||
-        providers(pnames, json_object_get(frag, "network"), envs, &secrets, used, http, why, whysz) < 0) {
-        json_decref(frag), json_decref(envs), json_decref(used), free(cl);
-        secrets_wipe(&secrets);
-        return NULL;
-    }
-    bool session = CFG->backend == MXC_GW_BACKEND_SESSION;
+        return say(e, http, 400, "a policy is required (--policy FILE.yaml)"), -1;
+    mxc_error me = {0};
+    c->frag = mxc_gw_map_policy(policy, CFG, c->cwd, &me);
+    if (!c->frag)
+        return say(e, http, 400, "policy refused: %s", me.message), -1;
+    if (own_places_refused(c->frag, e) < 0)
+        return *http = 400, -1;
+    return 0;
+}
+
+/* The workload's process (environment, command line, the providers'
+ * credentials on the policy's network) and mxc-exec's own environment
+ * (the providers' secrets, the proxy's audit file); -1 with *http, *e. */
+static int create_process(const json_t *req, create_job *c, int *http, mxc_error *e)
+{
+    c->envs = environment(json_object_get(req, "env"), e, http);
+    c->cl = mxc_command_line(c->argv, c->argc);
+    c->used = json_array();
+    json_t *net = json_object_get(c->frag, "network");
+    if (!c->envs || !c->cl ||
+        providers(json_object_get(req, "providers"), net, c->envs, &c->secrets, c->used, http, e) < 0)
+        return -1;
+    c->session = CFG->backend == MXC_GW_BACKEND_SESSION;
     /* the proxy's records, when the audit sink collects them: a file of the sandbox's own */
-    bool governed = json_object_get(json_object_get(frag, "network"), "allowedHosts") != NULL;
-    char audit_file[800] = "", audit_kv[840];
-    char *extra[MAX_SECRETS + 2];
+    c->governed = json_object_get(net, "allowedHosts") != NULL;
     size_t nx = 0;
-    for (size_t k = 0; k < secrets.n; k++)
-        extra[nx++] = secrets.kv[k];
-    if (gw_audit_on() && governed && gw_table_file_path(name, "proxy-audit.jsonl", audit_file, sizeof audit_file) == 0) {
-        snprintf(audit_kv, sizeof audit_kv, "MXC_PROXY_AUDIT_FILE=%s", audit_file);
-        extra[nx++] = audit_kv;
+    for (size_t k = 0; k < c->secrets.n; k++)
+        c->extra[nx++] = c->secrets.kv[k];
+    if (gw_audit_on() && c->governed &&
+        gw_table_file_path(c->name, "proxy-audit.jsonl", c->audit_file, sizeof c->audit_file) == 0) {
+        snprintf(c->audit_kv, sizeof c->audit_kv, "MXC_PROXY_AUDIT_FILE=%s", c->audit_file);
+        c->extra[nx++] = c->audit_kv;
     }
-    extra[nx] = NULL;
-    json_t *proc = json_pack("{s:s, s:o}", "commandLine", cl, "env", envs);
-    if (cwd)
-        json_object_set_new(proc, "cwd", json_string(cwd));
-    /* the runtime judges the whole request first: a refusal leaves nothing */
-    json_t *check = json_deep_copy(frag);
-    if (session) {
-        json_object_set_new(check, "containment", json_string("isolation_session"));
-        json_object_set_new(check, "phase", json_string("provision"));
+    c->extra[nx] = NULL;
+    c->proc = json_pack("{s:s, s:o}", "commandLine", c->cl, "env", c->envs);
+    c->envs = NULL; /* the process's now */
+    if (c->cwd)
+        json_object_set_new(c->proc, "cwd", json_string(c->cwd));
+    return 0;
+}
+
+/* The runtime request the backend starts with: a session's provision, or
+ * the one-shot with the workload's process. */
+static json_t *first_request(const create_job *c)
+{
+    json_t *r = json_deep_copy(c->frag);
+    if (c->session) {
+        json_object_set_new(r, "containment", json_string("isolation_session"));
+        json_object_set_new(r, "phase", json_string("provision"));
     } else {
-        json_object_set(check, "process", proc);
+        json_object_set(r, "process", c->proc);
     }
-    if (!MOCK) {
-        int st;
-        json_t *env = run_exec(session, true, check, &st, secrets.kv);
-        if (!json_object_get(env, "result")) {
-            say(why, whysz, http, 400, "the runtime refuses the sandbox: %s%s",
-                env_error(env) ? env_error(env) : "mxc-exec gave no answer", NULL);
-            json_decref(env), json_decref(check), json_decref(frag), json_decref(proc), json_decref(used), free(cl);
-            secrets_wipe(&secrets);
-            return NULL;
-        }
-        json_decref(env);
-    }
+    return r;
+}
+
+/* The runtime judges the whole request first (--dry-run): a refusal leaves
+ * nothing; -1 (400) with *e. */
+static int create_judged(const create_job *c, int *http, mxc_error *e)
+{
+    if (MOCK)
+        return 0;
+    json_t *check = first_request(c);
+    int st;
+    json_t *env = run_exec(c->session, true, check, &st, c->secrets.kv);
     json_decref(check);
-    json_t *rec = json_pack("{s:s, s:s, s:s, s:I, s:s}", "name", name, "backend", session ? "isolation_session" : "process",
-                            "status", "provisioning", "created", (json_int_t)time(NULL), "commandLine", cl);
-    if (cwd)
-        json_object_set_new(rec, "cwd", json_string(cwd));
-    if (json_array_size(used))
-        json_object_set(rec, "providers", used); /* names only */
-    json_decref(used);
-    free(cl);
-    if (gw_table_insert(name, rec, why, whysz) < 0) {
-        *http = 409;
-        json_decref(frag), json_decref(proc);
-        secrets_wipe(&secrets);
+    int rc = 0;
+    if (!json_object_get(env, "result")) {
+        say(e, http, 400, "the runtime refuses the sandbox: %s",
+            env_error(env) ? env_error(env) : "mxc-exec gave no answer");
+        rc = -1;
+    }
+    json_decref(env);
+    return rc;
+}
+
+/* The sandbox's record, "provisioning"; -1 (409: it exists) with *e. */
+static int create_record(const create_job *c, int *http, mxc_error *e)
+{
+    json_t *rec = json_pack("{s:s, s:s, s:s, s:I, s:s}", "name", c->name, "backend",
+                            c->session ? "isolation_session" : "process", "status", "provisioning", "created",
+                            (json_int_t)time(NULL), "commandLine", c->cl);
+    if (c->cwd)
+        json_object_set_new(rec, "cwd", json_string(c->cwd));
+    if (json_array_size(c->used))
+        json_object_set(rec, "providers", c->used); /* names only */
+    if (gw_table_insert(c->name, rec, e) < 0)
+        return *http = 409, -1;
+    return 0;
+}
+
+/* The mock executor's run: each runtime request into the log, the workload
+ * "running" (MXC_GATEWAY_MOCK_HOLD) or "exited 0". */
+static void create_mock(const create_job *c)
+{
+    const char *backend = c->session ? "isolation_session" : "process";
+    json_t *run = first_request(c);
+    if (c->session) {
+        mock_run(c->name, "provision", run);
+        json_t *st = json_pack("{s:s, s:s}", "phase", "start", "sandboxId", "mock");
+        mock_run(c->name, "start", st);
+        json_decref(st);
+        json_t *ex = json_pack("{s:s, s:s, s:O}", "phase", "exec", "sandboxId", "mock", "process", c->proc);
+        mock_run(c->name, "exec", ex);
+        json_decref(ex);
+    } else {
+        mock_run(c->name, "one-shot", run);
+    }
+    json_decref(run);
+    gw_audit_process(c->name, backend, GW_AUDIT_LAUNCH, 0, 0);
+    if (MOCK == GW_MOCK_HOLD) {
+        gw_table_set(c->name, "status", json_string("running"));
+    } else {
+        gw_audit_process(c->name, backend, GW_AUDIT_TERMINATE, 0, 0);
+        gw_table_set(c->name, "status", json_string("exited"));
+        gw_table_set(c->name, "exitCode", json_integer(0));
+    }
+}
+
+/* A session's run: provision, start, then the workload as its exec; a
+ * failure stops and deprovisions what was made.  -1 with *e. */
+static int create_session(const create_job *c, mxc_error *e)
+{
+    json_t *prov = first_request(c), *res = NULL;
+    int st, rc = 0;
+    json_t *env = run_exec(true, false, prov, &st, c->secrets.kv);
+    json_decref(prov);
+    const char *sid = json_string_value(json_object_get(json_object_get(env, "result"), "sandboxId"));
+    if (!sid) {
+        mxc_err(e, MXC_E_BACKEND_ERROR, "provision: %s", env_error(env) ? env_error(env) : "mxc-exec gave no answer");
+        json_decref(env);
+        return -1;
+    }
+    gw_table_set(c->name, "sandboxId", json_string(sid));
+    if (!phase("start", sid, &res, e, c->extra)) {
+        rc = -1;
+    } else {
+        json_t *ex = json_pack("{s:s, s:s, s:O}", "phase", "exec", "sandboxId", sid, "process", c->proc);
+        rc = launch(c->name, ex, true, e, NULL, c->audit_file[0] ? c->audit_file : NULL, c->governed);
+        json_decref(ex);
+    }
+    json_decref(res);
+    if (rc < 0) /* nothing of a failed create stays in the runtime */
+        teardown_session(sid);
+    json_decref(env);
+    return rc;
+}
+
+json_t *gw_create(const json_t *req, int *http, mxc_error *e)
+{
+    *http = 400;
+    create_job c = {0};
+    if (create_read(req, &c, http, e) < 0 || create_process(req, &c, http, e) < 0 ||
+        create_judged(&c, http, e) < 0 || create_record(&c, http, e) < 0) {
+        create_done(&c);
         return NULL;
     }
     int rc = 0;
     if (MOCK) {
-        const char *backend = session ? "isolation_session" : "process";
-        json_t *run = json_deep_copy(frag);
-        if (session) {
-            json_object_set_new(run, "containment", json_string("isolation_session"));
-            json_object_set_new(run, "phase", json_string("provision"));
-            mock_run(name, "provision", run);
-            json_t *st = json_pack("{s:s, s:s}", "phase", "start", "sandboxId", "mock");
-            mock_run(name, "start", st);
-            json_decref(st);
-            json_t *ex = json_pack("{s:s, s:s, s:O}", "phase", "exec", "sandboxId", "mock", "process", proc);
-            mock_run(name, "exec", ex);
-            json_decref(ex);
-        } else {
-            json_object_set(run, "process", proc);
-            mock_run(name, "one-shot", run);
-        }
-        json_decref(run);
-        gw_audit_process(name, backend, GW_AUDIT_LAUNCH, 0, 0);
-        if (MOCK == GW_MOCK_HOLD) {
-            gw_table_set(name, "status", json_string("running"));
-        } else {
-            gw_audit_process(name, backend, GW_AUDIT_TERMINATE, 0, 0);
-            gw_table_set(name, "status", json_string("exited"));
-            gw_table_set(name, "exitCode", json_integer(0));
-        }
-    } else if (!session) {
-        json_t *run = json_deep_copy(frag);
-        json_object_set(run, "process", proc);
-        rc = launch(name, run, false, why, whysz, extra, audit_file[0] ? audit_file : NULL, governed);
+        create_mock(&c);
+    } else if (!c.session) {
+        json_t *run = first_request(&c);
+        rc = launch(c.name, run, false, e, c.extra, c.audit_file[0] ? c.audit_file : NULL, c.governed);
         json_decref(run);
     } else {
-        json_t *prov = json_deep_copy(frag), *res = NULL;
-        json_object_set_new(prov, "containment", json_string("isolation_session"));
-        json_object_set_new(prov, "phase", json_string("provision"));
-        int st;
-        json_t *env = run_exec(true, false, prov, &st, secrets.kv);
-        json_decref(prov);
-        const char *sid = json_string_value(json_object_get(json_object_get(env, "result"), "sandboxId"));
-        if (!sid) {
-            snprintf(why, whysz, "provision: %s", env_error(env) ? env_error(env) : "mxc-exec gave no answer");
-            rc = -1;
-        } else {
-            gw_table_set(name, "sandboxId", json_string(sid));
-            if (!phase("start", sid, &res, why, whysz, extra)) {
-                rc = -1;
-            } else {
-                json_t *ex = json_pack("{s:s, s:s, s:O}", "phase", "exec", "sandboxId", sid, "process", proc);
-                rc = launch(name, ex, true, why, whysz, NULL, audit_file[0] ? audit_file : NULL, governed);
-                json_decref(ex);
-            }
-            json_decref(res);
-            if (rc < 0) /* nothing of a failed create stays in the runtime */
-                teardown_session(sid);
-        }
-        json_decref(env);
+        rc = create_session(&c, e);
     }
-    secrets_wipe(&secrets);
-    json_decref(frag);
-    json_decref(proc);
+    create_done(&c);
     if (rc < 0) {
         *http = 500;
-        gw_table_set(name, "status", json_string("failed"));
-        gw_table_set(name, "error", json_string(why));
+        gw_table_set(c.name, "status", json_string("failed"));
+        gw_table_set(c.name, "error", json_string(e->message));
     }
-    return gw_table_get(name);
+    return gw_table_get(c.name);
 }
 
 /* ---- delete, reconcile ------------------------------------------------ */
@@ -737,15 +802,15 @@ static void end_process(json_t *rec)
 
 static void teardown_session(const char *sid)
 {
-    phase("stop", sid, NULL, NULL, 0, NULL);
-    phase("deprovision", sid, NULL, NULL, 0, NULL);
+    phase("stop", sid, NULL, NULL, NULL);
+    phase("deprovision", sid, NULL, NULL, NULL);
 }
 
-int gw_delete(const char *name, char *why, size_t whysz)
+int gw_delete(const char *name, mxc_error *e)
 {
     json_t *rec = gw_table_get(name);
     if (!rec)
-        return say(why, whysz, NULL, 0, "no sandbox named %s%s", name, NULL), -1;
+        return say(e, NULL, 0, "no sandbox named %s", name), -1;
     gw_table_set(name, "pid", NULL); /* the watcher records nothing more */
     end_process(rec);
     const char *sid = json_string_value(json_object_get(rec, "sandboxId"));
@@ -780,7 +845,7 @@ void gw_reconcile(void)
             if (code && !strcmp(code, "stale_id")) {
                 why = "the gateway restarted and the sandbox's runtime state is gone";
             } else {
-                phase("deprovision", sid, NULL, NULL, 0, NULL);
+                phase("deprovision", sid, NULL, NULL, NULL);
                 why = "the gateway restarted: the orphaned session was stopped and deprovisioned";
             }
             json_decref(env);

@@ -36,10 +36,10 @@ bool gw_driver_mock(void);
 
 /* req: {"name","policy" (a SandboxPolicy object),"command":[...],"cwd"?,
  * "env":["K=V"...]?,"providers":[...]?}.  The new record, or NULL with
- * *http (400 refused, 409 exists, 500 runtime) and why[]. */
-json_t *gw_create(const json_t *req, int *http, char *why, size_t whysz);
+ * *http (400 refused, 409 exists, 500 runtime) and *e. */
+json_t *gw_create(const json_t *req, int *http, mxc_error *e);
 /* Stops and removes name; -1 (404) when there is none. */
-int gw_delete(const char *name, char *why, size_t whysz);
+int gw_delete(const char *name, mxc_error *e);
 /* Once, before serving. */
 void gw_reconcile(void);
 

@@ -24,7 +24,7 @@
 #include "sblog.h"
 #include "server.h"
 #include "table.h"
-#include "termfilter.h"
+#include "front.h"
 #include "yamljson.h"
 
 static const char USAGE[] =
@@ -234,19 +234,12 @@ static json_t *load_policy(const char *path)
         return NULL;
     }
     const char *dot = strrchr(path, '.');
-    char why[300] = "";
-    json_t *doc;
-    if (dot && !strcmp(dot, ".json")) {
-        json_error_t je;
-        doc = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
-        if (!doc)
-            snprintf(why, sizeof why, "line %d: %s", je.line, je.text);
-    } else {
-        doc = mxc_yaml_load(f, why, sizeof why);
-    }
+    mxc_error e = {0};
+    json_t *doc = mxc_doc_load(f, !(dot && !strcmp(dot, ".json")), &e);
     fclose(f);
     if (!doc)
-        fprintf(stderr, "mxc-gateway: %s: %s\n", path, why);
+        fprintf(stderr, "mxc-gateway: %s: %s\n", path, e.message);
+    mxc_error_clear(&e);
     return doc;
 }
 
@@ -468,10 +461,10 @@ static int probe(int argc, char **argv)
     if (!cfgpath)
         return usage("probe --config gateway.toml%s", NULL);
     mxc_gw_config cfg;
-    char why[600];
+    mxc_error e = {0};
     json_t *rep = json_object(), *verdicts = json_object();
-    bool cfg_ok = mxc_gw_config_load(cfgpath, &cfg, why, sizeof why) == 0;
-    json_object_set_new(rep, "config", cfg_ok ? json_string("ok") : json_string(why));
+    bool cfg_ok = mxc_gw_config_load(cfgpath, &cfg, &e) == 0;
+    json_object_set_new(rep, "config", cfg_ok ? json_string("ok") : json_string(e.message));
     if (cfg_ok) {
         json_object_set_new(rep, "execPath", json_string(cfg.exec_path));
         bool exe = access(cfg.exec_path, X_OK) == 0;
@@ -535,10 +528,10 @@ static int serve(const char *sock, int argc, char **argv)
     if (!cfgpath)
         return usage("serve needs --config gateway.toml%s", NULL);
     static mxc_gw_config cfg;
-    char why[800];
+    mxc_error e = {0};
     /* everything that can refuse does, before any socket or sandbox exists */
-    if (mxc_gw_config_load(cfgpath, &cfg, why, sizeof why) < 0) {
-        fprintf(stderr, "mxc-gateway: %s\n", why);
+    if (mxc_gw_config_load(cfgpath, &cfg, &e) < 0) {
+        fprintf(stderr, "mxc-gateway: %s\n", e.message);
         return 1;
     }
     int mock = env_on("OPENSHELL_MXC_MOCK_WXC") || env_on("MXC_GATEWAY_MOCK_EXEC") || env_on("MXC_GATEWAY_MOCK")
@@ -548,19 +541,19 @@ static int serve(const char *sock, int argc, char **argv)
         fprintf(stderr, "mxc-gateway: mxc_exec_path %s is not an executable file: %s\n", cfg.exec_path, strerror(errno));
         return 1;
     }
-    if (gw_audit_init(why, sizeof why) < 0) {
-        fprintf(stderr, "mxc-gateway: %s\n", why);
+    if (gw_audit_init(&e) < 0) {
+        fprintf(stderr, "mxc-gateway: %s\n", e.message);
         return 1;
     }
-    if (gw_table_open(why, sizeof why) < 0) {
-        fprintf(stderr, "mxc-gateway: %s\n", why);
+    if (gw_table_open(&e) < 0) {
+        fprintf(stderr, "mxc-gateway: %s\n", e.message);
         return 1;
     }
     /* systemd's socket, when it started us: its path is the gateway's socket (the driver refuses grants of it) */
     static char activated_path[sizeof ((struct sockaddr_un *)0)->sun_path + 1];
-    int activated = gw_socket_activated(activated_path, sizeof activated_path, why, sizeof why);
+    int activated = gw_socket_activated(activated_path, sizeof activated_path, &e);
     if (activated < 0) {
-        fprintf(stderr, "mxc-gateway: %s\n", why);
+        fprintf(stderr, "mxc-gateway: %s\n", e.message);
         return 1;
     }
     if (activated)
@@ -568,8 +561,8 @@ static int serve(const char *sock, int argc, char **argv)
     gw_log_init();
     gw_driver_init(&cfg, mock, sock);
     gw_reconcile();
-    if (gw_audit_start(why, sizeof why) < 0 || gw_serve(sock, activated, why, sizeof why) < 0) {
-        fprintf(stderr, "mxc-gateway: %s\n", why);
+    if (gw_audit_start(&e) < 0 || gw_serve(sock, activated, &e) < 0) {
+        fprintf(stderr, "mxc-gateway: %s\n", e.message);
         gw_audit_close();
         return 1;
     }
@@ -579,8 +572,9 @@ static int serve(const char *sock, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    mxc_net_install(); /* the network layer under the engine (src/net/net.h) */
-    char sock[600] = "", why[600];
+    mxc_net_install(); /* the network layer under the engine (src/net/iface/net.h) */
+    char sock[600] = "";
+    mxc_error e = {0};
     int i = 1;
     if (argc > 2 && !strcmp(argv[1], "--socket")) {
         snprintf(sock, sizeof sock, "%s", argv[2]);
@@ -593,8 +587,8 @@ int main(int argc, char **argv)
         return fputs(USAGE, stdout), 0;
     bool serving = !strcmp(cmd, "serve");
     if (!sock[0] && (serving || !strcmp(cmd, "sandbox")) &&
-        gw_default_socket(serving, sock, sizeof sock, why, sizeof why) < 0) {
-        fprintf(stderr, "mxc-gateway: %s\n", why);
+        gw_default_socket(serving, sock, sizeof sock, &e) < 0) {
+        fprintf(stderr, "mxc-gateway: %s\n", e.message);
         return 1;
     }
     curl_global_init(CURL_GLOBAL_DEFAULT);

@@ -1,6 +1,6 @@
 /* policymap.h — an OpenShell SandboxPolicy, mapped to the runtime's request.
  * Owns: reading the policy document (already JSON: the YAML is loaded by
- * libyaml through src/cli/yamljson.h) against its schema — every field
+ * libyaml through src/base/yamljson.h) against its schema — every field
  * known or refused by name — and deciding, before anything exists, what
  * the runtime is asked for: filesystem grants, the network (blocked, the
  * pc_network_allow fallback, or governed egress through mxc-proxy: the
@@ -21,8 +21,8 @@
 /* The request fragment {"filesystem":{...}, "network":{...}} for policy
  * (a SandboxPolicy document), under the host configuration cfg, for a
  * workload whose working directory is workdir (NULL: none given;
- * include_workdir then refuses).  NULL with why[] naming the field. */
-json_t *mxc_gw_map_policy(const json_t *policy, const mxc_gw_config *cfg, const char *workdir, char *why,
-                          size_t whysz);
+ * include_workdir then refuses).  NULL with *e naming the field. */
+json_t *mxc_gw_map_policy(const json_t *policy, const mxc_gw_config *cfg, const char *workdir,
+                          mxc_error *e);
 
 #endif

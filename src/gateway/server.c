@@ -19,13 +19,13 @@
 #include "audit.h"
 #include "driver.h"
 #include "sblog.h"
-#include "state.h"
+#include "front.h"
 #include "table.h"
 
 #define MAX_BODY (1u << 20)
 #define PREFIX "/v1/sandboxes"
 
-int gw_default_socket(bool make, char *out, size_t outsz, char *why, size_t whysz)
+int gw_default_socket(bool make, char *out, size_t outsz, mxc_error *e)
 {
     const char *env = getenv("MXC_GATEWAY_SOCKET");
     char priv[512];
@@ -33,7 +33,7 @@ int gw_default_socket(bool make, char *out, size_t outsz, char *why, size_t whys
         snprintf(out, outsz, "%s", env);
     else if (geteuid() == 0)
         snprintf(out, outsz, "/run/mxc-gateway.sock");
-    else if (mxc_private_dir(make, priv, sizeof priv, why, whysz) == 0)
+    else if (mxc_private_dir(make, priv, sizeof priv, e) == 0)
         snprintf(out, outsz, "%s/mxc-gateway.sock", priv);
     else
         return -1;
@@ -109,7 +109,7 @@ static enum MHD_Result logs(struct MHD_Connection *c, const char *name)
 
 static enum MHD_Result route(struct MHD_Connection *c, const char *url, const char *method, body *b)
 {
-    char why[800] = "";
+    mxc_error e = {0};
     if (!strcmp(url, "/v1/health"))
         return reply(c, 200, json_pack("{s:b, s:b}", "ok", 1, "mock", gw_driver_mock()));
     if (!strcmp(url, PREFIX)) {
@@ -126,12 +126,12 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
             return fail(c, 400, "the body must be a JSON object");
         }
         int http = 500;
-        json_t *rec = gw_create(req, &http, why, sizeof why);
+        json_t *rec = gw_create(req, &http, &e);
         if (!rec)
-            gw_audit_refused(json_string_value(json_object_get(req, "name")), why);
+            gw_audit_refused(json_string_value(json_object_get(req, "name")), e.message);
         json_decref(req);
         if (!rec)
-            return fail(c, (unsigned)http, why);
+            return fail(c, (unsigned)http, e.message);
         const char *err = json_string_value(json_object_get(rec, "error"));
         if (err && !strcmp(json_string_value(json_object_get(rec, "status")), "failed"))
             return reply(c, 500, json_pack("{s:{s:s}, s:o}", "error", "message", err, "sandbox", rec));
@@ -157,7 +157,7 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, const ch
         return rec ? reply(c, 200, rec) : fail(c, 404, "no such sandbox");
     }
     if (!strcmp(method, "DELETE"))
-        return gw_delete(name, why, sizeof why) < 0 ? fail(c, 404, why) : reply(c, 200, json_object());
+        return gw_delete(name, &e) < 0 ? fail(c, 404, e.message) : reply(c, 200, json_object());
     return fail(c, 405, "GET or DELETE");
 }
 
@@ -204,12 +204,12 @@ static void done_cb(void *cls, struct MHD_Connection *c, void **con_cls, enum MH
 
 /* A socket at path that nobody answers on is stale; anything else there is
  * not ours to remove. */
-static int make_socket(const char *path, char *why, size_t whysz)
+static int make_socket(const char *path, mxc_error *e)
 {
     struct sockaddr_un a = {.sun_family = AF_UNIX};
     size_t plen = strlen(path);
     if (plen >= sizeof a.sun_path) {
-        snprintf(why, whysz, "the socket path %s is too long", path);
+        mxc_err(e, MXC_E_BACKEND_ERROR, "the socket path %s is too long", path);
         return -1;
     }
     memcpy(a.sun_path, path, plen + 1);
@@ -219,7 +219,8 @@ static int make_socket(const char *path, char *why, size_t whysz)
         bool live = S_ISSOCK(st.st_mode) && connect(probe, (struct sockaddr *)&a, sizeof a) == 0;
         close(probe);
         if (!S_ISSOCK(st.st_mode) || live || st.st_uid != geteuid()) {
-            snprintf(why, whysz, "%s exists and is %s", path, live ? "served by another gateway" : "not a stale socket of ours");
+            mxc_err(e, MXC_E_BACKEND_ERROR,
+                    "%s exists and is %s", path, live ? "served by another gateway" : "not a stale socket of ours");
             return -1;
         }
         unlink(path);
@@ -229,7 +230,7 @@ static int make_socket(const char *path, char *why, size_t whysz)
     int rc = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&a, sizeof a);
     umask(old);
     if (rc < 0 || listen(fd, 64) < 0) {
-        snprintf(why, whysz, "cannot listen on %s: %s", path, strerror(errno));
+        mxc_err(e, MXC_E_BACKEND_ERROR, "cannot listen on %s: %s", path, strerror(errno));
         if (fd >= 0)
             close(fd);
         return -1;
@@ -239,7 +240,7 @@ static int make_socket(const char *path, char *why, size_t whysz)
 
 #define GW_LISTEN_FD 3 /* SD_LISTEN_FDS_START */
 
-int gw_socket_activated(char *out, size_t outsz, char *why, size_t whysz)
+int gw_socket_activated(char *out, size_t outsz, mxc_error *e)
 {
     const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
     if (!pid || !fds)
@@ -253,7 +254,8 @@ int gw_socket_activated(char *out, size_t outsz, char *why, size_t whysz)
     unsetenv("LISTEN_FDNAMES");
     long n = strtol(fds, &end, 10);
     if (*end || n != 1) {
-        snprintf(why, whysz, "socket activation passed %s sockets; the gateway serves exactly one (ListenStream=)", fds);
+        mxc_err(e, MXC_E_BACKEND_ERROR,
+                "socket activation passed %s sockets; the gateway serves exactly one (ListenStream=)", fds);
         return -1;
     }
     int acc = 0, type = 0, dom = 0;
@@ -265,18 +267,18 @@ int gw_socket_activated(char *out, size_t outsz, char *why, size_t whysz)
         getsockopt(GW_LISTEN_FD, SOL_SOCKET, SO_DOMAIN, &dom, &(socklen_t){sizeof dom}) < 0 || dom != AF_UNIX ||
         getsockname(GW_LISTEN_FD, (struct sockaddr *)&a, &al) < 0 || al <= offsetof(struct sockaddr_un, sun_path) ||
         !a.sun_path[0]) {
-        snprintf(why, whysz, "socket activation: fd 3 is not a listening unix stream socket with a path");
+        mxc_err(e, MXC_E_BACKEND_ERROR, "socket activation: fd 3 is not a listening unix stream socket with a path");
         return -1;
     }
     if (fcntl(GW_LISTEN_FD, F_SETFD, FD_CLOEXEC) < 0) {
-        snprintf(why, whysz, "socket activation: fd 3: %s", strerror(errno));
+        mxc_err(e, MXC_E_BACKEND_ERROR, "socket activation: fd 3: %s", strerror(errno));
         return -1;
     }
     snprintf(out, outsz, "%.*s", (int)(al - offsetof(struct sockaddr_un, sun_path)), a.sun_path);
     return 1;
 }
 
-int gw_serve(const char *socket_path, bool activated, char *why, size_t whysz)
+int gw_serve(const char *socket_path, bool activated, mxc_error *e)
 {
     sigset_t stop;
     sigemptyset(&stop);
@@ -284,7 +286,7 @@ int gw_serve(const char *socket_path, bool activated, char *why, size_t whysz)
     sigaddset(&stop, SIGINT);
     pthread_sigmask(SIG_BLOCK, &stop, NULL); /* every thread made from here on blocks them */
     signal(SIGPIPE, SIG_IGN);
-    int fd = activated ? GW_LISTEN_FD : make_socket(socket_path, why, whysz);
+    int fd = activated ? GW_LISTEN_FD : make_socket(socket_path, e);
     if (fd < 0)
         return -1;
     struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0, NULL,
@@ -292,7 +294,7 @@ int gw_serve(const char *socket_path, bool activated, char *why, size_t whysz)
                                             MHD_OPTION_NOTIFY_COMPLETED, done_cb, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
                                             (unsigned)30, MHD_OPTION_END);
     if (!d) {
-        snprintf(why, whysz, "libmicrohttpd would not start on %s", socket_path);
+        mxc_err(e, MXC_E_BACKEND_ERROR, "libmicrohttpd would not start on %s", socket_path);
         close(fd);
         if (!activated)
             unlink(socket_path);

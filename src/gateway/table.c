@@ -17,8 +17,7 @@
 #include <unistd.h>
 
 #include "fdio.h"
-#include "inventory.h"
-#include "state.h"
+#include "front.h"
 
 #define KEY_LEN 32
 #define RECORD_MAX (1u << 20)
@@ -119,8 +118,8 @@ static void write_record(const char *name, json_t *rec)
     close(d);
 }
 
-/* name's record as this gateway wrote it, or NULL (why[] says why). */
-static json_t *load_record(const char *name, char *why, size_t whysz)
+/* name's record as this gateway wrote it, or NULL (*e says why, unless there is none). */
+static json_t *load_record(const char *name, mxc_error *e)
 {
     int d = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (d < 0)
@@ -130,23 +129,26 @@ static json_t *load_record(const char *name, char *why, size_t whysz)
     char *buf = NULL;
     int fd = -1;
     if (fstat(d, &ds) < 0 || !ours(&ds))
-        snprintf(why, whysz, "its directory is not the gateway's own (0700, uid %u)", (unsigned)geteuid());
-    else if ((fd = openat(d, "record.json", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0)
-        snprintf(why, whysz, "%s", errno == ENOENT ? "" : "it cannot be opened as a file (a link?)");
+        mxc_err(e, MXC_E_BACKEND_ERROR, "its directory is not the gateway's own (0700, uid %u)", (unsigned)geteuid());
+    else if ((fd = openat(d, "record.json", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0) {
+        if (errno != ENOENT) /* none: no record, nothing to say */
+            mxc_err(e, MXC_E_BACKEND_ERROR, "it cannot be opened as a file (a link?)");
+    }
     else if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 || !ours(&st) || st.st_size > RECORD_MAX)
-        snprintf(why, whysz, "it is not a regular file of the gateway's uid, mode 0600, one link, at most 1 MiB");
+        mxc_err(e, MXC_E_BACKEND_ERROR,
+                "it is not a regular file of the gateway's uid, mode 0600, one link, at most 1 MiB");
     else if (!(buf = malloc((size_t)st.st_size + 1)) || pread(fd, buf, (size_t)st.st_size, 0) != st.st_size)
-        snprintf(why, whysz, "it cannot be read");
+        mxc_err(e, MXC_E_BACKEND_ERROR, "it cannot be read");
     else if (!(rec = json_loadb(buf, (size_t)st.st_size, JSON_REJECT_DUPLICATES, NULL)) || !json_is_object(rec))
-        snprintf(why, whysz, "it is not a JSON object");
+        mxc_err(e, MXC_E_BACKEND_ERROR, "it is not a JSON object");
     else {
         char hex[2 * EVP_MAX_MD_SIZE + 1];
         const char *mac = json_string_value(json_object_get(rec, "mac"));
         const char *nm = json_string_value(json_object_get(rec, "name"));
         if (!nm || strcmp(nm, name))
-            snprintf(why, whysz, "it names another sandbox");
+            mxc_err(e, MXC_E_BACKEND_ERROR, "it names another sandbox");
         else if (!mac || !mac_of(name, rec, hex) || strlen(mac) != strlen(hex) || CRYPTO_memcmp(mac, hex, strlen(hex)))
-            snprintf(why, whysz, "its integrity check fails: this gateway did not write it");
+            mxc_err(e, MXC_E_BACKEND_ERROR, "its integrity check fails: this gateway did not write it");
         else {
             json_object_del(rec, "mac");
             free(buf);
@@ -164,13 +166,13 @@ static json_t *load_record(const char *name, char *why, size_t whysz)
 }
 
 /* The record key: made once (32 random bytes, 0600), else read and checked. */
-static int load_key(char *why, size_t whysz)
+static int load_key(mxc_error *e)
 {
     int fd = openat(dfd, "gateway.key", O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
     if (fd < 0 && errno == ENOENT) {
         unsigned char k[KEY_LEN];
         if (getrandom(k, sizeof k, 0) != (ssize_t)sizeof k)
-            return snprintf(why, whysz, "no randomness for the record key"), -1;
+            return mxc_err(e, MXC_E_BACKEND_ERROR, "no randomness for the record key"), -1;
         int w = openat(dfd, ".gateway.key.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
         bool ok = w >= 0 && mxc_write_all(w, k, sizeof k) && fsync(w) == 0;
         if (w >= 0)
@@ -179,7 +181,7 @@ static int load_key(char *why, size_t whysz)
         /* never replacing a key another start made meanwhile (we hold the lock: none) */
         if (!ok || renameat2(dfd, ".gateway.key.tmp", dfd, "gateway.key", RENAME_NOREPLACE) < 0) {
             unlinkat(dfd, ".gateway.key.tmp", 0);
-            return snprintf(why, whysz, "the record key %s/gateway.key cannot be made", dir), -1;
+            return mxc_err(e, MXC_E_BACKEND_ERROR, "the record key %s/gateway.key cannot be made", dir), -1;
         }
         fd = openat(dfd, "gateway.key", O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
     }
@@ -189,12 +191,13 @@ static int load_key(char *why, size_t whysz)
     if (fd >= 0)
         close(fd);
     if (!ok)
-        snprintf(why, whysz, "the record key %s/gateway.key is not a 0600 file of %d bytes of the gateway's uid "
-                 "(remove it: records it signed are then no longer trusted)", dir, KEY_LEN);
+        mxc_err(e, MXC_E_BACKEND_ERROR,
+                "the record key %s/gateway.key is not a 0600 file of %d bytes of the gateway's uid "
+                "(remove it: records it signed are then no longer trusted)", dir, KEY_LEN);
     return ok ? 0 : -1;
 }
 
-int gw_table_open(char *why, size_t whysz)
+int gw_table_open(mxc_error *e)
 {
     const char *env = getenv("MXC_GATEWAY_STATE");
     if (env && env[0] == '/') {
@@ -203,23 +206,24 @@ int gw_table_open(char *why, size_t whysz)
         snprintf(dir, sizeof dir, "/var/lib/mxc/gateway");
     } else {
         char priv[480];
-        if (mxc_private_dir(true, priv, sizeof priv, why, whysz) < 0)
+        if (mxc_private_dir(true, priv, sizeof priv, e) < 0)
             return -1;
         snprintf(dir, sizeof dir, "%s/mxc-gateway", priv);
     }
     if ((dfd = mxc_open_own_dir(dir, 077)) < 0) {
-        snprintf(why, whysz, "the gateway state directory %s is unusable (it must be a 0700 directory of ours)", dir);
+        mxc_err(e, MXC_E_BACKEND_ERROR,
+                "the gateway state directory %s is unusable (it must be a 0700 directory of ours)", dir);
         return -1;
     }
     int lfd = openat(dfd, "gateway.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (lfd < 0 || flock(lfd, LOCK_EX | LOCK_NB) < 0) {
-        snprintf(why, whysz, "another gateway serves the state directory %s", dir);
+        mxc_err(e, MXC_E_BACKEND_ERROR, "another gateway serves the state directory %s", dir);
         if (lfd >= 0)
             close(lfd);
         return -1;
     }
     /* held for the process's life (never closed) */
-    if (load_key(why, whysz) < 0)
+    if (load_key(e) < 0)
         return -1;
     table = json_object();
     int scan = dup(dfd);
@@ -228,13 +232,14 @@ int gw_table_open(char *why, size_t whysz)
     while (d && (de = readdir(d))) {
         if (!gw_name_ok(de->d_name))
             continue;
-        char rwhy[200] = "";
-        json_t *rec = load_record(de->d_name, rwhy, sizeof rwhy);
+        mxc_error re = {0};
+        json_t *rec = load_record(de->d_name, &re);
         if (rec)
             json_object_set_new(table, de->d_name, rec);
-        else if (rwhy[0])
+        else if (re.code != MXC_E_NONE)
             fprintf(stderr, "mxc-gateway: warning: %s/%s/record.json is ignored: %s; nothing it names is acted on\n",
-                    dir, de->d_name, rwhy);
+                    dir, de->d_name, re.message);
+        mxc_error_clear(&re);
     }
     if (d)
         closedir(d);
@@ -243,12 +248,12 @@ int gw_table_open(char *why, size_t whysz)
     return 0;
 }
 
-int gw_table_insert(const char *name, json_t *rec, char *why, size_t whysz)
+int gw_table_insert(const char *name, json_t *rec, mxc_error *e)
 {
     pthread_mutex_lock(&mu);
     int rc = 0;
     if (json_object_get(table, name)) {
-        snprintf(why, whysz, "a sandbox named %s exists (delete it first)", name);
+        mxc_err(e, MXC_E_BACKEND_ERROR, "a sandbox named %s exists (delete it first)", name);
         json_decref(rec);
         rc = -1;
     } else {

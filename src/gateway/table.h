@@ -25,16 +25,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "error.h"
+
 /* Opens (makes) the state directory and takes its lock; loads every
- * record it can prove.  -1 with why[] (another gateway holds the lock, an
+ * record it can prove.  -1 with *e (another gateway holds the lock, an
  * unusable directory or key). */
-int gw_table_open(char *why, size_t whysz);
+int gw_table_open(mxc_error *e);
 const char *gw_table_dir(void);
 
 bool gw_name_ok(const char *name);
 
 /* A new record for name (refused when one exists); the table owns rec. */
-int gw_table_insert(const char *name, json_t *rec, char *why, size_t whysz);
+int gw_table_insert(const char *name, json_t *rec, mxc_error *e);
 /* A copy of name's record (NULL: none). */
 json_t *gw_table_get(const char *name);
 /* Sets key = value (value stolen) in name's record and writes it. */

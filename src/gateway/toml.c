@@ -19,8 +19,7 @@ typedef struct {
 typedef struct {
     const char *p, *end;
     unsigned line;
-    char *err;
-    size_t errsz;
+    mxc_error *e;
     bool failed;
     table_mark *marks;
     size_t nmarks, capmarks;
@@ -32,13 +31,12 @@ static bool fail(parser *ps, const char *fmt, ...)
     if (ps->failed)
         return false;
     ps->failed = true;
-    int n = snprintf(ps->err, ps->errsz, "line %u: ", ps->line);
-    if (n > 0 && (size_t)n < ps->errsz) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(ps->err + n, ps->errsz - (size_t)n, fmt, ap);
-        va_end(ap);
-    }
+    char what[sizeof ps->e->message];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    mxc_err(ps->e, MXC_E_MALFORMED_REQUEST, "line %u: %s", ps->line, what);
     return false;
 }
 
@@ -512,11 +510,9 @@ static json_t *header(parser *ps, json_t *root)
     return end_of_line(ps) ? t : NULL;
 }
 
-json_t *mxc_toml_parse(const char *text, size_t len, char *err, size_t errsz)
+json_t *mxc_toml_parse(const char *text, size_t len, mxc_error *e)
 {
-    parser ps = {.p = text, .end = text + len, .line = 1, .err = err, .errsz = errsz};
-    if (errsz)
-        err[0] = '\0';
+    parser ps = {.p = text, .end = text + len, .line = 1, .e = e};
     if (len > MXC_TOML_MAX_BYTES) {
         fail(&ps, "the document is larger than %u bytes", MXC_TOML_MAX_BYTES);
         return NULL;

@@ -19,11 +19,13 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "error.h"
+
 #define MXC_TOML_MAX_BYTES (1u << 20) /* a host configuration, not a database */
 #define MXC_TOML_MAX_DEPTH 32
 
-/* The document as a JSON object, or NULL with err[] saying what and on
+/* The document as a JSON object, or NULL with *e saying what and on
  * which line. */
-json_t *mxc_toml_parse(const char *text, size_t len, char *err, size_t errsz);
+json_t *mxc_toml_parse(const char *text, size_t len, mxc_error *e);
 
 #endif

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#ifndef CGROUP_SUPER_MAGIC
+#define CGROUP_SUPER_MAGIC 0x27e0eb
+#endif
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #endif
@@ -24,17 +28,26 @@ static bool is_cgroup2(const char *path)
     return statfs(path, &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
 }
 
-static bool file_has_word(const char *path, const char *word)
+bool mxc_cgroup_v1_root(const char *ctrl, char *out, size_t outsz)
 {
-    FILE *f = fopen(path, "re");
-    if (!f)
+    char path[128], real[PATH_MAX];
+    struct statfs sf;
+    snprintf(path, sizeof path, "/sys/fs/cgroup/%s", ctrl);
+    if (statfs(path, &sf) < 0 || sf.f_type != CGROUP_SUPER_MAGIC)
         return false;
-    char buf[512];
-    bool found = false;
-    while (!found && fscanf(f, "%511s", buf) == 1)
-        found = strcmp(buf, word) == 0;
-    fclose(f);
-    return found;
+    snprintf(path, sizeof path, "/sys/fs/cgroup/%s/cgroup.procs", ctrl);
+    if (access(path, W_OK) < 0)
+        return false;
+    snprintf(path, sizeof path, "/sys/fs/cgroup/%s", ctrl);
+    return realpath(path, real) && snprintf(out, outsz, "%s", real) < (int)outsz;
+}
+
+bool mxc_cgroup_hybrid_root(char *out, size_t outsz)
+{
+    char real[PATH_MAX];
+    if (!is_cgroup2("/sys/fs/cgroup/unified") || access("/sys/fs/cgroup/unified/cgroup.procs", W_OK) < 0)
+        return false;
+    return realpath("/sys/fs/cgroup/unified", real) && snprintf(out, outsz, "%s", real) < (int)outsz;
 }
 
 /* What the host offers is probed once per process: every one-shot and
@@ -70,11 +83,9 @@ static void detect(void)
     for (size_t c = 0; c < NCONTROLLERS; c++) {
         char path[512];
         if (v2_root[0]) {
-            snprintf(path, sizeof path, "%s/cgroup.subtree_control", v2_root);
-            detected[c].v2 = file_has_word(path, CONTROLLERS[c]);
+            detected[c].v2 = mxc_cgroup_has_word(v2_root, "cgroup.subtree_control", CONTROLLERS[c]);
         } else if (!v2_root_bad) {
-            snprintf(path, sizeof path, "/sys/fs/cgroup/%s/cgroup.procs", CONTROLLERS[c]);
-            detected[c].v1 = access(path, W_OK) == 0;
+            detected[c].v1 = mxc_cgroup_v1_root(CONTROLLERS[c], path, sizeof path);
         }
     }
 }
@@ -105,6 +116,23 @@ static bool v1_has(const char *controller)
     return detected[controller_index(controller)].v1;
 }
 
+int mxc_cgroup_host(mxc_error *e)
+{
+    pthread_once(&detect_once, detect);
+    if (v2_root_bad) {
+        mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "MXC_CGROUP2_ROOT does not name a cgroup2 directory");
+        mxc_err_set_remediation(e, "set MXC_CGROUP2_ROOT to an absolute path on a cgroup2 mount that mxc may "
+                                   "create directories in, or unset it");
+        return -1;
+    }
+    if (v2_root[0])
+        return MXC_CGROUP_V2;
+    for (size_t c = 0; c < NCONTROLLERS; c++)
+        if (detected[c].v1)
+            return MXC_CGROUP_V1;
+    return MXC_CGROUP_NONE;
+}
+
 bool mxc_cgroup_available(const char *controller)
 {
     return v2_has(controller) || v1_has(controller);
@@ -115,28 +143,6 @@ const char *mxc_cgroup_mode(const char *controller)
     if (v2_has(controller))
         return "v2";
     return v1_has(controller) ? "v1" : "none";
-}
-
-static int write_text(const char *dir, const char *file, const char *text)
-{
-    char path[700];
-    snprintf(path, sizeof path, "%s/%s", dir, file);
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    /* memory.limit_in_bytes (v1) and memory.max (v2) give up with EINTR
-     * whenever a signal is pending while they reclaim — a SIGCHLD from any
-     * child of the caller (Node's libuv has a handler; a tracer makes even
-     * an ignored one pending).  The limit was not set; setting it again is
-     * the answer, not a failed sandbox. */
-    ssize_t n;
-    int tries = 0;
-    do
-        n = write(fd, text, strlen(text));
-    while (n < 0 && errno == EINTR && ++tries < 100);
-    int err = errno;
-    close(fd);
-    return n < 0 ? -err : 0;
 }
 
 static void dir_for(const char *controller, const char *name, const mxc_cgroup *cg, char *out, size_t outsz)
@@ -176,51 +182,52 @@ void mxc_cgroup_open(const char *name, mxc_cgroup *cg)
     cg->cpu_limited = cg->cpu_dir[0] && !cpu_dir_shared(cg) && access(cg->cpu_dir, F_OK) == 0;
 }
 
+/* The sandbox's directory and its parent ("mxc" on v1; v2: the root). */
 static int make_dir(const char *dir)
 {
-    char parent[512];
-    snprintf(parent, sizeof parent, "%s", dir);
-    char *slash = strrchr(parent, '/');
-    if (slash) {
-        *slash = '\0';
-        if (mkdir(parent, 0755) < 0 && errno != EEXIST)
-            return -errno;
+    char root[512], made[512];
+    snprintf(root, sizeof root, "%s", dir);
+    char *leaf = strrchr(root, '/');
+    if (!leaf || leaf == root)
+        return -EINVAL;
+    *leaf = '\0';
+    char *parent = strrchr(root, '/');
+    *leaf = '/';
+    if (!parent || parent == root)
+        return -EINVAL;
+    *parent = '\0';
+    int n;
+    return mxc_cgroup_mkdirs(root, parent + 1, NULL, NULL, made, sizeof made, &n);
+}
+
+/* Makes dir and writes the limits l there (the one kind dirs names). */
+static int setup(const char *dir, const mxc_cgroup_dirs *dirs, const mxc_cgroup_limits *l)
+{
+    int rc = make_dir(dir);
+    return rc < 0 ? rc : mxc_cgroup_set_limits(dirs, l, NULL);
+}
+
+/* The pids limit, and the memory limit with no swap (v2 memory.swap.max 0
+ * where swap is accounted; v1 memory+swap the same as the limit where the
+ * knob exists), each in its directory where this host has one. */
+static int setup_pids_memory(const mxc_cgroup *cg, uint64_t pids_max, uint64_t memory_max, mxc_error *e)
+{
+    const struct {
+        const char *dir, *kind;
+        mxc_cgroup_dirs d;
+        mxc_cgroup_limits l;
+    } steps[] = {
+        {cg->pids_dir, "pids", {.v2 = cg->v2, .pids = cg->pids_dir}, {.pids = {true, (long long)pids_max}}},
+        {cg->memory_dir, "memory", {.v2 = cg->v2, .memory = cg->memory_dir}, {.memory = {true, (long long)memory_max}}},
+    };
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        int rc = steps[i].dir[0] ? setup(steps[i].dir, &steps[i].d, &steps[i].l) : 0;
+        char op[32];
+        snprintf(op, sizeof op, "cgroup.%s", steps[i].kind);
+        if (rc < 0)
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, op, -rc, NULL, "cannot set up the %s cgroup %s", steps[i].kind,
+                              steps[i].dir);
     }
-    return mkdir(dir, 0755) < 0 && errno != EEXIST ? -errno : 0;
-}
-
-static int setup_pids(const mxc_cgroup *cg, uint64_t pids_max, mxc_error *e)
-{
-    if (!cg->pids_dir[0])
-        return 0;
-    char num[32];
-    snprintf(num, sizeof num, "%llu", (unsigned long long)pids_max);
-    int rc = make_dir(cg->pids_dir);
-    if (rc == 0)
-        rc = write_text(cg->pids_dir, "pids.max", num);
-    if (rc < 0)
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "cgroup.pids", -rc, NULL, "cannot set up the pids cgroup %s",
-                          cg->pids_dir);
-    return 0;
-}
-
-static int setup_memory(const mxc_cgroup *cg, uint64_t memory_max, mxc_error *e)
-{
-    if (!cg->memory_dir[0])
-        return 0;
-    char num[32];
-    snprintf(num, sizeof num, "%llu", (unsigned long long)memory_max);
-    bool v2 = v2_has("memory");
-    int rc = make_dir(cg->memory_dir);
-    if (rc == 0)
-        rc = write_text(cg->memory_dir, v2 ? "memory.max" : "memory.limit_in_bytes", num);
-    if (rc == 0 && v2)
-        rc = write_text(cg->memory_dir, "memory.swap.max", "0") == -ENOENT ? 0 : 0;
-    if (rc == 0 && !v2) /* v1: keep swap out of it where the knob exists */
-        (void)write_text(cg->memory_dir, "memory.memsw.limit_in_bytes", num);
-    if (rc < 0)
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "cgroup.memory", -rc, NULL, "cannot set up the memory cgroup %s",
-                          cg->memory_dir);
     return 0;
 }
 
@@ -229,19 +236,6 @@ static int cpu_unavailable(mxc_error *e, const char *remediation, const char *wh
     mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "MXC_CPU_MAX asks for a CPU limit, but %s", why);
     mxc_err_set_remediation(e, remediation);
     return -1;
-}
-
-static int write_cpu_quota(const mxc_cgroup *cg, uint64_t quota_us)
-{
-    char text[64];
-    if (v2_has("cpu")) {
-        snprintf(text, sizeof text, "%llu %u", (unsigned long long)quota_us, MXC_CGROUP_CPU_PERIOD_US);
-        return write_text(cg->cpu_dir, "cpu.max", text);
-    }
-    snprintf(text, sizeof text, "%u", MXC_CGROUP_CPU_PERIOD_US);
-    int rc = write_text(cg->cpu_dir, "cpu.cfs_period_us", text);
-    snprintf(text, sizeof text, "%llu", (unsigned long long)quota_us);
-    return rc < 0 ? rc : write_text(cg->cpu_dir, "cpu.cfs_quota_us", text);
 }
 
 static int no_cpu_controller(mxc_error *e)
@@ -258,9 +252,8 @@ static int setup_cpu(mxc_cgroup *cg, uint64_t quota_us, mxc_error *e)
     if (quota_us == 0)
         return 0;
     cg->cpu_limited = true; /* from here on it is ours to remove */
-    int rc = make_dir(cg->cpu_dir);
-    if (rc == 0)
-        rc = write_cpu_quota(cg, quota_us);
+    mxc_cgroup_limits l = {.quota = {true, (long long)quota_us}, .period = {true, MXC_CGROUP_CPU_PERIOD_US}};
+    int rc = setup(cg->cpu_dir, &(mxc_cgroup_dirs){.v2 = cg->v2, .cpu = cg->cpu_dir}, &l);
     if (rc == -ENOENT && v2_has("cpu"))
         return cpu_unavailable(e,
                                "enable the controller for child cgroups: echo +cpu > <cgroup2 root>/cgroup.subtree_control, "
@@ -276,18 +269,14 @@ int mxc_cgroup_create(const char *name, uint64_t pids_max, uint64_t memory_max, 
                       mxc_error *e)
 {
     fill_dirs(name, cg);
-    if (v2_root_bad) {
-        mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "MXC_CGROUP2_ROOT does not name a cgroup2 directory");
-        mxc_err_set_remediation(e, "set MXC_CGROUP2_ROOT to an absolute path on a cgroup2 mount that mxc may "
-                                   "create directories in, or unset it");
+    if (mxc_cgroup_host(e) < 0)
         return -1;
-    }
     if (cpu_quota_us && !cg->cpu_dir[0]) /* never unlimited in silence; refused before anything is made */
         return no_cpu_controller(e);
     if (cg->v2 && mkdir(cg->v2_dir, 0755) < 0 && errno != EEXIST)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "cgroup.create", errno, NULL, "cannot create the cgroup %s",
                           cg->v2_dir);
-    if (setup_pids(cg, pids_max, e) < 0 || setup_memory(cg, memory_max, e) < 0 || setup_cpu(cg, cpu_quota_us, e) < 0) {
+    if (setup_pids_memory(cg, pids_max, memory_max, e) < 0 || setup_cpu(cg, cpu_quota_us, e) < 0) {
         mxc_cgroup_remove(cg);
         return -1;
     }
@@ -402,19 +391,11 @@ int mxc_cgroup_join_self(int *fds, size_t n)
  * of the cgroup is killed. */
 static void helpers_grace(const char *dir)
 {
-    char path[700];
-    snprintf(path, sizeof path, "%s/" MXC_CGROUP_HELPERS "/cgroup.procs", dir);
-    for (int round = 0; round < 100; round++) {
-        FILE *f = fopen(path, "re");
-        if (!f)
-            return;
-        int pid;
-        bool any = fscanf(f, "%d", &pid) == 1;
-        fclose(f);
-        if (!any)
-            return;
+    char helpers[700];
+    snprintf(helpers, sizeof helpers, "%s/" MXC_CGROUP_HELPERS, dir);
+    pid_t one;
+    for (int round = 0; round < 100 && mxc_cgroup_pids(helpers, &one, 1) > 0; round++)
         usleep(2000);
-    }
 }
 
 void mxc_cgroup_kill_all(const mxc_cgroup *cg)
@@ -423,43 +404,14 @@ void mxc_cgroup_kill_all(const mxc_cgroup *cg)
     if (!dir[0])
         return;
     helpers_grace(dir);
-    if (cg->v2 && write_text(dir, "cgroup.kill", "1") == 0)
-        return;
-    /* v1 (or a v2 kernel before 5.14): no cgroup.kill; sweep until empty
-     * (bounded), the helpers' child with it (cgroup.kill takes it on v2) */
-    for (int round = 0; round < 50; round++) {
-        int n = 0;
-        for (int sub = 0; sub < 2; sub++) {
-            char path[700];
-            snprintf(path, sizeof path, "%s/%scgroup.procs", dir, sub ? MXC_CGROUP_HELPERS "/" : "");
-            FILE *f = fopen(path, "re");
-            if (!f)
-                continue;
-            int pid;
-            while (fscanf(f, "%d", &pid) == 1) {
-                kill(pid, SIGKILL);
-                n++;
-            }
-            fclose(f);
-        }
-        if (n == 0)
-            return;
-        usleep(2000);
-    }
-}
-
-/* rmdir, waiting (bounded) for what is still leaving it */
-static void rmdir_busy(const char *path)
-{
-    for (int tries = 0; tries < 100 && rmdir(path) < 0 && errno == EBUSY; tries++)
-        usleep(5000);
+    mxc_cgroup_kill_dir(dir, cg->v2 ? NULL : dir == cg->pids_dir ? "pids" : "memory");
 }
 
 static void remove_dir(const char *dir)
 {
     char path[700];
     snprintf(path, sizeof path, "%s/" MXC_CGROUP_HELPERS, dir);
-    rmdir_busy(path); /* the helpers end with the sandbox's PID 1, or were killed with it */
+    (void)mxc_cgroup_rmdir(path); /* the helpers end with the sandbox's PID 1, or were killed with it */
     snprintf(path, sizeof path, "%s", dir);
     DIR *d = opendir(path);
     if (d) { /* per-exec children of earlier builds first */
@@ -472,7 +424,7 @@ static void remove_dir(const char *dir)
             }
         closedir(d);
     }
-    rmdir_busy(path);
+    (void)mxc_cgroup_rmdir(path);
 }
 
 void mxc_cgroup_remove(const mxc_cgroup *cg)

@@ -1,18 +1,28 @@
-/* cgroup.h — resource limits and kill-all through cgroups.
- * Owns: detecting what this host delegates (cgroup v2 with pids/memory/cpu
- * controllers, else the v1 pids, memory and cpu hierarchies), one cgroup
- * per sandbox with pids.max / memory limits and, when asked for, a CPU
- * quota, moving a process in, killing everything in it, removing it.
+/* cgroup.h — the one cgroup manager: resource limits and kill-all through
+ * cgroups, for sessions, one-shots and mxc-oci's containers.
+ * Owns: the backend this host gives mxc (v2, v1 or none: chosen once, see
+ * mxc_cgroup_host; none = no cgroup for mxc, the PID namespace is the
+ * kill-all), typed limits and how they are written on v1 and v2
+ * (cgroup_limits.c), the operations on one cgroup directory every user of a
+ * cgroup shares (cgroup_dir.c: its files, making it, entering it, its
+ * processes, signalling and killing them by pidfd after a membership check,
+ * freezing, removing it), and for the engine's sandboxes: one cgroup per
+ * sandbox with pids.max / memory limits and, when asked for, a CPU quota,
+ * moving a process in, killing everything in it, removing it.
  * cgroup v2 is used where /sys/fs/cgroup is cgroup2, or under a delegated
- * cgroup2 directory named by MXC_CGROUP2_ROOT: one directory per sandbox
+ * cgroup2 directory named by MXC_CGROUP2_ROOT (a controller counts only
+ * when enabled for the root's children): one directory per sandbox
  * (made even when no controller is enabled there: it is still the exact
  * kill-all, cgroup.kill), and processes are born in it with
- * clone3(CLONE_INTO_CGROUP) instead of being moved.  On v1 a process moves
- * itself by writing "0" to `tasks` (no global lock).
+ * clone3(CLONE_INTO_CGROUP) instead of being moved.  Else the v1 pids,
+ * memory and cpu hierarchies; on v1 a process moves itself by writing "0"
+ * to `tasks` (no global lock).
  * The host-side helpers a workload drives (mxc-proxy, pasta) run in a child
  * of the sandbox's cgroup (MXC_CGROUP_HELPERS), charged to its limits.
  * Degrades honestly: what is missing is reported by --probe and the PID
- * namespace stays the kill-all; a CPU limit that cannot be had is an error. */
+ * namespace stays the kill-all; a CPU limit that cannot be had is an error.
+ * mxc-oci (src/oci/cgroup.c) keeps only what is OCI's: cgroupsPath, the
+ * linux.resources checks and lowering, its state record, the cgroup mount. */
 #ifndef MXC_CGROUP_H
 #define MXC_CGROUP_H
 
@@ -21,6 +31,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "iface/front.h" /* the manager's backend, directory operations and typed limits */
 
 typedef struct {
     bool v2;
@@ -84,7 +95,11 @@ pid_t mxc_cgroup_clone(unsigned long long flags, int cgroup_fd);
 /* In the process that moves: writes "0" to each fd and closes them.
  * Returns 0 or -errno. */
 int mxc_cgroup_join_self(int *fds, size_t n);
+/* After a moment for the helpers to end (at most 200 ms), kills every
+ * process of the sandbox's cgroup and the ones below it (mxc_cgroup_kill_dir). */
 void mxc_cgroup_kill_all(const mxc_cgroup *cg);
+/* Removes the sandbox's cgroups (the helpers' child and leftovers of
+ * earlier builds first), waiting while they are busy (mxc_cgroup_rmdir). */
 void mxc_cgroup_remove(const mxc_cgroup *cg);
 
 #endif

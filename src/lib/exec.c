@@ -680,9 +680,11 @@ void mxc_exec_serve(const mxc_plan *p, int conn, int listen_fd, int ctl)
     }
     /* The host may have replaced a masked file since the last exec (the
      * kernel then drops its mount): put the masks back, or refuse. */
-    char why[256];
-    rc = mxc_fsview_verify(p, why, sizeof why);
+    mxc_error verr = {0};
+    rc = mxc_fsview_verify(p, &verr);
     if (rc < 0) {
+        char why[256]; /* the report's detail: what it carries of the message */
+        snprintf(why, sizeof why, "%.255s", verr.message);
         report(conn, M_FAIL, -rc, 0, "exec.verify", why);
         served_free(&v);
         goto out;

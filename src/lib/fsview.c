@@ -28,6 +28,7 @@
 
 #include "hostpath.h"
 #include "registry.h"
+#include "viewops.h"
 
 #define NEWROOT "/tmp" /* a mountpoint inside our private mount namespace only */
 
@@ -65,13 +66,13 @@ static void record_link(void *ctx, const char *at, const char *target)
 }
 
 static int resolve(resolver *rv, const char *path, bool follow_final, bool record, char *out, size_t outsz, int *fd,
-                   int *dir, char *why, size_t whysz)
+                   int *dir, mxc_error *why)
 {
     rv->rules.own = rv->own;
     rv->rules.nown = rv->nown;
     rv->rules.on_link = record ? record_link : NULL;
     rv->rules.ctx = rv->s;
-    return mxc_hostpath_resolve(&rv->rules, path, follow_final, out, outsz, fd, dir, why, whysz);
+    return mxc_hostpath_resolve(&rv->rules, path, follow_final, out, outsz, fd, dir, why);
 }
 
 /* A user namespace whose id maps translate the grant's owner (on disk) to
@@ -256,10 +257,11 @@ static int missing_grant(const char *path, mxc_grant_mode mode, mxc_error *e)
 static int resolve_entry(const mxc_plan *p, resolver *rv, idmap_cache *cache, const mxc_grant *g, entry *v,
                          size_t *n, mxc_error *e)
 {
-    char out[4200], why[600] = "";
+    char out[4200];
+    mxc_error why = {0};
     int fd, dir;
     bool denied = g->mode == MXC_GRANT_DENIED;
-    int rc = resolve(rv, g->path, !denied, !denied, out, sizeof out, &fd, &dir, why, sizeof why);
+    int rc = resolve(rv, g->path, !denied, !denied, out, sizeof out, &fd, &dir, &why);
     if (rc == -ENOENT) {
         /* a denied path that is absent is skipped as upstream does, unless this sandbox could create it;
          * a read-only or read-write grant that is absent is refused, as upstream's bwrap refuses it
@@ -276,7 +278,7 @@ static int resolve_entry(const mxc_plan *p, resolver *rv, idmap_cache *cache, co
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "fsview.resolve", -rc,
                           -rc == ELOOP ? "grant the symlink's target path itself, outside anything a sandbox can write"
                                        : NULL,
-                          "%s", why[0] ? why : "cannot resolve a filesystem path");
+                          "%s", why.message[0] ? why.message : "cannot resolve a filesystem path");
     struct stat st;
     if (fstat(fd, &st) < 0) {
         int err = errno;
@@ -298,7 +300,7 @@ static int resolve_entry(const mxc_plan *p, resolver *rv, idmap_cache *cache, co
          * only add a mask to the sandbox's own view (the link's mask stands whatever the target is), and the
          * holder re-resolves the canonical path beneath the new root with no symlinks */
         mxc_hostpath_rules any = {0};
-        rc = mxc_hostpath_resolve(&any, target_path, true, out, sizeof out, &tfd, &tdir, why, sizeof why);
+        rc = mxc_hostpath_resolve(&any, target_path, true, out, sizeof out, &tfd, &tdir, &why);
         if (rc == -ENOENT) {
             bool creatable = mxc_registry_inside_writable(tdir, rv->own, rv->nown, false);
             close(tdir);
@@ -638,7 +640,7 @@ static int pin_dirs(view *v, const char *path)
 
 static int attach(int tree, int target)
 {
-    return move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0 ? -errno : 0;
+    return mxc_view_attach(tree, target);
 }
 
 /* A new tmpfs of ours, detached; ro_later: writable until the end of the
@@ -1047,8 +1049,8 @@ static int minimal_dev(view *v, const mxc_plan *p)
 /* Fresh proc for our PID namespace, hidepid=invisible: a process sees
  * only those it may ptrace, and each exec is its own Landlock domain, so
  * an exec sees neither mxc's processes nor another exec's (their argv,
- * environ, memory).  Kernel-wide knobs read-only; kernel memory, key,
- * timer and allocator listings masked. */
+ * environ, memory).  The /proc rules of viewops.h: kernel-wide knobs
+ * read-only; kernel memory, key, timer and allocator listings masked. */
 static int fresh_proc(view *v)
 {
     const char *opts[] = {"hidepid", "invisible", NULL};
@@ -1060,28 +1062,16 @@ static int fresh_proc(view *v)
     if (t >= 0)
         close(t);
     close(m);
-    const char *ro[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"};
-    for (size_t i = 0; rc == 0 && i < sizeof ro / sizeof ro[0]; i++) {
-        int at = walk(v, ro[i], MAKE_NONE, false);
+    for (size_t i = 0; rc == 0 && i < MXC_PROC_NREADONLY; i++) {
+        int at = walk(v, mxc_proc_readonly[i], MAKE_NONE, false);
         if (at == -ENOENT)
             continue;
-        int tree = at < 0 ? at : open_tree(at, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
-        rc = at < 0 ? at : tree < 0 ? -errno : 0;
-        if (rc == 0 && (rc = set_readonly(tree, true)) == 0)
-            rc = attach(tree, at);
-        if (tree >= 0)
-            close(tree);
+        rc = at < 0 ? at : mxc_view_readonly_at(at, 0);
         if (at >= 0)
             close(at);
     }
-    /* World-readable leaks of kernel addresses, timers and keys, and the
-     * root-only memory listings (which permissions already refuse to the
-     * agent's uid: masked all the same, in case a host loosens them). */
-    const char *masked[] = {"/proc/kcore", "/proc/keys", "/proc/key-users", "/proc/timer_list", "/proc/sched_debug",
-                            "/proc/kallsyms", "/proc/kmsg", "/proc/acpi", "/proc/scsi", "/proc/slabinfo",
-                            "/proc/vmallocinfo", "/proc/pagetypeinfo"};
-    for (size_t i = 0; rc == 0 && i < sizeof masked / sizeof masked[0]; i++) {
-        int at = walk(v, masked[i], MAKE_NONE, false);
+    for (size_t i = 0; rc == 0 && i < MXC_PROC_NMASKED; i++) {
+        int at = walk(v, mxc_proc_masked[i], MAKE_NONE, false);
         if (at == -ENOENT)
             continue;
         rc = at < 0 ? at : mask_at(v, at, false);
@@ -1315,37 +1305,39 @@ static bool creatable(const view *v, const char *path)
     return false;
 }
 
-static int refuse(char *why, size_t whysz, int err, const char *fmt, const char *path)
+/* What cannot be restored: e says it (its errno too), -err for the caller's report. */
+static int refuse(mxc_error *e, int err, const char *fmt, const char *path)
 {
-    snprintf(why, whysz, fmt, path);
+    mxc_err(e, MXC_E_BACKEND_ERROR, fmt, path);
+    e->native = err;
     return -err;
 }
 
-int mxc_fsview_verify(const mxc_plan *p, char *why, size_t whysz)
+int mxc_fsview_verify(const mxc_plan *p, mxc_error *e)
 {
     view v = {.root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), .by_flags = true, .mask_src = -1};
     if (v.root < 0)
-        return -errno;
+        return refuse(e, errno, "cannot open %s", "/");
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < p->ngrants; i++) {
         const mxc_grant *g = &p->grants[i];
         if (g->mode == MXC_GRANT_RW)
             continue;
         if ((rc = pin_dirs(&v, g->path)) < 0) {
-            rc = refuse(why, whysz, -rc, "cannot pin the directories above %.300s", g->path);
+            rc = refuse(e, -rc, "cannot pin the directories above %.300s", g->path);
             break;
         }
         int t = walk(&v, g->path, MAKE_NONE, g->on_link);
         if (t == -ENOENT) {
             if (g->present && creatable(&v, g->path))
-                rc = refuse(why, whysz, ENOENT,
+                rc = refuse(e, ENOENT,
                             "%.300s, which the policy masks or makes read-only, was removed or moved away on the host "
                             "while the session runs, and the sandbox could now create it; stop and start the sandbox "
                             "once the host has put it back", g->path);
             continue;
         }
         if (t < 0) {
-            rc = refuse(why, whysz, -t, "%.300s, which the policy masks or makes read-only, cannot be reached "
+            rc = refuse(e, -t, "%.300s, which the policy masks or makes read-only, cannot be reached "
                         "without a symlink any more (changed on the host?); stop and start the sandbox", g->path);
             break;
         }
@@ -1358,22 +1350,17 @@ int mxc_fsview_verify(const mxc_plan *p, char *why, size_t whysz)
          * back on what the name is now. */
         if (g->mode == MXC_GRANT_DENIED) {
             if (g->covers) {
-                rc = refuse(why, whysz, ESTALE, "the denied directory %.300s was replaced on the host while the "
+                rc = refuse(e, ESTALE, "the denied directory %.300s was replaced on the host while the "
                             "session runs, and grants lie below it; stop and start the sandbox", g->path);
             } else {
                 if (v.mask_src < 0 && (rc = make_mask_src(&v)) < 0)
-                    rc = refuse(why, whysz, -rc, "cannot make a mask for %.300s", g->path);
+                    rc = refuse(e, -rc, "cannot make a mask for %.300s", g->path);
                 if (rc == 0 && (rc = mask_at(&v, t, false)) < 0)
-                    rc = refuse(why, whysz, -rc, "cannot mask %.300s again", g->path);
+                    rc = refuse(e, -rc, "cannot mask %.300s again", g->path);
             }
         } else {
-            int tree = open_tree(t, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
-            struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
-            if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0 ||
-                attach(tree, t) < 0)
-                rc = refuse(why, whysz, errno, "cannot make %.300s read-only again", g->path);
-            if (tree >= 0)
-                close(tree);
+            if ((rc = mxc_view_readonly_at(t, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0)
+                rc = refuse(e, -rc, "cannot make %.300s read-only again", g->path);
         }
         close(t);
     }

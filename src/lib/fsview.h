@@ -65,8 +65,8 @@ int mxc_fsview_build(const mxc_plan *p, mxc_fsview_sources *s, const char **stag
  * capabilities (before an exec): checks that every mask and read-only
  * grant still holds — the host may have replaced a masked file (sed -i,
  * git checkout: the kernel then drops the mount) or moved a directory —
- * and puts back what it can.  Returns 0, or -errno with why[] saying what
+ * and puts back what it can.  Returns 0, or -errno with e saying what
  * cannot be restored (the exec is then refused). */
-int mxc_fsview_verify(const mxc_plan *p, char *why, size_t whysz);
+int mxc_fsview_verify(const mxc_plan *p, mxc_error *e);
 
 #endif

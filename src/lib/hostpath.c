@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +20,29 @@ static int dup_fd(int fd)
     return fcntl(fd, F_DUPFD_CLOEXEC, 3);
 }
 
+/* A refusal of mxc_hostpath_resolve: *e says what (the message as it has
+ * always read, no errno text appended; native err); returns -err. */
+static int refuse(mxc_error *e, mxc_code c, int err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int refuse(mxc_error *e, mxc_code c, int err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    mxc_verr(e, c, fmt, ap);
+    va_end(ap);
+    if (e)
+        e->native = err;
+    return -err;
+}
+
+/* A system call of mxc_hostpath_resolve failed with err: *e names path
+ * (the errno's text is the caller's to add, as for every refusal). */
+static int failed(mxc_error *e, int err, const char *path)
+{
+    return refuse(e, MXC_E_BACKEND_ERROR, err, "cannot resolve %.200s", path);
+}
+
 int mxc_hostpath_resolve(const mxc_hostpath_rules *rv, const char *path, bool follow_final, char *out, size_t outsz,
-                         int *fd, int *dir, char *why, size_t whysz)
+                         int *fd, int *dir, mxc_error *e)
 {
     char rest[8192];
     int links = 0;
@@ -28,7 +50,7 @@ int mxc_hostpath_resolve(const mxc_hostpath_rules *rv, const char *path, bool fo
     *fd = *dir = -1;
     int cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (cur < 0)
-        return -errno;
+        return failed(e, errno, path);
     snprintf(out, outsz, "/");
     char *p = rest;
     for (;;) {
@@ -40,8 +62,7 @@ int mxc_hostpath_resolve(const mxc_hostpath_rules *rv, const char *path, bool fo
         size_t len = strcspn(p, "/");
         if (len >= sizeof comp) {
             close(cur);
-            snprintf(why, whysz, "a component of %.200s is too long", path);
-            return -ENAMETOOLONG;
+            return refuse(e, MXC_E_POLICY_VALIDATION, ENAMETOOLONG, "a component of %.200s is too long", path);
         }
         memcpy(comp, p, len);
         comp[len] = '\0';
@@ -57,7 +78,7 @@ int mxc_hostpath_resolve(const mxc_hostpath_rules *rv, const char *path, bool fo
             if (up < 0) {
                 int err = errno;
                 close(cur);
-                return -err;
+                return failed(e, err, path);
             }
             close(cur);
             cur = up;
@@ -77,20 +98,19 @@ int mxc_hostpath_resolve(const mxc_hostpath_rules *rv, const char *path, bool fo
                 return -ENOENT;
             }
             close(cur);
-            snprintf(why, whysz, "cannot open %.200s", out);
-            return -err;
+            return refuse(e, MXC_E_BACKEND_ERROR, err, "cannot open %.200s", out);
         }
         struct stat st;
         struct statfs sf;
         if (fstat(nfd, &st) < 0 || fstatfs(nfd, &sf) < 0) {
             int err = errno;
             close(nfd), close(cur);
-            return -err;
+            return failed(e, err, path);
         }
         if (sf.f_type == PROC_SUPER_MAGIC) {
             close(nfd), close(cur);
-            snprintf(why, whysz, "%.200s lies in /proc: the sandbox has its own /proc, which no grant reaches", path);
-            return -EINVAL;
+            return refuse(e, MXC_E_POLICY_VALIDATION, EINVAL,
+                          "%.200s lies in /proc: the sandbox has its own /proc, which no grant reaches", path);
         }
         if (S_ISLNK(st.st_mode) && (!final || follow_final)) {
             char target[4096];
@@ -99,15 +119,15 @@ int mxc_hostpath_resolve(const mxc_hostpath_rules *rv, const char *path, bool fo
             close(nfd);
             if (n < 0 || ++links > 40 || n == 0) {
                 close(cur);
-                snprintf(why, whysz, "%.200s: too many symlinks, or one that cannot be read", path);
-                return n < 0 ? -err : -ELOOP;
+                return refuse(e, MXC_E_POLICY_VALIDATION, n < 0 ? err : ELOOP,
+                              "%.200s: too many symlinks, or one that cannot be read", path);
             }
             target[n] = '\0';
             if (mxc_registry_inside_writable(cur, rv->own, rv->nown, rv->claims)) {
                 close(cur);
-                snprintf(why, whysz, "%.200s goes through the symlink %.150s%s%.100s, which lies in a directory "
-                         "that this or another live sandbox can write", path, out, olen > 1 ? "/" : "", comp);
-                return -ELOOP;
+                return refuse(e, MXC_E_POLICY_VALIDATION, ELOOP,
+                              "%.200s goes through the symlink %.150s%s%.100s, which lies in a directory that this "
+                              "or another live sandbox can write", path, out, olen > 1 ? "/" : "", comp);
             }
             if (rv->on_link) {
                 char at[4200];
@@ -121,15 +141,14 @@ int mxc_hostpath_resolve(const mxc_hostpath_rules *rv, const char *path, bool fo
             if (target[0] == '/') {
                 close(cur);
                 if ((cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-                    return -errno;
+                    return failed(e, errno, path);
                 snprintf(out, outsz, "/");
             }
             continue;
         }
         if (!final && !S_ISDIR(st.st_mode)) {
             close(nfd), close(cur);
-            snprintf(why, whysz, "%.200s: a component is not a directory", path);
-            return -ENOTDIR;
+            return refuse(e, MXC_E_POLICY_VALIDATION, ENOTDIR, "%.200s: a component is not a directory", path);
         }
         snprintf(out + olen, outsz - olen, "%s%s", olen > 1 ? "/" : "", comp);
         if (final) {
@@ -169,7 +188,7 @@ static int absolute_and_name(const char *path, char *abs, size_t abssz, const ch
     return 0;
 }
 
-static int parent_of(const char *path, const char **name, char *why, size_t whysz)
+static int parent_of(const char *path, const char **name, mxc_error *why)
 {
     char abs[4200];
     int arc = absolute_and_name(path, abs, sizeof abs, name);
@@ -181,7 +200,7 @@ static int parent_of(const char *path, const char **name, char *why, size_t whys
     mxc_hostpath_rules rules = {.claims = true};
     char out[4200];
     int fd, dir;
-    int rc = mxc_hostpath_resolve(&rules, parent, true, out, sizeof out, &fd, &dir, why, whysz);
+    int rc = mxc_hostpath_resolve(&rules, parent, true, out, sizeof out, &fd, &dir, why);
     if (dir >= 0)
         close(dir);
     return rc < 0 ? rc : fd;
@@ -210,8 +229,8 @@ static int open_in(int dir, const char *name, int flags, const char *path, const
  * checked): whether a link was planted by a sandbox that has since ended,
  * or by one whose grants are claimed only after the log is opened, cannot
  * be told from the live claims, so no link is taken at all.  Returns an
- * O_PATH fd of the directory; -errno with why[] set otherwise. */
-static int log_parent(const char *path, const char **name, char *why, size_t whysz)
+ * O_PATH fd of the directory; -errno with *why set otherwise. */
+static int log_parent(const char *path, const char **name, mxc_error *why)
 {
     char abs[4200];
     int arc = absolute_and_name(path, abs, sizeof abs, name);
@@ -237,24 +256,20 @@ static int log_parent(const char *path, const char **name, char *why, size_t why
             err = nfd < 0 ? err : errno;
             if (nfd >= 0)
                 close(nfd);
-            snprintf(why, whysz, "cannot open its directory %.200s: %s", walked, strerror(err));
-            return -err;
+            return refuse(why, MXC_E_BACKEND_ERROR, err, "cannot open its directory %.200s: %s", walked, strerror(err));
         }
         if (S_ISLNK(st.st_mode)) {
             close(nfd);
-            snprintf(why, whysz, "%.200s is a symlink: no component of a log path may be a symlink (one "
-                     "could have been planted by a sandbox)", walked);
-            return -ELOOP;
+            return refuse(why, MXC_E_POLICY_VALIDATION, ELOOP, "%.200s is a symlink: no component of a log path may "
+                          "be a symlink (one could have been planted by a sandbox)", walked);
         }
         if (!S_ISDIR(st.st_mode)) {
             close(nfd);
-            snprintf(why, whysz, "%.200s is not a directory", walked);
-            return -ENOTDIR;
+            return refuse(why, MXC_E_POLICY_VALIDATION, ENOTDIR, "%.200s is not a directory", walked);
         }
         if (sf.f_type == PROC_SUPER_MAGIC) {
             close(nfd);
-            snprintf(why, whysz, "%.200s lies in /proc", walked);
-            return -EINVAL;
+            return refuse(why, MXC_E_POLICY_VALIDATION, EINVAL, "%.200s lies in /proc", walked);
         }
         cur = nfd;
     }
@@ -264,11 +279,11 @@ static int log_parent(const char *path, const char **name, char *why, size_t why
 int mxc_hostpath_open_log(const char *path, mxc_error *e)
 {
     const char *name;
-    char why[600] = "";
-    int dir = path ? log_parent(path, &name, why, sizeof why) : -EINVAL;
+    mxc_error why = {0};
+    int dir = path ? log_parent(path, &name, &why) : -EINVAL;
     if (dir < 0) {
         mxc_err_os(e, MXC_E_BACKEND_ERROR, "log.open", -dir, NULL, "cannot use --log-file %.200s: %s",
-                   path ? path : "", why[0] ? why : "its directory cannot be resolved");
+                   path ? path : "", why.message[0] ? why.message : "its directory cannot be resolved");
         mxc_err_set_remediation(e, -dir == ELOOP ? "give --log-file as a path with no symlink in it (its physical "
                                                   "path, e.g. from realpath), outside every sandbox's grants"
                                                 : "give --log-file in an existing directory");
@@ -297,11 +312,11 @@ int mxc_hostpath_open_log(const char *path, mxc_error *e)
 int mxc_hostpath_open_read(const char *path, mxc_error *e)
 {
     const char *name;
-    char why[600] = "";
-    int dir = parent_of(path, &name, why, sizeof why);
+    mxc_error why = {0};
+    int dir = parent_of(path, &name, &why);
     if (dir < 0)
         return mxc_err_os(e, MXC_E_MALFORMED_REQUEST, "hostpath.open", -dir, NULL, "cannot read %.200s: %s", path,
-                          why[0] ? why : "its directory cannot be resolved");
+                          why.message[0] ? why.message : "its directory cannot be resolved");
     return open_in(dir, name, O_RDONLY, path, "the request file", "hostpath.open", e);
 }
 

@@ -171,6 +171,16 @@ static int link_anon(int fd, int dir, const char *name)
     return linkat(AT_FDCWD, self, dir, name, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
 }
 
+/* The name of a claim file this process writes before it has its own name (anon_file's, linked in
+ * before a rename; write_file's without O_TMPFILE): .new-<pid>-<start>-<tag>, the registry's rule
+ * (mxc_registry_dead_writer), so that the sweeper and `delete --force` tell a dead writer's file from
+ * a live one's by the process's start time too: a file named by pid alone looked alive, and was
+ * kept, while any later process had that pid. */
+static void writer_name(char out[64], unsigned tag)
+{
+    snprintf(out, 64, ".new-%d-%llu-%08x", (int)getpid(), mxc_proc_start_time(getpid()), tag);
+}
+
 /* The claim cand made whole and durable before it is used: written with no name (anon_file) and
  * linked to cand (-EEXIST when another has it; without O_TMPFILE, written as tmp, linked, tmp
  * removed), the file synced after the link (its one journal commit carries the new name too;
@@ -230,7 +240,7 @@ int mxc_idrange_claim(const char *state_dir, const char *const *writable, size_t
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "idrange.getrandom", errno, NULL, "no randomness");
     }
     char tmp[64];
-    snprintf(tmp, sizeof tmp, ".new-%d-%08x", (int)getpid(), r);
+    writer_name(tmp, r);
     json_t *w = writable_json(writable, nwritable);
     /* from a random slot on, each slot once: a busy region is searched, not sampled */
     for (unsigned i = 0; i < slots; i++) {
@@ -310,13 +320,12 @@ static int rewrite(const char *name, pid_t pid, json_t *cgroups)
         char *text = claim_text(state_dir, w, lo, pid, cg);
         json_decref(w);
         char tmp[64];
-        snprintf(tmp, sizeof tmp, ".new-%d-owner", (int)getpid()); /* the owner's or the cgroups' */
+        writer_name(tmp, 0); /* the owner's or the cgroups': one at a time in this process */
         /* not synced: the claim itself is durable since it was made, and this only names
          * another process of the same container or its cgroups (after a crash neither lives,
          * and an unreadable claim names none: the sweeper releases it either way).  Named only
          * once whole: a writer killed before the rename leaves a complete file naming the
          * container (mxc_idrange_release_dead removes it), never an empty one */
-        unlinkat(dir, tmp, 0); /* one a dead writer of this pid left */
         int nfd = text ? anon_file(dir, text) : -ENOMEM;
         rc = nfd < 0 ? nfd : link_anon(nfd, dir, tmp);
         if (nfd == -EOPNOTSUPP) {

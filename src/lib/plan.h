@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "iface/front.h" /* mxc_net_plan_opts, the network plan functions a front calls */
 #include "netplan.h"
 #include "request.h"
 
@@ -71,15 +72,7 @@ typedef struct mxc_exec_spec {
     bool pty;              /* the exec init makes the workload a terminal of its own */
 } mxc_exec_spec;
 
-/* What a network plan's build needs besides the section: the sandbox it is for. */
-typedef struct {
-    const char *sandbox;    /* its name (the proxy's records, the CA's directory); NULL: a one-shot's own */
-    const char *audit_path; /* the proxy's records unless the caller names a file (MXC_PROXY_AUDIT_FILE);
-                               NULL: nowhere */
-    const char *ca_base;    /* credentials: the host directory the CA files go under; NULL: none */
-    const char *ca_seen;    /*   the same as the sandbox sees it (its processes' variables); NULL: ca_base */
-    bool ca_required;       /* credentials without ca_base refused (a one-shot's) */
-} mxc_net_plan_opts;
+/* mxc_net_plan_opts: front.h (the fronts plan an annotation's network with it). */
 
 /* The network plan, whole: src/net's model and rules for the section, whether this host can
  * enforce it, governed egress's name, bounds, credential, audit file and CA, model 1's resolver.

@@ -371,15 +371,17 @@ static int check_obj(walk *w, json_t *o, const fspec *spec, const char *path)
 
 /* ---- semantic checks ------------------------------------------------------ */
 
-/* a.b.c.d[/n] or an IPv6 address[/n]; the host part must be zero. */
-static bool cidr_ok(const char *s, const char **why)
+/* a.b.c.d[/n] or an IPv6 address[/n]; the host part must be zero.  NULL
+ * when s is one, else what is wrong with it. */
+static const char *cidr_problem(const char *s)
 {
+    static const char *const BAD_ADDR = "couldn't parse address in network: invalid IP address syntax";
+    static const char *const BAD_LEN = "couldn't parse length in network";
     char addr[64];
     const char *slash = strchr(s, '/');
     size_t alen = slash ? (size_t)(slash - s) : strlen(s);
-    *why = "couldn't parse address in network: invalid IP address syntax";
     if (alen == 0 || alen >= sizeof addr)
-        return false;
+        return BAD_ADDR;
     memcpy(addr, s, alen);
     addr[alen] = '\0';
     unsigned char bytes[16];
@@ -389,30 +391,25 @@ static bool cidr_ok(const char *s, const char **why)
     else if (inet_pton(AF_INET6, addr, bytes) == 1)
         bits = 128;
     else
-        return false;
+        return BAD_ADDR;
     int len = bits;
     if (slash) {
         const char *p = slash + 1;
-        *why = "couldn't parse length in network";
         if (!*p || strlen(p) > 3)
-            return false;
+            return BAD_LEN;
         len = 0;
         for (; *p; p++) {
             if (*p < '0' || *p > '9')
-                return false;
+                return BAD_LEN;
             len = len * 10 + (*p - '0');
         }
-        if (len > bits) {
-            *why = "invalid length for network: the length is too long";
-            return false;
-        }
+        if (len > bits)
+            return "invalid length for network: the length is too long";
     }
     for (int b = len; b < bits; b++)
-        if (bytes[b / 8] & (0x80 >> (b % 8))) {
-            *why = "host part of address was not zero";
-            return false;
-        }
-    return true;
+        if (bytes[b / 8] & (0x80 >> (b % 8)))
+            return "host part of address was not zero";
+    return NULL;
 }
 
 static int check_rules(walk *w, json_t *rules, const char *where)
@@ -422,15 +419,15 @@ static int check_rules(walk *w, json_t *rules, const char *where)
         json_t *to = json_object_get(rule, "to"), *ports = json_object_get(rule, "ports");
         for (size_t j = 0; j < json_array_size(to); j++) {
             json_t *peer = json_array_get(to, j);
-            const char *why;
-            if (!cidr_ok(json_string_value(json_object_get(peer, "cidr")), &why))
+            const char *bad = cidr_problem(json_string_value(json_object_get(peer, "cidr")));
+            if (bad)
                 return mxc_err(w->e, MXC_E_MALFORMED_REQUEST, "%s[%zu].to[%zu].cidr must be a valid network CIDR: %s",
-                               where, i, j, why);
+                               where, i, j, bad);
             json_t *except = json_object_get(peer, "except");
             for (size_t k = 0; k < json_array_size(except); k++)
-                if (!cidr_ok(json_string_value(json_array_get(except, k)), &why))
+                if ((bad = cidr_problem(json_string_value(json_array_get(except, k)))))
                     return mxc_err(w->e, MXC_E_MALFORMED_REQUEST,
-                                   "%s[%zu].to[%zu].except[%zu] must be a valid network CIDR: %s", where, i, j, k, why);
+                                   "%s[%zu].to[%zu].except[%zu] must be a valid network CIDR: %s", where, i, j, k, bad);
         }
         for (size_t j = 0; j < json_array_size(ports); j++) {
             json_t *pt = json_array_get(ports, j);

@@ -93,8 +93,7 @@ bool mxc_agent_name_is_safe(const char *name)
     return true;
 }
 
-/* Decodes one UTF-8 scalar; returns its length or 0 when invalid. */
-static size_t utf8_next(const unsigned char *s, size_t n, uint32_t *cp)
+size_t mxc_utf8_next(const unsigned char *s, size_t n, uint32_t *cp)
 {
     if (n == 0)
         return 0;
@@ -131,7 +130,7 @@ int mxc_app_id_validate(const char *s, size_t len, mxc_error *e)
     size_t chars = 0;
     for (size_t i = 0; i < len;) {
         uint32_t cp;
-        size_t k = utf8_next((const unsigned char *)s + i, len - i, &cp);
+        size_t k = mxc_utf8_next((const unsigned char *)s + i, len - i, &cp);
         if (!k)
             return mxc_err(e, MXC_E_POLICY_VALIDATION, "appId is not valid UTF-8");
         if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F))

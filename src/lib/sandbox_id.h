@@ -7,21 +7,12 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
+#include "iface/front.h" /* mxc_sandbox_id and its bounds: the fronts hold one */
 
 #define MXC_SANDBOX_ID_VERSION 1
-#define MXC_AGENT_NAME_MAX 32    /* bytes, incl. NUL */
-#define MXC_APP_ID_MAX_CHARS 256 /* Unicode code points */
-#define MXC_APP_ID_MAX_BYTES (MXC_APP_ID_MAX_CHARS * 4 + 1)
-#define MXC_SANDBOX_ID_MAX 2048
-#define MXC_ISO_PREFIX "iso"
-
-typedef struct {
-    char agent_name[MXC_AGENT_NAME_MAX];
-    bool has_app_id;
-    char app_id[MXC_APP_ID_MAX_BYTES];
-} mxc_sandbox_id;
 
 /* Writes "iso:..." into out. */
 int mxc_sandbox_id_encode(const mxc_sandbox_id *id, char *out, size_t outsz, mxc_error *e);
@@ -35,6 +26,11 @@ int mxc_sandbox_id_decode(const char *wire, mxc_sandbox_id *id, mxc_error *e);
 
 /* The charset we mint agent names in: "mxc-" followed by [a-z0-9], bounded. */
 bool mxc_agent_name_is_safe(const char *name);
+
+/* The one UTF-8 scalar at s (n bytes there): its length (1-4) with the code
+ * point in *cp, or 0 when it is not well-formed (truncated, overlong, a
+ * surrogate, above U+10FFFF) or n is 0.  Declared for the fronts in front.h. */
+size_t mxc_utf8_next(const unsigned char *s, size_t n, uint32_t *cp);
 
 /* appId: <= 256 code points, valid UTF-8, no control characters (C0, DEL, C1). */
 int mxc_app_id_validate(const char *s, size_t len, mxc_error *e);

@@ -70,7 +70,7 @@ static bool private_ok(const char *path)
     return ok;
 }
 
-int mxc_private_dir(bool make, char *out, size_t outsz, char *why, size_t whysz)
+int mxc_private_dir(bool make, char *out, size_t outsz, mxc_error *e)
 {
     enum { XDG, RUNUSER, TMP, HOME, N };
     char c[N][512] = {{0}};
@@ -117,11 +117,11 @@ int mxc_private_dir(bool make, char *out, size_t outsz, char *why, size_t whysz)
         }
         /* taken by another user, a link, or open to others: passed over, so it denies nothing */
     }
-    snprintf(why, whysz, "no private directory for uid %u: $XDG_RUNTIME_DIR is unset or not a 0700 directory of "
-             "yours, /tmp/mxc-%u belongs to someone else, and $HOME is not yours (set XDG_RUNTIME_DIR to a 0700 "
-             "directory of yours)", uid, uid);
     snprintf(out, outsz, "(no private directory for uid %u: set XDG_RUNTIME_DIR)", uid);
-    return -1;
+    return mxc_err(e, MXC_E_BACKEND_ERROR,
+                   "no private directory for uid %u: $XDG_RUNTIME_DIR is unset or not a 0700 directory of yours, "
+                   "/tmp/mxc-%u belongs to someone else, and $HOME is not yours (set XDG_RUNTIME_DIR to a 0700 "
+                   "directory of yours)", uid, uid);
 }
 
 int mxc_claims_dir(bool make, char *out, size_t outsz)
@@ -134,8 +134,9 @@ int mxc_claims_dir(bool make, char *out, size_t outsz)
             return -errno;
         return mkdir(out, 0700) < 0 && errno != EEXIST ? -errno : 0;
     }
-    char dir[512], why[8];
-    if (mxc_private_dir(make, dir, sizeof dir, why, sizeof why) < 0) {
+    char dir[512];
+    mxc_error pe = {0};
+    if (mxc_private_dir(make, dir, sizeof dir, &pe) < 0) {
         snprintf(out, outsz, "%s", dir);
         return -EPERM;
     }

@@ -56,9 +56,9 @@ int mxc_state_root(char *out, size_t outsz, mxc_error *e);
  * by the euid with no group or other permission, checked by descriptor.
  * A candidate another user took is passed over (so it denies nothing); an
  * absent one is taken (made, or named when !make: where a maker would put
- * it).  0, or -1 with why[] and a remediation.  Not for root (fixed system
- * paths serve it). */
-int mxc_private_dir(bool make, char *out, size_t outsz, char *why, size_t whysz);
+ * it).  0, or -1 with *e (backend_error; its message says what to set).
+ * Not for root (fixed system paths serve it). */
+int mxc_private_dir(bool make, char *out, size_t outsz, mxc_error *e);
 /* The claims directory: /var/lib/mxc/claims as root, <private dir>/mxc-claims
  * rootless (mxc_private_dir); made 0700 and checked (a directory of the
  * euid, no group or other permission) when make.  0, or -errno. */

@@ -22,6 +22,7 @@
 #include "termfilter.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -144,220 +145,295 @@ static int dcs_decision(const mxc_termfilter *f)
     return -1;
 }
 
+/* The steps below take one unit in the state they are named for and return
+ * the bytes they wrote to out, or AGAIN: the unit is to be looked at again
+ * in the state the step left (such a step wrote nothing). */
+#define AGAIN SIZE_MAX
+
+/* A raw 8-bit C1: what is held goes, and what it introduces. */
+static size_t raw_c1(mxc_termfilter *f, unsigned char c)
+{
+    drop_held(f);
+    f->state = c == 0x9b ? S_CSI_IGN
+             : c == 0x9d ? S_DROP_OSC
+             : (c == 0x90 || c == 0x98 || c == 0x9e || c == 0x9f) ? S_DROP
+             : S_TEXT;
+    f->dropped++;
+    return 0;
+}
+
+/* A character >= 0x80 (or a byte that is no part of one: ulen 1). */
+static size_t char_unit(mxc_termfilter *f, const unsigned char *u, size_t ulen, unsigned char *out)
+{
+    switch (f->state) {
+    case S_TEXT:
+    case S_PASS:
+        memcpy(out, u, ulen);
+        return ulen;
+    case S_OSC:
+        /* a byte that is no part of a well-formed character (ulen 1):
+         * a lenient terminal may decode it (C0 BF as '?'), so the
+         * string is not passed at all */
+        if (ulen > 1 && f->len + ulen <= HOLD_MAX) {
+            memcpy(f->seq + f->len, u, ulen);
+            f->len += ulen;
+        } else {
+            drop_held(f);
+            f->state = S_DROP_OSC;
+        }
+        return 0;
+    case S_STR:
+        drop_held(f);
+        f->state = S_DROP;
+        return 0;
+    case S_DROP:
+    case S_DROP_OSC:
+        return 0;
+    case S_OSC_ESC:
+    case S_STR_ESC:
+    case S_PASS_ESC:
+    case S_DROP_ESC:
+    case S_DROP_OSC_ESC: /* the ESC cut the string */
+        drop_held(f);
+        hold(f, ESC);
+        f->state = S_ESC;
+        return AGAIN;
+    default: /* ESC, CSI: not a sequence after all; the terminal saw none of it */
+        drop_held(f);
+        f->state = S_TEXT;
+        return AGAIN;
+    }
+}
+
+/* A printable byte (0x20..0x7e) after ESC. */
+static size_t esc_byte(mxc_termfilter *f, unsigned char c, unsigned char *out)
+{
+    hold(f, c);
+    if (c == '[') {
+        f->state = S_CSI;
+    } else if (c == ']') {
+        f->state = S_OSC;
+    } else if (c == 'P') {
+        f->state = S_STR;
+    } else if (c == '_' || c == '^' || c == 'X') { /* APC, PM, SOS */
+        drop_held(f);
+        f->state = S_DROP;
+    } else if (c == 'Z') { /* DECID: a device attributes query */
+        drop_held(f);
+        f->state = S_TEXT;
+    } else if (c <= 0x2f) {
+        f->state = S_ESC_INTER;
+    } else {
+        f->state = S_TEXT;
+        return emit_held(f, out);
+    }
+    return 0;
+}
+
+/* A printable byte after ESC and intermediates. */
+static size_t esc_inter_byte(mxc_termfilter *f, unsigned char c, unsigned char *out)
+{
+    size_t o = 0;
+    int st = f->state;
+    if (c >= 0x30) {
+        if (st == S_ESC_INTER) {
+            hold(f, c);
+            o = emit_held(f, out);
+        }
+        f->state = S_TEXT;
+    } else if (st == S_ESC_INTER && f->len < 16) {
+        hold(f, c);
+    } else {
+        drop_held(f);
+        f->state = S_ESC_IGN;
+    }
+    return o;
+}
+
+/* A printable byte inside a CSI. */
+static size_t csi_byte(mxc_termfilter *f, unsigned char c, unsigned char *out)
+{
+    size_t o = 0;
+    if (c >= 0x40) {
+        hold(f, c);
+        if (csi_harmful(f))
+            drop_held(f);
+        else
+            o = emit_held(f, out);
+        f->state = S_TEXT;
+    } else if (f->len < HOLD_MAX - 1) {
+        hold(f, c);
+    } else { /* absurdly long: not a sequence worth keeping */
+        drop_held(f);
+        f->state = S_CSI_IGN;
+    }
+    return o;
+}
+
+/* A byte in ESC, ESC intermediates or a CSI (kept or discarded). */
+static size_t seq_byte(mxc_termfilter *f, unsigned char c, unsigned char *out)
+{
+    if (c == ESC) { /* restarts: what was held is dropped */
+        drop_held(f);
+        hold(f, ESC);
+        f->state = S_ESC;
+        return 0;
+    }
+    if (c < 0x20) { /* executed; the sequence goes on */
+        out[0] = c;
+        return 1;
+    }
+    if (c == 0x7f)
+        return 0; /* ignored */
+    switch (f->state) {
+    case S_ESC:
+        return esc_byte(f, c, out);
+    case S_ESC_INTER:
+    case S_ESC_IGN:
+        return esc_inter_byte(f, c, out);
+    case S_CSI:
+        return csi_byte(f, c, out);
+    default: /* S_CSI_IGN */
+        if (c >= 0x40)
+            f->state = S_TEXT;
+        return 0;
+    }
+}
+
+/* An OSC held whole and ended by term (BEL or ST): passed with its end,
+ * or dropped when harmful. */
+static size_t osc_end(mxc_termfilter *f, const char *term, size_t tlen, unsigned char *out)
+{
+    size_t o = 0;
+    if (!osc_harmful(f, f->len)) {
+        o = emit_held(f, out);
+        memcpy(out + o, term, tlen);
+        o += tlen;
+    } else {
+        drop_held(f);
+    }
+    f->state = S_TEXT;
+    return o;
+}
+
+/* A byte other than ESC inside an OSC (held, or discarded when too long). */
+static size_t osc_byte(mxc_termfilter *f, unsigned char c, unsigned char *out)
+{
+    int st = f->state;
+    if (c == BEL && st == S_OSC)
+        return osc_end(f, "\a", 1, out);
+    if (c == BEL) { /* the end of one discarded */
+        drop_held(f);
+        f->state = S_TEXT;
+        return 0;
+    }
+    if (c < 0x20)
+        return 0; /* ignored, as the terminal ignores it */
+    if (st == S_OSC && f->len < HOLD_MAX) {
+        hold(f, c);
+    } else if (st == S_OSC) {
+        drop_held(f);
+        f->state = S_DROP_OSC;
+    }
+    return 0;
+}
+
+/* A byte other than ESC inside a DCS introducer, a passed DCS or a dropped
+ * string. */
+static size_t str_byte(mxc_termfilter *f, unsigned char c, unsigned char *out)
+{
+    if (f->state == S_PASS) {
+        out[0] = c;
+        return 1;
+    }
+    if (f->state == S_DROP || c < 0x20 || c == 0x7f)
+        return 0;
+    hold(f, c);
+    int d = dcs_decision(f);
+    if (d == 1) {
+        f->state = S_PASS;
+        return emit_held(f, out);
+    }
+    if (d == 0 || f->len >= HOLD_MAX) {
+        drop_held(f);
+        f->state = S_DROP;
+    }
+    return 0;
+}
+
+/* A byte after an ESC inside a string: ST ends it, anything else cuts it. */
+static size_t string_esc_byte(mxc_termfilter *f, unsigned char c, unsigned char *out)
+{
+    int st = f->state;
+    if (c != '\\') {
+        drop_held(f);
+        hold(f, ESC);
+        f->state = S_ESC;
+        return AGAIN;
+    }
+    if (st == S_OSC_ESC)
+        return osc_end(f, "\x1b\\", 2, out);
+    size_t o = 0;
+    if (st == S_PASS_ESC)
+        out[o++] = ESC, out[o++] = '\\';
+    else
+        drop_held(f);
+    f->state = S_TEXT;
+    return o;
+}
+
+/* Each string state's state after an ESC inside it. */
+static const int ESC_IN_STRING[] = {[S_OSC] = S_OSC_ESC, [S_DROP_OSC] = S_DROP_OSC_ESC, [S_STR] = S_STR_ESC,
+                                    [S_PASS] = S_PASS_ESC, [S_DROP] = S_DROP_ESC};
+
+/* An ASCII byte. */
+static size_t byte_unit(mxc_termfilter *f, unsigned char c, unsigned char *out)
+{
+    if (c == CAN || c == SUB) { /* aborts any sequence; executed */
+        drop_held(f);
+        f->state = S_TEXT;
+        out[0] = c;
+        return 1;
+    }
+    switch (f->state) {
+    case S_TEXT:
+        if (c != ESC) {
+            out[0] = c;
+            return 1;
+        }
+        hold(f, c);
+        f->state = S_ESC;
+        return 0;
+    case S_ESC:
+    case S_ESC_INTER:
+    case S_ESC_IGN:
+    case S_CSI:
+    case S_CSI_IGN:
+        return seq_byte(f, c, out);
+    case S_OSC:
+    case S_DROP_OSC:
+    case S_STR:
+    case S_PASS:
+    case S_DROP:
+        if (c == ESC) { /* ST or a cut: the next byte says */
+            f->state = ESC_IN_STRING[f->state];
+            return 0;
+        }
+        return f->state == S_OSC || f->state == S_DROP_OSC ? osc_byte(f, c, out) : str_byte(f, c, out);
+    default:
+        return string_esc_byte(f, c, out);
+    }
+}
+
 /* One unit through the sequence states; returns the bytes written. */
 static size_t unit(mxc_termfilter *f, int kind, const unsigned char *u, size_t ulen, unsigned char *out)
 {
-    size_t o = 0;
-    unsigned char c = u[0];
-    for (;;) { /* "continue" looks at the same unit again in the new state */
-        int st = f->state;
-        if (kind == U_RAWC1) { /* a raw 8-bit C1: what is held goes, and what it introduces */
-            drop_held(f);
-            f->state = c == 0x9b ? S_CSI_IGN
-                     : c == 0x9d ? S_DROP_OSC
-                     : (c == 0x90 || c == 0x98 || c == 0x9e || c == 0x9f) ? S_DROP
-                     : S_TEXT;
-            f->dropped++;
+    if (kind == U_RAWC1)
+        return raw_c1(f, u[0]);
+    for (;;) {
+        size_t o = kind == U_CHAR ? char_unit(f, u, ulen, out) : byte_unit(f, u[0], out);
+        if (o != AGAIN)
             return o;
-        }
-        if (kind == U_CHAR) {
-            switch (st) {
-            case S_TEXT:
-            case S_PASS:
-                memcpy(out + o, u, ulen);
-                return o + ulen;
-            case S_OSC:
-                /* a byte that is no part of a well-formed character (ulen 1):
-                 * a lenient terminal may decode it (C0 BF as '?'), so the
-                 * string is not passed at all */
-                if (ulen > 1 && f->len + ulen <= HOLD_MAX) {
-                    memcpy(f->seq + f->len, u, ulen);
-                    f->len += ulen;
-                } else {
-                    drop_held(f);
-                    f->state = S_DROP_OSC;
-                }
-                return o;
-            case S_STR:
-                drop_held(f);
-                f->state = S_DROP;
-                return o;
-            case S_DROP:
-            case S_DROP_OSC:
-                return o;
-            case S_OSC_ESC:
-            case S_STR_ESC:
-            case S_PASS_ESC:
-            case S_DROP_ESC:
-            case S_DROP_OSC_ESC: /* the ESC cut the string */
-                drop_held(f);
-                hold(f, ESC);
-                f->state = S_ESC;
-                continue;
-            default: /* ESC, CSI: not a sequence after all; the terminal saw none of it */
-                drop_held(f);
-                f->state = S_TEXT;
-                continue;
-            }
-        }
-        /* an ASCII byte */
-        if (c == CAN || c == SUB) { /* aborts any sequence; executed */
-            drop_held(f);
-            f->state = S_TEXT;
-            out[o++] = c;
-            return o;
-        }
-        switch (st) {
-        case S_TEXT:
-            if (c == ESC) {
-                hold(f, c);
-                f->state = S_ESC;
-            } else {
-                out[o++] = c;
-            }
-            return o;
-        case S_ESC:
-        case S_ESC_INTER:
-        case S_ESC_IGN:
-        case S_CSI:
-        case S_CSI_IGN:
-            if (c == ESC) { /* restarts: what was held is dropped */
-                drop_held(f);
-                hold(f, ESC);
-                f->state = S_ESC;
-                return o;
-            }
-            if (c < 0x20) { /* executed; the sequence goes on */
-                out[o++] = c;
-                return o;
-            }
-            if (c == 0x7f)
-                return o; /* ignored */
-            break;
-        case S_OSC:
-        case S_DROP_OSC:
-            if (c == ESC) {
-                f->state = st == S_OSC ? S_OSC_ESC : S_DROP_OSC_ESC;
-                return o;
-            }
-            if (c == BEL) {
-                if (st == S_OSC && !osc_harmful(f, f->len)) {
-                    o += emit_held(f, out + o);
-                    out[o++] = c;
-                } else {
-                    drop_held(f);
-                }
-                f->state = S_TEXT;
-                return o;
-            }
-            if (c < 0x20)
-                return o; /* ignored, as the terminal ignores it */
-            if (st == S_OSC && f->len < HOLD_MAX) {
-                hold(f, c);
-            } else if (st == S_OSC) {
-                drop_held(f);
-                f->state = S_DROP_OSC;
-            }
-            return o;
-        case S_STR:
-        case S_PASS:
-        case S_DROP:
-            if (c == ESC) {
-                f->state = st == S_STR ? S_STR_ESC : st == S_PASS ? S_PASS_ESC : S_DROP_ESC;
-                return o;
-            }
-            if (st == S_PASS) {
-                out[o++] = c;
-                return o;
-            }
-            if (st == S_DROP || c < 0x20 || c == 0x7f)
-                return o;
-            hold(f, c);
-            int d = dcs_decision(f);
-            if (d == 1) {
-                o += emit_held(f, out + o);
-                f->state = S_PASS;
-            } else if (d == 0 || f->len >= HOLD_MAX) {
-                drop_held(f);
-                f->state = S_DROP;
-            }
-            return o;
-        default: /* an ESC inside a string: ST ends it, anything else cuts it */
-            if (c == '\\') {
-                if (st == S_OSC_ESC && !osc_harmful(f, f->len)) {
-                    o += emit_held(f, out + o);
-                    out[o++] = ESC, out[o++] = '\\';
-                } else if (st == S_PASS_ESC) {
-                    out[o++] = ESC, out[o++] = '\\';
-                } else {
-                    drop_held(f);
-                }
-                f->state = S_TEXT;
-                return o;
-            }
-            drop_held(f);
-            hold(f, ESC);
-            f->state = S_ESC;
-            continue;
-        }
-        /* printable (0x20..0x7e) in ESC / CSI */
-        switch (st) {
-        case S_ESC:
-            hold(f, c);
-            if (c == '[') {
-                f->state = S_CSI;
-            } else if (c == ']') {
-                f->state = S_OSC;
-            } else if (c == 'P') {
-                f->state = S_STR;
-            } else if (c == '_' || c == '^' || c == 'X') { /* APC, PM, SOS */
-                drop_held(f);
-                f->state = S_DROP;
-            } else if (c == 'Z') { /* DECID: a device attributes query */
-                drop_held(f);
-                f->state = S_TEXT;
-            } else if (c <= 0x2f) {
-                f->state = S_ESC_INTER;
-            } else {
-                o += emit_held(f, out + o);
-                f->state = S_TEXT;
-            }
-            return o;
-        case S_ESC_INTER:
-        case S_ESC_IGN:
-            if (c >= 0x30) {
-                if (st == S_ESC_INTER) {
-                    hold(f, c);
-                    o += emit_held(f, out + o);
-                }
-                f->state = S_TEXT;
-            } else if (st == S_ESC_INTER && f->len < 16) {
-                hold(f, c);
-            } else {
-                drop_held(f);
-                f->state = S_ESC_IGN;
-            }
-            return o;
-        case S_CSI:
-            if (c >= 0x40) {
-                hold(f, c);
-                if (csi_harmful(f))
-                    drop_held(f);
-                else
-                    o += emit_held(f, out + o);
-                f->state = S_TEXT;
-            } else if (f->len < HOLD_MAX - 1) {
-                hold(f, c);
-            } else { /* absurdly long: not a sequence worth keeping */
-                drop_held(f);
-                f->state = S_CSI_IGN;
-            }
-            return o;
-        default: /* S_CSI_IGN */
-            if (c >= 0x40)
-                f->state = S_TEXT;
-            return o;
-        }
     }
 }
 

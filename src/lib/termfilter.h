@@ -16,16 +16,7 @@
 
 #include <stddef.h>
 
-#define MXC_TERMFILTER_SEQ_MAX 4096 /* a longer sequence is dropped whole */
-
-typedef struct mxc_termfilter {
-    int state;   /* where in a sequence we are */
-    size_t len;  /* bytes of the sequence held */
-    unsigned char seq[MXC_TERMFILTER_SEQ_MAX];
-    size_t dropped; /* sequences dropped so far */
-    unsigned char u8[4]; /* a UTF-8 character begun, not yet complete */
-    size_t u8len, u8need;
-} mxc_termfilter;
+#include "iface/front.h" /* mxc_termfilter, MXC_TERMFILTER_SEQ_MAX: the gateway holds one */
 
 void mxc_termfilter_init(mxc_termfilter *f);
 /* Filters in[0..n) into out (at least n + MXC_TERMFILTER_SEQ_MAX bytes);

@@ -59,17 +59,16 @@ int oci_apparmor_usable(const char *profile, const char *field, mxc_error *e)
     return -1;
 }
 
-int oci_apparmor_proc(void)
+int oci_apparmor_proc(const char *op, mxc_error *e)
 {
     int fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    struct statfs sfs;
     if (fd < 0)
-        return -errno;
-    if (fstatfs(fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC) {
-        close(fd);
-        return -EXDEV;
-    }
-    return fd;
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, op, errno, NULL, "process.apparmorProfile: the host's /proc");
+    struct statfs sfs;
+    if (fstatfs(fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC)
+        return fd;
+    close(fd);
+    return mxc_err_os(e, MXC_E_BACKEND_ERROR, op, EXDEV, NULL, "process.apparmorProfile: the host's /proc");
 }
 
 static int open_beneath(int dir, const char *path)
@@ -80,22 +79,29 @@ static int open_beneath(int dir, const char *path)
     return fd < 0 ? -errno : fd;
 }
 
-int oci_apparmor_attr_open(int proc_fd)
+int oci_apparmor_attr_open(int proc_fd, const char *profile, mxc_error *e)
 {
     int fd = open_beneath(proc_fd, "thread-self/attr/apparmor/exec");
     if (fd == -ENOENT) /* before Linux 5.8: the first LSM's attr/exec (runc's fallback) */
         fd = open_beneath(proc_fd, "thread-self/attr/exec");
+    if (fd < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.init", -fd, NULL,
+                          "process.apparmorProfile \"%s\": opening the AppArmor exec attribute in the host's /proc",
+                          profile);
     return fd;
 }
 
-int oci_apparmor_exec_write(int attr_fd, const char *profile)
+int oci_apparmor_exec_write(int attr_fd, const char *profile, mxc_error *e)
 {
     char buf[4096 + 8];
     int len = snprintf(buf, sizeof buf, "exec %s", profile);
-    if (len < 0 || (size_t)len >= sizeof buf)
-        return -ENAMETOOLONG;
-    ssize_t n = write(attr_fd, buf, (size_t)len);
-    if (n < 0)
-        return -errno;
-    return n == len ? 0 : -EIO;
+    int err = ENAMETOOLONG;
+    if (len >= 0 && (size_t)len < sizeof buf) {
+        ssize_t n = write(attr_fd, buf, (size_t)len);
+        err = n < 0 ? errno : n != len ? EIO : 0;
+    }
+    if (err)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.init", err, NULL,
+                          "process.apparmorProfile \"%s\": writing the AppArmor exec attribute", profile);
+    return 0;
 }

@@ -32,16 +32,18 @@ int oci_apparmor_name_check(const char *name, const char *field, mxc_error *e);
  * can be applied on this kernel, or -1 with e naming field. */
 int oci_apparmor_usable(const char *profile, const char *field, mxc_error *e);
 
-/* The host's /proc as an O_PATH descriptor, checked to be procfs; -errno. */
-int oci_apparmor_proc(void);
+/* The host's /proc as an O_PATH descriptor, checked to be procfs (EXDEV
+ * when it is not); or -1 with e (backend_error, operation op, the errno). */
+int oci_apparmor_proc(const char *op, mxc_error *e);
 
 /* The calling thread's exec attribute, write-only, beneath proc_fd (a
  * procfs root; a test's directory): thread-self/attr/apparmor/exec, or
  * thread-self/attr/exec where the first does not exist; no mount crossed,
- * no magic link followed.  The descriptor, or -errno. */
-int oci_apparmor_attr_open(int proc_fd);
+ * no magic link followed.  The descriptor, or -1 with e naming profile
+ * (backend_error, operation "oci.init", the errno). */
+int oci_apparmor_attr_open(int proc_fd, const char *profile, mxc_error *e);
 
-/* "exec PROFILE" to attr_fd in one write: 0 or -errno. */
-int oci_apparmor_exec_write(int attr_fd, const char *profile);
+/* "exec PROFILE" to attr_fd in one write: 0, or -1 with e as above. */
+int oci_apparmor_exec_write(int attr_fd, const char *profile, mxc_error *e);
 
 #endif

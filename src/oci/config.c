@@ -37,12 +37,14 @@ static int not_yet(mxc_error *e, const char *field)
 static int refuse(mxc_error *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int refuse(mxc_error *e, const char *fmt, ...)
 {
-    char msg[600];
+    static const char prefix[] = "config.json: ";
+    char msg[sizeof prefix + 600];
+    memcpy(msg, prefix, sizeof prefix);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(msg + sizeof prefix - 1, sizeof msg - (sizeof prefix - 1), fmt, ap);
     va_end(ap);
-    return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: %s", msg);
+    return mxc_err(e, MXC_E_POLICY_VALIDATION, "%s", msg);
 }
 
 /* 1: present with the wanted type; 0: absent (or null); -1: wrong type. */
@@ -176,13 +178,20 @@ static void cap_names(char *buf, size_t n, bool held)
     }
 }
 
+/* get() of an array at o[key], named prefix + key (into field, FIELD_MAX bytes, for the caller's
+ * messages about its elements). */
+static int get_array(json_t *o, const char *prefix, const char *key, char *field, json_t **arr, mxc_error *e)
+{
+    snprintf(field, FIELD_MAX, "%s%s", prefix, key);
+    return get(o, key, field, JSON_ARRAY, arr, e);
+}
+
 static int cap_set(json_t *caps, const char *key, uint64_t *out, bool own_net, mxc_error *e)
 {
     char field[FIELD_MAX];
-    snprintf(field, sizeof field, "process.capabilities.%s", key);
     json_t *arr;
-    int rc = get(caps, key, field, JSON_ARRAY, &arr, e);
     *out = 0;
+    int rc = get_array(caps, "process.capabilities.", key, field, &arr, e);
     if (rc <= 0)
         return rc;
     size_t i;
@@ -228,11 +237,11 @@ const char *oci_rlimit_name(int resource)
     return "RLIMIT_?";
 }
 
-static int parse_process(json_t *p, oci_config *c, mxc_error *e)
+/* process.terminal and process.consoleSize. */
+static int parse_console(json_t *p, oci_config *c, mxc_error *e)
 {
-    json_t *v, *user, *caps, *lims;
+    json_t *v;
     int rc;
-    c->has_process = true;
     if ((rc = get(p, "terminal", "process.terminal", JSON_TRUE, &v, e)) < 0)
         return rc;
     c->terminal = json_is_true(v);
@@ -246,6 +255,14 @@ static int parse_process(json_t *p, oci_config *c, mxc_error *e)
         c->console_height = (unsigned short)h;
         c->console_width = (unsigned short)w;
     }
+    return 0;
+}
+
+/* process.args, env and cwd (apparmorProfile checked on the way, and what mxc-oci does not do yet). */
+static int parse_command(json_t *p, oci_config *c, mxc_error *e)
+{
+    json_t *v;
+    int rc;
     const char *later[] = {"commandLine", "selinuxLabel", "ioPriority", "scheduler",
                            "execCPUAffinity"};
     for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
@@ -272,36 +289,52 @@ static int parse_process(json_t *p, oci_config *c, mxc_error *e)
     if (!v || json_string_value(v)[0] != '/')
         return bad(e, "process.cwd", "an absolute path");
     c->cwd = json_string_value(v);
+    return 0;
+}
+
+/* process.user: uid, gid, umask, additionalGids. */
+static int parse_user(json_t *p, oci_config *c, mxc_error *e)
+{
+    json_t *v, *user;
+    int rc;
     if ((rc = get(p, "user", "process.user", JSON_OBJECT, &user, e)) < 0)
         return rc;
-    if (user) {
-        if ((v = json_object_get(user, "uid")) && uint32_of(v, "process.user.uid", &c->uid, e) < 0)
-            return -1;
-        if ((v = json_object_get(user, "gid")) && uint32_of(v, "process.user.gid", &c->gid, e) < 0)
-            return -1;
-        if ((v = json_object_get(user, "umask")) && !json_is_null(v)) {
-            if (uint32_of(v, "process.user.umask", &c->umask, e) < 0 || c->umask > 0777)
-                return bad(e, "process.user.umask", "a mode (0 to 0777)");
-            c->has_umask = true;
-        }
-        if (not_yet_if(user, "username", "process.user.", e) < 0)
-            return -1;
-        if ((rc = get(user, "additionalGids", "process.user.additionalGids", JSON_ARRAY, &v, e)) < 0)
-            return rc;
-        if (v) {
-            c->gids = calloc(json_array_size(v) + 1, sizeof *c->gids);
-            if (!c->gids)
-                return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
-            size_t i;
-            json_t *g;
-            json_array_foreach(v, i, g) {
-                char f[FIELD_MAX];
-                snprintf(f, sizeof f, "process.user.additionalGids[%zu]", i);
-                if (uint32_of(g, f, &c->gids[c->ngids++], e) < 0)
-                    return -1;
-            }
+    if (!user)
+        return 0;
+    if ((v = json_object_get(user, "uid")) && uint32_of(v, "process.user.uid", &c->uid, e) < 0)
+        return -1;
+    if ((v = json_object_get(user, "gid")) && uint32_of(v, "process.user.gid", &c->gid, e) < 0)
+        return -1;
+    if ((v = json_object_get(user, "umask")) && !json_is_null(v)) {
+        if (uint32_of(v, "process.user.umask", &c->umask, e) < 0 || c->umask > 0777)
+            return bad(e, "process.user.umask", "a mode (0 to 0777)");
+        c->has_umask = true;
+    }
+    if (not_yet_if(user, "username", "process.user.", e) < 0)
+        return -1;
+    if ((rc = get(user, "additionalGids", "process.user.additionalGids", JSON_ARRAY, &v, e)) < 0)
+        return rc;
+    if (v) {
+        c->gids = calloc(json_array_size(v) + 1, sizeof *c->gids);
+        if (!c->gids)
+            return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+        size_t i;
+        json_t *g;
+        json_array_foreach(v, i, g) {
+            char f[FIELD_MAX];
+            snprintf(f, sizeof f, "process.user.additionalGids[%zu]", i);
+            if (uint32_of(g, f, &c->gids[c->ngids++], e) < 0)
+                return -1;
         }
     }
+    return 0;
+}
+
+/* process.capabilities: the five sets (CAP_NET_RAW needs a network of the container's own). */
+static int parse_caps(json_t *p, oci_config *c, mxc_error *e)
+{
+    json_t *caps;
+    int rc;
     /* a network namespace joined by path (a pod's) counts as the container's own here; the host's,
      * joined by path, is refused by create once it knows (lifecycle.c, oci_create) */
     bool own_net = c->ns_flags & CLONE_NEWNET;
@@ -315,6 +348,14 @@ static int parse_process(json_t *p, oci_config *c, mxc_error *e)
                  cap_set(caps, "permitted", &c->cap_permitted, own_net, e) < 0 ||
                  cap_set(caps, "ambient", &c->cap_ambient, own_net, e) < 0))
         return -1;
+    return 0;
+}
+
+/* process.rlimits: each a Linux RLIMIT_ type once, soft not above hard. */
+static int parse_rlimits(json_t *p, oci_config *c, mxc_error *e)
+{
+    json_t *lims;
+    int rc;
     if ((rc = get(p, "rlimits", "process.rlimits", JSON_ARRAY, &lims, e)) < 0)
         return rc;
     size_t i;
@@ -340,6 +381,14 @@ static int parse_process(json_t *p, oci_config *c, mxc_error *e)
         c->rlimits[c->nrlimits].soft = soft;
         c->rlimits[c->nrlimits++].hard = hard;
     }
+    return 0;
+}
+
+/* process.noNewPrivileges (either way: always set) and process.oomScoreAdj. */
+static int parse_oom(json_t *p, oci_config *c, mxc_error *e)
+{
+    json_t *v;
+    int rc;
     if (get(p, "noNewPrivileges", "process.noNewPrivileges", JSON_TRUE, &v, e) < 0)
         return -1; /* either way: mxc sets no_new_privs for every process */
     if ((rc = get(p, "oomScoreAdj", "process.oomScoreAdj", JSON_INTEGER, &v, e)) < 0)
@@ -360,13 +409,21 @@ static int parse_process(json_t *p, oci_config *c, mxc_error *e)
     return 0;
 }
 
+static int parse_process(json_t *p, oci_config *c, mxc_error *e)
+{
+    c->has_process = true;
+    if (parse_console(p, c, e) < 0 || parse_command(p, c, e) < 0 || parse_user(p, c, e) < 0 ||
+        parse_caps(p, c, e) < 0 || parse_rlimits(p, c, e) < 0 || parse_oom(p, c, e) < 0)
+        return -1;
+    return 0;
+}
+
 static int parse_maps_in(json_t *lin, const char *prefix, const char *key, oci_idmap *out, size_t *n,
                          const char *what, mxc_error *e)
 {
     char field[FIELD_MAX];
-    snprintf(field, sizeof field, "%s%s", prefix, key);
     json_t *arr;
-    int rc = get(lin, key, field, JSON_ARRAY, &arr, e);
+    int rc = get_array(lin, prefix, key, field, &arr, e);
     if (rc <= 0)
         return rc;
     size_t i;
@@ -533,7 +590,7 @@ static int parse_linux(json_t *lin, oci_config *c, mxc_error *e)
     if ((rc = get(lin, "resources", "linux.resources", JSON_OBJECT, &v, e)) < 0)
         return rc;
     c->resources = v;
-    if (oci_cgroup_check(v, e) < 0) /* pids, memory, cpu: what this host can enforce (cgroup.c) */
+    if (oci_cgroup_check(v, c->cgroup, e) < 0) /* pids, memory, cpu: what this host can enforce (cgroup.c) */
         return -1;
     const char *key;
     json_t *r;
@@ -613,7 +670,8 @@ bool oci_path_is(const char *path, const char *want)
     }
 }
 
-static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c, mxc_error *e)
+/* mounts[idx]'s destination, type, source and its own id mappings. */
+static int parse_mount_fields(json_t *m, size_t idx, oci_mount *o, mxc_error *e)
 {
     char f[FIELD_MAX];
     snprintf(f, sizeof f, "mounts[%zu]", idx);
@@ -641,6 +699,68 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
     if (parse_maps_in(m, f, "uidMappings", o->uidmap, &o->nuidmap, "uid", e) < 0 ||
         parse_maps_in(m, f, "gidMappings", o->gidmap, &o->ngidmap, "gid", e) < 0)
         return -1;
+    return 0;
+}
+
+/* One of mounts[idx].options (s); *nodev_asked when it is "nodev". */
+static int mount_option(const char *s, size_t idx, bool bind, oci_mount *o, bool *nodev_asked, mxc_error *e)
+{
+    char f[FIELD_MAX];
+    snprintf(f, sizeof f, "mounts[%zu].options: '%.40s'", idx, s);
+    /* a bind's recursive flags (rro, rnosuid, ...): its flags are set on the whole tree already */
+    if (bind && s[0] == 'r' &&
+        (!strcmp(s + 1, "ro") || !strcmp(s + 1, "rw") || !strcmp(s + 1, "nosuid") || !strcmp(s + 1, "suid") ||
+         !strcmp(s + 1, "nodev") || !strcmp(s + 1, "dev") || !strcmp(s + 1, "noexec") || !strcmp(s + 1, "exec")))
+        s++;
+    if (!strcmp(s, "bind") || !strcmp(s, "rbind") || !strcmp(s, "rw") || !strcmp(s, "suid") ||
+        !strcmp(s, "dev") || !strcmp(s, "exec") || !strcmp(s, "private") || !strcmp(s, "rprivate") ||
+        !strcmp(s, "defaults"))
+        return 0; /* the default, or stricter kept (nosuid and nodev always) */
+    if (!strcmp(s, "tmpcopyup"))
+        o->tmpcopyup = true;
+    else if (!strcmp(s, "idmap") || !strcmp(s, "ridmap"))
+        o->idmap = s[0] == 'r' ? 2 : 1;
+    else if (!strcmp(s, "ro"))
+        o->attr_set |= MOUNT_ATTR_RDONLY;
+    else if (!strcmp(s, "nosuid") || !strcmp(s, "nodev"))
+        *nodev_asked |= s[2] == 'd';
+    else if (!strcmp(s, "noexec"))
+        o->attr_set |= MOUNT_ATTR_NOEXEC;
+    else if (!strcmp(s, "noatime") || !strcmp(s, "strictatime") || !strcmp(s, "relatime")) {
+        o->attr_clr |= MOUNT_ATTR__ATIME;
+        o->attr_set &= ~(uint64_t)MOUNT_ATTR__ATIME;
+        o->attr_set |= s[0] == 'n'   ? MOUNT_ATTR_NOATIME
+                       : s[0] == 's' ? MOUNT_ATTR_STRICTATIME
+                                     : MOUNT_ATTR_RELATIME;
+    } else if (!strcmp(s, "nodiratime"))
+        o->attr_set |= MOUNT_ATTR_NODIRATIME;
+    else if (!strcmp(s, "shared") || !strcmp(s, "rshared"))
+        return refuse(e, "%s: a mount shared with the host is refused (nothing a container mounts reaches "
+                      "the host)", f);
+    else if (!strcmp(s, "slave") || !strcmp(s, "rslave") || !strcmp(s, "unbindable") ||
+             !strcmp(s, "runbindable") || !strcmp(s, "sync") || !strcmp(s, "dirsync") || !strcmp(s, "remount") ||
+             !strcmp(s, "mand") || !strcmp(s, "nomand") ||
+             !strcmp(s, "lazytime") || !strcmp(s, "nolazytime") ||
+             !strcmp(s, "iversion") || !strcmp(s, "noiversion") || !strcmp(s, "norelatime") ||
+             !strcmp(s, "atime") || !strcmp(s, "diratime") || !strcmp(s, "silent") || !strcmp(s, "loud") ||
+             !strncmp(s, "X-", 2) || !strncmp(s, "x-", 2) || !strcmp(s, "copy-symlink") ||
+             !strcmp(s, "src-nofollow"))
+        return not_yet(e, f);
+    else if (bind)
+        return bad(e, f, "an option of a bind mount");
+    else if (o->nfsopt == sizeof o->fsopt / sizeof o->fsopt[0])
+        return bad(e, f, "one of at most 32 filesystem options");
+    else
+        o->fsopt[o->nfsopt++] = s;
+    return 0;
+}
+
+/* mounts[idx].options: a bind (by type or option) or a filesystem, the mount attributes, the
+ * filesystem's own options. */
+static int parse_mount_options(json_t *m, size_t idx, oci_mount *o, bool *nodev_asked, mxc_error *e)
+{
+    char f[FIELD_MAX];
+    json_t *v;
     snprintf(f, sizeof f, "mounts[%zu].options", idx);
     const char **opts = NULL;
     size_t nopts = 0;
@@ -658,60 +778,20 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
     o->kind = bind ? OCI_MNT_BIND : OCI_MNT_FS;
     /* never set-uid, never a device: the default devices are the only nodes */
     o->attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-    bool nodev_asked = false;
+    *nodev_asked = false;
     int rc = 0;
-    for (size_t i = 0; i < nopts && rc == 0; i++) {
-        const char *s = opts[i];
-        snprintf(f, sizeof f, "mounts[%zu].options: '%.40s'", idx, s);
-        /* a bind's recursive flags (rro, rnosuid, ...): its flags are set on the whole tree already */
-        if (bind && s[0] == 'r' &&
-            (!strcmp(s + 1, "ro") || !strcmp(s + 1, "rw") || !strcmp(s + 1, "nosuid") || !strcmp(s + 1, "suid") ||
-             !strcmp(s + 1, "nodev") || !strcmp(s + 1, "dev") || !strcmp(s + 1, "noexec") || !strcmp(s + 1, "exec")))
-            s++;
-        if (!strcmp(s, "bind") || !strcmp(s, "rbind") || !strcmp(s, "rw") || !strcmp(s, "suid") ||
-            !strcmp(s, "dev") || !strcmp(s, "exec") || !strcmp(s, "private") || !strcmp(s, "rprivate") ||
-            !strcmp(s, "defaults"))
-            continue; /* the default, or stricter kept (nosuid and nodev always) */
-        if (!strcmp(s, "tmpcopyup"))
-            o->tmpcopyup = true;
-        else if (!strcmp(s, "idmap") || !strcmp(s, "ridmap"))
-            o->idmap = s[0] == 'r' ? 2 : 1;
-        else if (!strcmp(s, "ro"))
-            o->attr_set |= MOUNT_ATTR_RDONLY;
-        else if (!strcmp(s, "nosuid") || !strcmp(s, "nodev"))
-            nodev_asked |= s[2] == 'd';
-        else if (!strcmp(s, "noexec"))
-            o->attr_set |= MOUNT_ATTR_NOEXEC;
-        else if (!strcmp(s, "noatime") || !strcmp(s, "strictatime") || !strcmp(s, "relatime")) {
-            o->attr_clr |= MOUNT_ATTR__ATIME;
-            o->attr_set &= ~(uint64_t)MOUNT_ATTR__ATIME;
-            o->attr_set |= s[0] == 'n'   ? MOUNT_ATTR_NOATIME
-                           : s[0] == 's' ? MOUNT_ATTR_STRICTATIME
-                                         : MOUNT_ATTR_RELATIME;
-        } else if (!strcmp(s, "nodiratime"))
-            o->attr_set |= MOUNT_ATTR_NODIRATIME;
-        else if (!strcmp(s, "shared") || !strcmp(s, "rshared"))
-            rc = refuse(e, "%s: a mount shared with the host is refused (nothing a container mounts reaches the "
-                        "host)", f);
-        else if (!strcmp(s, "slave") || !strcmp(s, "rslave") || !strcmp(s, "unbindable") ||
-                 !strcmp(s, "runbindable") || !strcmp(s, "sync") || !strcmp(s, "dirsync") || !strcmp(s, "remount") ||
-                 !strcmp(s, "mand") || !strcmp(s, "nomand") ||
-                 !strcmp(s, "lazytime") || !strcmp(s, "nolazytime") ||
-                 !strcmp(s, "iversion") || !strcmp(s, "noiversion") || !strcmp(s, "norelatime") ||
-                 !strcmp(s, "atime") || !strcmp(s, "diratime") || !strcmp(s, "silent") || !strcmp(s, "loud") ||
-                 !strncmp(s, "X-", 2) || !strncmp(s, "x-", 2) || !strcmp(s, "copy-symlink") ||
-                 !strcmp(s, "src-nofollow"))
-            rc = not_yet(e, f);
-        else if (bind)
-            rc = bad(e, f, "an option of a bind mount");
-        else if (o->nfsopt == sizeof o->fsopt / sizeof o->fsopt[0])
-            rc = bad(e, f, "one of at most 32 filesystem options");
-        else
-            o->fsopt[o->nfsopt++] = s;
-    }
+    for (size_t i = 0; i < nopts && rc == 0; i++)
+        rc = mount_option(opts[i], idx, bind, o, nodev_asked, e);
     free(opts);
-    if (rc < 0)
-        return rc;
+    return rc;
+}
+
+/* What the options make of mounts[idx] as a whole: tmpcopyup on a tmpfs only, an idmapped mount a
+ * bind, a bind's source. */
+static int check_mount_kind(size_t idx, oci_mount *o, mxc_error *e)
+{
+    char f[FIELD_MAX];
+    bool bind = o->kind == OCI_MNT_BIND;
     if (o->tmpcopyup && (bind || strcmp(o->type, "tmpfs"))) {
         snprintf(f, sizeof f, "mounts[%zu].options: 'tmpcopyup'", idx);
         return bad(e, f, "an option of a tmpfs mount");
@@ -724,18 +804,25 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
         snprintf(f, sizeof f, "mounts[%zu].uidMappings and gidMappings", idx);
         return bad(e, f, "given together");
     }
-    if (bind) {
-        if (!o->source || !o->source[0]) {
-            snprintf(f, sizeof f, "mounts[%zu].source", idx);
-            return bad(e, f, "the host path a bind mount shows");
-        }
-        return 0;
+    if (bind && (!o->source || !o->source[0])) {
+        snprintf(f, sizeof f, "mounts[%zu].source", idx);
+        return bad(e, f, "the host path a bind mount shows");
     }
+    return 0;
+}
+
+/* A filesystem mount (not a bind) by its type: the ones a container may have, and how. */
+static int check_fs_type(size_t idx, oci_mount *o, const oci_config *c, bool nodev_asked, mxc_error *e)
+{
+    char f[FIELD_MAX];
     snprintf(f, sizeof f, "mounts[%zu].type '%.40s'", idx, o->type);
     if (!strcmp(o->type, "cgroup") || !strcmp(o->type, "cgroup2")) { /* the container's own view (cgroup.c) */
-        char why[300];
-        if (oci_cgroup_mount_check(o->type, why, sizeof why) < 0)
-            return refuse(e, "%s: %s", f, why);
+        mxc_error why = {0};
+        if (oci_cgroup_mount_check(o->type, c->cgroup, &why) < 0) {
+            refuse(e, "%s: %s", f, why.message);
+            mxc_error_clear(&why);
+            return -1;
+        }
         o->attr_set |= MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC; /* read-only always */
         return 0;
     }
@@ -772,9 +859,19 @@ static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c,
     return 0;
 }
 
-int oci_config_parse(json_t *doc, oci_config *c, mxc_error *e)
+static int parse_mount(json_t *m, size_t idx, oci_mount *o, const oci_config *c, mxc_error *e)
+{
+    bool nodev_asked = false;
+    if (parse_mount_fields(m, idx, o, e) < 0 || parse_mount_options(m, idx, o, &nodev_asked, e) < 0 ||
+        check_mount_kind(idx, o, e) < 0)
+        return -1;
+    return o->kind == OCI_MNT_BIND ? 0 : check_fs_type(idx, o, c, nodev_asked, e);
+}
+
+int oci_config_parse(json_t *doc, int cgroup, oci_config *c, mxc_error *e)
 {
     memset(c, 0, sizeof *c);
+    c->cgroup = cgroup;
     c->doc = json_incref(doc);
     if (!json_is_object(doc))
         return bad(e, "the document", "a JSON object");
@@ -852,7 +949,7 @@ int oci_process_parse(json_t *proc, int ns_flags, oci_config *c, mxc_error *e)
     return parse_process(proc, c, e);
 }
 
-int oci_config_load(int bundle_fd, oci_config *c, mxc_error *e)
+int oci_config_load(int bundle_fd, int cgroup, oci_config *c, mxc_error *e)
 {
     memset(c, 0, sizeof *c);
     int fd = openat(bundle_fd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -869,7 +966,7 @@ int oci_config_load(int bundle_fd, oci_config *c, mxc_error *e)
     close(fd);
     if (!doc)
         return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: line %d: %s", je.line, je.text);
-    int rc = oci_config_parse(doc, c, e);
+    int rc = oci_config_parse(doc, cgroup, c, e);
     c->root_written = root_written;
     json_decref(doc);
     return rc;
@@ -877,12 +974,10 @@ int oci_config_load(int bundle_fd, oci_config *c, mxc_error *e)
 
 void oci_config_free(oci_config *c)
 {
-    free(c->args);
-    free(c->env);
-    free(c->gids);
-    free(c->mounts);
-    free(c->masked);
-    free(c->readonly);
+    /* the arrays only: their strings are the document's (held by c->doc) */
+    void *owned[] = {c->args, c->env, c->gids, c->mounts, c->masked, c->readonly};
+    for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
+        free(owned[i]);
     json_decref(c->doc);
     memset(c, 0, sizeof *c);
 }

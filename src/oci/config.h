@@ -77,6 +77,7 @@ typedef struct {
     json_t *seccomp;         /* linux.seccomp, borrowed; NULL: none (profile.c compiles it) */
     const char *cgroups_path;  /* linux.cgroupsPath; NULL: none (cgroup.c resolves it) */
     json_t *resources;         /* linux.resources, borrowed; NULL: none */
+    int cgroup;                /* the backend its cgroup is given (cgroup.h's OCI_CGROUP_HOST, or none) */
     const char *sysctl[64][2]; /* key, value: namespaced keys only */
     size_t nsysctl;
     bool root_written;       /* config.json (one link) and the bundle directory: root's, nobody else may write */
@@ -95,14 +96,16 @@ json_t *oci_caps_names(bool held);
 /* The RLIMIT_ name of a resource (RLIMIT_NPROC), for errors. */
 const char *oci_rlimit_name(int resource);
 
-/* Parses doc (a new reference is taken) into *c. */
-int oci_config_parse(json_t *doc, oci_config *c, mxc_error *e);
+/* Parses doc (a new reference is taken) into *c; cgroup: the backend the
+ * container's cgroup is given (cgroup.h), the resources and cgroup mounts
+ * judged against it. */
+int oci_config_parse(json_t *doc, int cgroup, oci_config *c, mxc_error *e);
 /* A process object alone (exec's --process FILE, or the container's own
  * with exec's flags applied) into c's process fields; ns_flags the
  * container's namespaces (CAP_NET_RAW needs its own network). */
 int oci_process_parse(json_t *proc, int ns_flags, oci_config *c, mxc_error *e);
 /* config.json of the bundle directory at bundle_fd. */
-int oci_config_load(int bundle_fd, oci_config *c, mxc_error *e);
+int oci_config_load(int bundle_fd, int cgroup, oci_config *c, mxc_error *e);
 void oci_config_free(oci_config *c);
 /* Whether path names want (an absolute path), ignoring repeated slashes
  * and "." components; ".." is never resolved (so never equal). */

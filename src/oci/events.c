@@ -41,93 +41,70 @@ long oci_duration_ms(const char *s)
     return total > 1e9 ? -1 : (long)total;
 }
 
-static const char *dir_for(const oci_cgroup *cg, const char *ctrl)
+/* A value of the container's cgroup (in the directory it recorded for ctrl; on v2 its one
+ * directory): a one-number file's, or with key a "flat keyed" file's; 0 when absent ("max" too). */
+static json_t *value(const oci_cgroup *cg, const char *ctrl, const char *file, const char *key, unsigned long long mul)
 {
-    for (size_t i = 0; i < cg->n; i++)
-        if (!strcmp(cg->h[i].ctrl, cg->v2 ? "unified" : ctrl))
-            return cg->h[i].dir;
-    return NULL;
-}
-
-/* the whole of a small file, or "" */
-static void slurp(const char *dir, const char *file, char *out, size_t outsz)
-{
-    char p[PATH_MAX];
-    out[0] = '\0';
-    if (!dir)
-        return;
-    snprintf(p, sizeof p, "%s/%s", dir, file);
-    int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return;
-    ssize_t n = read(fd, out, outsz - 1);
-    close(fd);
-    out[n > 0 ? n : 0] = '\0';
-}
-
-static unsigned long long num_of(const char *dir, const char *file)
-{
+    const char *dir = oci_cgroup_dir(cg, ctrl);
     char t[64];
-    slurp(dir, file, t, sizeof t);
-    return strtoull(t, NULL, 10); /* "max" and "" are 0 */
+    unsigned long long v = 0;
+    if (dir && key)
+        (void)mxc_cgroup_read_key(dir, file, key, &v);
+    else if (dir && mxc_cgroup_read(dir, file, t, sizeof t) == 0)
+        v = strtoull(t, NULL, 10);
+    return json_integer((json_int_t)(v * mul));
 }
 
-/* "key value" lines: the value of key, 0 when absent */
-static unsigned long long keyed(const char *text, const char *key)
+/* v2's cpu, memory and pids statistics (runc's names; µs made ns) */
+static void stats_v2(const oci_cgroup *cg, json_t *usage, json_t *mu, json_t *pids)
 {
-    size_t n = strlen(key);
-    for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
-        if (!strncmp(l, key, n) && l[n] == ' ')
-            return strtoull(l + n + 1, NULL, 10);
-    return 0;
+    json_object_set_new(usage, "total", value(cg, "cpu", "cpu.stat", "usage_usec", 1000));
+    json_object_set_new(usage, "user", value(cg, "cpu", "cpu.stat", "user_usec", 1000));
+    json_object_set_new(usage, "kernel", value(cg, "cpu", "cpu.stat", "system_usec", 1000));
+    json_object_set_new(mu, "usage", value(cg, "memory", "memory.current", NULL, 1));
+    json_object_set_new(mu, "max", value(cg, "memory", "memory.peak", NULL, 1));
+    json_object_set_new(mu, "limit", value(cg, "memory", "memory.max", NULL, 1));
+    json_object_set_new(mu, "failcnt", value(cg, "memory", "memory.events", "max", 1));
+    json_object_set_new(pids, "current", value(cg, "pids", "pids.current", NULL, 1));
+    json_object_set_new(pids, "limit", value(cg, "pids", "pids.max", NULL, 1));
+}
+
+/* v1's, from the cpuacct, memory and pids hierarchies (clock ticks made ns) */
+static void stats_v1(const oci_cgroup *cg, json_t *usage, json_t *mu, json_t *pids)
+{
+    long tick = sysconf(_SC_CLK_TCK);
+    unsigned long long ns = 1000000000ULL / (unsigned long long)(tick > 0 ? tick : 100);
+    json_object_set_new(usage, "total", value(cg, "cpuacct", "cpuacct.usage", NULL, 1));
+    json_object_set_new(usage, "user", value(cg, "cpuacct", "cpuacct.stat", "user", ns));
+    json_object_set_new(usage, "kernel", value(cg, "cpuacct", "cpuacct.stat", "system", ns));
+    json_t *percpu = json_array();
+    char text[8192];
+    const char *d = oci_cgroup_dir(cg, "cpuacct");
+    if (!d || mxc_cgroup_read(d, "cpuacct.usage_percpu", text, sizeof text) < 0)
+        text[0] = '\0';
+    for (char *p = text, *end; *p; p = end) {
+        unsigned long long v = strtoull(p, &end, 10);
+        if (end == p)
+            break;
+        json_array_append_new(percpu, json_integer((json_int_t)v));
+    }
+    json_object_set_new(usage, "percpu", percpu);
+    json_object_set_new(mu, "usage", value(cg, "memory", "memory.usage_in_bytes", NULL, 1));
+    json_object_set_new(mu, "max", value(cg, "memory", "memory.max_usage_in_bytes", NULL, 1));
+    json_object_set_new(mu, "limit", value(cg, "memory", "memory.limit_in_bytes", NULL, 1));
+    json_object_set_new(mu, "failcnt", value(cg, "memory", "memory.failcnt", NULL, 1));
+    json_object_set_new(pids, "current", value(cg, "pids", "pids.current", NULL, 1));
+    json_object_set_new(pids, "limit", value(cg, "pids", "pids.max", NULL, 1));
 }
 
 static json_t *stats_of(const oci_cgroup *cg)
 {
-    char text[8192];
     json_t *data = json_object(), *cpu = json_object(), *usage = json_object(), *mem = json_object(),
            *mu = json_object(), *pids = json_object();
-    long tick = sysconf(_SC_CLK_TCK);
-    if (tick <= 0)
-        tick = 100;
-    if (cg->v2) {
-        const char *d = dir_for(cg, "unified");
-        slurp(d, "cpu.stat", text, sizeof text);
-        json_object_set_new(usage, "total", json_integer((json_int_t)(keyed(text, "usage_usec") * 1000)));
-        json_object_set_new(usage, "user", json_integer((json_int_t)(keyed(text, "user_usec") * 1000)));
-        json_object_set_new(usage, "kernel", json_integer((json_int_t)(keyed(text, "system_usec") * 1000)));
-        json_object_set_new(mu, "usage", json_integer((json_int_t)num_of(d, "memory.current")));
-        json_object_set_new(mu, "max", json_integer((json_int_t)num_of(d, "memory.peak")));
-        json_object_set_new(mu, "limit", json_integer((json_int_t)num_of(d, "memory.max")));
-        slurp(d, "memory.events", text, sizeof text);
-        json_object_set_new(mu, "failcnt", json_integer((json_int_t)keyed(text, "max")));
-        json_object_set_new(pids, "current", json_integer((json_int_t)num_of(d, "pids.current")));
-        json_object_set_new(pids, "limit", json_integer((json_int_t)num_of(d, "pids.max")));
-    } else {
-        const char *d = dir_for(cg, "cpuacct");
-        json_object_set_new(usage, "total", json_integer((json_int_t)num_of(d, "cpuacct.usage")));
-        slurp(d, "cpuacct.stat", text, sizeof text);
-        json_object_set_new(usage, "user", json_integer((json_int_t)(keyed(text, "user") * (1000000000ULL / tick))));
-        json_object_set_new(usage, "kernel",
-                            json_integer((json_int_t)(keyed(text, "system") * (1000000000ULL / tick))));
-        json_t *percpu = json_array();
-        slurp(d, "cpuacct.usage_percpu", text, sizeof text);
-        for (char *p = text, *end; *p; p = end) {
-            unsigned long long v = strtoull(p, &end, 10);
-            if (end == p)
-                break;
-            json_array_append_new(percpu, json_integer((json_int_t)v));
-        }
-        json_object_set_new(usage, "percpu", percpu);
-        d = dir_for(cg, "memory");
-        json_object_set_new(mu, "usage", json_integer((json_int_t)num_of(d, "memory.usage_in_bytes")));
-        json_object_set_new(mu, "max", json_integer((json_int_t)num_of(d, "memory.max_usage_in_bytes")));
-        json_object_set_new(mu, "limit", json_integer((json_int_t)num_of(d, "memory.limit_in_bytes")));
-        json_object_set_new(mu, "failcnt", json_integer((json_int_t)num_of(d, "memory.failcnt")));
-        d = dir_for(cg, "pids");
-        json_object_set_new(pids, "current", json_integer((json_int_t)num_of(d, "pids.current")));
-        json_object_set_new(pids, "limit", json_integer((json_int_t)num_of(d, "pids.max")));
-    }
+    if (cg->backend == MXC_CGROUP_V2)
+        stats_v2(cg, usage, mu, pids);
+    else
+        stats_v1(cg, usage, mu, pids);
     json_object_set_new(cpu, "usage", usage);
     json_object_set_new(data, "cpu", cpu);
     json_object_set_new(mem, "usage", mu);
@@ -138,9 +115,12 @@ static json_t *stats_of(const oci_cgroup *cg)
 
 static unsigned long long oom_kills(const oci_cgroup *cg)
 {
-    char text[4096];
-    slurp(dir_for(cg, "memory"), cg->v2 ? "memory.events" : "memory.oom_control", text, sizeof text);
-    return keyed(text, "oom_kill");
+    const char *dir = oci_cgroup_dir(cg, "memory");
+    unsigned long long n = 0;
+    if (dir)
+        (void)mxc_cgroup_read_key(dir, cg->backend == MXC_CGROUP_V2 ? "memory.events" : "memory.oom_control",
+                                  "oom_kill", &n);
+    return n;
 }
 
 static int emit(const char *type, const char *id, json_t *data)

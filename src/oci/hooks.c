@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "harden.h"
+#include "front.h"
 
 const char *const oci_hook_phase_name[OCI_HOOK_NPHASES] = {"prestart",       "createRuntime", "createContainer",
                                                            "startContainer", "poststart",     "poststop"};

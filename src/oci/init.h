@@ -1,26 +1,25 @@
 /* init.h — the container's init, between clone and execve.
- * Owns: everything the new process does in its namespaces: receiving the
- * detached trees its parent made (rootfs, binds, default devices), the
- * mounts of the config at targets resolved inside the rootfs by
- * descriptor, the default devices and /dev links, masked and read-only
- * paths (the config's and the engine's /proc rules), pivot_root, the
- * hostname, rlimits, groups/gid/uid, capabilities, no_new_privs, the
- * engine's seccomp baseline, then "ready" to the parent and the exec fifo.
- * Never returns: execve, or _exit after telling the parent why. */
+ * Owns: everything the new process does in its namespaces, as named steps
+ * over one state (init.c's init_steps): receiving the detached trees its
+ * parent made (rootfs, binds, default devices), the container's root built
+ * by the setup operations the config is lowered to (rootops.h: mounts,
+ * devices, /dev links, sysctls, masked and read-only paths, the engine's
+ * /proc rules among them), pivot_root, the hostname, rlimits,
+ * groups/gid/uid, capabilities, no_new_privs, the engine's seccomp
+ * baseline, then "ready" to the parent and the exec fifo.  Never returns:
+ * execve, or _exit after telling the parent why (an mxc_error's message). */
 #ifndef MXC_OCI_INIT_H
 #define MXC_OCI_INIT_H
 
 #include "config.h"
 #include "hooks.h"
 #include "profile.h"
+#include "rootops.h" /* OCI_NDEVICES, oci_default_devices, oci_resolve_target, oci_make_target_as */
 
 /* Messages on the socketpair (SOCK_SEQPACKET): parent -> init: 'M' maps
  * written, 'T' + a tree descriptor (rootfs, then each bind in mount order,
  * then each default device), 'G' go; init -> parent: 'K' ready or 'E' +
  * why; parent -> init: 'S' state saved (then the init waits on the fifo). */
-
-#define OCI_NDEVICES 6
-extern const char *const oci_default_devices[OCI_NDEVICES];
 
 typedef struct {
     const oci_config *c;
@@ -48,15 +47,5 @@ _Noreturn void oci_init_main(const oci_init_args *a);
  * 'E' + why on sock (close-on-exec: EOF means the exec happened). */
 _Noreturn void oci_exec_main(const oci_config *c, const oci_seccomp *sc, int sock, int console, int preserve,
                              bool host_net, int proc_fd);
-
-/* The target of a mount inside the rootfs at root_fd: resolved with
- * RESOLVE_IN_ROOT (a symlink, absolute or not, never leaves the rootfs),
- * missing components made by mkdirat on their parent's descriptor (the
- * last one a file when !dir).  An O_PATH descriptor, or -errno. */
-int oci_resolve_target(int root_fd, const char *path, bool create, bool dir);
-/* The same, what it makes owned by uid:gid ((uid_t)-1: left as made): host root making, before the
- * clone, the targets a config's own user namespace cannot make in a rootfs whose owner it does not
- * map (lifecycle.c). */
-int oci_make_target_as(int root_fd, const char *path, bool create, bool dir, uid_t uid, gid_t gid);
 
 #endif

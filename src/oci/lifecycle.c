@@ -4,7 +4,7 @@
 #include "apparmor.h"
 #include "cgroup.h"
 #include "devices.h"
-#include "../lib/cgroup.h"
+#include "front.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -33,19 +33,16 @@
 #include <unistd.h>
 
 #include "bpfcache.h"
+#include "cleanup.h"
 #include "config.h"
 #include "fdio.h"
-#include "harden.h"
 #include "hooks.h"
-#include "hostpath.h"
-#include "idrange.h"
 #include "init.h"
 #include "mountmap.h"
 #include "ocijson.h"
 #include "overlay.h"
 #include "mxcnet.h"
 #include "procs.h"
-#include "registry.h"
 #include "relay.h"
 #include "rootfs.h"
 #include "store.h"
@@ -209,44 +206,65 @@ static int send_text(int sock, char tag, const char *text)
     return r == (ssize_t)(n + 1) ? 0 : -EMSGSIZE;
 }
 
+/* A create's state, carried through its steps (oci_create): what each step made, for the next
+ * steps and for create_rollback, which undoes what was made when a later step fails. */
 typedef struct {
-    int bundle_fd, dir_fd, rootfs_fd, fifo_fd, sock, userns, console;
+    int rootfd;
+    const char *id, *bundle, *pid_file, *console_path;
+    int preserve;
+    int cgroup;          /* the backend its cgroup is given (cgroup.h): none, or the host's */
+    oci_config c;
+    int bundle_fd, dir_fd, rootfs_fd, fifo_fd, sock, init_sock, userns, console;
     int *src;            /* per mount: a bind's source (O_PATH) or -1 */
+    char **writable;     /* the binds' host paths the container can write (the range claim's) */
+    size_t nwritable;
     char claim[MXC_IDRANGE_NAME_MAX];
     bool made_dir;
+    char dir_path[PATH_MAX];
     pid_t child;
     bool made_cg;
     oci_cgroup cg;       /* the container's cgroup (cgroup.c) */
+    oci_seccomp sc;
+    oci_mxcnet net;      /* io.mxc.network (mxcnet.h) */
+    oci_hooks hk;
+    char *hstate;        /* the hooks' state: set once the hooks began */
+    int own_ns[4];       /* the runtime's namespaces, to return to after the clone */
+    size_t nown;
+    bool host_net;
+    unsigned huid, hgid; /* the process's ids on the host */
+    oci_state st;
 } create_ctx;
 
 static void ctx_close(create_ctx *x)
 {
-    int *fds[] = {&x->bundle_fd, &x->dir_fd, &x->rootfs_fd, &x->fifo_fd, &x->sock, &x->userns, &x->console};
+    int *fds[] = {&x->bundle_fd, &x->dir_fd,    &x->rootfs_fd, &x->fifo_fd,
+                  &x->sock,      &x->init_sock, &x->userns,    &x->console};
     for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
         if (*fds[i] >= 0) {
             close(*fds[i]);
             *fds[i] = -1;
         }
+    for (size_t i = 0; x->src && i < x->c.nmounts; i++)
+        if (x->src[i] >= 0)
+            close(x->src[i]);
+    free(x->src);
+    x->src = NULL;
 }
 
-static int create_fail(create_ctx *x, int rootfd, const char *id, const oci_config *c)
+/* A failed create undone: the init killed, its cgroup, directory and range claim gone. */
+static void create_fail(create_ctx *x)
 {
     if (x->child > 0) {
         kill(x->child, SIGKILL);
         waitpid(x->child, NULL, 0);
     }
-    for (size_t i = 0; x->src && i < c->nmounts; i++)
-        if (x->src[i] >= 0)
-            close(x->src[i]);
-    free(x->src);
     ctx_close(x);
     if (x->made_cg)
         oci_cgroup_remove(&x->cg, true);
     if (x->made_dir)
-        oci_store_remove(rootfd, id);
+        oci_store_remove(x->rootfd, x->id);
     if (x->claim[0])
         mxc_idrange_release(x->claim);
-    return -1;
 }
 
 /* A copy of the config the container was made from, for exec (0600, by descriptor). */
@@ -476,476 +494,499 @@ int oci_check_preserved(int n, mxc_error *e)
     return 0;
 }
 
-int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_file, const char *console,
-               int preserve, bool keep, pid_t *child, mxc_error *e)
+/* create step: the bundle opened and its config.json read */
+static int load_config(create_ctx *x, mxc_error *e)
 {
-    if (!oci_valid_id(id))
-        return mxc_err(e, MXC_E_MALFORMED_ID, "invalid id format: %s", id ? id : "");
-    create_ctx x = {.bundle_fd = -1, .dir_fd = -1, .rootfs_fd = -1, .fifo_fd = -1, .sock = -1, .userns = -1,
-                    .console = -1};
-    oci_config c;
-    x.bundle_fd = open(bundle ? bundle : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (x.bundle_fd < 0) {
-        mxc_err_os(e, MXC_E_MALFORMED_REQUEST, "oci.bundle", errno, NULL, "cannot open the bundle %s",
-                   bundle ? bundle : ".");
-        memset(&c, 0, sizeof c);
-        return create_fail(&x, rootfd, id, &c);
-    }
-    if (oci_config_load(x.bundle_fd, &c, e) < 0) {
-        create_fail(&x, rootfd, id, &c);
-        oci_config_free(&c);
+    x->bundle_fd = open(x->bundle ? x->bundle : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (x->bundle_fd < 0)
+        return mxc_err_os(e, MXC_E_MALFORMED_REQUEST, "oci.bundle", errno, NULL, "cannot open the bundle %s",
+                          x->bundle ? x->bundle : ".");
+    return oci_config_load(x->bundle_fd, x->cgroup, &x->c, e);
+}
+
+/* create step: what the config asks checked before anything is made (the process, the hooks'
+ * right to run, --preserve-fds, the console, the seccomp filter compiled) */
+static int check_config(create_ctx *x, mxc_error *e)
+{
+    oci_config *c = &x->c;
+    if (oci_apparmor_usable(c->apparmor_profile, "process.apparmorProfile", e) < 0 ||
+        oci_hooks_parse(c->doc, &x->hk, e) < 0)
         return -1;
+    if (oci_hooks_host_side(&x->hk) && !c->root_written)
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: hooks: refused: this config.json (or its bundle "
+                       "directory) is not root's alone, and a hook runs with the runtime's privileges; only a config "
+                       "that only root could write may name hooks");
+    if (!c->has_process)
+        return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: process must be set to create a container");
+    if (oci_check_preserved(x->preserve, e) < 0)
+        return -1;
+    if ((x->console = console_connect(x->console_path, c->terminal, e)) < 0 && e->code)
+        return -1;
+    return oci_seccomp_compile_cached(x->rootfd, c->seccomp, &x->sc, e);
+}
+
+/* create step: the namespaces the container would share with the host (joined by path, or none
+ * of its own) refused where what it would reach is the host's; the paths joined checked */
+static int check_namespaces(create_ctx *x, mxc_error *e)
+{
+    oci_config *c = &x->c;
+    bool host_net = x->host_net = on_host_network(c);
+    for (size_t i = 0; i < c->nsysctl; i++) {
+        int flag = oci_sysctl_ns(c->sysctl[i][0]);
+        if (!(c->ns_flags & flag) && in_runtime_ns(c, flag, flag == CLONE_NEWNET ? "net" : "ipc"))
+            return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.sysctl %s: the namespace joined by path "
+                           "is the host's (a host sysctl): refused", c->sysctl[i][0]);
     }
-    int rc = -1;
-    oci_state st = {0};
-    char **writable = NULL;
-    size_t nwritable = 0;
-    oci_seccomp sc = {0};
-    oci_mxcnet net = {0}; /* io.mxc.network (mxcnet.h) */
-    oci_hooks hk = {0};
-    char *hstate = NULL;
-    int own_ns[4] = {-1, -1, -1, -1};
-    size_t nown = 0;
-    char path0[64];
-    if (oci_apparmor_usable(c.apparmor_profile, "process.apparmorProfile", e) < 0 ||
-        oci_hooks_parse(c.doc, &hk, e) < 0)
-        goto out;
-    if (oci_hooks_host_side(&hk) && !c.root_written) {
-        mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: hooks: refused: this config.json (or its bundle "
-                "directory) is not root's alone, and a hook runs with the runtime's privileges; only a config "
-                "that only root could write may name hooks");
-        goto out;
-    }
-    if (!c.has_process) {
-        mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: process must be set to create a container");
-        goto out;
-    }
-    if (oci_check_preserved(preserve, e) < 0)
-        goto out;
-    if ((x.console = console_connect(console, c.terminal, e)) < 0 && e->code)
-        goto out;
-    if (oci_seccomp_compile_cached(rootfd, c.seccomp, &sc, e) < 0)
-        goto out;
-    bool host_net = on_host_network(&c);
-    for (size_t i = 0; i < c.nsysctl; i++) {
-        int flag = oci_sysctl_ns(c.sysctl[i][0]);
-        if (!(c.ns_flags & flag) && in_runtime_ns(&c, flag, flag == CLONE_NEWNET ? "net" : "ipc")) {
-            mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.sysctl %s: the namespace joined by path is the "
-                    "host's (a host sysctl): refused", c.sysctl[i][0]);
-            goto out;
+    if (host_net && ((c->cap_bounding | c->cap_effective | c->cap_permitted | c->cap_inheritable | c->cap_ambient) &
+                     (1ull << CAP_NET_RAW)))
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: process.capabilities: CAP_NET_RAW is refused on the "
+                       "host's network namespace (joined by path)");
+    for (size_t i = 0; i < c->nmounts; i++) /* a pod's mqueue, never the host's message queues */
+        if (c->mounts[i].by_parent && !strcmp(c->mounts[i].type, "mqueue") &&
+            in_runtime_ns(c, CLONE_NEWIPC, "ipc"))
+            return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu].type 'mqueue' needs an IPC "
+                           "namespace other than the host's (the host's message queues are refused)", i);
+    if (in_runtime_ns(c, CLONE_NEWIPC, "ipc"))
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.namespaces: the IPC namespace is the host's: "
+                       "refused (its shared memory, semaphores and message queues are the host's); give the "
+                       "container an ipc namespace, or join a pod's by path");
+    for (size_t i = 0; host_net && i < c->nmounts; i++)
+        if (c->mounts[i].by_parent && !strcmp(c->mounts[i].type, "sysfs"))
+            return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu].type 'sysfs' needs a network "
+                           "namespace other than the host's (the host's sysfs is refused)", i);
+    if (host_net && mxc_landlock_abi() < MXC_LANDLOCK_ABI_SCOPE)
+        return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "config.json: linux.namespaces has no network namespace: the "
+                       "host's network shares the host's abstract unix sockets, which only Landlock ABI %d scopes "
+                       "(this kernel: %d); give the container a network namespace", MXC_LANDLOCK_ABI_SCOPE,
+                       mxc_landlock_abi());
+    if (check_ns_paths(c, e) < 0)
+        return -1;
+    return oci_mxcnet_check(x->rootfd, c, host_net, &x->net, e);
+}
+
+/* create step 1: the directory (its path names the range claim's owner) */
+static int make_dir(create_ctx *x, mxc_error *e)
+{
+    x->dir_fd = oci_store_make(x->rootfd, x->id, e);
+    if (x->dir_fd < 0)
+        return -1;
+    x->made_dir = true;
+    fd_path(x->dir_fd, x->dir_path, sizeof x->dir_path);
+    return oci_mxcnet_prepare(&x->net, x->dir_fd, x->dir_path, x->id, &x->c, e);
+}
+
+/* create step 2, one bind's source resolved on the host as the engine resolves a grant: a symlink
+ * followed only where no live sandbox can write it, mxc's own state refused; recorded if writable */
+static int resolve_bind(create_ctx *x, size_t i, mxc_error *e)
+{
+    const oci_mount *m = &x->c.mounts[i];
+    char want[PATH_MAX + 2], canon[PATH_MAX];
+    mxc_error why = {0};
+    char bpath[PATH_MAX];
+    fd_path(x->bundle_fd, bpath, sizeof bpath);
+    if (snprintf(want, sizeof want, "%s%s%s", m->source[0] == '/' ? "" : bpath, m->source[0] == '/' ? "" : "/",
+                 m->source) >= (int)sizeof want)
+        return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: mounts[%zu].source is too long", i);
+    mxc_hostpath_rules rules = {.claims = true};
+    int dirfd = -1;
+    int r = mxc_hostpath_resolve(&rules, want, true, canon, sizeof canon, &x->src[i], &dirfd, &why);
+    if (dirfd >= 0)
+        close(dirfd);
+    struct stat sst;
+    if (r < 0 || fstat(x->src[i], &sst) < 0) {
+        if (r == 0) {
+            close(x->src[i]);
+            x->src[i] = -1;
         }
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "mounts[%zu].source %s: %s", i, m->source,
+                       why.message[0] ? why.message : strerror(r < 0 ? -r : errno));
     }
-    if (host_net && ((c.cap_bounding | c.cap_effective | c.cap_permitted | c.cap_inheritable | c.cap_ambient) &
-                     (1ull << CAP_NET_RAW))) {
-        mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: process.capabilities: CAP_NET_RAW is refused on the "
-                "host's network namespace (joined by path)");
-        goto out;
-    }
-    for (size_t i = 0; i < c.nmounts; i++) /* a pod's mqueue, never the host's message queues */
-        if (c.mounts[i].by_parent && !strcmp(c.mounts[i].type, "mqueue") &&
-            in_runtime_ns(&c, CLONE_NEWIPC, "ipc")) {
-            mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu].type 'mqueue' needs an IPC namespace "
-                    "other than the host's (the host's message queues are refused)", i);
-            goto out;
-        }
-    if (in_runtime_ns(&c, CLONE_NEWIPC, "ipc")) {
-        mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.namespaces: the IPC namespace is the host's: refused "
-                "(its shared memory, semaphores and message queues are the host's); give the container an ipc "
-                "namespace, or join a pod's by path");
-        goto out;
-    }
-    for (size_t i = 0; host_net && i < c.nmounts; i++)
-        if (c.mounts[i].by_parent && !strcmp(c.mounts[i].type, "sysfs")) {
-            mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu].type 'sysfs' needs a network namespace "
-                    "other than the host's (the host's sysfs is refused)", i);
-            goto out;
-        }
-    if (host_net && mxc_landlock_abi() < MXC_LANDLOCK_ABI_SCOPE) {
-        mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "config.json: linux.namespaces has no network namespace: the host's "
-                "network shares the host's abstract unix sockets, which only Landlock ABI %d scopes (this kernel: "
-                "%d); give the container a network namespace", MXC_LANDLOCK_ABI_SCOPE, mxc_landlock_abi());
-        goto out;
-    }
-    if (check_ns_paths(&c, e) < 0)
-        goto out;
-    if (oci_mxcnet_check(rootfd, &c, host_net, &net, e) < 0)
-        goto out;
-    /* 1. the directory (its path names the range claim's owner) */
-    x.dir_fd = oci_store_make(rootfd, id, e);
-    if (x.dir_fd < 0)
-        goto out;
-    x.made_dir = true;
-    char dir_path[PATH_MAX];
-    fd_path(x.dir_fd, dir_path, sizeof dir_path);
-    if (oci_mxcnet_prepare(&net, x.dir_fd, dir_path, id, &c, e) < 0)
-        goto out;
-    /* 2. the bind sources, resolved on the host as the engine resolves a grant: a symlink followed only
-     * where no live sandbox can write it, mxc's own state refused; what the container can write recorded */
-    x.src = calloc(c.nmounts + 1, sizeof *x.src);
-    writable = calloc(c.nmounts + 1, sizeof *writable);
-    if (!x.src || !writable) {
-        mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
-        goto out;
-    }
-    for (size_t i = 0; i < c.nmounts; i++)
-        x.src[i] = -1;
-    for (size_t i = 0; i < c.nmounts; i++) {
-        if (c.mounts[i].kind != OCI_MNT_BIND)
-            continue;
-        const oci_mount *m = &c.mounts[i];
-        char want[PATH_MAX + 2], canon[PATH_MAX], why[512] = "";
-        char bpath[PATH_MAX];
-        fd_path(x.bundle_fd, bpath, sizeof bpath);
-        if (snprintf(want, sizeof want, "%s%s%s", m->source[0] == '/' ? "" : bpath, m->source[0] == '/' ? "" : "/",
-                     m->source) >= (int)sizeof want) {
-            mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: mounts[%zu].source is too long", i);
-            goto out;
-        }
-        mxc_hostpath_rules rules = {.claims = true};
-        int dirfd = -1;
-        int r = mxc_hostpath_resolve(&rules, want, true, canon, sizeof canon, &x.src[i], &dirfd, why, sizeof why);
-        if (dirfd >= 0)
-            close(dirfd);
-        struct stat sst;
-        if (r < 0 || fstat(x.src[i], &sst) < 0) {
-            if (r == 0) {
-                close(x.src[i]);
-                x.src[i] = -1;
-            }
-            mxc_err(e, MXC_E_POLICY_VALIDATION, "mounts[%zu].source %s: %s", i, m->source,
-                    why[0] ? why : strerror(r < 0 ? -r : errno));
-            goto out;
-        }
-        if (S_ISBLK(sst.st_mode)) {
-            mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu].source %s is a block device: a raw host "
-                    "device is refused", i, m->source);
-            goto out;
-        }
-        bool ro = m->attr_set & MOUNT_ATTR_RDONLY;
-        if (mxc_hostpath_check_grant(canon, ro ? "read-only" : "read-write", e) < 0)
-            goto out;
-        if (!ro && !(writable[nwritable++] = strdup(canon))) {
-            mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
-            goto out;
-        }
-    }
-    /* 3. the user namespace's maps: the config's, or a claimed range */
-    if (!c.user_ns) {
+    if (S_ISBLK(sst.st_mode))
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu].source %s is a block device: a raw "
+                       "host device is refused", i, m->source);
+    bool ro = m->attr_set & MOUNT_ATTR_RDONLY;
+    if (mxc_hostpath_check_grant(canon, ro ? "read-only" : "read-write", e) < 0)
+        return -1;
+    if (!ro && !(x->writable[x->nwritable++] = strdup(canon)))
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+    return 0;
+}
+
+/* create step 2: the bind sources (resolve_bind) */
+static int resolve_binds(create_ctx *x, mxc_error *e)
+{
+    size_t n = x->c.nmounts;
+    x->src = calloc(n + 1, sizeof *x->src);
+    x->writable = calloc(n + 1, sizeof *x->writable);
+    if (!x->src || !x->writable)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        x->src[i] = -1;
+    for (size_t i = 0; i < n; i++)
+        if (x->c.mounts[i].kind == OCI_MNT_BIND && resolve_bind(x, i, e) < 0)
+            return -1;
+    return 0;
+}
+
+/* create step 3: the user namespace's maps: the config's, or a claimed range; the process's ids
+ * mapped in them */
+static int claim_ids(create_ctx *x, mxc_error *e)
+{
+    oci_config *c = &x->c;
+    if (!c->user_ns) {
         unsigned base;
-        if (mxc_idrange_claim(dir_path, (const char *const *)writable, nwritable, &base, x.claim, e) < 0)
-            goto out;
-        c.uidmap[0] = c.gidmap[0] = (oci_idmap){0, base, MXC_IDRANGE_SIZE};
-        c.nuidmap = c.ngidmap = 1;
-    }
-    else if (own_maps_meet_mxc(&c, e) < 0)
-        goto out;
-    if (oci_mountmap_check(&c, e) < 0)
-        goto out; /* idmapped binds: only ids the container owns (mountmap.h) */
-    unsigned huid, hgid, hg;
-    if (!oci_map_id(c.uidmap, c.nuidmap, c.uid, &huid) || !oci_map_id(c.gidmap, c.ngidmap, c.gid, &hgid)) {
-        mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: process.user %u:%u is not mapped in the container's user "
-                "namespace", c.uid, c.gid);
-        goto out;
-    }
-    for (size_t i = 0; i < c.ngids; i++)
-        if (!oci_map_id(c.gidmap, c.ngidmap, c.gids[i], &hg)) {
-            mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: process.user.additionalGids[%zu] %u is not mapped in "
-                    "the container's user namespace", i, c.gids[i]);
-            goto out;
-        }
-    /* 4. the rootfs, opened before the clone */
-    x.rootfs_fd = oci_rootfs_open(x.bundle_fd, bundle, c.root_path, e); /* a container's own only (rootfs.h) */
-    if (x.rootfs_fd < 0)
-        goto out;
-    if (c.user_ns)
-        make_own_targets(&c, x.rootfs_fd, x.src);
-    /* 4b. the host-resolved hooks' binaries, checked now (before anything runs); the init inherits
-     * createContainer's descriptors and execs those, never the path again */
-    {
-        struct stat deny[2];
-        if (fstat(x.bundle_fd, &deny[0]) < 0 || fstat(x.rootfs_fd, &deny[1]) < 0) {
-            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.hooks", errno, NULL, "the bundle");
-            goto out;
-        }
-        for (int p = 0; p < OCI_HOOK_NPHASES; p++)
-            if (p != OCI_HOOK_START_CONTAINER && oci_hooks_open(&hk, (oci_hook_phase)p, deny, 2, e) < 0)
-                goto out;
-    }
-    /* 5. the exec fifo, the init's to open (as the process's own uid) */
-    if (mkfifoat(x.dir_fd, OCI_FIFO, 0600) < 0 || fchownat(x.dir_fd, OCI_FIFO, huid, hgid, AT_SYMLINK_NOFOLLOW) < 0 ||
-        (x.fifo_fd = openat(x.dir_fd, OCI_FIFO, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.fifo", errno, NULL, "cannot make the exec fifo");
-        goto out;
-    }
-    /* 5b. the cgroup, made and limited before the init exists (cgroup.c) */
-    if (!oci_cgroup_disabled) {
-        if (oci_cgroup_create(x.dir_fd, id, c.cgroups_path, c.resources, x.claim[0] ? record_in_claim : NULL, x.claim,
-                              &x.cg, e) < 0)
-            goto out;
-        x.made_cg = true;
-        const char *fault = mxc_fault("OCI_AFTER_CGROUP"); /* tests/oci: create fails once its cgroup exists */
-        if (fault && !strcmp(fault, "crash"))
-            _exit(1); /* as if killed: nothing undone */
-        if (fault) {
-            mxc_err(e, MXC_E_BACKEND_ERROR, "fault injected after the cgroup was made");
-            goto out;
-        }
-    }
-    /* 6. the init */
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.socketpair", errno, NULL, "socketpair");
-        goto out;
-    }
-    /* namespaces joined by path (a pod's network, IPC, UTS): entered here, as host root, so that the
-     * init is born in them (its own user namespace could not enter one it does not own); the
-     * runtime's own kept, to return to after the clone (run's start and delete, and the hooks,
-     * run in the runtime's namespaces) */
-    for (size_t i = 0; i < c.njoin; i++) {
-        const char *nsname = c.join[i].flag == CLONE_NEWNET ? "net" : c.join[i].flag == CLONE_NEWIPC ? "ipc"
-                             : c.join[i].flag == CLONE_NEWUTS ? "uts" : "cgroup";
+        if (mxc_idrange_claim(x->dir_path, (const char *const *)x->writable, x->nwritable, &base, x->claim, e) < 0)
+            return -1;
+        c->uidmap[0] = c->gidmap[0] = (oci_idmap){0, base, MXC_IDRANGE_SIZE};
+        c->nuidmap = c->ngidmap = 1;
+    } else if (own_maps_meet_mxc(c, e) < 0)
+        return -1;
+    if (oci_mountmap_check(c, e) < 0)
+        return -1; /* idmapped binds: only ids the container owns (mountmap.h) */
+    unsigned hg;
+    if (!oci_map_id(c->uidmap, c->nuidmap, c->uid, &x->huid) || !oci_map_id(c->gidmap, c->ngidmap, c->gid, &x->hgid))
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: process.user %u:%u is not mapped in the "
+                       "container's user namespace", c->uid, c->gid);
+    for (size_t i = 0; i < c->ngids; i++)
+        if (!oci_map_id(c->gidmap, c->ngidmap, c->gids[i], &hg))
+            return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: process.user.additionalGids[%zu] %u is not "
+                           "mapped in the container's user namespace", i, c->gids[i]);
+    return 0;
+}
+
+/* create step 4: the rootfs, opened before the clone; the host-resolved hooks' binaries, checked
+ * now (before anything runs): the init inherits createContainer's descriptors and execs those,
+ * never the path again */
+static int prepare_rootfs(create_ctx *x, mxc_error *e)
+{
+    x->rootfs_fd = oci_rootfs_open(x->bundle_fd, x->bundle, x->c.root_path, e); /* a container's own only */
+    if (x->rootfs_fd < 0)
+        return -1;
+    if (x->c.user_ns)
+        make_own_targets(&x->c, x->rootfs_fd, x->src);
+    struct stat deny[2];
+    if (fstat(x->bundle_fd, &deny[0]) < 0 || fstat(x->rootfs_fd, &deny[1]) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.hooks", errno, NULL, "the bundle");
+    for (int p = 0; p < OCI_HOOK_NPHASES; p++)
+        if (p != OCI_HOOK_START_CONTAINER && oci_hooks_open(&x->hk, (oci_hook_phase)p, deny, 2, e) < 0)
+            return -1;
+    return 0;
+}
+
+/* create step 5: the exec fifo, the init's to open (as the process's own uid) */
+static int make_fifo(create_ctx *x, mxc_error *e)
+{
+    if (mkfifoat(x->dir_fd, OCI_FIFO, 0600) < 0 ||
+        fchownat(x->dir_fd, OCI_FIFO, x->huid, x->hgid, AT_SYMLINK_NOFOLLOW) < 0 ||
+        (x->fifo_fd = openat(x->dir_fd, OCI_FIFO, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.fifo", errno, NULL, "cannot make the exec fifo");
+    return 0;
+}
+
+/* create step 5b: the cgroup, made and limited before the init exists (cgroup.c) */
+static int make_cgroup(create_ctx *x, mxc_error *e)
+{
+    if (x->cgroup == MXC_CGROUP_NONE) /* --cgroup-manager disabled */
+        return 0;
+    if (oci_cgroup_create(x->dir_fd, x->id, x->c.cgroups_path, x->c.resources, x->claim[0] ? record_in_claim : NULL,
+                          x->claim, &x->cg, e) < 0)
+        return -1;
+    x->made_cg = true;
+    const char *fault = mxc_fault("OCI_AFTER_CGROUP"); /* tests/oci: create fails once its cgroup exists */
+    if (fault && !strcmp(fault, "crash"))
+        _exit(1); /* as if killed: nothing undone */
+    if (fault)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "fault injected after the cgroup was made");
+    return 0;
+}
+
+/* create step 6a: namespaces joined by path (a pod's network, IPC, UTS): entered here, as host root,
+ * so that the init is born in them (its own user namespace could not enter one it does not own);
+ * the runtime's own kept, to return to after the clone (run's start and delete, and the hooks, run
+ * in the runtime's namespaces).  A pod's sysctls written, and its sysfs made, while in them. */
+static int enter_joined(create_ctx *x, mxc_error *e)
+{
+    oci_config *c = &x->c;
+    char path0[64];
+    for (size_t i = 0; i < c->njoin; i++) {
+        const char *nsname = c->join[i].flag == CLONE_NEWNET ? "net" : c->join[i].flag == CLONE_NEWIPC ? "ipc"
+                             : c->join[i].flag == CLONE_NEWUTS ? "uts" : "cgroup";
         snprintf(path0, sizeof path0, "/proc/self/ns/%s", nsname);
-        if ((own_ns[nown] = open(path0, O_RDONLY | O_CLOEXEC)) < 0) {
-            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.setns", errno, NULL, "%s", path0);
-            close(sv[0]);
-            close(sv[1]);
-            goto out;
-        }
-        nown++;
+        if ((x->own_ns[x->nown] = open(path0, O_RDONLY | O_CLOEXEC)) < 0)
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.setns", errno, NULL, "%s", path0);
+        x->nown++;
     }
-    for (size_t i = 0; i < c.njoin; i++) {
-        int nfd = open_ns_path(&c, i, e);
-        if (nfd < 0) {
-            close(sv[0]);
-            close(sv[1]);
-            goto out;
-        }
-        int r = setns(nfd, c.join[i].flag);
+    for (size_t i = 0; i < c->njoin; i++) {
+        int nfd = open_ns_path(c, i, e);
+        if (nfd < 0)
+            return -1;
+        int r = setns(nfd, c->join[i].flag);
         int err = errno;
         close(nfd);
-        if (r < 0) {
-            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.setns", err, NULL, "joining the %s namespace %s", c.join[i].type,
-                       c.join[i].path);
-            close(sv[0]);
-            close(sv[1]);
-            goto out;
-        }
+        if (r < 0)
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.setns", err, NULL, "joining the %s namespace %s",
+                              c->join[i].type, c->join[i].path);
     }
-    if (write_joined_sysctls(&c, e) < 0) {
-        close(sv[0]);
-        close(sv[1]);
-        goto out;
-    }
+    if (write_joined_sysctls(c, e) < 0)
+        return -1;
     /* a pod's sysfs shows the network namespace of its maker: made now, while mxc-oci is in the pod's
      * (it returns to its own right after the clone) */
-    for (size_t i = 0; i < c.nmounts; i++)
-        if (c.mounts[i].by_parent && (x.src[i] = sysfs_tree(&c.mounts[i])) < 0) {
-            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mount", -x.src[i], NULL, "mounts[%zu]: the pod's %s", i,
-                       c.mounts[i].type);
-            x.src[i] = -1;
-            close(sv[0]);
-            close(sv[1]);
-            goto out;
+    for (size_t i = 0; i < c->nmounts; i++)
+        if (c->mounts[i].by_parent && (x->src[i] = sysfs_tree(&c->mounts[i])) < 0) {
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mount", -x->src[i], NULL, "mounts[%zu]: the pod's %s", i,
+                       c->mounts[i].type);
+            x->src[i] = -1;
+            return -1;
         }
+    return 0;
+}
+
+/* create step 6: the init, cloned into its namespaces (and, on v2, born in its cgroup), then the
+ * runtime back in its own namespaces */
+static int spawn_init(create_ctx *x, mxc_error *e)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.socketpair", errno, NULL, "socketpair");
+    x->sock = sv[0];
+    x->init_sock = sv[1];
+    if (enter_joined(x, e) < 0)
+        return -1;
     /* a new cgroup namespace is the init's to unshare once it is in its cgroup (init.c), so that its root is
      * the container's cgroup; on v2 the init is born in it (clone3 CLONE_INTO_CGROUP) */
-    int flags = (c.ns_flags & ~CLONE_NEWCGROUP) | CLONE_NEWUSER;
-    int cgfd = x.made_cg ? oci_cgroup_dir_fd(&x.cg) : -1;
+    int flags = (x->c.ns_flags & ~CLONE_NEWCGROUP) | CLONE_NEWUSER;
+    int cgfd = x->made_cg ? oci_cgroup_dir_fd(&x->cg) : -1;
     fflush(NULL);
-    x.child = mxc_cgroup_clone((unsigned long long)flags, cgfd);
+    x->child = mxc_cgroup_clone((unsigned long long)flags, cgfd);
     if (cgfd >= 0)
         close(cgfd);
-    if (x.child == 0) {
+    if (x->child == 0) {
         close(sv[0]);
-        oci_init_args a = {.c = &c, .sock = sv[1], .fifo = x.fifo_fd, .console = x.console, .seccomp = &sc,
-                           .preserve = preserve, .host_net = host_net, .hooks = &hk};
+        oci_init_args a = {.c = &x->c, .sock = sv[1], .fifo = x->fifo_fd, .console = x->console, .seccomp = &x->sc,
+                           .preserve = x->preserve, .host_net = x->host_net, .hooks = &x->hk};
         oci_init_main(&a);
     }
     close(sv[1]);
-    x.sock = sv[0];
-    for (size_t i = 0; i < nown; i++)
-        if (setns(own_ns[i], 0) < 0) {
-            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.setns", errno, NULL, "returning to the runtime's namespaces");
-            goto out;
-        }
-    if (x.child < 0) {
+    x->init_sock = -1;
+    for (size_t i = 0; i < x->nown; i++)
+        if (setns(x->own_ns[i], 0) < 0)
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.setns", errno, NULL,
+                              "returning to the runtime's namespaces");
+    if (x->child < 0) {
         mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.clone", errno, NULL, "cannot clone the container's init");
-        x.child = 0;
-        goto out;
+        x->child = 0;
+        return -1;
     }
-    if (x.made_cg && (oci_cgroup_enter(&x.cg, x.child, e) < 0 || oci_cgroup_sole(&x.cg, x.child, e) < 0))
-        goto out;
+    return 0;
+}
+
+/* create step 7: the init in its cgroup alone, its user namespace's maps written ('M'), and its
+ * network attached while it waits (io.mxc.network: rules and stack, or its own mxc-proxy) */
+static int map_ids(create_ctx *x, mxc_error *e)
+{
+    if (x->made_cg && (oci_cgroup_enter(&x->cg, x->child, e) < 0 || oci_cgroup_sole(&x->cg, x->child, e) < 0))
+        return -1;
     char path[64];
-    int r = oci_write_idmap(x.child, "uid_map", c.uidmap, c.nuidmap);
+    int r = oci_write_idmap(x->child, "uid_map", x->c.uidmap, x->c.nuidmap);
     if (r == 0)
-        r = oci_write_idmap(x.child, "gid_map", c.gidmap, c.ngidmap);
-    snprintf(path, sizeof path, "/proc/%d/ns/user", (int)x.child);
-    if (r == 0 && (x.userns = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        r = oci_write_idmap(x->child, "gid_map", x->c.gidmap, x->c.ngidmap);
+    snprintf(path, sizeof path, "/proc/%d/ns/user", (int)x->child);
+    if (r == 0 && (x->userns = open(path, O_RDONLY | O_CLOEXEC)) < 0)
         r = -errno;
-    if (r < 0 || send_msg(x.sock, 'M', -1) < 0) {
-        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.idmap", -r, NULL, "cannot write the user namespace's maps");
-        goto out;
-    }
-    /* io.mxc.network: rules and stack, or the container's own mxc-proxy, while the init waits */
-    if (oci_mxcnet_attach(&net, x.child, e) < 0)
-        goto out;
-    /* 6. the trees: the rootfs idmapped onto the range (when the range is ours) and never a device;
-     * each bind with its flags; the default devices */
+    if (r < 0 || send_msg(x->sock, 'M', -1) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.idmap", -r, NULL, "cannot write the user namespace's maps");
+    return oci_mxcnet_attach(&x->net, x->child, e);
+}
+
+/* create step 8a: the rootfs's tree, idmapped onto the range (when the range is ours) and never a
+ * device: the tree, or -1 with e set */
+static int rootfs_tree(create_ctx *x, mxc_error *e)
+{
+    oci_config *c = &x->c;
     int t = -1;
-    if (!c.user_ns && oci_overlay_rootfs(x.rootfs_fd, c.root_path, id, x.userns, c.uidmap[0].hid, c.gidmap[0].hid,
-                                         &t, e) < 0)
-        goto out; /* an overlay cannot be idmapped: re-made from idmapped layers (overlay.h) */
+    if (!c->user_ns && oci_overlay_rootfs(x->rootfs_fd, c->root_path, x->id, x->userns, c->uidmap[0].hid,
+                                          c->gidmap[0].hid, &t, e) < 0)
+        return -1; /* an overlay cannot be idmapped: re-made from idmapped layers (overlay.h) */
     if (t < 0)
-        t = tree_of(x.rootfs_fd, "", true, MOUNT_ATTR_NODEV, 0, c.user_ns ? -1 : x.userns);
-    if (t < 0) {
-        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.rootfs", -t, NULL,
-                   t == -EINVAL ? "root.path %s: its filesystem cannot be mounted idmapped (mxc maps the image onto "
-                                  "the container's id range)"
-                                : "root.path %s",
-                   c.root_path);
-        goto out;
-    }
-    r = send_msg(x.sock, 'T', t);
+        t = tree_of(x->rootfs_fd, "", true, MOUNT_ATTR_NODEV, 0, c->user_ns ? -1 : x->userns);
+    if (t < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.rootfs", -t, NULL,
+                          t == -EINVAL ? "root.path %s: its filesystem cannot be mounted idmapped (mxc maps the "
+                                         "image onto the container's id range)"
+                                       : "root.path %s",
+                          c->root_path);
+    return t;
+}
+
+/* create step 8: the trees passed to the init ('T' each, then 'G'): the rootfs, each bind with its
+ * flags, the default devices, linux.devices beyond them; then process.oomScoreAdj */
+static int pass_trees(create_ctx *x, mxc_error *e)
+{
+    oci_config *c = &x->c;
+    char path[64];
+    int t = rootfs_tree(x, e);
+    if (t < 0)
+        return -1;
+    int r = send_msg(x->sock, 'T', t);
     close(t);
-    for (size_t i = 0; r == 0 && i < c.nmounts; i++) {
-        if (c.mounts[i].kind != OCI_MNT_BIND && !c.mounts[i].by_parent)
+    for (size_t i = 0; r == 0 && i < c->nmounts; i++) {
+        if (c->mounts[i].kind != OCI_MNT_BIND && !c->mounts[i].by_parent)
             continue;
-        if (c.mounts[i].idmap && (t = oci_mountmap_tree(x.src[i], &c, i, e)) < 0)
-            goto out;
-        if (c.mounts[i].by_parent) {
-            t = x.src[i]; /* made in the pod's network namespace (above) */
-            x.src[i] = -1;
-        } else if (!c.mounts[i].idmap)
-            t = tree_of(x.src[i], "", c.mounts[i].recursive, c.mounts[i].attr_set, c.mounts[i].attr_clr, -1);
-        if (t < 0) {
-            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mount", -t, NULL, "mounts[%zu].source %s", i,
-                       c.mounts[i].source);
-            goto out;
-        }
-        r = send_msg(x.sock, 'T', t);
+        if (c->mounts[i].idmap && (t = oci_mountmap_tree(x->src[i], c, i, e)) < 0)
+            return -1;
+        if (c->mounts[i].by_parent) {
+            t = x->src[i]; /* made in the pod's network namespace (above) */
+            x->src[i] = -1;
+        } else if (!c->mounts[i].idmap)
+            t = tree_of(x->src[i], "", c->mounts[i].recursive, c->mounts[i].attr_set, c->mounts[i].attr_clr, -1);
+        if (t < 0)
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mount", -t, NULL, "mounts[%zu].source %s", i,
+                              c->mounts[i].source);
+        r = send_msg(x->sock, 'T', t);
         close(t);
     }
     for (size_t i = 0; r == 0 && i < OCI_NDEVICES; i++) {
         snprintf(path, sizeof path, "/dev/%s", oci_default_devices[i]);
         t = tree_of(AT_FDCWD, path, false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, 0, -1);
-        if (t < 0) {
-            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.device", -t, NULL, "%s", path);
-            goto out;
-        }
-        r = send_msg(x.sock, 'T', t);
+        if (t < 0)
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.device", -t, NULL, "%s", path);
+        r = send_msg(x->sock, 'T', t);
         close(t);
     }
-    for (size_t i = 0; r == 0 && i < c.nxdev; i++) { /* linux.devices beyond the defaults (devices.h) */
-        if ((t = oci_device_tree(&c, i, e)) < 0)
-            goto out;
-        r = send_msg(x.sock, 'T', t);
+    for (size_t i = 0; r == 0 && i < c->nxdev; i++) { /* linux.devices beyond the defaults (devices.h) */
+        if ((t = oci_device_tree(c, i, e)) < 0)
+            return -1;
+        r = send_msg(x->sock, 'T', t);
         close(t);
     }
-    if (r < 0 || send_msg(x.sock, 'G', -1) < 0) {
-        mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited while it was being set up");
-        goto out;
-    }
-    if (c.has_oom_score_adj) {
-        char v[16];
-        snprintf(path, sizeof path, "/proc/%d/oom_score_adj", (int)x.child);
-        snprintf(v, sizeof v, "%d", c.oom_score_adj);
-        int fd = open(path, O_WRONLY | O_CLOEXEC);
-        bool ok = fd >= 0 && write(fd, v, strlen(v)) > 0;
-        if (fd >= 0)
-            close(fd);
-        if (!ok) {
-            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.oom", errno, NULL, "process.oomScoreAdj");
-            goto out;
-        }
-    }
-    /* 6b. the state as the hooks see it (status "creating" until create returns) */
-    snprintf(st.id, sizeof st.id, "%s", id);
-    st.pid = x.child;
-    fd_path(x.bundle_fd, st.bundle, sizeof st.bundle);
-    fd_path(x.rootfs_fd, st.rootfs, sizeof st.rootfs);
-    snprintf(st.oci_version, sizeof st.oci_version, "%s", c.oci_version);
-    st.annotations = c.annotations;
-    /* 7. the init's answer; with hooks first 'H': its mounts are made, pivot_root not yet.  prestart
-     * and createRuntime run here (host root, the runtime's namespaces), then the init runs
-     * createContainer in the container's (their failure: the create fails, the init is killed) */
+    if (r < 0 || send_msg(x->sock, 'G', -1) < 0)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited while it was being set up");
+    if (!c->has_oom_score_adj)
+        return 0;
+    char v[16];
+    snprintf(path, sizeof path, "/proc/%d/oom_score_adj", (int)x->child);
+    snprintf(v, sizeof v, "%d", c->oom_score_adj);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    bool ok = fd >= 0 && write(fd, v, strlen(v)) > 0;
+    if (fd >= 0)
+        close(fd);
+    return ok ? 0 : mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.oom", errno, NULL, "process.oomScoreAdj");
+}
+
+/* create step 9: the state as the hooks see it (status "creating" until create returns); the init's
+ * answer; with hooks first 'H': its mounts are made, pivot_root not yet.  prestart and
+ * createRuntime run here (host root, the runtime's namespaces), then the init runs createContainer
+ * in the container's (their failure: the create fails, the init is killed); then 'K', ready */
+static int run_hooks_wait_ready(create_ctx *x, mxc_error *e)
+{
+    oci_state *st = &x->st;
+    snprintf(st->id, sizeof st->id, "%s", x->id);
+    st->pid = x->child;
+    fd_path(x->bundle_fd, st->bundle, sizeof st->bundle);
+    fd_path(x->rootfs_fd, st->rootfs, sizeof st->rootfs);
+    snprintf(st->oci_version, sizeof st->oci_version, "%s", x->c.oci_version);
+    st->annotations = x->c.annotations;
     char msg[1100];
-    ssize_t n = recv(x.sock, msg, sizeof msg - 1, 0);
+    ssize_t n = recv(x->sock, msg, sizeof msg - 1, 0);
     if (n == 1 && msg[0] == 'H') {
-        if (!(hstate = hook_state(&st, "creating"))) {
-            mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
-            goto out;
-        }
-        if (oci_hooks_run(&hk, OCI_HOOK_PRESTART, hstate, e) < 0 ||
-            oci_hooks_run(&hk, OCI_HOOK_CREATE_RUNTIME, hstate, e) < 0)
-            goto out;
-        if (send_text(x.sock, 'h', hstate) < 0) {
-            mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited (or the state is too large for a hook)");
-            goto out;
-        }
-        n = recv(x.sock, msg, sizeof msg - 1, 0);
+        if (!(x->hstate = hook_state(st, "creating")))
+            return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+        if (oci_hooks_run(&x->hk, OCI_HOOK_PRESTART, x->hstate, e) < 0 ||
+            oci_hooks_run(&x->hk, OCI_HOOK_CREATE_RUNTIME, x->hstate, e) < 0)
+            return -1;
+        if (send_text(x->sock, 'h', x->hstate) < 0)
+            return mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited (or the state is too large for a "
+                           "hook)");
+        n = recv(x->sock, msg, sizeof msg - 1, 0);
     }
     if (n <= 0 || msg[0] != 'K') {
         msg[n > 0 ? n : 0] = '\0';
-        mxc_err(e, MXC_E_BACKEND_ERROR, "%s", n > 1 && msg[0] == 'E' ? msg + 1 : "the container's init exited");
-        goto out;
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "%s", n > 1 && msg[0] == 'E' ? msg + 1 : "the container's init exited");
     }
-    /* 8. the state, then the init may wait on the fifo */
-    st.start = mxc_proc_start_time(x.child);
-    oci_now(st.created, sizeof st.created);
-    snprintf(st.claim, sizeof st.claim, "%s", x.claim);
-    if (oci_state_write(x.dir_fd, &st, e) < 0 || save_config(x.dir_fd, c.doc, e) < 0)
-        goto out;
-    if (x.claim[0] && mxc_idrange_set_owner(x.claim, x.child) < 0) {
-        mxc_err(e, MXC_E_BACKEND_ERROR, "cannot record the container's init in its id range claim");
-        goto out;
+    return 0;
+}
+
+/* create step 10: the state, then the init may wait on the fifo ('S') */
+static int record_state(create_ctx *x, mxc_error *e)
+{
+    oci_state *st = &x->st;
+    st->start = mxc_proc_start_time(x->child);
+    oci_now(st->created, sizeof st->created);
+    snprintf(st->claim, sizeof st->claim, "%s", x->claim);
+    if (oci_state_write(x->dir_fd, st, e) < 0 || save_config(x->dir_fd, x->c.doc, e) < 0)
+        return -1;
+    if (x->claim[0] && mxc_idrange_set_owner(x->claim, x->child) < 0)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "cannot record the container's init in its id range claim");
+    if (x->pid_file && write_pid_file(x->pid_file, x->child, e) < 0)
+        return -1;
+    if (x->hk.n[OCI_HOOK_START_CONTAINER]) { /* startContainer's state, for the init to hand on at start */
+        free(x->hstate);
+        if (!(x->hstate = hook_state(st, "created")) || send_text(x->sock, 'P', x->hstate) < 0)
+            return mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited (or the state is too large for a "
+                           "hook)");
     }
-    if (pid_file && write_pid_file(pid_file, x.child, e) < 0)
-        goto out;
-    if (hk.n[OCI_HOOK_START_CONTAINER]) { /* startContainer's state, for the init to hand on at start */
-        free(hstate);
-        if (!(hstate = hook_state(&st, "created")) || send_text(x.sock, 'P', hstate) < 0) {
-            mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited (or the state is too large for a hook)");
-            goto out;
-        }
-    }
-    if (send_msg(x.sock, 'S', -1) < 0) {
-        mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited");
-        goto out;
-    }
-    if (child)
-        *child = x.child;
-    if (!keep)
-        x.child = 0; /* reparented when we exit; its parent (a shim, init) reaps it */
-    rc = 0;
-out:
-    for (size_t i = 0; i < nwritable; i++)
-        free(writable[i]);
-    free(writable);
-    oci_seccomp_free(&sc);
-    oci_mxcnet_free(&net);
-    for (size_t i = 0; i < nown; i++)
-        close(own_ns[i]);
+    if (send_msg(x->sock, 'S', -1) < 0)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited");
+    return 0;
+}
+
+/* A failed create rolled back (create_fail); once the hooks began (the runtime spec: a failed
+ * create goes on to the end of the lifecycle), poststop runs on what is gone, its failure a warning */
+static void create_rollback(create_ctx *x)
+{
+    create_fail(x);
+    char *stopped = x->hstate && x->hk.n[OCI_HOOK_POSTSTOP] ? hook_state(&x->st, "stopped") : NULL;
+    mxc_error pe = {0};
+    if (stopped && oci_hooks_run(&x->hk, OCI_HOOK_POSTSTOP, stopped, &pe) < 0)
+        fprintf(stderr, "mxc-oci: warning: %s\n", pe.message);
+    mxc_error_clear(&pe);
+    free(stopped);
+}
+
+/* What every create holds, released whether it succeeded or not. */
+static void create_release(create_ctx *x)
+{
+    for (size_t i = 0; i < x->nwritable; i++)
+        free(x->writable[i]);
+    free(x->writable);
+    oci_seccomp_free(&x->sc);
+    oci_mxcnet_free(&x->net);
+    for (size_t i = 0; i < x->nown; i++)
+        close(x->own_ns[i]);
+    ctx_close(x);
+    oci_hooks_free(&x->hk);
+    free(x->hstate);
+    oci_config_free(&x->c);
+}
+
+/* The create's steps, in order: each makes what the next needs, and a failure rolls back what
+ * the steps before it made (create_rollback). */
+static int (*const create_steps[])(create_ctx *, mxc_error *) = {
+    load_config, check_config, check_namespaces, make_dir, resolve_binds, claim_ids, prepare_rootfs,
+    make_fifo,   make_cgroup,  spawn_init,       map_ids,  pass_trees,    run_hooks_wait_ready, record_state,
+};
+
+int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_file, const char *console,
+               int preserve, int cgroup, bool keep, pid_t *child, mxc_error *e)
+{
+    if (!oci_valid_id(id))
+        return mxc_err(e, MXC_E_MALFORMED_ID, "invalid id format: %s", id ? id : "");
+    create_ctx x = {.rootfd = rootfd, .id = id, .bundle = bundle, .pid_file = pid_file, .console_path = console,
+                    .preserve = preserve, .cgroup = cgroup, .bundle_fd = -1, .dir_fd = -1, .rootfs_fd = -1, .fifo_fd = -1, .sock = -1,
+                    .init_sock = -1, .userns = -1, .console = -1, .own_ns = {-1, -1, -1, -1}};
+    int rc = 0;
+    for (size_t s = 0; rc == 0 && s < sizeof create_steps / sizeof create_steps[0]; s++)
+        rc = create_steps[s](&x, e);
     if (rc < 0) {
-        create_fail(&x, rootfd, id, &c);
-        /* once the hooks began (the runtime spec: a failed create goes on to the end of the
-         * lifecycle), poststop runs on what is gone, its failure a warning */
-        char *stopped = hstate && hk.n[OCI_HOOK_POSTSTOP] ? hook_state(&st, "stopped") : NULL;
-        mxc_error pe = {0};
-        if (stopped && oci_hooks_run(&hk, OCI_HOOK_POSTSTOP, stopped, &pe) < 0)
-            fprintf(stderr, "mxc-oci: warning: %s\n", pe.message);
-        mxc_error_clear(&pe);
-        free(stopped);
+        create_rollback(&x);
     } else {
-        for (size_t i = 0; x.src && i < c.nmounts; i++)
-            if (x.src[i] >= 0)
-                close(x.src[i]);
-        free(x.src);
-        ctx_close(&x);
+        if (child)
+            *child = x.child;
+        if (!keep)
+            x.child = 0; /* reparented when we exit; its parent (a shim, init) reaps it */
     }
-    oci_hooks_free(&hk);
-    free(hstate);
-    oci_config_free(&c);
-    return rc;
+    create_release(&x);
+    return rc < 0 ? -1 : 0;
 }
 
 static int load(int rootfd, const char *id, int *dirfd, oci_state *s, mxc_error *e)
@@ -957,81 +998,82 @@ static int load(int rootfd, const char *id, int *dirfd, oci_state *s, mxc_error 
         return -1;
     if (oci_state_read(*dirfd, id, s, e) < 0) {
         close(*dirfd);
+        *dirfd = -1;
         return -1;
     }
     return 0;
 }
 
-int oci_start(int rootfd, const char *id, mxc_error *e)
-{
-    int dirfd = -1;
+/* A container load()ed for one command: its directory and state, released when it goes out of scope. */
+typedef struct {
+    int dirfd;
     oci_state s;
-    if (load(rootfd, id, &dirfd, &s, e) < 0)
-        return -1;
-    int rc = -1, fifo = -1, pfd = -1;
-    oci_status status = oci_state_status(dirfd, &s);
-    if (status == OCI_STOPPED) {
-        mxc_err(e, MXC_E_ALREADY_STOPPED, "cannot start a container that has stopped");
-        goto out;
+} loaded;
+
+static void loaded_release(loaded *l)
+{
+    if (l->dirfd >= 0) {
+        close(l->dirfd);
+        oci_state_free(&l->s);
     }
-    if (status == OCI_RUNNING) {
-        mxc_err(e, MXC_E_ALREADY_STARTED, "cannot start an already running container");
-        goto out;
-    }
-    pfd = pidfd_of(&s);
-    fifo = openat(dirfd, OCI_FIFO, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-    if (pfd < 0 || fifo < 0) {
-        mxc_err(e, MXC_E_ALREADY_STOPPED, pfd < 0 ? "cannot start a container that has stopped"
-                                                  : "cannot start an already running container");
-        goto out;
-    }
-    /* the init's byte, or its death first */
+}
+#define _cleanup_loaded_ __attribute__((cleanup(loaded_release)))
+
+/* start's wait: the init's byte on the exec fifo, or its death first (pfd) */
+static int await_start(int fifo, int pfd, mxc_error *e)
+{
     for (;;) {
         struct pollfd p[2] = {{fifo, POLLIN, 0}, {pfd, POLLIN, 0}};
         if (poll(p, 2, -1) < 0) {
             if (errno == EINTR)
                 continue;
-            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.start", errno, NULL, "poll");
-            goto out;
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.start", errno, NULL, "poll");
         }
         if (p[0].revents & (POLLIN | POLLHUP)) {
             char b;
             ssize_t n = read(fifo, &b, 1);
             if (n == 1 && b != '0') { /* the init's word that a startContainer hook failed; it exits */
-                /* the why follows in the same write: the container's text, printable only */
+                /* the reason follows in the same write: the container's text, printable only */
                 char why[1024];
                 ssize_t w = read(fifo, why, sizeof why - 1);
                 why[w > 0 ? w : 0] = '\0';
                 for (char *q = why; *q; q++)
                     if ((unsigned char)*q < 0x20 || (unsigned char)*q > 0x7e)
                         *q = ' ';
-                mxc_err(e, MXC_E_BACKEND_ERROR, "a startContainer hook failed: %s; the container is stopped",
-                        *why ? why : "(no reason given)");
-                goto out;
+                return mxc_err(e, MXC_E_BACKEND_ERROR, "a startContainer hook failed: %s; the container is stopped",
+                               *why ? why : "(no reason given)");
             }
             if (n == 1)
-                break;
+                return 0;
             if (n < 0 && errno == EAGAIN)
                 continue;
-            mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init closed the exec fifo without starting");
-            goto out;
+            return mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init closed the exec fifo without starting");
         }
-        if (p[1].revents) {
-            mxc_err(e, MXC_E_ALREADY_STOPPED, "the container's init exited before start");
-            goto out;
-        }
+        if (p[1].revents)
+            return mxc_err(e, MXC_E_ALREADY_STOPPED, "the container's init exited before start");
     }
-    unlinkat(dirfd, OCI_FIFO, 0);
-    hooks_warn(dirfd, &s, OCI_HOOK_POSTSTART, "running");
-    rc = 0;
-out:
-    if (fifo >= 0)
-        close(fifo);
-    if (pfd >= 0)
-        close(pfd);
-    close(dirfd);
-    oci_state_free(&s);
-    return rc;
+}
+
+int oci_start(int rootfd, const char *id, mxc_error *e)
+{
+    _cleanup_loaded_ loaded l = {.dirfd = -1};
+    if (load(rootfd, id, &l.dirfd, &l.s, e) < 0)
+        return -1;
+    oci_status status = oci_state_status(l.dirfd, &l.s);
+    if (status == OCI_STOPPED)
+        return mxc_err(e, MXC_E_ALREADY_STOPPED, "cannot start a container that has stopped");
+    if (status == OCI_RUNNING)
+        return mxc_err(e, MXC_E_ALREADY_STARTED, "cannot start an already running container");
+    _cleanup_fd_ int pfd = pidfd_of(&l.s);
+    _cleanup_fd_ int fifo = openat(l.dirfd, OCI_FIFO, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    if (pfd < 0 || fifo < 0)
+        return mxc_err(e, MXC_E_ALREADY_STOPPED, pfd < 0 ? "cannot start a container that has stopped"
+                                                         : "cannot start an already running container");
+    if (await_start(fifo, pfd, e) < 0)
+        return -1;
+    unlinkat(l.dirfd, OCI_FIFO, 0);
+    hooks_warn(l.dirfd, &l.s, OCI_HOOK_POSTSTART, "running");
+    return 0;
 }
 
 json_t *oci_query(int rootfd, const char *id, mxc_error *e)
@@ -1058,55 +1100,46 @@ static ino_t pidns_of(pid_t pid)
     return stat(path, &st) == 0 ? st.st_ino : 0;
 }
 
+/* kill --all beyond the cgroup: every process of the container's PID namespace but its init
+ * (each by pidfd, its namespace checked again once the pidfd names it) */
+static void signal_pid_namespace(pid_t init, int sig)
+{
+    ino_t ns = pidns_of(init);
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    while (ns && d && (de = readdir(d))) {
+        pid_t p = (pid_t)atoi(de->d_name);
+        if (p <= 0 || p == init || pidns_of(p) != ns)
+            continue;
+        int f = (int)syscall(SYS_pidfd_open, p, 0);
+        if (f >= 0 && pidns_of(p) == ns)
+            syscall(SYS_pidfd_send_signal, f, sig, NULL, 0);
+        if (f >= 0)
+            close(f);
+    }
+    if (d)
+        closedir(d);
+}
+
 int oci_kill(int rootfd, const char *id, int sig, bool all, mxc_error *e)
 {
-    int dirfd = -1;
-    oci_state s;
-    if (load(rootfd, id, &dirfd, &s, e) < 0)
+    _cleanup_loaded_ loaded l = {.dirfd = -1};
+    if (load(rootfd, id, &l.dirfd, &l.s, e) < 0)
         return -1;
-    int rc = -1;
-    int pfd = oci_state_status(dirfd, &s) == OCI_STOPPED ? -1 : pidfd_of(&s);
-    if (pfd < 0 && all) {
-        rc = 0; /* --all signals every process there is: none (runc answers the same) */
-        goto out;
-    }
-    if (pfd < 0) {
-        mxc_err(e, MXC_E_ALREADY_STOPPED, "container not running");
-        goto out;
-    }
+    _cleanup_fd_ int pfd = oci_state_status(l.dirfd, &l.s) == OCI_STOPPED ? -1 : pidfd_of(&l.s);
+    if (pfd < 0 && all)
+        return 0; /* --all signals every process there is: none (runc answers the same) */
+    if (pfd < 0)
+        return mxc_err(e, MXC_E_ALREADY_STOPPED, "container not running");
     oci_cgroup cg;
-    if (all && oci_cgroup_load(dirfd, &cg))
+    if (all && oci_cgroup_load(l.dirfd, &cg))
         oci_cgroup_signal(&cg, sig); /* every process in the container's cgroup (a frozen one thawed for SIGKILL) */
-    if (all && sig != SIGKILL) {
-        /* every process of the container's PID namespace (SIGKILL to its init takes them all) */
-        ino_t ns = pidns_of(s.pid);
-        DIR *d = opendir("/proc");
-        struct dirent *de;
-        while (ns && d && (de = readdir(d))) {
-            pid_t p = (pid_t)atoi(de->d_name);
-            if (p <= 0 || p == s.pid || pidns_of(p) != ns)
-                continue;
-            int f = (int)syscall(SYS_pidfd_open, p, 0);
-            if (f >= 0 && pidns_of(p) == ns)
-                syscall(SYS_pidfd_send_signal, f, sig, NULL, 0);
-            if (f >= 0)
-                close(f);
-        }
-        if (d)
-            closedir(d);
-    }
-    if (syscall(SYS_pidfd_send_signal, pfd, sig, NULL, 0) < 0) {
-        mxc_err_os(e, errno == ESRCH ? MXC_E_ALREADY_STOPPED : MXC_E_BACKEND_ERROR, "oci.kill", errno, NULL,
-                   errno == ESRCH ? "container not running" : "kill");
-        goto out;
-    }
-    rc = 0;
-out:
-    if (pfd >= 0)
-        close(pfd);
-    close(dirfd);
-    oci_state_free(&s);
-    return rc;
+    if (all && sig != SIGKILL) /* (SIGKILL to its init takes them all) */
+        signal_pid_namespace(l.s.pid, sig);
+    if (syscall(SYS_pidfd_send_signal, pfd, sig, NULL, 0) < 0)
+        return mxc_err_os(e, errno == ESRCH ? MXC_E_ALREADY_STOPPED : MXC_E_BACKEND_ERROR, "oci.kill", errno, NULL,
+                          errno == ESRCH ? "container not running" : "kill");
+    return 0;
 }
 
 static void finish(int rootfd, const char *id, const oci_state *s)
@@ -1195,7 +1228,7 @@ static void forward(int sig)
 }
 
 int oci_run(int rootfd, const char *id, const char *bundle, const char *pid_file, const char *console, int preserve,
-            bool detach, bool keep, int *status, mxc_error *e)
+            int cgroup, bool detach, bool keep, int *status, mxc_error *e)
 {
     pid_t child;
     *status = 0;
@@ -1208,7 +1241,7 @@ int oci_run(int rootfd, const char *id, const char *bundle, const char *pid_file
         }
         console = relay.path;
     }
-    if (oci_create(rootfd, id, bundle, pid_file, console, preserve, !detach, &child, e) < 0) {
+    if (oci_create(rootfd, id, bundle, pid_file, console, preserve, cgroup, !detach, &child, e) < 0) {
         oci_relay_close(&relay);
         return -1;
     }
@@ -1254,48 +1287,19 @@ int oci_run(int rootfd, const char *id, const char *bundle, const char *pid_file
     return 0;
 }
 
-static int by_id(const void *a, const void *b)
-{
-    return strcmp(json_string_value(json_object_get(*(json_t *const *)a, "id")),
-                  json_string_value(json_object_get(*(json_t *const *)b, "id")));
-}
-
-/* in the order of their ids, as runc lists them (a directory's order is the filesystem's) */
-static void sort_by_id(json_t *arr)
-{
-    size_t n = json_array_size(arr);
-    json_t **v = n ? malloc(n * sizeof *v) : NULL;
-    if (!v)
-        return;
-    for (size_t i = 0; i < n; i++)
-        v[i] = json_incref(json_array_get(arr, i));
-    qsort(v, n, sizeof *v, by_id);
-    json_array_clear(arr);
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(arr, v[i]);
-    free(v);
-}
-
+/* the store's containers, in the order of their ids, as runc lists them (oci_store_ids) */
 json_t *oci_list(int rootfd)
 {
-    json_t *out = json_array();
-    int fd = dup(rootfd);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    struct dirent *de;
-    while (d && (de = readdir(d))) {
-        if (!oci_valid_id(de->d_name))
-            continue;
+    json_t *out = json_array(), *ids = oci_store_ids(rootfd), *id;
+    size_t k;
+    json_array_foreach(ids, k, id) {
         mxc_error e = {0};
-        json_t *j = oci_query(rootfd, de->d_name, &e);
+        json_t *j = oci_query(rootfd, json_string_value(id), &e);
         if (j)
             json_array_append_new(out, j);
         mxc_error_clear(&e);
     }
-    if (d)
-        closedir(d);
-    else if (fd >= 0)
-        close(fd);
-    sort_by_id(out);
+    json_decref(ids);
     return out;
 }
 
@@ -1441,6 +1445,48 @@ static int exec_apparmor(int dirfd, json_t *proc, const oci_exec_opts *o, mxc_er
     return rc < 0 ? mxc_err(e, MXC_E_BACKEND_ERROR, "process.apparmorProfile: out of memory") : 0;
 }
 
+/* exec's --user UID[:GID] and --additional-gids set in process p's user: 0, or -1 with e set */
+static int exec_user(json_t *p, const oci_exec_opts *o, mxc_error *e)
+{
+    json_t *user = json_object_get(p, "user");
+    if (!json_is_object(user))
+        json_object_set_new(p, "user", user = json_object());
+    if (o->user) {
+        unsigned uid, gid;
+        int n = sscanf(o->user, "%u:%u", &uid, &gid);
+        if (n < 1 || strspn(o->user, "0123456789:") != strlen(o->user))
+            return mxc_err(e, MXC_E_MALFORMED_REQUEST, "--user %s: give UID[:GID] (names are not looked up)",
+                           o->user);
+        json_object_set_new(user, "uid", json_integer(uid));
+        if (n == 2)
+            json_object_set_new(user, "gid", json_integer(gid));
+    }
+    if (o->ngids) {
+        json_t *g = json_object_get(user, "additionalGids");
+        if (!json_is_array(g))
+            json_object_set_new(user, "additionalGids", g = json_array());
+        for (size_t i = 0; i < o->ngids; i++)
+            json_array_append_new(g, json_integer(strtoll(o->gids[i], NULL, 10)));
+    }
+    return 0;
+}
+
+/* exec's --cap: added to process p's bounding, effective and permitted sets */
+static void exec_caps(json_t *p, const oci_exec_opts *o)
+{
+    json_t *caps = json_object_get(p, "capabilities");
+    if (!json_is_object(caps))
+        json_object_set_new(p, "capabilities", caps = json_object());
+    const char *sets[] = {"bounding", "effective", "permitted"};
+    for (size_t k = 0; k < 3; k++) {
+        json_t *set = json_object_get(caps, sets[k]);
+        if (!json_is_array(set))
+            json_object_set_new(caps, sets[k], set = json_array());
+        for (size_t i = 0; i < o->ncaps; i++)
+            json_array_append_new(set, json_string(o->caps[i]));
+    }
+}
+
 /* The process to exec: --process FILE, or the container's own process with exec's flags. */
 static json_t *exec_process(int dirfd, const oci_state *s, const oci_exec_opts *o, mxc_error *e)
 {
@@ -1479,258 +1525,258 @@ static json_t *exec_process(int dirfd, const oci_state *s, const oci_exec_opts *
         json_object_set_new(p, "env", env = json_array());
     for (size_t i = 0; i < o->nenv; i++)
         json_array_append_new(env, json_string(o->env[i]));
-    json_t *user = json_object_get(p, "user");
-    if (!json_is_object(user))
-        json_object_set_new(p, "user", user = json_object());
-    if (o->user) {
-        unsigned uid, gid;
-        int n = sscanf(o->user, "%u:%u", &uid, &gid);
-        if (n < 1 || strspn(o->user, "0123456789:") != strlen(o->user)) {
-            json_decref(p);
-            mxc_err(e, MXC_E_MALFORMED_REQUEST, "--user %s: give UID[:GID] (names are not looked up)", o->user);
-            return NULL;
-        }
-        json_object_set_new(user, "uid", json_integer(uid));
-        if (n == 2)
-            json_object_set_new(user, "gid", json_integer(gid));
+    if (exec_user(p, o, e) < 0) {
+        json_decref(p);
+        return NULL;
     }
-    if (o->ngids) {
-        json_t *g = json_object_get(user, "additionalGids");
-        if (!json_is_array(g))
-            json_object_set_new(user, "additionalGids", g = json_array());
-        for (size_t i = 0; i < o->ngids; i++)
-            json_array_append_new(g, json_integer(strtoll(o->gids[i], NULL, 10)));
-    }
-    if (o->ncaps) {
-        json_t *caps = json_object_get(p, "capabilities");
-        if (!json_is_object(caps))
-            json_object_set_new(p, "capabilities", caps = json_object());
-        const char *sets[] = {"bounding", "effective", "permitted"};
-        for (size_t k = 0; k < 3; k++) {
-            json_t *set = json_object_get(caps, sets[k]);
-            if (!json_is_array(set))
-                json_object_set_new(caps, sets[k], set = json_array());
-            for (size_t i = 0; i < o->ncaps; i++)
-                json_array_append_new(set, json_string(o->caps[i]));
-        }
-    }
+    if (o->ncaps)
+        exec_caps(p, o);
     if (o->no_new_privs)
         json_object_set_new(p, "noNewPrivileges", json_true());
     return p;
 }
 
-int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mxc_error *e)
-{
-    int dirfd = -1;
+/* An exec's state, carried through its steps (oci_exec); exec_release undoes what is left. */
+typedef struct {
+    int rootfd, dirfd;
+    const oci_exec_opts *o;
     oci_state s;
-    *status = 0;
-    if (load(rootfd, id, &dirfd, &s, e) < 0)
-        return -1;
-    int rc = -1, pfd = -1, sv[2] = {-1, -1}, console = -1, proc_fd = -1;
-    oci_relay relay = {.listen_fd = -1, .master = -1};
-    oci_seccomp sc = {0};
-    oci_config pc;
-    memset(&pc, 0, sizeof pc);
-    json_t *proc = NULL;
-    pid_t a = -1, b = -1;
-    if (oci_state_status(dirfd, &s) == OCI_STOPPED || (pfd = pidfd_of(&s)) < 0) {
-        mxc_err(e, MXC_E_ALREADY_STOPPED, "cannot exec in a stopped container");
-        goto out;
-    }
+    int pfd, sv[2], console, proc_fd;
+    oci_relay relay;
+    oci_seccomp sc;
+    oci_config pc;       /* the process, parsed as create parses the config's */
+    json_t *proc;
     oci_cgroup cg;
-    bool has_cg = oci_cgroup_load(dirfd, &cg);
-    if (has_cg && !o->ignore_paused && oci_cgroup_frozen(&cg)) { /* runc's wording */
-        mxc_err(e, MXC_E_BACKEND_ERROR, "cannot exec in a paused container (use --ignore-paused to override)");
-        goto out;
-    }
-    bool host_net;
-    int flags = foreign_namespaces(s.pid, &host_net);
-    if (flags < 0 || !(flags & CLONE_NEWUSER) || !(flags & CLONE_NEWPID)) {
-        mxc_err(e, MXC_E_BACKEND_ERROR, "cannot read the container's namespaces");
-        goto out;
-    }
-    if (!(proc = exec_process(dirfd, &s, o, e)) || exec_apparmor(dirfd, proc, o, e) < 0 ||
-        oci_mxcnet_exec_env(dirfd, proc, e) < 0 || oci_process_parse(proc, host_net ? 0 : CLONE_NEWNET, &pc, e) < 0 ||
-        oci_apparmor_usable(pc.apparmor_profile, "process.apparmorProfile", e) < 0)
-        goto out;
+    bool has_cg, host_net;
+    int flags;           /* the container's namespaces to join (those not the runtime's) */
+    pid_t a, b;          /* the process that joins, and the one it forks (the exec'd) */
+} exec_ctx;
+
+/* exec step: a created or running container, not paused (unless --ignore-paused), its namespaces read */
+static int exec_check_container(exec_ctx *x, mxc_error *e)
+{
+    if (oci_state_status(x->dirfd, &x->s) == OCI_STOPPED || (x->pfd = pidfd_of(&x->s)) < 0)
+        return mxc_err(e, MXC_E_ALREADY_STOPPED, "cannot exec in a stopped container");
+    x->has_cg = oci_cgroup_load(x->dirfd, &x->cg);
+    if (x->has_cg && !x->o->ignore_paused && oci_cgroup_frozen(&x->cg)) /* runc's wording */
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "cannot exec in a paused container (use --ignore-paused to override)");
+    x->flags = foreign_namespaces(x->s.pid, &x->host_net);
+    if (x->flags < 0 || !(x->flags & CLONE_NEWUSER) || !(x->flags & CLONE_NEWPID))
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "cannot read the container's namespaces");
+    return 0;
+}
+
+/* exec step: the process to run, parsed and checked as create's; the container's seccomp profile;
+ * its ids mapped in the container's user namespace */
+static int exec_prepare_process(exec_ctx *x, mxc_error *e)
+{
+    const oci_exec_opts *o = x->o;
+    if (!(x->proc = exec_process(x->dirfd, &x->s, o, e)) || exec_apparmor(x->dirfd, x->proc, o, e) < 0 ||
+        oci_mxcnet_exec_env(x->dirfd, x->proc, e) < 0 ||
+        oci_process_parse(x->proc, x->host_net ? 0 : CLONE_NEWNET, &x->pc, e) < 0 ||
+        oci_apparmor_usable(x->pc.apparmor_profile, "process.apparmorProfile", e) < 0)
+        return -1;
     /* the host's /proc for the AppArmor exec attribute, before the container's namespaces are joined */
-    if (pc.apparmor_profile && (proc_fd = oci_apparmor_proc()) < 0) {
-        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.exec", -proc_fd, NULL, "process.apparmorProfile: the host's /proc");
-        goto out;
-    }
+    if (x->pc.apparmor_profile && (x->proc_fd = oci_apparmor_proc("oci.exec", e)) < 0)
+        return -1;
     /* the container's own seccomp profile binds its exec'd processes too */
-    {
-        json_t *doc = saved_config(dirfd);
-        int r = oci_seccomp_compile_cached(rootfd, json_object_get(json_object_get(doc, "linux"), "seccomp"), &sc, e);
-        json_decref(doc);
-        if (r < 0)
-            goto out;
-    }
+    json_t *doc = saved_config(x->dirfd);
+    int r = oci_seccomp_compile_cached(x->rootfd, json_object_get(json_object_get(doc, "linux"), "seccomp"), &x->sc,
+                                       e);
+    json_decref(doc);
+    if (r < 0)
+        return -1;
     oci_idmap um[OCI_MAX_IDMAPS], gm[OCI_MAX_IDMAPS];
-    size_t nu = read_map(s.pid, "uid_map", um), ng = read_map(s.pid, "gid_map", gm);
+    size_t nu = read_map(x->s.pid, "uid_map", um), ng = read_map(x->s.pid, "gid_map", gm);
     unsigned h;
-    bool mapped = oci_map_id(um, nu, pc.uid, &h) && oci_map_id(gm, ng, pc.gid, &h);
-    for (size_t i = 0; mapped && i < pc.ngids; i++)
-        mapped = oci_map_id(gm, ng, pc.gids[i], &h);
-    if (!mapped) {
-        mxc_err(e, MXC_E_POLICY_VALIDATION, "process.user %u:%u (or an additional gid) is not mapped in the "
-                "container's user namespace", pc.uid, pc.gid);
-        goto out;
-    }
+    bool mapped = oci_map_id(um, nu, x->pc.uid, &h) && oci_map_id(gm, ng, x->pc.gid, &h);
+    for (size_t i = 0; mapped && i < x->pc.ngids; i++)
+        mapped = oci_map_id(gm, ng, x->pc.gids[i], &h);
+    if (!mapped)
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "process.user %u:%u (or an additional gid) is not mapped in the "
+                       "container's user namespace", x->pc.uid, x->pc.gid);
+    return 0;
+}
+
+/* exec step: the process's terminal (a relayed pty, or --console-socket) and --preserve-fds */
+static int exec_open_console(exec_ctx *x, mxc_error *e)
+{
+    const oci_exec_opts *o = x->o;
     /* a terminal, not detached, no --console-socket: mxc-oci relays the pty (relay.h) */
-    if (pc.terminal && !o->console && !o->detach && oci_relay_open(&relay, e) < 0)
-        goto out;
-    if ((console = console_connect(relay.listen_fd >= 0 ? relay.path : o->console, pc.terminal, e)) < 0 && e->code)
-        goto out;
-    if (oci_check_preserved(o->preserve, e) < 0)
-        goto out;
+    if (x->pc.terminal && !o->console && !o->detach && oci_relay_open(&x->relay, e) < 0)
+        return -1;
+    const char *path = x->relay.listen_fd >= 0 ? x->relay.path : o->console;
+    if ((x->console = console_connect(path, x->pc.terminal, e)) < 0 && e->code)
+        return -1;
+    return oci_check_preserved(o->preserve, e);
+}
+
+/* exec's joining child: not dumpable, in the container's cgroup, then its namespaces; forks the
+ * process (oci_exec_main) and says its pid ('P') or why not ('E').  Never returns. */
+static void exec_join(exec_ctx *x)
+{
+    int sock = x->sv[1];
+    close(x->sv[0]);
+    /* not dumpable before anything of the container can see us (CVE-2019-5736: /proc/PID/exe) */
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    char msg[256];
+    mxc_error ce = {0};
+    if (x->has_cg && oci_cgroup_enter(&x->cg, 0, &ce) < 0) { /* its cgroup before its cgroup namespace */
+        snprintf(msg, sizeof msg, "E%.250s", ce.message);
+        send(sock, msg, strlen(msg), MSG_NOSIGNAL);
+        _exit(1);
+    }
+    if (setns(x->pfd, x->flags) < 0) {
+        snprintf(msg, sizeof msg, "Ejoining the container's namespaces: %s", strerror(errno));
+        send(sock, msg, strlen(msg), MSG_NOSIGNAL);
+        _exit(1);
+    }
+    pid_t c = fork();
+    if (c == 0)
+        oci_exec_main(&x->pc, &x->sc, sock, x->console, x->o->preserve, x->host_net, x->proc_fd);
+    if (c < 0)
+        snprintf(msg, sizeof msg, "Efork: %s", strerror(errno));
+    else
+        snprintf(msg, sizeof msg, "P%d", (int)c);
+    send(sock, msg, strlen(msg), MSG_NOSIGNAL);
+    _exit(c < 0);
+}
+
+/* exec step: the joining child forked (exec_join); its answer, then the exec'd process's
+ * (EOF: the exec happened, the socket being close-on-exec) */
+static int exec_spawn(exec_ctx *x, mxc_error *e)
+{
     /* the exec'd process is re-parented to us when its first parent (the one that joins) exits */
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.exec", errno, NULL, "socketpair");
-        goto out;
-    }
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, x->sv) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.exec", errno, NULL, "socketpair");
     fflush(NULL);
-    a = fork();
-    if (a == 0) {
-        close(sv[0]);
-        /* not dumpable before anything of the container can see us (CVE-2019-5736: /proc/PID/exe) */
-        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-        char msg[256];
-        mxc_error ce = {0};
-        if (has_cg && oci_cgroup_enter(&cg, 0, &ce) < 0) { /* its cgroup before its cgroup namespace */
-            snprintf(msg, sizeof msg, "E%.250s", ce.message);
-            send(sv[1], msg, strlen(msg), MSG_NOSIGNAL);
-            _exit(1);
-        }
-        if (setns(pfd, flags) < 0) {
-            snprintf(msg, sizeof msg, "Ejoining the container's namespaces: %s", strerror(errno));
-            send(sv[1], msg, strlen(msg), MSG_NOSIGNAL);
-            _exit(1);
-        }
-        pid_t c = fork();
-        if (c == 0)
-            oci_exec_main(&pc, &sc, sv[1], console, o->preserve, host_net, proc_fd);
-        if (c < 0)
-            snprintf(msg, sizeof msg, "Efork: %s", strerror(errno));
-        else
-            snprintf(msg, sizeof msg, "P%d", (int)c);
-        send(sv[1], msg, strlen(msg), MSG_NOSIGNAL);
-        _exit(c < 0);
-    }
-    close(sv[1]);
-    sv[1] = -1;
-    if (a < 0) {
-        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.exec", errno, NULL, "fork");
-        goto out;
-    }
+    x->a = fork();
+    if (x->a == 0)
+        exec_join(x);
+    close(x->sv[1]);
+    x->sv[1] = -1;
+    if (x->a < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.exec", errno, NULL, "fork");
     char msg[1100];
-    ssize_t n = recv(sv[0], msg, sizeof msg - 1, 0);
+    ssize_t n = recv(x->sv[0], msg, sizeof msg - 1, 0);
     msg[n > 0 ? n : 0] = '\0';
-    waitpid(a, NULL, 0);
-    a = -1;
-    if (n <= 1 || msg[0] != 'P') {
-        mxc_err(e, MXC_E_BACKEND_ERROR, "%s", n > 1 && msg[0] == 'E' ? msg + 1 : "exec: the joining process died");
-        goto out;
-    }
-    b = (pid_t)atoi(msg + 1);
-    n = recv(sv[0], msg, sizeof msg - 1, 0); /* EOF: the exec happened (the socket is close-on-exec) */
+    waitpid(x->a, NULL, 0);
+    x->a = -1;
+    if (n <= 1 || msg[0] != 'P')
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "%s",
+                       n > 1 && msg[0] == 'E' ? msg + 1 : "exec: the joining process died");
+    x->b = (pid_t)atoi(msg + 1);
+    n = recv(x->sv[0], msg, sizeof msg - 1, 0); /* EOF: the exec happened (the socket is close-on-exec) */
     msg[n > 0 ? n : 0] = '\0';
     if (n > 0) {
         mxc_err(e, MXC_E_BACKEND_ERROR, "%s", msg[0] == 'E' ? msg + 1 : "exec: protocol error");
-        waitpid(b, NULL, 0);
-        b = -1;
-        goto out;
+        waitpid(x->b, NULL, 0);
+        x->b = -1;
+        return -1;
     }
-    if (relay.listen_fd >= 0 && oci_relay_receive(&relay, e) < 0)
-        goto out;
-    if (o->pid_file && write_pid_file(o->pid_file, b, e) < 0)
-        goto out;
-    rc = 0;
-    if (relay.master >= 0) {
-        int bfd = (int)syscall(SYS_pidfd_open, b, 0);
+    if (x->relay.listen_fd >= 0 && oci_relay_receive(&x->relay, e) < 0)
+        return -1;
+    return x->o->pid_file ? write_pid_file(x->o->pid_file, x->b, e) : 0;
+}
+
+/* exec's last step, which cannot fail: the pty relayed until the process ends, and unless
+ * detached, the process waited for (signals forwarded) and its status */
+static void exec_wait(exec_ctx *x, int *status)
+{
+    if (x->relay.master >= 0) {
+        int bfd = (int)syscall(SYS_pidfd_open, x->b, 0);
         if (bfd >= 0) {
-            oci_relay_copy(&relay, bfd);
+            oci_relay_copy(&x->relay, bfd);
             close(bfd);
         }
-        oci_relay_close(&relay);
+        oci_relay_close(&x->relay);
     }
-    if (!o->detach) {
-        run_child = b;
+    if (!x->o->detach) {
+        run_child = x->b;
         const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
         for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
             sigaction(sigs[i], &(struct sigaction){.sa_handler = forward, .sa_flags = SA_RESTART}, NULL);
         int ws;
-        while (waitpid(b, &ws, 0) < 0 && errno == EINTR)
+        while (waitpid(x->b, &ws, 0) < 0 && errno == EINTR)
             ;
         *status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
     }
-    b = -1;
-out:
-    if (a > 0)
-        waitpid(a, NULL, 0);
-    if (b > 0) {
-        kill(b, SIGKILL);
-        waitpid(b, NULL, 0);
+    x->b = -1;
+}
+
+/* What an exec holds, released (a process left half-made killed). */
+static void exec_release(exec_ctx *x)
+{
+    if (x->a > 0)
+        waitpid(x->a, NULL, 0);
+    if (x->b > 0) {
+        kill(x->b, SIGKILL);
+        waitpid(x->b, NULL, 0);
     }
-    for (int i = 0; i < 2; i++)
-        if (sv[i] >= 0)
-            close(sv[i]);
-    if (pfd >= 0)
-        close(pfd);
-    if (console >= 0)
-        close(console);
-    if (proc_fd >= 0)
-        close(proc_fd);
-    oci_relay_close(&relay);
-    oci_seccomp_free(&sc);
-    json_decref(proc);
-    oci_config_free(&pc);
-    close(dirfd);
-    oci_state_free(&s);
-    return rc;
+    int fds[] = {x->sv[0], x->sv[1], x->pfd, x->console, x->proc_fd, x->dirfd};
+    for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    oci_relay_close(&x->relay);
+    oci_seccomp_free(&x->sc);
+    json_decref(x->proc);
+    oci_config_free(&x->pc);
+    oci_state_free(&x->s);
+}
+
+static int (*const exec_steps[])(exec_ctx *, mxc_error *) = {
+    exec_check_container, exec_prepare_process, exec_open_console, exec_spawn,
+};
+
+int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mxc_error *e)
+{
+    exec_ctx x = {.rootfd = rootfd, .dirfd = -1, .o = o, .pfd = -1, .sv = {-1, -1}, .console = -1, .proc_fd = -1,
+                  .relay = {.listen_fd = -1, .master = -1}, .a = -1, .b = -1};
+    *status = 0;
+    if (load(rootfd, id, &x.dirfd, &x.s, e) < 0)
+        return -1;
+    int rc = 0;
+    for (size_t s = 0; rc == 0 && s < sizeof exec_steps / sizeof exec_steps[0]; s++)
+        rc = exec_steps[s](&x, e);
+    if (rc == 0)
+        exec_wait(&x, status);
+    exec_release(&x);
+    return rc < 0 ? -1 : 0;
 }
 
 json_t *oci_ps(int rootfd, const char *id, mxc_error *e)
 {
-    int dirfd = -1;
-    oci_state s;
-    if (load(rootfd, id, &dirfd, &s, e) < 0)
+    _cleanup_loaded_ loaded l = {.dirfd = -1};
+    if (load(rootfd, id, &l.dirfd, &l.s, e) < 0)
         return NULL;
-    json_t *out = NULL;
-    ino_t ns = oci_state_status(dirfd, &s) == OCI_STOPPED ? 0 : pidns_of(s.pid);
-    if (!ns) { /* stopped: its PID namespace went with its init, nothing is left (runc answers the same) */
-        out = json_array();
-        goto done;
-    }
+    pid_t init = l.s.pid;
+    ino_t ns = oci_state_status(l.dirfd, &l.s) == OCI_STOPPED ? 0 : pidns_of(init);
+    json_t *out = json_array();
+    if (!ns) /* stopped: its PID namespace went with its init, nothing is left (runc answers the same) */
+        return out;
     /* every process of the container's cgroup (or, without one, of its PID namespace), by host pid, the init
      * first */
+    json_array_append_new(out, json_integer(init));
     oci_cgroup cg;
-    json_t *in_cg = oci_cgroup_load(dirfd, &cg) ? oci_cgroup_pids(&cg) : NULL;
+    json_t *in_cg = oci_cgroup_load(l.dirfd, &cg) ? oci_cgroup_pids(&cg) : NULL;
     if (in_cg) {
-        out = json_array();
-        json_array_append_new(out, json_integer(s.pid));
         size_t k;
         json_t *p;
         json_array_foreach(in_cg, k, p)
-            if (json_integer_value(p) != s.pid)
+            if (json_integer_value(p) != init)
                 json_array_append(out, p);
         json_decref(in_cg);
-        goto done;
+        return out;
     }
-    out = json_array();
-    json_array_append_new(out, json_integer(s.pid));
     DIR *d = opendir("/proc");
     struct dirent *de;
     while (d && (de = readdir(d))) {
         pid_t p = (pid_t)atoi(de->d_name);
-        if (p > 0 && p != s.pid && pidns_of(p) == ns)
+        if (p > 0 && p != init && pidns_of(p) == ns)
             json_array_append_new(out, json_integer(p));
     }
     if (d)
         closedir(d);
-done:
-    close(dirfd);
-    oci_state_free(&s);
     return out;
 }

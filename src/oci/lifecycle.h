@@ -4,7 +4,9 @@
  * written, the detached trees made and passed, the state saved), start
  * (the fifo read, with a pidfd on the init), state, kill, delete, run,
  * list, and the documents of features and spec.  Errors use runc's
- * wording where callers parse it. */
+ * wording where callers parse it.  create and exec run as named steps over
+ * one context each (lifecycle.c: create_steps, exec_steps), a failed step
+ * rolled back by the one rollback. */
 #ifndef MXC_OCI_LIFECYCLE_H
 #define MXC_OCI_LIFECYCLE_H
 
@@ -17,9 +19,11 @@
 /* create; with keep, the init stays this process's child (run) and *child names it. */
 /* console: --console-socket (with process.terminal), or NULL; preserve:
  * --preserve-fds, fds 3..3+preserve-1 passed to the process (never a
- * directory or an O_PATH descriptor: a way out of the rootfs). */
+ * directory or an O_PATH descriptor: a way out of the rootfs); cgroup: the
+ * backend the container's cgroup is given (--cgroup-manager: cgroup.h's
+ * OCI_CGROUP_HOST, or MXC_CGROUP_NONE: none is made). */
 int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_file, const char *console,
-               int preserve, bool keep, pid_t *child, mxc_error *e);
+               int preserve, int cgroup, bool keep, pid_t *child, mxc_error *e);
 int oci_start(int rootfd, const char *id, mxc_error *e);
 json_t *oci_query(int rootfd, const char *id, mxc_error *e);
 int oci_kill(int rootfd, const char *id, int sig, bool all, mxc_error *e);
@@ -31,7 +35,7 @@ int oci_delete(int rootfd, const char *id, bool force, mxc_error *e);
 int oci_check_preserved(int n, mxc_error *e);
 /* keep: (not detached) the stopped container stays until delete (runc's --keep) */
 int oci_run(int rootfd, const char *id, const char *bundle, const char *pid_file, const char *console, int preserve,
-            bool detach, bool keep, int *status, mxc_error *e);
+            int cgroup, bool detach, bool keep, int *status, mxc_error *e);
 typedef struct {
     const char *process_file;            /* --process FILE; else args with the flags below */
     char **args; size_t nargs;

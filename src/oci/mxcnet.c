@@ -16,7 +16,6 @@
 #include "cninet.h"
 #include "net.h"
 #include "nodelocal.h"
-#include "request.h"
 #include "store.h"
 
 /* "annotations: KEY: " before the engine's message (its code and remediation kept). */

@@ -23,7 +23,8 @@
 
 #include "config.h"
 #include "error.h"
-#include "plan.h"
+#include "front.h"
+#include "net.h"
 
 #define OCI_MXC_PREFIX "io.mxc."
 #define OCI_MXC_VERSION "io.mxc.version"

@@ -24,7 +24,7 @@
 #include <jansson.h>
 
 #include "error.h"
-#include "request.h"
+#include "front.h"
 
 #define OCI_ALLOW_NODE_LOCAL_ENV "MXC_OCI_ALLOW_NODE_LOCAL"
 

@@ -33,7 +33,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "hostpath.h"
+#include "front.h"
 
 #define MAX_LAYERS 128
 
@@ -104,14 +104,15 @@ static char *mount_options(unsigned long long id, bool *at_root, char **fstype)
 static int resolve_layer(const char *root_path, const char *key, const char *path, const char *what, int *dir,
                          mxc_error *e)
 {
-    char canon[PATH_MAX], why[512] = "", msg[PATH_MAX + 600];
+    char canon[PATH_MAX], msg[PATH_MAX + 600];
+    mxc_error why = {0};
     if (path[0] != '/') {
         snprintf(msg, sizeof msg, "%s=%s", key, path);
         return refuse(e, root_path, "a relative layer path (resolved in the mounter's working directory)", msg);
     }
     mxc_hostpath_rules rules = {.claims = true};
     int fd = -1, d = -1;
-    int r = mxc_hostpath_resolve(&rules, path, true, canon, sizeof canon, &fd, &d, why, sizeof why);
+    int r = mxc_hostpath_resolve(&rules, path, true, canon, sizeof canon, &fd, &d, &why);
     struct stat st;
     if (r < 0 || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
         if (r == 0) {
@@ -119,7 +120,8 @@ static int resolve_layer(const char *root_path, const char *key, const char *pat
             close(d);
         } else if (d >= 0)
             close(d);
-        snprintf(msg, sizeof msg, "%s=%s: %s", key, path, why[0] ? why : r < 0 ? strerror(-r) : "not a directory");
+        snprintf(msg, sizeof msg, "%s=%s: %s", key, path,
+                 why.message[0] ? why.message : r < 0 ? strerror(-r) : "not a directory");
         return refuse(e, root_path, "a layer", msg);
     }
     if (mxc_hostpath_check_grant(canon, what, e) < 0) {
@@ -216,10 +218,192 @@ static int set_fd(int fs, const char *key, int fd, const char *root_path, mxc_er
                       "root.path %s: an idmapped overlay layer (%s) by descriptor", root_path, key);
 }
 
-int oci_overlay_rootfs(int rootfs, const char *root_path, const char *id, int userns, unsigned uid, unsigned gid,
-                       int *tree, mxc_error *e)
+/* The overlay being re-made: what its options named, and the descriptors held until it is mounted. */
+typedef struct {
+    const char *root_path;
+    int fs, lower[MAX_LAYERS], nlower, upper, work, updir, wdir, clone, ufd, wfd;
+    char *lowerdirs, *upperdir, *workdir; /* in the options' copy */
+    const char *pass_key[16], *pass_val[16];
+    size_t npass;
+} overlay;
+
+/* One option of the original mount (key "=" val, or a flag): a layer, or one repeated as it is. */
+static int take_option(overlay *ov, char *o, mxc_error *e)
 {
-    *tree = -1;
+    char *eq = strchr(o, '=');
+    if (eq)
+        *eq = '\0';
+    char *val = eq ? eq + 1 : NULL;
+    if (val && !unescape(val))
+        return refuse(e, ov->root_path, "an option the kernel showed escaped in a way not understood", o);
+    if (!strcmp(o, "rw") || !strcmp(o, "ro"))
+        return 0;
+    if (!strcmp(o, "lowerdir") && val)
+        ov->lowerdirs = val;
+    else if (!strcmp(o, "upperdir") && val)
+        ov->upperdir = val;
+    else if (!strcmp(o, "workdir") && val)
+        ov->workdir = val;
+    else {
+        bool ok = false;
+        for (size_t i = 0; i < sizeof PASS / sizeof PASS[0]; i++)
+            ok |= !strcmp(o, PASS[i]);
+        if (!ok || ov->npass == 16)
+            return refuse(e, ov->root_path,
+                          !strcmp(o, "lowerdir+") || !strcmp(o, "datadir+")
+                              ? "layers given by descriptor or appended (the kernel shows them relative to a mount "
+                                "mxc-oci cannot see)"
+                              : "an overlay option not known to be safe to repeat",
+                          o);
+        ov->pass_key[ov->npass] = o;
+        ov->pass_val[ov->npass++] = val;
+    }
+    return 0;
+}
+
+/* The options: layers, and those repeated as they are; the layer paths checked for what cannot be
+ * given again. */
+static int take_options(overlay *ov, char *opts, mxc_error *e)
+{
+    char *save;
+    for (char *o = strtok_r(opts, ",", &save); o; o = strtok_r(NULL, ",", &save))
+        if (take_option(ov, o, e) < 0)
+            return -1;
+    if (!ov->lowerdirs || !ov->upperdir != !ov->workdir)
+        return refuse(e, ov->root_path, "its options name no lower layer, or an upper layer without a work directory",
+                      NULL);
+    if (strchr(ov->lowerdirs, '\\'))
+        return refuse(e, ov->root_path, "a layer path with an escaped character", ov->lowerdirs);
+    if (ov->upperdir && (strchr(ov->upperdir, '\\') || strchr(ov->workdir, '\\')))
+        return refuse(e, ov->root_path, "a layer path with an escaped character", ov->upperdir);
+    return 0;
+}
+
+/* Lower layers, top first, each an idmapped clone given by descriptor. */
+static int add_lowers(overlay *ov, int userns, mxc_error *e)
+{
+    for (char *l = ov->lowerdirs, *next; l; l = next) {
+        next = strchr(l, ':');
+        if (next)
+            *next++ = '\0';
+        if (!*l)
+            return refuse(e, ov->root_path, "data-only lower layers (\"::\")", NULL);
+        if (ov->nlower == MAX_LAYERS)
+            return refuse(e, ov->root_path, "more than 128 lower layers", NULL);
+        int fd = resolve_layer(ov->root_path, "lowerdir", l, "read-only", NULL, e);
+        if (fd < 0)
+            return -1;
+        int t = idmapped(fd, userns);
+        close(fd);
+        if (t < 0)
+            return mxc_err_os(e, MXC_E_UNSUPPORTED_CONTAINMENT, "oci.overlay", -t, NULL,
+                              "root.path %s: lower layer %s cannot be mounted idmapped", ov->root_path, l);
+        ov->lower[ov->nlower++] = t;
+        if (set_fd(ov->fs, "lowerdir+", t, ov->root_path, e) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The last name of what fd names as resolved (a followed link's target: the fd's own, read back by
+ * /proc) into buf; else given's last name. */
+static const char *resolved_name(int fd, const char *given, char *buf, size_t bufsz)
+{
+    char link[64], target[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, target, sizeof target - 1);
+    if (n <= 0)
+        return strrchr(given, '/') + 1;
+    target[n] = '\0';
+    snprintf(buf, bufsz, "%s", strrchr(target, '/') + 1);
+    return buf;
+}
+
+/* A work directory of the container's own, inside the engine's (ework): the engine's overlay is still
+ * mounted and a second mount would empty its work/work under it (and a volatile one's
+ * incompat/volatile marker refuses any second mount); removed with the engine's storage, and a
+ * leftover of this id's is removed first. */
+static int own_workdir(overlay *ov, int ework, const char *id, mxc_error *e)
+{
+    char own[NAME_MAX + 1];
+    snprintf(own, sizeof own, "mxc-oci-%.200s", id);
+    remove_tree(ov->wfd, own, 0);
+    if (mkdirat(ov->wfd, own, 0700) < 0 ||
+        (ov->work = openat(ework, own, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.overlay", errno, NULL, "root.path %s: a work directory %s/%s",
+                          ov->root_path, ov->workdir, own);
+    return 0;
+}
+
+/* Upper and work: one idmapped clone of the directory holding both (overlay wants them on one mount). */
+static int add_upper(overlay *ov, int userns, const char *id, mxc_error *e)
+{
+    const char *root_path = ov->root_path;
+    if ((ov->ufd = resolve_layer(root_path, "upperdir", ov->upperdir, "read-write", &ov->updir, e)) < 0 ||
+        (ov->wfd = resolve_layer(root_path, "workdir", ov->workdir, "read-write", &ov->wdir, e)) < 0)
+        return -1;
+    if (!same(ov->updir, ov->wdir))
+        return refuse(e, root_path, "the upper and work directories are not in one directory", ov->upperdir);
+    if ((ov->clone = idmapped(ov->updir, userns)) < 0)
+        return mxc_err_os(e, MXC_E_UNSUPPORTED_CONTAINMENT, "oci.overlay", -ov->clone, NULL,
+                          "root.path %s: the upper layer's directory cannot be mounted idmapped", root_path);
+    char unb[NAME_MAX + 1], wnb[NAME_MAX + 1];
+    const char *un = resolved_name(ov->ufd, ov->upperdir, unb, sizeof unb),
+               *wn = resolved_name(ov->wfd, ov->workdir, wnb, sizeof wnb);
+    ov->upper = openat(ov->clone, un, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int ework = openat(ov->clone, wn, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int rc;
+    if (ov->upper < 0 || ework < 0 || !same(ov->upper, ov->ufd) || !same(ework, ov->wfd))
+        rc = refuse(e, root_path, "the upper or work directory is not on the mount of the directory holding it",
+                    ov->upperdir);
+    else
+        rc = own_workdir(ov, ework, id, e);
+    if (ework >= 0)
+        close(ework);
+    if (rc < 0)
+        return -1;
+    if (set_fd(ov->fs, "upperdir", ov->upper, root_path, e) < 0 || set_fd(ov->fs, "workdir", ov->work, root_path, e) < 0)
+        return -1;
+    return 0;
+}
+
+/* The options repeated as they are, the overlay created with its own credentials (create_as) and
+ * mounted, and checked to be the same: its root's inode is the upper's (or the top lower's). */
+static int make_overlay(overlay *ov, int rootfs, unsigned uid, unsigned gid, int *tree, mxc_error *e)
+{
+    const char *root_path = ov->root_path;
+    for (size_t i = 0; i < ov->npass; i++)
+        if ((ov->pass_val[i] ? fsconfig(ov->fs, FSCONFIG_SET_STRING, ov->pass_key[i], ov->pass_val[i], 0)
+                             : fsconfig(ov->fs, FSCONFIG_SET_FLAG, ov->pass_key[i], NULL, 0)) < 0)
+            return mxc_err_os(e, MXC_E_UNSUPPORTED_CONTAINMENT, "oci.overlay", errno, NULL, "root.path %s: option %s",
+                              root_path, ov->pass_key[i]);
+    if (create_as(ov->fs, uid, gid) < 0) {
+        int err = errno;
+        char why[256] = "";
+        ssize_t n = read(ov->fs, why, sizeof why - 1); /* the kernel's own message, "e overlayfs: ..." */
+        why[n > 0 ? n : 0] = '\0';
+        why[strcspn(why, "\n")] = '\0';
+        return mxc_err_os(e, MXC_E_UNSUPPORTED_CONTAINMENT, "oci.overlay", err, NULL,
+                          "root.path %s: the kernel refused the overlay of idmapped layers%s%s (its log says why)",
+                          root_path, why[0] ? ": " : "", why);
+    }
+    int mnt = fsmount(ov->fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NODEV);
+    if (mnt < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.overlay", errno, NULL, "root.path %s: fsmount", root_path);
+    struct stat a, b;
+    if (fstat(mnt, &a) < 0 || fstat(rootfs, &b) < 0 || a.st_ino != b.st_ino) {
+        close(mnt);
+        return refuse(e, root_path, "the layers its options name now make another overlay (a layer path was changed)",
+                      NULL);
+    }
+    *tree = mnt;
+    return 0;
+}
+
+/* The mount at root.path: an overlay's root (1, its mount id in *mnt_id), not an overlay (0), or
+ * refused (-1). */
+static int overlay_mount_id(int rootfs, const char *root_path, unsigned long long *mnt_id, mxc_error *e)
+{
     struct statfs sfs;
     if (fstatfs(rootfs, &sfs) < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.rootfs", errno, NULL, "root.path %s", root_path);
@@ -230,199 +414,37 @@ int oci_overlay_rootfs(int rootfs, const char *root_path, const char *id, int us
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.rootfs", errno, NULL, "root.path %s: its mount id", root_path);
     if ((sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) && !(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
         return refuse(e, root_path, "it is a directory inside the overlay, not the root of its mount", NULL);
+    *mnt_id = sx.stx_mnt_id;
+    return 1;
+}
+
+int oci_overlay_rootfs(int rootfs, const char *root_path, const char *id, int userns, unsigned uid, unsigned gid,
+                       int *tree, mxc_error *e)
+{
+    *tree = -1;
+    unsigned long long mnt_id = 0;
+    int is = overlay_mount_id(rootfs, root_path, &mnt_id, e);
+    if (is <= 0)
+        return is;
     bool at_root = false;
-    char *type = NULL, *opts = mount_options(sx.stx_mnt_id, &at_root, &type);
-    int rc = -1, fs = -1, lower[MAX_LAYERS], nlower = 0, upper = -1, work = -1, updir = -1, wdir = -1, clone = -1;
-    int ufd = -1, wfd = -1;
-    char *lowerdirs = NULL, *upperdir = NULL, *workdir = NULL;
-    const char *pass_key[16], *pass_val[16];
-    size_t npass = 0;
-    if (!opts || !type || strcmp(type, "overlay")) {
+    char *type = NULL, *opts = mount_options(mnt_id, &at_root, &type);
+    overlay ov = {.root_path = root_path, .fs = -1, .upper = -1, .work = -1, .updir = -1, .wdir = -1, .clone = -1,
+                  .ufd = -1, .wfd = -1};
+    int rc = -1;
+    if (!opts || !type || strcmp(type, "overlay"))
         mxc_err(e, MXC_E_BACKEND_ERROR, "root.path %s: its mount (id %llu) is not in /proc/self/mountinfo as an "
-                "overlay", root_path, (unsigned long long)sx.stx_mnt_id);
-        goto out;
-    }
-    if (!at_root) {
+                "overlay", root_path, mnt_id);
+    else if (!at_root)
         refuse(e, root_path, "the mount is a bind of a directory inside an overlay", NULL);
-        goto out;
+    else if (take_options(&ov, opts, e) == 0) {
+        if ((ov.fs = fsopen("overlay", FSOPEN_CLOEXEC)) < 0)
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.overlay", errno, NULL, "root.path %s: fsopen(overlay)", root_path);
+        else if (add_lowers(&ov, userns, e) == 0 && (!ov.upperdir || add_upper(&ov, userns, id, e) == 0))
+            rc = make_overlay(&ov, rootfs, uid, gid, tree, e);
     }
-    /* the options: layers, and those repeated as they are */
-    char *save;
-    for (char *o = strtok_r(opts, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(o, '=');
-        if (eq)
-            *eq = '\0';
-        char *val = eq ? eq + 1 : NULL;
-        if (val && !unescape(val)) {
-            refuse(e, root_path, "an option the kernel showed escaped in a way not understood", o);
-            goto out;
-        }
-        if (!strcmp(o, "rw") || !strcmp(o, "ro"))
-            continue;
-        if (!strcmp(o, "lowerdir") && val)
-            lowerdirs = val;
-        else if (!strcmp(o, "upperdir") && val)
-            upperdir = val;
-        else if (!strcmp(o, "workdir") && val)
-            workdir = val;
-        else {
-            bool ok = false;
-            for (size_t i = 0; i < sizeof PASS / sizeof PASS[0]; i++)
-                ok |= !strcmp(o, PASS[i]);
-            if (!ok || npass == 16) {
-                refuse(e, root_path,
-                       !strcmp(o, "lowerdir+") || !strcmp(o, "datadir+")
-                           ? "layers given by descriptor or appended (the kernel shows them relative to a mount "
-                             "mxc-oci cannot see)"
-                           : "an overlay option not known to be safe to repeat",
-                       o);
-                goto out;
-            }
-            pass_key[npass] = o;
-            pass_val[npass++] = val;
-        }
-    }
-    if (!lowerdirs || !upperdir != !workdir) {
-        refuse(e, root_path, "its options name no lower layer, or an upper layer without a work directory", NULL);
-        goto out;
-    }
-    for (const char *s = lowerdirs; *s; s++)
-        if (*s == '\\') {
-            refuse(e, root_path, "a layer path with an escaped character", lowerdirs);
-            goto out;
-        }
-    if (upperdir && (strchr(upperdir, '\\') || strchr(workdir, '\\'))) {
-        refuse(e, root_path, "a layer path with an escaped character", upperdir);
-        goto out;
-    }
-    fs = fsopen("overlay", FSOPEN_CLOEXEC);
-    if (fs < 0) {
-        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.overlay", errno, NULL, "root.path %s: fsopen(overlay)", root_path);
-        goto out;
-    }
-    /* lower layers, top first, each an idmapped clone given by descriptor */
-    for (char *l = lowerdirs, *next; l; l = next) {
-        next = strchr(l, ':');
-        if (next)
-            *next++ = '\0';
-        if (!*l) {
-            refuse(e, root_path, "data-only lower layers (\"::\")", NULL);
-            goto out;
-        }
-        if (nlower == MAX_LAYERS) {
-            refuse(e, root_path, "more than 128 lower layers", NULL);
-            goto out;
-        }
-        int fd = resolve_layer(root_path, "lowerdir", l, "read-only", NULL, e);
-        if (fd < 0)
-            goto out;
-        lower[nlower] = idmapped(fd, userns);
-        close(fd);
-        if (lower[nlower] < 0) {
-            mxc_err_os(e, MXC_E_UNSUPPORTED_CONTAINMENT, "oci.overlay", -lower[nlower], NULL,
-                       "root.path %s: lower layer %s cannot be mounted idmapped", root_path, l);
-            goto out;
-        }
-        if (set_fd(fs, "lowerdir+", lower[nlower++], root_path, e) < 0)
-            goto out;
-    }
-    /* upper and work: one idmapped clone of the directory holding both (overlay wants them on one mount) */
-    if (upperdir) {
-        if ((ufd = resolve_layer(root_path, "upperdir", upperdir, "read-write", &updir, e)) < 0 ||
-            (wfd = resolve_layer(root_path, "workdir", workdir, "read-write", &wdir, e)) < 0)
-            goto out;
-        if (!same(updir, wdir)) {
-            refuse(e, root_path, "the upper and work directories are not in one directory", upperdir);
-            goto out;
-        }
-        if ((clone = idmapped(updir, userns)) < 0) {
-            mxc_err_os(e, MXC_E_UNSUPPORTED_CONTAINMENT, "oci.overlay", -clone, NULL,
-                       "root.path %s: the upper layer's directory cannot be mounted idmapped", root_path);
-            goto out;
-        }
-        const char *un = strrchr(upperdir, '/') + 1, *wn = strrchr(workdir, '/') + 1;
-        char unb[NAME_MAX + 1], wnb[NAME_MAX + 1];
-        /* the names as resolved (a followed link's target): the fds' own, read back by /proc */
-        char link[64], target[PATH_MAX];
-        snprintf(link, sizeof link, "/proc/self/fd/%d", ufd);
-        ssize_t n = readlink(link, target, sizeof target - 1);
-        if (n > 0) {
-            target[n] = '\0';
-            snprintf(unb, sizeof unb, "%s", strrchr(target, '/') + 1);
-            un = unb;
-        }
-        snprintf(link, sizeof link, "/proc/self/fd/%d", wfd);
-        n = readlink(link, target, sizeof target - 1);
-        if (n > 0) {
-            target[n] = '\0';
-            snprintf(wnb, sizeof wnb, "%s", strrchr(target, '/') + 1);
-            wn = wnb;
-        }
-        upper = openat(clone, un, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        int ework = openat(clone, wn, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        bool ok = upper >= 0 && ework >= 0 && same(upper, ufd) && same(ework, wfd);
-        if (!ok) {
-            if (ework >= 0)
-                close(ework);
-            refuse(e, root_path, "the upper or work directory is not on the mount of the directory holding it",
-                   upperdir);
-            goto out;
-        }
-        /* a work directory of the container's own, inside the engine's: the engine's overlay is still
-         * mounted and a second mount would empty its work/work under it (and a volatile one's
-         * incompat/volatile marker refuses any second mount); removed with the engine's storage, and
-         * a leftover of this id's is removed first */
-        char own[NAME_MAX + 1];
-        snprintf(own, sizeof own, "mxc-oci-%.200s", id);
-        remove_tree(wfd, own, 0);
-        if (mkdirat(wfd, own, 0700) < 0 ||
-            (work = openat(ework, own, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.overlay", errno, NULL, "root.path %s: a work directory %s/%s",
-                       root_path, workdir, own);
-            close(ework);
-            goto out;
-        }
-        close(ework);
-        if (set_fd(fs, "upperdir", upper, root_path, e) < 0 || set_fd(fs, "workdir", work, root_path, e) < 0)
-            goto out;
-    }
-    for (size_t i = 0; i < npass; i++)
-        if ((pass_val[i] ? fsconfig(fs, FSCONFIG_SET_STRING, pass_key[i], pass_val[i], 0)
-                         : fsconfig(fs, FSCONFIG_SET_FLAG, pass_key[i], NULL, 0)) < 0) {
-            mxc_err_os(e, MXC_E_UNSUPPORTED_CONTAINMENT, "oci.overlay", errno, NULL, "root.path %s: option %s",
-                       root_path, pass_key[i]);
-            goto out;
-        }
-    if (create_as(fs, uid, gid) < 0) {
-        int err = errno;
-        char why[256] = "";
-        ssize_t n = read(fs, why, sizeof why - 1); /* the kernel's own message, "e overlayfs: ..." */
-        why[n > 0 ? n : 0] = '\0';
-        why[strcspn(why, "\n")] = '\0';
-        mxc_err_os(e, MXC_E_UNSUPPORTED_CONTAINMENT, "oci.overlay", err, NULL,
-                   "root.path %s: the kernel refused the overlay of idmapped layers%s%s (its log says why)", root_path,
-                   why[0] ? ": " : "", why);
-        goto out;
-    }
-    int mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NODEV);
-    if (mnt < 0) {
-        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.overlay", errno, NULL, "root.path %s: fsmount", root_path);
-        goto out;
-    }
-    /* the same layers give the same root: its inode is the upper's (or the top lower's) */
-    struct stat a, b;
-    if (fstat(mnt, &a) < 0 || fstat(rootfs, &b) < 0 || a.st_ino != b.st_ino) {
-        close(mnt);
-        refuse(e, root_path, "the layers its options name now make another overlay (a layer path was changed)",
-               NULL);
-        goto out;
-    }
-    *tree = mnt;
-    rc = 0;
-out:
-    for (int i = 0; i < nlower; i++)
-        close(lower[i]);
-    int fds[] = {fs, upper, work, updir, wdir, clone, ufd, wfd};
+    for (int i = 0; i < ov.nlower; i++)
+        close(ov.lower[i]);
+    int fds[] = {ov.fs, ov.upper, ov.work, ov.updir, ov.wdir, ov.clone, ov.ufd, ov.wfd};
     for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
         if (fds[i] >= 0)
             close(fds[i]);

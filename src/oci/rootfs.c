@@ -12,7 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "hostpath.h"
+#include "front.h"
 
 #define DEFAULT_ROOTS "/var/lib/containers/storage:/var/lib/docker"
 
@@ -30,14 +30,14 @@ static const char *why_of(int err);
 /* rest beneath top one component at a time (each beneath(): no "..", no link), every directory on
  * the way (top included, the last not) writable by no one but its owner and group: a directory anyone
  * can write (/tmp's kind) holds what others made — root's services' private directories among them —
- * which is not an image's.  The last's descriptor, or -1 with why[] set (what: where it began) and
+ * which is not an image's.  The last's descriptor, or -1 with *e set (what: where it began) and
  * *err the errno of a failed lookup (0 for a refusal). */
-static int walk(int top, const char *rest, const char *what, char *why, size_t whysz, int *err)
+static int walk(int top, const char *rest, const char *what, mxc_error *e, int *err)
 {
     *err = 0;
     char buf[PATH_MAX];
     if (snprintf(buf, sizeof buf, "%s", rest) >= (int)sizeof buf) {
-        snprintf(why, whysz, "%s: too long", what);
+        mxc_err(e, MXC_E_POLICY_VALIDATION, "%s: too long", what);
         return -1;
     }
     int fd = openat(top, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -46,10 +46,11 @@ static int walk(int top, const char *rest, const char *what, char *why, size_t w
         struct stat st;
         int next = -1;
         if (fstat(fd, &st) < 0 || (st.st_mode & S_IWOTH))
-            snprintf(why, whysz, "%s: a directory on the way is writable by everyone (mode %o): what lies beneath it "
-                     "is not provably an image's", what, (unsigned)(st.st_mode & 07777));
+            mxc_err(e, MXC_E_POLICY_VALIDATION,
+                    "%s: a directory on the way is writable by everyone (mode %o): what lies beneath it "
+                    "is not provably an image's", what, (unsigned)(st.st_mode & 07777));
         else if ((next = beneath(fd, c)) < 0)
-            snprintf(why, whysz, "%s: %s", what, why_of(*err = -next));
+            mxc_err(e, MXC_E_POLICY_VALIDATION, "%s: %s", what, why_of(*err = -next));
         close(fd);
         fd = next < 0 ? -1 : next;
     }
@@ -88,12 +89,12 @@ static bool roots_alone(int fd, bool last)
 }
 
 /* The storage root dir (absolute), walked from "/" one component at a time with no link, each
- * directory root's alone: its O_PATH descriptor, or -1 with why[] set. */
-static int storage_root(const char *dir, size_t n, char *why, size_t whysz)
+ * directory root's alone: its O_PATH descriptor, or -1 with *e set. */
+static int storage_root(const char *dir, size_t n, mxc_error *e)
 {
     char buf[PATH_MAX];
     if (n >= sizeof buf) {
-        snprintf(why, whysz, "the storage root is too long");
+        mxc_err(e, MXC_E_POLICY_VALIDATION, "the storage root is too long");
         return -1;
     }
     memcpy(buf, dir, n);
@@ -103,17 +104,19 @@ static int storage_root(const char *dir, size_t n, char *why, size_t whysz)
     for (char *c = strtok_r(buf, "/", &save); fd >= 0 && c; c = strtok_r(NULL, "/", &save)) {
         int next = -1;
         if (!roots_alone(fd, false))
-            snprintf(why, whysz, "a directory above the storage root %.*s is not root's alone", (int)n, dir);
+            mxc_err(e, MXC_E_POLICY_VALIDATION,
+                    "a directory above the storage root %.*s is not root's alone", (int)n, dir);
         else if (!strcmp(c, ".") || !strcmp(c, ".."))
-            snprintf(why, whysz, "the storage root %.*s has a \".\" or \"..\" component", (int)n, dir);
+            mxc_err(e, MXC_E_POLICY_VALIDATION, "the storage root %.*s has a \".\" or \"..\" component", (int)n, dir);
         else if ((next = beneath(fd, c)) < 0)
-            snprintf(why, whysz, "the storage root %.*s: %s", (int)n, dir, why_of(-next));
+            mxc_err(e, MXC_E_POLICY_VALIDATION, "the storage root %.*s: %s", (int)n, dir, why_of(-next));
         close(fd);
         fd = next;
     }
     if (fd >= 0 && !roots_alone(fd, true)) {
-        snprintf(why, whysz, "the storage root %.*s is not a directory root's alone (owner 0, writable by no one "
-                 "else)", (int)n, dir);
+        mxc_err(e, MXC_E_POLICY_VALIDATION,
+                "the storage root %.*s is not a directory root's alone (owner 0, writable by no one "
+                "else)", (int)n, dir);
         close(fd);
         fd = -1;
     }
@@ -127,25 +130,26 @@ static const char *roots_list(void)
 }
 
 /* root_path strictly beneath a storage root of the operator's list: its descriptor; -2 when it is
- * beneath none; -1 with why[] set when it is refused. */
-static int from_storage(const char *root_path, char *why, size_t whysz)
+ * beneath none; -1 with *e set when it is refused. */
+static int from_storage(const char *root_path, mxc_error *e)
 {
     for (const char *p = roots_list(); *p;) {
         size_t n = strcspn(p, ":");
         const char *rest = n && p[0] == '/' ? after(root_path, p, n) : NULL;
         if (rest && rest[0]) {
-            int top = storage_root(p, n, why, whysz);
+            int top = storage_root(p, n, e);
             if (top < 0)
                 return -1;
             char what[PATH_MAX + 32];
             snprintf(what, sizeof what, "beneath the storage root %.*s", (int)n, p);
             int err;
-            int fd = walk(top, rest, what, why, whysz, &err);
+            int fd = walk(top, rest, what, e, &err);
             struct stat a, b;
             if (fd < 0)
                 ;
             else if (fstat(fd, &a) < 0 || fstat(top, &b) < 0 || (a.st_dev == b.st_dev && a.st_ino == b.st_ino)) {
-                snprintf(why, whysz, "the storage root %.*s itself, not an image's directory beneath it", (int)n, p);
+                mxc_err(e, MXC_E_POLICY_VALIDATION,
+                        "the storage root %.*s itself, not an image's directory beneath it", (int)n, p);
                 close(fd);
                 fd = -1;
             }
@@ -167,7 +171,8 @@ static void fd_path(int fd, char *out, size_t outsz)
 
 int oci_rootfs_open(int bundle_fd, const char *bundle, const char *root_path, mxc_error *e)
 {
-    char bpath[PATH_MAX], why[PATH_MAX + 256] = "";
+    char bpath[PATH_MAX];
+    mxc_error w = {0}; /* why, before it is said of root.path */
     const char *rest = root_path[0] == '/' ? NULL : root_path;
     if (!rest) {
         fd_path(bundle_fd, bpath, sizeof bpath);
@@ -177,13 +182,13 @@ int oci_rootfs_open(int bundle_fd, const char *bundle, const char *root_path, mx
     }
     int fd, err = 0;
     if (rest)
-        fd = walk(bundle_fd, rest, "resolved beneath the bundle", why, sizeof why, &err);
-    else if ((fd = from_storage(root_path, why, sizeof why)) == -2)
-        snprintf(why, sizeof why, "an absolute path outside the bundle and outside the operator's storage roots "
-                 "(%.1024s): a host directory is never a rootfs", roots_list());
+        fd = walk(bundle_fd, rest, "resolved beneath the bundle", &w, &err);
+    else if ((fd = from_storage(root_path, &w)) == -2)
+        mxc_err(&w, MXC_E_POLICY_VALIDATION, "an absolute path outside the bundle and outside the operator's storage "
+                "roots (%.1024s): a host directory is never a rootfs", roots_list());
     if (fd < 0) {
         mxc_err(e, err == ENOENT || err == ENOTDIR ? MXC_E_MALFORMED_REQUEST : MXC_E_POLICY_VALIDATION,
-                "config.json: root.path %s: %s", root_path, why);
+                "config.json: root.path %s: %s", root_path, w.message);
         if (err != ENOENT && err != ENOTDIR)
             mxc_err_set_remediation(e, "give a rootfs inside the bundle (relative) with no symbolic link on the way, "
                                     "or list the engine's storage root in MXC_OCI_ROOTFS_ROOTS");

@@ -76,11 +76,11 @@ bool mxc_cred_host_key(const char *host, char *out, size_t sz)
 }
 
 int mxc_credset_add(mxc_credset *s, const char *name, unsigned long revision, const char *host, unsigned port,
-                    const char *prefix, const char *secret, char *err, size_t errsz)
+                    const char *prefix, const char *secret, mxc_error *err)
 {
     size_t i = s->n;
     if (i >= MXC_CRED_MAX) {
-        snprintf(err, errsz, "credentials[%zu]: more than %d credentials", i, MXC_CRED_MAX);
+        mxc_err(err, MXC_E_MALFORMED_REQUEST, "credentials[%zu]: more than %d credentials", i, MXC_CRED_MAX);
         return -1;
     }
     cred *c = &s->v[i];
@@ -113,7 +113,7 @@ int mxc_credset_add(mxc_credset *s, const char *name, unsigned long revision, co
             why = "name: twice, with another revision or secret";
     if (why) {
         memset(c, 0, sizeof *c);
-        snprintf(err, errsz, "credentials[%zu].%s", i, why);
+        mxc_err(err, MXC_E_MALFORMED_REQUEST, "credentials[%zu].%s", i, why);
         return -1;
     }
     memcpy(c->name, name, nl + 1);
@@ -125,7 +125,7 @@ int mxc_credset_add(mxc_credset *s, const char *name, unsigned long revision, co
         free(c->prefix);
         free(c->secret);
         memset(c, 0, sizeof *c);
-        snprintf(err, errsz, "credentials[%zu]: out of memory", i);
+        mxc_err(err, MXC_E_MALFORMED_REQUEST, "credentials[%zu]: out of memory", i);
         return -1;
     }
     memcpy(c->secret, secret, sl + 1);

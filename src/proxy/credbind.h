@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "error.h"
 #include "httphead.h"
 
 #define MXC_CRED_PREFIX "mxc:cred:"
@@ -34,7 +35,7 @@ void mxc_credset_free(mxc_credset *s);
  * DNS name or an IP literal; prefix NULL or "" for every path, else it
  * starts with '/' and is itself a path the scope rule passes. */
 int mxc_credset_add(mxc_credset *s, const char *name, unsigned long revision, const char *host, unsigned port,
-                    const char *prefix, const char *secret, char *err, size_t errsz);
+                    const char *prefix, const char *secret, mxc_error *err);
 size_t mxc_credset_count(const mxc_credset *s);
 
 /* The form hosts are compared in: lower case, one trailing dot removed, an

@@ -409,13 +409,12 @@ static const char *parse_entry(const char *s, entry *e)
 }
 
 mxc_hostpolicy *mxc_hostpolicy_new(const char *const *allowed, size_t nallowed, const char *const *blocked,
-                                   size_t nblocked, char *err, size_t errsz)
+                                   size_t nblocked, mxc_error *err)
 {
     mxc_hostpolicy *hp = calloc(1, sizeof *hp);
     size_t n = nallowed + nblocked;
     if (!hp || n < nallowed || !(hp->e = calloc(n ? n : 1, sizeof *hp->e))) {
-        if (err && errsz)
-            snprintf(err, errsz, "out of memory");
+        mxc_err(err, MXC_E_MALFORMED_REQUEST, "out of memory");
         mxc_hostpolicy_free(hp);
         return NULL;
     }
@@ -427,8 +426,7 @@ mxc_hostpolicy *mxc_hostpolicy_new(const char *const *allowed, size_t nallowed, 
         e->blocked = blk;
         const char *why = parse_entry(list ? list[j] : NULL, e);
         if (why) {
-            if (err && errsz)
-                snprintf(err, errsz, "%s[%zu]: %s", blk ? "blocked" : "allowed", j, why);
+            mxc_err(err, MXC_E_MALFORMED_REQUEST, "%s[%zu]: %s", blk ? "blocked" : "allowed", j, why);
             mxc_hostpolicy_free(hp);
             return NULL;
         }

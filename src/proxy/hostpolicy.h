@@ -46,11 +46,13 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
+#include "error.h"
+
 typedef struct mxc_hostpolicy mxc_hostpolicy;
 
 /* NULL on a bad entry, with err = "<allowed|blocked>[i]: why". */
 mxc_hostpolicy *mxc_hostpolicy_new(const char *const *allowed, size_t nallowed, const char *const *blocked,
-                                   size_t nblocked, char *err, size_t errsz);
+                                   size_t nblocked, mxc_error *err);
 void mxc_hostpolicy_free(mxc_hostpolicy *hp);
 
 typedef enum {

@@ -32,13 +32,13 @@
 #define OUT_HEAD_MAX (4 * MXC_HEAD_MAX) /* the rewritten head, secrets included */
 #define BODY_BUF 16384
 
-int mxc_intercept_ctx_init(mxc_intercept_ctx *ix, const char *ca_file, char *err, size_t errsz)
+int mxc_intercept_ctx_init(mxc_intercept_ctx *ix, const char *ca_file, mxc_error *err)
 {
     ix->server = SSL_CTX_new(TLS_server_method());
     ix->upstream = SSL_CTX_new(TLS_client_method());
     if (!ix->server || !ix->upstream || SSL_CTX_set_min_proto_version(ix->server, TLS1_2_VERSION) != 1 ||
         SSL_CTX_set_min_proto_version(ix->upstream, TLS1_2_VERSION) != 1) {
-        snprintf(err, errsz, "cannot make the TLS contexts");
+        mxc_err(err, MXC_E_BACKEND_ERROR, "cannot make the TLS contexts");
         return -1;
     }
     SSL_CTX_set_options(ix->server, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_TICKET);
@@ -47,7 +47,7 @@ int mxc_intercept_ctx_init(mxc_intercept_ctx *ix, const char *ca_file, char *err
     SSL_CTX_set_verify(ix->upstream, SSL_VERIFY_PEER, NULL);
     if (ca_file ? SSL_CTX_load_verify_file(ix->upstream, ca_file) != 1
                 : SSL_CTX_set_default_verify_paths(ix->upstream) != 1) {
-        snprintf(err, errsz, "cannot load the upstream roots");
+        mxc_err(err, MXC_E_BACKEND_ERROR, "cannot load the upstream roots");
         return -1;
     }
     return 0;

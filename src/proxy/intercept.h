@@ -35,7 +35,7 @@ typedef struct {
 
 /* The two contexts (the upstream one trusting ca_file, or the system roots
  * when NULL); -1 with err. */
-int mxc_intercept_ctx_init(mxc_intercept_ctx *ix, const char *ca_file, char *err, size_t errsz);
+int mxc_intercept_ctx_init(mxc_intercept_ctx *ix, const char *ca_file, mxc_error *err);
 void mxc_intercept_ctx_free(mxc_intercept_ctx *ix);
 
 /* What the thread reports, once, at its end: the disposition ("allowed",

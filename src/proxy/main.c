@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "credbind.h"
+#include "fdio.h"
 #include "helperbounds.h"
 #include "hostpolicy.h"
 #include "intercept.h"
@@ -145,11 +146,11 @@ static json_t *read_config(int fd)
 }
 
 /* "credentials": the set, or NULL with err (never a secret). */
-static mxc_credset *credentials(json_t *a, char *err, size_t errsz)
+static mxc_credset *credentials(json_t *a, mxc_error *err)
 {
     mxc_credset *s = mxc_credset_new();
     if (!s || (a && !json_is_array(a))) {
-        snprintf(err, errsz, "credentials: not a list");
+        mxc_err(err, MXC_E_MALFORMED_REQUEST, "credentials: not a list");
         mxc_credset_free(s);
         return NULL;
     }
@@ -158,14 +159,13 @@ static mxc_credset *credentials(json_t *a, char *err, size_t errsz)
         json_t *prefix = json_object_get(o, "pathPrefix");
         if (!json_is_integer(rev) || json_integer_value(rev) < 0 || !json_is_integer(port) ||
             json_integer_value(port) < 1 || json_integer_value(port) > 65535 || (prefix && !json_is_string(prefix))) {
-            snprintf(err, errsz, "credentials[%zu]: revision, port or pathPrefix not valid", i);
+            mxc_err(err, MXC_E_MALFORMED_REQUEST, "credentials[%zu]: revision, port or pathPrefix not valid", i);
             mxc_credset_free(s);
             return NULL;
         }
         if (mxc_credset_add(s, json_string_value(json_object_get(o, "name")), (unsigned long)json_integer_value(rev),
                             json_string_value(json_object_get(o, "host")), (unsigned)json_integer_value(port),
-                            json_string_value(prefix), json_string_value(json_object_get(o, "secret")), err,
-                            errsz) < 0) {
+                            json_string_value(prefix), json_string_value(json_object_get(o, "secret")), err) < 0) {
             mxc_credset_free(s);
             return NULL;
         }
@@ -190,16 +190,18 @@ static void status(int fd, const char *text)
 {
     if (fd < 0)
         return;
-    size_t n = strlen(text), off = 0;
-    while (off < n) {
-        ssize_t w = write(fd, text + off, n - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            break;
-        off += (size_t)w;
-    }
+    (void)mxc_write_all(fd, text, strlen(text));
     close(fd);
+}
+
+/* A refusal before serving: "<what>: <why>" on the status descriptor; 2,
+ * the exit status that says so. */
+static int refused(int sfd, const char *what, const mxc_error *e)
+{
+    char line[sizeof e->message + 16];
+    snprintf(line, sizeof line, "%s: %s", what, e->message);
+    status(sfd, line);
+    return 2;
 }
 
 int main(int argc, char **argv)
@@ -225,14 +227,11 @@ int main(int argc, char **argv)
         status(sfd, "config: the configuration is not valid");
         return 2;
     }
-    char err[300] = "";
-    mxc_hostpolicy *hp = mxc_hostpolicy_new(allowed, na, blocked, nb, err, sizeof err);
+    mxc_error err = {0};
+    mxc_hostpolicy *hp = mxc_hostpolicy_new(allowed, na, blocked, nb, &err);
     if (!hp) {
-        fprintf(stderr, "mxc-proxy: %s\n", err);
-        char line[sizeof err + 16];
-        snprintf(line, sizeof line, "policy: %s", err);
-        status(sfd, line);
-        return 2;
+        fprintf(stderr, "mxc-proxy: %s\n", err.message);
+        return refused(sfd, "policy", &err);
     }
     const char *sandbox = json_string_value(json_object_get(cfg, "sandbox"));
     char *hosts = NULL; /* tests: a hosts table instead of DNS, read now, before the privileges go */
@@ -243,24 +242,15 @@ int main(int argc, char **argv)
     }
     /* credentials: the set, the sandbox's CA, the TLS contexts (the
      * upstream roots read now, before the privileges go) */
-    mxc_credset *creds = credentials(json_object_get(cfg, "credentials"), err, sizeof err);
-    if (!creds) {
-        char line[sizeof err + 16];
-        snprintf(line, sizeof line, "config: %s", err);
-        status(sfd, line);
-        return 2;
-    }
+    mxc_credset *creds = credentials(json_object_get(cfg, "credentials"), &err);
+    if (!creds)
+        return refused(sfd, "config", &err);
     mxc_intercept_ctx ix = {.creds = creds};
     char *ok = NULL;
     if (mxc_credset_count(creds)) {
         const char *ca = json_string_value(json_object_get(cfg, "upstreamCa"));
-        if (!(ix.mint = mxc_tlsmint_new(sandbox, err, sizeof err)) ||
-            mxc_intercept_ctx_init(&ix, ca, err, sizeof err) < 0) {
-            char line[sizeof err + 16];
-            snprintf(line, sizeof line, "config: %s", err);
-            status(sfd, line);
-            return 2;
-        }
+        if (!(ix.mint = mxc_tlsmint_new(sandbox, &err)) || mxc_intercept_ctx_init(&ix, ca, &err) < 0)
+            return refused(sfd, "config", &err);
         const char *pem = mxc_tlsmint_ca_pem(ix.mint);
         if (!(ok = malloc(strlen(pem) + 4))) {
             status(sfd, "config: out of memory");

@@ -87,11 +87,11 @@ static EVP_PKEY *p256(void)
     return EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
 }
 
-mxc_tlsmint *mxc_tlsmint_new(const char *sandbox, char *err, size_t errsz)
+mxc_tlsmint *mxc_tlsmint_new(const char *sandbox, mxc_error *err)
 {
     mxc_tlsmint *m = calloc(1, sizeof *m);
     if (!m) {
-        snprintf(err, errsz, "out of memory");
+        mxc_err(err, MXC_E_BACKEND_ERROR, "out of memory");
         return NULL;
     }
     pthread_mutex_init(&m->lock, NULL);
@@ -116,7 +116,7 @@ mxc_tlsmint *mxc_tlsmint_new(const char *sandbox, char *err, size_t errsz)
     BIO_free(mem);
     return m;
 fail:
-    snprintf(err, errsz, "cannot make the sandbox's CA");
+    mxc_err(err, MXC_E_BACKEND_ERROR, "cannot make the sandbox's CA");
     BIO_free(mem);
     mxc_tlsmint_free(m);
     return NULL;

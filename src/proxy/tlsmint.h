@@ -15,12 +15,14 @@
 #include <openssl/x509.h>
 #include <stddef.h>
 
+#include "error.h"
+
 #define MXC_TLSMINT_CACHE 64 /* leaves kept; the least recently used goes first */
 
 typedef struct mxc_tlsmint mxc_tlsmint;
 
 /* NULL on failure (err says why). sandbox: the name in the CA's subject. */
-mxc_tlsmint *mxc_tlsmint_new(const char *sandbox, char *err, size_t errsz);
+mxc_tlsmint *mxc_tlsmint_new(const char *sandbox, mxc_error *err);
 /* Frees everything, the keys included (OpenSSL clears key material). */
 void mxc_tlsmint_free(mxc_tlsmint *m);
 

@@ -29,7 +29,7 @@ VALID_CODES = {"stale_id", "not_started", "already_started", "already_stopped"}
 
 @pytest.fixture(scope="module", autouse=True)
 def _a_test_build():
-    """The MXC_FAULT_* points exist only in a test build (src/lib/fault.h): against any other
+    """The MXC_FAULT_* points exist only in a test build (src/base/fault.h): against any other
     build every fault here would silently not happen, so this fails rather than pass."""
     with open(MXC_EXEC, "rb") as f:
         if b"MXC_FAULT_" not in f.read():

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../src/oci/cgroup.h"
 #include "../../src/oci/config.h"
 #include "../../src/oci/ocijson.h"
 #include "../../src/oci/store.h"
@@ -43,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     oci_config c;
     mxc_error e = {0};
-    int rc = oci_config_parse(doc, &c, &e);
+    int rc = oci_config_parse(doc, OCI_CGROUP_HOST, &c, &e);
     json_decref(doc);
     if (rc < 0) {
         oracle(e.code != MXC_E_NONE && strstr(e.message, "config.json") != NULL, "a refusal says why");

@@ -23,8 +23,8 @@ static void oracle(int ok, const char *what)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char err[300] = "";
-    json_t *j = mxc_toml_parse((const char *)data, size, err, sizeof err);
+    mxc_error te = {0};
+    json_t *j = mxc_toml_parse((const char *)data, size, &te);
     if (j) {
         oracle(json_is_object(j), "an accepted document is an object");
         char *s = json_dumps(j, JSON_COMPACT);
@@ -36,17 +36,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(s);
         json_decref(j);
     } else {
-        oracle(strncmp(err, "line ", 5) == 0, "a refusal names its line");
+        oracle(strncmp(te.message, "line ", 5) == 0, "a refusal names its line");
     }
     mxc_gw_config c;
-    char why[300] = "";
-    if (mxc_gw_config_parse((const char *)data, size, &c, why, sizeof why) == 0) {
+    mxc_error ce = {0};
+    if (mxc_gw_config_parse((const char *)data, size, &c, &ce) == 0) {
         oracle(c.exec_path[0] == '/', "the executor path is absolute");
         oracle(!c.proxy_ip[0] || strncmp(c.proxy_ip, "127.", 4) == 0, "the proxy seed is loopback");
         oracle(json_is_object(c.providers), "providers are a table");
         mxc_gw_config_free(&c);
     } else {
-        oracle(why[0] != '\0', "a refused configuration says why");
+        oracle(ce.code != MXC_E_NONE && ce.message[0] != '\0', "a refused configuration says why");
     }
     return 0;
 }

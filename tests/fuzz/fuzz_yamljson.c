@@ -1,5 +1,5 @@
 /* fuzz_yamljson.c — libFuzzer harness for mxc's YAML policy loading
- * (src/cli/yamljson.c over libyaml).  Oracles: never a crash or a leak;
+ * (src/base/yamljson.c over libyaml).  Oracles: never a crash or a leak;
  * whatever is accepted is a JSON value that serializes and reloads to the
  * same value (no half-built tree escapes); a refusal always says why.
  *   tests/fuzz/run.sh [SECONDS]
@@ -20,11 +20,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FILE *f = fmemopen((void *)data, size, "r");
     if (!f)
         return 0;
-    char why[300] = "";
-    json_t *j = mxc_yaml_load(f, why, sizeof why);
+    mxc_error e = {0};
+    json_t *j = mxc_yaml_load(f, &e);
     fclose(f);
     if (!j) {
-        if (!why[0]) {
+        if (e.code == MXC_E_NONE || !e.message[0]) {
             fprintf(stderr, "oracle violated: a refusal without a reason\n");
             abort();
         }

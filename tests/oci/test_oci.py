@@ -3,8 +3,10 @@ containerd's shim and Podman drive runc, on a busybox-static bundle made here.
 
 Run as root:  python3 -m pytest -q -p no:cacheprovider tests/oci
 """
+import fcntl
 import json
 import os
+import random
 import shutil
 import subprocess
 import tempfile
@@ -803,10 +805,36 @@ def test_exec_tty_through_the_console_socket(oci):
     assert oci("delete", "--force", "c1")[0] == 0
 
 
-def test_delete_never_releases_a_range_claimed_again(oci):
+@pytest.fixture
+def own_slot():
+    """The first id of a 65536-id slot no other container on the host claims while a test holds it, for
+    a region of that one slot (MXC_RANGE_BASE=it, MXC_RANGE_SLOTS=1): above the default region (2^31,
+    4096 slots: any create anywhere may claim any of those), chosen at random, unclaimed, and held by a
+    lock against another run of the tests at once (CI's parallel jobs, two checkouts on one host)."""
+    while True:
+        slot = random.randint((2 ** 31 >> 16) + 4096, (2 ** 32 >> 16) - 2)  # below (uid_t)-1's slot
+        path = os.path.join(tempfile.gettempdir(), "mxc-test-slot-%d.lock" % slot)
+        lock = open(path, "w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held = os.stat(path).st_ino == os.fstat(lock.fileno()).st_ino  # not a file its holder removed
+        except (BlockingIOError, FileNotFoundError):
+            held = False
+        if held and not os.path.exists(os.path.join(CLAIMS, "range-%d" % (slot << 16))):
+            break
+        if held:
+            os.unlink(path)
+        lock.close()
+    yield slot << 16
+    os.unlink(path)
+    lock.close()
+
+
+def test_delete_never_releases_a_range_claimed_again(oci, own_slot):
     """With one slot in the region: c1 stops, the sweeper releases its range, c2 claims the same
-    slot; deleting c1 must leave c2's claim alone."""
-    env = dict(os.environ, MXC_RANGE_SLOTS="1", MXC_RANGE_BASE=str(2 ** 31 + 65536 * 4095))
+    slot; deleting c1 must leave c2's claim alone.  The slot is the test's own (own_slot): a fixed one
+    in the default region was now and then another container's, and c1's create found no free range."""
+    env = dict(os.environ, MXC_RANGE_SLOTS="1", MXC_RANGE_BASE=str(own_slot))
     gc_env = dict(os.environ, MXC_SWEEP_MIN_AGE="0", MXC_STATE_DIR=os.path.join(oci.base, "mxc-state"))
 
     def run(*args):

@@ -5,12 +5,17 @@ directory is left.  `start`, `exec` and `delete --force` likewise, each killed a
 
 The calls are enumerated once from a traced create (its own process: the init it clones is the
 create's to clean up when it dies, and dies with it); each (syscall, occurrence) is then a run of
-its own, the create killed on entering that call.  Every state root is this test's own, and the
-claims counted are only those naming it.  MXC_KILLS_STEP=N runs every N-th step only (default 1).
+its own, the create killed on entering that call.  Every state root is this test's own, and what is
+counted is only what names it: the claims and claim files (.new-*) that name its state directories,
+the cgroups below its root's own level (mxc.oci/r<hash>/<id>).  The claim directory and the cgroup
+hierarchies are host-wide: other tests' containers (c1 everywhere) and other sandboxes' claims come
+and go in them while this runs, and are not this test's to count.  MXC_KILLS_STEP=N runs every N-th
+step only (default 1).
 
 Run as root:  python3 -m pytest -q -p no:cacheprovider tests/oci/test_oci_kills.py
 """
 import glob
+import json
 import os
 import re
 import shutil
@@ -35,8 +40,9 @@ pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="needs root"),
               pytest.mark.skipif(not STRACE, reason="needs strace (scripts/deps.sh)")]
 
 
-def traced_steps(trace):
-    """[(syscall, n)]: the n-th call of syscall (1-based, as strace's when= counts) that changes state."""
+def traced_steps(trace, pick=lambda name, args: True):
+    """[(syscall, n)]: the n-th call of syscall (1-based, as strace's when= counts) that changes state
+    (and that pick(name, its arguments' text) keeps)."""
     seen, steps = {}, []
     for line in trace.splitlines():
         m = re.match(r"^(\w+)\((.*)", line)
@@ -46,32 +52,69 @@ def traced_steps(trace):
         seen[name] = seen.get(name, 0) + 1
         if name == "openat" and not any(f in m.group(2) for f in OPEN_WRITES):
             continue  # a read: changes nothing
+        if not pick(name, m.group(2)):
+            continue
         steps.append((name, seen[name]))
     return steps
 
 
 def dead_writer(name):
-    """A claim file being written (.new-<pid>-...) whose writer is gone."""
-    m = re.match(r"^\.new-(\d+)-", name)
-    return bool(m) and not os.path.exists("/proc/%s" % m.group(1))
+    """A claim file being written (.new-<pid>-<start>-<tag>) whose writer is gone (or is a zombie)."""
+    m = re.match(r"^\.new-(\d+)-(\d+)-[0-9a-f]+$", name)
+    assert m, "a claim file named without its writer's start time: %s" % name
+    try:
+        with open("/proc/%s/stat" % m.group(1)) as f:
+            stat = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return True
+    return stat[0] in "ZX" or stat[19] != m.group(2)
 
 
-def leftovers(oci, cid, temps_before):
-    """What a container named cid left: its directory, claims naming it, claim files being written that
-    appeared during its run and whose writer is dead, its cgroup directories, processes in its range."""
+def names_state(name, state):
+    """The claim file name (read now: a complete file, O_TMPFILE linked in once whole) names state."""
+    try:
+        with open(os.path.join(CLAIMS, name)) as f:
+            return json.load(f).get("stateDir") == state
+    except (OSError, ValueError):
+        return False  # gone (renamed in, or removed), or not an oci claim
+
+
+def dead_temps(state):
+    """The claim files being written that name state and whose writer is dead: read again once the
+    writer is seen dead, for a file still there then is left, and a live writer's file that it renames
+    in before it exits is not (a file seen, then its writer seen gone, was counted though it was gone
+    too)."""
+    names = os.listdir(CLAIMS) if os.path.isdir(CLAIMS) else []
+    return [n for n in names if n.startswith(".new-") and names_state(n, state) and dead_writer(n)
+            and names_state(n, state)]
+
+
+def cgroup_level(root):
+    """The cgroup level of a --root's containers by default (src/oci/cgroup.c root_tag): r + the FNV-1a
+    of the root's path; a container's cgroup is mxc.oci/<level>/<id> in each hierarchy."""
+    h = 2166136261
+    for b in os.path.realpath(root).encode():
+        h = ((h ^ b) * 16777619) & 0xffffffff
+    return "r%08x" % h
+
+
+def cgroups_of(oci, cid):
+    level = cgroup_level(oci.root)
+    return [d for pat in ("/sys/fs/cgroup/*/mxc.oci/%s/%s" % (level, cid), "/sys/fs/cgroup/mxc.oci/%s/%s" % (level, cid))
+            for d in glob.glob(pat) if os.path.isdir(d)]
+
+
+def leftovers(oci, cid):
+    """What a container named cid left: its directory, claims naming it, claim files naming it whose
+    writer is dead, its cgroup directories."""
     left = []
     state = os.path.join(os.path.realpath(oci.root), cid)
     if os.path.lexists(state):
         left.append("state " + " ".join(sorted(os.listdir(state))))
     left += ["claim " + n for n, _ in claims_of(state)]
-    left += ["claim file " + n for n in os.listdir(CLAIMS) if n not in temps_before and dead_writer(n)]
-    for pat in ("/sys/fs/cgroup/*/mxc.oci/*/" + cid, "/sys/fs/cgroup/mxc.oci/*/" + cid):
-        left += ["cgroup " + d for d in glob.glob(pat) if os.path.isdir(d)]
+    left += ["claim file " + n for n in dead_temps(state)]
+    left += ["cgroup " + d for d in cgroups_of(oci, cid)]
     return left
-
-
-def temps():
-    return {n for n in os.listdir(CLAIMS) if n.startswith(".new-")} if os.path.isdir(CLAIMS) else set()
 
 
 def run_traced(argv, out_path, *strace_args):
@@ -83,12 +126,12 @@ def run_traced(argv, out_path, *strace_args):
                               stderr=out, timeout=120, env=env)
 
 
-def enumerate_steps(oci, argv, out_path):
+def enumerate_steps(oci, argv, out_path, pick=lambda name, args: True):
     trace = os.path.join(oci.base, "trace")
     r = run_traced(argv, out_path, "-o", trace, "-e", "trace=" + ",".join(CHANGING))
     assert r.returncode == 0, open(out_path).read()
     with open(trace) as f:
-        return traced_steps(f.read())
+        return traced_steps(f.read(), pick)
 
 
 def chosen_steps(what, steps):
@@ -109,12 +152,11 @@ def kill_each(oci, what, steps, prepare, argv_of, out_path):
     for i, (name, n) in enumerate(chosen_steps(what, steps)):
         cid = "%s%d" % (what[0], i)
         prepare(cid)
-        before = temps()
         r = run_traced(argv_of(cid), out_path, "-o", "/dev/null", "-e", "trace=" + name,
                        "-e", "inject=%s:signal=SIGKILL:when=%d" % (name, n))
         killed += r.returncode in (128 + signal.SIGKILL, -signal.SIGKILL)
         rc, _, err = oci("delete", "--force", cid)
-        left = leftovers(oci, cid, before)
+        left = leftovers(oci, cid)
         if rc != 0 or left:
             failures.append("%s %s#%d (rc %d): delete --force rc %d %s; left %s" %
                             (what, name, n, r.returncode, rc, err.strip(), left))
@@ -130,10 +172,11 @@ def cmd(oci, *args):
 @pytest.fixture
 def warm(oci):
     """A bundle, and a first create that fills the store's caches (the compiled seccomp filter):
-    later creates run the same calls."""
+    later creates run the same calls.  Its cgroups are where leftovers() looks (else it looks in vain)."""
     b = oci.bundle(["sleep", "1000"])
     rc, _, err = oci.create("warm", b)
     assert rc == 0, err
+    assert cgroups_of(oci, "warm") or not glob.glob("/sys/fs/cgroup/*/mxc.oci") + glob.glob("/sys/fs/cgroup/mxc.oci")
     rc, _, err = oci("delete", "--force", "warm")
     assert rc == 0, err
     return b
@@ -183,18 +226,21 @@ def test_a_full_disk_under_cgroup_json_says_why_and_leaves_nothing(oci, warm):
         err = f.read()
     assert r.returncode != 0
     assert "cgroup.json" in err and "No space left on device" in err, err
-    assert not leftovers(oci, "full", temps())
+    assert not leftovers(oci, "full")
 
 
 def test_gc_removes_the_claim_and_cgroup_of_a_killed_create_nobody_deletes(oci, warm):
-    """A create killed at each of its mkdirs (the cgroup's among them) and never deleted (containerd's
-    unique ids): the engine's sweeper releases the claim, which named the cgroup before it was made,
-    and removes the cgroup's directories."""
+    """A create killed at each of its mkdirs (the cgroup's among them), and at each rename of a
+    rewritten claim into its place (the claim naming the cgroups, then the init), and never deleted
+    (containerd's unique ids): the engine's sweeper releases the claim, which named the cgroup before
+    it was made, removes the cgroup's directories, and the rewritten claim file (.new-*) the killed
+    create left, named by its writer's pid and start time (dead_writer checks the name)."""
     out = os.path.join(warm, "out")
-    steps = [s for s in enumerate_steps(oci, cmd(oci, "create", "--bundle", warm, "enum"), out) if s[0] == "mkdir"]
+    steps = enumerate_steps(oci, cmd(oci, "create", "--bundle", warm, "enum"), out,
+                            lambda name, args: name == "mkdir" or name == "renameat" and '".new-' in args)
     rc, _, err = oci("delete", "--force", "enum")
     assert rc == 0, err
-    assert len(steps) >= 2
+    assert sum(s == "mkdir" for s, _ in steps) >= 2 and sum(s == "renameat" for s, _ in steps) >= 2, steps
     cids = []
     for i, (name, n) in enumerate(steps):
         cids.append("g%d" % i)
@@ -202,9 +248,11 @@ def test_gc_removes_the_claim_and_cgroup_of_a_killed_create_nobody_deletes(oci, 
                        "-e", "inject=%s:signal=SIGKILL:when=%d" % (name, n))
         assert r.returncode in (128 + signal.SIGKILL, -signal.SIGKILL)
     # the container's own stay in their state directories: the sweeper knows them by their claims
-    assert any(claims_of(os.path.join(os.path.realpath(oci.root), c)) for c in cids)
+    states = [os.path.join(os.path.realpath(oci.root), c) for c in cids]
+    assert any(claims_of(st) for st in states)
+    assert any(dead_temps(st) for st in states), "no claim file left by a create killed at its rename"
     env = dict(os.environ, MXC_SWEEP_MIN_AGE="0", MXC_STATE_DIR=os.path.join(oci.base, "mxc-state"))
     g = subprocess.run([MXC_EXEC, "--gc"], capture_output=True, text=True, env=env, timeout=120)
     assert g.returncode == 0, g.stdout + g.stderr
-    left = {c: [x for x in leftovers(oci, c, temps()) if not x.startswith("state ")] for c in cids}
+    left = {c: [x for x in leftovers(oci, c) if not x.startswith("state ")] for c in cids}
     assert not any(left.values()), left

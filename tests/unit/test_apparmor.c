@@ -76,9 +76,10 @@ static void attribute(void)
     int p = dir_fd("p1");
     put("p1/thread-self/attr/apparmor/exec", "");
     put("p1/thread-self/attr/exec", "");
-    int fd = oci_apparmor_attr_open(p);
+    mxc_error e = {0};
+    int fd = oci_apparmor_attr_open(p, "cri-containerd.apparmor.d", &e);
     CHECK(fd >= 0);
-    CHECK_INT_EQ(oci_apparmor_exec_write(fd, "cri-containerd.apparmor.d"), 0);
+    CHECK_INT_EQ(oci_apparmor_exec_write(fd, "cri-containerd.apparmor.d", &e), 0);
     close(fd);
     CHECK_STR_EQ(slurp("p1/thread-self/attr/apparmor/exec"), "exec cri-containerd.apparmor.d");
     CHECK_STR_EQ(slurp("p1/thread-self/attr/exec"), "");
@@ -86,22 +87,25 @@ static void attribute(void)
     /* before Linux 5.8: attr/exec */
     p = dir_fd("p2");
     put("p2/thread-self/attr/exec", "");
-    fd = oci_apparmor_attr_open(p);
+    fd = oci_apparmor_attr_open(p, "runtime-profile", &e);
     CHECK(fd >= 0);
-    CHECK_INT_EQ(oci_apparmor_exec_write(fd, "runtime-profile"), 0);
+    CHECK_INT_EQ(oci_apparmor_exec_write(fd, "runtime-profile", &e), 0);
     close(fd);
     CHECK_STR_EQ(slurp("p2/thread-self/attr/exec"), "exec runtime-profile");
     close(p);
     /* neither: the error, not a file made */
     p = dir_fd("p3");
-    CHECK_INT_EQ(oci_apparmor_attr_open(p), -ENOENT);
+    CHECK_INT_EQ(oci_apparmor_attr_open(p, "x", &e), -1);
+    CHECK_INT_EQ(e.native, ENOENT);
+    CHECK(strstr(e.message, "process.apparmorProfile \"x\": opening the AppArmor exec attribute") != NULL);
     /* a link out of the tree is never followed */
     char target[512], link[512];
     snprintf(target, sizeof target, "%s/outside", base);
     put("outside/attr/exec", "");
     snprintf(link, sizeof link, "%s/p3/thread-self", base);
     CHECK(symlink(target, link) == 0);
-    CHECK_INT_EQ(oci_apparmor_attr_open(p), -EXDEV);
+    CHECK_INT_EQ(oci_apparmor_attr_open(p, "x", &e), -1);
+    CHECK_INT_EQ(e.native, EXDEV);
     CHECK_STR_EQ(slurp("outside/attr/exec"), "");
     close(p);
 }

@@ -30,26 +30,27 @@ static const char *sub(const char *host, unsigned port, const char *path, const 
 
 int main(void)
 {
-    char err[200];
+    mxc_error E = {0};
+    const char *err = E.message;
     S = mxc_credset_new();
-    CHECK(mxc_credset_add(S, "github", 3, "API.Example.test.", 443, "/repos/", "ghp_SECRET", err, sizeof err) == 0);
-    CHECK(mxc_credset_add(S, "other", 1, "other.test", 443, NULL, "OTHERSECRET", err, sizeof err) == 0);
-    CHECK(mxc_credset_add(S, "ip", 1, "198.51.100.7", 8443, "", "IPSECRET", err, sizeof err) == 0);
+    CHECK(mxc_credset_add(S, "github", 3, "API.Example.test.", 443, "/repos/", "ghp_SECRET", &E) == 0);
+    CHECK(mxc_credset_add(S, "other", 1, "other.test", 443, NULL, "OTHERSECRET", &E) == 0);
+    CHECK(mxc_credset_add(S, "ip", 1, "198.51.100.7", 8443, "", "IPSECRET", &E) == 0);
     CHECK_INT_EQ(mxc_credset_count(S), 3);
 
     /* bad entries: the message names the field, never the secret */
-    CHECK(mxc_credset_add(S, "bad name", 1, "a.test", 443, NULL, "x", err, sizeof err) < 0);
+    CHECK(mxc_credset_add(S, "bad name", 1, "a.test", 443, NULL, "x", &E) < 0);
     CHECK_CONTAINS(err, "credentials[3].name");
-    CHECK(mxc_credset_add(S, "n", 1, "a b", 443, NULL, "x", err, sizeof err) < 0);
+    CHECK(mxc_credset_add(S, "n", 1, "a b", 443, NULL, "x", &E) < 0);
     CHECK_CONTAINS(err, ".host");
-    CHECK(mxc_credset_add(S, "n", 1, "a.test", 0, NULL, "x", err, sizeof err) < 0);
-    CHECK(mxc_credset_add(S, "n", 1, "a.test", 443, "repos", "x", err, sizeof err) < 0);
-    CHECK(mxc_credset_add(S, "n", 1, "a.test", 443, NULL, "", err, sizeof err) < 0);
-    CHECK(mxc_credset_add(S, "n", 1, "a.test", 443, NULL, "TOP\r\nX-Injected: 1", err, sizeof err) < 0);
+    CHECK(mxc_credset_add(S, "n", 1, "a.test", 0, NULL, "x", &E) < 0);
+    CHECK(mxc_credset_add(S, "n", 1, "a.test", 443, "repos", "x", &E) < 0);
+    CHECK(mxc_credset_add(S, "n", 1, "a.test", 443, NULL, "", &E) < 0);
+    CHECK(mxc_credset_add(S, "n", 1, "a.test", 443, NULL, "TOP\r\nX-Injected: 1", &E) < 0);
     CHECK(strstr(err, "TOP") == NULL);
-    CHECK(mxc_credset_add(S, "github", 4, "a.test", 443, NULL, "x", err, sizeof err) < 0);
+    CHECK(mxc_credset_add(S, "github", 4, "a.test", 443, NULL, "x", &E) < 0);
     CHECK_CONTAINS(err, "twice");
-    CHECK(mxc_credset_add(S, "github", 3, "a.test", 443, NULL, "another-secret", err, sizeof err) < 0);
+    CHECK(mxc_credset_add(S, "github", 3, "a.test", 443, NULL, "another-secret", &E) < 0);
     CHECK_CONTAINS(err, "twice");
     CHECK_INT_EQ(mxc_credset_count(S), 3);
 
@@ -137,10 +138,10 @@ int main(void)
         CHECK_MSG(sub("api.example.test", 443, YES[i], "mxc:cred:github:3") != NULL, "%s: %s", YES[i],
                   REASON ? REASON : "-");
     /* a prefix is itself a plain path */
-    CHECK(mxc_credset_add(S, "n", 1, "a.test", 443, "/a/../b/", "x", err, sizeof err) < 0);
+    CHECK(mxc_credset_add(S, "n", 1, "a.test", 443, "/a/../b/", "x", &E) < 0);
     CHECK_CONTAINS(err, "pathPrefix");
-    CHECK(mxc_credset_add(S, "n", 1, "a.test", 443, "/a/%2e%2e/", "x", err, sizeof err) < 0);
-    CHECK(mxc_credset_add(S, "n", 1, "a.test", 443, "/a/..;/", "x", err, sizeof err) < 0);
+    CHECK(mxc_credset_add(S, "n", 1, "a.test", 443, "/a/%2e%2e/", "x", &E) < 0);
+    CHECK(mxc_credset_add(S, "n", 1, "a.test", 443, "/a/..;/", "x", &E) < 0);
     CHECK_INT_EQ(mxc_credset_count(S), 3);
 
     CHECK(mxc_cred_mentioned("x: MxC:CrEd:a:1", 15));
@@ -151,16 +152,16 @@ int main(void)
     for (int i = 0; i < MXC_CRED_MAX; i++) {
         char n[16];
         snprintf(n, sizeof n, "c%d", i);
-        CHECK(mxc_credset_add(many, n, 1, "a.test", 443, NULL, "s", err, sizeof err) == 0);
+        CHECK(mxc_credset_add(many, n, 1, "a.test", 443, NULL, "s", &E) == 0);
     }
-    CHECK(mxc_credset_add(many, "one-more", 1, "a.test", 443, NULL, "s", err, sizeof err) < 0);
+    CHECK(mxc_credset_add(many, "one-more", 1, "a.test", 443, NULL, "s", &E) < 0);
     mxc_credset_free(many);
     mxc_credset_free(S);
     /* one credential, several bindings (a provider's endpoints): the one placeholder works at
      * each, and nowhere else; a miss says the closest reason */
     mxc_credset *P = mxc_credset_new();
-    CHECK(mxc_credset_add(P, "gh", 2, "api.example.test", 443, NULL, "PSECRET", err, sizeof err) == 0);
-    CHECK(mxc_credset_add(P, "gh", 2, "uploads.example.test", 443, "/up/", "PSECRET", err, sizeof err) == 0);
+    CHECK(mxc_credset_add(P, "gh", 2, "api.example.test", 443, NULL, "PSECRET", &E) == 0);
+    CHECK(mxc_credset_add(P, "gh", 2, "uploads.example.test", 443, "/up/", "PSECRET", &E) == 0);
     mxc_credset *keep = S;
     S = P;
     CHECK_STR_EQ(sub("api.example.test", 443, "/x", "mxc:cred:gh:2"), "PSECRET");

@@ -4,6 +4,7 @@
  * JSON_REJECT_DUPLICATES, an empty or truncated text), for a text larger
  * than the first read buffer too; a read error is an error. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -80,5 +81,28 @@ int main(void)
     CHECK(errno != 0);
     json_decref(o);
     close(p[0]), close(p[1]);
+
+    /* read to the end: grown past the first buffer, NUL-terminated, bounded */
+    fd = memfd_create("in", MFD_CLOEXEC);
+    char chunk[1000];
+    memset(chunk, 'x', sizeof chunk);
+    for (int i = 0; i < 10; i++)
+        CHECK(mxc_write_all(fd, chunk, sizeof chunk));
+    CHECK(lseek(fd, 0, SEEK_SET) == 0);
+    size_t got = 0;
+    char *all = mxc_read_all(fd, SIZE_MAX, &got);
+    CHECK(all && got == 10000 && all[9999] == 'x' && all[10000] == '\0');
+    free(all);
+    CHECK(lseek(fd, 0, SEEK_SET) == 0);
+    all = mxc_read_all(fd, 4097, &got);
+    CHECK(all && got == 4097 && all[4097] == '\0');
+    free(all);
+    close(fd);
+    CHECK(pipe(p) == 0);
+    close(p[1]);
+    all = mxc_read_all(p[0], SIZE_MAX, &got); /* empty: "" */
+    CHECK(all && got == 0 && all[0] == '\0');
+    free(all);
+    close(p[0]);
     return CHECK_DONE();
 }

@@ -8,7 +8,8 @@
 #include "hostpolicy.h"
 #include "policymap.h"
 
-static char WHY[400];
+static mxc_error E;
+#define WHY E.message
 
 static mxc_gw_config conf(bool proxy, bool allow, bool local, mxc_gw_backend be)
 {
@@ -22,7 +23,7 @@ static json_t *map(const char *policy_json, mxc_gw_config c, const char *workdir
     json_t *p = json_loads(policy_json, 0, NULL);
     CHECK_MSG(p != NULL, "bad test JSON: %s", policy_json);
     WHY[0] = '\0';
-    json_t *out = mxc_gw_map_policy(p, &c, workdir, WHY, sizeof WHY);
+    json_t *out = mxc_gw_map_policy(p, &c, workdir, &E);
     json_decref(p);
     return out;
 }
@@ -39,9 +40,9 @@ static void same(const char *policy, mxc_gw_config c, const char *workdir, const
         size_t n = 0, i;
         json_t *h;
         json_array_foreach(hosts, i, h) v[n++] = json_string_value(h);
-        char err[256] = "";
-        mxc_hostpolicy *hp = mxc_hostpolicy_new(v, n, NULL, 0, err, sizeof err);
-        CHECK_MSG(hp != NULL, "mxc-proxy refuses the mapped hosts: %s", err);
+        mxc_error he = {0};
+        mxc_hostpolicy *hp = mxc_hostpolicy_new(v, n, NULL, 0, &he);
+        CHECK_MSG(hp != NULL, "mxc-proxy refuses the mapped hosts: %s", he.message);
         mxc_hostpolicy_free(hp);
     }
     free(g);

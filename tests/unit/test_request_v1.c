@@ -279,7 +279,7 @@ static void test_mapping(void)
 
 int main(void)
 {
-    mxc_net_install(); /* the network layer under the engine, as a front does (src/net/net.h) */
+    mxc_net_install(); /* the network layer under the engine, as a front does (src/net/iface/net.h) */
     test_cases();
     test_legacy_still_legacy();
     test_experimental_option();

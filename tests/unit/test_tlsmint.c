@@ -33,9 +33,9 @@ static int verify(X509 *ca, X509 *leaf, const char *host, const char *ip)
 
 int main(void)
 {
-    char err[128] = "";
-    mxc_tlsmint *m = mxc_tlsmint_new("sb-1", err, sizeof err);
-    CHECK_MSG(m != NULL, "%s", err);
+    mxc_error E = {0};
+    mxc_tlsmint *m = mxc_tlsmint_new("sb-1", &E);
+    CHECK_MSG(m != NULL, "%s", E.message);
     if (!m)
         return CHECK_DONE();
     X509 *ca = mxc_tlsmint_ca(m);
@@ -109,7 +109,7 @@ int main(void)
     }
 
     /* another authority: another CA, and its leaves do not verify against ours */
-    mxc_tlsmint *m2 = mxc_tlsmint_new("sb-2", err, sizeof err);
+    mxc_tlsmint *m2 = mxc_tlsmint_new("sb-2", &E);
     CHECK(m2 && strcmp(mxc_tlsmint_ca_pem(m2), pem) != 0);
     X509 *foreign = m2 ? mxc_tlsmint_leaf(m2, "api.example.test") : NULL;
     CHECK(foreign && !verify(ca, foreign, "api.example.test", NULL));

@@ -8,12 +8,13 @@
 #include "config.h"
 #include "toml.h"
 
-static char ERR[300];
+static mxc_error E;
+#define ERR E.message
 
 static json_t *ok(const char *text)
 {
     ERR[0] = '\0';
-    json_t *j = mxc_toml_parse(text, strlen(text), ERR, sizeof ERR);
+    json_t *j = mxc_toml_parse(text, strlen(text), &E);
     CHECK_MSG(j != NULL, "refused: %s\n--- %s", ERR, text);
     return j;
 }
@@ -21,7 +22,7 @@ static json_t *ok(const char *text)
 static void bad(const char *text, const char *why)
 {
     ERR[0] = '\0';
-    json_t *j = mxc_toml_parse(text, strlen(text), ERR, sizeof ERR);
+    json_t *j = mxc_toml_parse(text, strlen(text), &E);
     CHECK_MSG(j == NULL, "accepted:\n--- %s", text);
     CHECK_MSG(strstr(ERR, why) != NULL, "\"%s\" does not say \"%s\"", ERR, why);
     json_decref(j);
@@ -99,7 +100,7 @@ static void toml_cases(void)
     for (int i = 0; i < 40; i++)
         strcat(deep, "[");
     bad(deep, "deeper");
-    json_t *j = mxc_toml_parse("a = 1\0b = 2", 11, ERR, sizeof ERR);
+    json_t *j = mxc_toml_parse("a = 1\0b = 2", 11, &E);
     CHECK(j == NULL && strstr(ERR, "NUL"));
 }
 
@@ -114,7 +115,7 @@ static int cfg(const char *extra, mxc_gw_config *c)
     snprintf(text, sizeof text, "%s%s", BASE, extra);
     ERR[0] = '\0';
     mxc_gw_config_free(&LAST);
-    int rc = mxc_gw_config_parse(text, strlen(text), c, ERR, sizeof ERR);
+    int rc = mxc_gw_config_parse(text, strlen(text), c, &E);
     LAST.providers = c->providers;
     return rc;
 }
@@ -122,7 +123,7 @@ static int cfg(const char *extra, mxc_gw_config *c)
 static int parse_text(const char *text, mxc_gw_config *c)
 {
     mxc_gw_config_free(&LAST);
-    int rc = mxc_gw_config_parse(text, strlen(text), c, ERR, sizeof ERR);
+    int rc = mxc_gw_config_parse(text, strlen(text), c, &E);
     LAST.providers = c->providers;
     return rc;
 }

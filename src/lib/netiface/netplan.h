@@ -11,7 +11,7 @@
  * module: cgroup.h, harden.h, hostpath.h; plan.c includes both, so the compiler keeps them equal).
  * And the inversion between the two layers: the engine sits below the network, so it never calls
  * src/net; it declares here what it needs of a network layer (mxc_net_ops) and calls that, and
- * the network layer provides the table (src/net/net.h mxc_net_install: each front calls it at
+ * the network layer provides the table (src/net/iface/net.h mxc_net_install: each front calls it at
  * startup; libmxc.so, which carries the network layer whole, has it installed at load).  Until
  * one is installed the engine's own table answers, failing closed: a request with no network
  * (model 3) is planned, anything else refused backend_unavailable. */

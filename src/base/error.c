@@ -34,15 +34,21 @@ static void set_message(mxc_error *e, const char *fmt, va_list ap)
         snprintf(e->message, sizeof e->message, "%s", mxc_code_name(e->code));
 }
 
-int mxc_err(mxc_error *e, mxc_code c, const char *fmt, ...)
+int mxc_verr(mxc_error *e, mxc_code c, const char *fmt, va_list ap)
 {
     if (!e)
         return -1;
     mxc_error_clear(e);
     e->code = c;
+    set_message(e, fmt, ap);
+    return -1;
+}
+
+int mxc_err(mxc_error *e, mxc_code c, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    set_message(e, fmt, ap);
+    mxc_verr(e, c, fmt, ap);
     va_end(ap);
     return -1;
 }

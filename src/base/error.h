@@ -6,6 +6,7 @@
 #define MXC_ERROR_H
 
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdbool.h>
 
 typedef enum {
@@ -40,6 +41,8 @@ const char *mxc_code_name(mxc_code c);
 int mxc_err(mxc_error *e, mxc_code c, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int mxc_err_os(mxc_error *e, mxc_code c, const char *operation, int errnum, const char *remediation,
                const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* mxc_err's va_list form, for a caller's own printf-like refusal helper. */
+int mxc_verr(mxc_error *e, mxc_code c, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 void mxc_err_set_remediation(mxc_error *e, const char *remediation);
 void mxc_error_clear(mxc_error *e);
 

@@ -26,6 +26,33 @@ bool mxc_write_all(int fd, const void *buf, size_t len)
     return true;
 }
 
+char *mxc_read_all(int fd, size_t max, size_t *len)
+{
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap + 1);
+    while (buf && n < max) {
+        if (n == cap) {
+            char *bigger = cap <= (SIZE_MAX - 1) / 2 ? realloc(buf, cap * 2 + 1) : NULL;
+            if (!bigger)
+                free(buf);
+            buf = bigger, cap *= 2;
+            continue;
+        }
+        size_t want = cap - n < max - n ? cap - n : max - n;
+        ssize_t got = read(fd, buf + n, want);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        n += (size_t)got;
+    }
+    if (buf) {
+        buf[n] = '\0';
+        *len = n;
+    }
+    return buf;
+}
+
 int mxc_text_memfd(const char *name, const char *text)
 {
     int fd = memfd_create(name, MFD_CLOEXEC);

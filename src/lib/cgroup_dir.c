@@ -1,0 +1,310 @@
+/* cgroup_dir.c — the operations on one cgroup directory that the engine's
+ * sandboxes and mxc-oci's containers share (see cgroup.h, "one cgroup
+ * directory"): its files, making and removing it, entering it, its
+ * processes, signalling and killing them, freezing it. */
+#include "cgroup.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int mxc_cgroup_write(const char *dir, const char *file, const char *text)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return -errno;
+    /* memory.limit_in_bytes (v1) and memory.max (v2) give up with EINTR
+     * whenever a signal is pending while they reclaim — a SIGCHLD from any
+     * child of the caller (Node's libuv has a handler; a tracer makes even
+     * an ignored one pending).  The limit was not set; setting it again is
+     * the answer, not a failed sandbox. */
+    ssize_t n;
+    int tries = 0;
+    do
+        n = write(fd, text, strlen(text));
+    while (n < 0 && errno == EINTR && ++tries < 100);
+    int err = errno;
+    close(fd);
+    return n < 0 ? -err : 0;
+}
+
+int mxc_cgroup_read(const char *dir, const char *file, char *out, size_t outsz)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return -errno;
+    ssize_t n = read(fd, out, outsz - 1);
+    int err = errno;
+    close(fd);
+    if (n < 0)
+        return -err;
+    out[n] = '\0';
+    out[strcspn(out, "\n")] = '\0';
+    return 0;
+}
+
+int mxc_cgroup_read_key(const char *dir, const char *file, const char *key, unsigned long long *out)
+{
+    char path[PATH_MAX], text[8192];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    *out = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return -errno;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    int err = errno;
+    close(fd);
+    if (n < 0)
+        return -err;
+    text[n] = '\0';
+    size_t klen = strlen(key);
+    for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+        if (!strncmp(l, key, klen) && l[klen] == ' ') {
+            *out = strtoull(l + klen + 1, NULL, 10);
+            return 0;
+        }
+    return -ENOENT;
+}
+
+bool mxc_cgroup_has_word(const char *dir, const char *file, const char *word)
+{
+    char text[1024];
+    if (mxc_cgroup_read(dir, file, text, sizeof text) < 0)
+        return false;
+    for (char *save = NULL, *w = strtok_r(text, " ", &save); w; w = strtok_r(NULL, " ", &save))
+        if (!strcmp(w, word))
+            return true;
+    return false;
+}
+
+int mxc_cgroup_mkdirs(const char *root, const char *rel, mxc_cgroup_level_fn each, void *arg, char *dir, size_t dirsz,
+                      int *made)
+{
+    *made = 0;
+    snprintf(dir, dirsz, "%s", root);
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s", rel);
+    char *save = NULL;
+    for (char *c = strtok_r(tmp, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+        bool leaf = save == NULL || *save == '\0';
+        size_t len = strlen(dir);
+        if (len + 1 + strlen(c) >= dirsz)
+            return -ENAMETOOLONG;
+        snprintf(dir + len, dirsz - len, "/%s", c);
+        bool here = mkdir(dir, 0755) == 0;
+        if (here) {
+            (*made)++;
+        } else if (errno != EEXIST) {
+            return -errno;
+        } else {
+            struct stat st;
+            if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+                return -ENOTDIR;
+        }
+        int rc = each ? each(dir, here, leaf, arg) : 0;
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* v1 cpuset: a new cgroup has no cpus nor mems until given its parent's. */
+static int cpuset_init(const char *dir)
+{
+    char parent[PATH_MAX], v[1024];
+    snprintf(parent, sizeof parent, "%s", dir);
+    *strrchr(parent, '/') = '\0';
+    const char *files[] = {"cpuset.cpus", "cpuset.mems"};
+    for (size_t i = 0; i < 2; i++) {
+        int rc = mxc_cgroup_read(parent, files[i], v, sizeof v);
+        char cur[1024];
+        if (rc == 0 && (mxc_cgroup_read(dir, files[i], cur, sizeof cur) < 0 || !cur[0]))
+            rc = mxc_cgroup_write(dir, files[i], v);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* v2: the controllers the root delegates, enabled in a directory made here (its children get them). */
+static void v2_enable(const char *root, const char *dir)
+{
+    const char *ctrls[] = {"pids", "memory", "cpu", "cpuset"};
+    for (size_t i = 0; i < 4; i++)
+        if (mxc_cgroup_has_word(root, "cgroup.subtree_control", ctrls[i])) {
+            char w[16];
+            snprintf(w, sizeof w, "+%s", ctrls[i]);
+            (void)mxc_cgroup_write(dir, "cgroup.subtree_control", w); /* a limit it misses is refused by name */
+        }
+}
+
+int mxc_cgroup_prepare_level(const char *dir, bool made, bool leaf, void *arg)
+{
+    const mxc_cgroup_levels *l = arg;
+    /* a level someone else made (a pod's): an empty cpuset (no process could join anything below) is given
+     * its parent's, as runc does; one already set is left as it is */
+    int rc = l->cpuset ? cpuset_init(dir) : 0;
+    if (rc == 0 && made && l->v2 && !leaf)
+        v2_enable(l->root, dir);
+    return rc;
+}
+
+int mxc_cgroup_rmdir(const char *dir)
+{
+    for (int tries = 0; rmdir(dir) < 0; tries++) {
+        if (errno != EBUSY || tries == 200)
+            return -errno;
+        usleep(5000);
+    }
+    return 0;
+}
+
+int mxc_cgroup_enter(const char *dir, pid_t pid)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%d", (int)pid);
+    return mxc_cgroup_write(dir, "cgroup.procs", text);
+}
+
+int mxc_cgroup_pids(const char *dir, pid_t *out, size_t max)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -errno;
+    int pid, n = 0;
+    while ((size_t)n < max && fscanf(f, "%d", &pid) == 1)
+        out[n++] = (pid_t)pid;
+    fclose(f);
+    return n;
+}
+
+/* Whether pid is in dir, read from /proc/PID/cgroup once a pidfd pins the
+ * pid: the line of dir's hierarchy (v2: "0::"; v1: the one naming ctrl —
+ * "cpu" is not "cpuacct") names a path dir ends with.  (The path is below
+ * the reader's cgroup namespace root and the hierarchy's, dir below the
+ * mount's: the same cgroup has the one as the other's tail.) */
+static bool member_of(const char *dir, const char *ctrl, pid_t pid)
+{
+    char path[64], line[PATH_MAX];
+    snprintf(path, sizeof path, "/proc/%d/cgroup", (int)pid);
+    FILE *f = fopen(path, "re");
+    bool in = false;
+    while (f && !in && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+        if (!b)
+            continue;
+        *b = '\0';
+        bool right = !ctrl && a[1] == '\0';
+        for (char *save = NULL, *w = ctrl ? strtok_r(a + 1, ",", &save) : NULL; w && !right;
+             w = strtok_r(NULL, ",", &save))
+            right = !strcmp(w, ctrl);
+        size_t lp = strlen(b + 1), ld = strlen(dir);
+        in = right && lp > 1 && lp <= ld && !strcmp(dir + ld - lp, b + 1);
+    }
+    if (f)
+        fclose(f);
+    return in;
+}
+
+/* mxc_cgroup_signal, depth levels below dir at the most. */
+static int signal_tree(const char *dir, const char *ctrl, int sig, int depth)
+{
+    pid_t pids[512];
+    int n = mxc_cgroup_pids(dir, pids, sizeof pids / sizeof pids[0]);
+    for (int i = 0; i < n; i++) {
+        int fd = (int)syscall(SYS_pidfd_open, pids[i], 0);
+        if (fd < 0)
+            continue;
+        if (member_of(dir, ctrl, pids[i]))
+            syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
+        close(fd);
+    }
+    int found = n < 0 ? 0 : n;
+    DIR *d = depth > 0 ? opendir(dir) : NULL;
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        char sub[PATH_MAX];
+        if (snprintf(sub, sizeof sub, "%s/%s", dir, de->d_name) < (int)sizeof sub)
+            found += signal_tree(sub, ctrl, sig, depth - 1);
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+int mxc_cgroup_signal(const char *dir, const char *ctrl, int sig)
+{
+    return signal_tree(dir, ctrl, sig, 4);
+}
+
+void mxc_cgroup_kill_dir(const char *dir, const char *ctrl)
+{
+    if (!ctrl)
+        (void)mxc_cgroup_write(dir, "cgroup.kill", "1"); /* 5.14+: the whole subtree at once */
+    /* v1 (or a v2 kernel before 5.14), and what cgroup.kill's processes
+     * leave for a moment: sweep until empty (bounded) */
+    for (int round = 0; round < 500 && mxc_cgroup_signal(dir, ctrl, SIGKILL) > 0; round++)
+        usleep(2000);
+}
+
+bool mxc_cgroup_frozen(const char *dir, bool v2)
+{
+    char t[64];
+    if (v2)
+        return mxc_cgroup_read(dir, "cgroup.freeze", t, sizeof t) == 0 && !strcmp(t, "1");
+    return mxc_cgroup_read(dir, "freezer.state", t, sizeof t) == 0 && strcmp(t, "THAWED");
+}
+
+/* Whether a freeze or thaw asked of dir holds: v1 passes through FREEZING,
+ * v2 says "frozen 1" in cgroup.events. */
+static bool freeze_done(const char *dir, bool v2, bool frozen, const char *want)
+{
+    char t[256] = "";
+    if (!v2)
+        return mxc_cgroup_read(dir, "freezer.state", t, sizeof t) < 0 || !strcmp(t, want);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/cgroup.events", dir);
+    FILE *f = fopen(path, "re");
+    bool done = !f;
+    while (f && fgets(t, sizeof t, f))
+        done |= !strcmp(t, frozen ? "frozen 1\n" : "frozen 0\n");
+    if (f)
+        fclose(f);
+    return done;
+}
+
+int mxc_cgroup_freeze(const char *dir, bool v2, bool frozen, const char *what, mxc_error *e)
+{
+    const char *file = v2 ? "cgroup.freeze" : "freezer.state";
+    const char *want = v2 ? (frozen ? "1" : "0") : (frozen ? "FROZEN" : "THAWED");
+    int rc = mxc_cgroup_write(dir, file, want);
+    if (rc < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "cgroup.freeze", -rc, NULL, "cannot write %s/%s", dir, file);
+    for (int round = 0; round < 2000; round++) {
+        if (freeze_done(dir, v2, frozen, want))
+            return 0;
+        if (!v2 && frozen && round % 10 == 9)
+            (void)mxc_cgroup_write(dir, file, want); /* v1: a task that was forking when asked is retried */
+        usleep(1000);
+    }
+    if (frozen)
+        (void)mxc_cgroup_write(dir, file, v2 ? "0" : "THAWED");
+    return mxc_err(e, MXC_E_BACKEND_ERROR, "%s %s did not %s", what, dir, frozen ? "freeze" : "thaw");
+}
