@@ -102,9 +102,9 @@ char *ffi_read_all_lossy(int fd)
     return s;
 }
 
-int32_t ffi_accept(const char *json, int32_t experimental, int kind, mxc_request *r, mxc_error *e)
+int32_t ffi_accept(const char *json, int32_t experimental, int kind, mxc_request **rp, mxc_error *e)
 {
-    memset(r, 0, sizeof *r);
+    *rp = NULL;
     if (!json) {
         mxc_err(e, MXC_E_MALFORMED_REQUEST, "request JSON pointer is null");
         return MXC_STATUS_NULL_ARGUMENT;
@@ -114,15 +114,18 @@ int32_t ffi_accept(const char *json, int32_t experimental, int kind, mxc_request
         mxc_err(e, MXC_E_MALFORMED_REQUEST, "request JSON is not UTF-8");
         return MXC_STATUS_INVALID_UTF8;
     }
+    mxc_request *r = *rp = mxc_request_new();
+    if (!r)
+        return ffi_fail(e, MXC_E_BACKEND_ERROR, "out of memory");
     int rc = mxc_validate(json, len, experimental ? MXC_VALIDATE_EXPERIMENTAL : 0, r, e);
-    if (r->dialect != MXC_DIALECT_V1) {
+    if (!mxc_request_is_v1(r)) {
         mxc_error_clear(e);
         return ffi_fail(e, MXC_E_MALFORMED_REQUEST,
                         "Invalid version declaration: this library takes contract versions 0.9.0-alpha, 1.0.0 and "
                         "1.1.0-alpha (a \"version\" field is required)");
     }
     /* the request's kind is known from its "phase" before anything else is */
-    bool state_aware = json_object_get(r->root, "phase") != NULL;
+    bool state_aware = json_object_get(mxc_request_json(r), "phase") != NULL;
     if (kind == FFI_ONESHOT && state_aware) {
         mxc_error_clear(e);
         return ffi_fail(e, MXC_E_MALFORMED_REQUEST,

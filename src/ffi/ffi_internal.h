@@ -12,9 +12,7 @@
 
 #include "error.h"
 #include "mxc_ffi.h"
-#include "request.h"
-#include "oneshot.h"
-#include "session.h"
+#include "front.h" /* after mxc_ffi.h: its function mxc_sandbox_id hides front.h's codec */
 
 #define FFI_EXPORT __attribute__((visibility("default")))
 
@@ -39,8 +37,8 @@ enum { FFI_ONESHOT = 1, FFI_STATE_AWARE = 2 };
 /* The request gate: NULL (100) and UTF-8 (101) checks, the validation
  * layers (mxc_validate), contract 1.0 only, and the request kind the entry
  * point takes.  Returns a status; on 0, *r is the validated request (free it
- * with mxc_request_free in every case). */
-int32_t ffi_accept(const char *json, int32_t experimental, int kind, mxc_request *r, mxc_error *e);
+ * with mxc_request_delete in every case: NULL when the request was never parsed). */
+int32_t ffi_accept(const char *json, int32_t experimental, int kind, mxc_request **r, mxc_error *e);
 
 /* ---- sandbox.c ---- */
 
@@ -52,7 +50,7 @@ struct MxcSandbox {
     pthread_t thread;
     ffi_state state;
     /* what to start (read by the supervisor thread) */
-    mxc_request req;
+    mxc_request *req;
     bool session_exec; /* an exec in a live session (or an isolation_session one-shot's), else a one-shot */
     char *oneshot_session; /* an isolation_session one-shot: the sandboxId it provisioned, deprovisioned at the end */
     bool pty;
@@ -61,9 +59,9 @@ struct MxcSandbox {
     int32_t start_status;
     mxc_error start_err;
     /* the workload (the supervisor thread's while it runs) */
-    mxc_oneshot os;
-    mxc_proc exec_proc;
-    mxc_proc *proc;
+    mxc_oneshot *os;      /* a one-shot's */
+    mxc_proc *exec_proc;  /* a session exec's */
+    mxc_proc *proc;       /* the one of the two that runs */
     /* fixed once running */
     uint32_t id;
     mxc_exec_killer killer; /* every process of the exec, from any thread */

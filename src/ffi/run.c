@@ -80,7 +80,7 @@ FFI_EXPORT int32_t mxc_run_json(const char *request_json_utf8, int32_t experimen
     if (!out)
         return MXC_STATUS_NULL_ARGUMENT;
     result_reset(out);
-    mxc_request r;
+    mxc_request *r;
     mxc_error e = {0};
     int32_t st = ffi_accept(request_json_utf8, experimental, FFI_ONESHOT, &r, &e);
     capture c = {-1, -1, -1};
@@ -90,7 +90,7 @@ FFI_EXPORT int32_t mxc_run_json(const char *request_json_utf8, int32_t experimen
         int code = 255;
         bool timed_out = false;
         /* by a fresh mxc-exec: the sandbox's PID 1 is no copy of this process (fresh.h) */
-        if (mxc_oneshot_in_process(&r, request_json_utf8, experimental, c.in, c.out, c.err, &code, &timed_out, &e) <
+        if (mxc_oneshot_in_process(r, request_json_utf8, experimental, c.in, c.out, c.err, &code, &timed_out, &e) <
             0)
             st = ffi_status_of(&e);
         if (st == 0)
@@ -99,7 +99,7 @@ FFI_EXPORT int32_t mxc_run_json(const char *request_json_utf8, int32_t experimen
     if (st != 0 && !out->error.message_utf8)
         result_error(out, st, &e);
     capture_close(&c);
-    mxc_request_free(&r);
+    mxc_request_delete(r);
     mxc_error_clear(&e);
     return st;
 }
@@ -122,17 +122,17 @@ FFI_EXPORT int32_t mxc_run_state_aware_json(const char *request_json_utf8, int32
     if (!out)
         return MXC_STATUS_NULL_ARGUMENT;
     memset(out, 0, sizeof *out);
-    mxc_request r;
+    mxc_request *r;
     mxc_error e = {0};
     int32_t st = ffi_accept(request_json_utf8, experimental, FFI_STATE_AWARE, &r, &e);
     json_t *result = NULL;
     if (st == 0 && dry_run) {
         result = json_object(); /* validated, nothing done */
-    } else if (st == 0 && r.phase == MXC_PHASE_EXEC) {
+    } else if (st == 0 && mxc_request_is_exec(r)) {
         st = ffi_fail(&e, MXC_E_MALFORMED_REQUEST,
                       "the exec phase does not return an envelope; run it through one of the exec entry points "
                       "instead (mxc_exec_state_aware_json, mxc_state_aware_exec_pty, mxc_run_state_aware_exec_json)");
-    } else if (st == 0 && mxc_session_phase_in_process(&r, request_json_utf8, experimental != 0, &result, &e) < 0) {
+    } else if (st == 0 && mxc_session_phase_in_process(r, request_json_utf8, experimental != 0, &result, &e) < 0) {
         /* (a start ran in a fresh mxc-exec: its holder is no copy of this process, fresh.h) */
         st = ffi_status_of(&e);
     }
@@ -146,7 +146,7 @@ FFI_EXPORT int32_t mxc_run_state_aware_json(const char *request_json_utf8, int32
     out->status = st;
     if (st != 0)
         ffi_detail_fill(&out->error, &e);
-    mxc_request_free(&r);
+    mxc_request_delete(r);
     mxc_error_clear(&e);
     return st;
 }
@@ -165,29 +165,32 @@ FFI_EXPORT int32_t mxc_run_state_aware_exec_json(const char *request_json_utf8, 
     if (!out)
         return MXC_STATUS_NULL_ARGUMENT;
     result_reset(out);
-    mxc_request r;
+    mxc_request *r;
     mxc_error e = {0};
     int32_t st = ffi_accept(request_json_utf8, experimental, FFI_STATE_AWARE, &r, &e);
-    if (st == 0 && r.phase != MXC_PHASE_EXEC)
+    if (st == 0 && !mxc_request_is_exec(r))
         st = ffi_fail(&e, MXC_E_MALFORMED_REQUEST, "this entry point takes exec requests only");
     capture c = {-1, -1, -1};
     if (st == 0 && capture_open(&c, &e) < 0)
         st = ffi_status_of(&e);
-    mxc_proc proc;
-    if (st == 0 && mxc_session_exec_start(&r, false, &proc, &e) < 0)
+    mxc_proc *proc = st == 0 ? mxc_proc_new() : NULL;
+    if (st == 0 && !proc)
+        st = ffi_fail(&e, MXC_E_BACKEND_ERROR, "out of memory");
+    if (st == 0 && mxc_session_exec_start(r, false, proc, &e) < 0)
         st = ffi_status_of(&e);
     if (st == 0) {
-        mxc_exec_run(&proc, c.in, c.out, c.err, &e);
-        int code = proc.exit_code;
-        bool timed_out = proc.timed_out;
-        mxc_exec_close(&proc);
+        mxc_exec_run(proc, c.in, c.out, c.err, &e);
+        int code = mxc_proc_exit_code(proc);
+        bool timed_out = mxc_proc_timed_out(proc);
+        mxc_exec_close(proc);
         mxc_error_clear(&e);
         st = captured(out, &c, code, timed_out, &e);
     }
     if (st != 0 && !out->error.message_utf8)
         result_error(out, st, &e);
+    mxc_proc_delete(proc);
     capture_close(&c);
-    mxc_request_free(&r);
+    mxc_request_delete(r);
     mxc_error_clear(&e);
     return st;
 }
@@ -199,12 +202,12 @@ FFI_EXPORT int32_t mxc_exec_state_aware_attached_json(const char *request_json_u
     if (!out_outcome)
         return MXC_STATUS_NULL_ARGUMENT;
     memset(out_outcome, 0, sizeof *out_outcome);
-    mxc_request r;
+    mxc_request *r;
     mxc_error e = {0};
     int32_t st = ffi_accept(request_json_utf8, experimental, FFI_STATE_AWARE, &r, &e);
-    mxc_phase phase = r.phase;
-    mxc_request_free(&r);
-    if (st == 0 && phase != MXC_PHASE_EXEC)
+    bool exec = mxc_request_is_exec(r);
+    mxc_request_delete(r);
+    if (st == 0 && !exec)
         st = ffi_fail(&e, MXC_E_MALFORMED_REQUEST, "this entry point takes exec requests only");
     if (st == 0 && (!isatty(0) || !isatty(1)))
         st = ffi_fail(&e, MXC_E_MALFORMED_REQUEST,

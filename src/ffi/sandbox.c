@@ -33,13 +33,12 @@ static int session_phase(json_t *req, json_t **result, mxc_error *e)
 {
     char *text = json_dumps(req, JSON_COMPACT);
     json_decref(req);
-    mxc_request r;
-    int rc = text ? mxc_request_parse(text, strlen(text), &r, e) : mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+    mxc_request *r = text ? mxc_request_new() : NULL;
+    int rc = r ? mxc_request_parse(text, strlen(text), r, e) : mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
     free(text);
     if (rc == 0)
-        rc = mxc_session_phase(&r, result, e);
-    if (text)
-        mxc_request_free(&r);
+        rc = mxc_session_phase(r, result, e);
+    mxc_request_delete(r);
     return rc;
 }
 
@@ -48,7 +47,7 @@ static int session_phase(json_t *req, json_t **result, mxc_error *e)
  * deprovisioned when it is done. */
 static int oneshot_session_start(MxcSandbox *h, mxc_error *e)
 {
-    json_t *prov = mxc_request_policy_json(&h->req);
+    json_t *prov = mxc_request_policy_json(h->req);
     json_object_set_new(prov, "containment", json_string("isolation_session"));
     json_object_set_new(prov, "phase", json_string("provision"));
     json_t *res = NULL;
@@ -60,17 +59,20 @@ static int oneshot_session_start(MxcSandbox *h, mxc_error *e)
         return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
     int rc = session_phase(json_pack("{s:s, s:s}", "phase", "start", "sandboxId", h->oneshot_session), &res, e);
     json_decref(res);
-    json_t *exec = json_pack("{s:s, s:s, s:s, s:O}", "version", h->req.contract, "phase", "exec", "sandboxId",
-                             h->oneshot_session, "process", json_object_get(h->req.root, "process"));
+    json_t *exec = json_pack("{s:s, s:s, s:s, s:O}", "version", mxc_request_contract(h->req), "phase", "exec",
+                             "sandboxId", h->oneshot_session, "process",
+                             json_object_get(mxc_request_json(h->req), "process"));
     char *text = rc == 0 ? json_dumps(exec, JSON_COMPACT) : NULL;
     json_decref(exec);
-    mxc_request er;
+    mxc_request *er = text ? mxc_request_new() : NULL;
     if (rc == 0)
-        rc = text ? mxc_request_parse(text, strlen(text), &er, e) : mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+        rc = er ? mxc_request_parse(text, strlen(text), er, e) : mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
     free(text);
     if (rc == 0) {
-        mxc_request_free(&h->req); /* the exec is what runs now */
+        mxc_request_delete(h->req); /* the exec is what runs now */
         h->req = er;
+    } else {
+        mxc_request_delete(er);
     }
     return rc;
 }
@@ -91,7 +93,7 @@ static void oneshot_session_end(MxcSandbox *h)
 /* Starts the workload (on the supervisor thread). */
 static int start_workload(MxcSandbox *h, mxc_error *e)
 {
-    if (!h->session_exec && h->req.containment == MXC_CONT_ISOLATION_SESSION) {
+    if (!h->session_exec && mxc_request_in_session(h->req)) {
         h->session_exec = true;
         if (oneshot_session_start(h, e) < 0) {
             oneshot_session_end(h);
@@ -99,20 +101,26 @@ static int start_workload(MxcSandbox *h, mxc_error *e)
         }
     }
     if (h->session_exec) {
-        h->req.pty_rows = h->rows, h->req.pty_cols = h->cols; /* set before the workload starts */
-        if (mxc_session_exec_start(&h->req, h->pty, &h->exec_proc, e) < 0) {
+        mxc_request_set_pty_size(h->req, h->rows, h->cols); /* set before the workload starts */
+        h->exec_proc = mxc_proc_new();
+        if (!h->exec_proc)
+            mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+        if (!h->exec_proc || mxc_session_exec_start(h->req, h->pty, h->exec_proc, e) < 0) {
             oneshot_session_end(h);
             return -1;
         }
-        h->proc = &h->exec_proc;
-        h->id = (uint32_t)h->proc->workload;
+        h->proc = h->exec_proc;
+        h->id = (uint32_t)mxc_proc_workload(h->proc);
         mxc_exec_killer_take(h->proc, &h->killer);
         return 0;
     }
-    if (mxc_oneshot_start(&h->req, h->pty, h->rows, h->cols, &h->os, e) < 0)
+    h->os = mxc_oneshot_new();
+    if (!h->os)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+    if (mxc_oneshot_start(h->req, h->pty, h->rows, h->cols, h->os, e) < 0)
         return -1;
-    h->proc = &h->os.proc;
-    h->id = (uint32_t)h->os.pid1;
+    h->proc = mxc_oneshot_proc(h->os);
+    h->id = (uint32_t)mxc_oneshot_pid1(h->os);
     mxc_exec_killer_take(h->proc, &h->killer);
     h->killer.group = 0; /* PID 1 ends it all */
     return 0;
@@ -122,10 +130,9 @@ static int start_workload(MxcSandbox *h, mxc_error *e)
  * two pipes the supervisor relays (a Node socket cannot adopt a terminal). */
 static int hand_over_stdio(MxcSandbox *h, mxc_error *e)
 {
-    mxc_proc *p = h->proc;
     if (!h->pty) {
-        h->in_fd = p->in_fd, h->out_fd = p->out_fd, h->err_fd = p->err_fd;
-        p->in_fd = p->out_fd = p->err_fd = -1; /* the ladder's "close stdin" is the caller's now */
+        /* the workload's pipe ends: the ladder's "close stdin" is the caller's now */
+        mxc_proc_take_stdio(h->proc, &h->in_fd, &h->out_fd, &h->err_fd);
         fcntl(h->out_fd, F_SETFL, fcntl(h->out_fd, F_GETFL) | O_NONBLOCK);
         fcntl(h->err_fd, F_SETFL, fcntl(h->err_fd, F_GETFL) | O_NONBLOCK);
         return 0;
@@ -141,7 +148,7 @@ static int hand_over_stdio(MxcSandbox *h, mxc_error *e)
     h->in_fd = in[1], h->relay_in = in[0];
     h->out_fd = out[0], h->relay_out = out[1];
     fcntl(h->out_fd, F_SETFL, fcntl(h->out_fd, F_GETFL) | O_NONBLOCK);
-    h->pty_master = fcntl(p->out_fd, F_DUPFD_CLOEXEC, 3);
+    h->pty_master = fcntl(mxc_proc_terminal(h->proc), F_DUPFD_CLOEXEC, 3);
     return 0;
 }
 
@@ -190,7 +197,7 @@ static void *supervise(void *arg)
             if (h->session_exec)
                 mxc_exec_close(h->proc);
             else
-                mxc_oneshot_finish(&h->os);
+                mxc_oneshot_finish(h->os);
             oneshot_session_end(h);
             pthread_mutex_lock(&h->mu);
         }
@@ -212,13 +219,13 @@ static void *supervise(void *arg)
     mxc_exec_run(h->proc, h->pty ? h->relay_in : -1, h->pty ? h->relay_out : -1, -1, &e);
     mxc_error_clear(&e);
     if (h->pty)
-        drain_terminal(h->proc->out_fd, h->relay_out);
-    int code = h->proc->exit_code;
-    bool timed_out = h->proc->timed_out;
+        drain_terminal(mxc_proc_terminal(h->proc), h->relay_out);
+    int code = mxc_proc_exit_code(h->proc);
+    bool timed_out = mxc_proc_timed_out(h->proc);
     if (h->session_exec)
         mxc_exec_close(h->proc);
     else
-        mxc_oneshot_finish(&h->os);
+        mxc_oneshot_finish(h->os);
     oneshot_session_end(h); /* nothing of an isolation_session one-shot outlives it */
     close_fd(&h->relay_in);
     close_fd(&h->relay_out); /* the caller's terminal output ends here */
@@ -261,7 +268,9 @@ static void handle_destroy(MxcSandbox *h)
     close_fd(&h->pty_master);
     ffi_closer_unref(h->out_closer);
     ffi_closer_unref(h->err_closer);
-    mxc_request_free(&h->req);
+    mxc_request_delete(h->req);
+    mxc_oneshot_delete(h->os);
+    mxc_proc_delete(h->exec_proc);
     mxc_error_clear(&h->start_err);
     pthread_mutex_destroy(&h->mu);
     pthread_cond_destroy(&h->cv);
@@ -287,7 +296,7 @@ static int32_t spawn(const char *json, int32_t experimental, bool session_exec, 
     if (!h)
         return MXC_STATUS_INTERNAL;
     int32_t st = ffi_accept(json, experimental, session_exec ? FFI_STATE_AWARE : FFI_ONESHOT, &h->req, &e);
-    if (st == 0 && session_exec && h->req.phase != MXC_PHASE_EXEC)
+    if (st == 0 && session_exec && !mxc_request_is_exec(h->req))
         st = ffi_fail(&e, MXC_E_MALFORMED_REQUEST, "this entry point takes exec requests only");
     h->session_exec = session_exec;
     h->pty = pty;

@@ -1048,3 +1048,41 @@ void mxc_exec_killer_drop(mxc_exec_killer *k)
     close_fd(&k->pidfd);
     k->group = 0;
 }
+
+/* ---- a started workload behind a pointer, as a front holds it ---- */
+
+mxc_proc *mxc_proc_new(void)
+{
+    return calloc(1, sizeof(mxc_proc));
+}
+
+void mxc_proc_delete(mxc_proc *p)
+{
+    free(p);
+}
+
+pid_t mxc_proc_workload(const mxc_proc *p)
+{
+    return p->workload;
+}
+
+void mxc_proc_take_stdio(mxc_proc *p, int *in, int *out, int *err)
+{
+    *in = p->in_fd, *out = p->out_fd, *err = p->err_fd;
+    p->in_fd = p->out_fd = p->err_fd = -1;
+}
+
+int mxc_proc_terminal(const mxc_proc *p)
+{
+    return p->pty ? p->out_fd : -1;
+}
+
+int mxc_proc_exit_code(const mxc_proc *p)
+{
+    return p->exit_code;
+}
+
+bool mxc_proc_timed_out(const mxc_proc *p)
+{
+    return p->timed_out;
+}

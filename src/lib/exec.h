@@ -20,6 +20,7 @@
 
 #include "cgroup.h"
 #include "error.h"
+#include "iface/front.h" /* mxc_exec_killer */
 #include "plan.h"
 #include "termfilter.h"
 
@@ -126,13 +127,19 @@ int mxc_exec_run(mxc_proc *proc, int relay_in, int relay_out, int relay_err, mxc
 int mxc_exec_kill(mxc_proc *proc);
 void mxc_exec_close(mxc_proc *proc);
 
+/* A started workload behind a pointer, as a front holds it (iface/front.h
+ * says each). */
+mxc_proc *mxc_proc_new(void);
+void mxc_proc_delete(mxc_proc *p);
+pid_t mxc_proc_workload(const mxc_proc *p);
+void mxc_proc_take_stdio(mxc_proc *p, int *in, int *out, int *err);
+int mxc_proc_terminal(const mxc_proc *p);
+int mxc_proc_exit_code(const mxc_proc *p);
+bool mxc_proc_timed_out(const mxc_proc *p);
+
 /* What it takes to kill a started exec from another thread while one
- * drives mxc_exec_run: taken once, fired any number of times, dropped. */
-typedef struct {
-    int conn;    /* session: a duplicate of the exec init's connection */
-    int pidfd;   /* one-shot: PID 1 */
-    pid_t group; /* the workload's process group */
-} mxc_exec_killer;
+ * drives mxc_exec_run: taken once, fired any number of times, dropped
+ * (mxc_exec_killer: iface/front.h, the FFI holds one). */
 void mxc_exec_killer_take(const mxc_proc *proc, mxc_exec_killer *k);
 void mxc_exec_killer_fire(const mxc_exec_killer *k);
 void mxc_exec_killer_drop(mxc_exec_killer *k);

@@ -28,7 +28,7 @@
 
 #include "hostpath.h"
 #include "registry.h"
-#include "viewops.h"
+#include "setupops.h"
 
 #define NEWROOT "/tmp" /* a mountpoint inside our private mount namespace only */
 
@@ -697,29 +697,65 @@ static int make_mask_src(view *v)
     return 0;
 }
 
-/* Masks the object at target: a directory by an empty mode-000 read-only
- * directory (or, when covers, a tmpfs of its own in which the targets of
- * the entries below it are made, read-only at the end, mode 0111 so that
- * they stay reachable), anything else by an empty mode-000 read-only file:
- * it stays a non-directory. */
-static int mask_at(view *v, int target, bool covers)
+/* The mask of the object st describes: a directory's an empty mode-000
+ * read-only directory (or, when covers, a tmpfs of its own in which the
+ * targets of the entries below it are made, read-only at the end, mode 0111
+ * so that they stay reachable), anything else's an empty mode-000
+ * read-only file: it stays a non-directory.  A detached tree, or -errno. */
+static int mask_tree(view *v, const struct stat *st, bool covers)
+{
+    if (S_ISDIR(st->st_mode) && covers)
+        return new_tmpfs(v, "0111", "64k", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, true);
+    int tree = open_tree(v->mask_src, S_ISDIR(st->st_mode) ? "d" : "f", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    return tree < 0 ? -errno : tree;
+}
+
+/* Masks the object at target (re-verification: never a covering one). */
+static int mask_at(view *v, int target)
 {
     struct stat st;
     if (fstat(target, &st) < 0)
         return -errno;
-    int tree;
-    if (S_ISDIR(st.st_mode) && covers) {
-        tree = new_tmpfs(v, "0111", "64k", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, true);
-    } else {
-        tree = open_tree(v->mask_src, S_ISDIR(st.st_mode) ? "d" : "f", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-        if (tree < 0)
-            return -errno;
-    }
+    int tree = mask_tree(v, &st, false);
     if (tree < 0)
         return tree;
     int rc = attach(tree, target);
     close(tree);
     return rc;
+}
+
+/* The view as the setup operations' executor sees it (setupops.h): targets
+ * walked from the new root, made only in our own tmpfs, never through a
+ * symlink (a final one is the target of a mask of a link); masks of ours. */
+static int view_resolve(void *ctx, const mxc_setup_op *op, const char *path, bool create, bool dir)
+{
+    return walk(ctx, path, !create ? MAKE_NONE : dir ? MAKE_DIR : MAKE_FILE, (op->flags & MXC_OPF_LINK) != 0);
+}
+
+static int view_mask_tree(void *ctx, const mxc_setup_op *op, const struct stat *st)
+{
+    return mask_tree(ctx, st, (op->flags & MXC_OPF_HOLDS) != 0);
+}
+
+/* ops applied by the one executor on our view.  0, or -errno (the failed operation's). */
+static int run_ops(view *v, const mxc_setup_op *ops, size_t n)
+{
+    mxc_setup_env env = {.root = v->root, .resolve = view_resolve, .mask_tree = view_mask_tree, .ctx = v};
+    mxc_error e = {0};
+    if (mxc_setup_run(&env, ops, n, &e) == 0)
+        return 0;
+    int err = e.native ? e.native : EIO;
+    mxc_error_clear(&e);
+    return -err;
+}
+
+/* The detached tree (consumed) attached at path in the view, made there (in our tmpfs) as a
+ * directory or a file after the tree. */
+static int attach_at(view *v, int tree, const char *path)
+{
+    mxc_setup_op op = mxc_setup_op_at(MXC_OP_ATTACH, path, 0);
+    op.src = tree;
+    return run_ops(v, &op, 1);
 }
 
 /* A detached, read-only, private copy of the mount tree at a host path
@@ -739,19 +775,7 @@ static int host_tree(const char *path)
 static int bind_host(view *v, const char *source, const char *inside)
 {
     int tree = host_tree(source);
-    if (tree < 0)
-        return tree;
-    struct stat st;
-    int rc = fstat(tree, &st) < 0 ? -errno : 0;
-    int t = rc == 0 ? walk(v, inside, S_ISDIR(st.st_mode) ? MAKE_DIR : MAKE_FILE, false) : -1;
-    if (rc == 0 && t < 0)
-        rc = t;
-    if (rc == 0) {
-        rc = attach(tree, t);
-        close(t);
-    }
-    close(tree);
-    return rc;
+    return tree < 0 ? tree : attach_at(v, tree, inside);
 }
 
 static int system_dirs(view *v)
@@ -979,6 +1003,31 @@ static void tmpfs_size(const mxc_plan *p, unsigned long long dflt, unsigned shar
     snprintf(out, outsz, "%llu", size < 4096 ? 4096 : size);
 }
 
+/* The host's harmless device nodes (setupops.h), read-only binds on nodes of their own names in
+ * /dev (setup operations). */
+static int dev_nodes(view *v)
+{
+    int trees[MXC_DEV_NNODES];
+    size_t n = 0;
+    while (n < MXC_DEV_NNODES) {
+        char host[32];
+        snprintf(host, sizeof host, "/dev/%s", mxc_dev_nodes[n]);
+        int tree = open_tree(AT_FDCWD, host, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+        struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC};
+        if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) {
+            int err = errno;
+            if (tree >= 0)
+                close(tree);
+            while (n > 0)
+                close(trees[--n]);
+            return -err;
+        }
+        trees[n++] = tree;
+    }
+    mxc_setup_op ops[MXC_DEV_NNODES];
+    return run_ops(v, ops, mxc_setup_dev_nodes(ops, trees));
+}
+
 /* /dev: a tmpfs of its own, read-only once made, holding read-only binds
  * of the host's harmless device nodes (a read-only mount still passes I/O
  * to a device, but refuses chmod, chown, utimensat: the host's nodes keep
@@ -986,99 +1035,46 @@ static void tmpfs_size(const mxc_plan *p, unsigned long long dflt, unsigned shar
 static int minimal_dev(view *v, const mxc_plan *p)
 {
     int dev = new_tmpfs(v, "0755", "64k", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, true);
-    if (dev < 0)
-        return dev;
-    int t = walk(v, "/dev", MAKE_DIR, false);
-    int rc = t < 0 ? t : attach(dev, t);
-    if (t >= 0)
-        close(t);
-    const char *nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
-    for (size_t i = 0; rc == 0 && i < sizeof nodes / sizeof nodes[0]; i++) {
-        char host[32];
-        snprintf(host, sizeof host, "/dev/%s", nodes[i]);
-        int tree = open_tree(AT_FDCWD, host, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-        if (tree < 0) {
-            rc = -errno;
-            break;
-        }
-        struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC};
-        if (mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0 ||
-            mknodat(dev, nodes[i], S_IFREG | 0644, 0) < 0)
-            rc = -errno;
-        int target = rc == 0 ? step(dev, nodes[i]) : -1;
-        if (rc == 0 && target < 0)
-            rc = -errno;
-        if (rc == 0)
-            rc = attach(tree, target);
-        if (target >= 0)
-            close(target);
-        close(tree);
+    int rc = dev < 0 ? dev : attach_at(v, dev, "/dev");
+    if (rc == 0)
+        rc = dev_nodes(v);
+    static const char *const pts_opts[] = {"newinstance", "ptmxmode=0666", "mode=0620"};
+    char shm_size[48] = "size=";
+    tmpfs_size(p, 64ull << 20, 8, shm_size + 5, sizeof shm_size - 5);
+    const char *const shm_opts[] = {"mode=1777", shm_size};
+    mxc_setup_op ops[2 + MXC_DEV_NLINKS];
+    ops[0] = mxc_setup_op_at(MXC_OP_FRESHFS, "/dev/pts", 0);
+    ops[0].fstype = "devpts", ops[0].fsopt = pts_opts, ops[0].nfsopt = 3;
+    ops[0].attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC;
+    ops[1] = mxc_setup_op_at(MXC_OP_FRESHFS, "/dev/shm", 0);
+    ops[1].fstype = "tmpfs", ops[1].fsopt = shm_opts, ops[1].nfsopt = 2;
+    ops[1].attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+    if (rc == 0)
+        rc = run_ops(v, ops, 2 + mxc_setup_dev_links(ops + 2));
+    int shm = rc == 0 ? walk(v, "/dev/shm", MAKE_NONE, false) : -1; /* the workload's to write */
+    if (rc == 0 && shm < 0)
+        rc = shm;
+    if (shm >= 0) {
+        add_id(v->rw, &v->nrw, VIEW_MAX_MOUNTS, mnt_id(shm));
+        close(shm);
     }
-    const char *pts_opts[] = {"newinstance", NULL, "ptmxmode", "0666", "mode", "0620", NULL};
-    char shm_size[32];
-    tmpfs_size(p, 64ull << 20, 8, shm_size, sizeof shm_size);
-    const char *shm_opts[] = {"mode", "1777", "size", shm_size, NULL};
-    const struct { const char *name, *type; const char *const *opts; unsigned attrs; bool writable; } fs[] = {
-        {"pts", "devpts", pts_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false},
-        {"shm", "tmpfs", shm_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true},
-    };
-    for (size_t i = 0; rc == 0 && i < sizeof fs / sizeof fs[0]; i++) {
-        int m = mount_new(fs[i].type, fs[i].opts, fs[i].attrs);
-        if (m < 0) {
-            rc = m;
-            break;
-        }
-        if (fs[i].writable)
-            add_id(v->rw, &v->nrw, VIEW_MAX_MOUNTS, mnt_id(m));
-        int target = mkdirat(dev, fs[i].name, 0755) < 0 ? -1 : step(dev, fs[i].name);
-        rc = target < 0 ? -errno : attach(m, target);
-        if (target >= 0)
-            close(target);
-        close(m);
-    }
-    const struct { const char *target, *at; } links[] = {
-        {"pts/ptmx", "ptmx"}, {"/proc/self/fd", "fd"}, {"/proc/self/fd/0", "stdin"},
-        {"/proc/self/fd/1", "stdout"}, {"/proc/self/fd/2", "stderr"}};
-    for (size_t i = 0; rc == 0 && i < sizeof links / sizeof links[0]; i++)
-        if (symlinkat(links[i].target, dev, links[i].at) < 0)
-            rc = -errno;
-    close(dev);
     return rc;
 }
 
 /* Fresh proc for our PID namespace, hidepid=invisible: a process sees
  * only those it may ptrace, and each exec is its own Landlock domain, so
  * an exec sees neither mxc's processes nor another exec's (their argv,
- * environ, memory).  The /proc rules of viewops.h: kernel-wide knobs
+ * environ, memory).  The /proc rules of setupops.h: kernel-wide knobs
  * read-only; kernel memory, key, timer and allocator listings masked. */
 static int fresh_proc(view *v)
 {
-    const char *opts[] = {"hidepid", "invisible", NULL};
-    int m = mount_new("proc", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
-    if (m < 0)
-        return m;
-    int t = walk(v, "/proc", MAKE_DIR, false);
-    int rc = t < 0 ? t : attach(m, t);
-    if (t >= 0)
-        close(t);
-    close(m);
-    for (size_t i = 0; rc == 0 && i < MXC_PROC_NREADONLY; i++) {
-        int at = walk(v, mxc_proc_readonly[i], MAKE_NONE, false);
-        if (at == -ENOENT)
-            continue;
-        rc = at < 0 ? at : mxc_view_readonly_at(at, 0);
-        if (at >= 0)
-            close(at);
-    }
-    for (size_t i = 0; rc == 0 && i < MXC_PROC_NMASKED; i++) {
-        int at = walk(v, mxc_proc_masked[i], MAKE_NONE, false);
-        if (at == -ENOENT)
-            continue;
-        rc = at < 0 ? at : mask_at(v, at, false);
-        if (at >= 0)
-            close(at);
-    }
-    return rc;
+    static const char *const opts[] = {"hidepid=invisible"};
+    mxc_setup_op ops[1 + MXC_PROC_NRULES];
+    ops[0] = mxc_setup_op_at(MXC_OP_FRESHFS, "/proc", 0);
+    ops[0].fstype = "proc", ops[0].fsopt = opts, ops[0].nfsopt = 1;
+    ops[0].attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+    size_t n = 1 + mxc_setup_proc_rules(ops + 1, "/proc mask", "/proc read-only");
+    return run_ops(v, ops, n);
 }
 
 /* Entries come most specific last, and each pins the directories on its
@@ -1102,24 +1098,13 @@ static int attach_entry(view *v, const mxc_grant *g, int fd)
     }
     if ((rc = pin_dirs(v, g->path)) < 0)
         return rc;
-    if (g->mode == MXC_GRANT_DENIED) {
-        int t = walk(v, g->path, MAKE_NONE, g->on_link);
-        if (t == -ENOENT)
-            return 0; /* not in the view at all: nothing to hide */
-        if (t < 0)
-            return t;
-        rc = mask_at(v, t, g->covers);
-        close(t);
-        return rc;
+    if (g->mode == MXC_GRANT_DENIED) { /* not in the view at all (absent): nothing to hide */
+        mxc_setup_op op = mxc_setup_op_at(MXC_OP_MASK, g->path, MXC_OPF_OPTIONAL | (g->on_link ? MXC_OPF_LINK : 0) |
+                                                                    (g->covers ? MXC_OPF_HOLDS : 0));
+        return run_ops(v, &op, 1);
     }
-    struct stat st;
-    if (fstat(fd, &st) < 0)
-        return -errno;
-    int t = walk(v, g->path, S_ISDIR(st.st_mode) ? MAKE_DIR : MAKE_FILE, false);
-    if (t < 0)
-        return t;
-    rc = attach(fd, t);
-    close(t);
+    int tree = dup_fd(fd); /* the sources keep theirs */
+    rc = tree < 0 ? -errno : attach_at(v, tree, g->path);
     if (rc == 0 && g->mode == MXC_GRANT_RW)
         add_id(v->rw, &v->nrw, VIEW_MAX_MOUNTS, mnt_id(fd));
     return rc;
@@ -1149,19 +1134,6 @@ static void recreate_links(view *v, const mxc_fsview_sources *s)
         }
         close(d);
     }
-}
-
-static int enter_root(int root)
-{
-    if (fchdir(root) < 0)
-        return -errno;
-    if (syscall(SYS_pivot_root, ".", ".") < 0)
-        return -errno;
-    if (umount2(".", MNT_DETACH) < 0) /* the old root, stacked under the new one */
-        return -errno;
-    if (chdir("/") < 0)
-        return -errno;
-    return 0;
 }
 
 static void view_close(view *v)
@@ -1201,11 +1173,8 @@ int mxc_fsview_build(const mxc_plan *p, mxc_fsview_sources *s, const char **stag
         goto out;
     *stage = "fsview.etc";
     if (s->etc_fd >= 0) { /* made by the caller, read-only already */
-        int t = walk(v, "/etc", MAKE_DIR, false);
-        rc = t < 0 ? t : attach(s->etc_fd, t);
-        if (t >= 0)
-            close(t);
-        close_fd(&s->etc_fd);
+        rc = attach_at(v, s->etc_fd, "/etc");
+        s->etc_fd = -1;
     } else {
         rc = curated_etc(v, p);
     }
@@ -1221,20 +1190,12 @@ int mxc_fsview_build(const mxc_plan *p, mxc_fsview_sources *s, const char **stag
     if ((rc = tmp) < 0)
         goto out;
     add_id(v->rw, &v->nrw, VIEW_MAX_MOUNTS, mnt_id(tmp));
-    int t = walk(v, "/tmp", MAKE_DIR, false);
-    rc = t < 0 ? t : attach(tmp, t);
-    if (t >= 0)
-        close(t);
-    close(tmp);
-    if (rc < 0)
+    if ((rc = attach_at(v, tmp, "/tmp")) < 0)
         goto out;
     *stage = "fsview.workspace";
     if (s->workspace_fd >= 0) {
-        t = walk(v, p->workspace, MAKE_DIR, false);
-        rc = t < 0 ? t : attach(s->workspace_fd, t);
-        if (t >= 0)
-            close(t);
-        if (rc < 0)
+        int ws = dup_fd(s->workspace_fd); /* the sources keep theirs */
+        if ((rc = ws < 0 ? -errno : attach_at(v, ws, p->workspace)) < 0)
             goto out;
         add_id(v->rw, &v->nrw, VIEW_MAX_MOUNTS, mnt_id(s->workspace_fd));
     }
@@ -1256,7 +1217,7 @@ int mxc_fsview_build(const mxc_plan *p, mxc_fsview_sources *s, const char **stag
     if ((rc = set_readonly(v->root, false)) < 0)
         goto out;
     *stage = "fsview.pivot_root";
-    rc = enter_root(v->root);
+    rc = mxc_view_enter(v->root);
     /* Shared from here on: the mount namespace an exec makes for its own
      * terminal is a slave of this one, so a mask the holder puts back
      * before a later exec reaches it too. */
@@ -1355,7 +1316,7 @@ int mxc_fsview_verify(const mxc_plan *p, mxc_error *e)
             } else {
                 if (v.mask_src < 0 && (rc = make_mask_src(&v)) < 0)
                     rc = refuse(e, -rc, "cannot make a mask for %.300s", g->path);
-                if (rc == 0 && (rc = mask_at(&v, t, false)) < 0)
+                if (rc == 0 && (rc = mask_at(&v, t)) < 0)
                     rc = refuse(e, -rc, "cannot mask %.300s again", g->path);
             }
         } else {

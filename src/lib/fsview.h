@@ -8,7 +8,10 @@
  * workspace and the grants at their paths, denied paths masked — built from
  * descriptors only (openat2 RESOLVE_BENEATH|NO_SYMLINKS, mkdirat), with every
  * directory between a writable mount and a mask pinned (a mount point
- * cannot be renamed), then pivot_root.  Also the re-verification of those
+ * cannot be renamed), then pivot_root; what is the same operation as
+ * mxc-oci's (attaching a tree, a fresh filesystem, a mask, the /proc rules,
+ * the devices and /dev's links) is applied by setupops.h's executor, with
+ * this view's own walk and mask source.  Also the re-verification of those
  * masks inside a live session (a host edit that replaced a masked file). */
 #ifndef MXC_FSVIEW_H
 #define MXC_FSVIEW_H

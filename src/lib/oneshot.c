@@ -260,3 +260,25 @@ json_t *mxc_plan_describe(const mxc_request *r, mxc_error *e)
     mxc_plan_free(&p);
     return plan;
 }
+
+/* ---- the handle behind a pointer, as a front holds it ---- */
+
+mxc_oneshot *mxc_oneshot_new(void)
+{
+    return calloc(1, sizeof(mxc_oneshot));
+}
+
+void mxc_oneshot_delete(mxc_oneshot *os)
+{
+    free(os);
+}
+
+mxc_proc *mxc_oneshot_proc(mxc_oneshot *os)
+{
+    return &os->proc;
+}
+
+pid_t mxc_oneshot_pid1(const mxc_oneshot *os)
+{
+    return os->pid1;
+}

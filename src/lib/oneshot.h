@@ -52,6 +52,11 @@ typedef struct mxc_oneshot {
 int mxc_oneshot_start(const mxc_request *r, bool pty, unsigned short rows, unsigned short cols, mxc_oneshot *os,
                       mxc_error *e);
 void mxc_oneshot_finish(mxc_oneshot *os);
+/* The handle behind a pointer, as a front holds it (iface/front.h says each). */
+mxc_oneshot *mxc_oneshot_new(void);
+void mxc_oneshot_delete(mxc_oneshot *os);
+mxc_proc *mxc_oneshot_proc(mxc_oneshot *os);
+pid_t mxc_oneshot_pid1(const mxc_oneshot *os);
 /* For a single-threaded caller that may die by a signal while the workload
  * runs (the CLI on a person's terminal, which restores the terminal and
  * re-raises): a detached cleaner takes over what outlives PID 1 (the

@@ -489,3 +489,46 @@ void mxc_request_free(mxc_request *r)
     json_decref(r->root);
     memset(r, 0, sizeof *r);
 }
+
+/* ---- a request behind a pointer, as a front holds it ---- */
+
+mxc_request *mxc_request_new(void)
+{
+    return calloc(1, sizeof(mxc_request));
+}
+
+void mxc_request_delete(mxc_request *r)
+{
+    mxc_request_free(r);
+    free(r);
+}
+
+bool mxc_request_is_v1(const mxc_request *r)
+{
+    return r->dialect == MXC_DIALECT_V1;
+}
+
+bool mxc_request_is_exec(const mxc_request *r)
+{
+    return r && r->phase == MXC_PHASE_EXEC;
+}
+
+bool mxc_request_in_session(const mxc_request *r)
+{
+    return r->containment == MXC_CONT_ISOLATION_SESSION;
+}
+
+const char *mxc_request_contract(const mxc_request *r)
+{
+    return r->contract;
+}
+
+json_t *mxc_request_json(const mxc_request *r)
+{
+    return r->root;
+}
+
+void mxc_request_set_pty_size(mxc_request *r, unsigned short rows, unsigned short cols)
+{
+    r->pty_rows = rows, r->pty_cols = cols;
+}

@@ -132,6 +132,15 @@ void mxc_request_net_section(const mxc_request *r, mxc_net_section *s);
  * policy_validation, naming the field). */
 int mxc_net_section_parse(json_t *n, mxc_net_section *s, mxc_error *e);
 void mxc_net_section_free(mxc_net_section *s);
+/* A request behind a pointer, as a front holds it (iface/front.h says each). */
+mxc_request *mxc_request_new(void);
+void mxc_request_delete(mxc_request *r);
+bool mxc_request_is_v1(const mxc_request *r);
+bool mxc_request_is_exec(const mxc_request *r);
+bool mxc_request_in_session(const mxc_request *r);
+const char *mxc_request_contract(const mxc_request *r);
+json_t *mxc_request_json(const mxc_request *r);
+void mxc_request_set_pty_size(mxc_request *r, unsigned short rows, unsigned short cols);
 
 const char *mxc_phase_name(mxc_phase p);
 

@@ -201,7 +201,7 @@ static void sweep_claims(bool act, json_t *r)
         char path[900];
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         if (de->d_name[0] == '.') {
-            /* a claim being written (.new-<pid>-<tag>): left over when its writer was killed
+            /* a claim being written (.new-<pid>-<start>-<tag>; an older build's .new-<pid>-<tag>): left over when its writer was killed
              * between open and unlink */
             if (mxc_registry_dead_writer(de->d_name) && !young_path(path)) {
                 bump(r, "claims");

@@ -34,8 +34,8 @@
 
 #include "apparmor.h"
 #include "front.h"
+#include "setupops.h"
 #include "tmpcopy.h"
-#include "viewops.h"
 
 #define NEWROOT "/tmp" /* a mount point inside the init's private mount namespace only */
 
@@ -91,7 +91,7 @@ static char *recv_text(char tag)
  * runtime's own binary: CVE-2019-5736) lead out of the container.  A descriptor, or -errno. */
 static int open_no_magic(const char *path, int flags)
 {
-    return oci_openat2(AT_FDCWD, path, flags, RESOLVE_NO_MAGICLINKS);
+    return mxc_openat2(AT_FDCWD, path, flags, RESOLVE_NO_MAGICLINKS);
 }
 
 /* The executable of args[0] into *exe: a path as given, else the first hit in the config's PATH
@@ -532,15 +532,17 @@ static int setup_rootfs(init_state *s)
     return 0;
 }
 
-/* The config lowered to setup operations (rootops.h), applied in order: the mounts, each on a
- * descriptor resolved inside the rootfs, the devices and /dev's links, the sysctls, the masked and
- * read-only paths (the engine's /proc rules, then the config's). */
+/* The config lowered to the engine's setup operations (rootops.h), applied in order by its
+ * executor (setupops.h): the mounts, each on a descriptor resolved inside the rootfs, the devices
+ * and /dev's links, the sysctls, the masked and read-only paths (the engine's /proc rules, then the
+ * config's). */
 static int apply_mounts(init_state *s)
 {
     oci_setup_ops ops;
     int rc = oci_setup_lower(s->c, s->binds, s->devs, s->xdevs, &ops, &s->err);
+    mxc_setup_env env = {.root = s->root_fd};
     if (rc == 0)
-        rc = oci_setup_run(s->c, &ops, s->root_fd, &s->err);
+        rc = mxc_setup_run(&env, ops.op, ops.n, &s->err);
     oci_setup_free(&ops);
     free(s->binds);
     s->binds = NULL;
@@ -575,9 +577,9 @@ static int pivot(init_state *s)
         if (mount_setattr(s->root_fd, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0)
             return oci_init_err_os(&s->err, errno, "root.readonly");
     }
-    if (fchdir(s->root_fd) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 ||
-        chdir("/") < 0)
-        return oci_init_err_os(&s->err, errno, "pivot_root into the rootfs");
+    int rc = mxc_view_enter(s->root_fd);
+    if (rc < 0)
+        return oci_init_err_os(&s->err, -rc, "pivot_root into the rootfs");
     if (c->rootfs_propagation && mount(NULL, "/", NULL, c->rootfs_propagation, NULL) < 0)
         return oci_init_err_os(&s->err, errno, "linux.rootfsPropagation");
     close(s->root_fd);

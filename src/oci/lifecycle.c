@@ -304,7 +304,7 @@ static void make_own_targets(const oci_config *c, int rootfs_fd, const int *src)
         struct stat st;
         bool dir = c->mounts[i].kind != OCI_MNT_BIND || (src[i] >= 0 && fstat(src[i], &st) == 0 &&
                                                           S_ISDIR(st.st_mode));
-        int t = covered ? -1 : oci_make_target_as(rootfs_fd, d, true, dir, uid, gid);
+        int t = covered ? -1 : mxc_make_in_root_as(rootfs_fd, d, true, dir, uid, gid);
         if (t >= 0)
             close(t);
     }

@@ -79,13 +79,13 @@ static void test_gate(void)
         {"{\"version\":\"1.0.0\",\"process\":{\"commandLine\":\"x\"},\"ui\":{\"injection\":true}}", FFI_ONESHOT, 12},
     };
     for (size_t i = 0; i < sizeof T / sizeof T[0]; i++) {
-        mxc_request r;
+        mxc_request *r;
         mxc_error e = {0};
         int32_t st = ffi_accept(T[i].json, 0, T[i].kind, &r, &e);
         CHECK_MSG(st == T[i].want, "[%zu] %s: %d (%s), want %d", i, T[i].json ? T[i].json : "NULL", st, e.message,
                   T[i].want);
         CHECK(st == 0 || e.message[0]);
-        mxc_request_free(&r);
+        mxc_request_delete(r);
         mxc_error_clear(&e);
     }
 }

@@ -12,11 +12,13 @@
 #include "idrange.h"
 #include "inventory.h"
 #include "netplan.h"
+#include "oneshot.h"
 #include "plan.h"
 #include "registry.h"
 #include "request.h"
 #include "run_v1.h"
 #include "sandbox_id.h"
+#include "session.h"
 #include "state.h"
 #include "termfilter.h"
 #include "validate.h"
@@ -43,6 +45,18 @@ int main(void)
         (const void *)mxc_idrange_claim, (const void *)mxc_idrange_host_use, (const void *)mxc_idrange_release,
         (const void *)mxc_idrange_release_dead, (const void *)mxc_idrange_release_owned,
         (const void *)mxc_idrange_set_cgroups, (const void *)mxc_idrange_set_owner,
+        /* the handles (libmxc_ffi's): a request, a one-shot, a started workload */
+        (const void *)mxc_request_new, (const void *)mxc_request_delete, (const void *)mxc_request_parse,
+        (const void *)mxc_request_is_v1, (const void *)mxc_request_is_exec, (const void *)mxc_request_in_session,
+        (const void *)mxc_request_contract, (const void *)mxc_request_json, (const void *)mxc_request_set_pty_size,
+        (const void *)mxc_request_policy_json, (const void *)mxc_session_phase, (const void *)mxc_session_exec_start,
+        (const void *)mxc_oneshot_new, (const void *)mxc_oneshot_start, (const void *)mxc_oneshot_finish,
+        (const void *)mxc_oneshot_delete, (const void *)mxc_oneshot_proc, (const void *)mxc_oneshot_pid1,
+        (const void *)mxc_proc_new, (const void *)mxc_proc_delete, (const void *)mxc_exec_run,
+        (const void *)mxc_exec_kill, (const void *)mxc_exec_close, (const void *)mxc_proc_workload,
+        (const void *)mxc_proc_take_stdio, (const void *)mxc_proc_terminal, (const void *)mxc_proc_exit_code,
+        (const void *)mxc_proc_timed_out, (const void *)mxc_exec_killer_take, (const void *)mxc_exec_killer_fire,
+        (const void *)mxc_exec_killer_drop,
     };
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
         if (!fns[i]) {

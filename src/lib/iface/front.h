@@ -9,10 +9,11 @@
  * in its module's header, and tests/unit/test_front.c includes this header with those, so a
  * declaration here that drifts from its module's fails the build.
  * Base (src/base: error.h, fdio.h, procs.h) is every layer's and is not repeated here.
+ * A request and a running workload are held through pointers the engine allocates (the FFI's
+ * MxcSandbox): new, delete and the few accessors a front needs are declared here.
  * The typed network plan's types are netplan.h's (src/lib/netiface, the network layer's one
- * engine header, on the fronts' path too: src/net/iface/net.h takes them).
- * (The FFI's handle still embeds engine types by value — request.h, oneshot.h, session.h through
- * src/ffi/ffi_internal.h: scripts/layers.baseline lists those until it takes typed handles.) */
+ * engine header, on the fronts' path too: src/net/iface/net.h takes them); what mxc-oci calls to
+ * plan an annotation's network is declared here (the end of this file). */
 #ifndef MXC_FRONT_H
 #define MXC_FRONT_H
 
@@ -26,9 +27,26 @@
 #include "netplan.h"
 
 typedef struct mxc_request mxc_request; /* request.h: the parsed wire request */
+typedef struct mxc_oneshot mxc_oneshot; /* oneshot.h: an in-process one-shot, running */
+typedef struct mxc_proc mxc_proc;       /* exec.h: a started workload (a one-shot's or a session exec's) */
 
 /* ---- request.h ---- */
 #define MXC_REQUEST_MAX_BYTES (1u << 20) /* 1 MiB */
+
+/* A request as a front holds it (libmxc_ffi's handle): behind a pointer the engine allocates.
+ * new: an empty request (freeing it is a no-op), NULL when out of memory; delete: its contents
+ * (mxc_request_free) and the handle, NULL is fine.  The accessors read what a front decides on. */
+mxc_request *mxc_request_new(void);
+void mxc_request_delete(mxc_request *r);
+int mxc_request_parse(const char *buf, size_t len, mxc_request *r, mxc_error *e);
+bool mxc_request_is_v1(const mxc_request *r);           /* speaks a registered contract (0.9.0-alpha and later) */
+bool mxc_request_is_exec(const mxc_request *r);         /* phase exec (false for NULL) */
+bool mxc_request_in_session(const mxc_request *r);      /* containment isolation_session */
+const char *mxc_request_contract(const mxc_request *r); /* the contract version it names */
+json_t *mxc_request_json(const mxc_request *r);         /* the whole request (borrowed) */
+void mxc_request_set_pty_size(mxc_request *r, unsigned short rows, unsigned short cols); /* an exec's terminal */
+/* The request's policy (filesystem, network, ui, ...) as a provision request's fields: new reference. */
+json_t *mxc_request_policy_json(const mxc_request *r);
 
 /* ---- validate.h: the validation layers of a wire request ---- */
 #define MXC_VALIDATE_EXPERIMENTAL 1u /* --experimental / experimental=1 */
@@ -132,6 +150,46 @@ int mxc_session_phase_in_process(const mxc_request *r, const char *request_json,
                                  mxc_error *e);
 int mxc_oneshot_in_process(const mxc_request *r, const char *request_json, bool experimental, int in, int out,
                            int err, int *exit_code, bool *timed_out, mxc_error *e);
+
+/* ---- session.h: the isolation_session phases, in the calling process ---- */
+int mxc_session_phase(const mxc_request *r, json_t **result, mxc_error *e);
+int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_error *e);
+
+/* ---- oneshot.h: an in-process one-shot (containment process) handed back running, behind a
+ * pointer: new (NULL when out of memory), start, its workload (mxc_oneshot_proc) driven as a
+ * session exec's is, finish, delete (the handle only: finish first if it started) ---- */
+mxc_oneshot *mxc_oneshot_new(void);
+int mxc_oneshot_start(const mxc_request *r, bool pty, unsigned short rows, unsigned short cols, mxc_oneshot *os,
+                      mxc_error *e);
+void mxc_oneshot_finish(mxc_oneshot *os);
+void mxc_oneshot_delete(mxc_oneshot *os);
+mxc_proc *mxc_oneshot_proc(mxc_oneshot *os);
+pid_t mxc_oneshot_pid1(const mxc_oneshot *os); /* the host pid of the sandbox's PID 1 */
+
+/* ---- exec.h: a started workload, behind a pointer ---- */
+mxc_proc *mxc_proc_new(void); /* for mxc_session_exec_start; NULL when out of memory */
+void mxc_proc_delete(mxc_proc *p); /* the handle only: mxc_exec_close first if it started */
+int mxc_exec_run(mxc_proc *proc, int relay_in, int relay_out, int relay_err, mxc_error *e);
+int mxc_exec_kill(mxc_proc *proc);
+void mxc_exec_close(mxc_proc *proc);
+pid_t mxc_proc_workload(const mxc_proc *p); /* host pid of the workload */
+/* The workload's pipe ends handed to the caller (p's become -1: closing stdin is the caller's). */
+void mxc_proc_take_stdio(mxc_proc *p, int *in, int *out, int *err);
+int mxc_proc_terminal(const mxc_proc *p); /* on a pty: its master (p's; -1 when none) */
+/* Once mxc_exec_run returned: the exit code (signal N: 128+N) and whether the timeout ended it. */
+int mxc_proc_exit_code(const mxc_proc *p);
+bool mxc_proc_timed_out(const mxc_proc *p);
+
+/* What it takes to kill a started exec from another thread while one drives mxc_exec_run:
+ * taken once, fired any number of times, dropped (defined here, the FFI holds one). */
+typedef struct {
+    int conn;    /* session: a duplicate of the exec init's connection */
+    int pidfd;   /* one-shot: PID 1 */
+    pid_t group; /* the workload's process group */
+} mxc_exec_killer;
+void mxc_exec_killer_take(const mxc_proc *proc, mxc_exec_killer *k);
+void mxc_exec_killer_fire(const mxc_exec_killer *k);
+void mxc_exec_killer_drop(mxc_exec_killer *k);
 
 /* ---- run_v1.h ---- */
 json_t *mxc_backends_json(void);
