@@ -39,7 +39,7 @@ SOURCES="src/base/error.c src/lib/sandbox_id.c src/lib/request.c src/lib/request
 for h in request sandbox_id termfilter httphead hostpolicy yamljson toml oci_config; do
     echo "== fuzz_$h: building"
     # shellcheck disable=SC2086 # word splitting of flag lists is intended
-    if ! (cd "$root" && $CC $CFLAGS -Iinclude -Isrc/base -Isrc/lib -Isrc/lib/iface -Isrc/net -Isrc/proxy -Isrc/gateway "tests/fuzz/fuzz_$h.c" $SOURCES $JANSSON \
+    if ! (cd "$root" && $CC $CFLAGS -Iinclude -Isrc/base -Isrc/lib -Isrc/lib/iface -Isrc/lib/netiface -Isrc/net -Isrc/net/iface -Isrc/proxy -Isrc/gateway "tests/fuzz/fuzz_$h.c" $SOURCES $JANSSON \
             -o "$work/fuzz_$h"); then
         echo "run.sh: fuzz_$h does not build" >&2
         status=1
