@@ -13,10 +13,18 @@
 #include "ffi_internal.h"
 #include "front.h"
 #include "mxc.h"
+#include "net.h"
 
 static void result_reset(MxcRunResult *out)
 {
     memset(out, 0, sizeof *out);
+}
+
+/* the network layer under the engine this library carries (src/net/iface/net.h), at load: the SDK calls
+ * in from threads of its own, never through a main of ours */
+__attribute__((constructor)) static void net_at_load(void)
+{
+    mxc_net_install();
 }
 
 static int32_t result_error(MxcRunResult *out, int32_t status, const mxc_error *e)
