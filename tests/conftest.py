@@ -93,10 +93,28 @@ def b64(obj):
     return base64.b64encode(data).decode()
 
 
+def _killed(pid):
+    """Whether pid can run no more code: a SIGKILL is pending for it (kill() queues it in the
+    group's shared set, which keeps it until the process is released), it is exiting (PF_EXITING),
+    or it is a zombie; also True when it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        with open("/proc/%d/status" % pid) as f:
+            status = dict(line.split(":", 1) for line in f if ":" in line)
+    except (OSError, IndexError):
+        return True
+    pending = int(status.get("ShdPnd", "0"), 16) | int(status.get("SigPnd", "0"), 16)
+    return fields[0] in "ZXx" or int(fields[6]) & 0x4 or bool(pending & (1 << (signal.SIGKILL - 1)))
+
+
 def sandbox_pids_on_host(marker):
-    """Host pids whose command line contains marker (excluding pgrep itself)."""
+    """Host pids whose command line contains marker (excluding pgrep itself) and that can still run
+    code.  One that was sent SIGKILL is left out: a one-shot's PID 1 SIGKILLs the rest and reports
+    before the kernel has torn them down, and the CLI returns then (docs/design-decisions.md), so
+    under load a killed process may still be on its way out when the caller looks — it runs nothing."""
     p = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
-    return [int(x) for x in p.stdout.split()]
+    return [pid for pid in map(int, p.stdout.split()) if not _killed(pid)]
 
 
 def cgroup2_mount():

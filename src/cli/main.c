@@ -17,6 +17,7 @@
 #include "error.h"
 #include "fdio.h"
 #include "front.h"
+#include "net.h"
 
 static const char USAGE[] =
     "usage: mxc-exec [--experimental] [--debug] [--log-file PATH] [--dry-run] [--raw-terminal]\n"
@@ -173,6 +174,7 @@ static char *read_request(const char *b64, const char *config, size_t *len, int 
 
 int main(int argc, char **argv)
 {
+    mxc_net_install(); /* the network layer under the engine (src/net/iface/net.h) */
     /* a reader that goes away (| head) must not kill us in the middle of a
      * phase: writes fail with EPIPE instead (the workload gets SIGPIPE's
      * default back: mxc_exec_workload resets every disposition) */

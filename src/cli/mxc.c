@@ -20,6 +20,7 @@
 
 #include "front.h"
 #include "mxc.h"
+#include "net.h"
 #include "yamljson.h"
 
 static const char *prog_sub = "mxc";
@@ -719,6 +720,7 @@ static int cmd_gc(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    mxc_net_install(); /* the network layer under the engine (src/net/iface/net.h) */
     signal(SIGPIPE, SIG_IGN); /* the workload gets the default back (exec.c) */
     if (argc < 2)
         return usage("a subcommand is needed%s", NULL);

@@ -20,6 +20,7 @@
 #include "audit.h"
 #include "config.h"
 #include "driver.h"
+#include "net.h"
 #include "sblog.h"
 #include "server.h"
 #include "table.h"
@@ -571,6 +572,7 @@ static int serve(const char *sock, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    mxc_net_install(); /* the network layer under the engine (src/net/iface/net.h) */
     char sock[600] = "";
     mxc_error e = {0};
     int i = 1;

@@ -30,7 +30,6 @@
 #include "harden.h"
 #include "sockmsg.h"
 #include "userns.h"
-#include "stack.h"
 
 typedef mxc_msg ctl_msg; /* kind: MSG_* */
 
@@ -226,7 +225,7 @@ static _Noreturn void holder_main(const mxc_plan *p, mxc_fsview_sources *src, in
     /* a one-shot through C1 (a multi-threaded caller): our network
      * namespace was made after the maps, so the caller installs the rules
      * and the route now, and the workload waits for them */
-    if (fx && !await_cgroup && mxc_net_needs_stack(&p->net)) {
+    if (fx && !await_cgroup && mxc_net_ops_get()->needs_stack(&p->net)) {
         ctl_msg m;
         if (recv_msg(ctl, &m) < 0 || m.kind != MSG_NET_DONE)
             _exit(1);
@@ -683,6 +682,7 @@ typedef struct {
     mxc_fsview_sources *src;
     int sv[2];
     pid_t c1;
+    mxc_net_cgroup netcg; /* the cgroup src/net charges the sandbox's helpers to */
 } spawn_state;
 
 /* Step 1: the cgroup, as far as it is made before any child.  v2: the
@@ -694,10 +694,10 @@ static int spawn_cgroup_first(spawn_state *s, mxc_error *e)
 {
     mxc_plan *p = s->p;
     /* src/net: the helpers it starts (mxc-proxy, pasta) are charged to this cgroup */
-    snprintf(p->net.cgroup.name, sizeof p->net.cgroup.name, "%s", s->cgroup_name);
-    p->net.cgroup.pids_max = p->pids_max;
-    p->net.cgroup.memory_max = p->memory_max;
-    p->net.cgroup.cpu_quota_us = p->cpu_quota_us;
+    snprintf(s->netcg.name, sizeof s->netcg.name, "%s", s->cgroup_name);
+    s->netcg.pids_max = p->pids_max;
+    s->netcg.memory_max = p->memory_max;
+    s->netcg.cpu_quota_us = p->cpu_quota_us;
     mxc_cgroup_open(s->cgroup_name, s->cg);
     s->born_in = s->cg->v2 && (s->direct || s->detached);
     /* v1, a session: made while the monitor clones the holder (the holder
@@ -845,7 +845,7 @@ static int spawn_maps(spawn_state *s, int ctl, ctl_msg *m, mxc_error *e)
             err = mxc_userns_write_map(mapped, true, &gm, 1);
         if (err)
             rc = mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.uid_map", -err, NULL, "cannot write the id maps");
-        else if (mxc_net_after_maps(&p->net, s->direct, s->c1, e) < 0) /* src/net: rules + stack first */
+        else if (mxc_net_ops_get()->after_maps(&p->net, &s->netcg, s->direct, s->c1, e) < 0) /* src/net: rules + stack first */
             rc = -1;
         else if (send_msg_fds(ctl, MSG_MAPS_DONE, 0, 0, NULL, &etc, etc >= 0 ? 1 : 0) < 0)
             rc = died(ctl, e);
@@ -947,9 +947,8 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
     /* src/net: a session's before any exec; a one-shot's through C1
      * before its workload (the holder waits for MSG_NET_DONE) */
     int nrc = 0;
-    if (!s.direct && mxc_net_needs_stack(&p->net)) {
-        nrc = mxc_net_attach(&p->net, h->pid, e);
-        if (nrc == 0 && !s.detached && send_msg(ctl, MSG_NET_DONE, 0, 0, NULL) < 0)
+    if (!s.direct && mxc_net_ops_get()->needs_stack(&p->net)) {
+        nrc = mxc_net_ops_get()->attach(&p->net, &s.netcg, h->pid, e);
             nrc = died(ctl, e);
     }
     if (nrc < 0)

@@ -13,10 +13,8 @@
 
 #include "container.h"
 #include "harden.h"
-#include "governed.h"
 #include "registry.h"
 #include "session.h"
-#include "stack.h"
 
 /* When the caller exits right after the one-shot (the CLI), the wait for
  * the kernel's teardown of PID 1 — its namespaces, ~0.3 ms here — moves
@@ -44,7 +42,7 @@ static int spawn_cleaner(pid_t pid1, const mxc_cgroup *cg, const char *claim, co
             ;
         mxc_cgroup_kill_all(cg);
         mxc_cgroup_remove(cg);
-        mxc_governed_remove_ca(np); /* credentials: the run's CA files in its grant */
+        mxc_net_ops_get()->remove_ca(np); /* credentials: the run's CA files in its grant */
         /* PID 1 has exited: its namespace, and every process of the sandbox, is gone */
         mxc_registry_release(claim);
         _exit(0);
@@ -137,7 +135,7 @@ int mxc_oneshot_start(const mxc_request *r, bool pty, unsigned short rows, unsig
     os->plan = calloc(1, sizeof *os->plan);
     if (!os->plan)
         return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
-    if (mxc_plan_from_request(r, os->plan, e) < 0) {
+    if (mxc_plan_from_request(r, NULL, os->plan, e) < 0) {
         free(os->plan);
         os->plan = NULL;
         return -1;
@@ -212,7 +210,7 @@ void mxc_oneshot_finish(mxc_oneshot *os)
     if (os->plan) {
         mxc_cgroup_kill_all(&os->cg);
         mxc_cgroup_remove(&os->cg);
-        mxc_governed_remove_ca(&os->plan->net);
+        mxc_net_ops_get()->remove_ca(&os->plan->net);
         mxc_exec_spec_free(&os->spec);
         mxc_plan_free(os->plan);
         free(os->plan);
@@ -226,7 +224,7 @@ void mxc_oneshot_finish(mxc_oneshot *os)
 json_t *mxc_plan_describe(const mxc_request *r, mxc_error *e)
 {
     mxc_plan p;
-    if (mxc_plan_from_request(r, &p, e) < 0)
+    if (mxc_plan_from_request(r, NULL, &p, e) < 0)
         return NULL;
     json_t *grants = json_array();
     static const char *const modes[] = {"readwrite", "readonly", "denied"};
@@ -242,7 +240,7 @@ json_t *mxc_plan_describe(const mxc_request *r, mxc_error *e)
     if (plan && p.net.ruleset) { /* src/net: the nftables rule set the sandbox's namespace would get, with
                                     model 1's set of this host's destinations as they are now */
         int err = 0;
-        char *rules = mxc_net_rules_now(&p.net, NULL, &err);
+        char *rules = mxc_net_ops_get()->rules_now(&p.net, &err);
         json_object_set_new(plan, "networkRules", json_string(rules ? rules : p.net.ruleset));
         if (!rules)
             json_object_set_new(plan, "networkThisHost", json_sprintf("cannot be listed: %s", strerror(-err)));

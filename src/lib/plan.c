@@ -10,12 +10,9 @@
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "governed.h"
-#include "helperbounds.h"
-#include "stack.h"
 #include "harden.h"
+#include "helperbounds.h"
 #include "hostpath.h"
-#include "resolver.h"
 
 #define DEFAULT_PIDS_MAX 512
 #define DEFAULT_MEMORY_MAX (1024ull * 1024 * 1024)
@@ -141,45 +138,80 @@ static int cpu_quota_from_env(uint64_t *quota_us, mxc_error *e)
 }
 
 /* Governed egress: the sandbox's name, for its proxy's records and its
- * CA's directory — a one-shot's, unique on this host while it runs (this
- * process, and a serial for in-process callers that run one-shots side by
- * side); a session's start names it after the session — and its proxy
- * credential. */
-static int governed_setup(mxc_plan *p, mxc_error *e)
+ * CA's directory — the caller's (a session's, a container's), else a
+ * one-shot's, unique on this host while it runs (this process, and a serial
+ * for in-process callers that run one-shots side by side) —, the proxy's
+ * bounds, its credential, where its records go, and with credentials where
+ * the CA's files go and what every process of the sandbox gets. */
+static int governed_setup(mxc_net_policy *np, const mxc_net_plan_opts *o, mxc_error *e)
 {
     static _Atomic unsigned long serial;
-    if (!p->net.sandbox[0])
-        snprintf(p->net.sandbox, sizeof p->net.sandbox, "oneshot-%d-%lu", (int)getpid(), ++serial);
+    if (o->sandbox && o->sandbox[0])
+        snprintf(np->sandbox, sizeof np->sandbox, "%.63s", o->sandbox);
+    else
+        snprintf(np->sandbox, sizeof np->sandbox, "oneshot-%d-%lu", (int)getpid(), ++serial);
     /* the proxy's bounds (helperbounds.h); a bad value fails the request */
     uint64_t conns, audit;
     if (env_limit("MXC_PROXY_MAX_CONNECTIONS", MXC_PROXY_MAX_CONNECTIONS, 1, MXC_PROXY_MAX_CONNECTIONS_MOST, &conns,
                   e) < 0 ||
         env_limit("MXC_PROXY_AUDIT_MAX_BYTES", MXC_PROXY_AUDIT_MAX_BYTES, 4096, 1ull << 40, &audit, e) < 0)
         return -1;
-    p->net.proxy_max_conns = (unsigned)conns;
-    p->net.proxy_audit_max = audit;
-    return mxc_governed_credential(&p->net, e);
-}
-
-/* A one-shot with credentials: its CA's files go under its first
- * read-write directory grant (docs/design-decisions.md says why), in a
- * directory of its own name; a session's start puts them in its workspace. */
-static int oneshot_ca_home(mxc_plan *p, mxc_error *e)
-{
-    const char *base = NULL;
-    for (size_t i = 0; i < p->ngrants && !base; i++) {
-        struct stat st;
-        if (p->grants[i].mode == MXC_GRANT_RW && stat(p->grants[i].path, &st) == 0 && S_ISDIR(st.st_mode))
-            base = p->grants[i].path;
+    np->proxy_max_conns = (unsigned)conns;
+    np->proxy_audit_max = audit;
+    if (mxc_net_ops_get()->credential(np, e) < 0)
+        return -1;
+    /* a caller that collects the proxy's records (mxc-gateway) names the file;
+     * opened as --log-file is (hostpath.h), never through a link; else the caller's default */
+    const char *file = getenv("MXC_PROXY_AUDIT_FILE");
+    if (file && file[0] == '/' && strlen(file) < sizeof np->audit_path) {
+        snprintf(np->audit_path, sizeof np->audit_path, "%s", file);
+        np->audit_by_caller = true;
+    } else if (o->audit_path && snprintf(np->audit_path, sizeof np->audit_path, "%s", o->audit_path) >=
+                                    (int)sizeof np->audit_path) {
+        np->audit_path[0] = '\0';
     }
-    if (!base || strlen(base) >= sizeof p->net.ca_base)
+    if (!np->creds)
+        return 0;
+    if (o->ca_required && (!o->ca_base || strlen(o->ca_base) >= sizeof np->ca_base))
         return mxc_err(e, MXC_E_POLICY_VALIDATION, "network.credentials on a one-shot needs a read-write directory in "
                        "filesystem.readwritePaths: the sandbox's CA certificate is written there (.mxc-proxy/)");
-    snprintf(p->net.ca_base, sizeof p->net.ca_base, "%s", base);
-    return mxc_governed_workload_env(&p->net, e);
+    if (!o->ca_base)
+        return 0;
+    /* the CA files' paths as the sandbox sees them, then where they are written on the host */
+    snprintf(np->ca_base, sizeof np->ca_base, "%s", o->ca_seen ? o->ca_seen : o->ca_base);
+    int rc = mxc_net_ops_get()->workload_env(np, e);
+    snprintf(np->ca_base, sizeof np->ca_base, "%s", o->ca_base);
+    return rc;
 }
 
-int mxc_plan_from_request(const mxc_request *r, mxc_plan *p, mxc_error *e)
+int mxc_net_plan_build(const mxc_net_section *s, const mxc_net_plan_opts *o, mxc_net_policy *np, mxc_error *e)
+{
+    static const mxc_net_plan_opts none = {0};
+    if (!o)
+        o = &none;
+    const mxc_net_ops *net = mxc_net_ops_get(); /* src/net, installed by the front (netplan.h) */
+    if (net->lower(s, np, e) < 0 || net->require(np, geteuid() != 0, e) < 0 ||
+        (np->model == MXC_NETM_GOVERNED && governed_setup(np, o, e) < 0)) {
+        mxc_net_policy_free(np);
+        return -1;
+    }
+    net->resolve(np); /* model 1: the DNS forwarder's resolver, never host loopback */
+    return 0;
+}
+
+/* A one-shot's CA files go under its first read-write directory grant
+ * (docs/design-decisions.md says why), in a directory of its own name. */
+static const char *oneshot_ca_home(const mxc_plan *p)
+{
+    for (size_t i = 0; i < p->ngrants; i++) {
+        struct stat st;
+        if (p->grants[i].mode == MXC_GRANT_RW && stat(p->grants[i].path, &st) == 0 && S_ISDIR(st.st_mode))
+            return p->grants[i].path;
+    }
+    return NULL;
+}
+
+int mxc_plan_from_request(const mxc_request *r, const mxc_net_plan_opts *net, mxc_plan *p, mxc_error *e)
 {
     memset(p, 0, sizeof *p);
     /* the limits first: nothing to free yet */
@@ -198,31 +230,30 @@ int mxc_plan_from_request(const mxc_request *r, mxc_plan *p, mxc_error *e)
             if ((lists[k].m != MXC_GRANT_DENIED &&
                  mxc_hostpath_check_grant(lists[k].l->v[i], lists[k].m == MXC_GRANT_RW ? "read-write" : "read-only",
                                           e) < 0) ||
-                add_grant(p, lists[k].l->v[i], lists[k].m, e) < 0)
+                add_grant(p, lists[k].l->v[i], lists[k].m, e) < 0) {
+                mxc_plan_free(p);
                 return -1;
+            }
     /* Less specific first: a deeper grant is mounted over a shallower one,
      * so a denied path below a grant is hidden and a grant below a denied
      * path is reachable. */
     qsort(p->grants, p->ngrants, sizeof p->grants[0], by_depth);
-    /* src/net: the connectivity model, and whether this host can enforce it */
-    if (mxc_net_policy_build(r, &p->net, e) < 0 || mxc_net_require(&p->net, geteuid() != 0, e) < 0 ||
-        (p->net.model == MXC_NETM_GOVERNED && governed_setup(p, e) < 0) ||
-        (p->net.creds && r->containment == MXC_CONT_PROCESS && oneshot_ca_home(p, e) < 0)) {
+    /* the network plan (src/net chooses the model and whether this host can enforce it) */
+    mxc_net_plan_opts o = net ? *net : (mxc_net_plan_opts){0};
+    if (r->containment == MXC_CONT_PROCESS) {
+        o.ca_base = oneshot_ca_home(p);
+        o.ca_required = true;
+    }
+    mxc_net_section sec;
+    mxc_request_net_section(r, &sec);
+    if (mxc_net_plan_build(&sec, &o, &p->net, e) < 0) {
         mxc_plan_free(p);
         return -1;
     }
     p->host_network = p->net.model == MXC_NETM_HOST;
-    mxc_resolver_plan(&p->net); /* model 1: the DNS forwarder's resolver, never host loopback */
     if (p->host_network && mxc_landlock_require_scope(e) < 0) {
         mxc_plan_free(p);
         return -1;
-    }
-    /* a caller that collects the proxy's records (mxc-gateway) names the file;
-     * opened as --log-file is (hostpath.h), never through a link */
-    const char *audit = getenv("MXC_PROXY_AUDIT_FILE");
-    if (p->net.model == MXC_NETM_GOVERNED && audit && audit[0] == '/' && strlen(audit) < sizeof p->net.audit_path) {
-        snprintf(p->net.audit_path, sizeof p->net.audit_path, "%s", audit);
-        p->net.audit_by_caller = true;
     }
     snprintf(p->hostname, sizeof p->hostname, "mxc-sandbox");
     return 0;
@@ -268,6 +299,55 @@ static int env_push(char ***envp, size_t *n, const char *kv)
     return 0;
 }
 
+/* What the network adds to every process's environment: model 2 and governed
+ * egress: the proxy endpoint is the only way out; every proxy variable names
+ * it (governed: with the sandbox's credential) and nothing bypasses it;
+ * credentials (governed.h): placeholders and the CA's files, never a secret. */
+static int net_env(const mxc_net_policy *np, char ***envp, size_t *n)
+{
+    if (np->model == MXC_NETM_PROXY || np->model == MXC_NETM_GOVERNED) {
+        static const char *const VARS[] = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "FTP_PROXY",
+                                           "http_proxy", "https_proxy", "all_proxy", "ftp_proxy"};
+        char kv[192];
+        for (size_t i = 0; i < sizeof VARS / sizeof VARS[0]; i++) {
+            snprintf(kv, sizeof kv, "%s=%s", VARS[i], np->proxy_url);
+            if (env_push(envp, n, kv) < 0)
+                return -1;
+        }
+        if (env_push(envp, n, "NO_PROXY=") < 0 || env_push(envp, n, "no_proxy=") < 0)
+            return -1;
+    }
+    if (np->model == MXC_NETM_GOVERNED && np->workload_env) {
+        json_error_t jerr;
+        json_t *kvs = json_loads(np->workload_env, 0, &jerr);
+        for (size_t i = 0; i < json_array_size(kvs); i++) {
+            const char *kv = json_string_value(json_array_get(kvs, i));
+            if (kv && env_push(envp, n, kv) < 0) {
+                json_decref(kvs);
+                return -1;
+            }
+        }
+        json_decref(kvs);
+    }
+    return 0;
+}
+
+json_t *mxc_net_plan_env(const mxc_net_policy *np)
+{
+    char **envp = NULL;
+    size_t n = 0;
+    json_t *out = net_env(np, &envp, &n) == 0 ? json_array() : NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (out && json_array_append_new(out, json_string(envp[i])) < 0) {
+            json_decref(out);
+            out = NULL;
+        }
+        free(envp[i]);
+    }
+    free(envp);
+    return out;
+}
+
 int mxc_exec_spec_build(const mxc_request *r, const mxc_plan *p, mxc_exec_spec *s, mxc_error *e)
 {
     memset(s, 0, sizeof *s);
@@ -297,34 +377,8 @@ int mxc_exec_spec_build(const mxc_request *r, const mxc_plan *p, mxc_exec_spec *
         if (env_push(&s->envp, &n, kv) < 0)
             return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory building the environment");
     }
-    /* model 2 and governed egress: the proxy endpoint is the only way out;
-     * every proxy variable names it (governed: with the sandbox's
-     * credential) and nothing bypasses it */
-    if (p->net.model == MXC_NETM_PROXY || p->net.model == MXC_NETM_GOVERNED) {
-        static const char *const VARS[] = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "FTP_PROXY",
-                                           "http_proxy", "https_proxy", "all_proxy", "ftp_proxy"};
-        char kv[192];
-        for (size_t i = 0; i < sizeof VARS / sizeof VARS[0]; i++) {
-            snprintf(kv, sizeof kv, "%s=%s", VARS[i], p->net.proxy_url);
-            if (env_push(&s->envp, &n, kv) < 0)
-                return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory building the environment");
-        }
-        if (env_push(&s->envp, &n, "NO_PROXY=") < 0 || env_push(&s->envp, &n, "no_proxy=") < 0)
-            return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory building the environment");
-    }
-    /* credentials (governed.h): placeholders and the CA's files, never a secret */
-    if (p->net.model == MXC_NETM_GOVERNED && p->net.workload_env) {
-        json_error_t jerr;
-        json_t *kvs = json_loads(p->net.workload_env, 0, &jerr);
-        for (size_t i = 0; i < json_array_size(kvs); i++) {
-            const char *kv = json_string_value(json_array_get(kvs, i));
-            if (kv && env_push(&s->envp, &n, kv) < 0) {
-                json_decref(kvs);
-                return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory building the environment");
-            }
-        }
-        json_decref(kvs);
-    }
+    if (net_env(&p->net, &s->envp, &n) < 0)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory building the environment");
     return 0;
 }
 

@@ -1,9 +1,16 @@
-/* plan.h — the immutable containment plan.
+/* plan.h — the containment plan.
  * Owns: the data a validated request becomes before any privileged step:
- * identity, namespaces, the filesystem grants (sorted, most specific last),
- * network posture, limits and the exec specification.  Built by
- * mxc_plan_build from a request that passed policy validation; every OS
- * module reads it, none changes it. */
+ * the filesystem grants (sorted, most specific last), the network plan
+ * (netplan.h: built whole by mxc_net_plan_build, inside
+ * mxc_plan_from_request, from the request's network section — or, for
+ * mxc-oci's io.mxc.network annotation, from that section alone), the limits
+ * and the exec specification.  mxc_plan_from_request builds it from a
+ * request that passed policy validation; the caller then sets the identity
+ * (uid, gid, agent name, rootless) and a session's workspace and view
+ * (session.c, from its state) before any OS module reads it.  The network
+ * plan is not changed after it is built: what differs per sandbox (its name,
+ * where the proxy's records and the CA files go) goes into the build
+ * (mxc_net_plan_opts), and the sandbox's cgroup is given to the attach. */
 #ifndef MXC_PLAN_H
 #define MXC_PLAN_H
 
@@ -12,7 +19,8 @@
 #include <sys/types.h>
 
 #include "error.h"
-#include "netpolicy.h"
+#include "iface/front.h" /* mxc_net_plan_opts, the network plan functions a front calls */
+#include "netplan.h"
 #include "request.h"
 
 typedef enum { MXC_GRANT_RW = 0, MXC_GRANT_RO, MXC_GRANT_DENIED } mxc_grant_mode;
@@ -64,9 +72,17 @@ typedef struct mxc_exec_spec {
     bool pty;              /* the exec init makes the workload a terminal of its own */
 } mxc_exec_spec;
 
-/* Builds the policy part of the plan from a (policy-validated) request.
- * Duplicates across lists take the most restrictive mode. */
-int mxc_plan_from_request(const mxc_request *r, mxc_plan *p, mxc_error *e);
+/* mxc_net_plan_opts: front.h (the fronts plan an annotation's network with it). */
+
+/* The network plan, whole: src/net's model and rules for the section, whether this host can
+ * enforce it, governed egress's name, bounds, credential, audit file and CA, model 1's resolver.
+ * o may be NULL (a one-shot's defaults, no CA). */
+int mxc_net_plan_build(const mxc_net_section *s, const mxc_net_plan_opts *o, mxc_net_policy *np, mxc_error *e);
+
+/* Builds the policy part of the plan from a (policy-validated) request, its network with net
+ * (may be NULL; a one-shot's CA goes under its first read-write directory grant whatever net
+ * says).  Duplicates across lists take the most restrictive mode. */
+int mxc_plan_from_request(const mxc_request *r, const mxc_net_plan_opts *net, mxc_plan *p, mxc_error *e);
 void mxc_plan_free(mxc_plan *p);
 
 /* process.env (entries without '=' skipped) over the Linux bootstrap set. */
@@ -74,6 +90,11 @@ int mxc_exec_spec_build(const mxc_request *r, const mxc_plan *p, mxc_exec_spec *
 void mxc_exec_spec_free(mxc_exec_spec *s);
 /* Sets (or replaces) one KEY=VALUE in the spec's environment. */
 int mxc_exec_spec_setenv(mxc_exec_spec *s, const char *kv);
+
+/* What the network plan adds to every process's environment (proxy variables, credential
+ * placeholders, the CA files' variables), a JSON array of "K=V" (new reference; NULL: out of
+ * memory): what mxc_exec_spec_build puts over the request's environment. */
+json_t *mxc_net_plan_env(const mxc_net_policy *np);
 
 /* Orders grants by depth, most specific last (ties by path). */
 int mxc_grant_depth_cmp(const mxc_grant *a, const mxc_grant *b);

@@ -3,7 +3,6 @@
 
 #include <string.h>
 
-#include "netpolicy.h"
 #include "sandbox_id.h"
 
 #define H MXC_DISP_HONORED
@@ -259,23 +258,47 @@ static int check_paths(const mxc_request *r, mxc_error *e)
     return 0;
 }
 
+/* The features f of the matrix, judged on surface s: the first one rejected there refused. */
+static int judge(const bool *f, mxc_surface s, mxc_phase phase, mxc_error *e)
+{
+    for (int i = 0; i < MXC_F__COUNT; i++) {
+        const mxc_matrix_row *row = &MXC_MATRIX[i];
+        if (f[row->feature] && row->disp[s] == MXC_DISP_REJECTED)
+            return mxc_err(e, MXC_E_POLICY_VALIDATION, "%s is rejected on %s: %s", row->field,
+                           s == MXC_SURF_ONESHOT ? "the one-shot surface" : mxc_phase_name(phase), row->why);
+    }
+    return 0;
+}
+
+/* src/net: the connectivity model the network asks for, or why it cannot be delivered (the path named) */
+static int net_model_check(const mxc_net_section *s, mxc_error *e)
+{
+    mxc_net_policy np;
+    if (mxc_net_ops_get()->lower(s, &np, e) < 0)
+        return -1;
+    mxc_net_policy_free(&np);
+    return 0;
+}
+
+int mxc_policy_validate_network(const mxc_request *r, const mxc_net_section *s, mxc_error *e)
+{
+    bool f[MXC_F__COUNT] = {0};
+    collect_network(r, f);
+    return judge(f, MXC_SURF_ONESHOT, MXC_PHASE_NONE, e) < 0 ? -1 : net_model_check(s, e);
+}
+
 static int validate(const mxc_request *r, mxc_error *e)
 {
     bool f[MXC_F__COUNT] = {0};
     collect(r, f);
     mxc_surface s = mxc_surface_of(r);
-    for (int i = 0; i < MXC_F__COUNT; i++) {
-        const mxc_matrix_row *row = &MXC_MATRIX[i];
-        if (f[row->feature] && row->disp[s] == MXC_DISP_REJECTED)
-            return mxc_err(e, MXC_E_POLICY_VALIDATION, "%s is rejected on %s: %s", row->field,
-                           s == MXC_SURF_ONESHOT ? "the one-shot surface" : mxc_phase_name(r->phase), row->why);
-    }
-    /* src/net: the connectivity model the network asks for, or why it cannot be delivered (the path named) */
+    if (judge(f, s, r->phase, e) < 0)
+        return -1;
     if (s == MXC_SURF_ONESHOT || s == MXC_SURF_PROVISION) {
-        mxc_net_policy np;
-        if (mxc_net_policy_build(r, &np, e) < 0)
+        mxc_net_section sec;
+        mxc_request_net_section(r, &sec);
+        if (net_model_check(&sec, e) < 0)
             return -1;
-        mxc_net_policy_free(&np);
     }
     if (s == MXC_SURF_PROVISION && r->has_app_id) {
         if (!r->app_id)

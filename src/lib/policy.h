@@ -71,6 +71,10 @@ mxc_surface mxc_surface_of(const mxc_request *r);
 
 /* Layer 5: policy_validation (state-aware) or backend_error (one-shot). */
 int mxc_policy_validate(const mxc_request *r, mxc_error *e);
+/* The network alone (r holds only a parsed network section, s the same typed:
+ * mxc_net_section_parse), judged as a one-shot's: the matrix's network rows, then the model src/net
+ * makes of it.  policy_validation. */
+int mxc_policy_validate_network(const mxc_request *r, const mxc_net_section *s, mxc_error *e);
 
 /* Absolute, normalised (no "." / ".." / "//" / trailing "/"), not blank. */
 int mxc_policy_check_path(const char *what, const char *path, mxc_error *e);

@@ -13,7 +13,6 @@
 #include "harden.h"
 #include "helperbounds.h"
 #include "quota.h"
-#include "stack.h"
 #include "state.h"
 #include "sweep.h"
 
@@ -92,7 +91,7 @@ json_t *mxc_probe(void)
     if (out && fallback[0])
         json_object_set_new(json_object_get(out, "result"), "rlimitFallback", json_string(fallback));
     if (out) /* src/net: what this host can enforce for network models 1 and 2 */
-        json_object_set_new(json_object_get(out, "result"), "networkModels", mxc_net_probe());
+        json_object_set_new(json_object_get(out, "result"), "networkModels", mxc_net_ops_get()->probe());
     if (out)
         json_object_set_new(json_object_get(out, "result"), "networkHelpers", helpers_probe());
     mxc_error e = {0};

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policy.h"
+
 typedef enum { K_STR, K_BOOL, K_UINT, K_OBJ, K_STRS, K_OPEN_OBJ, K_ANY } ktype;
 
 typedef struct keyspec {
@@ -428,6 +430,53 @@ json_t *mxc_request_policy_json(const mxc_request *r)
     if (json_object_get(n, "egress") || json_object_get(n, "ingress"))
         json_object_set_new(pol, "version", json_string("0.8.0"));
     return pol;
+}
+
+void mxc_request_net_section(const mxc_request *r, mxc_net_section *s)
+{
+    memset(s, 0, sizeof *s);
+    bool v1 = r->dialect == MXC_DIALECT_V1;
+    s->network_proxy = v1 ? r->network_proxy : NULL;
+    s->present = r->has_network || s->network_proxy;
+    s->directional = v1 || r->net_directional;
+    s->allow = r->net_allow;
+    s->allow_local = r->net_allow_local == MXC_TRI_TRUE;
+    s->proxy = r->net_proxy;
+    s->allowed_hosts = r->allowed_hosts.v;
+    s->nallowed = r->allowed_hosts.n;
+    s->blocked_hosts = r->blocked_hosts.v;
+    s->nblocked = r->blocked_hosts.n;
+    s->json = json_object_get(r->root, "network");
+    s->credentials = r->net_credentials;
+}
+
+int mxc_net_section_parse(json_t *n, mxc_net_section *s, mxc_error *e)
+{
+    static const keyspec NETWORK = {"network", K_OBJ, NET_KEYS};
+    mxc_request r;
+    memset(&r, 0, sizeof r);
+    memset(s, 0, sizeof *s);
+    if (check_value(n, &NETWORK, "network", e) < 0 || parse_network(n, 9, &r, e) < 0) {
+        mxc_request_free(&r);
+        return -1;
+    }
+    mxc_request_net_section(&r, s);
+    s->json = n;
+    s->owns_lists = true; /* r's lists, now the section's (r holds nothing else to free) */
+    if (mxc_policy_validate_network(&r, s, e) < 0) {
+        mxc_net_section_free(s);
+        return -1;
+    }
+    return 0;
+}
+
+void mxc_net_section_free(mxc_net_section *s)
+{
+    if (s->owns_lists) {
+        free(s->allowed_hosts);
+        free(s->blocked_hosts);
+    }
+    memset(s, 0, sizeof *s);
 }
 
 void mxc_request_free(mxc_request *r)

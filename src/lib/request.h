@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "netplan.h"
 
 #define MXC_REQUEST_MAX_BYTES (1u << 20) /* 1 MiB */
 #define MXC_REQUEST_MAX_DEPTH 32
@@ -121,6 +122,16 @@ int mxc_request_parse_v1(mxc_request *r, unsigned opts, mxc_error *e);
 json_t *mxc_request_policy_json(const mxc_request *r);
 void mxc_request_free(mxc_request *r);
 
+/* The request's network as the typed section src/net lowers (netplan.h): borrowed from r, nothing
+ * to free; what the plan (plan.c) and the policy check (policy.c) hand to src/net. */
+void mxc_request_net_section(const mxc_request *r, mxc_net_section *s);
+/* A network section alone — mxc-oci's io.mxc.network annotation — checked exactly as a one-shot
+ * request's network is (the legacy schema at its newest, 0.9: its keys and values, then the policy
+ * matrix's one-shot column, policy.c) and parsed into s, with no request around it.  Borrows from
+ * n; mxc_net_section_free frees what it allocated.  -1 with *e set (malformed_request or
+ * policy_validation, naming the field). */
+int mxc_net_section_parse(json_t *n, mxc_net_section *s, mxc_error *e);
+void mxc_net_section_free(mxc_net_section *s);
 /* A request behind a pointer, as a front holds it (iface/front.h says each). */
 mxc_request *mxc_request_new(void);
 void mxc_request_delete(mxc_request *r);

@@ -20,7 +20,6 @@
 
 #include "cgroup.h"
 #include "container.h"
-#include "governed.h"
 #include "harden.h"
 #include "procs.h"
 #include "quota.h"
@@ -157,7 +156,8 @@ static int view_from(json_t *view, mxc_plan *p, mxc_error *e)
 
 /* Rebuilds the plan of a provisioned sandbox from its state; use_view: the
  * grants as resolved at start (exec), else from the policy (start). */
-static int plan_from_state(json_t *state, bool use_view, mxc_plan *p, mxc_error *e)
+/* The plan a start runs (dir: the sandbox's state directory, where its proxy's records go). */
+static int plan_from_state(json_t *state, bool use_view, const char *dir, mxc_plan *p, mxc_error *e)
 {
     memset(p, 0, sizeof *p);
     long long uid = 0, gid = 0;
@@ -175,11 +175,18 @@ static int plan_from_state(json_t *state, bool use_view, mxc_plan *p, mxc_error 
     json_object_set_new(req, "phase", json_string("provision"));
     char *text = json_dumps(req, JSON_COMPACT);
     json_decref(req);
+    /* governed egress: the proxy's records beside the state, root's alone (unless the caller names
+     * a file: MXC_PROXY_AUDIT_FILE, plan.c); credentials: the CA's files in the workspace (bound at
+     * the same path inside) */
+    const char *ws = json_string_value(json_object_get(state, "workspace"));
+    char audit[768];
+    snprintf(audit, sizeof audit, "%s/proxy-audit.jsonl", dir);
+    mxc_net_plan_opts net = {.sandbox = name, .audit_path = audit, .ca_base = ws && ws[0] == '/' ? ws : NULL};
     mxc_request r;
     int rc = text ? mxc_request_parse(text, strlen(text), &r, e) : -1;
     free(text);
     if (rc == 0)
-        rc = mxc_plan_from_request(&r, p, e);
+        rc = mxc_plan_from_request(&r, &net, p, e);
     mxc_request_free(&r);
     if (rc < 0)
         return -1;
@@ -192,7 +199,6 @@ static int plan_from_state(json_t *state, bool use_view, mxc_plan *p, mxc_error 
     p->gid = (gid_t)gid;
     p->rootless = json_is_true(json_object_get(state, "rootless"));
     snprintf(p->agent_name, sizeof p->agent_name, "%s", name);
-    const char *ws = json_string_value(json_object_get(state, "workspace"));
     if (!ws || ws[0] != '/') {
         mxc_plan_free(p);
         return mxc_err(e, MXC_E_BACKEND_ERROR, "the sandbox state is damaged: \"workspace\" is missing");
@@ -664,19 +670,8 @@ static int start(opened *o, bool exiting, mxc_error *e)
         return -1;
     mxc_plan p;
     /* the view is resolved afresh from the policy at every start */
-    if (plan_from_state(o->state, false, &p, e) < 0)
+    if (plan_from_state(o->state, false, o->st.dir, &p, e) < 0)
         return -1;
-    if (p.net.model == MXC_NETM_GOVERNED) { /* the proxy's records: beside the state, root's alone */
-        snprintf(p.net.sandbox, sizeof p.net.sandbox, "%s", p.agent_name);
-        if (!p.net.audit_by_caller) /* else the caller's file (MXC_PROXY_AUDIT_FILE, plan.c) */
-            snprintf(p.net.audit_path, sizeof p.net.audit_path, "%s/proxy-audit.jsonl", o->st.dir);
-        /* credentials: the CA's files in the workspace (bound at the same path inside) */
-        snprintf(p.net.ca_base, sizeof p.net.ca_base, "%s", p.workspace);
-        if (p.net.creds && mxc_governed_workload_env(&p.net, e) < 0) {
-            mxc_plan_free(&p);
-            return -1;
-        }
-    }
     mxc_cgroup cg;
     mxc_holder h;
     start_record rec = {o, &p};
@@ -1106,17 +1101,9 @@ int mxc_session_exec_start(const mxc_request *r, bool pty, mxc_proc *proc, mxc_e
     }
     snprintf(plan->agent_name, sizeof plan->agent_name, "%s", id.agent_name);
     plan->workspace = strdup(ws);
-    /* model 2 or governed egress (recorded by start): the endpoint, in
-     * exactly one of the two shapes start writes */
-    const char *px = json_string_value(json_object_get(state, "networkProxy"));
-    if (mxc_net_proxy_url_ok(px)) {
-        plan->net.model = strncmp(px, MXC_GOVERNED_URL_HEAD, sizeof MXC_GOVERNED_URL_HEAD - 1) == 0 ? MXC_NETM_GOVERNED
-                                                                                                   : MXC_NETM_PROXY;
-        snprintf(plan->net.proxy_url, sizeof plan->net.proxy_url, "%s", px);
-        json_t *wenv = json_object_get(state, "networkEnv");
-        if (json_is_array(wenv))
-            plan->net.workload_env = json_dumps(wenv, JSON_COMPACT);
-    }
+    /* model 2 or governed egress: what an exec needs of the plan start recorded */
+    mxc_net_plan_restore(json_string_value(json_object_get(state, "networkProxy")),
+                         json_object_get(state, "networkEnv"), &plan->net);
     json_decref(state);
     mxc_exec_spec s;
     int rc = mxc_exec_spec_build(r, plan, &s, e);

@@ -22,10 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cgroup.h"
-#include "harden.h"
 #include "helpers.h"
-#include "hostpath.h"
+#include "netplan.h"
 #include "sockmsg.h"
 
 int mxc_governed_credential(mxc_net_policy *np, mxc_error *e)
@@ -404,7 +402,7 @@ static char *read_status(int fd)
     return buf;
 }
 
-int mxc_governed_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
+int mxc_governed_attach(const mxc_net_policy *np, const mxc_net_cgroup *cg, pid_t holder, mxc_error *e)
 {
     char exe[PATH_MAX];
     if (!mxc_helper_path("mxc-proxy", exe, sizeof exe)) {
@@ -432,9 +430,8 @@ int mxc_governed_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
         goto out;
     }
     /* its descriptors, memory and CPU: the sandbox's budget (cgroup.h, helperbounds.h) */
-    if (np->cgroup.name[0] && (ncg = mxc_cgroup_helpers_join_fds(np->cgroup.name, np->cgroup.pids_max,
-                                                                 np->cgroup.memory_max, np->cgroup.cpu_quota_us,
-                                                                 cgfds, e)) < 0) {
+    if (cg && cg->name[0] &&
+        (ncg = mxc_cgroup_helpers_join_fds(cg->name, cg->pids_max, cg->memory_max, cg->cpu_quota_us, cgfds, e)) < 0) {
         ncg = 0;
         goto out;
     }

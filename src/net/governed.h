@@ -9,7 +9,9 @@
  * (host lists, credential) goes over a pipe, never argv or the
  * environment; mxc-proxy answers on a status pipe once its policy is
  * built, so a bad host entry refuses the run before the workload exists.
- * Like stack.h, it must run while the holder still waits. */
+ * Like stack.h, it must run while the holder still waits.  The attach is
+ * declared in net.h (a front's entry: mxc-oci's pod), the rest reaches the
+ * engine through its table (netplan.h). */
 #ifndef MXC_NET_GOVERNED_H
 #define MXC_NET_GOVERNED_H
 
@@ -17,24 +19,11 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "net.h"
 #include "netpolicy.h"
 
 /* A fresh credential into np->proxy_url (32 hex digits of getrandom). */
 int mxc_governed_credential(mxc_net_policy *np, mxc_error *e);
-/* Starts mxc-proxy for holder's network namespace (np: governed; its
- * audit_path and sandbox name the audit sink and the records' sandbox).
- * With credentials (np->creds): every secret is read now from the
- * caller's environment (secretEnv; missing → policy_validation naming it)
- * and goes to the proxy over its configuration socket only; the proxy's
- * CA certificate comes back on the status pipe ("ok\n" + PEM, EOF) and is
- * written, with a bundle of the system roots and it, to
- * <np->ca_base>/.mxc-proxy/<sandbox>/{ca,bundle}.pem (a session's
- * workspace, a one-shot's first read-write directory grant: host paths
- * bound at the same path inside) —
- * every step by descriptor (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS,
- * O_NOFOLLOW, a fresh O_EXCL file renamed into place): the workload may
- * have planted links there. */
-int mxc_governed_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e);
 
 /* A one-shot's end: its CA files and their directories (when empty) go,
  * by descriptor as they were written. */

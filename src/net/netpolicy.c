@@ -437,9 +437,9 @@ static int directional(json_t *net, const char *proxy, mxc_net_policy *np, mxc_e
 
 /* The legacy network.proxy: { "url": U } or { "localhost": PORT }, on a
  * blocked network only (the endpoint is the one way out). */
-static int legacy_proxy(const mxc_request *r, json_t *px, mxc_net_policy *np, mxc_error *e)
+static int legacy_proxy(const mxc_net_section *r, json_t *px, mxc_net_policy *np, mxc_error *e)
 {
-    if (r->net_allow || r->allowed_hosts.n || r->blocked_hosts.n)
+    if (r->allow || r->nallowed || r->nblocked)
         return refuse(e, "network.proxy requires defaultPolicy block with no allowedHosts or blockedHosts: the proxy "
                          "endpoint is the only way out (model 2)");
     if (json_object_get(px, "builtinTestServer"))
@@ -516,19 +516,20 @@ static int credentials(json_t *a, mxc_net_policy *np, mxc_error *e)
     return np->creds ? 0 : mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
 }
 
-static int governed(const mxc_request *r, mxc_net_policy *np, mxc_error *e)
+static int governed(const mxc_net_section *r, mxc_net_policy *np, mxc_error *e)
 {
-    if (r->net_allow)
+    if (r->allow)
         return refuse(e, "network.allowedHosts / blockedHosts need defaultPolicy block: governed egress lets out only "
                          "what allowedHosts names (a blocklist over an open network cannot be enforced by name)");
-    if (!r->allowed_hosts.n)
+    if (!r->nallowed)
         return refuse(e, "network.blockedHosts without allowedHosts lets nothing out: name what may be reached in "
                          "network.allowedHosts");
     json_t *doc = json_object(), *lists[2] = {json_array(), json_array()};
-    const mxc_strlist *src[2] = {&r->allowed_hosts, &r->blocked_hosts};
+    const char **src[2] = {r->allowed_hosts, r->blocked_hosts};
+    size_t n[2] = {r->nallowed, r->nblocked};
     for (size_t k = 0; k < 2; k++)
-        for (size_t i = 0; i < src[k]->n; i++)
-            json_array_append_new(lists[k], json_string(src[k]->v[i]));
+        for (size_t i = 0; i < n[k]; i++)
+            json_array_append_new(lists[k], json_string(src[k][i]));
     json_object_set_new(doc, "allowed", lists[0]);
     json_object_set_new(doc, "blocked", lists[1]);
     np->hosts = json_dumps(doc, JSON_COMPACT);
@@ -536,48 +537,27 @@ static int governed(const mxc_request *r, mxc_net_policy *np, mxc_error *e)
     if (!np->hosts)
         return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
     np->model = MXC_NETM_GOVERNED;
-    return r->net_credentials ? credentials(r->net_credentials, np, e) : 0;
+    return r->credentials ? credentials(r->credentials, np, e) : 0;
 }
 
-bool mxc_net_proxy_url_ok(const char *u)
-{
-    static const char GW_HTTP[] = "http://" MXC_NET_GATEWAY ":", GW_HTTPS[] = "https://" MXC_NET_GATEWAY ":";
-    static const char GOV[] = MXC_GOVERNED_URL_HEAD, GOV_TAIL[] = "@" MXC_GOVERNED_ADDR ":" MXC_GOVERNED_PORT_TEXT "/";
-    if (!u || strlen(u) >= sizeof ((mxc_net_policy *)0)->proxy_url)
-        return false;
-    const char *p = NULL;
-    if (!strncmp(u, GW_HTTP, sizeof GW_HTTP - 1))
-        p = u + sizeof GW_HTTP - 1;
-    else if (!strncmp(u, GW_HTTPS, sizeof GW_HTTPS - 1))
-        p = u + sizeof GW_HTTPS - 1;
-    if (p) {
-        size_t d = strspn(p, "0123456789");
-        return d >= 1 && d <= 5 && !strcmp(p + d, "/");
-    }
-    if (strncmp(u, GOV, sizeof GOV - 1))
-        return false;
-    p = u + sizeof GOV - 1;
-    return strspn(p, "0123456789abcdef") == 32 && !strcmp(p + 32, GOV_TAIL);
-}
-
-int mxc_net_policy_build(const mxc_request *r, mxc_net_policy *np, mxc_error *e)
+int mxc_net_policy_build(const mxc_net_section *r, mxc_net_policy *np, mxc_error *e)
 {
     memset(np, 0, sizeof *np);
-    const char *proxy = r->dialect == MXC_DIALECT_V1 ? r->network_proxy : NULL;
-    if (!r->has_network && !proxy)
+    const char *proxy = r->network_proxy;
+    if (!r->present)
         return 0;
-    json_t *net = json_object_get(r->root, "network");
-    if (r->dialect == MXC_DIALECT_LEGACY && !r->net_directional) {
-        if (r->net_credentials && (r->net_proxy || r->net_allow || !r->allowed_hosts.n))
+    json_t *net = r->json;
+    if (!r->directional) {
+        if (r->credentials && (r->proxy || r->allow || !r->nallowed))
             return refuse(e, "network.credentials needs governed egress (network.allowedHosts with defaultPolicy "
                              "block): only mxc-proxy can substitute a credential for its binding");
-        if (r->net_proxy)
+        if (r->proxy)
             return legacy_proxy(r, json_object_get(net, "proxy"), np, e);
-        if (r->allowed_hosts.n || r->blocked_hosts.n)
+        if (r->nallowed || r->nblocked)
             return governed(r, np, e);
-        if (r->net_allow && r->net_allow_local == MXC_TRI_TRUE)
+        if (r->allow && r->allow_local)
             np->model = MXC_NETM_HOST;
-        else if (r->net_allow)
+        else if (r->allow)
             return legacy_allow(np, e);
         return 0;
     }
@@ -587,23 +567,4 @@ int mxc_net_policy_build(const mxc_request *r, mxc_net_policy *np, mxc_error *e)
     int rc = directional(none, proxy, np, e);
     json_decref(none);
     return rc;
-}
-
-void mxc_net_policy_free(mxc_net_policy *np)
-{
-    free(np->ruleset);
-    free(np->hosts);
-    free(np->creds);
-    free(np->workload_env);
-    memset(np, 0, sizeof *np);
-}
-
-const char *mxc_net_model_name(mxc_net_model m)
-{
-    static const char *const N[] = {"own namespace, loopback only (model 3: nothing)",
-                                     "host (unrestricted, acknowledged)",
-                                     "own namespace, direct egress under rules through the userspace stack (model 1)",
-                                     "own namespace, the proxy endpoint only (model 2)",
-                                     "own namespace, governed egress: only mxc-proxy, by host name"};
-    return N[m];
 }

@@ -28,12 +28,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cgroup.h"
-#include "governed.h"
 #include "fdio.h"
-#include "harden.h"
+#include "governed.h"
 #include "helperbounds.h"
 #include "helpers.h"
+#include "netplan.h"
 #include "resolver.h"
 #include "thishost.h"
 
@@ -154,14 +153,26 @@ static pid_t nft_spawn(int nsfd, const char *script, int *errfd)
     return c;
 }
 
-static int rules_done(pid_t c, int errfd, char *why, size_t whysz)
+#define NFT_REMEDY "this host's kernel must provide nf_tables and nf_conntrack (modprobe nf_tables nf_conntrack), " \
+                   "or use a blocked network"
+
+/* The installer's end: 0, or -1 and, when e is not NULL, backend_unavailable "<what> (nf_tables):"
+ * and why — the installer's own words (what it wrote on errfd), else the failure's errno text. */
+static int rules_done(pid_t c, int errfd, const char *what, mxc_error *e)
 {
-    slurp(errfd, why, whysz);
+    char why[600];
+    slurp(errfd, why, sizeof why);
     close(errfd);
     int status;
     while (waitpid(c, &status, 0) < 0 && errno == EINTR)
         ;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return 0;
+    if (e) {
+        mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "%s (nf_tables): %s", what, why[0] ? why : strerror(EIO));
+        mxc_err_set_remediation(e, NFT_REMEDY);
+    }
+    return -1;
 }
 
 /* In pasta's launcher, before the exec: a mount namespace of its own
@@ -272,11 +283,11 @@ static int watch_refresh(int nsfd, mxc_thishost *cur)
         mxc_thishost_free(&now);
         return 0;
     }
-    char *script = mxc_thishost_script(&now), why[300];
+    char *script = mxc_thishost_script(&now);
     int errfd = -1;
     pid_t c = script ? nft_spawn(nsfd, script, &errfd) : -1;
     free(script);
-    if (c < 0 || rules_done(c, errfd, why, sizeof why) < 0) {
+    if (c < 0 || rules_done(c, errfd, NULL, NULL) < 0) {
         mxc_thishost_free(&now);
         return -1;
     }
@@ -417,10 +428,10 @@ static _Noreturn void keeper(const mxc_net_policy *np, int nsfd, int hfd, int re
     _exit(0);
 }
 
-int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
+int mxc_net_attach(const mxc_net_policy *np, const mxc_net_cgroup *cg, pid_t holder, mxc_error *e)
 {
     if (np->model == MXC_NETM_GOVERNED)
-        return mxc_governed_attach(np, holder, e); /* src/net/governed.c: the proxy, no stack */
+        return mxc_governed_attach(np, cg, holder, e); /* src/net/governed.c: the proxy, no stack */
     if (!mxc_net_needs_stack(np))
         return 0;
     char path[64];
@@ -428,7 +439,6 @@ int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
     int nsfd = open(path, O_RDONLY | O_CLOEXEC);
     if (nsfd < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.open_ns", errno, NULL, "cannot open the sandbox's network namespace");
-    char why[600] = "";
     /* model 1: the watch on this host's destinations opens before they are
      * read into the rules (nothing falls between) */
     int wfd = np->model == MXC_NETM_DIRECT ? watch_open() : -1;
@@ -475,19 +485,18 @@ int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
             close(wfd);
         close(nsfd);
         mxc_thishost_free(&cur);
-        rules_done(rules, rules_err, why, sizeof why);
+        rules_done(rules, rules_err, NULL, NULL);
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.pidfd", err, NULL, "cannot watch the sandbox's PID 1");
     }
-    int cgfds[3], ncg = np->cgroup.name[0] ? mxc_cgroup_helpers_join_fds(np->cgroup.name, np->cgroup.pids_max,
-                                                                         np->cgroup.memory_max,
-                                                                         np->cgroup.cpu_quota_us, cgfds, e)
+    int cgfds[3], ncg = cg && cg->name[0] ? mxc_cgroup_helpers_join_fds(cg->name, cg->pids_max, cg->memory_max,
+                                                                            cg->cpu_quota_us, cgfds, e)
                                            : 0;
     if (ncg < 0) {
         close(hfd), close(nsfd), close(rp[0]), close(rp[1]), close(gp[0]), close(gp[1]);
         if (wfd >= 0)
             close(wfd);
         mxc_thishost_free(&cur);
-        rules_done(rules, rules_err, why, sizeof why);
+        rules_done(rules, rules_err, NULL, NULL);
         return -1;
     }
     pid_t k = fork();
@@ -516,25 +525,21 @@ int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
     if (k > 0)
         while (waitpid(k, NULL, 0) < 0 && errno == EINTR)
             ;
-    int rc = rules_done(rules, rules_err, why, sizeof why);
+    int rc = rules_done(rules, rules_err, "cannot install the sandbox's network rules", e);
     close(gp[1]); /* the rules are in (or failed): the keeper may follow this host now */
     if (rc < 0) {
         close(rp[0]); /* the keeper ends pasta when the sandbox's PID 1, which the caller now kills, exits */
-        mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "cannot install the sandbox's network rules (nf_tables): %s",
-                why[0] ? why : strerror(-rc));
-        mxc_err_set_remediation(e, "this host's kernel must provide nf_tables and nf_conntrack (modprobe nf_tables "
-                                   "nf_conntrack), or use a blocked network");
         return -1;
     }
     struct pollfd w = {.fd = rp[0], .events = POLLIN};
-    why[0] = '\0';
+    char answer[600] = ""; /* the keeper's: "ok", or why pasta did not start */
     if (k > 0 && poll(&w, 1, 10000) > 0)
-        slurp(rp[0], why, sizeof why);
+        slurp(rp[0], answer, sizeof answer);
     close(rp[0]);
-    if (strcmp(why, "ok") == 0)
+    if (strcmp(answer, "ok") == 0)
         return 0;
     mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "cannot start the userspace network stack: %s",
-            why[0] ? why : k < 0 ? "fork failed" : "no answer within 10 s");
+            answer[0] ? answer : k < 0 ? "fork failed" : "no answer within 10 s");
     mxc_err_set_remediation(e, "check that pasta (Debian's passt package) runs on this host and that /dev/net/tun "
                                "exists, or use a blocked network");
     return -1;
@@ -543,19 +548,10 @@ int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e)
 int mxc_net_rules_into(int nsfd, const char *script, mxc_error *e)
 {
     int errfd = -1;
-    char why[600] = "";
     pid_t c = nft_spawn(nsfd, script, &errfd);
     if (c < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.rules", (int)-c, NULL, "cannot start the rules' installer");
-    int rc = rules_done(c, errfd, why, sizeof why);
-    if (rc < 0) {
-        mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "cannot install the network rules (nf_tables): %s",
-                why[0] ? why : strerror(-rc));
-        mxc_err_set_remediation(e, "this host's kernel must provide nf_tables and nf_conntrack (modprobe nf_tables "
-                                   "nf_conntrack), or use a blocked network");
-        return -1;
-    }
-    return 0;
+    return rules_done(c, errfd, "cannot install the network rules", e);
 }
 
 /* The follower of a stackless model 1 (mxc_net_rules_followed): this host's destinations into
@@ -570,11 +566,10 @@ static _Noreturn void follower(int nsfd, int hfd, int wfd, mxc_thishost *cur, co
         if (w[0].revents)
             _exit(0);
         if (w[1].revents && watch_drain(wfd) && watch_refresh(nsfd, cur) < 0) {
-            char why[300];
             int errfd = -1;
             pid_t c = nft_spawn(nsfd, fallback, &errfd);
             if (c > 0)
-                rules_done(c, errfd, why, sizeof why);
+                rules_done(c, errfd, NULL, NULL);
             _exit(1);
         }
     }
@@ -628,9 +623,9 @@ int mxc_net_rules_followed(const mxc_net_policy *np, int nsfd, pid_t holder, con
     return rc;
 }
 
-int mxc_net_after_maps(const mxc_net_policy *np, bool direct, pid_t pid1, mxc_error *e)
+int mxc_net_after_maps(const mxc_net_policy *np, const mxc_net_cgroup *cg, bool direct, pid_t pid1, mxc_error *e)
 {
-    return direct ? mxc_net_attach(np, pid1, e) : 0;
+    return direct ? mxc_net_attach(np, cg, pid1, e) : 0;
 }
 
 /* In a child with a network namespace of its own: does nf_tables (and
@@ -645,8 +640,7 @@ static bool nft_works(bool conntrack)
                         &errfd);
     if (c < 0)
         return false;
-    char why[300];
-    return rules_done(c, errfd, why, sizeof why) == 0;
+    return rules_done(c, errfd, NULL, NULL) == 0;
 }
 
 json_t *mxc_net_probe(void)

@@ -6,7 +6,9 @@
  * ends pasta when the sandbox's PID 1 is gone; the host-capability checks
  * and the probe's network keys.  Must never run before the namespace
  * exists, nor let the workload start before both rules and route are in
- * place (the caller calls it while the holder still waits). */
+ * place (the caller calls it while the holder still waits).  The calls a
+ * front makes itself (attach, the rules into a pod's namespace) are
+ * declared in net.h, the engine's through its table (netplan.h). */
 #ifndef MXC_NET_STACK_H
 #define MXC_NET_STACK_H
 
@@ -15,6 +17,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "net.h"
 #include "netpolicy.h"
 #include "thishost.h"
 
@@ -33,27 +36,13 @@ int mxc_net_require(const mxc_net_policy *np, bool rootless, mxc_error *e);
  * NULL).  Owned text; NULL with *err = -errno when they cannot be listed,
  * or when the plan has no rules (*err 0). */
 char *mxc_net_rules_now(const mxc_net_policy *np, mxc_thishost *now, int *err);
-/* A rule set (an nftables script) installed as one transaction in the network namespace nsfd,
- * through mxc-nft, with nothing else attached (no stack): mxc-oci's rules for a namespace
- * that has its own route (a pod's, made by CNI; src/oci/cninet.h).  backend_unavailable when
- * it cannot go in. */
-int mxc_net_rules_into(int nsfd, const char *script, mxc_error *e);
-/* Model 1 with no stack, in the network namespace nsfd (a pod's): head (text that goes first in the
- * same transaction), then the plan's rule set with this host's destinations as they are now, and a
- * follower process (in the caller's namespaces, a session of its own) that keeps that set current
- * while holder lives, as the stack's keeper does, and installs fallback when it cannot. */
-int mxc_net_rules_followed(const mxc_net_policy *np, int nsfd, pid_t holder, const char *head, const char *fallback,
-                           mxc_error *e);
-/* Rules, then the stack, for the network namespace of `holder`; the
- * keeper ends the stack when `holder` exits.  No-op for models 3/host. */
-int mxc_net_attach(const mxc_net_policy *np, pid_t holder, mxc_error *e);
 /* container.c's hook once the id maps are written: a direct one-shot's
  * PID 1 (pid1) exists and waits, so its network is attached now, while it
  * builds the view.  Otherwise (a session, or a one-shot of a
  * multi-threaded in-process caller, whose namespaces C1 makes after the
  * maps) container.c calls mxc_net_attach once the holder is ready and
  * before it runs anything: any exec, or the one-shot's workload. */
-int mxc_net_after_maps(const mxc_net_policy *np, bool direct, pid_t pid1, mxc_error *e);
+int mxc_net_after_maps(const mxc_net_policy *np, const mxc_net_cgroup *cg, bool direct, pid_t pid1, mxc_error *e);
 /* {"userspaceStack":{...}, "nfTables":bool, "conntrack":bool, "dns":{...},
  * "thisHost":{"rejected":[prefixes], "followsChanges":true}} */
 json_t *mxc_net_probe(void);

@@ -11,8 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "governed.h"
-#include "stack.h"
 
 /* Ahead of either rule set, in the same transaction: what a previous applier (dead with its
  * container; the namespace outlives it) left, of either model, goes — the pod gets one rule set. */
@@ -102,6 +100,6 @@ int oci_cninet_attach(const mxc_net_policy *np, const char *path, pid_t init, mx
                                           : mxc_net_rules_into(nsfd, REPLACE_LOOPBACK_ONLY, e);
     close(nsfd);
     if (rc == 0 && np->model == MXC_NETM_GOVERNED)
-        rc = mxc_governed_attach(np, init, e);
+        rc = mxc_governed_attach(np, NULL, init, e);
     return rc;
 }

@@ -24,7 +24,7 @@
 
 #include "config.h"
 #include "error.h"
-#include "netpolicy.h"
+#include "net.h"
 
 #define OCI_CRI_CONTAINER_TYPE "io.kubernetes.cri.container-type"
 #define OCI_CRIO_CONTAINER_TYPE "io.kubernetes.cri-o.ContainerType" /* CRI-O's: "sandbox" or "container" */

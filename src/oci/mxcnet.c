@@ -14,16 +14,9 @@
 #include <unistd.h>
 
 #include "cninet.h"
-#include "governed.h"
+#include "net.h"
 #include "nodelocal.h"
-#include "policy.h"
-#include "request.h"
-#include "stack.h"
 #include "store.h"
-
-/* The wire dialect the annotation's section is read in: the engine's legacy schema at its newest
- * (allowedHosts, credentials, proxy, and the directional egress/ingress form). */
-#define WIRE_VERSION "0.9.0"
 
 /* "annotations: KEY: " before the engine's message (its code and remediation kept). */
 static int named(mxc_error *e, const char *key)
@@ -45,27 +38,15 @@ static int refuse(mxc_error *e, const char *key, const char *why)
     return -1;
 }
 
-/* The one-shot request carrying the section, parsed and validated as the engine validates one
- * (ca: a read-write directory for the CA's files, with credentials). */
-static int wire_request(const json_t *network, const char *ca, mxc_request *r, mxc_error *e)
+/* The annotation's section, checked as the engine checks a one-shot's network (request.h: the
+ * same code as the wire's, with no request around it); every refusal a policy_validation. */
+static int section(json_t *network, mxc_net_section *s, mxc_error *e)
 {
-    json_t *req = json_pack("{s:s, s:{s:s}, s:O}", "version", WIRE_VERSION, "process", "commandLine", "mxc-oci",
-                            "network", network);
-    if (req && ca)
-        json_object_set_new(req, "filesystem", json_pack("{s:[s]}", "readwritePaths", ca));
-    char *text = req ? json_dumps(req, JSON_COMPACT) : NULL;
-    json_decref(req);
-    if (!text)
-        return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
-    int rc = mxc_request_parse(text, strlen(text), r, e);
-    free(text);
-    if (rc == 0 && mxc_policy_validate(r, e) < 0) {
-        mxc_request_free(r);
-        rc = -1;
-    }
-    if (rc < 0)
-        e->code = MXC_E_POLICY_VALIDATION;
-    return rc;
+    mxc_net_install(); /* src/net under the engine (net.h): mxc-oci plans a network here only */
+    if (mxc_net_section_parse(network, s, e) == 0)
+        return 0;
+    e->code = MXC_E_POLICY_VALIDATION;
+    return -1;
 }
 
 /* The pod rule: a live container of this root in the network namespace at path that applied a
@@ -159,13 +140,14 @@ int oci_mxcnet_check(int rootfd, const oci_config *c, bool host_net, oci_mxcnet 
         oci_mxcnet_free(m);
         return -1;
     }
-    mxc_request r;
+    mxc_net_section sec;
     mxc_net_policy np;
-    if (wire_request(m->network, NULL, &r, e) < 0) {
+    if (section(m->network, &sec, e) < 0) {
         oci_mxcnet_free(m);
         return named(e, OCI_MXC_NETWORK);
     }
-    int rc = mxc_net_policy_build(&r, &np, e);
+    const mxc_net_ops *net = mxc_net_ops_get(); /* src/net under the engine (netplan.h) */
+    int rc = net->lower(&sec, &np, e);
     mxc_net_model model = np.model;
     if (rc == 0 && np.model == MXC_NETM_HOST) {
         mxc_err(e, MXC_E_POLICY_VALIDATION, "asks for the host network (unrestricted): a container's network is "
@@ -173,11 +155,11 @@ int oci_mxcnet_check(int rootfd, const oci_config *c, bool host_net, oci_mxcnet 
         rc = -1;
     }
     if (rc == 0) /* what the node's operator did not open (nodelocal.h) */
-        rc = oci_nodelocal_check(&r, m->network, np.model, e);
+        rc = oci_nodelocal_check(&sec, m->network, np.model, e);
     if (rc == 0)
-        rc = mxc_net_require(&np, geteuid() != 0, e);
+        rc = net->require(&np, geteuid() != 0, e);
     mxc_net_policy_free(&np); /* a check only: create plans it again once its directory exists */
-    mxc_request_free(&r);
+    mxc_net_section_free(&sec);
     if (rc < 0) {
         oci_mxcnet_free(m);
         return named(e, OCI_MXC_NETWORK);
@@ -262,38 +244,6 @@ static int env_into_config(oci_config *c, const json_t *env, mxc_error *e)
     return 0;
 }
 
-/* The environment the engine gives a one-shot of this plan, less the one it gives without a
- * network: what the network adds (proxy variables, placeholders, the CA files). */
-static json_t *network_env(const mxc_request *r, const mxc_plan *p, mxc_error *e)
-{
-    mxc_plan *bare = malloc(sizeof *bare);
-    if (!bare) {
-        mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
-        return NULL;
-    }
-    *bare = *p; /* shallow: read only */
-    bare->net.model = MXC_NETM_NONE;
-    bare->net.workload_env = NULL;
-    mxc_exec_spec with, without;
-    json_t *out = NULL;
-    if (mxc_exec_spec_build(r, p, &with, e) == 0) {
-        if (mxc_exec_spec_build(r, bare, &without, e) == 0) {
-            out = json_array();
-            for (size_t i = 0; out && with.envp && with.envp[i]; i++) {
-                bool base = false;
-                for (size_t k = 0; !base && without.envp && without.envp[k]; k++)
-                    base = strcmp(with.envp[i], without.envp[k]) == 0;
-                if (!base)
-                    json_array_append_new(out, json_string(with.envp[i]));
-            }
-            mxc_exec_spec_free(&without);
-        }
-        mxc_exec_spec_free(&with);
-    }
-    free(bare);
-    return out;
-}
-
 static int read_record(int dirfd, json_t **rec)
 {
     int f = openat(dirfd, OCI_MXC_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -318,40 +268,28 @@ int oci_mxcnet_prepare(oci_mxcnet *m, int dir_fd, const char *dir_path, const ch
             if (mkdirat(dir_fd, OCI_MXC_CA_DIR, 0755) < 0 || fchmodat(dir_fd, OCI_MXC_CA_DIR, 0755, 0) < 0)
                 return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mxcnet", errno, NULL, "cannot make %s", ca);
         }
-        mxc_request r;
-        if (wire_request(m->network, creds ? ca : NULL, &r, e) < 0)
+        /* the engine's network plan, whole: the proxy's records name the container and go beside
+         * its state unless the caller names a file (MXC_PROXY_AUDIT_FILE, as for any sandbox); the
+         * CA files are written on the host under ca, their paths as the container sees them */
+        char audit[PATH_MAX];
+        bool audit_fits = snprintf(audit, sizeof audit, "%s/" OCI_MXC_AUDIT, dir_path) < (int)sizeof audit;
+        mxc_net_plan_opts o = {.sandbox = id, .audit_path = audit_fits ? audit : NULL,
+                               .ca_base = creds ? ca : NULL, .ca_seen = OCI_MXC_CA_INSIDE};
+        mxc_net_section sec;
+        if (section(m->network, &sec, e) < 0)
             return named(e, OCI_MXC_NETWORK);
         m->plan = calloc(1, sizeof *m->plan);
-        if (!m->plan) {
-            mxc_request_free(&r);
-            return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
-        }
-        if (mxc_plan_from_request(&r, m->plan, e) < 0) {
+        int rc = m->plan ? mxc_net_plan_build(&sec, &o, m->plan, e) : mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+        mxc_net_section_free(&sec);
+        if (rc < 0) {
             free(m->plan);
             m->plan = NULL;
-            mxc_request_free(&r);
             return named(e, OCI_MXC_NETWORK);
         }
-        mxc_net_policy *np = &m->plan->net;
-        /* the proxy's records name the container; they go beside its state unless the caller names a file
-         * (MXC_PROXY_AUDIT_FILE, as for any sandbox) */
-        snprintf(np->sandbox, sizeof np->sandbox, "%.63s", id);
-        if (np->model == MXC_NETM_GOVERNED && !np->audit_by_caller &&
-            snprintf(np->audit_path, sizeof np->audit_path, "%s/" OCI_MXC_AUDIT, dir_path) >= (int)sizeof np->audit_path)
-            np->audit_path[0] = '\0';
-        int rc = 0;
-        if (np->creds) {
-            /* the CA files' paths as the container sees them; written on the host under ca */
-            snprintf(np->ca_base, sizeof np->ca_base, "%s", OCI_MXC_CA_INSIDE);
-            rc = mxc_governed_workload_env(np, e);
-            snprintf(np->ca_base, sizeof np->ca_base, "%s", ca);
+        if (m->plan->creds)
             snprintf(m->ca_src, sizeof m->ca_src, "%s", ca);
-        }
-        if (rc == 0 && !(m->env = network_env(&r, m->plan, e)) && !e->code)
-            mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
-        mxc_request_free(&r);
-        if (!m->env)
-            return -1;
+        if (!(m->env = mxc_net_plan_env(m->plan)))
+            return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
     } else {
         /* a member of the pod: the applier's environment (its proxy's credential) and CA */
         int rootfd = -1;
@@ -414,7 +352,7 @@ int oci_mxcnet_attach(oci_mxcnet *m, pid_t init, mxc_error *e)
 {
     if (!m->apply || !m->plan)
         return 0;
-    if (m->cni[0] ? oci_cninet_attach(&m->plan->net, m->cni, init, e) < 0 : mxc_net_attach(&m->plan->net, init, e) < 0)
+    if (m->cni[0] ? oci_cninet_attach(m->plan, m->cni, init, e) < 0 : mxc_net_attach(m->plan, NULL, init, e) < 0)
         return named(e, OCI_MXC_NETWORK);
     return 0;
 }
@@ -424,7 +362,7 @@ void oci_mxcnet_free(oci_mxcnet *m)
     json_decref(m->network);
     json_decref(m->env);
     if (m->plan) {
-        mxc_plan_free(m->plan);
+        mxc_net_policy_free(m->plan);
         free(m->plan);
     }
     memset(m, 0, sizeof *m);

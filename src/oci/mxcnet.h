@@ -5,8 +5,10 @@
  * the pod rule (the policy is applied once, by the container that makes the network namespace;
  * a container joining one by path must carry the same policy as a live container of
  * this root that applied it there, or none; one nobody of this root is in — a pod's, made by
- * CNI — gets it from its first container, see cninet.h), and applying it through the engine: the plan is
- * the engine's own (mxc_plan_from_request on a one-shot request carrying that section), attached
+ * CNI — gets it from its first container, see cninet.h), and applying it through the engine: the
+ * section is checked and parsed by the engine's own code for a one-shot's network
+ * (mxc_net_section_parse: no wire JSON written or read again), the plan built whole by the engine
+ * (mxc_net_plan_build, with the container's name, audit file and CA directory), attached
  * by src/net (rules and pasta, or the container's own mxc-proxy, in mxc-oci's namespaces, never
  * the container's) to the init's network namespace while the init still waits for its trees.
  * What every process of the container gets (the proxy variables with the credential,
@@ -21,7 +23,8 @@
 
 #include "config.h"
 #include "error.h"
-#include "plan.h"
+#include "front.h"
+#include "net.h"
 
 #define OCI_MXC_PREFIX "io.mxc."
 #define OCI_MXC_VERSION "io.mxc.version"
@@ -34,7 +37,7 @@
 typedef struct {
     json_t *network;     /* io.mxc.network parsed (owned); NULL: no policy */
     bool apply;          /* the container makes its network namespace: the policy is applied by it */
-    mxc_plan *plan;      /* apply: the engine's plan (owned) */
+    mxc_net_policy *plan; /* apply: the engine's network plan (owned), not changed once built */
     json_t *env;         /* "K=V" every process gets (owned) */
     char cni[4096];      /* apply on a namespace joined by path (a pod's, made by CNI: cninet.h): its path */
     char applier[256];   /* joined: the live container of this root that applied the same policy there */

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "thishost.h"
+#include "net.h"
 
 typedef struct {
     uint8_t b[16];
@@ -142,7 +142,7 @@ static size_t forbidden_list(forbidden *f)
 /* The node's own addresses, read once when an entry of one address asks. */
 typedef struct {
     bool read;
-    mxc_thishost v4;
+    mxc_net_own *v4;
     uint8_t (*v6)[16];
     size_t nv6;
 } node;
@@ -151,8 +151,8 @@ static int node_read(node *nd, mxc_error *e)
 {
     if (nd->read)
         return 0;
-    int rc = mxc_thishost_read(&nd->v4);
-    if (rc < 0)
+    int rc = 0;
+    if (!(nd->v4 = mxc_net_own_read(&rc)))
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.nodelocal", -rc, NULL, "cannot read this host's addresses");
     struct ifaddrs *ifs = NULL;
     if (getifaddrs(&ifs) < 0)
@@ -175,7 +175,7 @@ static bool node_has(const node *nd, const pfx *p)
 {
     if (match(p->b, MAPPED, 96)) {
         const uint8_t *a = p->b + 12;
-        return mxc_thishost_has(&nd->v4, (uint32_t)a[0] << 24 | (uint32_t)a[1] << 16 | (uint32_t)a[2] << 8 | a[3]);
+        return mxc_net_own_has(nd->v4, (uint32_t)a[0] << 24 | (uint32_t)a[1] << 16 | (uint32_t)a[2] << 8 | a[3]);
     }
     for (size_t i = 0; i < nd->nv6; i++)
         if (!memcmp(nd->v6[i], p->b, 16))
@@ -275,7 +275,7 @@ static bool deny_covers(const json_t *deny, const pfx *p)
     return false;
 }
 
-int oci_nodelocal_check(const mxc_request *r, const json_t *network, mxc_net_model model, mxc_error *e)
+int oci_nodelocal_check(const mxc_net_section *s, const json_t *network, mxc_net_model model, mxc_error *e)
 {
     const char *allow = getenv(OCI_ALLOW_NODE_LOCAL_ENV);
     if (allow && !strcmp(allow, "1"))
@@ -289,12 +289,12 @@ int oci_nodelocal_check(const mxc_request *r, const json_t *network, mxc_net_mod
                        "mxc-oci's environment)");
     node nd = {0};
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < r->allowed_hosts.n; i++) {
+    for (size_t i = 0; rc == 0 && i < s->nallowed; i++) {
         pfx p;
         char field[64];
         snprintf(field, sizeof field, "network.allowedHosts[%zu]", i);
-        if (entry_pfx(r->allowed_hosts.v[i], &p))
-            rc = check_one(&p, NULL, 0, field, r->allowed_hosts.v[i], &nd, e);
+        if (entry_pfx(s->allowed_hosts[i], &p))
+            rc = check_one(&p, NULL, 0, field, s->allowed_hosts[i], &nd, e);
     }
     const json_t *egress = json_object_get(network, "egress");
     if (rc == 0 && egress)
@@ -307,7 +307,7 @@ int oci_nodelocal_check(const mxc_request *r, const json_t *network, mxc_net_mod
         !deny_covers(json_object_get(egress, "deny"), link_local))
         rc = refuse(e, "network.egress.default", "allow", "link-local 169.254.0.0/16 (deny it with an egress.deny "
                     "rule to 169.254.0.0/16 for every port)");
-    mxc_thishost_free(&nd.v4);
+    mxc_net_own_free(nd.v4);
     free(nd.v6);
     return rc;
 }

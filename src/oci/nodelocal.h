@@ -24,14 +24,13 @@
 #include <jansson.h>
 
 #include "error.h"
-#include "netpolicy.h"
-#include "request.h"
+#include "front.h"
 
 #define OCI_ALLOW_NODE_LOCAL_ENV "MXC_OCI_ALLOW_NODE_LOCAL"
 
-/* r: the annotation's policy as parsed (legacy dialect), network its JSON, model what the engine
- * made of it.  0, or -1 with *e set (policy_validation naming the entry; backend_error when the
+/* s: the annotation's network section as the engine parsed it (legacy dialect), network its JSON,
+ * model what the engine made of it.  0, or -1 with *e set (policy_validation naming the entry; backend_error when the
  * node's addresses cannot be read or the variable holds another value than 1). */
-int oci_nodelocal_check(const mxc_request *r, const json_t *network, mxc_net_model model, mxc_error *e);
+int oci_nodelocal_check(const mxc_net_section *s, const json_t *network, mxc_net_model model, mxc_error *e);
 
 #endif

@@ -26,7 +26,7 @@
 
 #define AUDITLOG_RESERVE 2048 /* room below the cap for "full" and the last count (each < 1 KiB) */
 
-/* The defaults: src/net/helperbounds.h (MXC_PROXY_AUDIT_*). */
+/* The defaults: src/base/helperbounds.h (MXC_PROXY_AUDIT_*). */
 typedef struct {
     uint64_t max_bytes; /* the file's size cap */
     unsigned denied_per_sec, denied_burst;

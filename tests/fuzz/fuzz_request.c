@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "netpolicy.h"
 #include "policy.h"
 #include "request.h"
 #include "sandbox_id.h"
@@ -39,6 +40,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     json_object_seed(1); /* deterministic hashing: reproducible runs */
+    /* src/net's lowering under the policy check (the rest of the network layer is never reached
+     * here: the engine's failing-closed table) */
+    static mxc_net_ops ops;
+    ops = *mxc_net_ops_get();
+    ops.lower = mxc_net_policy_build;
+    mxc_net_ops_set(&ops);
     return 0;
 }
 

@@ -213,11 +213,12 @@ class Surface:
         self.mxc, self.kind, self.net, self.grant = mxc, kind, net, grant
         self.base = {"version": version} if version else {}
         self.extra = extra or {}
-        self.sid = None
+        self.sid = self.name = None
         if kind == "session":
             r = mxc(dict(self.base, phase="provision", containment="isolation_session", network=net,
                          filesystem={"readonlyPaths": [grant]}, **self.extra))
-            self.sid = assert_ok_envelope(r)["sandboxId"]
+            res = assert_ok_envelope(r)
+            self.sid, self.name = res["sandboxId"], res["metadata"]["agentUserName"]  # name: its state directory
             assert_ok_envelope(mxc(dict(self.base, phase="start", sandboxId=self.sid)))
 
     def run(self, cmd, timeout=120):
@@ -411,19 +412,41 @@ def test_model1_default_allow_never_reaches_this_host(internet, sandbox, client,
     assert _this_host(sandbox(net, version=version), cmd) == ("FAIL", "FAIL", "FAIL", "OK")
 
 
-def _sandbox_netns(world):
-    """A path to the network namespace of the one sandbox whose stack runs in this world (pasta
-    holds it open)."""
-    pids = stacks_in(world.ino)
-    assert len(pids) == 1, pids
-    for fd in os.listdir("/proc/%d/fd" % pids[0]):
-        path = "/proc/%d/fd/%s" % (pids[0], fd)
-        try:
-            if os.readlink(path).startswith("net:") and os.stat(path).st_ino != world.ino:
-                return path
-        except OSError:
-            pass
-    raise AssertionError("no sandbox namespace held by pasta %d" % pids[0])
+def _netns_of(world, pid):
+    """An open descriptor on the network namespace of pid, a process of the sandbox (its own, not
+    the world's: asserted).  Held, it names that namespace for as long as the test needs it,
+    whatever becomes of the process (nsenter --net=/proc/self/fd/N, the descriptor passed)."""
+    fd = os.open("/proc/%d/ns/net" % pid, os.O_RDONLY | os.O_CLOEXEC)
+    if os.fstat(fd).st_ino == world.ino:
+        os.close(fd)
+        raise AssertionError("process %d runs in the test's host namespace, not a sandbox's" % pid)
+    return fd
+
+
+def _holder_of(mxc, sb):
+    """A session's holder (its PID 1, in the sandbox's namespaces), from its state directory."""
+    with open(os.path.join(mxc.state_dir, sb.name, "holder")) as f:
+        return int(f.read().split()[0])
+
+
+def _waiting_workload(world, marker, run, done, deadline):
+    """The pid of the one-shot's workload: the process outside the world's network namespace whose
+    command line names marker (a path only this test's request holds).  A one-shot's workload runs
+    only once its stack and rules are in (the holder waits for the network), so from here on the
+    sandbox's namespace is complete; pasta's own processes are no such sign (it re-executes and
+    daemonizes while it starts: its first process, its helpers and its daemon come and go)."""
+    while True:
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    if marker.encode() not in f.read():
+                        continue
+                if os.stat("/proc/%s/ns/net" % pid).st_ino != world.ino:
+                    return int(pid)
+            except OSError:
+                pass  # gone: not the workload, which waits for the test
+        assert run.is_alive() and time.time() < deadline, done  # done: the one-shot's result, if it ended
+        time.sleep(0.05)
 
 
 LATER = "192.0.2.78"   # added to the test host after the sandbox started: TCP 8080
@@ -432,17 +455,17 @@ LATER_NET = {"egress": {"default": "deny", "allow": [rule("0.0.0.0/0"), rule(LAT
 LATER_SPECS = ("tcp:%s:8080" % LATER, "tcp:%s:8080" % LATER_NAMED, "tcp:%s:8080" % WEB)
 
 
-def _host_gains_addresses(world):
-    """Adds LATER and LATER_NAMED to the test host (a service on each), then waits until the one
-    running sandbox's rules hold both (the runtime follows the host's addresses)."""
-    ns = _sandbox_netns(world)
+def _host_gains_addresses(world, nsfd):
+    """Adds LATER and LATER_NAMED to the test host (a service on each), then waits until the rules
+    in the sandbox's network namespace (nsfd, _netns_of) hold both (the runtime follows the host's
+    addresses)."""
     for a in (LATER, LATER_NAMED):
         _sh("ip", "addr", "add", a + "/32", "dev", "d0")
         world.serve(a, 8080)
     deadline = time.time() + 30
     while True:
-        out = subprocess.run(["nsenter", "--net=" + ns, "nft", "list", "set", "inet", "mxc", "thishost"],
-                             capture_output=True, text=True).stdout
+        out = subprocess.run(["nsenter", "--net=/proc/self/fd/%d" % nsfd, "nft", "list", "set", "inet", "mxc",
+                              "thishost"], capture_output=True, text=True, pass_fds=(nsfd,)).stdout
         if LATER in out and LATER_NAMED in out:
             return
         assert time.time() < deadline, out
@@ -455,7 +478,11 @@ def test_model1_an_address_the_host_gains_later_is_this_host_too(internet, mxc, 
     d, cmd = client
     sb = Surface(mxc, "session", LATER_NET, d, "1.0.0")
     assert probe(sb, cmd, "tcp:%s:8080" % WEB) == {"tcp:%s:8080" % WEB: "OK"}
-    _host_gains_addresses(internet)
+    nsfd = _netns_of(internet, _holder_of(mxc, sb))
+    try:
+        _host_gains_addresses(internet, nsfd)
+    finally:
+        os.close(nsfd)
     got = probe(sb, cmd, *LATER_SPECS)
     assert got == dict(zip(LATER_SPECS, ("FAIL", "OK", "OK"))), got
 
@@ -471,11 +498,11 @@ def test_model1_an_address_the_host_gains_during_a_one_shot_is_this_host_too(int
         v1(LATER_NET), filesystem={"readonlyPaths": [d]}, process={"commandLine": script}), timeout=120)))
     run.start()
     try:
-        deadline = time.time() + 60
-        while not stacks_in(internet.ino):
-            assert run.is_alive() and time.time() < deadline, done
-            time.sleep(0.05)
-        _host_gains_addresses(internet)
+        nsfd = _netns_of(internet, _waiting_workload(internet, go, run, done, time.time() + 60))
+        try:
+            _host_gains_addresses(internet, nsfd)
+        finally:
+            os.close(nsfd)
     finally:
         open(go, "w").close()
         run.join()

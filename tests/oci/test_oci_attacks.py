@@ -19,7 +19,7 @@ import subprocess
 
 import pytest
 
-from test_oci import BUSYBOX, MXC_OCI, oci  # noqa: F401  (the fixture)
+from test_oci import BUSYBOX, MXC_OCI, oci, own_slot  # noqa: F401  (the fixtures)
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.access(BUSYBOX, os.X_OK),
                                 reason="needs root and busybox-static (scripts/deps.sh)")
@@ -284,10 +284,12 @@ def test_a_map_onto_another_user_s_subordinate_range_is_refused(oci):
             f.writelines(kept)
 
 
-def test_a_map_onto_another_container_s_claim_is_refused(oci, monkeypatch):
+def test_a_map_onto_another_container_s_claim_is_refused(oci, own_slot, monkeypatch):
     """c1's range claimed where an earlier region put it (MXC_RANGE_BASE then: outside today's
-    region); c2's own maps onto it are refused naming the claim."""
-    base = 65536 * 25940  # 1700003840, below the default regions
+    region); c2's own maps onto it are refused naming the claim.  The slot is the test's own
+    (own_slot, above the default region): a fixed one was another run's as well, and c1's create
+    found no free range."""
+    base = own_slot
     monkeypatch.setenv("MXC_RANGE_BASE", str(base))
     monkeypatch.setenv("MXC_RANGE_SLOTS", "1")
     rc, _, err = oci.create("c1", oci.bundle(["sleep", "30"]))

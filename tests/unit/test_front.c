@@ -11,7 +11,9 @@
 #include "hostpath.h"
 #include "idrange.h"
 #include "inventory.h"
+#include "netplan.h"
 #include "oneshot.h"
+#include "plan.h"
 #include "registry.h"
 #include "request.h"
 #include "run_v1.h"
@@ -29,12 +31,14 @@ int main(void)
     const void *fns[] = {
         (const void *)mxc_validate, (const void *)mxc_sandbox_id_encode, (const void *)mxc_agent_name_is_safe,
         (const void *)mxc_b64std_decode, (const void *)mxc_debugf, (const void *)mxc_hostpath_resolve,
-        (const void *)mxc_utf8_next,
+        (const void *)mxc_utf8_next, (const void *)mxc_net_section_parse, (const void *)mxc_net_section_free,
+        (const void *)mxc_net_plan_build, (const void *)mxc_net_plan_env, (const void *)mxc_net_ops_get,
+        (const void *)mxc_net_policy_free,
         (const void *)mxc_hostpath_open_log, (const void *)mxc_hostpath_open_read,
         (const void *)mxc_hostpath_check_grant, (const void *)mxc_hostpath_check_grant_against,
         (const void *)mxc_open_own_dir, (const void *)mxc_private_dir, (const void *)mxc_label_is_valid,
-        (const void *)mxc_spawn_fresh, (const void *)mxc_session_phase_in_process,
-        (const void *)mxc_oneshot_in_process, (const void *)mxc_backends_json, (const void *)mxc_termfilter_init,
+        (const void *)mxc_spawn_fresh, (const void *)mxc_session_phase_fresh,
+        (const void *)mxc_oneshot_fresh, (const void *)mxc_backends_json, (const void *)mxc_termfilter_init,
         (const void *)mxc_termfilter_run, (const void *)mxc_landlock_abi, (const void *)mxc_seccomp_apply,
         (const void *)mxc_close_all_but, (const void *)mxc_reset_signals, (const void *)mxc_cgroup_v2_root,
         (const void *)mxc_cgroup_clone, (const void *)mxc_registry_range, (const void *)mxc_idrange_region,

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "net.h"
 #include "netpolicy.h"
 #include "request.h"
 
@@ -14,7 +15,9 @@ static int build(const char *json, mxc_net_policy *np, mxc_error *e)
     mxc_error pe = {0};
     CHECK_MSG(mxc_request_parse(json, strlen(json), &r, &pe) == 0, "%s: %s", json, pe.message);
     mxc_error_clear(&pe);
-    int rc = mxc_net_policy_build(&r, np, e);
+    mxc_net_section sec;
+    mxc_request_net_section(&r, &sec);
+    int rc = mxc_net_policy_build(&sec, np, e);
     mxc_request_free(&r);
     return rc;
 }
@@ -193,8 +196,78 @@ static void test_credentials(void)
     mxc_error_clear(&e);
 }
 
+/* mxc-oci's road (an io.mxc.network annotation: the section alone, mxc_net_section_parse) and the
+ * wire's (the same section inside a request) give the same model and rules, and refuse alike. */
+static void test_section_alone_is_the_wire_s(void)
+{
+    static const char *const NETS[] = {
+        "{\"defaultPolicy\":\"allow\"}",
+        "{\"defaultPolicy\":\"block\",\"allowedHosts\":[\"example.com\"],\"blockedHosts\":[\"x.example.com\"]}",
+        "{\"egress\":{\"default\":\"deny\",\"allow\":[{\"to\":[{\"cidr\":\"192.0.2.0/24\"}]}]}}",
+        "{\"defaultPolicy\":\"block\",\"proxy\":{\"localhost\":3128}}",
+    };
+    for (size_t i = 0; i < sizeof NETS / sizeof NETS[0]; i++) {
+        char wire[512];
+        snprintf(wire, sizeof wire, "{\"version\":\"0.9.0\",\"process\":{\"commandLine\":\"x\"},\"network\":%s}", NETS[i]);
+        mxc_net_policy a, b;
+        mxc_error e = {0};
+        CHECK_MSG(build(wire, &a, &e) == 0, "%s: %s", wire, e.message);
+        json_t *n = json_loads(NETS[i], 0, NULL);
+        mxc_net_section s;
+        CHECK_MSG(mxc_net_section_parse(n, &s, &e) == 0, "%s: %s", NETS[i], e.message);
+        CHECK(mxc_net_policy_build(&s, &b, &e) == 0);
+        CHECK_INT_EQ(a.model, b.model);
+        CHECK((a.ruleset == NULL) == (b.ruleset == NULL));
+        CHECK(!a.ruleset || !strcmp(a.ruleset, b.ruleset));
+        CHECK((a.hosts == NULL) == (b.hosts == NULL));
+        CHECK(!a.hosts || !strcmp(a.hosts, b.hosts));
+        mxc_net_section_free(&s);
+        json_decref(n);
+        mxc_net_policy_free(&a);
+        mxc_net_policy_free(&b);
+        mxc_error_clear(&e);
+    }
+    static const struct { const char *net, *want; } BAD[] = {
+        {"{\"nosuch\":1}", "unknown field network.nosuch"},
+        {"{\"allowedHosts\":\"example.com\"}", "network.allowedHosts must be"},
+        {"{\"defaultPolicy\":\"block\",\"allowLocalNetwork\":true}", "rejected on the one-shot surface"},
+        {"{\"egress\":{\"allow\":[{\"to\":[{\"cidr\":\"example.com\"}]}]}}", "is a hostname"},
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        json_t *n = json_loads(BAD[i].net, 0, NULL);
+        mxc_net_section s;
+        mxc_error e = {0};
+        CHECK_MSG(mxc_net_section_parse(n, &s, &e) < 0, "%s accepted", BAD[i].net);
+        CHECK_MSG(strstr(e.message, BAD[i].want) != NULL, "%s: %s", BAD[i].net, e.message);
+        json_decref(n);
+        mxc_error_clear(&e);
+    }
+}
+
+/* Before a front installs the network layer (or without one), the engine's own table fails closed: no network is
+ * planned (model 3), any other refused; nothing is attached. */
+static void test_no_network_layer_fails_closed(void)
+{
+    mxc_net_ops_set(NULL); /* this binary carries src/net: its constructor installed it at load */
+    const mxc_net_ops *none = mxc_net_ops_get();
+    mxc_net_section absent = {0}, present = {.present = true, .allow = true};
+    mxc_net_policy np;
+    mxc_error e = {0};
+    CHECK(none->lower(&absent, &np, &e) == 0 && np.model == MXC_NETM_NONE);
+    CHECK(none->attach(&np, NULL, 1, &e) == 0 && !none->needs_stack(&np));
+    CHECK(none->lower(&present, &np, &e) < 0 && e.code == MXC_E_BACKEND_UNAVAILABLE);
+    mxc_error_clear(&e);
+    np.model = MXC_NETM_DIRECT;
+    CHECK(none->attach(&np, NULL, 1, &e) < 0 && e.code == MXC_E_BACKEND_UNAVAILABLE);
+    mxc_error_clear(&e);
+    mxc_net_install();
+    CHECK(mxc_net_ops_get() != none && mxc_net_ops_get()->lower == mxc_net_policy_build);
+}
+
 int main(void)
 {
+    test_no_network_layer_fails_closed(); /* first: then installs the network layer */
+    test_section_alone_is_the_wire_s();
     test_credentials();
     test_models();
     test_lowering_order();

@@ -11,6 +11,7 @@
 #include "policy.h"
 #include "request.h"
 #include "sandbox_id.h"
+#include "net.h"
 
 static char ID[256];
 
@@ -492,6 +493,7 @@ static void test_misc(void)
 
 int main(void)
 {
+    mxc_net_install(); /* the network layer under the engine, as a front does (src/net/iface/net.h) */
     mxc_sandbox_id id = {0};
     snprintf(id.agent_name, sizeof id.agent_name, "mxc-test1");
     mxc_error e = {0};

@@ -12,6 +12,7 @@
 #include "check.h"
 #include "policy.h"
 #include "request.h"
+#include "net.h"
 
 typedef struct {
     const char *json;
@@ -278,6 +279,7 @@ static void test_mapping(void)
 
 int main(void)
 {
+    mxc_net_install(); /* the network layer under the engine, as a front does (src/net/iface/net.h) */
     test_cases();
     test_legacy_still_legacy();
     test_experimental_option();

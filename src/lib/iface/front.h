@@ -11,8 +11,9 @@
  * Base (src/base: error.h, fdio.h, procs.h) is every layer's and is not repeated here.
  * A request and a running workload are held through pointers the engine allocates (the FFI's
  * MxcSandbox): new, delete and the few accessors a front needs are declared here.
- * (mxc-oci's network attachment, src/oci/mxcnet.*, nodelocal.h, still reads a request and a
- * plan: scripts/layers.baseline lists it until it takes typed handles.) */
+ * The typed network plan's types are netplan.h's (src/lib/netiface, the network layer's one
+ * engine header, on the fronts' path too: src/net/iface/net.h takes them); what mxc-oci calls to
+ * plan an annotation's network is declared here (the end of this file). */
 #ifndef MXC_FRONT_H
 #define MXC_FRONT_H
 
@@ -23,6 +24,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "netplan.h"
 
 typedef struct mxc_request mxc_request; /* request.h: the parsed wire request */
 typedef struct mxc_oneshot mxc_oneshot; /* oneshot.h: an in-process one-shot, running */
@@ -144,9 +146,9 @@ bool mxc_label_is_valid(const char *s, size_t max);
 
 /* ---- fresh.h: a phase run by a fresh mxc-exec ---- */
 pid_t mxc_spawn_fresh(const char *exe, char *const argv[], char *const envp[], const int *fds, int n, mxc_error *e);
-int mxc_session_phase_in_process(const mxc_request *r, const char *request_json, bool experimental, json_t **result,
+int mxc_session_phase_fresh(const mxc_request *r, const char *request_json, bool experimental, json_t **result,
                                  mxc_error *e);
-int mxc_oneshot_in_process(const mxc_request *r, const char *request_json, bool experimental, int in, int out,
+int mxc_oneshot_fresh(const mxc_request *r, const char *request_json, bool experimental, int in, int out,
                            int err, int *exit_code, bool *timed_out, mxc_error *e);
 
 /* ---- session.h: the isolation_session phases, in the calling process ---- */
@@ -341,5 +343,29 @@ void mxc_idrange_release_dead(const char *state_dir);
 void mxc_idrange_release_owned(const char *name, const char *state_dir, pid_t pid);
 int mxc_idrange_set_cgroups(const char *name, const char *const *dirs, size_t n);
 int mxc_idrange_set_owner(const char *name, pid_t pid);
+
+/* ---- request.h, plan.h: a network section planned whole (mxc-oci's io.mxc.network, src/oci/mxcnet.c) ---- */
+/* The wire's network section n checked and parsed as request.c parses a request's (the same
+ * checks, messages and order); -1 with *e set.  Freed by mxc_net_section_free. */
+int mxc_net_section_parse(json_t *n, mxc_net_section *s, mxc_error *e);
+void mxc_net_section_free(mxc_net_section *s);
+
+/* What a network plan's build needs besides the section: the sandbox it is for. */
+typedef struct {
+    const char *sandbox;    /* its name (the proxy's records, the CA's directory); NULL: a one-shot's own */
+    const char *audit_path; /* the proxy's records unless the caller names a file (MXC_PROXY_AUDIT_FILE);
+                               NULL: nowhere */
+    const char *ca_base;    /* credentials: the host directory the CA files go under; NULL: none */
+    const char *ca_seen;    /*   the same as the sandbox sees it (its processes' variables); NULL: ca_base */
+    bool ca_required;       /* credentials without ca_base refused (a one-shot's) */
+} mxc_net_plan_opts;
+
+/* The network plan, whole (plan.c; o NULL: a one-shot's defaults, no CA), what it adds to every
+ * process's environment ("K=V" array, new reference; NULL: out of memory), the network layer's
+ * table the engine calls (netplan.h), and the plan freed. */
+int mxc_net_plan_build(const mxc_net_section *s, const mxc_net_plan_opts *o, mxc_net_policy *np, mxc_error *e);
+json_t *mxc_net_plan_env(const mxc_net_policy *np);
+const mxc_net_ops *mxc_net_ops_get(void);
+void mxc_net_policy_free(mxc_net_policy *np);
 
 #endif

@@ -4,8 +4,8 @@
  * from (an in-process caller of libmxc or libmxc_ffi), else in the
  * installed bin directories.  Only places root installed: never a path
  * from the request or from anything a sandbox can write. */
-#ifndef MXC_NET_HELPERS_H
-#define MXC_NET_HELPERS_H
+#ifndef MXC_HELPERS_H
+#define MXC_HELPERS_H
 
 #include <stdbool.h>
 #include <stddef.h>

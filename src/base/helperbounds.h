@@ -4,8 +4,8 @@
  * docs/security.md.  Both also run in a child cgroup of their sandbox's
  * (cgroup.h, MXC_CGROUP_HELPERS): the sandbox's pids, memory and CPU limits
  * count them, not the host.  Macros only: no code, no syscalls. */
-#ifndef MXC_NET_HELPERBOUNDS_H
-#define MXC_NET_HELPERBOUNDS_H
+#ifndef MXC_HELPERBOUNDS_H
+#define MXC_HELPERBOUNDS_H
 
 /* mxc-proxy: concurrent client connections (MXC_PROXY_MAX_CONNECTIONS) */
 #define MXC_PROXY_MAX_CONNECTIONS 1024
