@@ -82,7 +82,7 @@ FFI_EXPORT int32_t mxc_run_json(const char *request_json_utf8, int32_t experimen
         int code = 255;
         bool timed_out = false;
         /* by a fresh mxc-exec: the sandbox's PID 1 is no copy of this process (fresh.h) */
-        if (mxc_oneshot_in_process(r, request_json_utf8, experimental, c.in, c.out, c.err, &code, &timed_out, &e) <
+        if (mxc_oneshot_fresh(r, request_json_utf8, experimental, c.in, c.out, c.err, &code, &timed_out, &e) <
             0)
             st = ffi_status_of(&e);
         if (st == 0)
@@ -124,7 +124,7 @@ FFI_EXPORT int32_t mxc_run_state_aware_json(const char *request_json_utf8, int32
         st = ffi_fail(&e, MXC_E_MALFORMED_REQUEST,
                       "the exec phase does not return an envelope; run it through one of the exec entry points "
                       "instead (mxc_exec_state_aware_json, mxc_state_aware_exec_pty, mxc_run_state_aware_exec_json)");
-    } else if (st == 0 && mxc_session_phase_in_process(r, request_json_utf8, experimental != 0, &result, &e) < 0) {
+    } else if (st == 0 && mxc_session_phase_fresh(r, request_json_utf8, experimental != 0, &result, &e) < 0) {
         /* (a start ran in a fresh mxc-exec: its holder is no copy of this process, fresh.h) */
         st = ffi_status_of(&e);
     }

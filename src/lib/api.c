@@ -230,7 +230,7 @@ int mxc_state_aware(const char *request_json, char **response_json)
         } else {
             json_t *result = NULL;
             /* a start by a fresh mxc-exec: the holder is no copy of this process (fresh.h) */
-            if (mxc_session_phase_in_process(&r, request_json, true, &result, &e) == 0) {
+            if (mxc_session_phase_fresh(&r, request_json, true, &result, &e) == 0) {
                 json_t *env = json_pack("{s:o}", "result", result);
                 *response_json = json_dumps(env, JSON_COMPACT);
                 json_decref(env);

@@ -137,7 +137,7 @@ static int in_fresh_process(const char *exe, const char *request_json, bool expe
     return not_answered(env, exe, status, e);
 }
 
-int mxc_session_phase_in_process(const mxc_request *r, const char *request_json, bool experimental, json_t **result,
+int mxc_session_phase_fresh(const mxc_request *r, const char *request_json, bool experimental, json_t **result,
                                  mxc_error *e)
 {
     *result = NULL;
@@ -147,7 +147,7 @@ int mxc_session_phase_in_process(const mxc_request *r, const char *request_json,
     return mxc_session_phase(r, result, e);
 }
 
-int mxc_oneshot_in_process(const mxc_request *r, const char *request_json, bool experimental, int in, int out,
+int mxc_oneshot_fresh(const mxc_request *r, const char *request_json, bool experimental, int in, int out,
                            int err, int *exit_code, bool *timed_out, mxc_error *e)
 {
     char exe[PATH_MAX];

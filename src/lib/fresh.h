@@ -27,22 +27,24 @@
  * Returns the pid, or -1 with e. */
 pid_t mxc_spawn_fresh(const char *exe, char *const argv[], char *const envp[], const int *fds, int n, mxc_error *e);
 
-/* mxc_session_phase for an in-process caller: a start (r, parsed from
+/* mxc_session_phase for an in-process caller, run out of that process (the
+ * name says where it runs, a fresh mxc-exec, not who calls it): a start (r, parsed from
  * request_json) through `mxc-exec [--experimental] --config -`, its
  * envelope's result or error returned as mxc_session_phase returns them;
  * every other phase, and a start where no mxc-exec is installed beside
  * the library, in this process. */
-int mxc_session_phase_in_process(const mxc_request *r, const char *request_json, bool experimental, json_t **result,
+int mxc_session_phase_fresh(const mxc_request *r, const char *request_json, bool experimental, json_t **result,
                                  mxc_error *e);
 
-/* libmxc_ffi's one-shot (mxc_run_json) for an in-process caller: r (parsed
+/* libmxc_ffi's one-shot (mxc_run_json) for an in-process caller, run out of
+ * that process: r (parsed
  * from request_json, already accepted) run by `mxc-exec --oneshot-reported`
  * with the workload's stdio on in/out/err, so that the sandbox's PID 1 is a
  * copy of that small process and not of the caller (docs/benchmarks.md: a
  * 512 MiB caller paid 13 ms per one-shot for its page tables).  Returns as
  * mxc_oneshot_run_to_end, which it runs in this process where no mxc-exec
  * is installed beside the library. */
-int mxc_oneshot_in_process(const mxc_request *r, const char *request_json, bool experimental, int in, int out,
+int mxc_oneshot_fresh(const mxc_request *r, const char *request_json, bool experimental, int in, int out,
                            int err, int *exit_code, bool *timed_out, mxc_error *e);
 
 #endif

@@ -144,9 +144,9 @@ bool mxc_label_is_valid(const char *s, size_t max);
 
 /* ---- fresh.h: a phase run by a fresh mxc-exec ---- */
 pid_t mxc_spawn_fresh(const char *exe, char *const argv[], char *const envp[], const int *fds, int n, mxc_error *e);
-int mxc_session_phase_in_process(const mxc_request *r, const char *request_json, bool experimental, json_t **result,
+int mxc_session_phase_fresh(const mxc_request *r, const char *request_json, bool experimental, json_t **result,
                                  mxc_error *e);
-int mxc_oneshot_in_process(const mxc_request *r, const char *request_json, bool experimental, int in, int out,
+int mxc_oneshot_fresh(const mxc_request *r, const char *request_json, bool experimental, int in, int out,
                            int err, int *exit_code, bool *timed_out, mxc_error *e);
 
 /* ---- session.h: the isolation_session phases, in the calling process ---- */
