@@ -151,6 +151,25 @@ size_t mxc_setup_proc_rules(mxc_setup_op *out, const char *mask_label, const cha
     return n;
 }
 
+int mxc_dev_node_trees(int *trees, uint64_t attrs, uint64_t propagation, size_t *failed)
+{
+    struct mount_attr attr = {.attr_set = attrs, .propagation = propagation};
+    for (size_t n = 0; n < MXC_DEV_NNODES; n++) {
+        char host[32];
+        snprintf(host, sizeof host, "/dev/%s", mxc_dev_nodes[n]);
+        trees[n] = open_tree(AT_FDCWD, host, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+        if (trees[n] < 0 || mount_setattr(trees[n], "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) {
+            int err = errno;
+            for (size_t k = 0; k <= n; k++)
+                if (trees[k] >= 0)
+                    close(trees[k]);
+            *failed = n;
+            return -err;
+        }
+    }
+    return 0;
+}
+
 size_t mxc_setup_dev_nodes(mxc_setup_op *out, const int *trees)
 {
     static const char *const paths[MXC_DEV_NNODES] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
