@@ -90,7 +90,7 @@ int oci_device_parse(json_t *d, const char *field, oci_config *c, mxc_error *e)
     const char *path = json_string_value(json_object_get(d, "path"));
     const char *type = json_string_value(json_object_get(d, "type"));
     if (!path || !type)
-        return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: %s must be an object with a path and a type", field);
+        return oci_config_bad(e, field, "an object with a path and a type");
     json_t *jmaj = json_object_get(d, "major"), *jmin = json_object_get(d, "minor");
     bool numbered = json_is_integer(jmaj) && json_is_integer(jmin) && json_integer_value(jmaj) >= 0 &&
                     json_integer_value(jmin) >= 0 && json_integer_value(jmaj) < (1 << 12) &&
