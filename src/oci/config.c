@@ -220,6 +220,23 @@ static int get_array(json_t *o, const char *prefix, const char *key, char *field
     return get(o, key, field, JSON_ARRAY, arr, e);
 }
 
+/* Each element of the array at o[key] (absent or null: none) given to fn, named prefix + key + "[i]". */
+static int each(json_t *o, const char *prefix, const char *key,
+                int (*fn)(json_t *el, const char *field, oci_config *c, mxc_error *e), oci_config *c, mxc_error *e)
+{
+    char field[FIELD_MAX];
+    json_t *arr, *el;
+    size_t i;
+    if (get_array(o, prefix, key, field, &arr, e) < 0)
+        return -1;
+    json_array_foreach(arr, i, el) {
+        snprintf(field, sizeof field, "%s%s[%zu]", prefix, key, i);
+        if (fn(el, field, c, e) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int cap_set(json_t *caps, const char *key, uint64_t *out, bool own_net, mxc_error *e)
 {
     char field[FIELD_MAX];
@@ -323,6 +340,11 @@ static int parse_command(json_t *p, oci_config *c, mxc_error *e)
     return 0;
 }
 
+static int gid_of(json_t *g, const char *field, oci_config *c, mxc_error *e)
+{
+    return uint32_of(g, field, &c->gids[c->ngids++], e);
+}
+
 /* process.user: uid, gid, umask, additionalGids. */
 static int parse_user(json_t *p, oci_config *c, mxc_error *e)
 {
@@ -345,20 +367,9 @@ static int parse_user(json_t *p, oci_config *c, mxc_error *e)
         return -1;
     if ((rc = get(user, "additionalGids", "process.user.additionalGids", JSON_ARRAY, &v, e)) < 0)
         return rc;
-    if (v) {
-        c->gids = calloc(json_array_size(v) + 1, sizeof *c->gids);
-        if (!c->gids)
-            return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
-        size_t i;
-        json_t *g;
-        json_array_foreach(v, i, g) {
-            char f[FIELD_MAX];
-            snprintf(f, sizeof f, "process.user.additionalGids[%zu]", i);
-            if (uint32_of(g, f, &c->gids[c->ngids++], e) < 0)
-                return -1;
-        }
-    }
-    return 0;
+    if (v && !(c->gids = calloc(json_array_size(v) + 1, sizeof *c->gids)))
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+    return each(user, "process.user.", "additionalGids", gid_of, c, e);
 }
 
 /* process.capabilities: the five sets (CAP_NET_RAW needs a network of the container's own). */
@@ -380,34 +391,25 @@ static int parse_caps(json_t *p, oci_config *c, mxc_error *e)
     return 0;
 }
 
-/* process.rlimits: each a Linux RLIMIT_ type once, soft not above hard. */
-static int parse_rlimits(json_t *p, oci_config *c, mxc_error *e)
+/* A process.rlimits entry: a Linux RLIMIT_ type once, soft not above hard. */
+static int rlimit_of(json_t *l, const char *field, oci_config *c, mxc_error *e)
 {
-    json_t *lims;
-    int rc;
-    if ((rc = get(p, "rlimits", "process.rlimits", JSON_ARRAY, &lims, e)) < 0)
-        return rc;
-    size_t i;
-    json_t *l;
-    json_array_foreach(lims, i, l) {
+    const char *type = json_string_value(json_object_get(l, "type"));
+    uint64_t soft, hard; /* RLIM_INFINITY (2^64-1) too (ocijson.h) */
+    if (!json_is_object(l) || !type || !oci_u64_of(json_object_get(l, "soft"), &soft) ||
+        !oci_u64_of(json_object_get(l, "hard"), &hard))
+        return bad(e, field, "an object with a type (RLIMIT_...) and unsigned soft and hard limits");
+    size_t k = FIND(RLIMITS, type);
+    if (k == COUNT(RLIMITS)) {
         char f[FIELD_MAX];
-        snprintf(f, sizeof f, "process.rlimits[%zu]", i);
-        const char *type = json_string_value(json_object_get(l, "type"));
-        uint64_t soft, hard; /* RLIM_INFINITY (2^64-1) too (ocijson.h) */
-        if (!json_is_object(l) || !type || !oci_u64_of(json_object_get(l, "soft"), &soft) ||
-            !oci_u64_of(json_object_get(l, "hard"), &hard))
-            return bad(e, f, "an object with a type (RLIMIT_...) and unsigned soft and hard limits");
-        size_t k = FIND(RLIMITS, type);
-        if (k == COUNT(RLIMITS)) {
-            snprintf(f, sizeof f, "process.rlimits[%zu].type", i);
-            return bad(e, f, "a Linux RLIMIT_ name");
-        }
-        if (c->nrlimits == OCI_MAX_RLIMITS || soft > hard)
-            return bad(e, f, "a soft limit not above its hard limit, each type once");
-        c->rlimits[c->nrlimits].resource = RLIMITS[k].res;
-        c->rlimits[c->nrlimits].soft = soft;
-        c->rlimits[c->nrlimits++].hard = hard;
+        snprintf(f, sizeof f, "%s.type", field);
+        return bad(e, f, "a Linux RLIMIT_ name");
     }
+    if (c->nrlimits == OCI_MAX_RLIMITS || soft > hard)
+        return bad(e, field, "a soft limit not above its hard limit, each type once");
+    c->rlimits[c->nrlimits].resource = RLIMITS[k].res;
+    c->rlimits[c->nrlimits].soft = soft;
+    c->rlimits[c->nrlimits++].hard = hard;
     return 0;
 }
 
@@ -440,7 +442,7 @@ static int parse_process(json_t *p, oci_config *c, mxc_error *e)
 {
     c->has_process = true;
     if (parse_console(p, c, e) < 0 || parse_command(p, c, e) < 0 || parse_user(p, c, e) < 0 ||
-        parse_caps(p, c, e) < 0 || parse_rlimits(p, c, e) < 0 || parse_oom(p, c, e) < 0)
+        parse_caps(p, c, e) < 0 || each(p, "process.", "rlimits", rlimit_of, c, e) < 0 || parse_oom(p, c, e) < 0)
         return -1;
     return 0;
 }
@@ -480,48 +482,49 @@ static const struct { const char *name; int flag; } NAMESPACES[] = {
     {"uts", CLONE_NEWUTS}, {"user", CLONE_NEWUSER}, {"cgroup", CLONE_NEWCGROUP}, {"time", 0},
 };
 
+/* A linux.namespaces entry: a namespace of the container's own, or (path) a pod's joined. */
+static int namespace_of(json_t *n, const char *field, oci_config *c, mxc_error *e)
+{
+    char f[FIELD_MAX];
+    snprintf(f, sizeof f, "%s.type", field);
+    const char *type = json_string_value(json_object_get(n, "type"));
+    if (!json_is_object(n) || !type)
+        return bad(e, f, "a namespace type");
+    size_t k = FIND(NAMESPACES, type);
+    if (k == COUNT(NAMESPACES))
+        return bad(e, f, "one of pid, network, mount, ipc, uts, user, cgroup, time");
+    if (!NAMESPACES[k].flag)
+        return not_yet(e, "linux.namespaces: the time namespace");
+    int flag = NAMESPACES[k].flag;
+    if ((c->ns_flags & flag) || joined(c, flag))
+        return bad(e, f, "listed once");
+    snprintf(f, sizeof f, "%s.path", field);
+    json_t *path;
+    if (get(n, "path", f, JSON_STRING, &path, e) < 0)
+        return -1;
+    if (!asks(path)) {
+        c->ns_flags |= flag;
+        return 0;
+    }
+    /* a pod's containers share the network, IPC and UTS (and cgroup) namespaces of the first;
+     * a PID or mount namespace by path could be the host's, a user namespace another range's */
+    if (flag == CLONE_NEWPID || flag == CLONE_NEWNS)
+        return refuse(e, "%s: joining a %s namespace by path is refused (it could be the host's)", f, type);
+    if (flag == CLONE_NEWUSER)
+        return not_yet(e, "linux.namespaces: joining a user namespace by path");
+    if (json_string_value(path)[0] != '/')
+        return bad(e, f, "an absolute path");
+    c->join[c->njoin].flag = flag;
+    c->join[c->njoin].type = type;
+    c->join[c->njoin++].path = json_string_value(path);
+    return 0;
+}
+
+/* linux.namespaces: each entry, then the ones a container must have of its own (or a pod's). */
 static int parse_namespaces(json_t *lin, oci_config *c, mxc_error *e)
 {
-    json_t *arr;
-    int rc = get(lin, "namespaces", "linux.namespaces", JSON_ARRAY, &arr, e);
-    if (rc < 0)
-        return rc;
-    size_t i;
-    json_t *n;
-    json_array_foreach(arr, i, n) {
-        char f[FIELD_MAX];
-        snprintf(f, sizeof f, "linux.namespaces[%zu].type", i);
-        const char *type = json_string_value(json_object_get(n, "type"));
-        if (!json_is_object(n) || !type)
-            return bad(e, f, "a namespace type");
-        size_t k = FIND(NAMESPACES, type);
-        if (k == COUNT(NAMESPACES))
-            return bad(e, f, "one of pid, network, mount, ipc, uts, user, cgroup, time");
-        if (!NAMESPACES[k].flag)
-            return not_yet(e, "linux.namespaces: the time namespace");
-        int flag = NAMESPACES[k].flag;
-        if ((c->ns_flags & flag) || joined(c, flag))
-            return bad(e, f, "listed once");
-        snprintf(f, sizeof f, "linux.namespaces[%zu].path", i);
-        json_t *path;
-        if (get(n, "path", f, JSON_STRING, &path, e) < 0)
-            return -1;
-        if (asks(path)) {
-            /* a pod's containers share the network, IPC and UTS (and cgroup) namespaces of the first;
-             * a PID or mount namespace by path could be the host's, a user namespace another range's */
-            if (flag == CLONE_NEWPID || flag == CLONE_NEWNS)
-                return refuse(e, "%s: joining a %s namespace by path is refused (it could be the host's)", f, type);
-            if (flag == CLONE_NEWUSER)
-                return not_yet(e, "linux.namespaces: joining a user namespace by path");
-            if (json_string_value(path)[0] != '/')
-                return bad(e, f, "an absolute path");
-            c->join[c->njoin].flag = flag;
-            c->join[c->njoin].type = type;
-            c->join[c->njoin++].path = json_string_value(path);
-            continue;
-        }
-        c->ns_flags |= flag;
-    }
+    if (each(lin, "linux.", "namespaces", namespace_of, c, e) < 0)
+        return -1;
     if (!(c->ns_flags & CLONE_NEWPID))
         return refuse(e, "linux.namespaces has no pid namespace: the host's PID namespace is refused (a container "
                       "never sees or signals host processes)");
@@ -574,6 +577,14 @@ static int parse_sysctl(json_t *lin, oci_config *c, mxc_error *e)
     return 0;
 }
 
+static int device_rule_of(json_t *d, const char *field, oci_config *c, mxc_error *e)
+{
+    (void)c;
+    return json_is_object(d) && json_is_boolean(json_object_get(d, "allow"))
+               ? 0
+               : bad(e, field, "an object with a boolean allow");
+}
+
 static int parse_linux(json_t *lin, oci_config *c, mxc_error *e)
 {
     json_t *v;
@@ -603,26 +614,10 @@ static int parse_linux(json_t *lin, oci_config *c, mxc_error *e)
     if (oci_cgroup_check(v, c->cgroup, e) < 0) /* pids, memory, cpu: what this host can enforce (cgroup.c) */
         return -1;
     /* device rules only narrow: no node but the defaults exists in a container and its user
-     * namespace cannot mknod one */
-    json_t *r = json_object_get(v, "devices");
-    if (r && !json_is_array(r) && !json_is_null(r))
-        return bad(e, "linux.resources.devices", "an array");
-    size_t i;
-    json_t *d;
-    json_array_foreach(r, i, d) {
-        char f[FIELD_MAX];
-        snprintf(f, sizeof f, "linux.resources.devices[%zu]", i);
-        if (!json_is_object(d) || !json_is_boolean(json_object_get(d, "allow")))
-            return bad(e, f, "an object with a boolean allow");
-    }
-    if ((rc = get(lin, "devices", "linux.devices", JSON_ARRAY, &v, e)) < 0)
-        return rc;
-    json_array_foreach(v, i, d) {
-        char f[FIELD_MAX];
-        snprintf(f, sizeof f, "linux.devices[%zu]", i);
-        if (oci_device_parse(d, f, c, e) < 0) /* the defaults, or an allowlisted character device (devices.c) */
-            return -1;
-    }
+     * namespace cannot mknod one; linux.devices: the defaults, or an allowlisted character device */
+    if (each(v, "linux.resources.", "devices", device_rule_of, c, e) < 0 ||
+        each(lin, "linux.", "devices", oci_device_parse, c, e) < 0) /* devices.c */
+        return -1;
     if (c->resources && oci_device_rules(json_object_get(c->resources, "devices"), c, e) < 0)
         return -1;
     if ((rc = get(lin, "rootfsPropagation", "linux.rootfsPropagation", JSON_STRING, &v, e)) < 0)
