@@ -697,20 +697,25 @@ static int parse_mount_fields(json_t *m, size_t idx, oci_mount *o, mxc_error *e)
     return 0;
 }
 
+/* mounts[].options kept as they are (the default, or stricter kept: nosuid and nodev always), the ones
+ * mxc-oci does not do yet, and a bind's flags its recursive forms (rro, rnosuid, ...) name */
+static const char *const KEPT_OPTS[] = {"bind", "rbind", "rw", "suid", "dev", "exec", "private", "rprivate",
+                                        "defaults"};
+static const char *const LATER_OPTS[] = {"slave", "rslave", "unbindable", "runbindable", "sync", "dirsync",
+                                         "remount", "mand", "nomand", "lazytime", "nolazytime", "iversion",
+                                         "noiversion", "norelatime", "atime", "diratime", "silent", "loud",
+                                         "copy-symlink", "src-nofollow"};
+static const char *const BIND_FLAGS[] = {"ro", "rw", "nosuid", "suid", "nodev", "dev", "noexec", "exec"};
+
 /* One of mounts[idx].options (s); *nodev_asked when it is "nodev". */
 static int mount_option(const char *s, size_t idx, bool bind, oci_mount *o, bool *nodev_asked, mxc_error *e)
 {
     char f[FIELD_MAX];
     snprintf(f, sizeof f, "mounts[%zu].options: '%.40s'", idx, s);
-    /* a bind's recursive flags (rro, rnosuid, ...): its flags are set on the whole tree already */
-    if (bind && s[0] == 'r' &&
-        (!strcmp(s + 1, "ro") || !strcmp(s + 1, "rw") || !strcmp(s + 1, "nosuid") || !strcmp(s + 1, "suid") ||
-         !strcmp(s + 1, "nodev") || !strcmp(s + 1, "dev") || !strcmp(s + 1, "noexec") || !strcmp(s + 1, "exec")))
-        s++;
-    if (!strcmp(s, "bind") || !strcmp(s, "rbind") || !strcmp(s, "rw") || !strcmp(s, "suid") ||
-        !strcmp(s, "dev") || !strcmp(s, "exec") || !strcmp(s, "private") || !strcmp(s, "rprivate") ||
-        !strcmp(s, "defaults"))
-        return 0; /* the default, or stricter kept (nosuid and nodev always) */
+    if (bind && s[0] == 'r' && FIND(BIND_FLAGS, s + 1) < COUNT(BIND_FLAGS))
+        s++; /* a bind's flags are set on the whole tree already */
+    if (FIND(KEPT_OPTS, s) < COUNT(KEPT_OPTS))
+        return 0;
     if (!strcmp(s, "tmpcopyup"))
         o->tmpcopyup = true;
     else if (!strcmp(s, "idmap") || !strcmp(s, "ridmap"))
@@ -732,14 +737,7 @@ static int mount_option(const char *s, size_t idx, bool bind, oci_mount *o, bool
     else if (!strcmp(s, "shared") || !strcmp(s, "rshared"))
         return refuse(e, "%s: a mount shared with the host is refused (nothing a container mounts reaches "
                       "the host)", f);
-    else if (!strcmp(s, "slave") || !strcmp(s, "rslave") || !strcmp(s, "unbindable") ||
-             !strcmp(s, "runbindable") || !strcmp(s, "sync") || !strcmp(s, "dirsync") || !strcmp(s, "remount") ||
-             !strcmp(s, "mand") || !strcmp(s, "nomand") ||
-             !strcmp(s, "lazytime") || !strcmp(s, "nolazytime") ||
-             !strcmp(s, "iversion") || !strcmp(s, "noiversion") || !strcmp(s, "norelatime") ||
-             !strcmp(s, "atime") || !strcmp(s, "diratime") || !strcmp(s, "silent") || !strcmp(s, "loud") ||
-             !strncmp(s, "X-", 2) || !strncmp(s, "x-", 2) || !strcmp(s, "copy-symlink") ||
-             !strcmp(s, "src-nofollow"))
+    else if (FIND(LATER_OPTS, s) < COUNT(LATER_OPTS) || !strncmp(s, "X-", 2) || !strncmp(s, "x-", 2))
         return not_yet(e, f);
     else if (bind)
         return bad(e, f, "an option of a bind mount");
