@@ -1,5 +1,6 @@
 /* src/oci/devices.c — linux.devices beyond the six defaults (see devices.h). */
 #include "devices.h"
+#include "setupops.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -62,16 +63,12 @@ static const char *allowed_what(unsigned major, unsigned minor)
     return NULL;
 }
 
+/* One of the default nodes (setupops.h) at its own path with its own numbers. */
 static bool is_default(const char *path, unsigned major, unsigned minor)
 {
-    static const struct { const char *path; unsigned major, minor; } dev[] = {
-        {"/dev/null", 1, 3}, {"/dev/zero", 1, 5}, {"/dev/full", 1, 7}, {"/dev/random", 1, 8},
-        {"/dev/urandom", 1, 9}, {"/dev/tty", 5, 0},
-    };
-    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
-        if (!strcmp(path, dev[i].path) && major == dev[i].major && minor == dev[i].minor)
-            return true;
-    return false;
+    const char *what = allowed_what(major, minor);
+    return what && !strncmp(path, "/dev/", 5) && !strcmp(path + 5, what) &&
+           OCI_FIND(mxc_dev_nodes, what) < MXC_DEV_NNODES;
 }
 
 /* an optional non-negative integer; -1 absent, -2 malformed */
