@@ -214,6 +214,24 @@ static int attach(int tree, int target, const mxc_setup_op *op, mxc_error *e)
     return rc < 0 ? op_err_os(e, -rc, "%s: move_mount", op->target) : 0;
 }
 
+int mxc_fresh_fs(const char *type, const char *const *opts, unsigned attrs)
+{
+    int fs = fsopen(type, FSOPEN_CLOEXEC);
+    if (fs < 0)
+        return -errno;
+    int rc = 0;
+    for (size_t i = 0; opts && opts[i] && rc == 0; i += 2)
+        if (fsconfig(fs, opts[i + 1] ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG, opts[i], opts[i + 1], 0) < 0)
+            rc = -errno;
+    if (rc == 0 && fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+        rc = -errno;
+    int m = rc == 0 ? fsmount(fs, FSMOUNT_CLOEXEC, attrs) : -1;
+    if (rc == 0 && m < 0)
+        rc = -errno;
+    close(fs);
+    return rc < 0 ? rc : m;
+}
+
 /* A fresh filesystem (fsopen/fsconfig/fsmount) with its attributes (fill: without read-only). */
 static int make_fs(const mxc_setup_op *op, mxc_error *e)
 {
@@ -347,18 +365,9 @@ static int run_sysctl(const mxc_setup_env *env, const mxc_setup_op *op, mxc_erro
 static int default_mask(const mxc_setup_env *env, const mxc_setup_op *op, bool is_dir, mxc_error *e)
 {
     if (is_dir) {
-        int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
-        if (fs < 0 || fsconfig(fs, FSCONFIG_SET_STRING, "size", "0", 0) < 0 ||
-            fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
-            int err = errno;
-            if (fs >= 0)
-                close(fs);
-            return op_err_os(e, err, "%s %s: tmpfs", op->label, op->target);
-        }
-        int tree = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
-        int err = errno;
-        close(fs);
-        return tree < 0 ? op_err_os(e, err, "%s %s", op->label, op->target) : tree;
+        static const char *const empty[] = {"size", "0", NULL};
+        int tree = mxc_fresh_fs("tmpfs", empty, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        return tree < 0 ? op_err_os(e, -tree, "%s %s: tmpfs", op->label, op->target) : tree;
     }
     int null = resolve(env, op, "/dev/null", false, false);
     if (null < 0)

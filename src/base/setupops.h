@@ -54,6 +54,10 @@ int mxc_view_attach(int tree, int target);
  * 0 or -errno. */
 int mxc_view_readonly_at(int target, unsigned long long attrs);
 
+/* A fresh filesystem of type, detached: opts key, value pairs (a NULL value: a flag; NULL-terminated;
+ * NULL: none), then attrs (MOUNT_ATTR_*) at fsmount.  A mount descriptor, or -errno. */
+int mxc_fresh_fs(const char *type, const char *const *opts, unsigned attrs);
+
 /* Into the root at root (a directory descriptor, the root of a mount):
  * pivot_root, the old root detached from under it, the cwd "/".  0 or
  * -errno. */

@@ -647,19 +647,10 @@ static int attach(int tree, int target)
  * setup (mount targets are made in it), then read-only. */
 static int new_tmpfs(view *v, const char *mode, const char *size, unsigned attrs, bool ro_later)
 {
-    int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
-    if (fs < 0)
-        return -errno;
-    int rc = 0;
-    if (fsconfig(fs, FSCONFIG_SET_STRING, "mode", mode, 0) < 0 || fsconfig(fs, FSCONFIG_SET_STRING, "size", size, 0) < 0 ||
-        fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-        rc = -errno;
-    int m = rc == 0 ? fsmount(fs, FSMOUNT_CLOEXEC, attrs) : -1;
-    if (rc == 0 && m < 0)
-        rc = -errno;
-    close(fs);
-    if (rc < 0)
-        return rc;
+    const char *const opts[] = {"mode", mode, "size", size, NULL};
+    int m = mxc_fresh_fs("tmpfs", opts, attrs);
+    if (m < 0)
+        return m;
     add_id(v->ours, &v->nours, sizeof v->ours / sizeof v->ours[0], mnt_id(m));
     if (ro_later && v->nlater < sizeof v->later_ro / sizeof v->later_ro[0])
         v->later_ro[v->nlater++] = dup_fd(m);
@@ -940,8 +931,6 @@ static int bind_detached(void *ctx, int etc, const char *path)
     return rc;
 }
 
-static int mount_new(const char *type, const char *const *opts, unsigned attrs);
-
 static bool under_etc(const char *path)
 {
     return path && !strncmp(path, "/etc", 4) && (path[4] == '/' || path[4] == '\0');
@@ -963,7 +952,7 @@ int mxc_fsview_prepare_etc(const mxc_plan *p, const mxc_fsview_sources *s)
     if (under_etc(p->workspace))
         return -1;
     const char *opts[] = {"mode", "0755", "size", "4m", NULL};
-    int m = mount_new("tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+    int m = mxc_fresh_fs("tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
     if (m < 0)
         return -1;
     struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
@@ -972,24 +961,6 @@ int mxc_fsview_prepare_etc(const mxc_plan *p, const mxc_fsview_sources *s)
         return -1;
     }
     return m;
-}
-
-static int mount_new(const char *type, const char *const *opts, unsigned attrs)
-{
-    int fs = fsopen(type, FSOPEN_CLOEXEC);
-    if (fs < 0)
-        return -errno;
-    int rc = 0;
-    for (size_t i = 0; opts && opts[i] && rc == 0; i += 2)
-        if (fsconfig(fs, opts[i + 1] ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG, opts[i], opts[i + 1], 0) < 0)
-            rc = -errno;
-    if (rc == 0 && fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-        rc = -errno;
-    int m = rc == 0 ? fsmount(fs, FSMOUNT_CLOEXEC, attrs) : -1;
-    if (rc == 0 && m < 0)
-        rc = -errno;
-    close(fs);
-    return rc < 0 ? rc : m;
 }
 
 /* A tmpfs's size: dflt, or — where only RLIMIT_AS bounds memory (no
