@@ -594,19 +594,10 @@ static int attach(int tree, int target)
  * setup (mount targets are made in it), then read-only. */
 static int new_tmpfs(view *v, const char *mode, const char *size, unsigned attrs, bool ro_later)
 {
-    int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
-    if (fs < 0)
-        return -errno;
-    int rc = 0;
-    if (fsconfig(fs, FSCONFIG_SET_STRING, "mode", mode, 0) < 0 || fsconfig(fs, FSCONFIG_SET_STRING, "size", size, 0) < 0 ||
-        fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-        rc = -errno;
-    int m = rc == 0 ? fsmount(fs, FSMOUNT_CLOEXEC, attrs) : -1;
-    if (rc == 0 && m < 0)
-        rc = -errno;
-    close(fs);
-    if (rc < 0)
-        return rc;
+    const char *const opts[] = {"mode", mode, "size", size, NULL};
+    int m = mxc_fresh_fs("tmpfs", opts, attrs);
+    if (m < 0)
+        return m;
     add_id(v->ours, &v->nours, sizeof v->ours / sizeof v->ours[0], mnt_id(m));
     if (ro_later && v->nlater < sizeof v->later_ro / sizeof v->later_ro[0])
         v->later_ro[v->nlater++] = dup_fd(m);
@@ -886,8 +877,6 @@ static int bind_detached(void *ctx, int etc, const char *path)
     return rc;
 }
 
-static int mount_new(const char *type, const char *const *opts, unsigned attrs);
-
 static bool under_etc(const char *path)
 {
     return path && !strncmp(path, "/etc", 4) && (path[4] == '/' || path[4] == '\0');
@@ -909,7 +898,7 @@ int mxc_fsview_prepare_etc(const mxc_plan *p, const mxc_fsview_sources *s)
     if (under_etc(p->workspace))
         return -1;
     const char *opts[] = {"mode", "0755", "size", "4m", NULL};
-    int m = mount_new("tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+    int m = mxc_fresh_fs("tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
     if (m < 0)
         return -1;
     struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
@@ -918,24 +907,6 @@ int mxc_fsview_prepare_etc(const mxc_plan *p, const mxc_fsview_sources *s)
         return -1;
     }
     return m;
-}
-
-static int mount_new(const char *type, const char *const *opts, unsigned attrs)
-{
-    int fs = fsopen(type, FSOPEN_CLOEXEC);
-    if (fs < 0)
-        return -errno;
-    int rc = 0;
-    for (size_t i = 0; opts && opts[i] && rc == 0; i += 2)
-        if (fsconfig(fs, opts[i + 1] ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG, opts[i], opts[i + 1], 0) < 0)
-            rc = -errno;
-    if (rc == 0 && fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-        rc = -errno;
-    int m = rc == 0 ? fsmount(fs, FSMOUNT_CLOEXEC, attrs) : -1;
-    if (rc == 0 && m < 0)
-        rc = -errno;
-    close(fs);
-    return rc < 0 ? rc : m;
 }
 
 /* A tmpfs's size: dflt, or — where only RLIMIT_AS bounds memory (no
@@ -954,22 +925,10 @@ static void tmpfs_size(const mxc_plan *p, unsigned long long dflt, unsigned shar
 static int dev_nodes(view *v)
 {
     int trees[MXC_DEV_NNODES];
-    size_t n = 0;
-    while (n < MXC_DEV_NNODES) {
-        char host[32];
-        snprintf(host, sizeof host, "/dev/%s", mxc_dev_nodes[n]);
-        int tree = open_tree(AT_FDCWD, host, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-        struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC};
-        if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) {
-            int err = errno;
-            if (tree >= 0)
-                close(tree);
-            while (n > 0)
-                close(trees[--n]);
-            return -err;
-        }
-        trees[n++] = tree;
-    }
+    size_t failed;
+    int rc = mxc_dev_node_trees(trees, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, 0, &failed);
+    if (rc < 0)
+        return rc;
     mxc_setup_op ops[MXC_DEV_NNODES];
     return run_ops(v, ops, mxc_setup_dev_nodes(ops, trees));
 }

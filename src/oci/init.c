@@ -391,7 +391,7 @@ typedef struct {
     int aa_fd;         /* the AppArmor exec attribute (the host's /proc), or -1 */
     int rootfs;        /* the trees the parent made: the rootfs, */
     int *binds;        /* per mount: its tree (a bind, or made by the parent), else -1 */
-    int devs[OCI_NDEVICES], xdevs[16]; /* the default devices, linux.devices */
+    int devs[MXC_DEV_NNODES], xdevs[16]; /* the default devices, linux.devices */
     int root_fd;       /* the rootfs at NEWROOT, until pivot_root */
     int selffd;        /* the host's /proc/self/fd: the fifo is reopened through it after pivot_root */
     char exe_buf[PATH_MAX];
@@ -460,14 +460,14 @@ static int receive_trees(init_state *s)
             nb++;
         if (nb < c->nmounts)
             s->binds[nb++] = fd;
-        else if (nd < OCI_NDEVICES)
+        else if (nd < MXC_DEV_NNODES)
             s->devs[nd++] = fd;
         else if (nx < c->nxdev)
             s->xdevs[nx++] = fd;
         else
             return oci_init_err(&s->err, "protocol error");
     }
-    if (s->rootfs < 0 || nd != OCI_NDEVICES || nx != c->nxdev)
+    if (s->rootfs < 0 || nd != MXC_DEV_NNODES || nx != c->nxdev)
         return oci_init_err(&s->err, "protocol error");
     return 0;
 }

@@ -14,7 +14,7 @@
 #include "config.h"
 #include "hooks.h"
 #include "profile.h"
-#include "rootops.h" /* OCI_NDEVICES, oci_default_devices; setupops.h: mxc_make_in_root_as */
+#include "rootops.h" /* setupops.h: MXC_DEV_NNODES, mxc_make_in_root_as */
 
 /* Messages on the socketpair (SOCK_SEQPACKET): parent -> init: 'M' maps
  * written, 'T' + a tree descriptor (rootfs, then each bind in mount order,

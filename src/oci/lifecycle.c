@@ -815,13 +815,13 @@ static int pass_trees(create_ctx *x, mxc_error *e)
         r = send_msg(x->sock, OCI_MSG_TREE, t);
         close(t);
     }
-    for (size_t i = 0; r == 0 && i < OCI_NDEVICES; i++) {
-        snprintf(path, sizeof path, "/dev/%s", oci_default_devices[i]);
-        t = tree_of(AT_FDCWD, path, false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, 0, -1);
-        if (t < 0)
-            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.device", -t, NULL, "%s", path);
-        r = send_msg(x->sock, OCI_MSG_TREE, t);
-        close(t);
+    int devs[MXC_DEV_NNODES]; /* the default devices (setupops.h) */
+    size_t bad = 0, ndevs = r == 0 ? MXC_DEV_NNODES : 0;
+    if (ndevs && (t = mxc_dev_node_trees(devs, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, MS_PRIVATE, &bad)) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.device", -t, NULL, "/dev/%s", mxc_dev_nodes[bad]);
+    for (size_t i = 0; i < ndevs; i++) {
+        r = r == 0 ? send_msg(x->sock, OCI_MSG_TREE, devs[i]) : r;
+        close(devs[i]);
     }
     for (size_t i = 0; r == 0 && i < c->nxdev; i++) { /* linux.devices beyond the defaults (devices.h) */
         if ((t = oci_device_tree(c, i, e)) < 0)
