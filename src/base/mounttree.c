@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stddef.h>
 #include <sys/mount.h>
 #include <unistd.h>
 
@@ -37,22 +36,4 @@ int mxc_tree_clone(int dirfd, const char *path, const mxc_tree_attr *a)
         return rc;
     }
     return tree;
-}
-
-int mxc_tree_fresh(const char *type, const char *const *opts, unsigned attrs)
-{
-    int fs = fsopen(type, FSOPEN_CLOEXEC);
-    if (fs < 0)
-        return -errno;
-    int rc = 0;
-    for (size_t i = 0; opts && opts[i] && rc == 0; i += 2)
-        if (fsconfig(fs, opts[i + 1] ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG, opts[i], opts[i + 1], 0) < 0)
-            rc = -errno;
-    if (rc == 0 && fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-        rc = -errno;
-    int m = rc == 0 ? fsmount(fs, FSMOUNT_CLOEXEC, attrs) : -1;
-    if (rc == 0 && m < 0)
-        rc = -errno;
-    close(fs);
-    return rc < 0 ? rc : m;
 }

@@ -2,8 +2,7 @@
  * Owns: cloning a mount (or the whole tree beneath it) into a detached
  * tree (open_tree OPEN_TREE_CLONE) and setting its attributes — flags,
  * propagation, an idmapping onto a user namespace (mount_setattr) —
- * before it is attached anywhere, so that nobody ever sees it unflagged;
- * and a fresh filesystem, likewise detached (fsopen, fsconfig, fsmount). */
+ * before it is attached anywhere, so that nobody ever sees it unflagged. */
 #ifndef MXC_MOUNTTREE_H
 #define MXC_MOUNTTREE_H
 
@@ -27,10 +26,5 @@ int mxc_tree_setattr(int tree, const mxc_tree_attr *a);
 /* Both: a copy of the tree at path beneath dirfd (recursive as a says)
  * with a's attributes set: the descriptor, or -errno (nothing left open). */
 int mxc_tree_clone(int dirfd, const char *path, const mxc_tree_attr *a);
-
-/* A new filesystem of type, detached, with opts (key, value pairs, NULL
- * ended; a NULL value: a flag) and attrs (MOUNT_ATTR_*): its mount fd, or
- * -errno. */
-int mxc_tree_fresh(const char *type, const char *const *opts, unsigned attrs);
 
 #endif

@@ -149,6 +149,25 @@ size_t mxc_setup_proc_rules(mxc_setup_op *out, const char *mask_label, const cha
     return n;
 }
 
+int mxc_dev_node_trees(int *trees, uint64_t attrs, uint64_t propagation, size_t *failed)
+{
+    struct mount_attr attr = {.attr_set = attrs, .propagation = propagation};
+    for (size_t n = 0; n < MXC_DEV_NNODES; n++) {
+        char host[32];
+        snprintf(host, sizeof host, "/dev/%s", mxc_dev_nodes[n]);
+        trees[n] = open_tree(AT_FDCWD, host, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+        if (trees[n] < 0 || mount_setattr(trees[n], "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) {
+            int err = errno;
+            for (size_t k = 0; k <= n; k++)
+                if (trees[k] >= 0)
+                    close(trees[k]);
+            *failed = n;
+            return -err;
+        }
+    }
+    return 0;
+}
+
 size_t mxc_setup_dev_nodes(mxc_setup_op *out, const int *trees)
 {
     static const char *const paths[MXC_DEV_NNODES] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
@@ -191,6 +210,24 @@ static int attach(int tree, int target, const mxc_setup_op *op, mxc_error *e)
     if (rc < 0 && op->label[0])
         return op_err_os(e, -rc, "%s (%s): move_mount", op->label, op->target);
     return rc < 0 ? op_err_os(e, -rc, "%s: move_mount", op->target) : 0;
+}
+
+int mxc_fresh_fs(const char *type, const char *const *opts, unsigned attrs)
+{
+    int fs = fsopen(type, FSOPEN_CLOEXEC);
+    if (fs < 0)
+        return -errno;
+    int rc = 0;
+    for (size_t i = 0; opts && opts[i] && rc == 0; i += 2)
+        if (fsconfig(fs, opts[i + 1] ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG, opts[i], opts[i + 1], 0) < 0)
+            rc = -errno;
+    if (rc == 0 && fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+        rc = -errno;
+    int m = rc == 0 ? fsmount(fs, FSMOUNT_CLOEXEC, attrs) : -1;
+    if (rc == 0 && m < 0)
+        rc = -errno;
+    close(fs);
+    return rc < 0 ? rc : m;
 }
 
 /* A fresh filesystem (fsopen/fsconfig/fsmount) with its attributes (fill: without read-only). */
@@ -324,18 +361,9 @@ static int run_sysctl(const mxc_setup_env *env, const mxc_setup_op *op, mxc_erro
 static int default_mask(const mxc_setup_env *env, const mxc_setup_op *op, bool is_dir, mxc_error *e)
 {
     if (is_dir) {
-        int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
-        if (fs < 0 || fsconfig(fs, FSCONFIG_SET_STRING, "size", "0", 0) < 0 ||
-            fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
-            int err = errno;
-            if (fs >= 0)
-                close(fs);
-            return op_err_os(e, err, "%s %s: tmpfs", op->label, op->target);
-        }
-        int tree = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
-        int err = errno;
-        close(fs);
-        return tree < 0 ? op_err_os(e, err, "%s %s", op->label, op->target) : tree;
+        static const char *const empty[] = {"size", "0", NULL};
+        int tree = mxc_fresh_fs("tmpfs", empty, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        return tree < 0 ? op_err_os(e, -tree, "%s %s: tmpfs", op->label, op->target) : tree;
     }
     int null = resolve(env, op, "/dev/null", false, false);
     if (null < 0)

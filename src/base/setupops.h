@@ -39,6 +39,11 @@ extern const char *const mxc_proc_masked[MXC_PROC_NMASKED];
 extern const char *const mxc_dev_nodes[MXC_DEV_NNODES];
 #define MXC_DEV_NLINKS 5
 
+/* The host's node of each mxc_dev_nodes[i] into trees[i] (MXC_DEV_NNODES): a detached clone, attrs
+ * (MOUNT_ATTR_*) set on it and propagation (MS_*; 0: as cloned).  0, or -errno with none open and
+ * *failed the node's index. */
+int mxc_dev_node_trees(int *trees, uint64_t attrs, uint64_t propagation, size_t *failed);
+
 /* move_mount of the detached tree onto target (both descriptors, neither
  * closed).  0 or -errno. */
 int mxc_view_attach(int tree, int target);
@@ -48,6 +53,10 @@ int mxc_view_attach(int tree, int target);
  * object stays readable at its path and every mount below it stays put.
  * 0 or -errno. */
 int mxc_view_readonly_at(int target, unsigned long long attrs);
+
+/* A fresh filesystem of type, detached: opts key, value pairs (a NULL value: a flag; NULL-terminated;
+ * NULL: none), then attrs (MOUNT_ATTR_*) at fsmount.  A mount descriptor, or -errno. */
+int mxc_fresh_fs(const char *type, const char *const *opts, unsigned attrs);
 
 /* Into the root at root (a directory descriptor, the root of a mount):
  * pivot_root, the old root detached from under it, the cwd "/".  0 or

@@ -2,6 +2,7 @@
 #include "sockmsg.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,4 +190,87 @@ char *mxc_sockmsg_recv_text(int sock, char tag, size_t max)
     memmove(buf, buf + 1, (size_t)n - 1);
     buf[n - 1] = '\0';
     return buf;
+}
+
+/* The fixed part of an error report, after its tag. */
+typedef struct {
+    uint32_t code;
+    int32_t native;
+    uint16_t oplen, msglen, remlen, pad;
+} error_header;
+
+_Static_assert(sizeof(error_header) == MXC_ERROR_WIRE_HEADER, "the error report's header");
+
+size_t mxc_error_encode(char tag, const mxc_error *e, void *buf, size_t len)
+{
+    error_header h = {.code = (uint32_t)e->code, .native = e->native,
+                      .oplen = (uint16_t)strnlen(e->operation, sizeof e->operation - 1),
+                      .msglen = (uint16_t)strnlen(e->message, sizeof e->message - 1),
+                      .remlen = (uint16_t)strnlen(e->remediation, sizeof e->remediation - 1)};
+    size_t total = 1 + sizeof h + h.oplen + h.msglen + h.remlen;
+    if (len < total)
+        return 0;
+    char *p = buf;
+    *p++ = tag;
+    memcpy(p, &h, sizeof h);
+    p += sizeof h;
+    memcpy(p, e->operation, h.oplen);
+    memcpy(p + h.oplen, e->message, h.msglen);
+    memcpy(p + h.oplen + h.msglen, e->remediation, h.remlen);
+    return total;
+}
+
+/* One text of a report into its field: it fits and holds no NUL. */
+static bool take_text(char *field, size_t size, const char *src, size_t n)
+{
+    if (n >= size || memchr(src, '\0', n))
+        return false;
+    memcpy(field, src, n);
+    field[n] = '\0';
+    return true;
+}
+
+int mxc_error_decode(char tag, const void *buf, size_t n, mxc_error *e)
+{
+    const char *p = buf;
+    error_header h;
+    mxc_error_clear(e);
+    if (n < 1 + sizeof h || p[0] != tag)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "protocol error: a short error report (%zu bytes)", n);
+    memcpy(&h, p + 1, sizeof h);
+    const char *t = p + 1 + sizeof h;
+    if (h.code == MXC_E_NONE || h.code >= MXC_E__COUNT || h.msglen == 0 ||
+        n != 1 + sizeof h + h.oplen + h.msglen + h.remlen || !take_text(e->operation, sizeof e->operation, t, h.oplen) ||
+        !take_text(e->message, sizeof e->message, t + h.oplen, h.msglen) ||
+        !take_text(e->remediation, sizeof e->remediation, t + h.oplen + h.msglen, h.remlen))
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "protocol error: a malformed error report (%zu bytes)", n);
+    e->code = (mxc_code)h.code;
+    e->native = h.native;
+    return 0;
+}
+
+int mxc_error_send(int sock, char tag, const mxc_error *e)
+{
+    char buf[MXC_ERROR_WIRE_MAX];
+    size_t n = mxc_error_encode(tag, e, buf, sizeof buf);
+    ssize_t r = mxc_sockmsg_send(sock, buf, n, NULL, 0);
+    return r == (ssize_t)n ? 0 : r < 0 ? -errno : -EMSGSIZE;
+}
+
+ssize_t mxc_error_recv(int sock, char tag, void *buf, size_t len, mxc_error *e)
+{
+    char wire[MXC_ERROR_WIRE_MAX + 1];
+    mxc_sockmsg_in in;
+    ssize_t n = mxc_sockmsg_recv(sock, wire, sizeof wire, 0, &in, 0);
+    if (n <= 0)
+        return 0;
+    if (in.long_payload || (wire[0] != tag && (size_t)n > len))
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "protocol error: a message longer than %zu bytes",
+                       in.long_payload ? sizeof wire : len);
+    if (wire[0] == tag) {
+        mxc_error_decode(tag, wire, (size_t)n, e);
+        return -1;
+    }
+    memcpy(buf, wire, (size_t)n);
+    return n;
 }

@@ -9,13 +9,17 @@
  * engine's start and exec channels send one typed message (mxc_msg: tag,
  * errno, pid, where and why); the smallest, a one-byte tag and at most one
  * descriptor (the OCI init's, the governed proxy's listener), is here
- * whole too. */
+ * whole too, and so is a child's failure: an mxc_error itself (code,
+ * message, operation, errno, remediation) after the channel's failure tag,
+ * every length checked on receipt. */
 #ifndef MXC_SOCKMSG_H
 #define MXC_SOCKMSG_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+
+#include "error.h"
 
 #define MXC_SOCKMSG_MAX_FDS 4
 
@@ -79,5 +83,31 @@ int mxc_sockmsg_send_text(int sock, char tag, const char *text);
  * the text (malloc'd, NUL-terminated), or NULL when none came, another tag
  * came, or a longer text (its whole message is consumed either way). */
 char *mxc_sockmsg_recv_text(int sock, char tag, size_t max);
+
+/* ---- a child's failure to its parent: the mxc_error itself ----
+ * One message: the channel's failure tag, a fixed header (code, errno, the
+ * lengths of the operation, the message and the remediation), then those
+ * texts without their NULs (the details stay with the sender).  On receipt
+ * every length is checked against its field: a short, long or malformed
+ * report is itself a protocol error. */
+#define MXC_ERROR_WIRE_HEADER 16
+#define MXC_ERROR_WIRE_MAX /* the longest report: its three texts at their longest, without their NULs */       \
+    (1 + MXC_ERROR_WIRE_HEADER + sizeof((mxc_error *)0)->operation + sizeof((mxc_error *)0)->message +        \
+     sizeof((mxc_error *)0)->remediation - 3)
+
+/* e after tag into buf: the bytes written, 0 when len is too small. */
+size_t mxc_error_encode(char tag, const mxc_error *e, void *buf, size_t len);
+/* The n bytes of such a message into *e: 0, or -1 with *e a protocol
+ * error (backend_error) when they are not one well-formed report. */
+int mxc_error_decode(char tag, const void *buf, size_t n, mxc_error *e);
+/* e after tag in one message: 0, or -errno (-EMSGSIZE when the kernel took less). */
+int mxc_error_send(int sock, char tag, const mxc_error *e);
+/* One message of a channel whose failures are tag-prefixed reports
+ * (descriptors sent with it are closed): any other message is copied into
+ * buf (at most len bytes) and its length returned; 0 at the end of the
+ * stream or when the peer is gone (a failed recv); -1 with *e the report
+ * that came, or a protocol error for a malformed report or a message
+ * longer than len. */
+ssize_t mxc_error_recv(int sock, char tag, void *buf, size_t len, mxc_error *e);
 
 #endif

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "fdio.h"
@@ -26,6 +25,7 @@
 #include "oneshot.h"
 #include "session.h"
 #include "sweep.h"
+#include "ttyattach.h"
 #include "validate.h"
 
 void mxc_free(void *p)
@@ -326,83 +326,24 @@ static atomic_bool attached_busy;
 
 /* ---- a person's terminal ----------------------------------------------- */
 
-/* The caller's terminal while a workload is attached to it: raw, and put
- * back on return and on every signal that would end the caller — then the
- * signal does what it did before.  One per process (attached_busy). */
-static struct {
-    int fd;
-    struct termios saved;
-    bool raw;
-    int winch[2];
-    struct sigaction old[5], old_winch;
-} att = {.fd = -1, .winch = {-1, -1}};
-
-static const int FATAL[5] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE};
-
-static void att_restore(void)
-{
-    if (att.raw)
-        tcsetattr(att.fd, TCSANOW, &att.saved);
-    att.raw = false;
-}
-
-static void att_fatal(int sig)
-{
-    att_restore();
-    for (int i = 0; i < 5; i++)
-        if (FATAL[i] == sig)
-            sigaction(sig, &att.old[i], NULL);
-    raise(sig);
-}
-
-static void att_winch(int sig)
-{
-    (void)sig;
-    int saved = errno;
-    (void)!write(att.winch[1], "w", 1);
-    errno = saved;
-}
-
-/* Takes the caller's terminal fd for proc (a pty exec): raw mode, the
- * handlers, SIGWINCH onto the workload's terminal, the output filter. */
+/* Takes the caller's terminal fd for proc (a pty exec): raw mode, put back on
+ * return and on every signal that would end the caller (ttyattach.h, the relay
+ * mxc-oci's shares), SIGWINCH onto the workload's terminal, the output filter.
+ * One per process (attached_busy). */
 static void attach_begin(mxc_proc *proc, int fd, mxc_termfilter *filter)
 {
-    att.fd = fd;
-    if (pipe2(att.winch, O_CLOEXEC | O_NONBLOCK) == 0) {
-        struct sigaction sa = {.sa_handler = att_winch, .sa_flags = SA_RESTART};
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGWINCH, &sa, &att.old_winch);
-        proc->resize_fd = att.winch[0];
-        proc->resize_from = fd;
-    }
+    proc->resize_fd = mxc_ttyattach_begin(fd, MXC_TTY_RESTORE_UNLESS_IGNORED);
     struct winsize ws;
     if (ioctl(fd, TIOCGWINSZ, &ws) == 0)
         ioctl(proc->out_fd, TIOCSWINSZ, &ws);
     proc->filter = filter;
     if (filter)
         mxc_termfilter_init(filter);
-    if (tcgetattr(fd, &att.saved) == 0) {
-        struct sigaction sa = {.sa_handler = att_fatal, .sa_flags = SA_RESETHAND};
-        sigemptyset(&sa.sa_mask);
-        for (int i = 0; i < 5; i++)
-            if (sigaction(FATAL[i], NULL, &att.old[i]) == 0 && att.old[i].sa_handler != SIG_IGN) /* kept ignored */
-                sigaction(FATAL[i], &sa, NULL);
-        struct termios raw = att.saved;
-        cfmakeraw(&raw);
-        att.raw = tcsetattr(fd, TCSANOW, &raw) == 0;
-    }
 }
 
 static void attach_end(mxc_proc *proc)
 {
-    att_restore();
-    for (int i = 0; i < 5; i++)
-        sigaction(FATAL[i], &att.old[i], NULL);
-    if (att.winch[0] >= 0) {
-        sigaction(SIGWINCH, &att.old_winch, NULL);
-        close(att.winch[0]), close(att.winch[1]);
-        att.winch[0] = att.winch[1] = -1;
-    }
+    mxc_ttyattach_end();
     proc->resize_fd = -1;
     proc->filter = NULL;
 }
@@ -432,7 +373,7 @@ static int run_on_terminal(mxc_request *r, unsigned flags, int in, int out, int 
     int rc;
     if (r->phase == MXC_PHASE_NONE) {
         rc = mxc_oneshot_start(r, true, rows, cols, &os, e);
-        /* a signal that ends us (att_fatal re-raises it) leaves no claim */
+        /* a signal that ends us (ttyattach.c re-raises it) leaves no claim */
         if (rc == 0)
             mxc_oneshot_detach_cleanup(&os);
         proc = &os.proc;

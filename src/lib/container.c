@@ -949,6 +949,7 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
     int nrc = 0;
     if (!s.direct && mxc_net_ops_get()->needs_stack(&p->net)) {
         nrc = mxc_net_ops_get()->attach(&p->net, &s.netcg, h->pid, e);
+        if (nrc == 0 && !s.detached && send_msg(ctl, MSG_NET_DONE, 0, 0, NULL) < 0)
             nrc = died(ctl, e);
     }
     if (nrc < 0)

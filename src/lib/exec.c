@@ -32,6 +32,7 @@
 #include "harden.h"
 #include "ptypair.h"
 #include "sockmsg.h"
+#include "ttyattach.h"
 
 bool mxc_debug;
 int mxc_debug_fd = 2;
@@ -881,12 +882,7 @@ int mxc_exec_run(mxc_proc *proc, int relay_in, int relay_out, int relay_err, mxc
             continue;
         }
         if (i_resize >= 0 && pf[i_resize].revents) { /* SIGWINCH: the caller's size, onto the workload's terminal */
-            char b[64];
-            while (read(proc->resize_fd, b, sizeof b) > 0)
-                ;
-            struct winsize ws;
-            if (ioctl(proc->resize_from, TIOCGWINSZ, &ws) == 0)
-                ioctl(proc->out_fd, TIOCSWINSZ, &ws);
+            mxc_ttyattach_resize(proc->out_fd);
         }
         if (i_out >= 0 && pf[i_out].revents) {
             int r = pump(proc->out_fd, relay_out, proc->pty ? proc->filter : NULL, &rb);
@@ -928,6 +924,23 @@ int mxc_exec_run(mxc_proc *proc, int relay_in, int relay_out, int relay_err, mxc
     if (!done && !session)
         reap_oneshot(proc);
     proc->finished = true;
+    return 0;
+}
+
+int mxc_exec_relay_terminal(int master, int pidfd, int in, int out)
+{
+    mxc_proc proc = {.in_fd = -1, .err_fd = -1, .ctl_fd = -1, .pty = true, .role = MXC_PROC_ONESHOT};
+    proc.oneshot = (mxc_oneshot_link){.child_pidfd = pidfd, .pid1_pidfd = -1, .report_fd = -1};
+    proc.out_fd = fcntl(master, F_DUPFD_CLOEXEC, 3); /* the run closes it at EOF; master stays the caller's */
+    if (proc.out_fd < 0)
+        return -1;
+    proc.resize_fd = mxc_ttyattach_begin(in, MXC_TTY_RESTORE_IF_DEFAULT);
+    clock_gettime(CLOCK_MONOTONIC, &proc.started);
+    mxc_error e = {0};
+    mxc_exec_run(&proc, in, out, -1, &e);
+    mxc_error_clear(&e);
+    mxc_ttyattach_end();
+    close_fd(&proc.out_fd);
     return 0;
 }
 

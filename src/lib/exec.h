@@ -61,8 +61,7 @@ typedef struct mxc_proc {
     int exit_code;
     int ctl_fd;          /* while starting: the channel the start reports on; -1 after */
     /* attached to a person's terminal (pty): */
-    int resize_fd;       /* readable when the caller's terminal changed size (SIGWINCH); -1 none */
-    int resize_from;     /* the caller's terminal, whose size is copied onto the workload's */
+    int resize_fd;       /* readable when the caller's terminal changed size (SIGWINCH, ttyattach.h); -1 none */
     struct mxc_termfilter *filter; /* applied to the workload's terminal output; NULL: raw */
     mxc_proc_role role;
     union {
@@ -121,6 +120,13 @@ void mxc_exec_serve(const mxc_plan *p, int conn, int listen_fd, int ctl);
  * and drains what is left as MXC_DRAIN_* say.  Sets finished, timed_out,
  * exit_code. */
 int mxc_exec_run(mxc_proc *proc, int relay_in, int relay_out, int relay_err, mxc_error *e);
+
+/* The relay above for a terminal another front made (mxc-oci's `run`/`exec -t` without
+ * --console-socket): in -> master and master -> out until the process behind pidfd exits and
+ * the output drained (as a one-shot's), the caller's terminal in attached (ttyattach.h: raw,
+ * restored on a signal that would end the caller — one it handles stays its own — SIGWINCH's
+ * size onto master).  master and pidfd stay the caller's.  0, or -1 when nothing could run. */
+int mxc_exec_relay_terminal(int master, int pidfd, int in, int out);
 
 /* SIGKILL to every process of the exec.  0 = accepted (or already
  * exited), -1 = refused. */

@@ -594,8 +594,8 @@ static int attach(int tree, int target)
  * setup (mount targets are made in it), then read-only. */
 static int new_tmpfs(view *v, const char *mode, const char *size, unsigned attrs, bool ro_later)
 {
-    const char *opts[] = {"mode", mode, "size", size, NULL};
-    int m = mxc_tree_fresh("tmpfs", opts, attrs);
+    const char *const opts[] = {"mode", mode, "size", size, NULL};
+    int m = mxc_fresh_fs("tmpfs", opts, attrs);
     if (m < 0)
         return m;
     add_id(v->ours, &v->nours, sizeof v->ours / sizeof v->ours[0], mnt_id(m));
@@ -893,7 +893,7 @@ int mxc_fsview_prepare_etc(const mxc_plan *p, const mxc_fsview_sources *s)
     if (under_etc(p->workspace))
         return -1;
     const char *opts[] = {"mode", "0755", "size", "4m", NULL};
-    int m = mxc_tree_fresh("tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+    int m = mxc_fresh_fs("tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
     if (m < 0)
         return -1;
     struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
@@ -920,22 +920,10 @@ static void tmpfs_size(const mxc_plan *p, unsigned long long dflt, unsigned shar
 static int dev_nodes(view *v)
 {
     int trees[MXC_DEV_NNODES];
-    size_t n = 0;
-    while (n < MXC_DEV_NNODES) {
-        char host[32];
-        snprintf(host, sizeof host, "/dev/%s", mxc_dev_nodes[n]);
-        int tree = open_tree(AT_FDCWD, host, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-        struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC};
-        if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) {
-            int err = errno;
-            if (tree >= 0)
-                close(tree);
-            while (n > 0)
-                close(trees[--n]);
-            return -err;
-        }
-        trees[n++] = tree;
-    }
+    size_t failed;
+    int rc = mxc_dev_node_trees(trees, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, 0, &failed);
+    if (rc < 0)
+        return rc;
     mxc_setup_op ops[MXC_DEV_NNODES];
     return run_ops(v, ops, mxc_setup_dev_nodes(ops, trees));
 }

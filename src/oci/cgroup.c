@@ -723,7 +723,7 @@ static int mount_failed(mxc_error *e, const char *what, int err)
 static int mount_v2(const oci_cgroup *cg, int root_fd, const char *dest, bool own_ns, oci_resolver target_of,
                     mxc_error *e)
 {
-    int m = own_ns ? mxc_tree_fresh("cgroup2", NULL, RO_ATTRS) : own_bind(cg->h[0].dir);
+    int m = own_ns ? mxc_fresh_fs("cgroup2", NULL, RO_ATTRS) : own_bind(cg->h[0].dir);
     int t = m < 0 ? m : target_of(root_fd, dest, true, true);
     int rc = m < 0 ? m : t < 0 ? t : mxc_view_attach(m, t);
     if (m >= 0)
@@ -744,7 +744,7 @@ static int mount_v1_each(const oci_cgroup *cg, int t, char names[][64], size_t n
         for (char *save = NULL, *w = strtok_r(copy, ",", &save); w && nf < 8; w = strtok_r(NULL, ",", &save), nf += 2)
             flags[nf] = w;
         int sub = openat(t, names[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        int m = sub < 0 ? -errno : own_ns ? mxc_tree_fresh("cgroup", flags, RO_ATTRS) : own_bind(cg->h[i].dir);
+        int m = sub < 0 ? -errno : own_ns ? mxc_fresh_fs("cgroup", flags, RO_ATTRS) : own_bind(cg->h[i].dir);
         int rc = m < 0 ? m : mxc_view_attach(m, sub);
         if (m >= 0)
             close(m);
@@ -803,7 +803,7 @@ int oci_cgroup_mount(int root_fd, const char *dest, bool own_ns, oci_resolver ta
     if (V2(cg))
         return mount_v2(cg, root_fd, dest, own_ns, target_of, e);
     const char *topt[] = {"mode", "755", "size", "64k", NULL};
-    int mfd = mxc_tree_fresh("tmpfs", topt, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+    int mfd = mxc_fresh_fs("tmpfs", topt, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
     if (mfd < 0)
         return mount_failed(e, "tmpfs", -mfd);
     int rc = mount_v1(cg, mfd, root_fd, dest, own_ns, target_of, e);

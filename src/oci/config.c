@@ -23,8 +23,9 @@
 #include "fdio.h"
 
 #define FIELD_MAX 160
+#define bad oci_config_bad
 
-static int bad(mxc_error *e, const char *field, const char *want)
+int oci_config_bad(mxc_error *e, const char *field, const char *want)
 {
     return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: %s must be %s", field, want);
 }
@@ -82,11 +83,44 @@ static bool asks(json_t *v)
     return true;
 }
 
-static int not_yet_if(json_t *o, const char *key, const char *prefix, mxc_error *e)
+/* The first of keys (NULL-terminated) o asks for: not supported yet, named prefix + key. */
+static int not_yet_if(json_t *o, const char *prefix, const char *const *keys, mxc_error *e)
 {
     char field[FIELD_MAX];
-    snprintf(field, sizeof field, "%s%s", prefix, key);
-    return asks(json_object_get(o, key)) ? not_yet(e, field) : 0;
+    for (; *keys; keys++)
+        if (asks(json_object_get(o, *keys))) {
+            snprintf(field, sizeof field, "%s%s", prefix, *keys);
+            return not_yet(e, field);
+        }
+    return 0;
+}
+
+/* Whether c joins a namespace of flag (CLONE_NEW*) by path (a pod's). */
+static bool joined(const oci_config *c, int flag)
+{
+    for (size_t j = 0; j < c->njoin; j++)
+        if (c->join[j].flag == flag)
+            return true;
+    return false;
+}
+
+size_t oci_find_name(const void *table, size_t n, size_t stride, const char *name)
+{
+    size_t k = 0;
+    while (name && k < n && strcmp(*(const char *const *)((const char *)table + k * stride), name) != 0)
+        k++;
+    return name ? k : n;
+}
+#define FIND OCI_FIND
+#define COUNT OCI_COUNT
+
+/* get() of a string into *out, NULL when absent. */
+static int get_str(json_t *o, const char *key, const char *field, const char **out, mxc_error *e)
+{
+    json_t *v;
+    int rc = get(o, key, field, JSON_STRING, &v, e);
+    *out = v ? json_string_value(v) : NULL;
+    return rc;
 }
 
 static int uint32_of(json_t *v, const char *field, unsigned *out, mxc_error *e)
@@ -186,6 +220,23 @@ static int get_array(json_t *o, const char *prefix, const char *key, char *field
     return get(o, key, field, JSON_ARRAY, arr, e);
 }
 
+/* Each element of the array at o[key] (absent or null: none) given to fn, named prefix + key + "[i]". */
+static int each(json_t *o, const char *prefix, const char *key,
+                int (*fn)(json_t *el, const char *field, oci_config *c, mxc_error *e), oci_config *c, mxc_error *e)
+{
+    char field[FIELD_MAX];
+    json_t *arr, *el;
+    size_t i;
+    if (get_array(o, prefix, key, field, &arr, e) < 0)
+        return -1;
+    json_array_foreach(arr, i, el) {
+        snprintf(field, sizeof field, "%s%s[%zu]", prefix, key, i);
+        if (fn(el, field, c, e) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int cap_set(json_t *caps, const char *key, uint64_t *out, bool own_net, mxc_error *e)
 {
     char field[FIELD_MAX];
@@ -202,9 +253,7 @@ static int cap_set(json_t *caps, const char *key, uint64_t *out, bool own_net, m
             snprintf(field, sizeof field, "process.capabilities.%s[%zu]", key, i);
             return bad(e, field, "a string");
         }
-        size_t k = 0;
-        while (k < NCAPS && strcmp(CAPS[k].name, name) != 0)
-            k++;
+        size_t k = FIND(CAPS, name);
         if (k == NCAPS) {
             char held[512], withheld[128];
             cap_names(held, sizeof held, true);
@@ -231,7 +280,7 @@ static const struct { const char *name; int res; } RLIMITS[] = {
 
 const char *oci_rlimit_name(int resource)
 {
-    for (size_t k = 0; k < sizeof RLIMITS / sizeof RLIMITS[0]; k++)
+    for (size_t k = 0; k < COUNT(RLIMITS); k++)
         if (RLIMITS[k].res == resource)
             return RLIMITS[k].name;
     return "RLIMIT_?";
@@ -263,11 +312,10 @@ static int parse_command(json_t *p, oci_config *c, mxc_error *e)
 {
     json_t *v;
     int rc;
-    const char *later[] = {"commandLine", "selinuxLabel", "ioPriority", "scheduler",
-                           "execCPUAffinity"};
-    for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
-        if (not_yet_if(p, later[i], "process.", e) < 0)
-            return -1;
+    static const char *const later[] = {"commandLine", "selinuxLabel", "ioPriority", "scheduler",
+                                        "execCPUAffinity", NULL};
+    if (not_yet_if(p, "process.", later, e) < 0)
+        return -1;
     /* applied by the init before its execve (apparmor.h); create and exec check the kernel has AppArmor */
     if ((rc = get(p, "apparmorProfile", "process.apparmorProfile", JSON_STRING, &v, e)) < 0)
         return rc;
@@ -292,6 +340,11 @@ static int parse_command(json_t *p, oci_config *c, mxc_error *e)
     return 0;
 }
 
+static int gid_of(json_t *g, const char *field, oci_config *c, mxc_error *e)
+{
+    return uint32_of(g, field, &c->gids[c->ngids++], e);
+}
+
 /* process.user: uid, gid, umask, additionalGids. */
 static int parse_user(json_t *p, oci_config *c, mxc_error *e)
 {
@@ -310,24 +363,13 @@ static int parse_user(json_t *p, oci_config *c, mxc_error *e)
             return bad(e, "process.user.umask", "a mode (0 to 0777)");
         c->has_umask = true;
     }
-    if (not_yet_if(user, "username", "process.user.", e) < 0)
+    if (not_yet_if(user, "process.user.", (const char *const[]){"username", NULL}, e) < 0)
         return -1;
     if ((rc = get(user, "additionalGids", "process.user.additionalGids", JSON_ARRAY, &v, e)) < 0)
         return rc;
-    if (v) {
-        c->gids = calloc(json_array_size(v) + 1, sizeof *c->gids);
-        if (!c->gids)
-            return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
-        size_t i;
-        json_t *g;
-        json_array_foreach(v, i, g) {
-            char f[FIELD_MAX];
-            snprintf(f, sizeof f, "process.user.additionalGids[%zu]", i);
-            if (uint32_of(g, f, &c->gids[c->ngids++], e) < 0)
-                return -1;
-        }
-    }
-    return 0;
+    if (v && !(c->gids = calloc(json_array_size(v) + 1, sizeof *c->gids)))
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+    return each(user, "process.user.", "additionalGids", gid_of, c, e);
 }
 
 /* process.capabilities: the five sets (CAP_NET_RAW needs a network of the container's own). */
@@ -337,9 +379,7 @@ static int parse_caps(json_t *p, oci_config *c, mxc_error *e)
     int rc;
     /* a network namespace joined by path (a pod's) counts as the container's own here; the host's,
      * joined by path, is refused by create once it knows (lifecycle.c, oci_create) */
-    bool own_net = c->ns_flags & CLONE_NEWNET;
-    for (size_t j = 0; j < c->njoin; j++)
-        own_net |= c->join[j].flag == CLONE_NEWNET;
+    bool own_net = (c->ns_flags & CLONE_NEWNET) || joined(c, CLONE_NEWNET);
     if ((rc = get(p, "capabilities", "process.capabilities", JSON_OBJECT, &caps, e)) < 0)
         return rc;
     if (caps && (cap_set(caps, "bounding", &c->cap_bounding, own_net, e) < 0 ||
@@ -351,36 +391,25 @@ static int parse_caps(json_t *p, oci_config *c, mxc_error *e)
     return 0;
 }
 
-/* process.rlimits: each a Linux RLIMIT_ type once, soft not above hard. */
-static int parse_rlimits(json_t *p, oci_config *c, mxc_error *e)
+/* A process.rlimits entry: a Linux RLIMIT_ type once, soft not above hard. */
+static int rlimit_of(json_t *l, const char *field, oci_config *c, mxc_error *e)
 {
-    json_t *lims;
-    int rc;
-    if ((rc = get(p, "rlimits", "process.rlimits", JSON_ARRAY, &lims, e)) < 0)
-        return rc;
-    size_t i;
-    json_t *l;
-    json_array_foreach(lims, i, l) {
+    const char *type = json_string_value(json_object_get(l, "type"));
+    uint64_t soft, hard; /* RLIM_INFINITY (2^64-1) too (ocijson.h) */
+    if (!json_is_object(l) || !type || !oci_u64_of(json_object_get(l, "soft"), &soft) ||
+        !oci_u64_of(json_object_get(l, "hard"), &hard))
+        return bad(e, field, "an object with a type (RLIMIT_...) and unsigned soft and hard limits");
+    size_t k = FIND(RLIMITS, type);
+    if (k == COUNT(RLIMITS)) {
         char f[FIELD_MAX];
-        snprintf(f, sizeof f, "process.rlimits[%zu]", i);
-        const char *type = json_string_value(json_object_get(l, "type"));
-        uint64_t soft, hard; /* RLIM_INFINITY (2^64-1) too (ocijson.h) */
-        if (!json_is_object(l) || !type || !oci_u64_of(json_object_get(l, "soft"), &soft) ||
-            !oci_u64_of(json_object_get(l, "hard"), &hard))
-            return bad(e, f, "an object with a type (RLIMIT_...) and unsigned soft and hard limits");
-        size_t k = 0;
-        while (k < sizeof RLIMITS / sizeof RLIMITS[0] && strcmp(RLIMITS[k].name, type) != 0)
-            k++;
-        if (k == sizeof RLIMITS / sizeof RLIMITS[0]) {
-            snprintf(f, sizeof f, "process.rlimits[%zu].type", i);
-            return bad(e, f, "a Linux RLIMIT_ name");
-        }
-        if (c->nrlimits == OCI_MAX_RLIMITS || soft > hard)
-            return bad(e, f, "a soft limit not above its hard limit, each type once");
-        c->rlimits[c->nrlimits].resource = RLIMITS[k].res;
-        c->rlimits[c->nrlimits].soft = soft;
-        c->rlimits[c->nrlimits++].hard = hard;
+        snprintf(f, sizeof f, "%s.type", field);
+        return bad(e, f, "a Linux RLIMIT_ name");
     }
+    if (c->nrlimits == OCI_MAX_RLIMITS || soft > hard)
+        return bad(e, field, "a soft limit not above its hard limit, each type once");
+    c->rlimits[c->nrlimits].resource = RLIMITS[k].res;
+    c->rlimits[c->nrlimits].soft = soft;
+    c->rlimits[c->nrlimits++].hard = hard;
     return 0;
 }
 
@@ -413,7 +442,7 @@ static int parse_process(json_t *p, oci_config *c, mxc_error *e)
 {
     c->has_process = true;
     if (parse_console(p, c, e) < 0 || parse_command(p, c, e) < 0 || parse_user(p, c, e) < 0 ||
-        parse_caps(p, c, e) < 0 || parse_rlimits(p, c, e) < 0 || parse_oom(p, c, e) < 0)
+        parse_caps(p, c, e) < 0 || each(p, "process.", "rlimits", rlimit_of, c, e) < 0 || parse_oom(p, c, e) < 0)
         return -1;
     return 0;
 }
@@ -448,72 +477,60 @@ static int parse_maps_in(json_t *lin, const char *prefix, const char *key, oci_i
     return 0;
 }
 
-static int parse_maps(json_t *lin, const char *key, oci_idmap *out, size_t *n, const char *what, mxc_error *e)
-{
-    return parse_maps_in(lin, "linux.", key, out, n, what, e);
-}
-
 static const struct { const char *name; int flag; } NAMESPACES[] = {
     {"pid", CLONE_NEWPID}, {"network", CLONE_NEWNET}, {"mount", CLONE_NEWNS}, {"ipc", CLONE_NEWIPC},
     {"uts", CLONE_NEWUTS}, {"user", CLONE_NEWUSER}, {"cgroup", CLONE_NEWCGROUP}, {"time", 0},
 };
 
+/* A linux.namespaces entry: a namespace of the container's own, or (path) a pod's joined. */
+static int namespace_of(json_t *n, const char *field, oci_config *c, mxc_error *e)
+{
+    char f[FIELD_MAX];
+    snprintf(f, sizeof f, "%s.type", field);
+    const char *type = json_string_value(json_object_get(n, "type"));
+    if (!json_is_object(n) || !type)
+        return bad(e, f, "a namespace type");
+    size_t k = FIND(NAMESPACES, type);
+    if (k == COUNT(NAMESPACES))
+        return bad(e, f, "one of pid, network, mount, ipc, uts, user, cgroup, time");
+    if (!NAMESPACES[k].flag)
+        return not_yet(e, "linux.namespaces: the time namespace");
+    int flag = NAMESPACES[k].flag;
+    if ((c->ns_flags & flag) || joined(c, flag))
+        return bad(e, f, "listed once");
+    snprintf(f, sizeof f, "%s.path", field);
+    json_t *path;
+    if (get(n, "path", f, JSON_STRING, &path, e) < 0)
+        return -1;
+    if (!asks(path)) {
+        c->ns_flags |= flag;
+        return 0;
+    }
+    /* a pod's containers share the network, IPC and UTS (and cgroup) namespaces of the first;
+     * a PID or mount namespace by path could be the host's, a user namespace another range's */
+    if (flag == CLONE_NEWPID || flag == CLONE_NEWNS)
+        return refuse(e, "%s: joining a %s namespace by path is refused (it could be the host's)", f, type);
+    if (flag == CLONE_NEWUSER)
+        return not_yet(e, "linux.namespaces: joining a user namespace by path");
+    if (json_string_value(path)[0] != '/')
+        return bad(e, f, "an absolute path");
+    c->join[c->njoin].flag = flag;
+    c->join[c->njoin].type = type;
+    c->join[c->njoin++].path = json_string_value(path);
+    return 0;
+}
+
+/* linux.namespaces: each entry, then the ones a container must have of its own (or a pod's). */
 static int parse_namespaces(json_t *lin, oci_config *c, mxc_error *e)
 {
-    json_t *arr;
-    int rc = get(lin, "namespaces", "linux.namespaces", JSON_ARRAY, &arr, e);
-    if (rc < 0)
-        return rc;
-    size_t i;
-    json_t *n;
-    json_array_foreach(arr, i, n) {
-        char f[FIELD_MAX];
-        snprintf(f, sizeof f, "linux.namespaces[%zu].type", i);
-        const char *type = json_string_value(json_object_get(n, "type"));
-        if (!json_is_object(n) || !type)
-            return bad(e, f, "a namespace type");
-        size_t k = 0;
-        while (k < sizeof NAMESPACES / sizeof NAMESPACES[0] && strcmp(NAMESPACES[k].name, type) != 0)
-            k++;
-        if (k == sizeof NAMESPACES / sizeof NAMESPACES[0])
-            return bad(e, f, "one of pid, network, mount, ipc, uts, user, cgroup, time");
-        if (!NAMESPACES[k].flag)
-            return not_yet(e, "linux.namespaces: the time namespace");
-        int flag = NAMESPACES[k].flag;
-        bool seen = c->ns_flags & flag;
-        for (size_t j = 0; j < c->njoin; j++)
-            seen |= c->join[j].flag == flag;
-        if (seen)
-            return bad(e, f, "listed once");
-        snprintf(f, sizeof f, "linux.namespaces[%zu].path", i);
-        json_t *path;
-        if (get(n, "path", f, JSON_STRING, &path, e) < 0)
-            return -1;
-        if (asks(path)) {
-            /* a pod's containers share the network, IPC and UTS (and cgroup) namespaces of the first;
-             * a PID or mount namespace by path could be the host's, a user namespace another range's */
-            if (flag == CLONE_NEWPID || flag == CLONE_NEWNS)
-                return refuse(e, "%s: joining a %s namespace by path is refused (it could be the host's)", f, type);
-            if (flag == CLONE_NEWUSER)
-                return not_yet(e, "linux.namespaces: joining a user namespace by path");
-            if (json_string_value(path)[0] != '/')
-                return bad(e, f, "an absolute path");
-            c->join[c->njoin].flag = flag;
-            c->join[c->njoin].type = type;
-            c->join[c->njoin++].path = json_string_value(path);
-            continue;
-        }
-        c->ns_flags |= flag;
-    }
+    if (each(lin, "linux.", "namespaces", namespace_of, c, e) < 0)
+        return -1;
     if (!(c->ns_flags & CLONE_NEWPID))
         return refuse(e, "linux.namespaces has no pid namespace: the host's PID namespace is refused (a container "
                       "never sees or signals host processes)");
     if (!(c->ns_flags & CLONE_NEWNS))
         return refuse(e, "linux.namespaces has no mount namespace: the host's mount namespace is refused");
-    bool ipc = c->ns_flags & CLONE_NEWIPC;
-    for (size_t j = 0; j < c->njoin; j++)
-        ipc |= c->join[j].flag == CLONE_NEWIPC;
-    if (!ipc)
+    if (!(c->ns_flags & CLONE_NEWIPC) && !joined(c, CLONE_NEWIPC))
         return refuse(e, "linux.namespaces has no ipc namespace: the host's IPC namespace is refused (its shared "
                       "memory, semaphores and message queues are the host's; a pod's is joined by path)");
     c->user_ns = c->ns_flags & CLONE_NEWUSER;
@@ -548,10 +565,8 @@ static int parse_sysctl(json_t *lin, oci_config *c, mxc_error *e)
         if (!net && !ipc)
             return refuse(e, "linux.sysctl %.80s is the host's, not a namespace's: refused", key);
         int flag = net ? CLONE_NEWNET : CLONE_NEWIPC;
-        bool joined = false; /* a pod's, by path: written by mxc-oci in it (lifecycle.c), never the host's */
-        for (size_t j = 0; j < c->njoin; j++)
-            joined |= c->join[j].flag == flag;
-        if (!(c->ns_flags & flag) && !joined)
+        /* or a pod's, by path: written by mxc-oci in it (lifecycle.c), never the host's */
+        if (!(c->ns_flags & flag) && !joined(c, flag))
             return refuse(e, "linux.sysctl %.80s needs %s namespace of the container's own (or a pod's, joined by "
                           "path)", key, net ? "a network" : "an IPC");
         if (c->nsysctl == sizeof c->sysctl / sizeof c->sysctl[0])
@@ -562,14 +577,22 @@ static int parse_sysctl(json_t *lin, oci_config *c, mxc_error *e)
     return 0;
 }
 
+static int device_rule_of(json_t *d, const char *field, oci_config *c, mxc_error *e)
+{
+    (void)c;
+    return json_is_object(d) && json_is_boolean(json_object_get(d, "allow"))
+               ? 0
+               : bad(e, field, "an object with a boolean allow");
+}
+
 static int parse_linux(json_t *lin, oci_config *c, mxc_error *e)
 {
     json_t *v;
     int rc;
     if (parse_namespaces(lin, c, e) < 0)
         return -1;
-    if (parse_maps(lin, "uidMappings", c->uidmap, &c->nuidmap, "uid", e) < 0 ||
-        parse_maps(lin, "gidMappings", c->gidmap, &c->ngidmap, "gid", e) < 0)
+    if (parse_maps_in(lin, "linux.", "uidMappings", c->uidmap, &c->nuidmap, "uid", e) < 0 ||
+        parse_maps_in(lin, "linux.", "gidMappings", c->gidmap, &c->ngidmap, "gid", e) < 0)
         return -1;
     if (c->user_ns && (!c->nuidmap || !c->ngidmap))
         return bad(e, "linux.uidMappings and linux.gidMappings", "given with a user namespace");
@@ -579,47 +602,22 @@ static int parse_linux(json_t *lin, oci_config *c, mxc_error *e)
         return -1;
     if ((rc = get(lin, "seccomp", "linux.seccomp", JSON_OBJECT, &c->seccomp, e)) < 0)
         return rc; /* compiled (and checked) by profile.c */
-    if ((rc = get(lin, "cgroupsPath", "linux.cgroupsPath", JSON_STRING, &v, e)) < 0)
-        return rc;
-    c->cgroups_path = v ? json_string_value(v) : NULL; /* resolved and checked by cgroup.c */
-    const char *later[] = {"intelRdt", "personality", "timeOffsets",
-                           "mountLabel", "memoryPolicy", "netDevices", "rdma"};
-    for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
-        if (not_yet_if(lin, later[i], "linux.", e) < 0)
-            return -1;
+    if ((rc = get_str(lin, "cgroupsPath", "linux.cgroupsPath", &c->cgroups_path, e)) < 0)
+        return rc; /* resolved and checked by cgroup.c */
+    static const char *const later[] = {"intelRdt",     "personality", "timeOffsets", "mountLabel",
+                                        "memoryPolicy", "netDevices",  "rdma",        NULL};
+    if (not_yet_if(lin, "linux.", later, e) < 0)
+        return -1;
     if ((rc = get(lin, "resources", "linux.resources", JSON_OBJECT, &v, e)) < 0)
         return rc;
     c->resources = v;
     if (oci_cgroup_check(v, c->cgroup, e) < 0) /* pids, memory, cpu: what this host can enforce (cgroup.c) */
         return -1;
-    const char *key;
-    json_t *r;
-    json_object_foreach(v, key, r) {
-        if (strcmp(key, "devices") != 0)
-            continue;
-        /* device rules only narrow: no node but the defaults exists in a
-         * container and its user namespace cannot mknod one */
-        if (!json_is_array(r) && !json_is_null(r))
-            return bad(e, "linux.resources.devices", "an array");
-        size_t i;
-        json_t *d;
-        json_array_foreach(r, i, d) {
-            char f[FIELD_MAX];
-            snprintf(f, sizeof f, "linux.resources.devices[%zu]", i);
-            if (!json_is_object(d) || !json_is_boolean(json_object_get(d, "allow")))
-                return bad(e, f, "an object with a boolean allow");
-        }
-    }
-    if ((rc = get(lin, "devices", "linux.devices", JSON_ARRAY, &v, e)) < 0)
-        return rc;
-    size_t i;
-    json_t *d;
-    json_array_foreach(v, i, d) {
-        char f[FIELD_MAX];
-        snprintf(f, sizeof f, "linux.devices[%zu]", i);
-        if (oci_device_parse(d, f, c, e) < 0) /* the defaults, or an allowlisted character device (devices.c) */
-            return -1;
-    }
+    /* device rules only narrow: no node but the defaults exists in a container and its user
+     * namespace cannot mknod one; linux.devices: the defaults, or an allowlisted character device */
+    if (each(v, "linux.resources.", "devices", device_rule_of, c, e) < 0 ||
+        each(lin, "linux.", "devices", oci_device_parse, c, e) < 0) /* devices.c */
+        return -1;
     if (c->resources && oci_device_rules(json_object_get(c->resources, "devices"), c, e) < 0)
         return -1;
     if ((rc = get(lin, "rootfsPropagation", "linux.rootfsPropagation", JSON_STRING, &v, e)) < 0)
@@ -631,10 +629,8 @@ static int parse_linux(json_t *lin, oci_config *c, mxc_error *e)
             {"shared", MS_SHARED}, {"rshared", MS_SHARED | MS_REC}, {"slave", MS_SLAVE},
             {"rslave", MS_SLAVE | MS_REC}, {"private", MS_PRIVATE}, {"rprivate", MS_PRIVATE | MS_REC},
             {"unbindable", MS_UNBINDABLE}, {"runbindable", MS_UNBINDABLE | MS_REC}};
-        size_t k = 0;
-        while (k < sizeof PROP / sizeof PROP[0] && strcmp(PROP[k].name, json_string_value(v)))
-            k++;
-        if (k == sizeof PROP / sizeof PROP[0])
+        size_t k = FIND(PROP, json_string_value(v));
+        if (k == COUNT(PROP))
             return bad(e, "linux.rootfsPropagation", "(r)shared, (r)slave, (r)private or (r)unbindable");
         c->rootfs_propagation = PROP[k].flags;
     }
@@ -687,13 +683,12 @@ static int parse_mount_fields(json_t *m, size_t idx, oci_mount *o, mxc_error *e)
     if (oci_path_is(o->dest, "/"))
         return refuse(e, "%s: a mount over the root is refused (root.path is the root)", f);
     snprintf(f, sizeof f, "mounts[%zu].type", idx);
-    if (get(m, "type", f, JSON_STRING, &v, e) < 0)
+    if (get_str(m, "type", f, &o->type, e) < 0)
         return -1;
-    o->type = v ? json_string_value(v) : "";
+    o->type = o->type ? o->type : "";
     snprintf(f, sizeof f, "mounts[%zu].source", idx);
-    if (get(m, "source", f, JSON_STRING, &v, e) < 0)
+    if (get_str(m, "source", f, &o->source, e) < 0)
         return -1;
-    o->source = v ? json_string_value(v) : NULL;
     /* an idmapped bind: its own mappings (checked against the container's ids by mountmap.h) */
     snprintf(f, sizeof f, "mounts[%zu].", idx);
     if (parse_maps_in(m, f, "uidMappings", o->uidmap, &o->nuidmap, "uid", e) < 0 ||
@@ -702,20 +697,25 @@ static int parse_mount_fields(json_t *m, size_t idx, oci_mount *o, mxc_error *e)
     return 0;
 }
 
+/* mounts[].options kept as they are (the default, or stricter kept: nosuid and nodev always), the ones
+ * mxc-oci does not do yet, and a bind's flags its recursive forms (rro, rnosuid, ...) name */
+static const char *const KEPT_OPTS[] = {"bind", "rbind", "rw", "suid", "dev", "exec", "private", "rprivate",
+                                        "defaults"};
+static const char *const LATER_OPTS[] = {"slave", "rslave", "unbindable", "runbindable", "sync", "dirsync",
+                                         "remount", "mand", "nomand", "lazytime", "nolazytime", "iversion",
+                                         "noiversion", "norelatime", "atime", "diratime", "silent", "loud",
+                                         "copy-symlink", "src-nofollow"};
+static const char *const BIND_FLAGS[] = {"ro", "rw", "nosuid", "suid", "nodev", "dev", "noexec", "exec"};
+
 /* One of mounts[idx].options (s); *nodev_asked when it is "nodev". */
 static int mount_option(const char *s, size_t idx, bool bind, oci_mount *o, bool *nodev_asked, mxc_error *e)
 {
     char f[FIELD_MAX];
     snprintf(f, sizeof f, "mounts[%zu].options: '%.40s'", idx, s);
-    /* a bind's recursive flags (rro, rnosuid, ...): its flags are set on the whole tree already */
-    if (bind && s[0] == 'r' &&
-        (!strcmp(s + 1, "ro") || !strcmp(s + 1, "rw") || !strcmp(s + 1, "nosuid") || !strcmp(s + 1, "suid") ||
-         !strcmp(s + 1, "nodev") || !strcmp(s + 1, "dev") || !strcmp(s + 1, "noexec") || !strcmp(s + 1, "exec")))
-        s++;
-    if (!strcmp(s, "bind") || !strcmp(s, "rbind") || !strcmp(s, "rw") || !strcmp(s, "suid") ||
-        !strcmp(s, "dev") || !strcmp(s, "exec") || !strcmp(s, "private") || !strcmp(s, "rprivate") ||
-        !strcmp(s, "defaults"))
-        return 0; /* the default, or stricter kept (nosuid and nodev always) */
+    if (bind && s[0] == 'r' && FIND(BIND_FLAGS, s + 1) < COUNT(BIND_FLAGS))
+        s++; /* a bind's flags are set on the whole tree already */
+    if (FIND(KEPT_OPTS, s) < COUNT(KEPT_OPTS))
+        return 0;
     if (!strcmp(s, "tmpcopyup"))
         o->tmpcopyup = true;
     else if (!strcmp(s, "idmap") || !strcmp(s, "ridmap"))
@@ -737,14 +737,7 @@ static int mount_option(const char *s, size_t idx, bool bind, oci_mount *o, bool
     else if (!strcmp(s, "shared") || !strcmp(s, "rshared"))
         return refuse(e, "%s: a mount shared with the host is refused (nothing a container mounts reaches "
                       "the host)", f);
-    else if (!strcmp(s, "slave") || !strcmp(s, "rslave") || !strcmp(s, "unbindable") ||
-             !strcmp(s, "runbindable") || !strcmp(s, "sync") || !strcmp(s, "dirsync") || !strcmp(s, "remount") ||
-             !strcmp(s, "mand") || !strcmp(s, "nomand") ||
-             !strcmp(s, "lazytime") || !strcmp(s, "nolazytime") ||
-             !strcmp(s, "iversion") || !strcmp(s, "noiversion") || !strcmp(s, "norelatime") ||
-             !strcmp(s, "atime") || !strcmp(s, "diratime") || !strcmp(s, "silent") || !strcmp(s, "loud") ||
-             !strncmp(s, "X-", 2) || !strncmp(s, "x-", 2) || !strcmp(s, "copy-symlink") ||
-             !strcmp(s, "src-nofollow"))
+    else if (FIND(LATER_OPTS, s) < COUNT(LATER_OPTS) || !strncmp(s, "X-", 2) || !strncmp(s, "x-", 2))
         return not_yet(e, f);
     else if (bind)
         return bad(e, f, "an option of a bind mount");
@@ -829,8 +822,7 @@ static int check_fs_type(size_t idx, oci_mount *o, const oci_config *c, bool nod
     if (!strcmp(o->type, "sysfs")) {
         /* a joined (pod's) network namespace is not owned by the init's user namespace: mxc-oci makes
          * that sysfs (lifecycle.c), refused there if the joined one is the host's */
-        for (size_t j = 0; j < c->njoin && !(c->ns_flags & CLONE_NEWNET); j++)
-            o->by_parent |= c->join[j].flag == CLONE_NEWNET;
+        o->by_parent = !(c->ns_flags & CLONE_NEWNET) && joined(c, CLONE_NEWNET);
         if (!(c->ns_flags & CLONE_NEWNET) && !o->by_parent)
             return refuse(e, "%s needs a network namespace of the container's own (the host's sysfs is refused)", f);
         o->attr_set |= MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC; /* read-only always */
@@ -839,9 +831,7 @@ static int check_fs_type(size_t idx, oci_mount *o, const oci_config *c, bool nod
     if (!strcmp(o->type, "mqueue") && !(c->ns_flags & CLONE_NEWIPC)) {
         /* a joined (pod's) IPC namespace is not owned by the init's user namespace: mxc-oci makes that
          * mqueue (lifecycle.c), refused there if the joined one is the host's */
-        for (size_t j = 0; j < c->njoin; j++)
-            o->by_parent |= c->join[j].flag == CLONE_NEWIPC;
-        if (!o->by_parent)
+        if (!(o->by_parent = joined(c, CLONE_NEWIPC)))
             return refuse(e, "%s needs an IPC namespace of the container's own", f);
     }
     if (strcmp(o->type, "proc") && strcmp(o->type, "tmpfs") && strcmp(o->type, "devpts") && strcmp(o->type, "mqueue"))
@@ -884,10 +874,9 @@ int oci_config_parse(json_t *doc, int cgroup, oci_config *c, mxc_error *e)
     c->oci_version = json_string_value(v);
     if (strncmp(c->oci_version, "1.", 2) != 0)
         return refuse(e, "ociVersion %.40s: mxc-oci implements runtime-spec 1.x", c->oci_version);
-    const char *later[] = {"windows", "solaris", "vm", "zos"}; /* hooks: hooks.c */
-    for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
-        if (not_yet_if(doc, later[i], "", e) < 0)
-            return -1;
+    static const char *const later[] = {"windows", "solaris", "vm", "zos", NULL}; /* hooks: hooks.c */
+    if (not_yet_if(doc, "", later, e) < 0)
+        return -1;
     json_t *root;
     if ((rc = get(doc, "root", "root", JSON_OBJECT, &root, e)) < 0)
         return rc;
@@ -902,12 +891,9 @@ int oci_config_parse(json_t *doc, int cgroup, oci_config *c, mxc_error *e)
         return rc;
     if (parse_linux(lin, c, e) < 0) /* absent: no namespaces, refused there */
         return -1;
-    if ((rc = get(doc, "hostname", "hostname", JSON_STRING, &v, e)) < 0)
-        return rc;
-    c->hostname = v ? json_string_value(v) : NULL;
-    if ((rc = get(doc, "domainname", "domainname", JSON_STRING, &v, e)) < 0)
-        return rc;
-    c->domainname = v ? json_string_value(v) : NULL;
+    if (get_str(doc, "hostname", "hostname", &c->hostname, e) < 0 ||
+        get_str(doc, "domainname", "domainname", &c->domainname, e) < 0)
+        return -1;
     if (((c->hostname && *c->hostname) || (c->domainname && *c->domainname)) && !(c->ns_flags & CLONE_NEWUTS))
         return refuse(e, "hostname/domainname need a uts namespace of the container's own (the host's names are "
                       "host root's to set)");

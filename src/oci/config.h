@@ -107,6 +107,14 @@ int oci_process_parse(json_t *proc, int ns_flags, oci_config *c, mxc_error *e);
 /* config.json of the bundle directory at bundle_fd. */
 int oci_config_load(int bundle_fd, int cgroup, oci_config *c, mxc_error *e);
 void oci_config_free(oci_config *c);
+/* "config.json: <field> must be <want>" (MXC_E_MALFORMED_REQUEST): the parsers' one way to say a
+ * field is malformed.  -1. */
+int oci_config_bad(mxc_error *e, const char *field, const char *want);
+/* The index of name in table (n entries of stride bytes, each starting with its name, a const char *);
+ * n when absent or name is NULL.  OCI_FIND(table, name) of a static array. */
+size_t oci_find_name(const void *table, size_t n, size_t stride, const char *name);
+#define OCI_COUNT(table) (sizeof(table) / sizeof(table)[0])
+#define OCI_FIND(table, name) oci_find_name((table), OCI_COUNT(table), sizeof(table)[0], (name))
 /* Whether path names want (an absolute path), ignoring repeated slashes
  * and "." components; ".." is never resolved (so never equal). */
 bool oci_path_is(const char *path, const char *want);

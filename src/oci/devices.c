@@ -1,6 +1,7 @@
 /* src/oci/devices.c — linux.devices beyond the six defaults (see devices.h). */
 #include "devices.h"
 #include "mounttree.h"
+#include "setupops.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -63,16 +64,12 @@ static const char *allowed_what(unsigned major, unsigned minor)
     return NULL;
 }
 
+/* One of the default nodes (setupops.h) at its own path with its own numbers. */
 static bool is_default(const char *path, unsigned major, unsigned minor)
 {
-    static const struct { const char *path; unsigned major, minor; } dev[] = {
-        {"/dev/null", 1, 3}, {"/dev/zero", 1, 5}, {"/dev/full", 1, 7}, {"/dev/random", 1, 8},
-        {"/dev/urandom", 1, 9}, {"/dev/tty", 5, 0},
-    };
-    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
-        if (!strcmp(path, dev[i].path) && major == dev[i].major && minor == dev[i].minor)
-            return true;
-    return false;
+    const char *what = allowed_what(major, minor);
+    return what && !strncmp(path, "/dev/", 5) && !strcmp(path + 5, what) &&
+           OCI_FIND(mxc_dev_nodes, what) < MXC_DEV_NNODES;
 }
 
 /* an optional non-negative integer; -1 absent, -2 malformed */
@@ -91,7 +88,7 @@ int oci_device_parse(json_t *d, const char *field, oci_config *c, mxc_error *e)
     const char *path = json_string_value(json_object_get(d, "path"));
     const char *type = json_string_value(json_object_get(d, "type"));
     if (!path || !type)
-        return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: %s must be an object with a path and a type", field);
+        return oci_config_bad(e, field, "an object with a path and a type");
     json_t *jmaj = json_object_get(d, "major"), *jmin = json_object_get(d, "minor");
     bool numbered = json_is_integer(jmaj) && json_is_integer(jmin) && json_integer_value(jmaj) >= 0 &&
                     json_integer_value(jmin) >= 0 && json_integer_value(jmaj) < (1 << 12) &&

@@ -1,7 +1,7 @@
 /* init.c — see init.h.  oci_init_main runs the steps below in order (the
  * table init_steps is the checklist); a step that fails leaves an
  * mxc_error in the init's state, which the init reports to the parent
- * ('E' + its message) before it exits. */
+ * ('E' + the error itself: sockmsg.h's mxc_error_send) before it exits. */
 #include "init.h"
 #include "fault.h"
 #include "rootops.h"
@@ -43,14 +43,12 @@
 
 static int sock_fd = -1;
 
-/* The failure to the parent ('E' + the message; on stderr when the parent is gone), then exit. */
+/* The failure to the parent ('E' + the mxc_error, sockmsg.h's report; its message on stderr when
+ * the parent is gone), then exit. */
 static _Noreturn void report(const mxc_error *e)
 {
-    char msg[1 + sizeof e->message];
-    msg[0] = OCI_MSG_FAIL;
-    snprintf(msg + 1, sizeof msg - 1, "%s", e->message);
-    if (send(sock_fd, msg, strlen(msg), MSG_NOSIGNAL) < 0)
-        (void)!write(2, msg + 1, strlen(msg + 1));
+    if (mxc_error_send(sock_fd, OCI_MSG_FAIL, e) < 0)
+        (void)!write(2, e->message, strlen(e->message));
     _exit(1);
 }
 
@@ -393,7 +391,7 @@ typedef struct {
     int aa_fd;         /* the AppArmor exec attribute (the host's /proc), or -1 */
     int rootfs;        /* the trees the parent made: the rootfs, */
     int *binds;        /* per mount: its tree (a bind, or made by the parent), else -1 */
-    int devs[OCI_NDEVICES], xdevs[16]; /* the default devices, linux.devices */
+    int devs[MXC_DEV_NNODES], xdevs[16]; /* the default devices, linux.devices */
     int root_fd;       /* the rootfs at NEWROOT, until pivot_root */
     int selffd;        /* the host's /proc/self/fd: the fifo is reopened through it after pivot_root */
     char exe_buf[PATH_MAX];
@@ -462,14 +460,14 @@ static int receive_trees(init_state *s)
             nb++;
         if (nb < c->nmounts)
             s->binds[nb++] = fd;
-        else if (nd < OCI_NDEVICES)
+        else if (nd < MXC_DEV_NNODES)
             s->devs[nd++] = fd;
         else if (nx < c->nxdev)
             s->xdevs[nx++] = fd;
         else
             return oci_init_err(&s->err, "protocol error");
     }
-    if (s->rootfs < 0 || nd != OCI_NDEVICES || nx != c->nxdev)
+    if (s->rootfs < 0 || nd != MXC_DEV_NNODES || nx != c->nxdev)
         return oci_init_err(&s->err, "protocol error");
     return 0;
 }

@@ -7,21 +7,22 @@
  * /proc rules among them), pivot_root, the hostname, rlimits,
  * groups/gid/uid, capabilities, no_new_privs, the engine's seccomp
  * baseline, then "ready" to the parent and the exec fifo.  Never returns:
- * execve, or _exit after telling the parent why (an mxc_error's message). */
+ * execve, or _exit after telling the parent why (the mxc_error itself). */
 #ifndef MXC_OCI_INIT_H
 #define MXC_OCI_INIT_H
 
 #include "config.h"
 #include "hooks.h"
 #include "profile.h"
-#include "rootops.h" /* OCI_NDEVICES, oci_default_devices; setupops.h: mxc_make_in_root_as */
+#include "rootops.h" /* setupops.h: MXC_DEV_NNODES, mxc_make_in_root_as */
 
 /* Messages on the socketpair (SOCK_SEQPACKET): parent -> init: 'M' maps
  * written, 'T' + a tree descriptor (rootfs, then each bind in mount order,
  * then each default device), 'G' go; init -> parent: 'K' ready or 'E' +
- * why; parent -> init: 'S' state saved (then the init waits on the fifo).
- * One byte each (src/base/sockmsg.h's tag messages), but for the texts after
- * 'E', 'h' and 'P'. */
+ * the mxc_error; parent -> init: 'S' state saved (then the init waits on
+ * the fifo).  One byte each (src/base/sockmsg.h's tag messages), but for the
+ * error report after 'E' (sockmsg.h's mxc_error_send) and the texts after
+ * 'h' and 'P'. */
 enum {
     OCI_MSG_MAPS = 'M',
     OCI_MSG_TREE = 'T',
@@ -57,7 +58,7 @@ _Noreturn void oci_init_main(const oci_init_args *a);
  * devpts, its master sent to console), process.apparmorProfile through
  * proc_fd (the host's /proc, taken before the namespaces were joined; -1
  * without a profile), the seccomp baseline, execve.  A failure is
- * 'E' + why on sock (close-on-exec: EOF means the exec happened). */
+ * 'E' + the mxc_error on sock (close-on-exec: EOF means the exec happened). */
 _Noreturn void oci_exec_main(const oci_config *c, const oci_seccomp *sc, int sock, int console, int preserve,
                              bool host_net, int proc_fd);
 

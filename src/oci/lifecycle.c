@@ -46,6 +46,7 @@
 #include "procs.h"
 #include "relay.h"
 #include "rootfs.h"
+#include "setupops.h"
 #include "sockmsg.h"
 #include "store.h"
 #include "userns.h"
@@ -65,7 +66,7 @@ static int send_msg(int sock, char tag, int fd)
  * namespace does not own it, so the init could not mount it), read-only with the mount's flags. */
 static int sysfs_tree(const oci_mount *m)
 {
-    return mxc_tree_fresh(m->type, NULL, (unsigned)m->attr_set); /* sysfs, or a joined IPC namespace's mqueue */
+    return mxc_fresh_fs(m->type, NULL, (unsigned)m->attr_set); /* sysfs, or a joined IPC namespace's mqueue */
 }
 
 /* A detached copy of the tree at fd, its flags set before anyone sees it. */
@@ -788,13 +789,13 @@ static int pass_trees(create_ctx *x, mxc_error *e)
         r = send_msg(x->sock, OCI_MSG_TREE, t);
         close(t);
     }
-    for (size_t i = 0; r == 0 && i < OCI_NDEVICES; i++) {
-        snprintf(path, sizeof path, "/dev/%s", oci_default_devices[i]);
-        t = tree_of(AT_FDCWD, path, false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, 0, -1);
-        if (t < 0)
-            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.device", -t, NULL, "%s", path);
-        r = send_msg(x->sock, OCI_MSG_TREE, t);
-        close(t);
+    int devs[MXC_DEV_NNODES]; /* the default devices (setupops.h) */
+    size_t bad = 0, ndevs = r == 0 ? MXC_DEV_NNODES : 0;
+    if (ndevs && (t = mxc_dev_node_trees(devs, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, MS_PRIVATE, &bad)) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.device", -t, NULL, "/dev/%s", mxc_dev_nodes[bad]);
+    for (size_t i = 0; i < ndevs; i++) {
+        r = r == 0 ? send_msg(x->sock, OCI_MSG_TREE, devs[i]) : r;
+        close(devs[i]);
     }
     for (size_t i = 0; r == 0 && i < c->nxdev; i++) { /* linux.devices beyond the defaults (devices.h) */
         if ((t = oci_device_tree(c, i, e)) < 0)
@@ -829,8 +830,8 @@ static int run_hooks_wait_ready(create_ctx *x, mxc_error *e)
     mxc_fd_path(x->rootfs_fd, st->rootfs, sizeof st->rootfs);
     snprintf(st->oci_version, sizeof st->oci_version, "%s", x->c.oci_version);
     st->annotations = x->c.annotations;
-    char msg[1100];
-    ssize_t n = recv(x->sock, msg, sizeof msg - 1, 0);
+    char msg[1];
+    ssize_t n = mxc_error_recv(x->sock, OCI_MSG_FAIL, msg, sizeof msg, e);
     if (n == 1 && msg[0] == OCI_MSG_HOOKS_ASK) {
         if (!(x->hstate = hook_state(st, "creating")))
             return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
@@ -840,13 +841,12 @@ static int run_hooks_wait_ready(create_ctx *x, mxc_error *e)
         if (send_text(x->sock, OCI_MSG_HOOKS_STATE, x->hstate) < 0)
             return mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited (or the state is too large for a "
                            "hook)");
-        n = recv(x->sock, msg, sizeof msg - 1, 0);
+        n = mxc_error_recv(x->sock, OCI_MSG_FAIL, msg, sizeof msg, e);
     }
-    if (n <= 0 || msg[0] != OCI_MSG_READY) {
-        msg[n > 0 ? n : 0] = '\0';
-        return mxc_err(e, MXC_E_BACKEND_ERROR, "%s",
-                       n > 1 && msg[0] == OCI_MSG_FAIL ? msg + 1 : "the container's init exited");
-    }
+    if (n < 0) /* the init's report ('E' + its mxc_error), or a malformed one */
+        return -1;
+    if (n != 1 || msg[0] != OCI_MSG_READY)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited");
     return 0;
 }
 
@@ -1551,35 +1551,42 @@ static int exec_open_console(exec_ctx *x, mxc_error *e)
     return oci_check_preserved(o->preserve, e);
 }
 
+/* The joining child's messages to exec: the pid of the process it forked ('P' + a pid_t), or why
+ * not ('E' + the mxc_error, as oci_exec_main's own failure). */
+enum { EXEC_MSG_PID = 'P' };
+
+static _Noreturn void exec_join_fail(int sock, const mxc_error *e)
+{
+    (void)mxc_error_send(sock, OCI_MSG_FAIL, e);
+    _exit(1);
+}
+
 /* exec's joining child: not dumpable, in the container's cgroup, then its namespaces; forks the
- * process (oci_exec_main) and says its pid ('P') or why not ('E').  Never returns. */
+ * process (oci_exec_main) and says its pid or why not.  Never returns. */
 static void exec_join(exec_ctx *x)
 {
     int sock = x->sv[1];
     close(x->sv[0]);
     /* not dumpable before anything of the container can see us (CVE-2019-5736: /proc/PID/exe) */
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-    char msg[256];
     mxc_error ce = {0};
-    if (x->has_cg && oci_cgroup_enter(&x->cg, 0, &ce) < 0) { /* its cgroup before its cgroup namespace */
-        snprintf(msg, sizeof msg, "E%.250s", ce.message);
-        send(sock, msg, strlen(msg), MSG_NOSIGNAL);
-        _exit(1);
-    }
+    if (x->has_cg && oci_cgroup_enter(&x->cg, 0, &ce) < 0) /* its cgroup before its cgroup namespace */
+        exec_join_fail(sock, &ce);
     if (setns(x->pfd, x->flags) < 0) {
-        snprintf(msg, sizeof msg, "Ejoining the container's namespaces: %s", strerror(errno));
-        send(sock, msg, strlen(msg), MSG_NOSIGNAL);
-        _exit(1);
+        mxc_err_os(&ce, MXC_E_BACKEND_ERROR, "oci.exec", errno, NULL, "joining the container's namespaces");
+        exec_join_fail(sock, &ce);
     }
     pid_t c = fork();
     if (c == 0)
         oci_exec_main(&x->pc, &x->sc, sock, x->console, x->o->preserve, x->host_net, x->proc_fd);
-    if (c < 0)
-        snprintf(msg, sizeof msg, "Efork: %s", strerror(errno));
-    else
-        snprintf(msg, sizeof msg, "P%d", (int)c);
-    send(sock, msg, strlen(msg), MSG_NOSIGNAL);
-    _exit(c < 0);
+    if (c < 0) {
+        mxc_err_os(&ce, MXC_E_BACKEND_ERROR, "oci.exec", errno, NULL, "fork");
+        exec_join_fail(sock, &ce);
+    }
+    char msg[1 + sizeof c] = {EXEC_MSG_PID};
+    memcpy(msg + 1, &c, sizeof c);
+    (void)mxc_sockmsg_send(sock, msg, sizeof msg, NULL, 0);
+    _exit(0);
 }
 
 /* exec step: the joining child forked (exec_join); its answer, then the exec'd process's
@@ -1598,19 +1605,24 @@ static int exec_spawn(exec_ctx *x, mxc_error *e)
     x->sv[1] = -1;
     if (x->a < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.exec", errno, NULL, "fork");
-    char msg[1100];
-    ssize_t n = recv(x->sv[0], msg, sizeof msg - 1, 0);
-    msg[n > 0 ? n : 0] = '\0';
+    char msg[1 + sizeof(pid_t)];
+    ssize_t n = mxc_error_recv(x->sv[0], OCI_MSG_FAIL, msg, sizeof msg, e);
     waitpid(x->a, NULL, 0);
     x->a = -1;
-    if (n <= 1 || msg[0] != 'P')
-        return mxc_err(e, MXC_E_BACKEND_ERROR, "%s",
-                       n > 1 && msg[0] == 'E' ? msg + 1 : "exec: the joining process died");
-    x->b = (pid_t)atoi(msg + 1);
-    n = recv(x->sv[0], msg, sizeof msg - 1, 0); /* EOF: the exec happened (the socket is close-on-exec) */
-    msg[n > 0 ? n : 0] = '\0';
-    if (n > 0) {
-        mxc_err(e, MXC_E_BACKEND_ERROR, "%s", msg[0] == 'E' ? msg + 1 : "exec: protocol error");
+    if (n < 0) /* the joining child's report, or a malformed one */
+        return -1;
+    if (n != (ssize_t)sizeof msg || msg[0] != EXEC_MSG_PID)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "exec: the joining process died");
+    pid_t b;
+    memcpy(&b, msg + 1, sizeof b);
+    if (b <= 0)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "exec: protocol error");
+    x->b = b;
+    /* EOF: the exec happened (the socket is close-on-exec); else the process's report */
+    n = mxc_error_recv(x->sv[0], OCI_MSG_FAIL, msg, sizeof msg, e);
+    if (n != 0) {
+        if (n > 0)
+            mxc_err(e, MXC_E_BACKEND_ERROR, "exec: protocol error");
         waitpid(x->b, NULL, 0);
         x->b = -1;
         return -1;

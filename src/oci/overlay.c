@@ -34,6 +34,7 @@
 
 #include "dirtree.h"
 #include "fdio.h"
+#include "config.h" /* OCI_FIND */
 #include "front.h"
 #include "mounttree.h"
 
@@ -222,10 +223,7 @@ static int take_option(overlay *ov, char *o, mxc_error *e)
     else if (!strcmp(o, "workdir") && val)
         ov->workdir = val;
     else {
-        bool ok = false;
-        for (size_t i = 0; i < sizeof PASS / sizeof PASS[0]; i++)
-            ok |= !strcmp(o, PASS[i]);
-        if (!ok || ov->npass == 16)
+        if (OCI_FIND(PASS, o) == OCI_COUNT(PASS) || ov->npass == 16)
             return refuse(e, ov->root_path,
                           !strcmp(o, "lowerdir+") || !strcmp(o, "datadir+")
                               ? "layers given by descriptor or appended (the kernel shows them relative to a mount "

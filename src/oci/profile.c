@@ -1,5 +1,6 @@
 /* profile.c — see profile.h. */
 #include "profile.h"
+#include "config.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -12,41 +13,28 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int bad(mxc_error *e, const char *field, const char *want)
-{
-    return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: %s must be %s", field, want);
-}
+#define bad oci_config_bad /* config.h */
+
+/* The actions by name; with_errno: the errno (errnoRet, else the default) in the action's low 16 bits. */
+static const struct { const char *name; uint32_t act; bool with_errno; } ACTIONS[] = {
+    {"SCMP_ACT_ALLOW", SCMP_ACT_ALLOW, false},         {"SCMP_ACT_ERRNO", SCMP_ACT_ERRNO(0), true},
+    {"SCMP_ACT_KILL", SCMP_ACT_KILL_THREAD, false},    {"SCMP_ACT_KILL_THREAD", SCMP_ACT_KILL_THREAD, false},
+    {"SCMP_ACT_KILL_PROCESS", SCMP_ACT_KILL_PROCESS, false}, {"SCMP_ACT_TRAP", SCMP_ACT_TRAP, false},
+    {"SCMP_ACT_TRACE", SCMP_ACT_TRACE(0), true},       {"SCMP_ACT_LOG", SCMP_ACT_LOG, false},
+};
 
 /* An action name (with its errno) as libseccomp's; 0 and *ok false when unknown. */
 static uint32_t action_of(const char *name, json_t *errno_ret, int default_errno, bool *ok, mxc_error *e,
                           const char *field)
 {
-    *ok = true;
     int err = json_is_integer(errno_ret) ? (int)json_integer_value(errno_ret) : default_errno;
-    if (!name)
-        *ok = false;
-    else if (!strcmp(name, "SCMP_ACT_ALLOW"))
-        return SCMP_ACT_ALLOW;
-    else if (!strcmp(name, "SCMP_ACT_ERRNO"))
-        return SCMP_ACT_ERRNO((uint16_t)err);
-    else if (!strcmp(name, "SCMP_ACT_KILL") || !strcmp(name, "SCMP_ACT_KILL_THREAD"))
-        return SCMP_ACT_KILL_THREAD;
-    else if (!strcmp(name, "SCMP_ACT_KILL_PROCESS"))
-        return SCMP_ACT_KILL_PROCESS;
-    else if (!strcmp(name, "SCMP_ACT_TRAP"))
-        return SCMP_ACT_TRAP;
-    else if (!strcmp(name, "SCMP_ACT_TRACE"))
-        return SCMP_ACT_TRACE((uint16_t)err);
-    else if (!strcmp(name, "SCMP_ACT_LOG"))
-        return SCMP_ACT_LOG;
-    else if (!strcmp(name, "SCMP_ACT_NOTIFY")) {
-        *ok = false;
+    size_t k = OCI_FIND(ACTIONS, name);
+    if ((*ok = k < OCI_COUNT(ACTIONS)))
+        return ACTIONS[k].act | (ACTIONS[k].with_errno ? (uint16_t)err : 0u);
+    if (name && !strcmp(name, "SCMP_ACT_NOTIFY"))
         mxc_err(e, MXC_E_UNSUPPORTED_CONTAINMENT, "config.json: %s SCMP_ACT_NOTIFY is not supported by mxc-oci yet",
                 field);
-        return 0;
-    } else
-        *ok = false;
-    if (!*ok && !e->code)
+    else if (!e->code)
         bad(e, field, "a seccomp action (SCMP_ACT_...)");
     return 0;
 }
@@ -58,12 +46,10 @@ static int op_of(const char *name, enum scmp_compare *op)
         {"SCMP_CMP_EQ", SCMP_CMP_EQ}, {"SCMP_CMP_GE", SCMP_CMP_GE}, {"SCMP_CMP_GT", SCMP_CMP_GT},
         {"SCMP_CMP_MASKED_EQ", SCMP_CMP_MASKED_EQ},
     };
-    for (size_t i = 0; name && i < sizeof ops / sizeof ops[0]; i++)
-        if (!strcmp(ops[i].name, name)) {
-            *op = ops[i].op;
-            return 0;
-        }
-    return -1;
+    size_t i = OCI_FIND(ops, name);
+    if (i < OCI_COUNT(ops))
+        *op = ops[i].op;
+    return i < OCI_COUNT(ops) ? 0 : -1;
 }
 
 static int arch_of(const char *name, uint32_t *arch)
@@ -80,12 +66,10 @@ static int arch_of(const char *name, uint32_t *arch)
         {"SCMP_ARCH_PARISC", SCMP_ARCH_PARISC}, {"SCMP_ARCH_PARISC64", SCMP_ARCH_PARISC64},
         {"SCMP_ARCH_RISCV64", SCMP_ARCH_RISCV64},
     };
-    for (size_t i = 0; name && i < sizeof archs / sizeof archs[0]; i++)
-        if (!strcmp(archs[i].name, name)) {
-            *arch = archs[i].arch;
-            return 0;
-        }
-    return -1;
+    size_t i = OCI_FIND(archs, name);
+    if (i < OCI_COUNT(archs))
+        *arch = archs[i].arch;
+    return i < OCI_COUNT(archs) ? 0 : -1;
 }
 
 static int compile(json_t *sc, scmp_filter_ctx *pctx, bool *log, mxc_error *e)

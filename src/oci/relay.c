@@ -1,13 +1,13 @@
-/* relay.c — see relay.h: `run` of a terminal process without a console socket. */
+/* relay.c — see relay.h: `run`/`exec -t` of a terminal process without a console socket. */
 #include "relay.h"
 #include "ocijson.h"
 #include "sockmsg.h"
 #include "fdio.h"
+#include "front.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +15,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <termios.h>
 #include <unistd.h>
 
 bool oci_relay_wanted(const char *bundle)
@@ -81,57 +80,9 @@ int oci_relay_receive(oci_relay *r, mxc_error *e)
     return 0;
 }
 
-static bool put(int fd, const char *b, ssize_t n)
-{
-    return n <= 0 || mxc_write_all(fd, b, (size_t)n);
-}
-
 void oci_relay_copy(oci_relay *r, int pidfd)
 {
-    struct termios saved, raw;
-    bool restore = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
-    if (restore) {
-        raw = saved;
-        cfmakeraw(&raw);
-        tcsetattr(STDIN_FILENO, TCSANOW, &raw);
-    }
-    char buf[16384];
-    bool in_open = true, out_ok = true;
-    for (;;) {
-        struct pollfd p[3] = {{r->master, POLLIN, 0}, {pidfd, POLLIN, 0}, {in_open ? STDIN_FILENO : -1, POLLIN, 0}};
-        if (poll(p, 3, -1) < 0) {
-            if (errno == EINTR)
-                continue;
-            break;
-        }
-        if (p[0].revents) {
-            ssize_t n = read(r->master, buf, sizeof buf);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0)
-                break; /* EIO: no slave left */
-            if (out_ok)
-                out_ok = put(STDOUT_FILENO, buf, n);
-            continue; /* output first: what the process wrote before it exited */
-        }
-        if (p[2].revents) {
-            ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
-            if (n <= 0 || !put(r->master, buf, n))
-                in_open = false;
-        }
-        if (p[1].revents) {
-            /* the process exited: what is still buffered in the pty, then stop (a background
-             * process keeping the slave open does not keep run waiting) */
-            fcntl(r->master, F_SETFL, fcntl(r->master, F_GETFL) | O_NONBLOCK);
-            ssize_t n;
-            while ((n = read(r->master, buf, sizeof buf)) > 0)
-                if (out_ok)
-                    out_ok = put(STDOUT_FILENO, buf, n);
-            break;
-        }
-    }
-    if (restore)
-        tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+    mxc_exec_relay_terminal(r->master, pidfd, STDIN_FILENO, STDOUT_FILENO); /* the engine's relay (front.h) */
 }
 
 void oci_relay_close(oci_relay *r)

@@ -103,7 +103,7 @@ static void lower_paths(const oci_config *c, oci_setup_ops *o)
 int oci_setup_lower(const oci_config *c, const int *binds, const int *devs, const int *xdevs, oci_setup_ops *out,
                     mxc_error *e)
 {
-    size_t cap = c->nmounts + OCI_NDEVICES + c->nxdev + MXC_DEV_NLINKS + c->nsysctl + MXC_PROC_NRULES +
+    size_t cap = c->nmounts + MXC_DEV_NNODES + c->nxdev + MXC_DEV_NLINKS + c->nsysctl + MXC_PROC_NRULES +
                  c->nmasked + c->nreadonly;
     oci_setup_ops later = {.op = calloc(c->nmounts + 1, sizeof *later.op)};
     *out = (oci_setup_ops){.op = calloc(cap + c->nmounts + 1, sizeof *out->op)};

@@ -24,10 +24,6 @@
 #define oci_init_err(e, ...) mxc_err((e), MXC_E_BACKEND_ERROR, __VA_ARGS__)
 #define oci_init_err_os(e, err, ...) mxc_err_os((e), MXC_E_BACKEND_ERROR, "oci.init", (err), NULL, __VA_ARGS__)
 
-/* The default devices: the engine's (setupops.h), by the names the runtime's code knows them. */
-#define OCI_NDEVICES MXC_DEV_NNODES
-#define oci_default_devices mxc_dev_nodes
-
 typedef struct {
     mxc_setup_op *op;
     size_t n;
@@ -35,7 +31,7 @@ typedef struct {
 } oci_setup_ops;
 
 /* The config lowered: binds[i] the tree the parent made for mounts[i] (bind or by_parent; else -1),
- * devs the default devices' trees (oci_default_devices order), xdevs linux.devices' (config order).
+ * devs the default devices' trees (mxc_dev_nodes order, setupops.h), xdevs linux.devices' (config order).
  * The descriptors are the list's from here (each consumed when its operation runs).  0, or -1 with
  * e (out of memory). */
 int oci_setup_lower(const oci_config *c, const int *binds, const int *devs, const int *xdevs, oci_setup_ops *out,

@@ -5,10 +5,18 @@ session of its own with no controlling terminal (runc's): /dev/tty gives ENXIO. 
 on a pty the test makes (pty.fork: a new session, the pty its controlling terminal), for run, run
 --detach and exec.
 
+With a terminal and no --console-socket, mxc-oci relays the container's pty through its own stdio
+through the engine's one terminal relay (mxc_exec_relay_terminal): a window-size change of the
+caller's terminal reaches the container's, as runc resizes on SIGWINCH (test_*_resizes_*).
+
 Run as root:  python3 -m pytest -q -p no:cacheprovider tests/oci/test_oci_tty.py
 """
+import fcntl
 import os
 import pty
+import select
+import struct
+import termios
 import time
 
 import pytest
@@ -95,3 +103,72 @@ def test_exec_without_a_terminal_has_no_controlling_terminal(oci):  # noqa: F811
     assert rc == 0, out
     res, err = result(b, "res2")
     assert res == "REFUSED" and "No such device or address" in err, (res, err, out)
+
+
+# the workload says its terminal's size, then again after every line it reads (EOF: it exits)
+SIZES = "/bin/busybox stty size; while read l; do /bin/busybox stty size; done"
+
+
+def resized_on_a_pty(oci, *args, first_size=b"30 100"):  # noqa: F811
+    """mxc-oci ARGS on a pty the test makes, sized 30x100; once the workload said first_size, the
+    test's terminal becomes 40x120 and a line is typed, until the workload says the new size (a
+    bounded number of tries).  Then EOF ends it: (first size seen, new size seen, returncode)."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        try:
+            fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+            child = os.fork()
+            if child == 0:
+                os.execv(MXC_OCI, [MXC_OCI, "--root", oci.root, *args])
+            _, ws = os.waitpid(child, 0)
+            os._exit(os.waitstatus_to_exitcode(ws))
+        finally:
+            os._exit(127)
+    out = b""
+
+    def read_for(want, tries=100):
+        nonlocal out
+        for _ in range(tries):
+            if want in out:
+                return True
+            if select.select([fd], [], [], 0.1)[0]:
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:
+                    return want in out
+                if not chunk:
+                    return want in out
+                out += chunk
+        return want in out
+
+    first = read_for(first_size)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    second = False
+    for _ in range(20):  # a line typed, the size said again: until it is the new one
+        os.write(fd, b"x\r")
+        if read_for(b"40 120", tries=20):
+            second = True
+            break
+    os.write(fd, b"\x04")
+    read_for(b"never", tries=100)  # to its end (EIO), bounded
+    _, ws = os.waitpid(pid, 0)
+    os.close(fd)
+    return first, second, os.waitstatus_to_exitcode(ws), out.decode(errors="replace")
+
+
+def test_run_terminal_resizes_with_the_callers(oci):  # noqa: F811
+    b = oci.bundle(["sh", "-c", SIZES], lambda c: c["process"].update(terminal=True))
+    first, second, rc, out = resized_on_a_pty(oci, "run", "--bundle", b, "t4")
+    assert first and second, out
+    assert rc == 0, out
+
+
+def test_exec_terminal_resizes_with_the_callers(oci):  # noqa: F811
+    b = oci.bundle(["sleep", "1000"], readonly=False)
+    assert oci.create("t5", b)[0] == 0
+    assert oci("start", "t5")[0] == 0
+    # an exec's process runs before mxc-oci received and sized its terminal (its first `stty size`
+    # may see 0x0 and fail): its first line, whichever, says it is reading
+    first, second, rc, out = resized_on_a_pty(oci, "exec", "--tty", "t5", "sh", "-c", SIZES, first_size=b"\n")
+    assert first and second, out
+    assert rc == 0, out

@@ -2,9 +2,12 @@
  * payload with descriptors arrives whole, each descriptor close-on-exec; a
  * descriptor past the receiver's room is closed, never leaked; credentials
  * arrive as the sender's pid; the one-byte tag messages refuse a longer one
- * and tell the end of the stream. */
+ * and tell the end of the stream; an mxc_error crosses whole (code, message,
+ * operation, errno, remediation), and a short, long or malformed report is
+ * a protocol error. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -178,8 +181,105 @@ static void texts(void)
     close(sv[1]);
 }
 
+/* An error report: encoded and decoded whole, and every way it can be wrong refused. */
+static void error_encoding(void)
+{
+    mxc_error e = {0}, d = {0};
+    mxc_err_os(&e, MXC_E_POLICY_VALIDATION, "oci.init", EACCES, "fix it", "process.cwd %s", "/x");
+    char buf[MXC_ERROR_WIRE_MAX];
+    size_t n = mxc_error_encode('E', &e, buf, sizeof buf);
+    CHECK(n == 1 + MXC_ERROR_WIRE_HEADER + strlen("oci.init") + strlen(e.message) + strlen("fix it"));
+    CHECK_INT_EQ(mxc_error_decode('E', buf, n, &d), 0);
+    CHECK_INT_EQ(d.code, MXC_E_POLICY_VALIDATION);
+    CHECK_STR_EQ(d.message, e.message);
+    CHECK_STR_EQ(d.operation, "oci.init");
+    CHECK_INT_EQ(d.native, EACCES);
+    CHECK_STR_EQ(d.remediation, "fix it");
+    /* too small a buffer: nothing written */
+    CHECK_INT_EQ(mxc_error_encode('E', &e, buf, n - 1), 0);
+    /* the longest error fits the wire's bound */
+    mxc_error big = {.code = MXC_E_BACKEND_ERROR};
+    memset(big.message, 'm', sizeof big.message - 1);
+    memset(big.operation, 'o', sizeof big.operation - 1);
+    memset(big.remediation, 'r', sizeof big.remediation - 1);
+    CHECK_INT_EQ(mxc_error_encode('E', &big, buf, sizeof buf), sizeof buf);
+    CHECK_INT_EQ(mxc_error_decode('E', buf, sizeof buf, &d), 0);
+    CHECK_INT_EQ(strlen(d.message), sizeof d.message - 1);
+    /* truncated at every length, one byte too many, another tag: protocol errors */
+    n = mxc_error_encode('E', &e, buf, sizeof buf);
+    for (size_t k = 0; k < n; k++) {
+        CHECK_INT_EQ(mxc_error_decode('E', buf, k, &d), -1);
+        CHECK_INT_EQ(d.code, MXC_E_BACKEND_ERROR);
+        CHECK_CONTAINS(d.message, "protocol error");
+    }
+    CHECK_INT_EQ(mxc_error_decode('E', buf, n + 1, &d), -1);
+    CHECK_INT_EQ(mxc_error_decode('X', buf, n, &d), -1);
+    /* a length past its field (oversize), a NUL inside a text, an unknown code, no message */
+    char bad[sizeof buf];
+    uint16_t len;
+    memcpy(bad, buf, n);
+    len = (uint16_t)sizeof e.operation; /* the header's operation length, at offset 1 + 8 */
+    memcpy(bad + 9, &len, sizeof len);
+    CHECK_INT_EQ(mxc_error_decode('E', bad, n, &d), -1);
+    memcpy(bad, buf, n);
+    bad[1 + MXC_ERROR_WIRE_HEADER + 2] = '\0';
+    CHECK_INT_EQ(mxc_error_decode('E', bad, n, &d), -1);
+    memcpy(bad, buf, n);
+    uint32_t code = MXC_E__COUNT;
+    memcpy(bad + 1, &code, sizeof code);
+    CHECK_INT_EQ(mxc_error_decode('E', bad, n, &d), -1);
+    code = MXC_E_NONE;
+    memcpy(bad + 1, &code, sizeof code);
+    CHECK_INT_EQ(mxc_error_decode('E', bad, n, &d), -1);
+    mxc_error none = {.code = MXC_E_BACKEND_ERROR};
+    n = mxc_error_encode('E', &none, buf, sizeof buf);
+    CHECK_INT_EQ(mxc_error_decode('E', buf, n, &d), -1);
+    mxc_error_clear(&e);
+    mxc_error_clear(&d);
+}
+
+/* Error reports over the channel, beside the channel's other messages. */
+static void error_channel(void)
+{
+    int sv[2];
+    pair(sv);
+    mxc_error e = {0}, d = {0};
+    char msg[4];
+    mxc_err_os(&e, MXC_E_BACKEND_ERROR, "oci.exec", ENOENT, NULL, "exec: \"%s\"", "/nope");
+    CHECK_INT_EQ(mxc_error_send(sv[0], 'E', &e), 0);
+    CHECK_INT_EQ(mxc_error_recv(sv[1], 'E', msg, sizeof msg, &d), -1);
+    CHECK_STR_EQ(d.message, e.message);
+    CHECK_STR_EQ(d.operation, "oci.exec");
+    CHECK_INT_EQ(d.native, ENOENT);
+    /* another message: copied; one longer than the room: a protocol error */
+    CHECK_INT_EQ(send(sv[0], "K", 1, 0), 1);
+    CHECK_INT_EQ(mxc_error_recv(sv[1], 'E', msg, sizeof msg, &d), 1);
+    CHECK_INT_EQ(msg[0], 'K');
+    CHECK_INT_EQ(send(sv[0], "P12345", 6, 0), 6);
+    CHECK_INT_EQ(mxc_error_recv(sv[1], 'E', msg, sizeof msg, &d), -1);
+    CHECK_CONTAINS(d.message, "protocol error");
+    /* a report longer than any error: a protocol error, the message consumed */
+    char huge[MXC_ERROR_WIRE_MAX + 64];
+    memset(huge, 'E', sizeof huge);
+    CHECK_INT_EQ(send(sv[0], huge, sizeof huge, 0), (ssize_t)sizeof huge);
+    CHECK_INT_EQ(mxc_error_recv(sv[1], 'E', msg, sizeof msg, &d), -1);
+    CHECK_CONTAINS(d.message, "protocol error");
+    /* a short report */
+    CHECK_INT_EQ(send(sv[0], "Ewhy", 4, 0), 4);
+    CHECK_INT_EQ(mxc_error_recv(sv[1], 'E', msg, sizeof msg, &d), -1);
+    CHECK_CONTAINS(d.message, "protocol error");
+    /* the end of the stream */
+    close(sv[0]);
+    CHECK_INT_EQ(mxc_error_recv(sv[1], 'E', msg, sizeof msg, &d), 0);
+    close(sv[1]);
+    mxc_error_clear(&e);
+    mxc_error_clear(&d);
+}
+
 int main(void)
 {
+    error_encoding();
+    error_channel();
     texts();
     typed();
     payload_and_fds();

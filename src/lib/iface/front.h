@@ -171,6 +171,8 @@ mxc_proc *mxc_proc_new(void); /* for mxc_session_exec_start; NULL when out of me
 void mxc_proc_delete(mxc_proc *p); /* the handle only: mxc_exec_close first if it started */
 int mxc_exec_run(mxc_proc *proc, int relay_in, int relay_out, int relay_err, mxc_error *e);
 int mxc_exec_kill(mxc_proc *proc);
+/* mxc-oci's terminal relay: the one above, for a pty master it received (exec.h) */
+int mxc_exec_relay_terminal(int master, int pidfd, int in, int out);
 void mxc_exec_close(mxc_proc *proc);
 pid_t mxc_proc_workload(const mxc_proc *p); /* host pid of the workload */
 /* The workload's pipe ends handed to the caller (p's become -1: closing stdin is the caller's). */
