@@ -262,7 +262,9 @@ ssize_t mxc_error_recv(int sock, char tag, void *buf, size_t len, mxc_error *e)
     char wire[MXC_ERROR_WIRE_MAX + 1];
     mxc_sockmsg_in in;
     ssize_t n = mxc_sockmsg_recv(sock, wire, sizeof wire, 0, &in, 0);
-    if (n <= 0)
+    if (n < 0) /* not the end of the stream: a peer gone with unread data (ECONNRESET) is no success */
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, NULL, errno, NULL, "cannot read from the child");
+    if (n == 0)
         return 0;
     if (in.long_payload || (wire[0] != tag && (size_t)n > len))
         return mxc_err(e, MXC_E_BACKEND_ERROR, "protocol error: a message longer than %zu bytes",

@@ -105,9 +105,9 @@ int mxc_error_send(int sock, char tag, const mxc_error *e);
 /* One message of a channel whose failures are tag-prefixed reports
  * (descriptors sent with it are closed): any other message is copied into
  * buf (at most len bytes) and its length returned; 0 at the end of the
- * stream or when the peer is gone (a failed recv); -1 with *e the report
- * that came, or a protocol error for a malformed report or a message
- * longer than len. */
+ * stream (the peer closed it, nothing unread); -1 with *e the report that
+ * came, a protocol error for a malformed report or a message longer than
+ * len, or the failed recv (a peer gone with unread data: ECONNRESET). */
 ssize_t mxc_error_recv(int sock, char tag, void *buf, size_t len, mxc_error *e);
 
 #endif

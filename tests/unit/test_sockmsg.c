@@ -272,6 +272,14 @@ static void error_channel(void)
     close(sv[0]);
     CHECK_INT_EQ(mxc_error_recv(sv[1], 'E', msg, sizeof msg, &d), 0);
     close(sv[1]);
+    /* a peer gone with unread data (ECONNRESET): an error, not the end of the stream */
+    pair(sv);
+    CHECK_INT_EQ(send(sv[1], "S", 1, 0), 1);
+    close(sv[0]);
+    mxc_error_clear(&d);
+    CHECK_INT_EQ(mxc_error_recv(sv[1], 'E', msg, sizeof msg, &d), -1);
+    CHECK_INT_EQ(d.native, ECONNRESET);
+    close(sv[1]);
     mxc_error_clear(&e);
     mxc_error_clear(&d);
 }
