@@ -26,9 +26,12 @@ static bool is_fs(const oci_mount *m, const char *type)
 /* OCI-only: tmpcopyup, what the rootfs has at the destination copied into the tmpfs. */
 static int copy_up(const mxc_setup_op *op, int target, int tree, mxc_error *e)
 {
-    char why[PATH_MAX + 128] = "";
-    if (oci_tmpcopyup(target, tree, why, sizeof why) < 0)
-        return oci_init_err(e, "%s (tmpfs at %s): tmpcopyup: %s", op->label, op->target, why);
+    mxc_error why = {0};
+    if (oci_tmpcopyup(target, tree, &why) < 0) {
+        oci_init_err(e, "%s (tmpfs at %s): tmpcopyup: %s", op->label, op->target, why.message);
+        mxc_error_clear(&why);
+        return -1;
+    }
     return 0;
 }
 

@@ -35,19 +35,17 @@ static void meta(int dir, const char *name, const struct stat *st)
     (void)utimensat(dir, name, ts, AT_SYMLINK_NOFOLLOW);
 }
 
-static int copy_dir(int src, int dst, int depth, char *why, size_t whysz)
+static int copy_dir(int src, int dst, int depth, mxc_error *e)
 {
     if (depth > MAX_DEPTH) {
-        snprintf(why, whysz, "more than %d levels of directories", MAX_DEPTH);
-        return -1;
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "more than %d levels of directories", MAX_DEPTH);
     }
     int fd = openat(src, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (!d) {
         if (fd >= 0)
             close(fd);
-        snprintf(why, whysz, "reading a directory: %s", strerror(errno));
-        return -1;
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "reading a directory: %s", strerror(errno));
     }
     int rc = 0;
     for (struct dirent *de; rc == 0 && (de = readdir(d));) {
@@ -63,22 +61,20 @@ static int copy_dir(int src, int dst, int depth, char *why, size_t whysz)
             if (mkdirat(dst, n, 0700) < 0 ||
                 (s = openat(src, n, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
                 (t = openat(dst, n, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-                snprintf(why, whysz, "%s: %s", n, strerror(errno));
-                rc = -1;
+                rc = mxc_err(e, MXC_E_BACKEND_ERROR, "%s: %s", n, strerror(errno));
             } else
-                rc = copy_dir(s, t, depth + 1, why, whysz);
+                rc = copy_dir(s, t, depth + 1, e);
             if (s >= 0)
                 close(s);
             if (t >= 0)
                 close(t);
             if (rc == 0 && fchmodat(dst, n, mode, 0) < 0)
-                rc = -1;
+                rc = mxc_err(e, MXC_E_BACKEND_ERROR, "%s: %s", n, strerror(errno));
         } else if (S_ISREG(st.st_mode)) {
             int s = openat(src, n, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
             int t = s < 0 ? -1 : openat(dst, n, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
             if (s < 0 || t < 0 || copy_file(s, t) < 0 || fchmod(t, mode) < 0) {
-                snprintf(why, whysz, "%s: %s", n, strerror(errno));
-                rc = -1;
+                rc = mxc_err(e, MXC_E_BACKEND_ERROR, "%s: %s", n, strerror(errno));
             }
             if (s >= 0)
                 close(s);
@@ -88,13 +84,11 @@ static int copy_dir(int src, int dst, int depth, char *why, size_t whysz)
             char target[PATH_MAX];
             ssize_t len = readlinkat(src, n, target, sizeof target - 1);
             if (len < 0 || (target[len] = '\0', symlinkat(target, dst, n)) < 0) {
-                snprintf(why, whysz, "%s: %s", n, strerror(errno));
-                rc = -1;
+                rc = mxc_err(e, MXC_E_BACKEND_ERROR, "%s: %s", n, strerror(errno));
             }
         } else if (S_ISFIFO(st.st_mode)) {
             if (mkfifoat(dst, n, mode & 0777) < 0) {
-                snprintf(why, whysz, "%s: %s", n, strerror(errno));
-                rc = -1;
+                rc = mxc_err(e, MXC_E_BACKEND_ERROR, "%s: %s", n, strerror(errno));
             }
         } else
             continue; /* a device node or a socket: not made in a user namespace */
@@ -105,12 +99,12 @@ static int copy_dir(int src, int dst, int depth, char *why, size_t whysz)
     return rc;
 }
 
-int oci_tmpcopyup(int target, int tree, char *why, size_t whysz)
+int oci_tmpcopyup(int target, int tree, mxc_error *e)
 {
     struct stat st;
     if (fstat(target, &st) < 0 || !S_ISDIR(st.st_mode))
         return 0; /* nothing there to copy (a file target is made empty) */
-    int rc = copy_dir(target, tree, 0, why, whysz);
+    int rc = copy_dir(target, tree, 0, e);
     int root = rc == 0 ? openat(tree, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     if (root >= 0) {
         (void)!fchown(root, st.st_uid, st.st_gid);

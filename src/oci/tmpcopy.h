@@ -11,8 +11,10 @@
 
 #include <stddef.h>
 
+#include "error.h"
+
 /* target: O_PATH of the destination in the rootfs; tree: the detached
- * tmpfs (not yet read-only).  0, or -1 with why[] set. */
-int oci_tmpcopyup(int target, int tree, char *why, size_t whysz);
+ * tmpfs (not yet read-only).  0, or -1 with e saying which entry and why. */
+int oci_tmpcopyup(int target, int tree, mxc_error *e);
 
 #endif
