@@ -192,6 +192,29 @@ int mxc_cgroup_pids(const char *dir, pid_t *out, size_t max)
     return n;
 }
 
+int mxc_cgroup_pids_all(const char *dir, pid_t **out)
+{
+    size_t max = 1024;
+    *out = NULL;
+    for (;;) { /* a list that filled the buffer is read again into a larger one */
+        pid_t *more = realloc(*out, max * sizeof **out);
+        if (!more) {
+            free(*out);
+            *out = NULL;
+            return -ENOMEM;
+        }
+        *out = more;
+        int n = mxc_cgroup_pids(dir, *out, max);
+        if (n < 0) {
+            free(*out);
+            *out = NULL;
+        }
+        if (n < (int)max || max >= MXC_CGROUP_PIDS_MAX)
+            return n;
+        max *= 4;
+    }
+}
+
 /* Whether pid is in dir, read from /proc/PID/cgroup once a pidfd pins the
  * pid: the line of dir's hierarchy (v2: "0::"; v1: the one naming ctrl —
  * "cpu" is not "cpuacct") names a path dir ends with.  (The path is below
@@ -224,8 +247,8 @@ static bool member_of(const char *dir, const char *ctrl, pid_t pid)
 /* mxc_cgroup_signal, depth levels below dir at the most. */
 static int signal_tree(const char *dir, const char *ctrl, int sig, int depth)
 {
-    pid_t pids[512];
-    int n = mxc_cgroup_pids(dir, pids, sizeof pids / sizeof pids[0]);
+    pid_t *pids;
+    int n = mxc_cgroup_pids_all(dir, &pids); /* every pid the directory lists */
     for (int i = 0; i < n; i++) {
         int fd = (int)syscall(SYS_pidfd_open, pids[i], 0);
         if (fd < 0)
@@ -234,6 +257,7 @@ static int signal_tree(const char *dir, const char *ctrl, int sig, int depth)
             syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
         close(fd);
     }
+    free(pids);
     int found = n < 0 ? 0 : n;
     DIR *d = depth > 0 ? opendir(dir) : NULL;
     struct dirent *de;

@@ -127,6 +127,14 @@ static void directories(void)
     pid_t pids[2];
     CHECK_INT_EQ(mxc_cgroup_pids(d, pids, 2), 2); /* at most max */
     CHECK_INT_EQ(pids[1], 20);
+    static char many[3000 * 6];
+    for (int i = 0, at = 0; i < 3000; i++)
+        at += snprintf(many + at, sizeof many - at, "%d\n", i + 1);
+    CHECK_INT_EQ(mxc_cgroup_write(d, "cgroup.procs", many), 0);
+    pid_t *all = NULL;
+    CHECK_INT_EQ(mxc_cgroup_pids_all(d, &all), 3000); /* the whole list, past any first buffer */
+    CHECK(all && all[2999] == 3000);
+    free(all);
     CHECK_INT_EQ(mxc_cgroup_write(d, "cgroup.controllers", "cpu memory pids\n"), 0);
     CHECK(mxc_cgroup_has_word(d, "cgroup.controllers", "memory"));
     CHECK(!mxc_cgroup_has_word(d, "cgroup.controllers", "mem"));
