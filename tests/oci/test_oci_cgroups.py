@@ -488,6 +488,8 @@ def test_v2_cgroup_pause_ps_and_removal(oci, v2root):
     assert wait_until(lambda: count(n) > c1, 30)
     rc, out, _ = oci("ps", "--format", "json", "v2c")
     assert json.loads(out)[0] == pid
+    assert oci("kill", "--all", "v2c", "KILL")[0] == 0  # its "0::" line names the directory exactly
+    assert wait_until(lambda: dead(pid), 10)
     assert oci("delete", "--force", "v2c")[0] == 0
     assert not os.path.exists(d)
 

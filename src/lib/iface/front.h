@@ -287,8 +287,8 @@ int mxc_cgroup_pids(const char *dir, pid_t *out, size_t max);
 int mxc_cgroup_pids_all(const char *dir, pid_t **out);
 /* Sends sig to every process in dir and the cgroups below it (the whole
  * list each reads), each through a pidfd after checking, with the pid
- * pinned, that it is still in there: a pid reused meanwhile is never hit.
- * Returns how many it found. */
+ * pinned, that its /proc/PID/cgroup line names exactly that cgroup: a pid
+ * reused meanwhile is never hit.  Returns how many it found. */
 int mxc_cgroup_signal(const char *dir, const char *ctrl, int sig);
 /* Kill-all: cgroup.kill (v2, 5.14+), then SIGKILL sweeps (mxc_cgroup_signal)
  * until dir and the cgroups below it are empty: at most 500 rounds of 2 ms. */
