@@ -95,6 +95,14 @@ pid_t mxc_cgroup_clone(unsigned long long flags, int cgroup_fd);
 /* In the process that moves: writes "0" to each fd and closes them.
  * Returns 0 or -errno. */
 int mxc_cgroup_join_self(int *fds, size_t n);
+/* The path /proc/PID/cgroup names for the cgroup directory dir: dir's real
+ * path below its cgroup mount, after the mount's root as mountinfo shows it
+ * (both are relative to this process's cgroup namespace).  0, or -ENOENT
+ * when dir is not on a cgroup mount, or -errno. */
+int mxc_cgroup_proc_path(const char *dir, char *out, size_t outsz);
+/* Whether one /proc/PID/cgroup line is of the hierarchy ctrl names (NULL:
+ * v2's "0::") and names exactly path — never the hierarchy's root ("/"). */
+bool mxc_cgroup_line_is(const char *line, const char *ctrl, const char *path);
 /* After a moment for the helpers to end (at most 200 ms), kills every
  * process of the sandbox's cgroup and the ones below it (mxc_cgroup_kill_dir). */
 void mxc_cgroup_kill_all(const mxc_cgroup *cg);

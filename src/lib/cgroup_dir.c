@@ -192,57 +192,158 @@ int mxc_cgroup_pids(const char *dir, pid_t *out, size_t max)
     return n;
 }
 
-/* Whether pid is in dir, read from /proc/PID/cgroup once a pidfd pins the
- * pid: the line of dir's hierarchy (v2: "0::"; v1: the one naming ctrl —
- * "cpu" is not "cpuacct") names a path dir ends with.  (The path is below
- * the reader's cgroup namespace root and the hierarchy's, dir below the
- * mount's: the same cgroup has the one as the other's tail.) */
-static bool member_of(const char *dir, const char *ctrl, pid_t pid)
+int mxc_cgroup_pids_all(const char *dir, pid_t **out)
 {
-    char path[64], line[PATH_MAX];
-    snprintf(path, sizeof path, "/proc/%d/cgroup", (int)pid);
-    FILE *f = fopen(path, "re");
-    bool in = false;
-    while (f && !in && fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\n")] = '\0';
-        char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
-        if (!b)
-            continue;
-        *b = '\0';
-        bool right = !ctrl && a[1] == '\0';
-        for (char *save = NULL, *w = ctrl ? strtok_r(a + 1, ",", &save) : NULL; w && !right;
-             w = strtok_r(NULL, ",", &save))
-            right = !strcmp(w, ctrl);
-        size_t lp = strlen(b + 1), ld = strlen(dir);
-        in = right && lp > 1 && lp <= ld && !strcmp(dir + ld - lp, b + 1);
+    size_t max = 1024;
+    *out = NULL;
+    for (;;) { /* a list that filled the buffer is read again into a larger one */
+        pid_t *more = realloc(*out, max * sizeof **out);
+        if (!more) {
+            free(*out);
+            *out = NULL;
+            return -ENOMEM;
+        }
+        *out = more;
+        int n = mxc_cgroup_pids(dir, *out, max);
+        if (n < 0) {
+            free(*out);
+            *out = NULL;
+        }
+        if (n < (int)max || max >= MXC_CGROUP_PIDS_MAX)
+            return n;
+        max *= 4;
     }
+}
+
+/* A mountinfo field (root, mount point) with its octal escapes (\040) undone, in place. */
+static void unescape(char *s)
+{
+    char *w = s;
+    for (char *r = s; *r; w++)
+        if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' && r[3] <= '7') {
+            *w = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+            r += 4;
+        } else {
+            *w = *r++;
+        }
+    *w = '\0';
+}
+
+/* From one /proc/self/mountinfo line: its root, mount point and whether it is a cgroup file system. */
+static bool mount_fields(char *line, char **root, char **mp, bool *cgroupfs)
+{
+    char *save = NULL, *f[5];
+    for (int i = 0; i < 5; i++)
+        if (!(f[i] = strtok_r(i ? NULL : line, " ", &save)))
+            return false;
+    char *w;
+    while ((w = strtok_r(NULL, " ", &save)) && strcmp(w, "-"))
+        ; /* the optional fields */
+    const char *type = w ? strtok_r(NULL, " ", &save) : NULL;
+    if (!type)
+        return false;
+    *root = f[3];
+    *mp = f[4];
+    unescape(*root);
+    unescape(*mp);
+    *cgroupfs = !strcmp(type, "cgroup") || !strcmp(type, "cgroup2");
+    return true;
+}
+
+int mxc_cgroup_proc_path(const char *dir, char *out, size_t outsz)
+{
+    char real[PATH_MAX], line[3 * PATH_MAX], best_root[PATH_MAX] = "";
+    if (!realpath(dir, real))
+        return -errno;
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    if (!f)
+        return -errno;
+    size_t best = 0;
+    bool found = false, cg = false;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        char *root, *mp;
+        bool cgroupfs;
+        if (!mount_fields(line, &root, &mp, &cgroupfs))
+            continue;
+        size_t lm = !strcmp(mp, "/") ? 0 : strlen(mp);
+        if (strncmp(real, mp, lm) || (real[lm] != '/' && real[lm] != '\0') || (found && lm < best))
+            continue; /* not dir's mount; a later one on the same point is the one on top */
+        found = true;
+        best = lm;
+        cg = cgroupfs;
+        snprintf(best_root, sizeof best_root, "%s", strcmp(root, "/") ? root : "");
+    }
+    fclose(f);
+    if (!found || !cg)
+        return -ENOENT;
+    const char *below = real + best;
+    int n = snprintf(out, outsz, "%s%s", best_root, below);
+    if (n < 0 || (size_t)n >= outsz)
+        return -ENAMETOOLONG;
+    if (!out[0])
+        snprintf(out, outsz, "/");
+    return 0;
+}
+
+bool mxc_cgroup_line_is(const char *line, const char *ctrl, const char *path)
+{
+    char copy[PATH_MAX + 256];
+    if (snprintf(copy, sizeof copy, "%s", line) >= (int)sizeof copy)
+        return false;
+    copy[strcspn(copy, "\n")] = '\0';
+    char *a = strchr(copy, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+    if (!b)
+        return false;
+    *b = '\0';
+    bool right = !ctrl && a[1] == '\0';
+    for (char *save = NULL, *w = ctrl ? strtok_r(a + 1, ",", &save) : NULL; w && !right; w = strtok_r(NULL, ",", &save))
+        right = !strcmp(w, ctrl); /* "cpu" is not "cpuacct" */
+    return right && strcmp(path, "/") && !strcmp(b + 1, path); /* the whole path; the root's never */
+}
+
+/* Whether pid is in the cgroup at path (mxc_cgroup_proc_path), read from
+ * /proc/PID/cgroup once a pidfd pins the pid: the line of the hierarchy
+ * (v2: "0::"; v1: the one naming ctrl) names exactly that path. */
+static bool member_of(const char *path, const char *ctrl, pid_t pid)
+{
+    char proc[64], line[PATH_MAX + 256];
+    snprintf(proc, sizeof proc, "/proc/%d/cgroup", (int)pid);
+    FILE *f = fopen(proc, "re");
+    bool in = false;
+    while (f && !in && fgets(line, sizeof line, f))
+        in = mxc_cgroup_line_is(line, ctrl, path);
     if (f)
         fclose(f);
     return in;
 }
 
-/* mxc_cgroup_signal, depth levels below dir at the most. */
-static int signal_tree(const char *dir, const char *ctrl, int sig, int depth)
+/* mxc_cgroup_signal, depth levels below dir (at path, as /proc/PID/cgroup
+ * names it) at the most: every pid the directory lists. */
+static int signal_tree(const char *dir, const char *path, const char *ctrl, int sig, int depth)
 {
-    pid_t pids[512];
-    int n = mxc_cgroup_pids(dir, pids, sizeof pids / sizeof pids[0]);
+    pid_t *pids;
+    int n = mxc_cgroup_pids_all(dir, &pids);
     for (int i = 0; i < n; i++) {
         int fd = (int)syscall(SYS_pidfd_open, pids[i], 0);
         if (fd < 0)
             continue;
-        if (member_of(dir, ctrl, pids[i]))
+        if (member_of(path, ctrl, pids[i]))
             syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
         close(fd);
     }
+    free(pids);
     int found = n < 0 ? 0 : n;
     DIR *d = depth > 0 ? opendir(dir) : NULL;
     struct dirent *de;
     while (d && (de = readdir(d))) {
         if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
             continue;
-        char sub[PATH_MAX];
-        if (snprintf(sub, sizeof sub, "%s/%s", dir, de->d_name) < (int)sizeof sub)
-            found += signal_tree(sub, ctrl, sig, depth - 1);
+        char sub[PATH_MAX], subpath[PATH_MAX];
+        if (snprintf(sub, sizeof sub, "%s/%s", dir, de->d_name) < (int)sizeof sub &&
+            snprintf(subpath, sizeof subpath, "%s/%s", strcmp(path, "/") ? path : "", de->d_name) <
+                (int)sizeof subpath)
+            found += signal_tree(sub, subpath, ctrl, sig, depth - 1);
     }
     if (d)
         closedir(d);
@@ -251,7 +352,10 @@ static int signal_tree(const char *dir, const char *ctrl, int sig, int depth)
 
 int mxc_cgroup_signal(const char *dir, const char *ctrl, int sig)
 {
-    return signal_tree(dir, ctrl, sig, 4);
+    char path[PATH_MAX];
+    if (mxc_cgroup_proc_path(dir, path, sizeof path) < 0)
+        return 0; /* not a cgroup this process can see: no process is known to be in it */
+    return signal_tree(dir, path, ctrl, sig, 4);
 }
 
 void mxc_cgroup_kill_dir(const char *dir, const char *ctrl)

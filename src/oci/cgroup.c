@@ -575,19 +575,8 @@ int oci_cgroup_freeze(const oci_cgroup *cg, bool frozen, mxc_error *e)
 
 json_t *oci_cgroup_pids(const oci_cgroup *cg)
 {
-    size_t max = 1024;
     pid_t *pids = NULL;
-    int n = -1;
-    while (cg->n) { /* a list that filled the buffer is read again into a larger one */
-        pid_t *more = realloc(pids, max * sizeof *pids);
-        if (!more)
-            break;
-        pids = more;
-        n = mxc_cgroup_pids(cg->h[0].dir, pids, max);
-        if (n < (int)max || max >= (1u << 22))
-            break;
-        max *= 4;
-    }
+    int n = cg->n ? mxc_cgroup_pids_all(cg->h[0].dir, &pids) : -1;
     json_t *out = n < 0 ? NULL : json_array();
     for (int i = 0; i < n; i++)
         json_array_append_new(out, json_integer(pids[i]));

@@ -488,6 +488,8 @@ def test_v2_cgroup_pause_ps_and_removal(oci, v2root):
     assert wait_until(lambda: count(n) > c1, 30)
     rc, out, _ = oci("ps", "--format", "json", "v2c")
     assert json.loads(out)[0] == pid
+    assert oci("kill", "--all", "v2c", "KILL")[0] == 0  # its "0::" line names the directory exactly
+    assert wait_until(lambda: dead(pid), 10)
     assert oci("delete", "--force", "v2c")[0] == 0
     assert not os.path.exists(d)
 
@@ -574,3 +576,40 @@ def test_v2_cgroup2_mount_is_the_container_s_own_directory(oci, v2root):
     rc, out, err = oci("run", "--bundle", b, "v2b")
     assert rc == 0, err
     assert "Read-only file system" in out, out
+
+
+def procs(path):
+    """The live (not zombie) processes of path in the pids hierarchy."""
+    try:
+        listed = read("/sys/fs/cgroup/pids" + path + "/cgroup.procs").split()
+    except OSError:
+        return []
+    return [int(p) for p in listed if not dead(int(p))]
+
+
+def test_kill_all_and_delete_reach_every_process_of_more_than_512(oci, parent):
+    """kill --all signals every process the cgroup lists, not the first 512 of cgroup.procs (the
+    list is read whole): 700 sleepers of a host shell that joined the container's cgroup (outside its
+    PID namespace, so none dies with the init), one pass of kill --all KILL leaves none, and delete
+    --force removes the emptied cgroup."""
+    path = parent + "/many"
+    start(oci, "many", oci.bundle(["sleep", "1000"], with_cg(path)))
+    d = "/sys/fs/cgroup/pids" + path
+    sh = subprocess.Popen(["sh", "-c", "echo $$ > %s/cgroup.procs && i=0 && while [ $i -lt 700 ]; do "
+                           "sleep 1000 & i=$((i+1)); done; wait" % d])
+    try:
+        assert wait_until(lambda: len(procs(path)) >= 702, 60), len(procs(path))
+        rc, _, err = oci("kill", "--all", "many", "KILL")
+        assert rc == 0, err
+        assert wait_until(lambda: not procs(path), 10), "%d left" % len(procs(path))
+        rc, _, err = oci("delete", "--force", "many")
+        assert rc == 0, err
+        assert not [x for x in v1_dirs(path) if os.path.exists(x)]
+    finally:
+        for p in procs(path):  # what the build under test missed
+            try:
+                os.kill(p, 9)
+            except OSError:
+                pass
+        sh.kill()
+        sh.wait()

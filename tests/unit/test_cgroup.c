@@ -2,7 +2,9 @@
  * plain files standing in for a cgroup (no cgroupfs needed): which file each
  * typed limit is written to on v1 and v2 and with what text, the refusals
  * (swap below the limit, no swap accounting), and the directory helpers
- * (mkdirs, pids, has_word, read_key, rmdir). */
+ * (mkdirs, pids, has_word, read_key, rmdir), and the membership test a
+ * signal is sent after (a /proc/PID/cgroup line naming exactly the cgroup's
+ * path, which mountinfo gives for a directory). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -127,6 +129,14 @@ static void directories(void)
     pid_t pids[2];
     CHECK_INT_EQ(mxc_cgroup_pids(d, pids, 2), 2); /* at most max */
     CHECK_INT_EQ(pids[1], 20);
+    static char many[3000 * 6];
+    for (int i = 0, at = 0; i < 3000; i++)
+        at += snprintf(many + at, sizeof many - at, "%d\n", i + 1);
+    CHECK_INT_EQ(mxc_cgroup_write(d, "cgroup.procs", many), 0);
+    pid_t *all = NULL;
+    CHECK_INT_EQ(mxc_cgroup_pids_all(d, &all), 3000); /* the whole list, past any first buffer */
+    CHECK(all && all[2999] == 3000);
+    free(all);
     CHECK_INT_EQ(mxc_cgroup_write(d, "cgroup.controllers", "cpu memory pids\n"), 0);
     CHECK(mxc_cgroup_has_word(d, "cgroup.controllers", "memory"));
     CHECK(!mxc_cgroup_has_word(d, "cgroup.controllers", "mem"));
@@ -142,6 +152,51 @@ static void directories(void)
     CHECK_INT_EQ(mxc_cgroup_rmdir(d), -ENOTEMPTY); /* only EBUSY is waited for */
 }
 
+/* A process's /proc/PID/cgroup line is the directory's whole path, of the
+ * right hierarchy: a process in /b is not in …/a/b, nor one in /x/a/b. */
+static void membership(void)
+{
+    CHECK(mxc_cgroup_line_is("0::/a/b\n", NULL, "/a/b"));
+    CHECK(!mxc_cgroup_line_is("0::/b\n", NULL, "/a/b"));
+    CHECK(!mxc_cgroup_line_is("0::/x/a/b", NULL, "/a/b"));
+    CHECK(!mxc_cgroup_line_is("0::/a/bc", NULL, "/a/b"));
+    CHECK(!mxc_cgroup_line_is("0::/a", NULL, "/a/b"));
+    CHECK(!mxc_cgroup_line_is("0::/", NULL, "/")); /* never the root */
+    CHECK(!mxc_cgroup_line_is("0::/a/b", "pids", "/a/b")); /* v2's line is not a v1 hierarchy's */
+    CHECK(mxc_cgroup_line_is("4:cpu,cpuacct:/a/b", "cpu", "/a/b"));
+    CHECK(mxc_cgroup_line_is("4:cpu,cpuacct:/a/b", "cpuacct", "/a/b"));
+    CHECK(!mxc_cgroup_line_is("4:cpu,cpuacct:/b", "cpu", "/a/b"));
+    CHECK(!mxc_cgroup_line_is("4:cpuset:/a/b", "cpu", "/a/b")); /* "cpu" is not "cpuset" */
+    CHECK(!mxc_cgroup_line_is("4:cpu,cpuacct:/a/b", NULL, "/a/b"));
+    CHECK(!mxc_cgroup_line_is("1:name=systemd:/a/b", NULL, "/a/b"));
+    CHECK(!mxc_cgroup_line_is("garbage", NULL, "/a/b"));
+
+    char path[4096];
+    CHECK_INT_EQ(mxc_cgroup_proc_path(top, path, sizeof path), -ENOENT); /* not a cgroup mount */
+    /* this process's own v1 pids cgroup, where the mount shows the hierarchy's root */
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    char line[4096], dir[4200];
+    while (f && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        const char *p = strstr(line, ":pids:");
+        if (!p)
+            continue;
+        snprintf(dir, sizeof dir, "/sys/fs/cgroup/pids%s", p + 6);
+        struct stat st;
+        if (strcmp(p + 6, "/") && stat(dir, &st) == 0) {
+            CHECK_INT_EQ(mxc_cgroup_proc_path(dir, path, sizeof path), 0);
+            CHECK_STR_EQ(path, p + 6);
+            CHECK(mxc_cgroup_line_is(line, "pids", path));
+        }
+        if (stat("/sys/fs/cgroup/pids", &st) == 0 && !strcmp(p + 6, "/")) {
+            CHECK_INT_EQ(mxc_cgroup_proc_path("/sys/fs/cgroup/pids/", path, sizeof path), 0);
+            CHECK_STR_EQ(path, "/");
+        }
+    }
+    if (f)
+        fclose(f);
+}
+
 int main(void)
 {
     snprintf(top, sizeof top, "/tmp/mxc-test-cgroup-XXXXXX");
@@ -150,6 +205,7 @@ int main(void)
     v2_limits();
     v1_limits();
     directories();
+    membership();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", top);
     CHECK_INT_EQ(system(cmd), 0);

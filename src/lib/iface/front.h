@@ -281,9 +281,14 @@ int mxc_cgroup_enter(const char *dir, pid_t pid);
 /* The pids in dir (cgroup.procs): how many are in out (at most max; more
  * are not counted), or -errno. */
 int mxc_cgroup_pids(const char *dir, pid_t *out, size_t max);
-/* Sends sig to every process in dir and the cgroups below it, each through
- * a pidfd after checking, with the pid pinned, that it is still in there:
- * a pid reused meanwhile is never hit.  Returns how many it found. */
+/* Every pid in dir: *out (malloc'd, the caller frees it; NULL on error) grows
+ * until the whole list fits, MXC_CGROUP_PIDS_MAX at the most.  How many, or -errno. */
+#define MXC_CGROUP_PIDS_MAX (1u << 22)
+int mxc_cgroup_pids_all(const char *dir, pid_t **out);
+/* Sends sig to every process in dir and the cgroups below it (the whole
+ * list each reads), each through a pidfd after checking, with the pid
+ * pinned, that its /proc/PID/cgroup line names exactly that cgroup: a pid
+ * reused meanwhile is never hit.  Returns how many it found. */
 int mxc_cgroup_signal(const char *dir, const char *ctrl, int sig);
 /* Kill-all: cgroup.kill (v2, 5.14+), then SIGKILL sweeps (mxc_cgroup_signal)
  * until dir and the cgroups below it are empty: at most 500 rounds of 2 ms. */
