@@ -43,63 +43,7 @@ static void put(sbuf *s, const char *fmt, ...)
     }
 }
 
-typedef struct {
-    int family; /* AF_INET / AF_INET6 */
-    unsigned char addr[16];
-    int len;
-} cidr;
-
-/* "a.b.c.d[/n]" or an IPv6 address[/n], host part zero.  0, or -1 with
- * why set (a name is called a hostname). */
-static int parse_cidr(const char *s, cidr *c, const char **why)
-{
-    char a[64];
-    *why = "is not an IP address or CIDR";
-    if (!s)
-        return -1;
-    const char *slash = strchr(s, '/');
-    size_t alen = slash ? (size_t)(slash - s) : strlen(s);
-    if (alen == 0 || alen >= sizeof a)
-        return -1;
-    memcpy(a, s, alen);
-    a[alen] = '\0';
-    int bits;
-    if (inet_pton(AF_INET, a, c->addr) == 1)
-        c->family = AF_INET, bits = 32;
-    else if (inet_pton(AF_INET6, a, c->addr) == 1)
-        c->family = AF_INET6, bits = 128;
-    else {
-        bool name = false;
-        for (const char *p = a; *p; p++)
-            if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'))
-                name = true;
-        if (name)
-            *why = "is a hostname: rules take IP addresses and CIDRs only (names are the egress proxy's business)";
-        return -1;
-    }
-    c->len = bits;
-    if (slash) {
-        const char *p = slash + 1;
-        if (!*p || strlen(p) > 3)
-            return -1;
-        c->len = 0;
-        for (; *p; p++) {
-            if (*p < '0' || *p > '9')
-                return -1;
-            c->len = c->len * 10 + (*p - '0');
-        }
-        if (c->len > bits)
-            return -1;
-    }
-    for (int b = c->len; b < bits; b++)
-        if (c->addr[b / 8] & (0x80 >> (b % 8))) {
-            *why = "has a non-zero host part";
-            return -1;
-        }
-    return 0;
-}
-
-static void put_cidr(sbuf *s, const cidr *c)
+static void put_cidr(sbuf *s, const mxc_cidr *c)
 {
     char a[INET6_ADDRSTRLEN];
     inet_ntop(c->family, c->addr, a, sizeof a);
@@ -116,106 +60,36 @@ static int refuse(mxc_error *e, const char *fmt, ...)
     return mxc_err(e, MXC_E_POLICY_VALIDATION, "%s", msg);
 }
 
-/* Only the keys named (NULL-terminated) may appear in o. */
-static int only_keys(json_t *o, const char *where, const char *const *keys, mxc_error *e)
+/* One port selector, as the match text (may be empty: any). */
+static void lower_port(const mxc_net_port *pt, sbuf *m)
 {
-    if (!json_is_object(o))
-        return refuse(e, "%s must be an object", where);
-    const char *k;
-    json_t *v;
-    json_object_foreach(o, k, v) {
-        bool ok = false;
-        for (const char *const *p = keys; *p; p++)
-            ok |= strcmp(*p, k) == 0;
-        if (!ok)
-            return refuse(e, "%s has an unknown field `%.60s`", where, k);
-    }
-    return 0;
-}
-
-static int action(json_t *o, const char *key, const char *where, bool *allow, mxc_error *e)
-{
-    json_t *v = json_object_get(o, key);
-    *allow = false;
-    if (!v)
-        return 0;
-    const char *s = json_string_value(v);
-    if (!s || (strcmp(s, "allow") != 0 && strcmp(s, "deny") != 0))
-        return refuse(e, "%s.%s must be \"allow\" or \"deny\"", where, key);
-    *allow = strcmp(s, "allow") == 0;
-    return 0;
-}
-
-/* One port selector, lowered to the match text (may be empty: any). */
-static int lower_port(json_t *pt, const char *where, bool is_allow, sbuf *m, mxc_error *e)
-{
-    static const char *const KEYS[] = {"protocol", "port", "endPort", NULL};
-    if (only_keys(pt, where, KEYS, e) < 0)
-        return -1;
-    json_t *pj = json_object_get(pt, "protocol"), *port = json_object_get(pt, "port"), *end = json_object_get(pt, "endPort");
-    const char *proto = pj ? json_string_value(pj) : "any";
-    if (!proto || (strcmp(proto, "tcp") && strcmp(proto, "udp") && strcmp(proto, "icmp") && strcmp(proto, "any")))
-        return refuse(e, "%s.protocol must be tcp, udp, icmp or any", where);
-    json_int_t lo = 0, hi = 0;
-    if (port && (!json_is_integer(port) || (lo = json_integer_value(port)) < 1 || lo > 65535))
-        return refuse(e, "%s.port must be an integer from 1 to 65535", where);
-    if (end && (!json_is_integer(end) || (hi = json_integer_value(end)) < 1 || hi > 65535))
-        return refuse(e, "%s.endPort must be an integer from 1 to 65535", where);
-    if (end && !port)
-        return refuse(e, "%s.endPort requires port", where);
-    if (end && hi < lo)
-        return refuse(e, "%s.endPort must be greater than or equal to port", where);
-    if (!strcmp(proto, "icmp") && port)
-        return refuse(e, "%s cannot specify port or endPort for protocol='icmp'", where);
-    (void)is_allow;
+    static const char *const NAMES[] = {[MXC_NET_PROTO_ANY] = "any", [MXC_NET_PROTO_TCP] = "tcp",
+                                        [MXC_NET_PROTO_UDP] = "udp", [MXC_NET_PROTO_ICMP] = "icmp"};
     char range[16] = "";
-    if (port && end && hi != lo)
-        snprintf(range, sizeof range, "%d-%d", (int)lo, (int)hi);
-    else if (port)
-        snprintf(range, sizeof range, "%d", (int)lo);
-    if (!strcmp(proto, "icmp"))
+    if (pt->port && pt->end_port != pt->port)
+        snprintf(range, sizeof range, "%d-%d", pt->port, pt->end_port);
+    else if (pt->port)
+        snprintf(range, sizeof range, "%d", pt->port);
+    if (pt->proto == MXC_NET_PROTO_ICMP)
         put(m, " meta l4proto icmp");
-    else if (!strcmp(proto, "any"))
+    else if (pt->proto == MXC_NET_PROTO_ANY)
         put(m, range[0] ? " meta l4proto { tcp, udp } th dport %s" : "", range);
     else
-        put(m, range[0] ? " meta l4proto %s th dport %s" : " meta l4proto %s", proto, range);
-    return 0;
+        put(m, range[0] ? " meta l4proto %s th dport %s" : " meta l4proto %s", NAMES[pt->proto], range);
 }
 
-/* One peer, lowered to the match text; *v6 says it names IPv6, *one that
- * it is exactly one address (/32, /128). */
-static int lower_peer(json_t *peer, const char *where, sbuf *m, bool *v6, bool *one, mxc_error *e)
+/* One peer, as the match text. */
+static void lower_peer(const mxc_net_peer *peer, sbuf *m)
 {
-    static const char *const KEYS[] = {"cidr", "except", NULL};
-    if (only_keys(peer, where, KEYS, e) < 0)
-        return -1;
-    const char *why;
-    cidr c;
-    const char *text = json_string_value(json_object_get(peer, "cidr"));
-    if (!text)
-        return refuse(e, "%s.cidr is required and must be a string", where);
-    if (parse_cidr(text, &c, &why) < 0)
-        return refuse(e, "%s.cidr \"%.80s\" %s", where, text, why);
-    *v6 = c.family == AF_INET6;
-    *one = c.len == (*v6 ? 128 : 32);
-    put(m, " %s daddr ", *v6 ? "ip6" : "ip");
-    put_cidr(m, &c);
-    json_t *except = json_object_get(peer, "except");
-    if (except && !json_is_array(except))
-        return refuse(e, "%s.except must be an array of CIDRs", where);
-    for (size_t k = 0; k < json_array_size(except); k++) {
-        cidr x;
-        const char *xt = json_string_value(json_array_get(except, k));
-        if (parse_cidr(xt, &x, &why) < 0)
-            return refuse(e, "%s.except[%zu] \"%.80s\" %s", where, k, xt ? xt : "", why);
-        if (x.family != c.family)
-            return refuse(e, "%s.except[%zu] is not of the address family of the cidr", where, k);
-        put(m, k ? ", " : " %s daddr != { ", *v6 ? "ip6" : "ip");
-        put_cidr(m, &x);
-        if (k + 1 == json_array_size(except))
+    bool v6 = peer->cidr.family == AF_INET6;
+    put(m, " %s daddr ", v6 ? "ip6" : "ip");
+    put_cidr(m, &peer->cidr);
+    for (size_t k = 0; k < peer->nexcept; k++) {
+        put(m, k ? ", " : " %s daddr != { ", v6 ? "ip6" : "ip");
+        put_cidr(m, &peer->except[k]);
+        if (k + 1 == peer->nexcept)
             put(m, " }");
     }
-    return 0;
 }
 
 /* Which of the (to, ports) pairs lower_rules writes: model 1's allows go
@@ -223,55 +97,33 @@ static int lower_peer(json_t *peer, const char *where, sbuf *m, bool *v6, bool *
  * exactly one address ahead of it (they name it), the rest after. */
 typedef enum { PAIRS_ALL, PAIRS_ONE_ADDRESS, PAIRS_OTHERS } pairs;
 
-/* egress.allow / egress.deny: one nft rule per (to, ports) pair. */
-static int lower_rules(json_t *rules, const char *where, bool is_allow, pairs which, sbuf *s, mxc_error *e)
+/* egress.allow / egress.deny (as the engine read them: mxc_net_rules_parse): one nft rule per
+ * (to, ports) pair; a pair naming IPv6 is none (IPv6 is denied ahead). */
+static void lower_rules(const mxc_net_rules *rules, bool is_allow, pairs which, sbuf *s)
 {
-    if (!rules)
-        return 0;
-    if (!json_is_array(rules))
-        return refuse(e, "%s must be an array of rules", where);
-    static const char *const KEYS[] = {"to", "ports", NULL};
-    for (size_t i = 0; i < json_array_size(rules); i++) {
-        json_t *rule = json_array_get(rules, i);
-        char rw[96];
-        snprintf(rw, sizeof rw, "%s[%zu]", where, i);
-        if (only_keys(rule, rw, KEYS, e) < 0)
-            return -1;
-        json_t *to = json_object_get(rule, "to"), *ports = json_object_get(rule, "ports");
-        if ((to && (!json_is_array(to) || !json_array_size(to))) || (ports && (!json_is_array(ports) || !json_array_size(ports))))
-            return refuse(e, "%s: to and ports, when given, must be non-empty arrays", rw);
-        size_t nt = to ? json_array_size(to) : 1, np = ports ? json_array_size(ports) : 1;
-        for (size_t j = 0; j < nt; j++) {
+    for (size_t i = 0; i < rules->n; i++) {
+        const mxc_net_rule *r = &rules->v[i];
+        for (size_t j = 0; j < (r->nto ? r->nto : 1); j++) {
+            const mxc_net_peer *to = r->nto ? &r->to[j] : NULL;
+            bool v6 = to && to->cidr.family == AF_INET6;
+            bool one = to && to->cidr.len == (v6 ? 128 : 32);
+            if (v6 || !(which == PAIRS_ALL || (which == PAIRS_ONE_ADDRESS) == one))
+                continue;
             sbuf peer = {0};
-            bool v6 = false, one = false;
-            char pw[128];
-            snprintf(pw, sizeof pw, "%s.to[%zu]", rw, j);
-            if (to && lower_peer(json_array_get(to, j), pw, &peer, &v6, &one, e) < 0) {
-                free(peer.buf);
-                return -1;
-            }
-            if (v6 && is_allow) {
-                free(peer.buf);
-                return refuse(e, "%s.cidr is IPv6: the sandbox's userspace network stack runs IPv4 only, so an IPv6 "
-                                 "allow cannot be delivered (IPv6 is always denied)", pw);
-            }
-            for (size_t k = 0; k < np; k++) {
+            if (to)
+                lower_peer(to, &peer);
+            for (size_t k = 0; k < (r->nports ? r->nports : 1); k++) {
                 sbuf pm = {0};
-                char kw[128];
-                snprintf(kw, sizeof kw, "%s.ports[%zu]", rw, k);
-                if (ports && lower_port(json_array_get(ports, k), kw, is_allow, &pm, e) < 0) {
-                    free(peer.buf), free(pm.buf);
-                    return -1;
-                }
-                if (!v6 && (which == PAIRS_ALL || (which == PAIRS_ONE_ADDRESS) == one)) /* IPv6: denied ahead */
-                    put(s, "    meta nfproto ipv4%s%s %s\n", peer.buf ? peer.buf : "", pm.buf ? pm.buf : "",
-                        is_allow ? "accept" : "reject");
+                if (r->nports)
+                    lower_port(&r->ports[k], &pm);
+                put(s, "    meta nfproto ipv4%s%s %s\n", peer.buf ? peer.buf : "", pm.buf ? pm.buf : "",
+                    is_allow ? "accept" : "reject");
+                s->oom |= peer.oom || pm.oom;
                 free(pm.buf);
             }
             free(peer.buf);
         }
     }
-    return 0;
 }
 
 /* proxy_port: model 2's one way out, the gateway's proxy port; 0 (model
@@ -377,21 +229,14 @@ static int proxy_endpoint(const char *url, const char *field, mxc_net_policy *np
     return finish(&s, false, np, e);
 }
 
-static int directional(json_t *net, const char *proxy, mxc_net_policy *np, mxc_error *e)
+/* The directional form, as the engine reads it (netplan.h: mxc_net_directions_parse, then
+ * mxc_net_rules_parse once the model is model 1): its refusals in that order. */
+static int directional(const mxc_net_section *r, const char *proxy, mxc_net_policy *np, mxc_error *e)
 {
-    static const char *const NET_KEYS[] = {"egress", "ingress", NULL};
-    static const char *const EG_KEYS[] = {"default", "allow", "deny", NULL};
-    static const char *const IN_KEYS[] = {"default", "hostLoopback", NULL};
-    if (only_keys(net, "network", NET_KEYS, e) < 0)
+    mxc_net_directions d;
+    if (mxc_net_directions_parse(r, &d, e) < 0)
         return -1;
-    json_t *eg = json_object_get(net, "egress"), *in = json_object_get(net, "ingress");
-    bool e_allow, i_allow, h_allow;
-    if ((eg && only_keys(eg, "network.egress", EG_KEYS, e) < 0) || (in && only_keys(in, "network.ingress", IN_KEYS, e) < 0) ||
-        action(eg, "default", "network.egress", &e_allow, e) < 0 || action(in, "default", "network.ingress", &i_allow, e) < 0 ||
-        action(in, "hostLoopback", "network.ingress", &h_allow, e) < 0)
-        return -1;
-    json_t *allow = json_object_get(eg, "allow"), *deny = json_object_get(eg, "deny");
-    bool rules = json_array_size(allow) || json_array_size(deny);
+    bool e_allow = d.egress_allow, i_allow = d.ingress_allow, h_allow = d.loopback_allow, rules = d.has_rules;
     if (e_allow && i_allow && h_allow && !rules && !proxy) {
         np->model = MXC_NETM_HOST;
         return 0;
@@ -417,21 +262,20 @@ static int directional(json_t *net, const char *proxy, mxc_net_policy *np, mxc_e
         np->model = MXC_NETM_NONE;
         return 0;
     }
+    mxc_net_rules deny, allow;
+    if (mxc_net_rules_parse(r, &deny, &allow, e) < 0)
+        return -1;
     np->model = MXC_NETM_DIRECT;
     sbuf s = {0};
     put_head(&s, 0);
     /* deny outranks allow: every deny is matched first; then the allows
      * that name one address, this host, the rest */
-    if (lower_rules(deny, "network.egress.deny", false, PAIRS_ALL, &s, e) < 0 ||
-        lower_rules(allow, "network.egress.allow", true, PAIRS_ONE_ADDRESS, &s, e) < 0) {
-        free(s.buf);
-        return -1;
-    }
+    lower_rules(&deny, false, PAIRS_ALL, &s);
+    lower_rules(&allow, true, PAIRS_ONE_ADDRESS, &s);
     put_thishost(&s);
-    if (lower_rules(allow, "network.egress.allow", true, PAIRS_OTHERS, &s, e) < 0) {
-        free(s.buf);
-        return -1;
-    }
+    lower_rules(&allow, true, PAIRS_OTHERS, &s);
+    mxc_net_rules_free(&deny);
+    mxc_net_rules_free(&allow);
     return finish(&s, e_allow, np, e);
 }
 
@@ -561,10 +405,5 @@ int mxc_net_policy_build(const mxc_net_section *r, mxc_net_policy *np, mxc_error
             return legacy_allow(np, e);
         return 0;
     }
-    if (net)
-        return directional(net, proxy, np, e);
-    json_t *none = json_object(); /* runtimeConfig.networkProxy alone: egress deny by default */
-    int rc = directional(none, proxy, np, e);
-    json_decref(none);
-    return rc;
+    return directional(r, proxy, np, e);
 }

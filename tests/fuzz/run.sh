@@ -34,7 +34,7 @@ trap cleanup EXIT
 trap 'status=130; exit 130' INT TERM
 
 CFLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE"
-SOURCES="src/base/error.c src/lib/sandbox_id.c src/lib/request.c src/lib/request_v1.c src/lib/policy.c src/lib/netplan.c src/lib/termfilter.c src/net/netpolicy.c src/proxy/httphead.c src/proxy/hostpolicy.c src/base/yamljson.c src/gateway/toml.c src/gateway/config.c src/oci/config.c src/oci/apparmor.c src/oci/ocijson.c src/oci/cgroup.c src/oci/devices.c src/lib/cgroup.c src/lib/cgroup_dir.c src/lib/cgroup_limits.c src/oci/store.c src/base/procs.c src/base/fdio.c src/base/mounttree.c src/base/setupops.c"
+SOURCES="src/base/error.c src/lib/sandbox_id.c src/lib/request.c src/lib/request_v1.c src/lib/policy.c src/lib/netplan.c src/lib/netrules.c src/lib/termfilter.c src/net/netpolicy.c src/proxy/httphead.c src/proxy/hostpolicy.c src/base/yamljson.c src/gateway/toml.c src/gateway/config.c src/oci/config.c src/oci/apparmor.c src/oci/ocijson.c src/oci/cgroup.c src/oci/devices.c src/lib/cgroup.c src/lib/cgroup_dir.c src/lib/cgroup_limits.c src/oci/store.c src/base/procs.c src/base/fdio.c src/base/mounttree.c src/base/setupops.c"
 
 for h in request sandbox_id termfilter httphead hostpolicy yamljson toml oci_config; do
     echo "== fuzz_$h: building"

@@ -54,7 +54,8 @@ typedef enum {
 
 /* A request's network, as parsed: either dialect's section (and contract 1.0's
  * runtimeConfig.networkProxy), before src/net chooses its model.  The directional
- * egress/ingress rules are lowered by src/net from `json` (their paths named in refusals). */
+ * egress/ingress rules are read by the engine into their typed form (mxc_net_directions_parse,
+ * mxc_net_rules_parse: their paths named in refusals), which src/net lowers. */
 typedef struct mxc_net_section {
     bool present;              /* a network section, or runtimeConfig.networkProxy alone */
     bool directional;          /* the egress/ingress form (schema 0.8+, or contract 1.0): lowered from json */
@@ -68,6 +69,45 @@ typedef struct mxc_net_section {
     json_t *credentials;       /* legacy network.credentials (borrowed); NULL: none */
     const char *network_proxy; /* contract 1.0: runtimeConfig.networkProxy (borrowed); NULL: none */
 } mxc_net_section;
+
+/* A directional section's typed form (netrules.c), read from the section's JSON with its shape
+ * checks, so that src/net lowers typed rules: the directions' defaults, then the egress rules. */
+typedef struct {
+    int family; /* AF_INET / AF_INET6 */
+    unsigned char addr[16];
+    int len;    /* the prefix length; the host part is zero */
+} mxc_cidr;
+typedef struct {
+    mxc_cidr cidr;
+    mxc_cidr *except; /* of cidr's family (owned) */
+    size_t nexcept;
+} mxc_net_peer;
+typedef enum { MXC_NET_PROTO_ANY, MXC_NET_PROTO_TCP, MXC_NET_PROTO_UDP, MXC_NET_PROTO_ICMP } mxc_net_proto;
+typedef struct {
+    mxc_net_proto proto;
+    int port, end_port; /* 0: any port; else port <= end_port (end_port == port: the one port); icmp: 0 */
+} mxc_net_port;
+typedef struct {
+    mxc_net_peer *to; /* none: any destination */
+    size_t nto;
+    mxc_net_port *ports; /* none: any protocol and port */
+    size_t nports;
+} mxc_net_rule;
+typedef struct {
+    mxc_net_rule *v; /* owned (mxc_net_rules_free) */
+    size_t n;
+} mxc_net_rules;
+typedef struct {
+    bool egress_allow, ingress_allow, loopback_allow; /* egress.default, ingress.default, ingress.hostLoopback */
+    bool has_rules;                                   /* egress.allow or egress.deny non-empty */
+} mxc_net_directions;
+/* The directional section's keys and its directions' actions (no network object: all deny).
+ * Refusals are policy_validation naming the path. */
+int mxc_net_directions_parse(const mxc_net_section *s, mxc_net_directions *d, mxc_error *e);
+/* Its egress rules, deny's then allow's (peers: IP addresses and CIDRs only; an allow naming IPv6
+ * refused: the stack runs IPv4 only).  On failure nothing is left to free. */
+int mxc_net_rules_parse(const mxc_net_section *s, mxc_net_rules *deny, mxc_net_rules *allow, mxc_error *e);
+void mxc_net_rules_free(mxc_net_rules *r);
 
 /* The lowered network plan: the model and what attaching it needs. */
 typedef struct {
