@@ -432,6 +432,17 @@ json_t *mxc_request_policy_json(const mxc_request *r)
     return pol;
 }
 
+/* The legacy network.proxy object's parts, typed for src/net (its refusals are the model's). */
+static void net_section_proxy(mxc_net_section *s)
+{
+    json_t *px = json_object_get(s->json, "proxy"), *lh = json_object_get(px, "localhost");
+    s->proxy_url = json_string_value(json_object_get(px, "url"));
+    s->proxy_localhost = lh != NULL;
+    s->proxy_localhost_port = json_is_integer(lh) && json_integer_value(lh) >= 1 && json_integer_value(lh) <= 65535
+                                  ? (int)json_integer_value(lh) : 0;
+    s->proxy_builtin_test = json_object_get(px, "builtinTestServer") != NULL;
+}
+
 void mxc_request_net_section(const mxc_request *r, mxc_net_section *s)
 {
     memset(s, 0, sizeof *s);
@@ -448,6 +459,7 @@ void mxc_request_net_section(const mxc_request *r, mxc_net_section *s)
     s->nblocked = r->blocked_hosts.n;
     s->json = json_object_get(r->root, "network");
     s->credentials = r->net_credentials;
+    net_section_proxy(s);
 }
 
 int mxc_net_section_parse(json_t *n, mxc_net_section *s, mxc_error *e)
@@ -462,6 +474,7 @@ int mxc_net_section_parse(json_t *n, mxc_net_section *s, mxc_error *e)
     }
     mxc_request_net_section(&r, s);
     s->json = n;
+    net_section_proxy(s);
     s->owns_lists = true; /* r's lists, now the section's (r holds nothing else to free) */
     if (mxc_policy_validate_network(&r, s, e) < 0) {
         mxc_net_section_free(s);

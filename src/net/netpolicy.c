@@ -281,23 +281,22 @@ static int directional(const mxc_net_section *r, const char *proxy, mxc_net_poli
 
 /* The legacy network.proxy: { "url": U } or { "localhost": PORT }, on a
  * blocked network only (the endpoint is the one way out). */
-static int legacy_proxy(const mxc_net_section *r, json_t *px, mxc_net_policy *np, mxc_error *e)
+static int legacy_proxy(const mxc_net_section *r, mxc_net_policy *np, mxc_error *e)
 {
     if (r->allow || r->nallowed || r->nblocked)
         return refuse(e, "network.proxy requires defaultPolicy block with no allowedHosts or blockedHosts: the proxy "
                          "endpoint is the only way out (model 2)");
-    if (json_object_get(px, "builtinTestServer"))
+    if (r->proxy_builtin_test)
         return refuse(e, "network.proxy.builtinTestServer cannot be delivered: mxc ships no test proxy; name your "
                          "proxy with network.proxy.url");
-    json_t *url = json_object_get(px, "url"), *lh = json_object_get(px, "localhost");
-    if (!url == !lh)
+    if (!r->proxy_url == !r->proxy_localhost)
         return refuse(e, "network.proxy needs exactly one of url or localhost (a port)");
-    if (url)
-        return proxy_endpoint(json_string_value(url), "network.proxy.url", np, e);
-    if (!json_is_integer(lh) || json_integer_value(lh) < 1 || json_integer_value(lh) > 65535)
+    if (r->proxy_url)
+        return proxy_endpoint(r->proxy_url, "network.proxy.url", np, e);
+    if (!r->proxy_localhost_port)
         return refuse(e, "network.proxy.localhost must be a port (1 to 65535)");
     char u[40];
-    snprintf(u, sizeof u, "http://127.0.0.1:%d", (int)json_integer_value(lh));
+    snprintf(u, sizeof u, "http://127.0.0.1:%d", r->proxy_localhost_port);
     return proxy_endpoint(u, "network.proxy.localhost", np, e);
 }
 
@@ -390,13 +389,12 @@ int mxc_net_policy_build(const mxc_net_section *r, mxc_net_policy *np, mxc_error
     const char *proxy = r->network_proxy;
     if (!r->present)
         return 0;
-    json_t *net = r->json;
     if (!r->directional) {
         if (r->credentials && (r->proxy || r->allow || !r->nallowed))
             return refuse(e, "network.credentials needs governed egress (network.allowedHosts with defaultPolicy "
                              "block): only mxc-proxy can substitute a credential for its binding");
         if (r->proxy)
-            return legacy_proxy(r, json_object_get(net, "proxy"), np, e);
+            return legacy_proxy(r, np, e);
         if (r->nallowed || r->nblocked)
             return governed(r, np, e);
         if (r->allow && r->allow_local)

@@ -61,7 +61,11 @@ typedef struct mxc_net_section {
     bool directional;          /* the egress/ingress form (schema 0.8+, or contract 1.0): lowered from json */
     bool allow;                /* legacy: defaultPolicy "allow" */
     bool allow_local;          /* legacy: allowLocalNetwork true */
-    bool proxy;                /* legacy: network.proxy (the object in json) */
+    bool proxy;                /* legacy: network.proxy, as read (request.c): */
+    const char *proxy_url;     /*   its url (borrowed); NULL: none */
+    bool proxy_localhost;      /*   its localhost given */
+    int proxy_localhost_port;  /*   that, when an integer from 1 to 65535; else 0 */
+    bool proxy_builtin_test;   /*   its builtinTestServer given */
     const char **allowed_hosts, **blocked_hosts; /* legacy host lists (borrowed strings) */
     size_t nallowed, nblocked;
     bool owns_lists;           /* mxc_net_section_parse's: the arrays are its (mxc_net_section_free) */
