@@ -304,61 +304,6 @@ static int legacy_proxy(const mxc_net_section *r, mxc_net_policy *np, mxc_error 
  * network (nothing else leaves: the proxy is the one way out).  The
  * entries themselves are mxc-proxy's to judge (src/proxy/hostpolicy.h); a
  * bad one refuses the run before the workload exists. */
-static bool env_name_ok(const char *s)
-{
-    if (!s || !*s || strlen(s) > 128 || (*s >= '0' && *s <= '9'))
-        return false;
-    for (; *s; s++)
-        if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_'))
-            return false;
-    return true;
-}
-
-/* network.credentials: [{name, revision, host, port, pathPrefix?,
- * secretEnv, env?}] — the shape only (mxc-proxy judges the binding again
- * and the secrets are read at attach); into np->creds. */
-static int credentials(json_t *a, mxc_net_policy *np, mxc_error *e)
-{
-    if (!json_is_array(a) || json_array_size(a) > 64)
-        return refuse(e, "network.credentials must be an array of at most 64 credential objects");
-    static const char *const KEYS[] = {"name", "revision", "host", "port", "pathPrefix", "secretEnv", "env"};
-    for (size_t i = 0; i < json_array_size(a); i++) {
-        json_t *c = json_array_get(a, i), *v;
-        const char *k;
-        if (!json_is_object(c))
-            return refuse(e, "network.credentials[%zu] must be an object", i);
-        json_object_foreach(c, k, v) {
-            bool known = false;
-            for (size_t j = 0; j < sizeof KEYS / sizeof KEYS[0]; j++)
-                known |= !strcmp(k, KEYS[j]);
-            if (!known)
-                return refuse(e, "network.credentials[%zu].%s is not a known field", i, k);
-        }
-        const char *name = json_string_value(json_object_get(c, "name"));
-        json_t *rev = json_object_get(c, "revision"), *port = json_object_get(c, "port");
-        json_t *prefix = json_object_get(c, "pathPrefix"), *wenv = json_object_get(c, "env");
-        size_t nl = name ? strlen(name) : 0;
-        bool name_ok = nl > 0 && nl <= 64 && strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                                         "0123456789_.-") == nl;
-        if (!name_ok)
-            return refuse(e, "network.credentials[%zu].name must be 1 to 64 of A-Z a-z 0-9 _ . -", i);
-        if (!json_is_integer(rev) || json_integer_value(rev) < 0)
-            return refuse(e, "network.credentials[%zu].revision must be an integer of at least 0", i);
-        if (!json_is_string(json_object_get(c, "host")))
-            return refuse(e, "network.credentials[%zu].host must be a host name or IP literal", i);
-        if (!json_is_integer(port) || json_integer_value(port) < 1 || json_integer_value(port) > 65535)
-            return refuse(e, "network.credentials[%zu].port must be a port (1 to 65535)", i);
-        if (prefix && (!json_is_string(prefix) || json_string_value(prefix)[0] != '/'))
-            return refuse(e, "network.credentials[%zu].pathPrefix must be a path starting with /", i);
-        if (!env_name_ok(json_string_value(json_object_get(c, "secretEnv"))))
-            return refuse(e, "network.credentials[%zu].secretEnv must name an environment variable", i);
-        if (wenv && !env_name_ok(json_string_value(wenv)))
-            return refuse(e, "network.credentials[%zu].env must name an environment variable", i);
-    }
-    np->creds = json_dumps(a, JSON_COMPACT);
-    return np->creds ? 0 : mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
-}
-
 static int governed(const mxc_net_section *r, mxc_net_policy *np, mxc_error *e)
 {
     if (r->allow)
@@ -380,7 +325,7 @@ static int governed(const mxc_net_section *r, mxc_net_policy *np, mxc_error *e)
     if (!np->hosts)
         return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
     np->model = MXC_NETM_GOVERNED;
-    return r->credentials ? credentials(r->credentials, np, e) : 0;
+    return r->credentials ? mxc_net_credentials_text(r, &np->creds, e) : 0;
 }
 
 int mxc_net_policy_build(const mxc_net_section *r, mxc_net_policy *np, mxc_error *e)

@@ -112,6 +112,11 @@ int mxc_net_directions_parse(const mxc_net_section *s, mxc_net_directions *d, mx
  * refused: the stack runs IPv4 only).  On failure nothing is left to free. */
 int mxc_net_rules_parse(const mxc_net_section *s, mxc_net_rules *deny, mxc_net_rules *allow, mxc_error *e);
 void mxc_net_rules_free(mxc_net_rules *r);
+/* The legacy network.credentials (s->credentials: [{name, revision, host, port, pathPrefix?,
+ * secretEnv, env?}]): its shape checked (refusals policy_validation, naming the path), then as
+ * compact JSON text into *text (owned; the plan's creds: bindings and secretEnv names, never a
+ * secret).  The caller calls it once governed egress is chosen. */
+int mxc_net_credentials_text(const mxc_net_section *s, char **text, mxc_error *e);
 
 /* The lowered network plan: the model and what attaching it needs. */
 typedef struct {
