@@ -58,7 +58,7 @@ typedef enum {
  * mxc_net_rules_parse: their paths named in refusals), which src/net lowers. */
 typedef struct mxc_net_section {
     bool present;              /* a network section, or runtimeConfig.networkProxy alone */
-    bool directional;          /* the egress/ingress form (schema 0.8+, or contract 1.0): lowered from json */
+    bool directional;          /* the egress/ingress form (schema 0.8+, or contract 1.0): read by netrules.c */
     bool allow;                /* legacy: defaultPolicy "allow" */
     bool allow_local;          /* legacy: allowLocalNetwork true */
     bool proxy;                /* legacy: network.proxy, as read (request.c): */
@@ -69,7 +69,7 @@ typedef struct mxc_net_section {
     const char **allowed_hosts, **blocked_hosts; /* legacy host lists (borrowed strings) */
     size_t nallowed, nblocked;
     bool owns_lists;           /* mxc_net_section_parse's: the arrays are its (mxc_net_section_free) */
-    json_t *json;              /* the network object (borrowed); NULL: none */
+    json_t *json;              /* the network object (borrowed; the engine reads it, src/net never); NULL: none */
     json_t *credentials;       /* legacy network.credentials (borrowed); NULL: none */
     const char *network_proxy; /* contract 1.0: runtimeConfig.networkProxy (borrowed); NULL: none */
 } mxc_net_section;
