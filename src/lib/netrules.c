@@ -278,9 +278,8 @@ static bool env_name_ok(const char *s)
 /* network.credentials: [{name, revision, host, port, pathPrefix?,
  * secretEnv, env?}] — the shape only (mxc-proxy judges the binding again
  * and the secrets are read at attach): see netplan.h. */
-int mxc_net_credentials_text(const mxc_net_section *s, char **text, mxc_error *e)
+static int credentials_check(json_t *a, mxc_error *e)
 {
-    json_t *a = s->credentials;
     if (!json_is_array(a) || json_array_size(a) > 64)
         return refuse(e, "network.credentials must be an array of at most 64 credential objects");
     static const char *const KEYS[] = {"name", "revision", "host", "port", "pathPrefix", "secretEnv", "env"};
@@ -317,6 +316,49 @@ int mxc_net_credentials_text(const mxc_net_section *s, char **text, mxc_error *e
         if (wenv && !env_name_ok(json_string_value(wenv)))
             return refuse(e, "network.credentials[%zu].env must name an environment variable", i);
     }
-    *text = json_dumps(a, JSON_COMPACT);
-    return *text ? 0 : mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+    return 0;
+}
+
+static char *dup_or_null(json_t *v, bool *oom)
+{
+    const char *s = json_string_value(v);
+    char *d = s ? strdup(s) : NULL;
+    *oom |= s && !d;
+    return d;
+}
+
+int mxc_net_credentials_parse(const mxc_net_section *s, mxc_net_credential **out, size_t *n, mxc_error *e)
+{
+    json_t *a = s->credentials;
+    *out = NULL, *n = 0;
+    if (credentials_check(a, e) < 0)
+        return -1;
+    size_t count = json_array_size(a);
+    mxc_net_credential *v = calloc(count ? count : 1, sizeof *v);
+    bool oom = !v;
+    for (size_t i = 0; v && i < count; i++) {
+        json_t *c = json_array_get(a, i);
+        v[i].name = dup_or_null(json_object_get(c, "name"), &oom);
+        v[i].host = dup_or_null(json_object_get(c, "host"), &oom);
+        v[i].revision = (long long)json_integer_value(json_object_get(c, "revision"));
+        v[i].port = (int)json_integer_value(json_object_get(c, "port"));
+        v[i].path_prefix = dup_or_null(json_object_get(c, "pathPrefix"), &oom);
+        v[i].secret_env = dup_or_null(json_object_get(c, "secretEnv"), &oom);
+        v[i].env = dup_or_null(json_object_get(c, "env"), &oom);
+    }
+    if (oom) {
+        mxc_net_credentials_free(v, count);
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+    }
+    *out = v, *n = count;
+    return 0;
+}
+
+void mxc_net_credentials_free(mxc_net_credential *c, size_t n)
+{
+    for (size_t i = 0; c && i < n; i++) {
+        free(c[i].name), free(c[i].host), free(c[i].path_prefix);
+        free(c[i].secret_env), free(c[i].env);
+    }
+    free(c);
 }

@@ -325,7 +325,7 @@ static int governed(const mxc_net_section *r, mxc_net_policy *np, mxc_error *e)
     if (!np->hosts)
         return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
     np->model = MXC_NETM_GOVERNED;
-    return r->credentials ? mxc_net_credentials_text(r, &np->creds, e) : 0;
+    return r->credentials ? mxc_net_credentials_parse(r, &np->creds, &np->ncreds, e) : 0;
 }
 
 int mxc_net_policy_build(const mxc_net_section *r, mxc_net_policy *np, mxc_error *e)

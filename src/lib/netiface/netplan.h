@@ -112,11 +112,21 @@ int mxc_net_directions_parse(const mxc_net_section *s, mxc_net_directions *d, mx
  * refused: the stack runs IPv4 only).  On failure nothing is left to free. */
 int mxc_net_rules_parse(const mxc_net_section *s, mxc_net_rules *deny, mxc_net_rules *allow, mxc_error *e);
 void mxc_net_rules_free(mxc_net_rules *r);
+/* One of network.credentials, as checked: a binding and where its secret is, never the secret. */
+typedef struct {
+    char *name, *host;     /* owned */
+    long long revision;
+    int port;
+    char *path_prefix;     /* owned; NULL: none */
+    char *secret_env;      /* owned: the caller's variable the secret is read from at attach */
+    char *env;             /* owned; NULL: none (the workload's variable for the placeholder) */
+} mxc_net_credential;
 /* The legacy network.credentials (s->credentials: [{name, revision, host, port, pathPrefix?,
- * secretEnv, env?}]): its shape checked (refusals policy_validation, naming the path), then as
- * compact JSON text into *text (owned; the plan's creds: bindings and secretEnv names, never a
- * secret).  The caller calls it once governed egress is chosen. */
-int mxc_net_credentials_text(const mxc_net_section *s, char **text, mxc_error *e);
+ * secretEnv, env?}]): its shape checked (refusals policy_validation, naming the path), then
+ * typed into *out (owned, never NULL on success even when empty: mxc_net_credentials_free) and *n.
+ * The caller calls it once governed egress is chosen. */
+int mxc_net_credentials_parse(const mxc_net_section *s, mxc_net_credential **out, size_t *n, mxc_error *e);
+void mxc_net_credentials_free(mxc_net_credential *c, size_t n);
 
 /* The lowered network plan: the model and what attaching it needs. */
 typedef struct {
@@ -129,8 +139,9 @@ typedef struct {
     char sandbox[64];         /* governed: the sandbox's name, for the proxy's audit */
     char audit_path[768];     /* governed: where the proxy's audit records go ("" : nowhere) */
     bool audit_by_caller;     /*   named by the caller (MXC_PROXY_AUDIT_FILE): opened as --log-file is */
-    char *creds;              /* governed: network.credentials as validated, JSON text (owned): bindings and
-                                 secretEnv names, never a secret (src/net/governed.c reads those at attach) */
+    mxc_net_credential *creds; /* governed: network.credentials as checked (owned; NULL: none given): bindings
+                                  and secretEnv names, never a secret (src/net/governed.c reads those at attach) */
+    size_t ncreds;
     char ca_base[768];        /* governed with credentials: the host directory the CA files go under
                                  (.mxc-proxy/<sandbox>/ below it; mxc-oci: the directory itself) */
     char *workload_env;       /* governed with credentials: JSON array of "K=V" for every process of the
