@@ -432,9 +432,17 @@ json_t *mxc_request_policy_json(const mxc_request *r)
     return pol;
 }
 
-/* The legacy network.proxy object's parts, typed for src/net (its refusals are the model's). */
-static void net_section_proxy(mxc_net_section *s)
+/* The section's typed parts for src/net, from s->json: the legacy network.proxy object's (its
+ * refusals are the model's), the directional form's (each refusal kept for src/net to give where the
+ * model asks for it: netplan.h).  Frees the typed rules it made before. */
+static void net_section_typed(mxc_net_section *s)
 {
+    mxc_net_rules_free(&s->egress_deny);
+    mxc_net_rules_free(&s->egress_allow);
+    s->rules_rc = 0;
+    s->dirs_rc = s->directional ? mxc_net_directions_parse(s, &s->dirs, &s->dirs_err) : 0;
+    if (s->directional && s->dirs_rc == 0)
+        s->rules_rc = mxc_net_rules_parse(s, &s->egress_deny, &s->egress_allow, &s->rules_err);
     json_t *px = json_object_get(s->json, "proxy"), *lh = json_object_get(px, "localhost");
     s->proxy_url = json_string_value(json_object_get(px, "url"));
     s->proxy_localhost = lh != NULL;
@@ -459,7 +467,7 @@ void mxc_request_net_section(const mxc_request *r, mxc_net_section *s)
     s->nblocked = r->blocked_hosts.n;
     s->json = json_object_get(r->root, "network");
     s->credentials = r->net_credentials;
-    net_section_proxy(s);
+    net_section_typed(s);
 }
 
 int mxc_net_section_parse(json_t *n, mxc_net_section *s, mxc_error *e)
@@ -474,7 +482,7 @@ int mxc_net_section_parse(json_t *n, mxc_net_section *s, mxc_error *e)
     }
     mxc_request_net_section(&r, s);
     s->json = n;
-    net_section_proxy(s);
+    net_section_typed(s);
     s->owns_lists = true; /* r's lists, now the section's (r holds nothing else to free) */
     if (mxc_policy_validate_network(&r, s, e) < 0) {
         mxc_net_section_free(s);
@@ -485,6 +493,8 @@ int mxc_net_section_parse(json_t *n, mxc_net_section *s, mxc_error *e)
 
 void mxc_net_section_free(mxc_net_section *s)
 {
+    mxc_net_rules_free(&s->egress_deny);
+    mxc_net_rules_free(&s->egress_allow);
     if (s->owns_lists) {
         free(s->allowed_hosts);
         free(s->blocked_hosts);

@@ -229,14 +229,22 @@ static int proxy_endpoint(const char *url, const char *field, mxc_net_policy *np
     return finish(&s, false, np, e);
 }
 
-/* The directional form, as the engine reads it (netplan.h: mxc_net_directions_parse, then
- * mxc_net_rules_parse once the model is model 1): its refusals in that order. */
+/* A refusal the engine kept when it typed the section (netplan.h), given now. */
+static int kept(const mxc_error *why, mxc_error *e)
+{
+    if (e)
+        *e = *why;
+    return -1;
+}
+
+/* The directional form, as the engine typed it (netplan.h: the directions, then the rules, their
+ * refusals given in that order: the rules' only once the model is model 1). */
 static int directional(const mxc_net_section *r, const char *proxy, mxc_net_policy *np, mxc_error *e)
 {
-    mxc_net_directions d;
-    if (mxc_net_directions_parse(r, &d, e) < 0)
-        return -1;
-    bool e_allow = d.egress_allow, i_allow = d.ingress_allow, h_allow = d.loopback_allow, rules = d.has_rules;
+    if (r->dirs_rc < 0)
+        return kept(&r->dirs_err, e);
+    const mxc_net_directions *d = &r->dirs;
+    bool e_allow = d->egress_allow, i_allow = d->ingress_allow, h_allow = d->loopback_allow, rules = d->has_rules;
     if (e_allow && i_allow && h_allow && !rules && !proxy) {
         np->model = MXC_NETM_HOST;
         return 0;
@@ -262,20 +270,17 @@ static int directional(const mxc_net_section *r, const char *proxy, mxc_net_poli
         np->model = MXC_NETM_NONE;
         return 0;
     }
-    mxc_net_rules deny, allow;
-    if (mxc_net_rules_parse(r, &deny, &allow, e) < 0)
-        return -1;
+    if (r->rules_rc < 0)
+        return kept(&r->rules_err, e);
     np->model = MXC_NETM_DIRECT;
     sbuf s = {0};
     put_head(&s, 0);
     /* deny outranks allow: every deny is matched first; then the allows
      * that name one address, this host, the rest */
-    lower_rules(&deny, false, PAIRS_ALL, &s);
-    lower_rules(&allow, true, PAIRS_ONE_ADDRESS, &s);
+    lower_rules(&r->egress_deny, false, PAIRS_ALL, &s);
+    lower_rules(&r->egress_allow, true, PAIRS_ONE_ADDRESS, &s);
     put_thishost(&s);
-    lower_rules(&allow, true, PAIRS_OTHERS, &s);
-    mxc_net_rules_free(&deny);
-    mxc_net_rules_free(&allow);
+    lower_rules(&r->egress_allow, true, PAIRS_OTHERS, &s);
     return finish(&s, e_allow, np, e);
 }
 

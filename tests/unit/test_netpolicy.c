@@ -18,6 +18,7 @@ static int build(const char *json, mxc_net_policy *np, mxc_error *e)
     mxc_net_section sec;
     mxc_request_net_section(&r, &sec);
     int rc = mxc_net_policy_build(&sec, np, e);
+    mxc_net_section_free(&sec);
     mxc_request_free(&r);
     return rc;
 }

@@ -52,28 +52,6 @@ typedef enum {
 #define MXC_NET_DNS "10.0.2.3"
 #define MXC_NET_TABLE "mxc"
 
-/* A request's network, as parsed: either dialect's section (and contract 1.0's
- * runtimeConfig.networkProxy), before src/net chooses its model.  The directional
- * egress/ingress rules are read by the engine into their typed form (mxc_net_directions_parse,
- * mxc_net_rules_parse: their paths named in refusals), which src/net lowers. */
-typedef struct mxc_net_section {
-    bool present;              /* a network section, or runtimeConfig.networkProxy alone */
-    bool directional;          /* the egress/ingress form (schema 0.8+, or contract 1.0): read by netrules.c */
-    bool allow;                /* legacy: defaultPolicy "allow" */
-    bool allow_local;          /* legacy: allowLocalNetwork true */
-    bool proxy;                /* legacy: network.proxy, as read (request.c): */
-    const char *proxy_url;     /*   its url (borrowed); NULL: none */
-    bool proxy_localhost;      /*   its localhost given */
-    int proxy_localhost_port;  /*   that, when an integer from 1 to 65535; else 0 */
-    bool proxy_builtin_test;   /*   its builtinTestServer given */
-    const char **allowed_hosts, **blocked_hosts; /* legacy host lists (borrowed strings) */
-    size_t nallowed, nblocked;
-    bool owns_lists;           /* mxc_net_section_parse's: the arrays are its (mxc_net_section_free) */
-    json_t *json;              /* the network object (borrowed; the engine reads it, src/net never); NULL: none */
-    json_t *credentials;       /* legacy network.credentials (borrowed); NULL: none */
-    const char *network_proxy; /* contract 1.0: runtimeConfig.networkProxy (borrowed); NULL: none */
-} mxc_net_section;
-
 /* A directional section's typed form (netrules.c), read from the section's JSON with its shape
  * checks, so that src/net lowers typed rules: the directions' defaults, then the egress rules. */
 typedef struct {
@@ -105,8 +83,39 @@ typedef struct {
     bool egress_allow, ingress_allow, loopback_allow; /* egress.default, ingress.default, ingress.hostLoopback */
     bool has_rules;                                   /* egress.allow or egress.deny non-empty */
 } mxc_net_directions;
+/* A request's network, as parsed: either dialect's section (and contract 1.0's
+ * runtimeConfig.networkProxy), before src/net chooses its model.  The directional
+ * egress/ingress rules are read by the engine into their typed form (mxc_net_directions_parse,
+ * mxc_net_rules_parse: their paths named in refusals), which src/net lowers. */
+typedef struct mxc_net_section {
+    bool present;              /* a network section, or runtimeConfig.networkProxy alone */
+    bool directional;          /* the egress/ingress form (schema 0.8+, or contract 1.0): read by netrules.c */
+    bool allow;                /* legacy: defaultPolicy "allow" */
+    bool allow_local;          /* legacy: allowLocalNetwork true */
+    bool proxy;                /* legacy: network.proxy, as read (request.c): */
+    const char *proxy_url;     /*   its url (borrowed); NULL: none */
+    bool proxy_localhost;      /*   its localhost given */
+    int proxy_localhost_port;  /*   that, when an integer from 1 to 65535; else 0 */
+    bool proxy_builtin_test;   /*   its builtinTestServer given */
+    const char **allowed_hosts, **blocked_hosts; /* legacy host lists (borrowed strings) */
+    size_t nallowed, nblocked;
+    bool owns_lists;           /* mxc_net_section_parse's: the arrays are its (mxc_net_section_free) */
+    json_t *json;              /* the network object (borrowed; the engine reads it, src/net never); NULL: none */
+    json_t *credentials;       /* legacy network.credentials (borrowed); NULL: none */
+    const char *network_proxy; /* contract 1.0: runtimeConfig.networkProxy (borrowed); NULL: none */
+    /* the directional form, typed by the engine when the section is made (netrules.c); each refusal is
+     * kept, for src/net to give where the model asks for it (the directions' first; the rules' only
+     * once the model is model 1, after the model's own refusals): */
+    mxc_net_directions dirs;
+    int dirs_rc;               /* 0, or -1 with dirs_err */
+    mxc_error dirs_err;
+    mxc_net_rules egress_deny, egress_allow; /* owned (mxc_net_section_free) */
+    int rules_rc;              /* 0, or -1 with rules_err */
+    mxc_error rules_err;
+} mxc_net_section;
+
 /* The directional section's keys and its directions' actions (no network object: all deny).
- * Refusals are policy_validation naming the path. */
+ * Refusals are policy_validation naming the path.  Called when a section is made (request.c). */
 int mxc_net_directions_parse(const mxc_net_section *s, mxc_net_directions *d, mxc_error *e);
 /* Its egress rules, deny's then allow's (peers: IP addresses and CIDRs only; an allow naming IPv6
  * refused: the stack runs IPv4 only).  On failure nothing is left to free. */
