@@ -1,10 +1,10 @@
-/* netrules.c — see netplan.h: a directional network section's typed form (the directions'
+/* netrules.c — see netrules.h: a directional network section's typed form (the directions'
  * defaults, the egress rules: CIDRs, except, protocols, ports), read from its JSON with the shape
  * checks and their refusals (policy_validation, naming the JSON path), so that the network layer
  * lowers typed rules and never reads the section's JSON.  The refusals come in the order the
  * network layer's lowering asks for them (directions, then the deny rules, then the allow rules).
  * And the legacy network.credentials' shape, checked the same way. */
-#include "netplan.h"
+#include "netrules.h"
 
 #include <arpa/inet.h>
 #include <stdarg.h>
@@ -103,13 +103,12 @@ static int action(json_t *o, const char *key, const char *where, bool *allow, mx
     return 0;
 }
 
-int mxc_net_directions_parse(const mxc_net_section *s, mxc_net_directions *d, mxc_error *e)
+int mxc_net_directions_parse(json_t *net, mxc_net_directions *d, mxc_error *e)
 {
     static const char *const NET_KEYS[] = {"egress", "ingress", NULL};
     static const char *const EG_KEYS[] = {"default", "allow", "deny", NULL};
     static const char *const IN_KEYS[] = {"default", "hostLoopback", NULL};
     memset(d, 0, sizeof *d);
-    json_t *net = s->json;
     if (!net) /* runtimeConfig.networkProxy alone: egress deny by default */
         return 0;
     if (only_keys(net, "network", NET_KEYS, e) < 0)
@@ -238,11 +237,11 @@ static int parse_rules(json_t *rules, const char *where, bool is_allow, mxc_net_
     return 0;
 }
 
-int mxc_net_rules_parse(const mxc_net_section *s, mxc_net_rules *deny, mxc_net_rules *allow, mxc_error *e)
+int mxc_net_rules_parse(json_t *net, mxc_net_rules *deny, mxc_net_rules *allow, mxc_error *e)
 {
     memset(deny, 0, sizeof *deny);
     memset(allow, 0, sizeof *allow);
-    json_t *eg = json_object_get(s->json, "egress");
+    json_t *eg = json_object_get(net, "egress");
     if (parse_rules(json_object_get(eg, "deny"), "network.egress.deny", false, deny, e) < 0 ||
         parse_rules(json_object_get(eg, "allow"), "network.egress.allow", true, allow, e) < 0) {
         mxc_net_rules_free(deny);
@@ -277,7 +276,7 @@ static bool env_name_ok(const char *s)
 
 /* network.credentials: [{name, revision, host, port, pathPrefix?,
  * secretEnv, env?}] — the shape only (mxc-proxy judges the binding again
- * and the secrets are read at attach): see netplan.h. */
+ * and the secrets are read at attach). */
 static int credentials_check(json_t *a, mxc_error *e)
 {
     if (!json_is_array(a) || json_array_size(a) > 64)
@@ -327,9 +326,8 @@ static char *dup_or_null(json_t *v, bool *oom)
     return d;
 }
 
-int mxc_net_credentials_parse(const mxc_net_section *s, mxc_net_credential **out, size_t *n, mxc_error *e)
+int mxc_net_credentials_parse(json_t *a, mxc_net_credential **out, size_t *n, mxc_error *e)
 {
-    json_t *a = s->credentials;
     *out = NULL, *n = 0;
     if (credentials_check(a, e) < 0)
         return -1;
@@ -361,4 +359,32 @@ void mxc_net_credentials_free(mxc_net_credential *c, size_t n)
         free(c[i].secret_env), free(c[i].env);
     }
     free(c);
+}
+
+static char *dup_opt(const char *s, bool *oom)
+{
+    char *d = s ? strdup(s) : NULL;
+    *oom |= s && !d;
+    return d;
+}
+
+int mxc_net_credentials_copy(const mxc_net_credential *c, size_t n, mxc_net_credential **out, mxc_error *e)
+{
+    *out = NULL;
+    if (!c)
+        return 0;
+    mxc_net_credential *v = calloc(n ? n : 1, sizeof *v);
+    bool oom = !v;
+    for (size_t i = 0; v && i < n; i++) {
+        v[i] = (mxc_net_credential){.revision = c[i].revision, .port = c[i].port};
+        v[i].name = dup_opt(c[i].name, &oom), v[i].host = dup_opt(c[i].host, &oom);
+        v[i].path_prefix = dup_opt(c[i].path_prefix, &oom);
+        v[i].secret_env = dup_opt(c[i].secret_env, &oom), v[i].env = dup_opt(c[i].env, &oom);
+    }
+    if (oom) {
+        mxc_net_credentials_free(v, n);
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+    }
+    *out = v;
+    return 0;
 }

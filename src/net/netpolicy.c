@@ -330,7 +330,10 @@ static int governed(const mxc_net_section *r, mxc_net_policy *np, mxc_error *e)
     if (!np->hosts)
         return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
     np->model = MXC_NETM_GOVERNED;
-    return r->credentials ? mxc_net_credentials_parse(r, &np->creds, &np->ncreds, e) : 0;
+    if (r->credentials && r->creds_rc < 0)
+        return kept(&r->creds_err, e);
+    np->ncreds = r->ncreds;
+    return mxc_net_credentials_copy(r->creds, r->ncreds, &np->creds, e);
 }
 
 int mxc_net_policy_build(const mxc_net_section *r, mxc_net_policy *np, mxc_error *e)

@@ -52,8 +52,8 @@ typedef enum {
 #define MXC_NET_DNS "10.0.2.3"
 #define MXC_NET_TABLE "mxc"
 
-/* A directional section's typed form (netrules.c), read from the section's JSON with its shape
- * checks, so that src/net lowers typed rules: the directions' defaults, then the egress rules. */
+/* A section's typed parts (src/lib/netrules.h reads them from its JSON with their shape checks), so
+ * that src/net lowers typed rules: the directions' defaults, the egress rules, the credentials. */
 typedef struct {
     int family; /* AF_INET / AF_INET6 */
     unsigned char addr[16];
@@ -83,10 +83,18 @@ typedef struct {
     bool egress_allow, ingress_allow, loopback_allow; /* egress.default, ingress.default, ingress.hostLoopback */
     bool has_rules;                                   /* egress.allow or egress.deny non-empty */
 } mxc_net_directions;
+/* One of network.credentials, as checked: a binding and where its secret is, never the secret. */
+typedef struct {
+    char *name, *host;     /* owned */
+    long long revision;
+    int port;
+    char *path_prefix;     /* owned; NULL: none */
+    char *secret_env;      /* owned: the caller's variable the secret is read from at attach */
+    char *env;             /* owned; NULL: none (the workload's variable for the placeholder) */
+} mxc_net_credential;
 /* A request's network, as parsed: either dialect's section (and contract 1.0's
- * runtimeConfig.networkProxy), before src/net chooses its model.  The directional
- * egress/ingress rules are read by the engine into their typed form (mxc_net_directions_parse,
- * mxc_net_rules_parse: their paths named in refusals), which src/net lowers. */
+ * runtimeConfig.networkProxy), before src/net chooses its model, all of it typed by the engine
+ * (request.c, netrules.h: refusals name their paths): src/net reads no JSON of it. */
 typedef struct mxc_net_section {
     bool present;              /* a network section, or runtimeConfig.networkProxy alone */
     bool directional;          /* the egress/ingress form (schema 0.8+, or contract 1.0): read by netrules.c */
@@ -100,8 +108,7 @@ typedef struct mxc_net_section {
     const char **allowed_hosts, **blocked_hosts; /* legacy host lists (borrowed strings) */
     size_t nallowed, nblocked;
     bool owns_lists;           /* mxc_net_section_parse's: the arrays are its (mxc_net_section_free) */
-    json_t *json;              /* the network object (borrowed; the engine reads it, src/net never); NULL: none */
-    json_t *credentials;       /* legacy network.credentials (borrowed); NULL: none */
+    bool credentials;          /* legacy network.credentials given (typed below) */
     const char *network_proxy; /* contract 1.0: runtimeConfig.networkProxy (borrowed); NULL: none */
     /* the directional form, typed by the engine when the section is made (netrules.c); each refusal is
      * kept, for src/net to give where the model asks for it (the directions' first; the rules' only
@@ -112,29 +119,17 @@ typedef struct mxc_net_section {
     mxc_net_rules egress_deny, egress_allow; /* owned (mxc_net_section_free) */
     int rules_rc;              /* 0, or -1 with rules_err */
     mxc_error rules_err;
+    mxc_net_credential *creds; /* network.credentials, checked (owned; NULL: none or refused) */
+    size_t ncreds;
+    int creds_rc;              /* 0, or -1 with creds_err (given once governed egress is chosen) */
+    mxc_error creds_err;
 } mxc_net_section;
 
-/* The directional section's keys and its directions' actions (no network object: all deny).
- * Refusals are policy_validation naming the path.  Called when a section is made (request.c). */
-int mxc_net_directions_parse(const mxc_net_section *s, mxc_net_directions *d, mxc_error *e);
-/* Its egress rules, deny's then allow's (peers: IP addresses and CIDRs only; an allow naming IPv6
- * refused: the stack runs IPv4 only).  On failure nothing is left to free. */
-int mxc_net_rules_parse(const mxc_net_section *s, mxc_net_rules *deny, mxc_net_rules *allow, mxc_error *e);
+/* Parsed by the engine (netrules.h) when a section is made; freed with the section. */
 void mxc_net_rules_free(mxc_net_rules *r);
-/* One of network.credentials, as checked: a binding and where its secret is, never the secret. */
-typedef struct {
-    char *name, *host;     /* owned */
-    long long revision;
-    int port;
-    char *path_prefix;     /* owned; NULL: none */
-    char *secret_env;      /* owned: the caller's variable the secret is read from at attach */
-    char *env;             /* owned; NULL: none (the workload's variable for the placeholder) */
-} mxc_net_credential;
-/* The legacy network.credentials (s->credentials: [{name, revision, host, port, pathPrefix?,
- * secretEnv, env?}]): its shape checked (refusals policy_validation, naming the path), then
- * typed into *out (owned, never NULL on success even when empty: mxc_net_credentials_free) and *n.
- * The caller calls it once governed egress is chosen. */
-int mxc_net_credentials_parse(const mxc_net_section *s, mxc_net_credential **out, size_t *n, mxc_error *e);
+/* The section's credentials copied into a plan (its own: the plan outlives the section); NULL when
+ * c is.  Freed by mxc_net_credentials_free. */
+int mxc_net_credentials_copy(const mxc_net_credential *c, size_t n, mxc_net_credential **out, mxc_error *e);
 void mxc_net_credentials_free(mxc_net_credential *c, size_t n);
 
 /* The lowered network plan: the model and what attaching it needs. */
