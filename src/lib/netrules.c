@@ -12,8 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A refusal, its message bounded as the network layer's are (400 bytes). */
-__attribute__((format(printf, 2, 3))) static int refuse(mxc_error *e, const char *fmt, ...)
+#define refuse mxc_net_refuse
+
+int mxc_net_refuse(mxc_error *e, const char *fmt, ...)
 {
     char msg[400];
     va_list ap;

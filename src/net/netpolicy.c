@@ -50,15 +50,8 @@ static void put_cidr(sbuf *s, const mxc_cidr *c)
     put(s, "%s/%d", a, c->len);
 }
 
-static int refuse(mxc_error *e, const char *fmt, ...)
-{
-    char msg[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return mxc_err(e, MXC_E_POLICY_VALIDATION, "%s", msg);
-}
+/* the network's refusals: policy_validation, bounded as the engine's readers' are (netplan.h) */
+#define refuse mxc_net_refuse
 
 /* One port selector, as the match text (may be empty: any). */
 static void lower_port(const mxc_net_port *pt, sbuf *m)

@@ -125,6 +125,9 @@ typedef struct mxc_net_section {
     mxc_error creds_err;
 } mxc_net_section;
 
+/* A policy_validation refusal, its message bounded at 400 bytes: the network's refusals, the
+ * engine's readers' of a section (netrules.c) and src/net's of a model.  -1. */
+int mxc_net_refuse(mxc_error *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Parsed by the engine (netrules.h) when a section is made; freed with the section. */
 void mxc_net_rules_free(mxc_net_rules *r);
 /* The section's credentials copied into a plan (its own: the plan outlives the section); NULL when
