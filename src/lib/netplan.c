@@ -114,7 +114,7 @@ void mxc_net_policy_free(mxc_net_policy *np)
 {
     free(np->ruleset);
     free(np->hosts);
-    free(np->creds);
+    mxc_net_credentials_free(np->creds, np->ncreds);
     free(np->workload_env);
     memset(np, 0, sizeof *np);
 }

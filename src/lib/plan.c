@@ -246,7 +246,9 @@ int mxc_plan_from_request(const mxc_request *r, const mxc_net_plan_opts *net, mx
     }
     mxc_net_section sec;
     mxc_request_net_section(r, &sec);
-    if (mxc_net_plan_build(&sec, &o, &p->net, e) < 0) {
+    int built = mxc_net_plan_build(&sec, &o, &p->net, e);
+    mxc_net_section_free(&sec);
+    if (built < 0) {
         mxc_plan_free(p);
         return -1;
     }

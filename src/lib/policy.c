@@ -297,7 +297,9 @@ static int validate(const mxc_request *r, mxc_error *e)
     if (s == MXC_SURF_ONESHOT || s == MXC_SURF_PROVISION) {
         mxc_net_section sec;
         mxc_request_net_section(r, &sec);
-        if (net_model_check(&sec, e) < 0)
+        int checked = net_model_check(&sec, e);
+        mxc_net_section_free(&sec);
+        if (checked < 0)
             return -1;
     }
     if (s == MXC_SURF_PROVISION && r->has_app_id) {

@@ -2,6 +2,7 @@
  * table below; the checker walks the tree against it, so unknown keys and
  * wrong types are refused uniformly with their JSON path. */
 #include "request.h"
+#include "netrules.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -432,6 +433,31 @@ json_t *mxc_request_policy_json(const mxc_request *r)
     return pol;
 }
 
+/* The section's typed parts for src/net, from the network object net: the legacy network.proxy
+ * object's (its refusals are the model's), the directional form's and the credentials' (each
+ * refusal kept for src/net to give where the model asks for it: netplan.h).  Frees what it made
+ * before. */
+static void net_section_typed(mxc_net_section *s, json_t *net)
+{
+    mxc_net_rules_free(&s->egress_deny);
+    mxc_net_rules_free(&s->egress_allow);
+    mxc_net_credentials_free(s->creds, s->ncreds);
+    s->creds = NULL, s->ncreds = 0;
+    s->rules_rc = s->creds_rc = 0;
+    s->dirs_rc = s->directional ? mxc_net_directions_parse(net, &s->dirs, &s->dirs_err) : 0;
+    if (s->directional && s->dirs_rc == 0)
+        s->rules_rc = mxc_net_rules_parse(net, &s->egress_deny, &s->egress_allow, &s->rules_err);
+    if (s->credentials)
+        s->creds_rc = mxc_net_credentials_parse(json_object_get(net, "credentials"), &s->creds, &s->ncreds,
+                                                &s->creds_err);
+    json_t *px = json_object_get(net, "proxy"), *lh = json_object_get(px, "localhost");
+    s->proxy_url = json_string_value(json_object_get(px, "url"));
+    s->proxy_localhost = lh != NULL;
+    s->proxy_localhost_port = json_is_integer(lh) && json_integer_value(lh) >= 1 && json_integer_value(lh) <= 65535
+                                  ? (int)json_integer_value(lh) : 0;
+    s->proxy_builtin_test = json_object_get(px, "builtinTestServer") != NULL;
+}
+
 void mxc_request_net_section(const mxc_request *r, mxc_net_section *s)
 {
     memset(s, 0, sizeof *s);
@@ -446,8 +472,8 @@ void mxc_request_net_section(const mxc_request *r, mxc_net_section *s)
     s->nallowed = r->allowed_hosts.n;
     s->blocked_hosts = r->blocked_hosts.v;
     s->nblocked = r->blocked_hosts.n;
-    s->json = json_object_get(r->root, "network");
-    s->credentials = r->net_credentials;
+    s->credentials = r->net_credentials != NULL;
+    net_section_typed(s, json_object_get(r->root, "network"));
 }
 
 int mxc_net_section_parse(json_t *n, mxc_net_section *s, mxc_error *e)
@@ -461,7 +487,7 @@ int mxc_net_section_parse(json_t *n, mxc_net_section *s, mxc_error *e)
         return -1;
     }
     mxc_request_net_section(&r, s);
-    s->json = n;
+    net_section_typed(s, n);
     s->owns_lists = true; /* r's lists, now the section's (r holds nothing else to free) */
     if (mxc_policy_validate_network(&r, s, e) < 0) {
         mxc_net_section_free(s);
@@ -472,6 +498,9 @@ int mxc_net_section_parse(json_t *n, mxc_net_section *s, mxc_error *e)
 
 void mxc_net_section_free(mxc_net_section *s)
 {
+    mxc_net_rules_free(&s->egress_deny);
+    mxc_net_rules_free(&s->egress_allow);
+    mxc_net_credentials_free(s->creds, s->ncreds);
     if (s->owns_lists) {
         free(s->allowed_hosts);
         free(s->blocked_hosts);

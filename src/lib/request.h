@@ -122,8 +122,9 @@ int mxc_request_parse_v1(mxc_request *r, unsigned opts, mxc_error *e);
 json_t *mxc_request_policy_json(const mxc_request *r);
 void mxc_request_free(mxc_request *r);
 
-/* The request's network as the typed section src/net lowers (netplan.h): borrowed from r, nothing
- * to free; what the plan (plan.c) and the policy check (policy.c) hand to src/net. */
+/* The request's network as the typed section src/net lowers (netplan.h): borrows from r, its typed
+ * rules freed by mxc_net_section_free; what the plan (plan.c) and the policy check (policy.c) hand
+ * to src/net. */
 void mxc_request_net_section(const mxc_request *r, mxc_net_section *s);
 /* A network section alone — mxc-oci's io.mxc.network annotation — checked exactly as a one-shot
  * request's network is (the legacy schema at its newest, 0.9: its keys and values, then the policy

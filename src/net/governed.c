@@ -147,16 +147,13 @@ static const char *ca_name(const mxc_net_policy *np)
 
 int mxc_governed_workload_env(mxc_net_policy *np, mxc_error *e)
 {
-    json_error_t jerr;
-    json_t *creds = json_loads(np->creds ? np->creds : "[]", 0, &jerr), *out = json_array();
+    json_t *out = json_array();
     char dir[1024], kv[1200];
     snprintf(dir, sizeof dir, "%s/" CA_DIR "/%s", np->ca_base, ca_name(np));
-    for (size_t i = 0; i < json_array_size(creds); i++) {
-        json_t *c = json_array_get(creds, i);
-        const char *var = json_string_value(json_object_get(c, "env"));
-        if (var) {
-            snprintf(kv, sizeof kv, "%s=mxc:cred:%s:%lld", var, json_string_value(json_object_get(c, "name")),
-                     (long long)json_integer_value(json_object_get(c, "revision")));
+    for (size_t i = 0; i < np->ncreds; i++) {
+        const mxc_net_credential *c = &np->creds[i];
+        if (c->env) {
+            snprintf(kv, sizeof kv, "%s=mxc:cred:%s:%lld", c->env, c->name, c->revision);
             json_array_append_new(out, json_string(kv));
         }
     }
@@ -174,7 +171,6 @@ int mxc_governed_workload_env(mxc_net_policy *np, mxc_error *e)
     free(np->workload_env);
     np->workload_env = json_dumps(out, JSON_COMPACT);
     json_decref(out);
-    json_decref(creds);
     return np->workload_env ? 0 : mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
 }
 
@@ -305,31 +301,26 @@ static void wipe(json_t *s)
         explicit_bzero((char *)v, json_string_length(s));
 }
 
-/* The proxy's "credentials": each secret from the caller's environment. */
-static json_t *proxy_credentials(const char *text, mxc_error *e)
+/* The proxy's "credentials": each binding of the plan, its secret from the caller's environment. */
+static json_t *proxy_credentials(const mxc_net_policy *np, mxc_error *e)
 {
-    json_error_t jerr;
-    json_t *in = json_loads(text, 0, &jerr), *out = json_array();
-    for (size_t i = 0; in && i < json_array_size(in); i++) {
-        json_t *c = json_array_get(in, i);
-        const char *var = json_string_value(json_object_get(c, "secretEnv"));
-        const char *secret = var ? getenv(var) : NULL;
+    json_t *out = json_array();
+    for (size_t i = 0; i < np->ncreds; i++) {
+        const mxc_net_credential *c = &np->creds[i];
+        const char *secret = c->secret_env ? getenv(c->secret_env) : NULL;
         if (!secret || !*secret) {
             mxc_err(e, MXC_E_POLICY_VALIDATION, "network.credentials[%zu].secretEnv: %s is not set in the caller's "
-                    "environment", i, var ? var : "?");
+                    "environment", i, c->secret_env ? c->secret_env : "?");
             mxc_err_set_remediation(e, "export the secret in that variable before the run (or session start)");
-            json_decref(in);
             json_decref(out);
             return NULL;
         }
-        json_t *o = json_pack("{s:O, s:O, s:O, s:O, s:s}", "name", json_object_get(c, "name"), "revision",
-                              json_object_get(c, "revision"), "host", json_object_get(c, "host"), "port",
-                              json_object_get(c, "port"), "secret", secret);
-        if (o && json_object_get(c, "pathPrefix"))
-            json_object_set(o, "pathPrefix", json_object_get(c, "pathPrefix"));
+        json_t *o = json_pack("{s:s, s:I, s:s, s:i, s:s}", "name", c->name, "revision", (json_int_t)c->revision,
+                              "host", c->host, "port", c->port, "secret", secret);
+        if (o && c->path_prefix)
+            json_object_set_new(o, "pathPrefix", json_string(c->path_prefix));
         json_array_append_new(out, o);
     }
-    json_decref(in);
     return out;
 }
 
@@ -362,7 +353,7 @@ static int config_text(const mxc_net_policy *np, char **out, mxc_error *e)
     if (hosts && hosts[0] == '/')
         json_object_set_new(doc, "hostsFile", json_string(hosts));
     if (np->creds) {
-        json_t *creds = proxy_credentials(np->creds, e);
+        json_t *creds = proxy_credentials(np, e);
         if (!creds) {
             json_decref(doc);
             return -1;

@@ -43,179 +43,46 @@ static void put(sbuf *s, const char *fmt, ...)
     }
 }
 
-typedef struct {
-    int family; /* AF_INET / AF_INET6 */
-    unsigned char addr[16];
-    int len;
-} cidr;
-
-/* "a.b.c.d[/n]" or an IPv6 address[/n], host part zero.  0, or -1 with
- * why set (a name is called a hostname). */
-static int parse_cidr(const char *s, cidr *c, const char **why)
-{
-    char a[64];
-    *why = "is not an IP address or CIDR";
-    if (!s)
-        return -1;
-    const char *slash = strchr(s, '/');
-    size_t alen = slash ? (size_t)(slash - s) : strlen(s);
-    if (alen == 0 || alen >= sizeof a)
-        return -1;
-    memcpy(a, s, alen);
-    a[alen] = '\0';
-    int bits;
-    if (inet_pton(AF_INET, a, c->addr) == 1)
-        c->family = AF_INET, bits = 32;
-    else if (inet_pton(AF_INET6, a, c->addr) == 1)
-        c->family = AF_INET6, bits = 128;
-    else {
-        bool name = false;
-        for (const char *p = a; *p; p++)
-            if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'))
-                name = true;
-        if (name)
-            *why = "is a hostname: rules take IP addresses and CIDRs only (names are the egress proxy's business)";
-        return -1;
-    }
-    c->len = bits;
-    if (slash) {
-        const char *p = slash + 1;
-        if (!*p || strlen(p) > 3)
-            return -1;
-        c->len = 0;
-        for (; *p; p++) {
-            if (*p < '0' || *p > '9')
-                return -1;
-            c->len = c->len * 10 + (*p - '0');
-        }
-        if (c->len > bits)
-            return -1;
-    }
-    for (int b = c->len; b < bits; b++)
-        if (c->addr[b / 8] & (0x80 >> (b % 8))) {
-            *why = "has a non-zero host part";
-            return -1;
-        }
-    return 0;
-}
-
-static void put_cidr(sbuf *s, const cidr *c)
+static void put_cidr(sbuf *s, const mxc_cidr *c)
 {
     char a[INET6_ADDRSTRLEN];
     inet_ntop(c->family, c->addr, a, sizeof a);
     put(s, "%s/%d", a, c->len);
 }
 
-static int refuse(mxc_error *e, const char *fmt, ...)
-{
-    char msg[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return mxc_err(e, MXC_E_POLICY_VALIDATION, "%s", msg);
-}
+/* the network's refusals: policy_validation, bounded as the engine's readers' are (netplan.h) */
+#define refuse mxc_net_refuse
 
-/* Only the keys named (NULL-terminated) may appear in o. */
-static int only_keys(json_t *o, const char *where, const char *const *keys, mxc_error *e)
+/* One port selector, as the match text (may be empty: any). */
+static void lower_port(const mxc_net_port *pt, sbuf *m)
 {
-    if (!json_is_object(o))
-        return refuse(e, "%s must be an object", where);
-    const char *k;
-    json_t *v;
-    json_object_foreach(o, k, v) {
-        bool ok = false;
-        for (const char *const *p = keys; *p; p++)
-            ok |= strcmp(*p, k) == 0;
-        if (!ok)
-            return refuse(e, "%s has an unknown field `%.60s`", where, k);
-    }
-    return 0;
-}
-
-static int action(json_t *o, const char *key, const char *where, bool *allow, mxc_error *e)
-{
-    json_t *v = json_object_get(o, key);
-    *allow = false;
-    if (!v)
-        return 0;
-    const char *s = json_string_value(v);
-    if (!s || (strcmp(s, "allow") != 0 && strcmp(s, "deny") != 0))
-        return refuse(e, "%s.%s must be \"allow\" or \"deny\"", where, key);
-    *allow = strcmp(s, "allow") == 0;
-    return 0;
-}
-
-/* One port selector, lowered to the match text (may be empty: any). */
-static int lower_port(json_t *pt, const char *where, bool is_allow, sbuf *m, mxc_error *e)
-{
-    static const char *const KEYS[] = {"protocol", "port", "endPort", NULL};
-    if (only_keys(pt, where, KEYS, e) < 0)
-        return -1;
-    json_t *pj = json_object_get(pt, "protocol"), *port = json_object_get(pt, "port"), *end = json_object_get(pt, "endPort");
-    const char *proto = pj ? json_string_value(pj) : "any";
-    if (!proto || (strcmp(proto, "tcp") && strcmp(proto, "udp") && strcmp(proto, "icmp") && strcmp(proto, "any")))
-        return refuse(e, "%s.protocol must be tcp, udp, icmp or any", where);
-    json_int_t lo = 0, hi = 0;
-    if (port && (!json_is_integer(port) || (lo = json_integer_value(port)) < 1 || lo > 65535))
-        return refuse(e, "%s.port must be an integer from 1 to 65535", where);
-    if (end && (!json_is_integer(end) || (hi = json_integer_value(end)) < 1 || hi > 65535))
-        return refuse(e, "%s.endPort must be an integer from 1 to 65535", where);
-    if (end && !port)
-        return refuse(e, "%s.endPort requires port", where);
-    if (end && hi < lo)
-        return refuse(e, "%s.endPort must be greater than or equal to port", where);
-    if (!strcmp(proto, "icmp") && port)
-        return refuse(e, "%s cannot specify port or endPort for protocol='icmp'", where);
-    (void)is_allow;
+    static const char *const NAMES[] = {[MXC_NET_PROTO_ANY] = "any", [MXC_NET_PROTO_TCP] = "tcp",
+                                        [MXC_NET_PROTO_UDP] = "udp", [MXC_NET_PROTO_ICMP] = "icmp"};
     char range[16] = "";
-    if (port && end && hi != lo)
-        snprintf(range, sizeof range, "%d-%d", (int)lo, (int)hi);
-    else if (port)
-        snprintf(range, sizeof range, "%d", (int)lo);
-    if (!strcmp(proto, "icmp"))
+    if (pt->port && pt->end_port != pt->port)
+        snprintf(range, sizeof range, "%d-%d", pt->port, pt->end_port);
+    else if (pt->port)
+        snprintf(range, sizeof range, "%d", pt->port);
+    if (pt->proto == MXC_NET_PROTO_ICMP)
         put(m, " meta l4proto icmp");
-    else if (!strcmp(proto, "any"))
+    else if (pt->proto == MXC_NET_PROTO_ANY)
         put(m, range[0] ? " meta l4proto { tcp, udp } th dport %s" : "", range);
     else
-        put(m, range[0] ? " meta l4proto %s th dport %s" : " meta l4proto %s", proto, range);
-    return 0;
+        put(m, range[0] ? " meta l4proto %s th dport %s" : " meta l4proto %s", NAMES[pt->proto], range);
 }
 
-/* One peer, lowered to the match text; *v6 says it names IPv6, *one that
- * it is exactly one address (/32, /128). */
-static int lower_peer(json_t *peer, const char *where, sbuf *m, bool *v6, bool *one, mxc_error *e)
+/* One peer, as the match text. */
+static void lower_peer(const mxc_net_peer *peer, sbuf *m)
 {
-    static const char *const KEYS[] = {"cidr", "except", NULL};
-    if (only_keys(peer, where, KEYS, e) < 0)
-        return -1;
-    const char *why;
-    cidr c;
-    const char *text = json_string_value(json_object_get(peer, "cidr"));
-    if (!text)
-        return refuse(e, "%s.cidr is required and must be a string", where);
-    if (parse_cidr(text, &c, &why) < 0)
-        return refuse(e, "%s.cidr \"%.80s\" %s", where, text, why);
-    *v6 = c.family == AF_INET6;
-    *one = c.len == (*v6 ? 128 : 32);
-    put(m, " %s daddr ", *v6 ? "ip6" : "ip");
-    put_cidr(m, &c);
-    json_t *except = json_object_get(peer, "except");
-    if (except && !json_is_array(except))
-        return refuse(e, "%s.except must be an array of CIDRs", where);
-    for (size_t k = 0; k < json_array_size(except); k++) {
-        cidr x;
-        const char *xt = json_string_value(json_array_get(except, k));
-        if (parse_cidr(xt, &x, &why) < 0)
-            return refuse(e, "%s.except[%zu] \"%.80s\" %s", where, k, xt ? xt : "", why);
-        if (x.family != c.family)
-            return refuse(e, "%s.except[%zu] is not of the address family of the cidr", where, k);
-        put(m, k ? ", " : " %s daddr != { ", *v6 ? "ip6" : "ip");
-        put_cidr(m, &x);
-        if (k + 1 == json_array_size(except))
+    bool v6 = peer->cidr.family == AF_INET6;
+    put(m, " %s daddr ", v6 ? "ip6" : "ip");
+    put_cidr(m, &peer->cidr);
+    for (size_t k = 0; k < peer->nexcept; k++) {
+        put(m, k ? ", " : " %s daddr != { ", v6 ? "ip6" : "ip");
+        put_cidr(m, &peer->except[k]);
+        if (k + 1 == peer->nexcept)
             put(m, " }");
     }
-    return 0;
 }
 
 /* Which of the (to, ports) pairs lower_rules writes: model 1's allows go
@@ -223,55 +90,33 @@ static int lower_peer(json_t *peer, const char *where, sbuf *m, bool *v6, bool *
  * exactly one address ahead of it (they name it), the rest after. */
 typedef enum { PAIRS_ALL, PAIRS_ONE_ADDRESS, PAIRS_OTHERS } pairs;
 
-/* egress.allow / egress.deny: one nft rule per (to, ports) pair. */
-static int lower_rules(json_t *rules, const char *where, bool is_allow, pairs which, sbuf *s, mxc_error *e)
+/* egress.allow / egress.deny (as the engine read them: mxc_net_rules_parse): one nft rule per
+ * (to, ports) pair; a pair naming IPv6 is none (IPv6 is denied ahead). */
+static void lower_rules(const mxc_net_rules *rules, bool is_allow, pairs which, sbuf *s)
 {
-    if (!rules)
-        return 0;
-    if (!json_is_array(rules))
-        return refuse(e, "%s must be an array of rules", where);
-    static const char *const KEYS[] = {"to", "ports", NULL};
-    for (size_t i = 0; i < json_array_size(rules); i++) {
-        json_t *rule = json_array_get(rules, i);
-        char rw[96];
-        snprintf(rw, sizeof rw, "%s[%zu]", where, i);
-        if (only_keys(rule, rw, KEYS, e) < 0)
-            return -1;
-        json_t *to = json_object_get(rule, "to"), *ports = json_object_get(rule, "ports");
-        if ((to && (!json_is_array(to) || !json_array_size(to))) || (ports && (!json_is_array(ports) || !json_array_size(ports))))
-            return refuse(e, "%s: to and ports, when given, must be non-empty arrays", rw);
-        size_t nt = to ? json_array_size(to) : 1, np = ports ? json_array_size(ports) : 1;
-        for (size_t j = 0; j < nt; j++) {
+    for (size_t i = 0; i < rules->n; i++) {
+        const mxc_net_rule *r = &rules->v[i];
+        for (size_t j = 0; j < (r->nto ? r->nto : 1); j++) {
+            const mxc_net_peer *to = r->nto ? &r->to[j] : NULL;
+            bool v6 = to && to->cidr.family == AF_INET6;
+            bool one = to && to->cidr.len == (v6 ? 128 : 32);
+            if (v6 || !(which == PAIRS_ALL || (which == PAIRS_ONE_ADDRESS) == one))
+                continue;
             sbuf peer = {0};
-            bool v6 = false, one = false;
-            char pw[128];
-            snprintf(pw, sizeof pw, "%s.to[%zu]", rw, j);
-            if (to && lower_peer(json_array_get(to, j), pw, &peer, &v6, &one, e) < 0) {
-                free(peer.buf);
-                return -1;
-            }
-            if (v6 && is_allow) {
-                free(peer.buf);
-                return refuse(e, "%s.cidr is IPv6: the sandbox's userspace network stack runs IPv4 only, so an IPv6 "
-                                 "allow cannot be delivered (IPv6 is always denied)", pw);
-            }
-            for (size_t k = 0; k < np; k++) {
+            if (to)
+                lower_peer(to, &peer);
+            for (size_t k = 0; k < (r->nports ? r->nports : 1); k++) {
                 sbuf pm = {0};
-                char kw[128];
-                snprintf(kw, sizeof kw, "%s.ports[%zu]", rw, k);
-                if (ports && lower_port(json_array_get(ports, k), kw, is_allow, &pm, e) < 0) {
-                    free(peer.buf), free(pm.buf);
-                    return -1;
-                }
-                if (!v6 && (which == PAIRS_ALL || (which == PAIRS_ONE_ADDRESS) == one)) /* IPv6: denied ahead */
-                    put(s, "    meta nfproto ipv4%s%s %s\n", peer.buf ? peer.buf : "", pm.buf ? pm.buf : "",
-                        is_allow ? "accept" : "reject");
+                if (r->nports)
+                    lower_port(&r->ports[k], &pm);
+                put(s, "    meta nfproto ipv4%s%s %s\n", peer.buf ? peer.buf : "", pm.buf ? pm.buf : "",
+                    is_allow ? "accept" : "reject");
+                s->oom |= peer.oom || pm.oom;
                 free(pm.buf);
             }
             free(peer.buf);
         }
     }
-    return 0;
 }
 
 /* proxy_port: model 2's one way out, the gateway's proxy port; 0 (model
@@ -377,21 +222,22 @@ static int proxy_endpoint(const char *url, const char *field, mxc_net_policy *np
     return finish(&s, false, np, e);
 }
 
-static int directional(json_t *net, const char *proxy, mxc_net_policy *np, mxc_error *e)
+/* A refusal the engine kept when it typed the section (netplan.h), given now. */
+static int kept(const mxc_error *why, mxc_error *e)
 {
-    static const char *const NET_KEYS[] = {"egress", "ingress", NULL};
-    static const char *const EG_KEYS[] = {"default", "allow", "deny", NULL};
-    static const char *const IN_KEYS[] = {"default", "hostLoopback", NULL};
-    if (only_keys(net, "network", NET_KEYS, e) < 0)
-        return -1;
-    json_t *eg = json_object_get(net, "egress"), *in = json_object_get(net, "ingress");
-    bool e_allow, i_allow, h_allow;
-    if ((eg && only_keys(eg, "network.egress", EG_KEYS, e) < 0) || (in && only_keys(in, "network.ingress", IN_KEYS, e) < 0) ||
-        action(eg, "default", "network.egress", &e_allow, e) < 0 || action(in, "default", "network.ingress", &i_allow, e) < 0 ||
-        action(in, "hostLoopback", "network.ingress", &h_allow, e) < 0)
-        return -1;
-    json_t *allow = json_object_get(eg, "allow"), *deny = json_object_get(eg, "deny");
-    bool rules = json_array_size(allow) || json_array_size(deny);
+    if (e)
+        *e = *why;
+    return -1;
+}
+
+/* The directional form, as the engine typed it (netplan.h: the directions, then the rules, their
+ * refusals given in that order: the rules' only once the model is model 1). */
+static int directional(const mxc_net_section *r, const char *proxy, mxc_net_policy *np, mxc_error *e)
+{
+    if (r->dirs_rc < 0)
+        return kept(&r->dirs_err, e);
+    const mxc_net_directions *d = &r->dirs;
+    bool e_allow = d->egress_allow, i_allow = d->ingress_allow, h_allow = d->loopback_allow, rules = d->has_rules;
     if (e_allow && i_allow && h_allow && !rules && !proxy) {
         np->model = MXC_NETM_HOST;
         return 0;
@@ -417,43 +263,38 @@ static int directional(json_t *net, const char *proxy, mxc_net_policy *np, mxc_e
         np->model = MXC_NETM_NONE;
         return 0;
     }
+    if (r->rules_rc < 0)
+        return kept(&r->rules_err, e);
     np->model = MXC_NETM_DIRECT;
     sbuf s = {0};
     put_head(&s, 0);
     /* deny outranks allow: every deny is matched first; then the allows
      * that name one address, this host, the rest */
-    if (lower_rules(deny, "network.egress.deny", false, PAIRS_ALL, &s, e) < 0 ||
-        lower_rules(allow, "network.egress.allow", true, PAIRS_ONE_ADDRESS, &s, e) < 0) {
-        free(s.buf);
-        return -1;
-    }
+    lower_rules(&r->egress_deny, false, PAIRS_ALL, &s);
+    lower_rules(&r->egress_allow, true, PAIRS_ONE_ADDRESS, &s);
     put_thishost(&s);
-    if (lower_rules(allow, "network.egress.allow", true, PAIRS_OTHERS, &s, e) < 0) {
-        free(s.buf);
-        return -1;
-    }
+    lower_rules(&r->egress_allow, true, PAIRS_OTHERS, &s);
     return finish(&s, e_allow, np, e);
 }
 
 /* The legacy network.proxy: { "url": U } or { "localhost": PORT }, on a
  * blocked network only (the endpoint is the one way out). */
-static int legacy_proxy(const mxc_net_section *r, json_t *px, mxc_net_policy *np, mxc_error *e)
+static int legacy_proxy(const mxc_net_section *r, mxc_net_policy *np, mxc_error *e)
 {
     if (r->allow || r->nallowed || r->nblocked)
         return refuse(e, "network.proxy requires defaultPolicy block with no allowedHosts or blockedHosts: the proxy "
                          "endpoint is the only way out (model 2)");
-    if (json_object_get(px, "builtinTestServer"))
+    if (r->proxy_builtin_test)
         return refuse(e, "network.proxy.builtinTestServer cannot be delivered: mxc ships no test proxy; name your "
                          "proxy with network.proxy.url");
-    json_t *url = json_object_get(px, "url"), *lh = json_object_get(px, "localhost");
-    if (!url == !lh)
+    if (!r->proxy_url == !r->proxy_localhost)
         return refuse(e, "network.proxy needs exactly one of url or localhost (a port)");
-    if (url)
-        return proxy_endpoint(json_string_value(url), "network.proxy.url", np, e);
-    if (!json_is_integer(lh) || json_integer_value(lh) < 1 || json_integer_value(lh) > 65535)
+    if (r->proxy_url)
+        return proxy_endpoint(r->proxy_url, "network.proxy.url", np, e);
+    if (!r->proxy_localhost_port)
         return refuse(e, "network.proxy.localhost must be a port (1 to 65535)");
     char u[40];
-    snprintf(u, sizeof u, "http://127.0.0.1:%d", (int)json_integer_value(lh));
+    snprintf(u, sizeof u, "http://127.0.0.1:%d", r->proxy_localhost_port);
     return proxy_endpoint(u, "network.proxy.localhost", np, e);
 }
 
@@ -461,61 +302,6 @@ static int legacy_proxy(const mxc_net_section *r, json_t *px, mxc_net_policy *np
  * network (nothing else leaves: the proxy is the one way out).  The
  * entries themselves are mxc-proxy's to judge (src/proxy/hostpolicy.h); a
  * bad one refuses the run before the workload exists. */
-static bool env_name_ok(const char *s)
-{
-    if (!s || !*s || strlen(s) > 128 || (*s >= '0' && *s <= '9'))
-        return false;
-    for (; *s; s++)
-        if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_'))
-            return false;
-    return true;
-}
-
-/* network.credentials: [{name, revision, host, port, pathPrefix?,
- * secretEnv, env?}] — the shape only (mxc-proxy judges the binding again
- * and the secrets are read at attach); into np->creds. */
-static int credentials(json_t *a, mxc_net_policy *np, mxc_error *e)
-{
-    if (!json_is_array(a) || json_array_size(a) > 64)
-        return refuse(e, "network.credentials must be an array of at most 64 credential objects");
-    static const char *const KEYS[] = {"name", "revision", "host", "port", "pathPrefix", "secretEnv", "env"};
-    for (size_t i = 0; i < json_array_size(a); i++) {
-        json_t *c = json_array_get(a, i), *v;
-        const char *k;
-        if (!json_is_object(c))
-            return refuse(e, "network.credentials[%zu] must be an object", i);
-        json_object_foreach(c, k, v) {
-            bool known = false;
-            for (size_t j = 0; j < sizeof KEYS / sizeof KEYS[0]; j++)
-                known |= !strcmp(k, KEYS[j]);
-            if (!known)
-                return refuse(e, "network.credentials[%zu].%s is not a known field", i, k);
-        }
-        const char *name = json_string_value(json_object_get(c, "name"));
-        json_t *rev = json_object_get(c, "revision"), *port = json_object_get(c, "port");
-        json_t *prefix = json_object_get(c, "pathPrefix"), *wenv = json_object_get(c, "env");
-        size_t nl = name ? strlen(name) : 0;
-        bool name_ok = nl > 0 && nl <= 64 && strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                                         "0123456789_.-") == nl;
-        if (!name_ok)
-            return refuse(e, "network.credentials[%zu].name must be 1 to 64 of A-Z a-z 0-9 _ . -", i);
-        if (!json_is_integer(rev) || json_integer_value(rev) < 0)
-            return refuse(e, "network.credentials[%zu].revision must be an integer of at least 0", i);
-        if (!json_is_string(json_object_get(c, "host")))
-            return refuse(e, "network.credentials[%zu].host must be a host name or IP literal", i);
-        if (!json_is_integer(port) || json_integer_value(port) < 1 || json_integer_value(port) > 65535)
-            return refuse(e, "network.credentials[%zu].port must be a port (1 to 65535)", i);
-        if (prefix && (!json_is_string(prefix) || json_string_value(prefix)[0] != '/'))
-            return refuse(e, "network.credentials[%zu].pathPrefix must be a path starting with /", i);
-        if (!env_name_ok(json_string_value(json_object_get(c, "secretEnv"))))
-            return refuse(e, "network.credentials[%zu].secretEnv must name an environment variable", i);
-        if (wenv && !env_name_ok(json_string_value(wenv)))
-            return refuse(e, "network.credentials[%zu].env must name an environment variable", i);
-    }
-    np->creds = json_dumps(a, JSON_COMPACT);
-    return np->creds ? 0 : mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
-}
-
 static int governed(const mxc_net_section *r, mxc_net_policy *np, mxc_error *e)
 {
     if (r->allow)
@@ -537,7 +323,10 @@ static int governed(const mxc_net_section *r, mxc_net_policy *np, mxc_error *e)
     if (!np->hosts)
         return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
     np->model = MXC_NETM_GOVERNED;
-    return r->credentials ? credentials(r->credentials, np, e) : 0;
+    if (r->credentials && r->creds_rc < 0)
+        return kept(&r->creds_err, e);
+    np->ncreds = r->ncreds;
+    return mxc_net_credentials_copy(r->creds, r->ncreds, &np->creds, e);
 }
 
 int mxc_net_policy_build(const mxc_net_section *r, mxc_net_policy *np, mxc_error *e)
@@ -546,13 +335,12 @@ int mxc_net_policy_build(const mxc_net_section *r, mxc_net_policy *np, mxc_error
     const char *proxy = r->network_proxy;
     if (!r->present)
         return 0;
-    json_t *net = r->json;
     if (!r->directional) {
         if (r->credentials && (r->proxy || r->allow || !r->nallowed))
             return refuse(e, "network.credentials needs governed egress (network.allowedHosts with defaultPolicy "
                              "block): only mxc-proxy can substitute a credential for its binding");
         if (r->proxy)
-            return legacy_proxy(r, json_object_get(net, "proxy"), np, e);
+            return legacy_proxy(r, np, e);
         if (r->nallowed || r->nblocked)
             return governed(r, np, e);
         if (r->allow && r->allow_local)
@@ -561,10 +349,5 @@ int mxc_net_policy_build(const mxc_net_section *r, mxc_net_policy *np, mxc_error
             return legacy_allow(np, e);
         return 0;
     }
-    if (net)
-        return directional(net, proxy, np, e);
-    json_t *none = json_object(); /* runtimeConfig.networkProxy alone: egress deny by default */
-    int rc = directional(none, proxy, np, e);
-    json_decref(none);
-    return rc;
+    return directional(r, proxy, np, e);
 }

@@ -1,9 +1,10 @@
 /* netpolicy.h — a request's network, as one of the connectivity models.
  * Owns: choosing the model (host network, 1 direct egress under rules,
- * 2 the proxy endpoint only, 3 nothing) from either dialect, validating
- * the directional rules it lowers (CIDRs, except, protocol, port, endPort;
- * hostnames and unenforceable shapes refused with their JSON path), and
- * lowering them into the nftables script installed inside the sandbox's
+ * 2 the proxy endpoint only, 3 nothing) from either dialect (the shapes
+ * it cannot deliver refused with their JSON path), and lowering the
+ * directional rules, as the engine read them (netplan.h: netrules.c checks
+ * CIDRs, except, protocol, port, endPort; refuses hostnames), into the
+ * nftables script installed inside the sandbox's
  * network namespace (model 1's has an empty set of this host's own
  * destinations, which stack.c fills from thishost.h where the rules go
  * in, and rejects after the allows of exactly one address).  Pure: no

@@ -18,6 +18,7 @@ static int build(const char *json, mxc_net_policy *np, mxc_error *e)
     mxc_net_section sec;
     mxc_request_net_section(&r, &sec);
     int rc = mxc_net_policy_build(&sec, np, e);
+    mxc_net_section_free(&sec);
     mxc_request_free(&r);
     return rc;
 }
@@ -168,7 +169,10 @@ static void test_credentials(void)
     mxc_net_policy np;
     mxc_error e = {0};
     CHECK(build(CRED_NET("\"allowedHosts\":[\"api.example.com\"],", GOOD_CRED), &np, &e) == 0);
-    CHECK(np.model == MXC_NETM_GOVERNED && np.creds && strstr(np.creds, "\"secretEnv\":\"GH\""));
+    CHECK(np.model == MXC_NETM_GOVERNED && np.creds && np.ncreds == 1 && !strcmp(np.creds[0].secret_env, "GH"));
+    CHECK(np.ncreds == 1 && !strcmp(np.creds[0].name, "gh") && np.creds[0].revision == 3 &&
+          !strcmp(np.creds[0].host, "api.example.com") && np.creds[0].port == 443 && !np.creds[0].path_prefix &&
+          !np.creds[0].env);
     mxc_net_policy_free(&np);
     static const struct { const char *json, *msg; } BAD[] = {
         {CRED_NET("", GOOD_CRED), "network.credentials needs governed egress"},

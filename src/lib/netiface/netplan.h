@@ -52,22 +52,88 @@ typedef enum {
 #define MXC_NET_DNS "10.0.2.3"
 #define MXC_NET_TABLE "mxc"
 
+/* A section's typed parts (src/lib/netrules.h reads them from its JSON with their shape checks), so
+ * that src/net lowers typed rules: the directions' defaults, the egress rules, the credentials. */
+typedef struct {
+    int family; /* AF_INET / AF_INET6 */
+    unsigned char addr[16];
+    int len;    /* the prefix length; the host part is zero */
+} mxc_cidr;
+typedef struct {
+    mxc_cidr cidr;
+    mxc_cidr *except; /* of cidr's family (owned) */
+    size_t nexcept;
+} mxc_net_peer;
+typedef enum { MXC_NET_PROTO_ANY, MXC_NET_PROTO_TCP, MXC_NET_PROTO_UDP, MXC_NET_PROTO_ICMP } mxc_net_proto;
+typedef struct {
+    mxc_net_proto proto;
+    int port, end_port; /* 0: any port; else port <= end_port (end_port == port: the one port); icmp: 0 */
+} mxc_net_port;
+typedef struct {
+    mxc_net_peer *to; /* none: any destination */
+    size_t nto;
+    mxc_net_port *ports; /* none: any protocol and port */
+    size_t nports;
+} mxc_net_rule;
+typedef struct {
+    mxc_net_rule *v; /* owned (mxc_net_rules_free) */
+    size_t n;
+} mxc_net_rules;
+typedef struct {
+    bool egress_allow, ingress_allow, loopback_allow; /* egress.default, ingress.default, ingress.hostLoopback */
+    bool has_rules;                                   /* egress.allow or egress.deny non-empty */
+} mxc_net_directions;
+/* One of network.credentials, as checked: a binding and where its secret is, never the secret. */
+typedef struct {
+    char *name, *host;     /* owned */
+    long long revision;
+    int port;
+    char *path_prefix;     /* owned; NULL: none */
+    char *secret_env;      /* owned: the caller's variable the secret is read from at attach */
+    char *env;             /* owned; NULL: none (the workload's variable for the placeholder) */
+} mxc_net_credential;
 /* A request's network, as parsed: either dialect's section (and contract 1.0's
- * runtimeConfig.networkProxy), before src/net chooses its model.  The directional
- * egress/ingress rules are lowered by src/net from `json` (their paths named in refusals). */
+ * runtimeConfig.networkProxy), before src/net chooses its model, all of it typed by the engine
+ * (request.c, netrules.h: refusals name their paths): src/net reads no JSON of it. */
 typedef struct mxc_net_section {
     bool present;              /* a network section, or runtimeConfig.networkProxy alone */
-    bool directional;          /* the egress/ingress form (schema 0.8+, or contract 1.0): lowered from json */
+    bool directional;          /* the egress/ingress form (schema 0.8+, or contract 1.0): read by netrules.c */
     bool allow;                /* legacy: defaultPolicy "allow" */
     bool allow_local;          /* legacy: allowLocalNetwork true */
-    bool proxy;                /* legacy: network.proxy (the object in json) */
+    bool proxy;                /* legacy: network.proxy, as read (request.c): */
+    const char *proxy_url;     /*   its url (borrowed); NULL: none */
+    bool proxy_localhost;      /*   its localhost given */
+    int proxy_localhost_port;  /*   that, when an integer from 1 to 65535; else 0 */
+    bool proxy_builtin_test;   /*   its builtinTestServer given */
     const char **allowed_hosts, **blocked_hosts; /* legacy host lists (borrowed strings) */
     size_t nallowed, nblocked;
     bool owns_lists;           /* mxc_net_section_parse's: the arrays are its (mxc_net_section_free) */
-    json_t *json;              /* the network object (borrowed); NULL: none */
-    json_t *credentials;       /* legacy network.credentials (borrowed); NULL: none */
+    bool credentials;          /* legacy network.credentials given (typed below) */
     const char *network_proxy; /* contract 1.0: runtimeConfig.networkProxy (borrowed); NULL: none */
+    /* the directional form, typed by the engine when the section is made (netrules.c); each refusal is
+     * kept, for src/net to give where the model asks for it (the directions' first; the rules' only
+     * once the model is model 1, after the model's own refusals): */
+    mxc_net_directions dirs;
+    int dirs_rc;               /* 0, or -1 with dirs_err */
+    mxc_error dirs_err;
+    mxc_net_rules egress_deny, egress_allow; /* owned (mxc_net_section_free) */
+    int rules_rc;              /* 0, or -1 with rules_err */
+    mxc_error rules_err;
+    mxc_net_credential *creds; /* network.credentials, checked (owned; NULL: none or refused) */
+    size_t ncreds;
+    int creds_rc;              /* 0, or -1 with creds_err (given once governed egress is chosen) */
+    mxc_error creds_err;
 } mxc_net_section;
+
+/* A policy_validation refusal, its message bounded at 400 bytes: the network's refusals, the
+ * engine's readers' of a section (netrules.c) and src/net's of a model.  -1. */
+int mxc_net_refuse(mxc_error *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Parsed by the engine (netrules.h) when a section is made; freed with the section. */
+void mxc_net_rules_free(mxc_net_rules *r);
+/* The section's credentials copied into a plan (its own: the plan outlives the section); NULL when
+ * c is.  Freed by mxc_net_credentials_free. */
+int mxc_net_credentials_copy(const mxc_net_credential *c, size_t n, mxc_net_credential **out, mxc_error *e);
+void mxc_net_credentials_free(mxc_net_credential *c, size_t n);
 
 /* The lowered network plan: the model and what attaching it needs. */
 typedef struct {
@@ -80,8 +146,9 @@ typedef struct {
     char sandbox[64];         /* governed: the sandbox's name, for the proxy's audit */
     char audit_path[768];     /* governed: where the proxy's audit records go ("" : nowhere) */
     bool audit_by_caller;     /*   named by the caller (MXC_PROXY_AUDIT_FILE): opened as --log-file is */
-    char *creds;              /* governed: network.credentials as validated, JSON text (owned): bindings and
-                                 secretEnv names, never a secret (src/net/governed.c reads those at attach) */
+    mxc_net_credential *creds; /* governed: network.credentials as checked (owned; NULL: none given): bindings
+                                  and secretEnv names, never a secret (src/net/governed.c reads those at attach) */
+    size_t ncreds;
     char ca_base[768];        /* governed with credentials: the host directory the CA files go under
                                  (.mxc-proxy/<sandbox>/ below it; mxc-oci: the directory itself) */
     char *workload_env;       /* governed with credentials: JSON array of "K=V" for every process of the
