@@ -177,6 +177,11 @@ static int governed_setup(mxc_net_policy *np, const mxc_net_plan_opts *o, mxc_er
                        "filesystem.readwritePaths: the sandbox's CA certificate is written there (.mxc-proxy/)");
     if (!o->ca_base)
         return 0;
+    /* never a truncated path: the CA files are written and removed under it (a prefix could name
+     * another directory) */
+    if (strlen(o->ca_base) >= sizeof np->ca_base || (o->ca_seen && strlen(o->ca_seen) >= sizeof np->ca_base))
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "the directory the sandbox's CA certificate is written to is "
+                       "longer than %zu bytes: %.80s...", sizeof np->ca_base - 1, o->ca_base);
     /* the CA files' paths as the sandbox sees them, then where they are written on the host */
     snprintf(np->ca_base, sizeof np->ca_base, "%s", o->ca_seen ? o->ca_seen : o->ca_base);
     int rc = mxc_net_ops_get()->workload_env(np, e);

@@ -12,12 +12,13 @@ Run as root:  python3 -m pytest -q -p no:cacheprovider tests/oci/test_oci_networ
 """
 import json
 import os
+import subprocess
 import sys
 
 import pytest
 
 from conftest import wait_until
-from test_oci import Oci, oci  # noqa: F401 (fixture)
+from test_oci import MXC_OCI, Oci, oci  # noqa: F401 (fixture)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 from test_proxy import HOST_ADDR, WEB, in_internet, world  # noqa: E402,F401 (fixture)
@@ -333,3 +334,20 @@ def test_the_operator_s_allow_lets_an_annotation_reach_the_node_s_loopback(oci, 
     monkeypatch.setenv("MXC_OCI_ALLOW_NODE_LOCAL", "yes")
     rc, _, err = oci.create("op2", bundle(oci, ["true"], annotate(governed("127.0.0.1:8080"))))
     assert rc != 0 and "MXC_OCI_ALLOW_NODE_LOCAL=yes" in err, err
+
+
+def test_a_ca_directory_too_long_is_refused_never_truncated(oci, monkeypatch):
+    """Governed egress with credentials writes the sandbox's CA under the container's state directory; a
+    state root so long that the path does not fit is refused at create, never truncated (a truncated prefix
+    could name another directory, where the CA files would be written and later removed)."""
+    monkeypatch.setenv("MXC_TEST_GH_SECRET", SECRET)
+    deep = oci.root
+    while len(deep) < 800:
+        deep = os.path.join(deep, "d" * 60)
+    os.makedirs(deep, mode=0o700)
+    b = bundle(oci, ["true"], annotate(NET))
+    r = subprocess.run([MXC_OCI, "--root", deep, "create", "--bundle", b, "longca"], stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "CA certificate" in r.stderr and "longer than" in r.stderr, r.stderr
+    assert not os.path.exists(os.path.join(deep, "longca"))
+    assert not any(".mxc-proxy" in dirs for _, dirs, _ in os.walk(oci.root)), "CA files written somewhere"
