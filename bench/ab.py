@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Two builds of mxc side by side (a change's before and after): one-shot, exec into a live
+session and the full lifecycle through mxc-exec, interleaved (A B A B ..., the order alternated),
+hot and with 100 ms of idle before each run; medians and B / A.  Each build gets a state root of
+its own.  (bench/oci.py compares mxc-oci with runc and crun; give it MXC_OCI=BUILD/mxc-oci for
+each build in turn.)
+
+usage: sudo bench/ab.py BUILD_A BUILD_B [N]   (BUILD_*: build directories with mxc-exec)"""
+import json, os, statistics, subprocess, sys, tempfile, time
+A, B = sys.argv[1], sys.argv[2]
+N = int(sys.argv[3]) if len(sys.argv) > 3 else 40
+def env_for(tag):
+    st = tempfile.mkdtemp(prefix=f"mxc-ab-{tag}-")
+    return dict(os.environ, MXC_STATE_DIR=st, MXC_WORKSPACE_ROOT=st + ".ws")
+ENV = {A: env_for("a"), B: env_for("b")}
+def mxc(build, req):
+    r = subprocess.run([os.path.join(build, "mxc-exec"), "--experimental", "--config", "-"], input=json.dumps(req),
+                       capture_output=True, text=True, env=ENV[build])
+    return json.loads(r.stdout.splitlines()[-1]) if r.stdout.strip() else {}
+def oneshot(build):
+    subprocess.run([os.path.join(build, "mxc-exec"), "--config", "-"], input='{"process":{"commandLine":"true"}}',
+                   capture_output=True, text=True, env=ENV[build], check=True)
+SID = {}
+def session(build):
+    r = mxc(build, {"containment": "isolation_session", "phase": "provision"})
+    sid = r["result"]["sandboxId"]
+    mxc(build, {"phase": "start", "sandboxId": sid})
+    return sid
+def exec_(build):
+    subprocess.run([os.path.join(build, "mxc-exec"), "--experimental", "--config", "-"],
+                   input=json.dumps({"phase": "exec", "sandboxId": SID[build], "process": {"commandLine": "true"}}),
+                   capture_output=True, text=True, env=ENV[build], check=True)
+def cycle(build):
+    sid = session(build)
+    mxc(build, {"phase": "exec", "sandboxId": sid, "process": {"commandLine": "true"}})
+    mxc(build, {"phase": "stop", "sandboxId": sid})
+    mxc(build, {"phase": "deprovision", "sandboxId": sid})
+def timed(f, b):
+    t = time.perf_counter(); f(b); return (time.perf_counter() - t) * 1000
+def pair(f, gap):
+    ra, rb = [], []
+    for i in range(N):
+        for b, r in ((A, ra), (B, rb)) if i % 2 == 0 else ((B, rb), (A, ra)):
+            if gap: time.sleep(gap)
+            r.append(timed(f, b))
+    return statistics.median(ra), statistics.median(rb)
+SID[A], SID[B] = session(A), session(B)
+print(f"A = {A}\nB = {B}\nN = {N} per side, interleaved, order alternated\n")
+print("| measurement | A ms | B ms | B / A |\n|---|---|---|---|")
+for name, f in (("one-shot `true`", oneshot), ("exec `true` into a live session", exec_),
+                ("provision→start→exec→stop→deprovision", cycle)):
+    for label, gap in (("hot", 0), ("idle gap", 0.1)):
+        a, b = pair(f, gap)
+        print(f"| {name}, {label} | {a:.2f} | {b:.2f} | {b / a:.2f}x |", flush=True)
+for b in (A, B):
+    mxc(b, {"phase": "stop", "sandboxId": SID[b]}); mxc(b, {"phase": "deprovision", "sandboxId": SID[b]})
