@@ -729,7 +729,7 @@ static int mount_v1_each(const oci_cgroup *cg, int t, char names[][64], size_t n
         const char *flags[9] = {NULL}; /* the hierarchy's controllers, each a flag (key, NULL) */
         size_t nf = 0;
         char copy[64];
-        snprintf(copy, sizeof copy, "%s", names[i]);
+        snprintf(copy, sizeof copy, "%.63s", names[i]);
         for (char *save = NULL, *w = strtok_r(copy, ",", &save); w && nf < 8; w = strtok_r(NULL, ",", &save), nf += 2)
             flags[nf] = w;
         int sub = openat(t, names[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -741,7 +741,7 @@ static int mount_v1_each(const oci_cgroup *cg, int t, char names[][64], size_t n
             close(sub);
         if (rc < 0) {
             char what[80];
-            snprintf(what, sizeof what, "cgroup %s", names[i]);
+            snprintf(what, sizeof what, "cgroup %.63s", names[i]);
             return mount_failed(e, what, -rc);
         }
     }
