@@ -402,7 +402,7 @@ static int rlimit_of(json_t *l, const char *field, oci_config *c, mxc_error *e)
     size_t k = FIND(RLIMITS, type);
     if (k == COUNT(RLIMITS)) {
         char f[FIELD_MAX];
-        snprintf(f, sizeof f, "%s.type", field);
+        snprintf(f, sizeof f, "%.150s.type", field);
         return bad(e, f, "a Linux RLIMIT_ name");
     }
     if (c->nrlimits == OCI_MAX_RLIMITS || soft > hard)
@@ -486,7 +486,7 @@ static const struct { const char *name; int flag; } NAMESPACES[] = {
 static int namespace_of(json_t *n, const char *field, oci_config *c, mxc_error *e)
 {
     char f[FIELD_MAX];
-    snprintf(f, sizeof f, "%s.type", field);
+    snprintf(f, sizeof f, "%.150s.type", field);
     const char *type = json_string_value(json_object_get(n, "type"));
     if (!json_is_object(n) || !type)
         return bad(e, f, "a namespace type");
@@ -498,7 +498,7 @@ static int namespace_of(json_t *n, const char *field, oci_config *c, mxc_error *
     int flag = NAMESPACES[k].flag;
     if ((c->ns_flags & flag) || joined(c, flag))
         return bad(e, f, "listed once");
-    snprintf(f, sizeof f, "%s.path", field);
+    snprintf(f, sizeof f, "%.150s.path", field);
     json_t *path;
     if (get(n, "path", f, JSON_STRING, &path, e) < 0)
         return -1;
