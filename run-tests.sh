@@ -61,7 +61,7 @@ python3 scripts/funclen.py | tail -n 3 || fail=1
 stage "unit tests under ASan+UBSan"
 [ -f build-asan/build.ninja ] || meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
 meson configure build-asan -Dfault_injection=true >/dev/null
-ninja -C build-asan >/dev/null && UBSAN_OPTIONS=halt_on_error=1 meson test -C build-asan --suite unit --print-errorlogs || fail=1
+{ ninja -C build-asan >/tmp/mxc-asan-build.log 2>&1 || { grep -E "error|FAILED" /tmp/mxc-asan-build.log | head -n 40; false; }; } && UBSAN_OPTIONS=halt_on_error=1 meson test -C build-asan --suite unit --print-errorlogs || fail=1
 
 stage "sandbox suites against the ASan+UBSan mxc-exec"
 # every real sandbox path (clone into namespaces, vfork-style spawn, relay,
