@@ -25,13 +25,17 @@ static int userns_of(pid_t pid, struct stat *st)
 /* The agent at path, connected (a stream socket, close-on-exec): its descriptor, or -1 with *e. */
 static int agent_connect(const char *path, pid_t init, mxc_error *e)
 {
+    /* the socket itself, its last component not followed (a link put there is refused), then
+     * connected through its descriptor: what was checked is what is connected */
+    int pfd _cleanup_fd_ = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st = {0};
+    if (pfd >= 0 && fstat(pfd, &st) == 0 && !S_ISSOCK(st.st_mode))
+        errno = S_ISLNK(st.st_mode) ? ELOOP : ENOTSOCK;
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    if (strlen(path) >= sizeof sa.sun_path)
-        return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.seccomp.listenerPath is longer than a Unix "
-                       "socket's path (%zu bytes)", sizeof sa.sun_path - 1);
-    memcpy(sa.sun_path, path, strlen(path) + 1);
-    int s _cleanup_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof sa) < 0)
+    snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d", pfd);
+    int s _cleanup_fd_ = -1;
+    if (pfd < 0 || !S_ISSOCK(st.st_mode) || (s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+        connect(s, (struct sockaddr *)&sa, sizeof sa) < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.seccomp", errno, NULL,
                           "failed to connect with seccomp agent specified in the seccomp profile: %s", path);
     /* the listening process (its credentials as it listened) is no member of the container */

@@ -8,7 +8,9 @@
  * inside the container: the agent is the operator's and so is the path —
  * and sends the container process state (the runtime spec's
  * ContainerProcessState: ociVersion, fds ["seccompFd"], pid, metadata,
- * state) with the listener in one message, then closes its copy: once the
+ * state) with the listener in one message — the socket opened without
+ * following its last component and connected through that descriptor —
+ * then closes its copy: once the
  * agent is gone, a notified call fails with ENOSYS.  An agent whose socket
  * is served from inside the container (its user namespace) is refused: the
  * workload would answer its own profile's notifications.  create sends it

@@ -203,6 +203,18 @@ def test_an_agent_served_from_inside_the_container_is_refused(oci):
         fake.wait()
 
 
+def test_a_link_at_the_listener_path_is_not_followed(oci, agent):
+    """The socket at listenerPath is opened without following its last component and connected through
+    that descriptor: a symbolic link there (one a workload could plant in a directory it writes, to
+    another socket of the host) is refused, not followed."""
+    link = os.path.join(oci.base, "link.sock")
+    os.symlink(agent.path, link)
+    b = bundle(oci, ["true"], notify_profile(link))
+    rc, _, err = oci("run", "--bundle", b, "n8")
+    assert rc != 0 and "failed to connect with seccomp agent" in err and "symbolic links" in err, err
+    assert agent.states == []
+
+
 REFUSED = {
     "write": (lambda p: notify_profile(p, names=("mkdir", "write")),
               "SCMP_ACT_NOTIFY cannot be used for the write syscall"),
