@@ -12,8 +12,11 @@ PKGS=(build-essential pkg-config meson ninja-build libjansson-dev libseccomp-dev
       busybox-static podman  # tests/oci: the rootfs of the bundles mxc-oci runs; Podman 4.3 driving it
       containerd runc crun bats jq  # tests/oci: containerd 1.6 + ctr (runc v2 shim); runc and crun as peers
                                     # (bench, runc's bats suite); bats, jq: that suite
-      python3-grpcio python3-grpc-tools containernetworking-plugins)  # tests/oci/test_cri.py: a CRI client
+      python3-grpcio python3-grpc-tools containernetworking-plugins  # tests/oci/test_cri.py: a CRI client
                                     # (stubs made from containerd's vendored CRI proto), CNI's bridge
+      golang-go golang-github-seccomp-libseccomp-golang-dev golang-github-cyphar-filepath-securejoin-dev
+      golang-github-opencontainers-specs-dev golang-github-sirupsen-logrus-dev golang-golang-x-sys-dev)
+                                    # tests/oci/bats/run.sh: runc's seccomp agent, built offline (GOPATH mode)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -259,11 +259,20 @@ int mxc_error_send(int sock, char tag, const mxc_error *e)
 
 ssize_t mxc_error_recv(int sock, char tag, void *buf, size_t len, mxc_error *e)
 {
+    return mxc_error_recv_fd(sock, tag, buf, len, NULL, e);
+}
+
+ssize_t mxc_error_recv_fd(int sock, char tag, void *buf, size_t len, int *fd, mxc_error *e)
+{
     char wire[MXC_ERROR_WIRE_MAX + 1];
     mxc_sockmsg_in in;
-    ssize_t n = mxc_sockmsg_recv(sock, wire, sizeof wire, 0, &in, 0);
+    if (fd)
+        *fd = -1;
+    ssize_t n = mxc_sockmsg_recv(sock, wire, sizeof wire, 0, &in, fd ? 1 : 0);
     if (n < 0) /* not the end of the stream: a peer gone with unread data (ECONNRESET) is no success */
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, NULL, errno, NULL, "cannot read from the child");
+    if (n == 0 || in.long_payload || wire[0] == tag || (size_t)n > len)
+        mxc_sockmsg_in_close(&in); /* no message of the caller's: nothing kept */
     if (n == 0)
         return 0;
     if (in.long_payload || (wire[0] != tag && (size_t)n > len))
@@ -274,5 +283,7 @@ ssize_t mxc_error_recv(int sock, char tag, void *buf, size_t len, mxc_error *e)
         return -1;
     }
     memcpy(buf, wire, (size_t)n);
+    if (fd)
+        *fd = in.fds[0];
     return n;
 }

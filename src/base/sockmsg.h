@@ -109,5 +109,8 @@ int mxc_error_send(int sock, char tag, const mxc_error *e);
  * came, a protocol error for a malformed report or a message longer than
  * len, or the failed recv (a peer gone with unread data: ECONNRESET). */
 ssize_t mxc_error_recv(int sock, char tag, void *buf, size_t len, mxc_error *e);
+/* The same, a descriptor that came with a message other than a report
+ * kept in *fd (-1 when none came; a second one is closed). */
+ssize_t mxc_error_recv_fd(int sock, char tag, void *buf, size_t len, int *fd, mxc_error *e);
 
 #endif

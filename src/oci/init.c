@@ -4,6 +4,7 @@
  * ('E' + the error itself: sockmsg.h's mxc_error_send) before it exits. */
 #include "init.h"
 #include "fault.h"
+#include "notify.h" /* OCI_MSG_LISTENER */
 #include "rootops.h"
 
 #include <errno.h>
@@ -376,6 +377,9 @@ _Noreturn void oci_exec_main(const oci_config *c, const oci_seccomp *sc, int soc
         oci_init_err_os(&e, -rc, "seccomp");
         report(&e);
     }
+    /* a filter that notifies: its listener to exec, which hands it to the agent (notify.h) */
+    if (rc > 0 && (mxc_sockmsg_send_tag(sock_fd, OCI_MSG_LISTENER, rc) < 0 || close(rc) < 0))
+        _exit(1);
     execve(exe, (char *const *)c->args, (char *const *)c->env);
     oci_init_err_os(&e, errno, "exec: \"%s\"", exe);
     report(&e);
@@ -602,7 +606,16 @@ static _Noreturn void wait_start_and_exec(init_state *s)
     const oci_hooks *hk = s->a->hooks;
     char *start_state = NULL, tag;
     int fd, rc;
+    /* a profile that notifies is loaded now, as runc loads it (before the fifo): create hands its
+     * listener to the agent (notify.h; 'N' after 'K'), the process keeps none */
+    bool notifies = oci_seccomp_notifies(s->a->seccomp);
+    int listener = notifies ? oci_seccomp_load(s->a->seccomp) : 0;
+    if (listener < 0) {
+        oci_init_err_os(&s->err, -listener, "linux.seccomp");
+        report(&s->err);
+    }
     if (mxc_sockmsg_send_tag(sock_fd, OCI_MSG_READY, -1) < 0 ||
+        (notifies && (mxc_sockmsg_send_tag(sock_fd, OCI_MSG_LISTENER, listener) < 0 || close(listener) < 0)) ||
         (hk && hk->n[OCI_HOOK_START_CONTAINER] && !(start_state = recv_text(OCI_MSG_START_STATE))) ||
         recv_msg(&tag, &fd) < 0 || tag != OCI_MSG_SAVED)
         _exit(1);
@@ -615,7 +628,7 @@ static _Noreturn void wait_start_and_exec(init_state *s)
     /* the config's profile, stacked on the baseline, before a startContainer hook: the hook is the
      * image's code and runs under the container's whole filter (as runc runs it) */
     bool hooked = start_state != NULL;
-    if (hooked && (rc = oci_seccomp_load(s->a->seccomp)) < 0) {
+    if (hooked && !notifies && (rc = oci_seccomp_load(s->a->seccomp)) < 0) {
         dprintf(2, "mxc-oci: linux.seccomp: %s\n", strerror(-rc));
         (void)!write(w, "H", 1);
         _exit(1);
@@ -638,7 +651,7 @@ static _Noreturn void wait_start_and_exec(init_state *s)
         _exit(1);
     close(s->selffd);
     /* the config's profile last, stacked on the baseline: only execve is left to pass it */
-    if (!hooked && (rc = oci_seccomp_load(s->a->seccomp)) < 0) {
+    if (!hooked && !notifies && (rc = oci_seccomp_load(s->a->seccomp)) < 0) {
         dprintf(2, "mxc-oci: linux.seccomp: %s\n", strerror(-rc));
         _exit(1);
     }

@@ -19,8 +19,10 @@
 /* Messages on the socketpair (SOCK_SEQPACKET): parent -> init: 'M' maps
  * written, 'T' + a tree descriptor (rootfs, then each bind in mount order,
  * then each default device), 'G' go; init -> parent: 'K' ready or 'E' +
- * the mxc_error; parent -> init: 'S' state saved (then the init waits on
- * the fifo).  One byte each (src/base/sockmsg.h's tag messages), but for the
+ * the mxc_error; with a seccomp profile that notifies, init -> parent 'N'
+ * + its listener right after 'K' (notify.h: OCI_MSG_LISTENER; an exec'd
+ * process sends it before its execve); parent -> init: 'S' state saved
+ * (then the init waits on the fifo).  One byte each (src/base/sockmsg.h's tag messages), but for the
  * error report after 'E' (sockmsg.h's mxc_error_send) and the texts after
  * 'h' and 'P'. */
 enum {

@@ -43,6 +43,7 @@
 #include "ocijson.h"
 #include "overlay.h"
 #include "mxcnet.h"
+#include "notify.h"
 #include "procs.h"
 #include "relay.h"
 #include "rootfs.h"
@@ -850,6 +851,40 @@ static int run_hooks_wait_ready(create_ctx *x, mxc_error *e)
     return 0;
 }
 
+/* A listener the container's process sent ('N' + the descriptor) handed to the seccomp agent with
+ * the container's state in this status, pid the process whose filter it is (notify.h). */
+static int hand_listener(json_t *seccomp, const oci_state *st, const char *status, pid_t pid, int listener,
+                         mxc_error *e)
+{
+    json_t *state = oci_state_json(st, OCI_CREATED);
+    if (state)
+        json_object_set_new(state, "status", json_string(status));
+    int rc = state ? oci_notify_send(seccomp, listener, pid, state, st->pid, e)
+                   : mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+    json_decref(state);
+    close(listener);
+    return rc;
+}
+
+/* create step 10a: with a profile that notifies, the init loaded it and sent its listener after
+ * 'K': to the agent, with the state "creating" (runc's) */
+static int pass_listener(create_ctx *x, mxc_error *e)
+{
+    if (!oci_seccomp_notifies(&x->sc))
+        return 0;
+    char msg[1];
+    int fd;
+    ssize_t n = mxc_error_recv_fd(x->sock, OCI_MSG_FAIL, msg, sizeof msg, &fd, e);
+    if (n < 0)
+        return -1;
+    if (n != 1 || msg[0] != OCI_MSG_LISTENER || fd < 0) {
+        if (fd >= 0)
+            close(fd);
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited (no seccomp listener)");
+    }
+    return hand_listener(x->c.seccomp, &x->st, "creating", x->child, fd, e);
+}
+
 /* create step 10: the state, then the init may wait on the fifo ('S') */
 static int record_state(create_ctx *x, mxc_error *e)
 {
@@ -907,7 +942,8 @@ static void create_release(create_ctx *x)
  * the steps before it made (create_rollback). */
 static int (*const create_steps[])(create_ctx *, mxc_error *) = {
     load_config, check_config, check_namespaces, make_dir, resolve_binds, claim_ids, prepare_rootfs,
-    make_fifo,   make_cgroup,  spawn_init,       map_ids,  pass_trees,    run_hooks_wait_ready, record_state,
+    make_fifo,   make_cgroup,  spawn_init,       map_ids,  pass_trees,    run_hooks_wait_ready, pass_listener,
+    record_state,
 };
 
 int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_file, const char *console,
@@ -1589,6 +1625,25 @@ static void exec_join(exec_ctx *x)
     _exit(0);
 }
 
+/* The exec'd process's next message (as mxc_error_recv); a listener it sent first handed to the agent
+ * with the container's state ("running", runc's), pid the exec'd process. */
+static ssize_t exec_listener(exec_ctx *x, char *msg, size_t len, mxc_error *e)
+{
+    int fd;
+    ssize_t n = mxc_error_recv_fd(x->sv[0], OCI_MSG_FAIL, msg, len, &fd, e);
+    if (n != 1 || msg[0] != OCI_MSG_LISTENER || !oci_seccomp_notifies(&x->sc)) {
+        if (fd >= 0)
+            close(fd);
+        return n;
+    }
+    if (fd < 0)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "exec: protocol error (no seccomp listener)");
+    json_t *doc = saved_config(x->dirfd);
+    int rc = hand_listener(json_object_get(json_object_get(doc, "linux"), "seccomp"), &x->s, "running", x->b, fd, e);
+    json_decref(doc);
+    return rc < 0 ? -1 : mxc_error_recv(x->sv[0], OCI_MSG_FAIL, msg, len, e);
+}
+
 /* exec step: the joining child forked (exec_join); its answer, then the exec'd process's
  * (EOF: the exec happened, the socket being close-on-exec) */
 static int exec_spawn(exec_ctx *x, mxc_error *e)
@@ -1618,8 +1673,9 @@ static int exec_spawn(exec_ctx *x, mxc_error *e)
     if (b <= 0)
         return mxc_err(e, MXC_E_BACKEND_ERROR, "exec: protocol error");
     x->b = b;
-    /* EOF: the exec happened (the socket is close-on-exec); else the process's report */
-    n = mxc_error_recv(x->sv[0], OCI_MSG_FAIL, msg, sizeof msg, e);
+    /* EOF: the exec happened (the socket is close-on-exec); else the process's report, or first its
+     * seccomp listener for the agent ('N': the container's profile notifies; runc sends it again) */
+    n = exec_listener(x, msg, sizeof msg, e);
     if (n != 0) {
         if (n > 0)
             mxc_err(e, MXC_E_BACKEND_ERROR, "exec: protocol error");

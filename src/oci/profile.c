@@ -21,6 +21,7 @@ static const struct { const char *name; uint32_t act; bool with_errno; } ACTIONS
     {"SCMP_ACT_KILL", SCMP_ACT_KILL_THREAD, false},    {"SCMP_ACT_KILL_THREAD", SCMP_ACT_KILL_THREAD, false},
     {"SCMP_ACT_KILL_PROCESS", SCMP_ACT_KILL_PROCESS, false}, {"SCMP_ACT_TRAP", SCMP_ACT_TRAP, false},
     {"SCMP_ACT_TRACE", SCMP_ACT_TRACE(0), true},       {"SCMP_ACT_LOG", SCMP_ACT_LOG, false},
+    {"SCMP_ACT_NOTIFY", SCMP_ACT_NOTIFY, false},
 };
 
 /* An action name (with its errno) as libseccomp's; 0 and *ok false when unknown. */
@@ -31,11 +32,40 @@ static uint32_t action_of(const char *name, json_t *errno_ret, int default_errno
     size_t k = OCI_FIND(ACTIONS, name);
     if ((*ok = k < OCI_COUNT(ACTIONS)))
         return ACTIONS[k].act | (ACTIONS[k].with_errno ? (uint16_t)err : 0u);
-    if (name && !strcmp(name, "SCMP_ACT_NOTIFY"))
-        mxc_err(e, MXC_E_UNSUPPORTED_CONTAINMENT, "config.json: %s SCMP_ACT_NOTIFY is not supported by mxc-oci yet",
-                field);
-    else if (!e->code)
+    if (!e->code)
         bad(e, field, "a seccomp action (SCMP_ACT_...)");
+    return 0;
+}
+
+/* The calls the container's process makes to hand its listener to mxc-oci, right after the filter
+ * that notifies is loaded (src/oci/notify.h): a notification on one of them would wait for an agent
+ * that has no listener yet, forever.  runc refuses `write` (its handover), in its words; mxc-oci's is
+ * `sendmsg` (the descriptor goes by SCM_RIGHTS). */
+static int notify_target_ok(const char *name, const char *field, mxc_error *e)
+{
+    if (!strcmp(name, "write") || !strcmp(name, "sendmsg"))
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: %s: SCMP_ACT_NOTIFY cannot be used for the %s "
+                       "syscall (the container's process hands its seccomp listener to mxc-oci with it)", field, name);
+    return 0;
+}
+
+/* linux.seccomp.listenerPath and listenerMetadata: strings; a notify action needs an absolute path
+ * (the agent's socket, connected by mxc-oci in the runtime's namespaces: src/oci/notify.h); a path
+ * without a notify action is never connected (runc accepts it alike). */
+static int listener_ok(json_t *sc, bool notify, mxc_error *e)
+{
+    json_t *path = json_object_get(sc, "listenerPath"), *meta = json_object_get(sc, "listenerMetadata");
+    if (path && !json_is_null(path) && !json_is_string(path))
+        return bad(e, "linux.seccomp.listenerPath", "a string");
+    if (meta && !json_is_null(meta) && !json_is_string(meta))
+        return bad(e, "linux.seccomp.listenerMetadata", "a string");
+    const char *p = json_string_value(path);
+    if (notify && (!p || !*p))
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.seccomp: SCMP_ACT_NOTIFY needs "
+                       "linux.seccomp.listenerPath (the seccomp agent's socket)");
+    if (notify && *p != '/')
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.seccomp.listenerPath \"%s\" is not an "
+                       "absolute path (abstract sockets are not connected)", p);
     return 0;
 }
 
@@ -77,10 +107,6 @@ static int compile(json_t *sc, scmp_filter_ctx *pctx, bool *log, mxc_error *e)
     char f[160];
     if (!json_is_object(sc))
         return bad(e, "linux.seccomp", "an object");
-    json_t *v;
-    if ((v = json_object_get(sc, "listenerPath")) && json_string_length(v))
-        return mxc_err(e, MXC_E_UNSUPPORTED_CONTAINMENT,
-                       "config.json: linux.seccomp.listenerPath is not supported by mxc-oci yet");
     json_t *derr = json_object_get(sc, "defaultErrnoRet");
     if (derr && !json_is_null(derr) && !json_is_integer(derr))
         return bad(e, "linux.seccomp.defaultErrnoRet", "an integer");
@@ -89,6 +115,10 @@ static int compile(json_t *sc, scmp_filter_ctx *pctx, bool *log, mxc_error *e)
                               "linux.seccomp.defaultAction");
     if (!ok)
         return -1;
+    if (dflt == SCMP_ACT_NOTIFY) /* runc's words: every call, write among them, would wait for the agent */
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.seccomp.defaultAction: SCMP_ACT_NOTIFY cannot "
+                       "be used as default action");
+    bool notify = false;
     scmp_filter_ctx ctx = seccomp_init(dflt);
     if (!ctx)
         return mxc_err(e, MXC_E_BACKEND_ERROR, "seccomp_init failed");
@@ -150,6 +180,9 @@ static int compile(json_t *sc, scmp_filter_ctx *pctx, bool *log, mxc_error *e)
             if (!name)
                 return bad(e, f, "an object whose names are strings");
             int nr = seccomp_syscall_resolve_name(name);
+            if (act == SCMP_ACT_NOTIFY && notify_target_ok(name, f, e) < 0)
+                return -1;
+            notify |= act == SCMP_ACT_NOTIFY;
             if (nr == __NR_SCMP_ERROR)
                 continue; /* unknown to this libseccomp: skipped, as runc and crun do */
             if (act == dflt)
@@ -170,7 +203,7 @@ static int compile(json_t *sc, scmp_filter_ctx *pctx, bool *log, mxc_error *e)
                                strerror(-rc));
         }
     }
-    return 0;
+    return listener_ok(sc, notify, e);
 }
 
 int oci_seccomp_compile(json_t *sc, oci_seccomp *out, mxc_error *e)
@@ -209,11 +242,28 @@ void oci_seccomp_free(oci_seccomp *s)
     memset(s, 0, sizeof *s);
 }
 
+bool oci_seccomp_notifies(const oci_seccomp *s)
+{
+    for (unsigned short i = 0; s->insns && i < s->len; i++)
+        if (s->insns[i].code == (BPF_RET | BPF_K) && (s->insns[i].k & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_USER_NOTIF)
+            return true;
+    return false;
+}
+
+#ifndef SECCOMP_FILTER_FLAG_TSYNC_ESRCH
+#define SECCOMP_FILTER_FLAG_TSYNC_ESRCH (1UL << 4)
+#endif
+
 int oci_seccomp_load(const oci_seccomp *s)
 {
     if (!s->insns)
         return 0;
     struct sock_fprog prog = {.len = s->len, .filter = s->insns};
     unsigned flags = SECCOMP_FILTER_FLAG_TSYNC | (s->log ? SECCOMP_FILTER_FLAG_LOG : 0);
-    return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog) == 0 ? 0 : -errno;
+    /* a listener with TSYNC needs TSYNC_ESRCH (Linux 5.7): the kernel's way to say which thread failed
+     * is the return value, which is now the listener */
+    if (oci_seccomp_notifies(s))
+        flags |= SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_TSYNC_ESRCH;
+    long rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+    return rc < 0 ? -errno : (int)rc;
 }

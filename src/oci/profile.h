@@ -1,8 +1,9 @@
 /* profile.h — a config's linux.seccomp, compiled.
  * Owns: checking the profile (actions, operators, flags, architectures:
- * a wrong type or an unknown value refused naming the field; what mxc-oci
- * does not deliver — SCMP_ACT_NOTIFY and its listener, the flag that turns
- * off speculative-store-bypass mitigation — refused), compiling it with
+ * a wrong type or an unknown value refused naming the field; the flag that
+ * turns off speculative-store-bypass mitigation refused; SCMP_ACT_NOTIFY
+ * only with an absolute listenerPath, never as the default action nor on
+ * the calls that hand the listener over: write, sendmsg), compiling it with
  * libseccomp in the caller (host side) to a BPF program the container's
  * process loads with one system call, after the engine's baseline: the two
  * filters stack and the kernel takes the stricter answer of each call.
@@ -26,7 +27,11 @@ typedef struct {
 /* seccomp NULL or null: out->insns NULL. */
 int oci_seccomp_compile(json_t *seccomp, oci_seccomp *out, mxc_error *e);
 void oci_seccomp_free(oci_seccomp *s);
-/* In the container's process (no_new_privs set): 0 or -errno. */
+/* The program answers some call SCMP_ACT_NOTIFY (a seccomp agent's). */
+bool oci_seccomp_notifies(const oci_seccomp *s);
+/* In the container's process (no_new_privs set): 0, -errno, or when the
+ * program notifies, the filter's listener (> 0, close-on-exec: the
+ * caller hands it to mxc-oci, src/oci/notify.h, and closes it). */
 int oci_seccomp_load(const oci_seccomp *s);
 
 #endif

@@ -543,7 +543,7 @@ REFUSED = {
                                                             "minor": 0}]), "/dev/sda (b) is refused"),
     "uid_type": (lambda c: c["process"]["user"].update(uid="0"), "process.user.uid must be"),
     "seccomp_notify": (lambda c: c["linux"].update(seccomp={"defaultAction": "SCMP_ACT_NOTIFY"}),
-                       "linux.seccomp.defaultAction SCMP_ACT_NOTIFY is not supported"),
+                       "linux.seccomp.defaultAction: SCMP_ACT_NOTIFY cannot be used as default action"),
     "seccomp_spec_allow": (lambda c: c["linux"].update(seccomp={"defaultAction": "SCMP_ACT_ALLOW",
                                                                 "flags": ["SECCOMP_FILTER_FLAG_SPEC_ALLOW"]}),
                            "SECCOMP_FILTER_FLAG_SPEC_ALLOW is refused"),

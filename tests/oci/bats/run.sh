@@ -32,7 +32,7 @@ ORIG_SHA256=e936cc563c4557178b3416aa1bb9e8231c53011beb8df67adedbfbaba4eacce7
 # (see docs/oci.md "runc's bats suite" for what is left out and why).
 DEFAULT_FILES="create start start_detached start_hello run state kill delete exec ps list spec
   tty cwd umask root help version debug mask dev no_pivot mounts mounts_recursive seccomp userns
-  pause update cgroups events"
+  pause update cgroups events seccomp-notify"
 
 [ "$(id -u)" -eq 0 ] || { echo "runc-bats: needs root" >&2; exit 2; }
 for t in bats jq "$RUNC_REF" "$MXC_OCI" /bin/busybox; do
@@ -84,6 +84,22 @@ G
   rm -rf "$r"
 }
 
+# runc's seccomp agent (contrib/cmd/seccompagent, Go + libseccomp-golang through cgo) for the
+# seccomp-notify tests: built offline from the same source with Debian's Go and its golang-*-dev
+# packages (GOPATH mode: the +ds1 tarball keeps no vendor/), once, cached beside the source
+build_seccomp_agent() {  # DEST (the tree's contrib/cmd/seccompagent, extracted)
+  local bin="$cache/seccompagent-${SRC_VERSION}"
+  if [ ! -x "$bin" ]; then
+    command -v go >/dev/null || { echo "runc-bats: go is missing (scripts/deps.sh: golang-go)" >&2; exit 2; }
+    local gc; gc=$(mktemp -d /tmp/runc-bats-go-XXXXXX)
+    (cd "$1" && GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$gc" GOFLAGS= CGO_ENABLED=1 \
+       go build -tags seccomp -o "$bin.tmp" .) || { rm -rf "$gc" "$bin.tmp"; echo "runc-bats: cannot build the seccomp agent" >&2; exit 2; }
+    rm -rf "$gc"
+    mv "$bin.tmp" "$bin"
+  fi
+  cp "$bin" "$1/seccompagent"
+}
+
 fetch_source
 work=$(mktemp -d /tmp/runc-bats-XXXXXX)
 # the cgroup tests' parent, left behind by runc's own pod tests in the
@@ -97,11 +113,13 @@ cleanup() {
   return 0
 }
 trap cleanup EXIT
-tar -C "$work" -xJf "$cache/$ORIG" --strip-components=1 "runc-${SRC_VERSION%+*}/tests/integration"
+tar -C "$work" -xJf "$cache/$ORIG" --strip-components=1 "runc-${SRC_VERSION%+*}/tests/integration" \
+  "runc-${SRC_VERSION%+*}/contrib/cmd/seccompagent"
+build_seccomp_agent "$work/contrib/cmd/seccompagent"
 it="$work/tests/integration"
 make_busybox_image "$work"
 # no download: the images are the ones made above (Debian's image is not
-# made: the files that need it, e.g. the seccomp-notify ones, are not run)
+# made: the files that need it are not run)
 cat >"$it/get-images.sh" <<EOF2
 #!/bin/bash
 echo 'BUSYBOX_IMAGE="$work/busybox.tar"'
