@@ -40,8 +40,6 @@
 #include "sockmsg.h"
 #include "tmpcopy.h"
 
-#define NEWROOT "/tmp" /* a mount point inside the init's private mount namespace only */
-
 static int sock_fd = -1;
 
 /* The failure to the parent ('E' + the mxc_error, sockmsg.h's report; its message on stderr when
@@ -396,7 +394,7 @@ typedef struct {
     int rootfs;        /* the trees the parent made: the rootfs, */
     int *binds;        /* per mount: its tree (a bind, or made by the parent), else -1 */
     int devs[MXC_DEV_NNODES], xdevs[16]; /* the default devices, linux.devices */
-    int root_fd;       /* the rootfs at NEWROOT, until pivot_root */
+    int root_fd;       /* the rootfs attached at root.path, until pivot_root */
     int selffd;        /* the host's /proc/self/fd: the fifo is reopened through it after pivot_root */
     char exe_buf[PATH_MAX];
     const char *exe;   /* what execve runs */
@@ -476,22 +474,26 @@ static int receive_trees(init_state *s)
     return 0;
 }
 
-/* A private mount namespace, the (idmapped) rootfs at NEWROOT; the host's /proc/self/fd kept. */
+/* A private mount namespace (nothing done in it reaches the host's), the (idmapped) rootfs attached
+ * at root.path itself, as the runtime spec's hooks address it: onto the cwd the init was born with
+ * (create entered root.path's descriptor before the clone; the clone gave this namespace's copy of
+ * that directory, never a path looked up again), the tree's own descriptor then the root; the
+ * host's /proc/self/fd kept. */
 static int setup_rootfs(init_state *s)
 {
-    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-        return oci_init_err_os(&s->err, errno, "making the mount namespace private");
-    int at = open(NEWROOT, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int at = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (at < 0)
-        return oci_init_err_os(&s->err, errno, "opening %s", NEWROOT);
+        return oci_init_err_os(&s->err, errno, "root.path: the directory create entered");
+    if (chdir("/") < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+        close(at);
+        return oci_init_err_os(&s->err, errno, "making the mount namespace private");
+    }
     int rc = mxc_view_attach(s->rootfs, at);
-    close(s->rootfs);
     close(at);
-    s->rootfs = -1;
     if (rc < 0)
         return oci_init_err_os(&s->err, -rc, "root.path: move_mount");
-    if ((s->root_fd = open(NEWROOT, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-        return oci_init_err_os(&s->err, errno, "opening the rootfs");
+    s->root_fd = s->rootfs; /* the tree, attached: its descriptor is the rootfs's mount in this namespace */
+    s->rootfs = -1;
     if ((s->selffd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
         return oci_init_err_os(&s->err, errno, "opening /proc/self/fd");
     return 0;

@@ -695,30 +695,51 @@ static int spawn_init(create_ctx *x, mxc_error *e)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.socketpair", errno, NULL, "socketpair");
     x->sock = sv[0];
     x->init_sock = sv[1];
-    if (enter_joined(x, e) < 0)
+    /* the init is born with the rootfs as its cwd: its mount namespace's copy of that directory, the
+     * descriptor it attaches the rootfs's tree onto (at root.path, as the hooks see it); the
+     * runtime's own cwd back right after */
+    if (mxc_fault("OCI_BEFORE_CLONE")) /* tests/oci: held here, root.path opened, while a test swaps it */
+        raise(SIGSTOP);
+    int here = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (here < 0 || fchdir(x->rootfs_fd) < 0) {
+        int err = errno;
+        if (here >= 0)
+            close(here);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.rootfs", err, NULL, "root.path: entering it");
+    }
+    if (enter_joined(x, e) < 0) {
+        (void)!fchdir(here);
+        close(here);
         return -1;
+    }
     /* a new cgroup namespace is the init's to unshare once it is in its cgroup (init.c), so that its root is
      * the container's cgroup; on v2 the init is born in it (clone3 CLONE_INTO_CGROUP) */
     int flags = (x->c.ns_flags & ~CLONE_NEWCGROUP) | CLONE_NEWUSER;
     int cgfd = x->made_cg ? oci_cgroup_dir_fd(&x->cg) : -1;
     fflush(NULL);
     x->child = mxc_cgroup_clone((unsigned long long)flags, cgfd);
+    int clone_err = errno;
     if (cgfd >= 0)
         close(cgfd);
     if (x->child == 0) {
         close(sv[0]);
+        close(here);
         oci_init_args a = {.c = &x->c, .sock = sv[1], .fifo = x->fifo_fd, .console = x->console, .seccomp = &x->sc,
                            .preserve = x->preserve, .host_net = x->host_net, .hooks = &x->hk};
         oci_init_main(&a);
     }
     close(sv[1]);
     x->init_sock = -1;
+    int back = fchdir(here) < 0 ? errno : 0;
+    close(here);
+    if (back)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.rootfs", back, NULL, "returning to the runtime's cwd");
     for (size_t i = 0; i < x->nown; i++)
         if (setns(x->own_ns[i], 0) < 0)
             return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.setns", errno, NULL,
                               "returning to the runtime's namespaces");
     if (x->child < 0) {
-        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.clone", errno, NULL, "cannot clone the container's init");
+        mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.clone", clone_err, NULL, "cannot clone the container's init");
         x->child = 0;
         return -1;
     }

@@ -12,6 +12,7 @@ Run as root:  python3 -m pytest -q -p no:cacheprovider tests/oci/test_oci_hooks.
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 
@@ -313,3 +314,121 @@ def test_start_container_timeout_kills_the_hook_inside_the_container(oci):
     rc, out, err = oci("run", "--bundle", b, "c1")
     assert rc != 0 and "hooks.startContainer[0] /bin/sh: timed out after 1 s (killed)" in err, err
     assert not os.path.exists(os.path.join(b, "rootfs", "ran"))
+
+
+# ---- the rootfs at root.path (the runtime spec's lifecycle: hooks address it by its path) ----
+
+def mountinfo_points(pid="self"):
+    with open("/proc/%s/mountinfo" % pid) as f:
+        return [l.split()[4] for l in f]
+
+
+def test_create_runtime_hook_mounts_into_the_container_at_root_path(oci, hookdir):
+    """runc's hooks.bats: a createRuntime hook (host root, the runtime's namespaces) enters the
+    container's mount namespace by the state's pid and bind-mounts a host file onto
+    $ROOTFS/lib/marker: the rootfs is attached at root.path there, and the mount is the container's."""
+    src = os.path.join(hookdir, "lib.so")
+    with open(src, "w") as f:
+        f.write("from-create-runtime\n")
+    h = script(os.path.join(hookdir, "cr.sh"),
+               'pid=$(sed -n \'s/.*"pid": *\\([0-9]*\\).*/\\1/p\'); touch "$1/lib/marker" && '
+               'nsenter -m -t "$pid" mount --bind "%s" "$1/lib/marker"' % src)
+    b = oci.bundle(["cat", "/lib/marker"], readonly=False)
+    rootfs = os.path.join(b, "rootfs")
+    os.makedirs(os.path.join(rootfs, "lib"))
+    with open(os.path.join(b, "config.json")) as f:
+        c = json.load(f)
+    c["hooks"] = {"createRuntime": [{"path": h, "args": ["cr.sh", rootfs]}]}
+    with open(os.path.join(b, "config.json"), "w") as f:
+        json.dump(c, f)
+    rc, out, err = oci("run", "--bundle", b, "c1")
+    assert rc == 0, err
+    assert out == "from-create-runtime\n"
+    assert os.path.join(rootfs, "lib", "marker") not in mountinfo_points()  # never the host's
+
+
+def test_create_container_hook_sees_the_host_s_tmp_and_its_cwd_is_root_path(oci):
+    """A createContainer hook (the container's mount namespace, before pivot_root, cwd the rootfs)
+    sees the host's /tmp as the host has it (the rootfs no longer covers it) and the rootfs at
+    root.path: its cwd reads back as root.path; what it binds from /tmp is in the container."""
+    d = tempfile.mkdtemp(prefix="mxc-oci-hooks-", dir="/tmp")
+    try:
+        os.chmod(d, 0o755)
+        src = os.path.join(d, "lib.so")
+        with open(src, "w") as f:
+            f.write("from-create-container\n")
+        os.chmod(src, 0o644)
+        b = oci.bundle(["cat", "/marker", "/cwd-seen"], hooks(createContainer=[{
+            "path": "/bin/sh", "args": ["sh", "-c", "readlink /proc/self/cwd > ./cwd-seen && touch ./marker && "
+                                        "mount --bind %s ./marker" % src]}]), readonly=False)
+        rc, out, err = oci("run", "--bundle", b, "c1")
+        assert rc == 0, err
+        assert out == "from-create-container\n%s\n" % os.path.realpath(os.path.join(b, "rootfs"))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_the_rootfs_attach_never_propagates_to_the_host(oci):
+    """The bundle on a shared mount of the host's: the rootfs attached at root.path in the init's
+    namespace (private before the attach) is not seen by the host, nor anything the hooks mount."""
+    b = oci.bundle(["sleep", "1000"])
+    subprocess.run(["mount", "--bind", b, b], check=True)
+    try:
+        subprocess.run(["mount", "--make-shared", b], check=True)
+        mine = lambda: [m for m in mountinfo_points() if m == "/" or m.startswith(b)]  # others mount in parallel
+        before = mine()
+        assert oci.create("c1", b)[0] == 0
+        pid = oci.state("c1")["pid"]
+        assert mine() == before
+        rootfs = os.path.realpath(os.path.join(b, "rootfs"))
+        assert rootfs not in mountinfo_points()
+        assert os.listdir(rootfs) and not os.path.ismount(rootfs)
+        assert "/" in mountinfo_points(pid) and rootfs not in mountinfo_points(pid)  # pivoted: not by its path
+        assert oci("delete", "--force", "c1")[0] == 0
+    finally:
+        subprocess.run(["umount", "-l", b])
+
+
+@pytest.mark.parametrize("swap", ["directory", "symlink-to-host-root"])
+def test_root_path_swapped_before_the_clone_is_not_followed(oci, swap):
+    """A second sandbox that can write root.path's parent (its own rootfs) renames the rootfs away
+    after create opened it and puts another directory, or a symlink to the host's /, in its place
+    before the init attaches the tree: the init attaches onto the directory create opened (its cwd
+    by descriptor), never the path looked up again; nothing of the host is covered."""
+    b = oci.bundle(["cat", "/marker"])
+    rootfs = os.path.join(b, "rootfs")
+    with open(os.path.join(rootfs, "marker"), "w") as f:
+        f.write("the-opened-rootfs\n")
+    env = dict(os.environ, MXC_FAULT_OCI_BEFORE_CLONE="1")
+    with open(os.path.join(b, "out"), "wb") as out, tempfile.TemporaryFile() as errf:
+        p = subprocess.Popen([MXC_OCI, "--root", oci.root, "create", "--bundle", b, "c1"], stdin=subprocess.DEVNULL,
+                             stdout=out, stderr=errf, env=env)
+        try:
+            def stopped():
+                with open("/proc/%d/stat" % p.pid) as f:
+                    return f.read().rsplit(")", 1)[1].split()[0] == "T"
+            assert wait_until(stopped, timeout=20)
+            os.rename(rootfs, rootfs + ".real")
+            if swap == "directory":
+                os.makedirs(rootfs)
+                with open(os.path.join(rootfs, "marker"), "w") as f:
+                    f.write("the-impostor\n")
+            else:
+                os.symlink("/", rootfs)
+            before = mountinfo_points()
+            os.kill(p.pid, signal.SIGCONT)
+            p.wait(timeout=60)
+            errf.seek(0)
+            err = errf.read().decode(errors="replace")
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert p.returncode == 0, err
+    mine = lambda pts: [m for m in pts if m == "/" or m.startswith(b)]  # others' tests mount in parallel
+    assert mine(mountinfo_points()) == mine(before)
+    assert oci("start", "c1")[0] == 0
+    assert wait_until(lambda: oci.state("c1")["status"] == "stopped", timeout=20)
+    with open(os.path.join(b, "out")) as f:
+        assert f.read() == "the-opened-rootfs\n"
+    assert oci("delete", "c1")[0] == 0

@@ -9,7 +9,8 @@
 # into a cache outside the tree (MXC_BATS_CACHE, default build/runc-bats) and
 # checked against the SHA-256 pinned below.  What helpers.bash would download
 # or build is made here without network: the busybox image from Debian's
-# busybox-static, `recvtty` (runc's is Go, not packaged) by recvtty.py.
+# busybox-static, Debian's image from the host's installed Debian packages'
+# files (make_debian_image), `recvtty` (runc's is Go, not packaged) by recvtty.py.
 #
 # A test that runc passes and mxc-oci does not is a regression unless
 # docs/oci.md's section "runc's bats suite" lists it (a row naming the file
@@ -32,7 +33,7 @@ ORIG_SHA256=e936cc563c4557178b3416aa1bb9e8231c53011beb8df67adedbfbaba4eacce7
 # (see docs/oci.md "runc's bats suite" for what is left out and why).
 DEFAULT_FILES="create start start_detached start_hello run state kill delete exec ps list spec
   tty cwd umask root help version debug mask dev no_pivot mounts mounts_recursive seccomp userns
-  pause update cgroups events seccomp-notify"
+  pause update cgroups events seccomp-notify hooks"
 
 [ "$(id -u)" -eq 0 ] || { echo "runc-bats: needs root" >&2; exit 2; }
 for t in bats jq "$RUNC_REF" "$MXC_OCI" /bin/busybox; do
@@ -100,6 +101,48 @@ build_seccomp_agent() {  # DEST (the tree's contrib/cmd/seccompagent, extracted)
   cp "$bin" "$1/seccompagent"
 }
 
+# runc's Debian image (DEBIAN_IMAGE: hooks.bats's; Docker Hub's debian, whose
+# shell, ldconfig, grep and coreutils the tests use) made from the host's own
+# installed Debian packages' files (dpkg -L): no download.  Cached in $cache
+# with its manifest (those packages' versions) and its SHA-256: made again
+# when either differs.  Docs, manuals, locales and gconv left out (small).
+DEBIAN_PKGS="libc6 libc-bin dash bash coreutils grep sed libacl1 libattr1 libgmp10 libpcre2-8-0 libselinux1 libtinfo6"
+make_debian_image() {  # WORKDIR: DEBIAN_TAR set to the image
+  DEBIAN_TAR="$cache/debian.tar"
+  local want
+  # shellcheck disable=SC2086
+  want=$(echo "format 1"; dpkg-query -W -f='${Package} ${Version} ${Architecture}\n' $DEBIAN_PKGS | sort) ||
+    { echo "runc-bats: the Debian image's packages are not all installed: $DEBIAN_PKGS" >&2; exit 2; }
+  if [ -f "$DEBIAN_TAR" ] && [ "$(cat "$DEBIAN_TAR.manifest" 2>/dev/null)" = "$want" ] &&
+     [ "$(sha256sum <"$DEBIAN_TAR")" = "$(cat "$DEBIAN_TAR.sha256" 2>/dev/null)" ]; then
+    return 0
+  fi
+  local stage="$1/debian" f l
+  mkdir -p "$stage"/{etc,dev,proc,sys,root,tmp,run,home,var/tmp}
+  chmod 1777 "$stage/tmp" "$stage/var/tmp"; chmod 700 "$stage/root"
+  # the host's merged /usr (bin -> usr/bin ...): a package's /lib/x is the image's usr/lib/x
+  for l in bin sbin lib lib32 lib64 libx32; do [ -L "/$l" ] && ln -s "$(readlink "/$l")" "$stage/$l"; done
+  # shellcheck disable=SC2086
+  dpkg -L $DEBIAN_PKGS | grep '^/' | grep -Ev '^/usr/share/(doc|man|info|locale|lintian)/|/gconv/' | sort -u |
+    while IFS= read -r f; do
+      { [ -L "$f" ] || [ -f "$f" ]; } || continue
+      printf '%s/%s\n' "$(cd "${f%/*}/" && pwd -P)" "${f##*/}"
+    done | sed 's|^/*||' | sort -u >"$1/debian.list"
+  cat >"$stage/etc/passwd" <<'P'
+root:x:0:0:root:/root:/bin/bash
+daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin
+nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin
+P
+  printf 'root:x:0:\ndaemon:x:1:\nnogroup:x:65534:\n' >"$stage/etc/group"
+  mkdir -p "$cache"
+  tar -C / --no-recursion -cf "$DEBIAN_TAR.tmp" -T "$1/debian.list"
+  tar -C "$stage" -rf "$DEBIAN_TAR.tmp" .
+  rm -rf "$stage" "$1/debian.list"
+  sha256sum <"$DEBIAN_TAR.tmp" >"$DEBIAN_TAR.sha256"
+  printf '%s\n' "$want" >"$DEBIAN_TAR.manifest"
+  mv "$DEBIAN_TAR.tmp" "$DEBIAN_TAR"
+}
+
 fetch_source
 work=$(mktemp -d /tmp/runc-bats-XXXXXX)
 # the cgroup tests' parent, left behind by runc's own pod tests in the
@@ -118,12 +161,12 @@ tar -C "$work" -xJf "$cache/$ORIG" --strip-components=1 "runc-${SRC_VERSION%+*}/
 build_seccomp_agent "$work/contrib/cmd/seccompagent"
 it="$work/tests/integration"
 make_busybox_image "$work"
-# no download: the images are the ones made above (Debian's image is not
-# made: the files that need it are not run)
+make_debian_image "$work"
+# no download: the images are the ones made above
 cat >"$it/get-images.sh" <<EOF2
 #!/bin/bash
 echo 'BUSYBOX_IMAGE="$work/busybox.tar"'
-echo 'DEBIAN_IMAGE="/nonexistent"'
+echo 'DEBIAN_IMAGE="$DEBIAN_TAR"'
 EOF2
 mkdir -p "$work/contrib/cmd/recvtty"
 cp "$here/recvtty.py" "$work/contrib/cmd/recvtty/recvtty"
