@@ -1411,19 +1411,33 @@ static int exec_user(json_t *p, const oci_exec_opts *o, mxc_error *e)
     return 0;
 }
 
-/* exec's --cap: added to process p's bounding, effective and permitted sets */
+static bool names_cap(json_t *set, const char *cap)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(set, i, v)
+        if (json_is_string(v) && !strcmp(json_string_value(v), cap))
+            return true;
+    return false;
+}
+
+/* exec's --cap: added to process p's bounding, effective and permitted sets, and to its ambient set
+ * where the process has it inheritable (runc's rule since 1.2: --cap adds no inheritable capability,
+ * and an ambient one needs it) */
 static void exec_caps(json_t *p, const oci_exec_opts *o)
 {
     json_t *caps = json_object_get(p, "capabilities");
     if (!json_is_object(caps))
         json_object_set_new(p, "capabilities", caps = json_object());
-    const char *sets[] = {"bounding", "effective", "permitted"};
-    for (size_t k = 0; k < 3; k++) {
+    json_t *inh = json_object_get(caps, "inheritable");
+    const char *sets[] = {"bounding", "effective", "permitted", "ambient"};
+    for (size_t k = 0; k < 4; k++) {
         json_t *set = json_object_get(caps, sets[k]);
         if (!json_is_array(set))
             json_object_set_new(caps, sets[k], set = json_array());
         for (size_t i = 0; i < o->ncaps; i++)
-            json_array_append_new(set, json_string(o->caps[i]));
+            if (k < 3 || (json_is_array(inh) && names_cap(inh, o->caps[i])))
+                json_array_append_new(set, json_string(o->caps[i]));
     }
 }
 
