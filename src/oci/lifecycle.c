@@ -1302,8 +1302,9 @@ json_t *oci_spec(void)
         "{s:s, s:{s:b, s:{s:i, s:i}, s:[s], s:[s, s], s:s, s:{s:[sss], s:[sss], s:[sss]}, s:[{s:s, s:i, s:i}], "
         "s:b}, s:{s:s, s:b}, s:s, s:["
         "{s:s, s:s, s:s}, {s:s, s:s, s:s, s:[ssss]}, {s:s, s:s, s:s, s:[ssssss]}, "
-        "{s:s, s:s, s:s, s:[sssss]}, {s:s, s:s, s:s, s:[sss]}, {s:s, s:s, s:s, s:[ssss]}], "
-        "s:{s:{s:[{s:b, s:s}]}, s:[{s:s}, {s:s}, {s:s}, {s:s}, {s:s}], s:[sssssssss], s:[ssssss]}}",
+        "{s:s, s:s, s:s, s:[sssss]}, {s:s, s:s, s:s, s:[sss]}, {s:s, s:s, s:s, s:[ssss]}, "
+        "{s:s, s:s, s:s, s:[sssss]}], "
+        "s:{s:{s:[{s:b, s:s}]}, s:[{s:s}, {s:s}, {s:s}, {s:s}, {s:s}], s:[ssssssssss], s:[sssss]}}",
         "ociVersion", OCI_SPEC_VERSION, "process", "terminal", 1, "user", "uid", 0, "gid", 0, "args", "sh", "env",
         "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TERM=xterm", "cwd", "/",
         "capabilities", "bounding", "CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE", "effective",
@@ -1319,10 +1320,12 @@ json_t *oci_spec(void)
         "mode=1777", "size=65536k",
         "destination", "/dev/mqueue", "type", "mqueue", "source", "mqueue", "options", "nosuid", "noexec", "nodev",
         "destination", "/sys", "type", "sysfs", "source", "sysfs", "options", "nosuid", "noexec", "nodev", "ro",
+        "destination", "/sys/fs/cgroup", "type", "cgroup", "source", "cgroup", "options", "nosuid", "noexec", "nodev",
+        "relatime", "ro",
         "linux", "resources", "devices", "allow", 0, "access", "rwm", "namespaces", "type", "pid", "type", "network", "type", "ipc", "type", "uts", "type", "mount",
         "maskedPaths", "/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
-        "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "readonlyPaths", "/proc/bus",
-        "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", "/proc/scsi");
+        "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "/proc/scsi", "readonlyPaths",
+        "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger");
 }
 
 /* The namespaces of pid that are not the caller's own (setns joins only those: the host's
