@@ -372,7 +372,31 @@ static int parse_user(json_t *p, oci_config *c, mxc_error *e)
     return each(user, "process.user.", "additionalGids", gid_of, c, e);
 }
 
-/* process.capabilities: the five sets (CAP_NET_RAW needs a network of the container's own). */
+/* An ambient capability the kernel cannot raise (PR_CAP_AMBIENT_RAISE: it must be permitted and
+ * inheritable; inheritable within the bounding set) is dropped with a warning, as the runtime spec says
+ * of a capability that cannot be granted ("MUST be logged as a warning", "SHOULD NOT fail"), and as
+ * runc (1.2 on: a warning; 1.1 silently) and crun (silently) do: runc's `spec` template asks for three
+ * ambient capabilities and no inheritable one. Dropping one never grants anything. */
+static void ambient_within(oci_config *c)
+{
+    uint64_t keep = c->cap_ambient & c->cap_permitted & c->cap_inheritable & c->cap_bounding;
+    uint64_t drop = c->cap_ambient & ~keep;
+    c->cap_ambient = keep;
+    if (!drop)
+        return;
+    char names[512] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < NCAPS && len < sizeof names; i++)
+        if (drop & (1ull << CAPS[i].cap)) {
+            int w = snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", CAPS[i].name);
+            len += w > 0 ? (size_t)w : 0;
+        }
+    fprintf(stderr, "mxc-oci: warning: process.capabilities.ambient: %s not raised: an ambient capability must "
+                    "also be in permitted, inheritable and bounding (the kernel's rule)\n", names);
+}
+
+/* process.capabilities: the five sets (CAP_NET_RAW needs a network of the container's own);
+ * ambient within the others. */
 static int parse_caps(json_t *p, oci_config *c, mxc_error *e)
 {
     json_t *caps;
@@ -388,6 +412,7 @@ static int parse_caps(json_t *p, oci_config *c, mxc_error *e)
                  cap_set(caps, "permitted", &c->cap_permitted, own_net, e) < 0 ||
                  cap_set(caps, "ambient", &c->cap_ambient, own_net, e) < 0))
         return -1;
+    ambient_within(c);
     return 0;
 }
 

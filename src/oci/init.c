@@ -151,10 +151,13 @@ static int set_user(const oci_config *c, mxc_error *e)
     };
     if (syscall(SYS_capset, &hdr, data) < 0)
         return oci_init_err_os(e, errno, "process.capabilities: capset");
+    /* ambient last: the kernel raises one only while it is permitted and inheritable (config.c dropped,
+     * with a warning, those that are not; again here) */
     if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
         return oci_init_err_os(e, errno, "process.capabilities.ambient");
+    uint64_t amb = c->cap_ambient & prm & inh;
     for (int cap = 0; cap <= 63; cap++)
-        if ((c->cap_ambient & held & (1ull << cap)) && prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) < 0)
+        if ((amb & (1ull << cap)) && prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) < 0)
             return oci_init_err_os(e, errno, "process.capabilities.ambient: capability %d", cap);
     return 0;
 }

@@ -1359,8 +1359,9 @@ json_t *oci_spec(void)
         "{s:s, s:{s:b, s:{s:i, s:i}, s:[s], s:[s, s], s:s, s:{s:[sss], s:[sss], s:[sss]}, s:[{s:s, s:i, s:i}], "
         "s:b}, s:{s:s, s:b}, s:s, s:["
         "{s:s, s:s, s:s}, {s:s, s:s, s:s, s:[ssss]}, {s:s, s:s, s:s, s:[ssssss]}, "
-        "{s:s, s:s, s:s, s:[sssss]}, {s:s, s:s, s:s, s:[sss]}, {s:s, s:s, s:s, s:[ssss]}], "
-        "s:{s:{s:[{s:b, s:s}]}, s:[{s:s}, {s:s}, {s:s}, {s:s}, {s:s}], s:[sssssssss], s:[ssssss]}}",
+        "{s:s, s:s, s:s, s:[sssss]}, {s:s, s:s, s:s, s:[sss]}, {s:s, s:s, s:s, s:[ssss]}, "
+        "{s:s, s:s, s:s, s:[sssss]}], "
+        "s:{s:{s:[{s:b, s:s}]}, s:[{s:s}, {s:s}, {s:s}, {s:s}, {s:s}], s:[ssssssssss], s:[sssss]}}",
         "ociVersion", OCI_SPEC_VERSION, "process", "terminal", 1, "user", "uid", 0, "gid", 0, "args", "sh", "env",
         "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TERM=xterm", "cwd", "/",
         "capabilities", "bounding", "CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE", "effective",
@@ -1376,10 +1377,12 @@ json_t *oci_spec(void)
         "mode=1777", "size=65536k",
         "destination", "/dev/mqueue", "type", "mqueue", "source", "mqueue", "options", "nosuid", "noexec", "nodev",
         "destination", "/sys", "type", "sysfs", "source", "sysfs", "options", "nosuid", "noexec", "nodev", "ro",
+        "destination", "/sys/fs/cgroup", "type", "cgroup", "source", "cgroup", "options", "nosuid", "noexec", "nodev",
+        "relatime", "ro",
         "linux", "resources", "devices", "allow", 0, "access", "rwm", "namespaces", "type", "pid", "type", "network", "type", "ipc", "type", "uts", "type", "mount",
         "maskedPaths", "/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
-        "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "readonlyPaths", "/proc/bus",
-        "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", "/proc/scsi");
+        "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "/proc/scsi", "readonlyPaths",
+        "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger");
 }
 
 /* The namespaces of pid that are not the caller's own (setns joins only those: the host's
@@ -1468,19 +1471,33 @@ static int exec_user(json_t *p, const oci_exec_opts *o, mxc_error *e)
     return 0;
 }
 
-/* exec's --cap: added to process p's bounding, effective and permitted sets */
+static bool names_cap(json_t *set, const char *cap)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(set, i, v)
+        if (json_is_string(v) && !strcmp(json_string_value(v), cap))
+            return true;
+    return false;
+}
+
+/* exec's --cap: added to process p's bounding, effective and permitted sets, and to its ambient set
+ * where the process has it inheritable (runc's rule since 1.2: --cap adds no inheritable capability,
+ * and an ambient one needs it) */
 static void exec_caps(json_t *p, const oci_exec_opts *o)
 {
     json_t *caps = json_object_get(p, "capabilities");
     if (!json_is_object(caps))
         json_object_set_new(p, "capabilities", caps = json_object());
-    const char *sets[] = {"bounding", "effective", "permitted"};
-    for (size_t k = 0; k < 3; k++) {
+    json_t *inh = json_object_get(caps, "inheritable");
+    const char *sets[] = {"bounding", "effective", "permitted", "ambient"};
+    for (size_t k = 0; k < 4; k++) {
         json_t *set = json_object_get(caps, sets[k]);
         if (!json_is_array(set))
             json_object_set_new(caps, sets[k], set = json_array());
         for (size_t i = 0; i < o->ncaps; i++)
-            json_array_append_new(set, json_string(o->caps[i]));
+            if (k < 3 || (json_is_array(inh) && names_cap(inh, o->caps[i])))
+                json_array_append_new(set, json_string(o->caps[i]));
     }
 }
 

@@ -44,7 +44,7 @@ typedef struct {
     const char *apparmor;                /* --apparmor PROFILE: process.apparmorProfile (apparmor.h) */
     const char **env; size_t nenv;       /* appended */
     const char **gids; size_t ngids;     /* --additional-gids, appended */
-    const char **caps; size_t ncaps;     /* --cap: added to bounding, effective, permitted */
+    const char **caps; size_t ncaps;     /* --cap: added to bounding, effective, permitted (ambient if inheritable) */
     bool tty, detach, no_new_privs;
     bool ignore_paused;                  /* --ignore-paused: exec into a frozen cgroup (the process waits there) */
     int preserve;                        /* --preserve-fds */

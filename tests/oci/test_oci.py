@@ -497,7 +497,7 @@ def test_symlink_mount_target_stays_inside_the_rootfs(oci, link):
     os.symlink(target, os.path.join(b, "rootfs", "evil"))
     rc, out, err = oci("run", "--bundle", b, "c1")
     assert os.listdir(host) == []  # nothing made on the host's side of the link
-    assert rc != 0 and "mounts[6]: destination /evil/mnt: No such file or directory" in err
+    assert rc != 0 and "mounts[7]: destination /evil/mnt: No such file or directory" in err
     inroot = os.path.join(b, "rootfs", host.lstrip("/"))
     os.makedirs(inroot)
     rc, out, err = oci("run", "--bundle", b, "c2")
@@ -550,7 +550,7 @@ REFUSED = {
     "seccomp_action": (lambda c: c["linux"].update(seccomp={"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
         {"names": ["mkdir"], "action": "SCMP_ACT_MAYBE"}]}), "linux.seccomp.syscalls[0] must be a seccomp action"),
     "cgroup_mount": (lambda c: c["mounts"].append({"destination": "/sys/fs/cgroup", "type": "cgroup2",
-                                                   "source": "cgroup"}), "mounts[6].type 'cgroup2'"),
+                                                   "source": "cgroup"}), "mounts[7].type 'cgroup2'"),
     "shared": (lambda c: c["mounts"].append({"destination": "/m", "type": "bind", "source": "/tmp",
                                              "options": ["rbind", "rshared"]}), "shared with the host is refused"),
     "oom": (lambda c: c["process"].update(oomScoreAdj=-1000), "process.oomScoreAdj -1000 is refused"),
