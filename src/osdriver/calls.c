@@ -1,0 +1,165 @@
+/* calls.c — see calls.h. */
+#include "calls.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mxc.h"
+#include "osdpb.h"
+#include "spec.h"
+
+#define SVC "/openshell.compute.v1.ComputeDriver/"
+
+static int status_of(mxc_code c)
+{
+    switch (c) {
+    case MXC_E_MALFORMED_REQUEST:
+    case MXC_E_MALFORMED_ID:
+    case MXC_E_POLICY_VALIDATION:
+        return OSD_INVALID_ARGUMENT;
+    case MXC_E_UNSUPPORTED_CONTAINMENT:
+    case MXC_E_UNSUPPORTED_PHASE:
+    case MXC_E_BACKEND_UNAVAILABLE:
+        return OSD_FAILED_PRECONDITION;
+    case MXC_E_STALE_ID:
+    case MXC_E_NOT_PROVISIONED:
+        return OSD_NOT_FOUND;
+    default:
+        return OSD_INTERNAL;
+    }
+}
+
+static void refuse_error(osd_reply *out, const mxc_error *e)
+{
+    osd_refuse(out, status_of(e->code), "%s", e->message);
+}
+
+/* msg packed into out (its size first: protoc-c packs into a caller's buffer). */
+static void answer(osd_reply *out, const ProtobufCMessage *msg)
+{
+    size_t n = protobuf_c_message_get_packed_size(msg);
+    out->body = malloc(n ? n : 1);
+    if (!out->body)
+        return osd_refuse(out, OSD_RESOURCE_EXHAUSTED, "out of memory packing the reply");
+    out->len = protobuf_c_message_pack(msg, out->body);
+    out->status = OSD_OK;
+}
+
+static void get_capabilities(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)
+{
+    const osd_driver *d = ctx;
+    Openshell__Compute__V1__GetCapabilitiesResponse r = OPENSHELL__COMPUTE__V1__GET_CAPABILITIES_RESPONSE__INIT;
+    r.driver_name = "mxc";
+    /* the contract has no field for it: the version string says whether creates can work */
+    r.driver_version = d->have_supervisor ? MXC_VERSION " (supervisor configured)"
+                                          : MXC_VERSION " (no supervisor configured: creates are refused)";
+    r.gateway_manages_lifecycle = false; /* sandboxes outlive the gateway; the driver keeps them */
+    answer(out, &r.base);
+}
+
+static void get_listener_requirements(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)
+{
+    Openshell__Compute__V1__GetGatewayListenerRequirementsResponse r =
+        OPENSHELL__COMPUTE__V1__GET_GATEWAY_LISTENER_REQUIREMENTS_RESPONSE__INIT;
+    answer(out, &r.base); /* none yet: no sandbox is created by this stage (docs/openshell.md) */
+}
+
+static void validate_create(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)
+{
+    const osd_driver *d = ctx;
+    Openshell__Compute__V1__ValidateSandboxCreateRequest *req =
+        openshell__compute__v1__validate_sandbox_create_request__unpack(NULL, len, msg);
+    if (!req)
+        return osd_refuse(out, OSD_INVALID_ARGUMENT, "the request is not a ValidateSandboxCreateRequest");
+    mxc_error e = {0};
+    osd_limits lim;
+    if (!req->sandbox)
+        osd_refuse(out, OSD_INVALID_ARGUMENT, "sandbox is missing");
+    else if (osd_spec_check(req->sandbox, d->have_supervisor, &lim, &e) < 0)
+        refuse_error(out, &e);
+    else {
+        Openshell__Compute__V1__ValidateSandboxCreateResponse r =
+            OPENSHELL__COMPUTE__V1__VALIDATE_SANDBOX_CREATE_RESPONSE__INIT;
+        answer(out, &r.base);
+    }
+    mxc_error_clear(&e);
+    openshell__compute__v1__validate_sandbox_create_request__free_unpacked(req, NULL);
+}
+
+static void get_sandbox(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)
+{
+    const osd_driver *d = ctx;
+    Openshell__Compute__V1__GetSandboxRequest *req = openshell__compute__v1__get_sandbox_request__unpack(NULL, len, msg);
+    if (!req)
+        return osd_refuse(out, OSD_INVALID_ARGUMENT, "the request is not a GetSandboxRequest");
+    mxc_error e = {0};
+    pb_sandbox *sb = NULL;
+    int found = osd_id_is_valid(req->sandbox_id) ? osd_store_get(&d->store, req->sandbox_id, &sb, &e) : -2;
+    if (found == -2)
+        osd_refuse(out, OSD_INVALID_ARGUMENT, "sandbox_id is %s", req->sandbox_id[0] ? "malformed" : "empty");
+    else if (found < 0)
+        refuse_error(out, &e);
+    else if (!found || (req->sandbox_name[0] && strcmp(req->sandbox_name, sb->name)))
+        osd_refuse(out, OSD_NOT_FOUND, "no sandbox %s%s%s", req->sandbox_id, req->sandbox_name[0] ? " named " : "",
+                   req->sandbox_name);
+    else {
+        Openshell__Compute__V1__GetSandboxResponse r = OPENSHELL__COMPUTE__V1__GET_SANDBOX_RESPONSE__INIT;
+        r.sandbox = sb;
+        answer(out, &r.base);
+    }
+    if (sb)
+        openshell__compute__v1__driver_sandbox__free_unpacked(sb, NULL);
+    mxc_error_clear(&e);
+    openshell__compute__v1__get_sandbox_request__free_unpacked(req, NULL);
+}
+
+static void list_sandboxes(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)
+{
+    const osd_driver *d = ctx;
+    mxc_error e = {0};
+    pb_sandbox **list;
+    size_t n;
+    if (osd_store_list(&d->store, &list, &n, &e) < 0) {
+        refuse_error(out, &e);
+        mxc_error_clear(&e);
+        return;
+    }
+    Openshell__Compute__V1__ListSandboxesResponse r = OPENSHELL__COMPUTE__V1__LIST_SANDBOXES_RESPONSE__INIT;
+    r.n_sandboxes = n;
+    r.sandboxes = list;
+    answer(out, &r.base);
+    osd_store_free(list, n);
+}
+
+/* The calls of later stages: UNIMPLEMENTED, saying what is not built. */
+#define NOT_YET(fn, call)                                                                                        \
+    static void fn(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)                                   \
+    {                                                                                                           \
+        osd_refuse(out, OSD_UNIMPLEMENTED,                                                                      \
+                   call " is not built yet in mxc-openshell-driver: this stage serves GetCapabilities, "        \
+                        "GetGatewayListenerRequirements, ValidateSandboxCreate, GetSandbox and ListSandboxes "  \
+                        "(docs/openshell.md)");                                                                 \
+    }
+NOT_YET(create_sandbox, "CreateSandbox (an mxc sandbox from the image)")
+NOT_YET(stop_sandbox, "StopSandbox")
+NOT_YET(start_sandbox, "StartSandbox")
+NOT_YET(delete_sandbox, "DeleteSandbox")
+NOT_YET(watch_sandboxes, "WatchSandboxes (the server stream of observations)")
+NOT_YET(ensure_workspace, "EnsureWorkspace (a workspace as an mxc tenancy boundary)")
+NOT_YET(delete_workspace, "DeleteWorkspace")
+
+const osd_route osd_routes[] = {
+    {SVC "GetCapabilities", get_capabilities},
+    {SVC "GetGatewayListenerRequirements", get_listener_requirements},
+    {SVC "ValidateSandboxCreate", validate_create},
+    {SVC "GetSandbox", get_sandbox},
+    {SVC "ListSandboxes", list_sandboxes},
+    {SVC "CreateSandbox", create_sandbox},
+    {SVC "StopSandbox", stop_sandbox},
+    {SVC "StartSandbox", start_sandbox},
+    {SVC "DeleteSandbox", delete_sandbox},
+    {SVC "WatchSandboxes", watch_sandboxes},
+    {SVC "EnsureWorkspace", ensure_workspace},
+    {SVC "DeleteWorkspace", delete_workspace},
+};
+const size_t osd_nroutes = sizeof osd_routes / sizeof osd_routes[0];

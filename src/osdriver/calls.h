@@ -1,0 +1,24 @@
+/* calls.h — openshell.compute.v1.ComputeDriver's calls, as this driver answers them.
+ * Owns: each call's request unpacked (unknown fields ignored, as the contract asks), the
+ * answer packed, the refusal's gRPC status (an mxc_error's code mapped: malformed ->
+ * INVALID_ARGUMENT, not something mxc does -> FAILED_PRECONDITION, missing from this
+ * driver's configuration -> FAILED_PRECONDITION, unknown sandbox -> NOT_FOUND), and the
+ * calls not built yet, each UNIMPLEMENTED with what is missing (docs/openshell.md, the
+ * table of calls).  The routes table is what grpcsrv.h serves. */
+#ifndef MXC_OSD_CALLS_H
+#define MXC_OSD_CALLS_H
+
+#include <stdbool.h>
+
+#include "grpcsrv.h"
+#include "store.h"
+
+typedef struct {
+    osd_store store;
+    bool have_supervisor; /* --supervisor given and checked */
+} osd_driver;
+
+extern const osd_route osd_routes[];
+extern const size_t osd_nroutes;
+
+#endif
