@@ -1,7 +1,6 @@
 /* spec.c — see spec.h. */
 #include "spec.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,15 +22,8 @@ bool osd_id_is_valid(const char *s)
     return mxc_label_is_valid(s, ID_MAX);
 }
 
-static int bad(mxc_error *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int bad(mxc_error *e, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    mxc_verr(e, MXC_E_MALFORMED_REQUEST, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+/* a malformed value: mxc_err's -1 with the code every such refusal has */
+#define bad(e, ...) mxc_err((e), MXC_E_MALFORMED_REQUEST, __VA_ARGS__)
 
 /* Printable ASCII without spaces, bounded (an image reference, a label key). */
 static bool is_token(const char *s, size_t max)
@@ -70,15 +62,8 @@ static int check_identity(const pb_sandbox *sb, mxc_error *e)
     return 0;
 }
 
-/* A map's entries (protoc-c: one struct type per map field) as their key and value. */
-#define MAP_KEYS(n, ents, keys, vals)                \
-    for (size_t i_ = 0; i_ < (n); i_++) {            \
-        (keys)[i_] = (ents)[i_]->key;                 \
-        (vals)[i_] = (ents)[i_]->value;               \
-    }
-
-/* One environment map (spec.environment or template.environment), n <= MAX_ENV. */
-static int check_env(const char *field, size_t n, const char *const *keys, const char *const *vals, mxc_error *e)
+/* One environment map (spec.environment or template.environment) as its keys and values. */
+static int check_env_kv(const char *field, size_t n, const char *const *keys, const char *const *vals, mxc_error *e)
 {
     for (size_t i = 0; i < n; i++) {
         if (!env_name_ok(keys[i]))
@@ -89,6 +74,19 @@ static int check_env(const char *field, size_t n, const char *const *keys, const
     }
     return 0;
 }
+
+/* An environment map's entries (protoc-c: a struct type per map field) to check_env_kv. */
+#define check_env(field, n, ents, e)                                                    \
+    __extension__({                                                                     \
+        const char *keys_[MAX_ENV], *vals_[MAX_ENV];                                    \
+        size_t n_ = (n);                                                                \
+        for (size_t i_ = 0; i_ < n_ && i_ < MAX_ENV; i_++) {                            \
+            keys_[i_] = (ents)[i_]->key;                                                \
+            vals_[i_] = (ents)[i_]->value;                                              \
+        }                                                                               \
+        n_ > MAX_ENV ? bad(e, "%s has more than %d variables", field, MAX_ENV)          \
+                     : check_env_kv(field, n_, keys_, vals_, e);                        \
+    })
 
 static int check_command(const pb_spec *sp, mxc_error *e)
 {
@@ -116,11 +114,7 @@ static int check_spec(const pb_spec *sp, mxc_error *e)
         l++;
     if (!LEVELS[l])
         return bad(e, "spec.log_level \"%.32s\" is none of trace, debug, info, warn, error", sp->log_level);
-    if (sp->n_environment > MAX_ENV)
-        return bad(e, "spec.environment has more than %d variables", MAX_ENV);
-    const char *keys[MAX_ENV], *vals[MAX_ENV];
-    MAP_KEYS(sp->n_environment, sp->environment, keys, vals);
-    if (check_env("spec.environment", sp->n_environment, keys, vals, e) < 0 || check_command(sp, e) < 0)
+    if (check_env("spec.environment", sp->n_environment, sp->environment, e) < 0 || check_command(sp, e) < 0)
         return -1;
     if (sp->sandbox_token[0] && !is_token(sp->sandbox_token, MAX_TOKEN_LEN))
         return bad(e, "spec.sandbox_token is not a token: printable ASCII without spaces, at most %u bytes",
@@ -185,11 +179,7 @@ static int check_template(const pb_template *t, osd_limits *lim, mxc_error *e)
     if (asp[0] && (asp[0] != '/' || strlen(asp) >= 108 || strstr(asp, "/../") || strstr(asp, "/./") ||
                    !is_token(asp, 107)))
         return bad(e, "template.agent_socket_path is not an absolute socket path without . or .. (at most 107 bytes)");
-    if (t->n_environment > MAX_ENV)
-        return bad(e, "template.environment has more than %d variables", MAX_ENV);
-    const char *keys[MAX_ENV], *vals[MAX_ENV];
-    MAP_KEYS(t->n_environment, t->environment, keys, vals);
-    if (check_env("template.environment", t->n_environment, keys, vals, e) < 0 || check_labels(t, e) < 0)
+    if (check_env("template.environment", t->n_environment, t->environment, e) < 0 || check_labels(t, e) < 0)
         return -1;
     if (t->resources && check_resources(t->resources, lim, e) < 0)
         return -1;

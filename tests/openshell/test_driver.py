@@ -92,7 +92,9 @@ class Driver:
             self.channel = None
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(timeout=10)
+            rc = self.proc.wait(timeout=10)
+            err = self.proc.stderr.read()
+            assert rc == 0 and "ERROR" not in err, err  # a clean exit (and, under ASan, no report)
         if self.proc:
             self.proc.stderr.close()
 
