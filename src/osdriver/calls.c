@@ -6,9 +6,26 @@
 
 #include "mxc.h"
 #include "osdpb.h"
+#include "pbcheck.h"
 #include "spec.h"
 
 #define SVC "/openshell.compute.v1.ComputeDriver/"
+
+/* The request's wire form before protoc-c unpacks it: no string with a NUL byte (it would be
+ * cut there) or that is not UTF-8, no nesting deeper than the unpacking may recurse
+ * (pbcheck.h). */
+static bool wire_ok(const ProtobufCMessageDescriptor *d, const uint8_t *msg, size_t len, osd_reply *out)
+{
+    char path[256];
+    int rc = osd_pb_check(d, msg, len, path, sizeof path);
+    if (rc == OSD_PB_NUL)
+        osd_refuse(out, OSD_INVALID_ARGUMENT, "%s holds a NUL byte", path);
+    else if (rc == OSD_PB_UTF8)
+        osd_refuse(out, OSD_INVALID_ARGUMENT, "%s is not UTF-8 (a proto3 string)", path);
+    else if (rc == OSD_PB_DEEP)
+        osd_refuse(out, OSD_INVALID_ARGUMENT, "%s nests messages more than %d deep", path, OSD_PB_MAX_DEPTH);
+    return rc == OSD_PB_OK;
+}
 
 static int status_of(mxc_code c)
 {
@@ -67,6 +84,8 @@ static void get_listener_requirements(void *ctx, const uint8_t *msg, size_t len,
 static void validate_create(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)
 {
     const osd_driver *d = ctx;
+    if (!wire_ok(&openshell__compute__v1__validate_sandbox_create_request__descriptor, msg, len, out))
+        return;
     Openshell__Compute__V1__ValidateSandboxCreateRequest *req =
         openshell__compute__v1__validate_sandbox_create_request__unpack(NULL, len, msg);
     if (!req)
@@ -89,6 +108,8 @@ static void validate_create(void *ctx, const uint8_t *msg, size_t len, osd_reply
 static void get_sandbox(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)
 {
     const osd_driver *d = ctx;
+    if (!wire_ok(&openshell__compute__v1__get_sandbox_request__descriptor, msg, len, out))
+        return;
     Openshell__Compute__V1__GetSandboxRequest *req = openshell__compute__v1__get_sandbox_request__unpack(NULL, len, msg);
     if (!req)
         return osd_refuse(out, OSD_INVALID_ARGUMENT, "the request is not a GetSandboxRequest");

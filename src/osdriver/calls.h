@@ -1,5 +1,6 @@
 /* calls.h — openshell.compute.v1.ComputeDriver's calls, as this driver answers them.
- * Owns: each call's request unpacked (unknown fields ignored, as the contract asks), the
+ * Owns: each call's request unpacked (its wire form checked first for what protoc-c would
+ * hide: pbcheck.h; unknown fields ignored, as the contract asks), the
  * answer packed, the refusal's gRPC status (an mxc_error's code mapped: malformed ->
  * INVALID_ARGUMENT, not something mxc does -> FAILED_PRECONDITION, missing from this
  * driver's configuration -> FAILED_PRECONDITION, unknown sandbox -> NOT_FOUND), and the

@@ -280,6 +280,36 @@ def test_validate_malformed_messages(driver, pb):
     assert msg == "the request is not a ValidateSandboxCreateRequest"
 
 
+def test_what_protoc_c_would_hide_is_refused(driver, pb):
+    """A string holding a NUL byte would reach mxc cut short (protoc-c makes C strings): "a\\0b"
+    as an argument of the exact command, an environment value, an id.  protoc-c 1.4 lets a
+    string that is not UTF-8 through (proto3 forbids it).  A driver_config nested
+    deeper than the unpacking may recurse would exhaust the driver's stack."""
+    for mutate, field in [(lambda sb: sb.spec.command.append("a\0b"), "sandbox.spec.command"),
+                          (lambda sb: sb.spec.environment.__setitem__("K", "v\0w"), "sandbox.spec.environment.value"),
+                          (lambda sb: setattr(sb, "id", "sb\0x"), "sandbox.id")]:
+        sb = good_sandbox(pb)
+        mutate(sb)
+        code, msg = driver.refused("ValidateSandboxCreate", pb.ValidateSandboxCreateRequest(sandbox=sb),
+                                   pb.ValidateSandboxCreateResponse)
+        assert (code, msg) == (grpc.StatusCode.INVALID_ARGUMENT, field + " holds a NUL byte")
+    code, msg = driver.refused("GetSandbox", pb.GetSandboxRequest(sandbox_id="sb-1\0../x"), pb.GetSandboxResponse)
+    assert (code, msg) == (grpc.StatusCode.INVALID_ARGUMENT, "sandbox_id holds a NUL byte")
+    for raw in [b"\xff\xfe", b"\xc0\xaf", b"\xed\xa0\x80", b"a\xe2\x82"]:  # bad byte, overlong '/', surrogate, cut
+        code, msg = driver.refused("GetSandbox", b"\x0a" + bytes([len(raw)]) + raw, pb.GetSandboxResponse)
+        assert (code, msg) == (grpc.StatusCode.INVALID_ARGUMENT, "sandbox_id is not UTF-8 (a proto3 string)")
+    sb = good_sandbox(pb)
+    cur = sb.spec.template.driver_config
+    for _ in range(25):   # three messages a level: Struct, its map entry, Value
+        cur = cur.get_or_create_struct("a")
+    code, msg = driver.refused("ValidateSandboxCreate", pb.ValidateSandboxCreateRequest(sandbox=sb),
+                               pb.ValidateSandboxCreateResponse)
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    assert msg.startswith("sandbox.spec.template.driver_config.fields.value.struct_value.fields")
+    assert msg.endswith("nests messages more than 64 deep")
+    assert driver.call("GetCapabilities", pb.GetCapabilitiesRequest(), pb.GetCapabilitiesResponse).driver_name == "mxc"
+
+
 def test_unknown_fields_are_ignored(driver, pb):
     # field 99 (a string) and field 100 (a varint), unknown to this contract
     extra = b"\x9a\x06\x03abc\xa0\x06\x07"
