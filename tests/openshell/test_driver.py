@@ -318,6 +318,40 @@ def test_unknown_fields_are_ignored(driver, pb):
     validate(driver, pb.DriverSandbox.FromString(good_sandbox(pb).SerializeToString() + extra))
 
 
+def test_transport_bounds_and_bad_peers(driver, pb):
+    """A message over 4 MiB, a compressed message, a peer that does not speak HTTP/2 and one
+    that leaves mid-call: each refused or dropped alone, and the driver serves on, also to
+    many callers at once."""
+    big = driver.channel.unary_unary(SVC + "ValidateSandboxCreate")
+    with pytest.raises(grpc.RpcError) as ei:
+        big(b"\x0a" + b"\xff" * 3 + b"\x7f" + b"x" * (5 << 20), timeout=20)
+    assert ei.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert ei.value.details() == "the request is larger than 4194304 bytes"
+    gz = grpc.insecure_channel("unix:" + driver.sock, compression=grpc.Compression.Gzip)
+    try:
+        rpc = gz.unary_unary(SVC + "GetCapabilities")
+        with pytest.raises(grpc.RpcError) as ei:
+            rpc(b"\x9a\x06\x40" + b"a" * 64, timeout=10)  # an unknown field, compressible
+        assert ei.value.code() == grpc.StatusCode.UNIMPLEMENTED
+        assert "compressed messages are not accepted" in ei.value.details()
+    finally:
+        gz.close()
+    with socket.socket(socket.AF_UNIX) as s:  # not HTTP/2: closed
+        s.connect(driver.sock)
+        s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        s.settimeout(10)
+        while s.recv(4096):
+            pass
+    with socket.socket(socket.AF_UNIX) as s:  # the preface, half a frame, gone
+        s.connect(driver.sock)
+        s.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00\x00\x10\x01")
+    import concurrent.futures
+    with concurrent.futures.ThreadPoolExecutor(16) as ex:
+        names = list(ex.map(lambda _: driver.call("GetCapabilities", pb.GetCapabilitiesRequest(),
+                                                  pb.GetCapabilitiesResponse).driver_name, range(200)))
+    assert names == ["mxc"] * 200
+
+
 def test_calls_not_built_yet_say_so(driver, pb):
     for method, req, rep in [("CreateSandbox", pb.CreateSandboxRequest(sandbox=good_sandbox(pb)), pb.CreateSandboxResponse),
                              ("StopSandbox", pb.StopSandboxRequest(sandbox_id="sb-1"), pb.StopSandboxResponse),
