@@ -500,3 +500,14 @@ def test_live_socket_is_not_taken_over_and_a_stale_one_is(pb, base):
         assert d2.call("GetCapabilities", pb.GetCapabilitiesRequest(), pb.GetCapabilitiesResponse).driver_name == "mxc"
     finally:
         d2.stop()
+
+
+def test_man_page_renders_and_usage():
+    page = os.path.join(REPO, "man", "mxc-openshell-driver.1")
+    r = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", page], capture_output=True, text=True)
+    assert r.returncode == 0 and not r.stderr, r.stderr
+    text = open(page).read()
+    for opt in ("socket", "state\\-dir", "supervisor", "socket\\-group"):
+        assert "\\-\\-" + opt in text, opt
+    r = subprocess.run([DRIVER, "--socket", "/x"], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.startswith("usage: mxc-openshell-driver --socket PATH --state-dir DIR")
