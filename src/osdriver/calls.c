@@ -92,15 +92,18 @@ static void validate_create(void *ctx, const uint8_t *msg, size_t len, osd_reply
         return osd_refuse(out, OSD_INVALID_ARGUMENT, "the request is not a ValidateSandboxCreateRequest");
     mxc_error e = {0};
     osd_limits lim;
+    osd_judge j = {&d->cfg, d->have_supervisor};
+    json_t *fragment = NULL;
     if (!req->sandbox)
         osd_refuse(out, OSD_INVALID_ARGUMENT, "sandbox is missing");
-    else if (osd_spec_check(req->sandbox, d->have_supervisor, &lim, &e) < 0)
+    else if (osd_spec_check(req->sandbox, &j, &lim, &fragment, &e) < 0)
         refuse_error(out, &e);
     else {
         Openshell__Compute__V1__ValidateSandboxCreateResponse r =
             OPENSHELL__COMPUTE__V1__VALIDATE_SANDBOX_CREATE_RESPONSE__INIT;
         answer(out, &r.base);
     }
+    json_decref(fragment); /* what CreateSandbox will put in the session's request */
     mxc_error_clear(&e);
     openshell__compute__v1__validate_sandbox_create_request__free_unpacked(req, NULL);
 }

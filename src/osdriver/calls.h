@@ -11,12 +11,14 @@
 
 #include <stdbool.h>
 
+#include "config.h"
 #include "grpcsrv.h"
 #include "store.h"
 
 typedef struct {
     osd_store store;
     bool have_supervisor; /* --supervisor given and checked */
+    mxc_gw_config cfg;    /* --config's [openshell.drivers.mxc], or none: every policy key off */
 } osd_driver;
 
 extern const osd_route osd_routes[];

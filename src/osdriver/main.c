@@ -1,6 +1,7 @@
 /* main.c — mxc-openshell-driver: OpenShell's compute driver "mxc" on a unix socket.
  * Owns: the command line (--socket PATH --state-dir DIR [--supervisor PATH]
- * [--socket-group GROUP]), the socket made by descriptor (its directory the caller's own and
+ * [--socket-group GROUP] [--config FILE]: mxc-gateway's [openshell.drivers.mxc] host
+ * configuration, whose policy keys decide what driver_config may ask), the socket made by descriptor (its directory the caller's own and
  * writable by nobody else, a stale socket of ours replaced, anything else refused; bound
  * 0600, or 0660 with the group), the supervisor checked (a regular executable file nobody
  * else may write), the state directory (store.h), and serving until SIGTERM/SIGINT
@@ -33,12 +34,13 @@ static void on_signal(int sig)
 }
 
 typedef struct {
-    const char *socket, *state_dir, *supervisor, *group;
+    const char *socket, *state_dir, *supervisor, *group, *config;
 } options;
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: mxc-openshell-driver --socket PATH --state-dir DIR [--supervisor PATH] [--socket-group GROUP]\n"
+               "                            [--config FILE]\n"
                "Serves OpenShell's compute-driver contract (openshell.compute.v1.ComputeDriver) as the driver\n"
                "\"mxc\" on the unix socket PATH (mode 0600, or 0660 for GROUP).  docs/openshell.md.\n");
 }
@@ -49,6 +51,7 @@ static int parse_args(int argc, char **argv, options *o)
                                           {"state-dir", required_argument, NULL, 'd'},
                                           {"supervisor", required_argument, NULL, 'p'},
                                           {"socket-group", required_argument, NULL, 'g'},
+                                          {"config", required_argument, NULL, 'c'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
     int c;
@@ -58,6 +61,7 @@ static int parse_args(int argc, char **argv, options *o)
         case 'd': o->state_dir = optarg; break;
         case 'p': o->supervisor = optarg; break;
         case 'g': o->group = optarg; break;
+        case 'c': o->config = optarg; break;
         case 'h': usage(stdout); exit(0);
         default: return -1;
         }
@@ -166,9 +170,13 @@ static int run(const options *o, mxc_error *e)
     osd_driver d = {.store = {-1, -1}};
     if (o->supervisor && check_supervisor(o->supervisor, e) < 0)
         return -1;
+    if (o->config && mxc_gw_config_load(o->config, &d.cfg, e) < 0)
+        return -1;
+    d.cfg.backend = MXC_GW_BACKEND_SESSION; /* a driver's sandboxes are sessions (stop/start keep them) */
     d.have_supervisor = o->supervisor != NULL;
     if (osd_store_open(&d.store, o->state_dir, e) < 0) {
         osd_store_close(&d.store);
+        mxc_gw_config_free(&d.cfg);
         return -1;
     }
     int dirfd = -1;
@@ -182,6 +190,7 @@ static int run(const options *o, mxc_error *e)
     if (dirfd >= 0)
         close(dirfd);
     osd_store_close(&d.store);
+    mxc_gw_config_free(&d.cfg);
     return rc;
 }
 

@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "drvcfg.h"
 #include "front.h"
+#include "policymap.h"
 #include "quantity.h"
 
 #define ID_MAX 128
@@ -186,27 +188,48 @@ static int check_template(const pb_template *t, osd_limits *lim, mxc_error *e)
     if (t->platform_config && t->platform_config->n_fields)
         return mxc_err(e, MXC_E_UNSUPPORTED_CONTAINMENT,
                        "template.platform_config is not read by the mxc driver: its settings go in driver_config");
-    if (t->driver_config && t->driver_config->n_fields)
-        return mxc_err(e, MXC_E_UNSUPPORTED_CONTAINMENT,
-                       "template.driver_config (mxc's policy: filesystem grants, network egress) is not read yet by "
-                       "this driver: leave it empty");
     return 0;
 }
 
-int osd_spec_check(const pb_sandbox *sb, bool have_supervisor, osd_limits *lim, mxc_error *e)
+/* driver_config: mxc's policy document, mapped as mxc-gateway maps its policy YAML. */
+static int check_policy(const pb_template *t, const mxc_gw_config *cfg, json_t **fragment, mxc_error *e)
+{
+    if (!t->driver_config || !t->driver_config->n_fields)
+        return 0;
+    json_t *doc = osd_driver_config_json(t->driver_config, e);
+    if (!doc)
+        return -1;
+    *fragment = mxc_gw_map_policy(doc, cfg, NULL, e);
+    json_decref(doc);
+    if (!*fragment) {
+        char msg[sizeof e->message];
+        snprintf(msg, sizeof msg, "%s", e->message);
+        mxc_code code = e->code;
+        mxc_error_clear(e);
+        return mxc_err(e, code, "template.driver_config: %s", msg);
+    }
+    return 0;
+}
+
+int osd_spec_check(const pb_sandbox *sb, const osd_judge *j, osd_limits *lim, json_t **fragment, mxc_error *e)
 {
     *lim = (osd_limits){0};
+    *fragment = NULL;
     if (check_identity(sb, e) < 0)
         return -1;
     if (!sb->spec)
         return bad(e, "sandbox.spec is missing");
     if (!sb->spec->template_)
         return bad(e, "sandbox.spec.template is missing");
-    if (check_spec(sb->spec, e) < 0 || check_template(sb->spec->template_, lim, e) < 0)
+    if (check_spec(sb->spec, e) < 0 || check_template(sb->spec->template_, lim, e) < 0 ||
+        check_policy(sb->spec->template_, j->cfg, fragment, e) < 0)
         return -1;
-    if (!have_supervisor)
+    if (!j->have_supervisor) {
+        json_decref(*fragment);
+        *fragment = NULL;
         return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE,
                        "no supervisor is configured (mxc-openshell-driver --supervisor PATH): a sandbox without "
                        "openshell-sandbox cannot be created");
+    }
     return 0;
 }

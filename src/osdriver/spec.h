@@ -3,8 +3,9 @@
  * honour, each refusal naming its field (docs/openshell.md lists them): the identity (id,
  * name, namespace, workspace as mxc labels), the spec (log_level, environment, the exact
  * command, tty, sandbox_token's shape), the template (image, agent_socket_path, labels,
- * environment, resources as strict quantities (quantity.h), platform_config and
- * driver_config), GPUs (refused), and the supervisor a create needs.  The refusal's code:
+ * environment, resources as strict quantities (quantity.h), platform_config (refused), and
+ * driver_config: mxc's policy, read by mxc-gateway's policy mapper (drvcfg.h, policymap.h)
+ * under the driver's host configuration), GPUs (refused), and the supervisor a create needs.  The refusal's code:
  * MXC_E_MALFORMED_REQUEST (a malformed value), MXC_E_UNSUPPORTED_CONTAINMENT (something
  * mxc does not do), MXC_E_BACKEND_UNAVAILABLE (this driver's configuration lacks it).
  * Pure: no I/O. */
@@ -14,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "error.h"
 #include "osdpb.h"
 
@@ -23,8 +25,17 @@ typedef struct {
     uint64_t memory_request, memory_limit;
 } osd_limits;
 
-/* 0 with *lim, or -1 with *e.  have_supervisor: --supervisor was given. */
-int osd_spec_check(const pb_sandbox *sb, bool have_supervisor, osd_limits *lim, mxc_error *e);
+/* What a spec is judged under: the host configuration ([openshell.drivers.mxc] as mxc-gateway
+ * reads it; its policy keys decide what driver_config may ask) and whether --supervisor was
+ * given. */
+typedef struct {
+    const mxc_gw_config *cfg;
+    bool have_supervisor;
+} osd_judge;
+
+/* 0 with *lim and, when driver_config is given, *fragment (the request's
+ * {"filesystem","network"} the policy maps to; the caller's; NULL when none), or -1 with *e. */
+int osd_spec_check(const pb_sandbox *sb, const osd_judge *j, osd_limits *lim, json_t **fragment, mxc_error *e);
 
 /* An mxc label (sandbox ids and names): [A-Za-z0-9][A-Za-z0-9._-]*, at most 128. */
 bool osd_id_is_valid(const char *s);

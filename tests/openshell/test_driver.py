@@ -214,6 +214,12 @@ def _struct(field):
     return mutate
 
 
+def _policy(doc):
+    def mutate(sb):
+        sb.spec.template.driver_config.update(doc)
+    return mutate
+
+
 def _env(where, key):
     def mutate(sb):
         (sb.spec if where == "spec" else sb.spec.template).environment[key] = "x"
@@ -256,7 +262,21 @@ REFUSALS = [
      "template.agent_socket_path is not an absolute socket path"),
     ("gpu", _gpu, PRECONDITION, "spec.resource_requirements.gpu: the mxc driver gives a sandbox no GPU"),
     ("platform-config", _struct("platform_config"), PRECONDITION, "template.platform_config is not read by the mxc driver"),
-    ("driver-config", _struct("driver_config"), PRECONDITION, "template.driver_config (mxc's policy"),
+    ("policy-version", _struct("driver_config"), INVALID, "template.driver_config: the policy's version must be 1"),
+    ("policy-unknown", _policy({"version": 1, "sandbox_kind": "x"}), INVALID,
+     "template.driver_config: the policy has an unknown field sandbox_kind"),
+    ("policy-relative", _policy({"version": 1, "filesystem_policy": {"read_only": ["usr"]}}), INVALID,
+     "template.driver_config: filesystem_policy.read_only[0] is not absolute"),
+    ("policy-root-writable", _policy({"version": 1, "filesystem_policy": {"read_write": ["/"]}}), INVALID,
+     "filesystem_policy.read_write[0] is the whole filesystem"),
+    ("policy-run-as", _policy({"version": 1, "process": {"run_as_user": "root"}}), INVALID,
+     "template.driver_config: process.run_as_user: mxc gives every sandbox a uid of its own"),
+    ("policy-network-without-proxy", _policy({"version": 1, "network_policies": {"r": {"endpoints": [
+        {"host": "example.com", "port": 443}]}}}), INVALID, "need egress_proxy = true"),
+    ("policy-ui", _policy({"version": 1, "ui": {"allow_graphical_ui": False}}), INVALID,
+     "ui: the isolation_session backend supports no ui section"),
+    ("policy-not-finite", _policy({"version": 1, "x": float("inf")}), INVALID,
+     "template.driver_config.x is not a finite number"),
 ]
 
 
@@ -269,6 +289,32 @@ def test_validate_refusals(driver, pb, mutate, code, message):
     assert got_code.name == code, got_msg
     assert message in got_msg
     assert os.listdir(os.path.join(driver.state, "sandboxes")) == []
+
+
+def test_validate_reads_driver_config_as_mxc_policy(pb, base):
+    """driver_config is mxc's policy document, read by mxc-gateway's own policy mapper under
+    the driver's host configuration (--config: [openshell.drivers.mxc] as mxc-gateway reads
+    it): network rules need egress_proxy there."""
+    policy = {"version": 1, "filesystem_policy": {"read_only": ["/usr", "/etc"], "read_write": ["/tmp"]},
+              "landlock": {"compatibility": "hard_requirement"},
+              "network_policies": {"r": {"endpoints": [{"host": "api.example.com", "port": 443}]}}}
+    conf = os.path.join(base, "driver.toml")
+    with open(conf, "w") as f:
+        f.write('[openshell.drivers.mxc]\nmxc_exec_path = "/usr/bin/mxc-exec"\negress_proxy = true\n')
+    d = Driver(pb, base, extra=["--config", conf]).start()
+    try:
+        sb = good_sandbox(pb)
+        sb.spec.template.driver_config.update(policy)
+        validate(d, sb)
+        sb.spec.template.driver_config["network_policies"]["r"]["endpoints"][0]["port"] = 443.5
+        code, msg = d.refused("ValidateSandboxCreate", pb.ValidateSandboxCreateRequest(sandbox=sb),
+                              pb.ValidateSandboxCreateResponse)
+        assert code == grpc.StatusCode.INVALID_ARGUMENT and msg.startswith("template.driver_config: "), msg
+    finally:
+        d.stop()
+    with open(conf, "w") as f:
+        f.write('[openshell.drivers.mxc]\nmxc_exec_path = "/usr/bin/mxc-exec"\nsocket_path = "/x"\n')
+    _fails(pb, base, "[openshell.drivers.mxc] has an unknown key socket_path", extra=["--config", conf])
 
 
 def test_validate_malformed_messages(driver, pb):
@@ -507,7 +553,7 @@ def test_man_page_renders_and_usage():
     r = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", page], capture_output=True, text=True)
     assert r.returncode == 0 and not r.stderr, r.stderr
     text = open(page).read()
-    for opt in ("socket", "state\\-dir", "supervisor", "socket\\-group"):
+    for opt in ("socket", "state\\-dir", "supervisor", "socket\\-group", "config"):
         assert "\\-\\-" + opt in text, opt
     r = subprocess.run([DRIVER, "--socket", "/x"], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.startswith("usage: mxc-openshell-driver --socket PATH --state-dir DIR")
