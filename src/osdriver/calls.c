@@ -51,15 +51,17 @@ static void refuse_error(osd_reply *out, const mxc_error *e)
     osd_refuse(out, status_of(e->code), "%s", e->message);
 }
 
-/* msg packed into out (its size first: protoc-c packs into a caller's buffer). */
+/* msg packed and framed into out (its size first: protoc-c packs into a caller's buffer). */
 static void answer(osd_reply *out, const ProtobufCMessage *msg)
 {
     size_t n = protobuf_c_message_get_packed_size(msg);
-    out->body = malloc(n ? n : 1);
-    if (!out->body)
+    uint8_t *buf = malloc(n ? n : 1);
+    if (!buf)
         return osd_refuse(out, OSD_RESOURCE_EXHAUSTED, "out of memory packing the reply");
-    out->len = protobuf_c_message_pack(msg, out->body);
+    n = protobuf_c_message_pack(msg, buf);
     out->status = OSD_OK;
+    osd_reply_frame(out, buf, n);
+    free(buf);
 }
 
 static void get_capabilities(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)
@@ -137,21 +139,48 @@ static void get_sandbox(void *ctx, const uint8_t *msg, size_t len, osd_reply *ou
     openshell__compute__v1__get_sandbox_request__free_unpacked(req, NULL);
 }
 
+/* Every record (store.h), or false with out the refusal. */
+static bool records(const osd_driver *d, pb_sandbox ***list, size_t *n, osd_reply *out)
+{
+    mxc_error e = {0};
+    if (osd_store_list(&d->store, list, n, &e) == 0)
+        return true;
+    refuse_error(out, &e);
+    mxc_error_clear(&e);
+    return false;
+}
+
 static void list_sandboxes(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)
 {
-    const osd_driver *d = ctx;
-    mxc_error e = {0};
     pb_sandbox **list;
     size_t n;
-    if (osd_store_list(&d->store, &list, &n, &e) < 0) {
-        refuse_error(out, &e);
-        mxc_error_clear(&e);
+    if (!records(ctx, &list, &n, out))
         return;
-    }
     Openshell__Compute__V1__ListSandboxesResponse r = OPENSHELL__COMPUTE__V1__LIST_SANDBOXES_RESPONSE__INIT;
     r.n_sandboxes = n;
     r.sandboxes = list;
     answer(out, &r.base);
+    osd_store_free(list, n);
+}
+
+/* The stream of observations: each record's snapshot now, then the stream stays open (the
+ * changes a sandbox goes through come with CreateSandbox, which makes them). */
+static void watch_sandboxes(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)
+{
+    pb_sandbox **list;
+    size_t n;
+    if (!records(ctx, &list, &n, out))
+        return;
+    out->status = OSD_OK;
+    out->streaming = true;
+    for (size_t i = 0; i < n && out->status == OSD_OK; i++) {
+        Openshell__Compute__V1__WatchSandboxesSandboxEvent se = OPENSHELL__COMPUTE__V1__WATCH_SANDBOXES_SANDBOX_EVENT__INIT;
+        Openshell__Compute__V1__WatchSandboxesEvent ev = OPENSHELL__COMPUTE__V1__WATCH_SANDBOXES_EVENT__INIT;
+        se.sandbox = list[i];
+        ev.payload_case = OPENSHELL__COMPUTE__V1__WATCH_SANDBOXES_EVENT__PAYLOAD_SANDBOX;
+        ev.sandbox = &se;
+        answer(out, &ev.base);
+    }
     osd_store_free(list, n);
 }
 
@@ -161,14 +190,14 @@ static void list_sandboxes(void *ctx, const uint8_t *msg, size_t len, osd_reply 
     {                                                                                                           \
         osd_refuse(out, OSD_UNIMPLEMENTED,                                                                      \
                    call " is not built yet in mxc-openshell-driver: this stage serves GetCapabilities, "        \
-                        "GetGatewayListenerRequirements, ValidateSandboxCreate, GetSandbox and ListSandboxes "  \
+                        "GetGatewayListenerRequirements, ValidateSandboxCreate, GetSandbox, ListSandboxes and " \
+                        "WatchSandboxes "                                                                        \
                         "(docs/openshell.md)");                                                                 \
     }
 NOT_YET(create_sandbox, "CreateSandbox (an mxc sandbox from the image)")
 NOT_YET(stop_sandbox, "StopSandbox")
 NOT_YET(start_sandbox, "StartSandbox")
 NOT_YET(delete_sandbox, "DeleteSandbox")
-NOT_YET(watch_sandboxes, "WatchSandboxes (the server stream of observations)")
 NOT_YET(ensure_workspace, "EnsureWorkspace (a workspace as an mxc tenancy boundary)")
 NOT_YET(delete_workspace, "DeleteWorkspace")
 

@@ -3,8 +3,8 @@
  * hide: pbcheck.h; unknown fields ignored, as the contract asks), the
  * answer packed, the refusal's gRPC status (an mxc_error's code mapped: malformed ->
  * INVALID_ARGUMENT, not something mxc does -> FAILED_PRECONDITION, missing from this
- * driver's configuration -> FAILED_PRECONDITION, unknown sandbox -> NOT_FOUND), and the
- * calls not built yet, each UNIMPLEMENTED with what is missing (docs/openshell.md, the
+ * driver's configuration -> FAILED_PRECONDITION, unknown sandbox -> NOT_FOUND), the watch
+ * stream (each record's snapshot, then open: grpcsrv.h), and the calls not built yet, each UNIMPLEMENTED with what is missing (docs/openshell.md, the
  * table of calls).  The routes table is what grpcsrv.h serves. */
 #ifndef MXC_OSD_CALLS_H
 #define MXC_OSD_CALLS_H

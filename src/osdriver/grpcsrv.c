@@ -22,23 +22,26 @@ typedef struct {
     void *ctx;
 } server;
 
+typedef struct stream stream;
+
 typedef struct {
     int fd;
     nghttp2_session *h2;
     const server *srv;
+    stream *streams; /* every open stream: nghttp2_session_del calls no close callback */
 } conn;
 
 /* One request stream: what its headers said, its body, then its reply. */
-typedef struct {
+struct stream {
+    stream *prev, *next;
     const osd_route *route;
     bool post, grpc_type, too_big;
     uint8_t *buf;
     size_t len;
     osd_reply reply;
-    size_t sent; /* of the reply's framed message */
-    uint8_t prefix[5];
+    size_t sent; /* of the reply's framed messages */
     char status_text[12], message[3 * 768 + 1];
-} stream;
+};
 
 void osd_refuse(osd_reply *out, int status, const char *fmt, ...)
 {
@@ -49,10 +52,16 @@ void osd_refuse(osd_reply *out, int status, const char *fmt, ...)
     out->status = status;
 }
 
-static void stream_free(stream *s)
+static void stream_free(conn *c, stream *s)
 {
     if (!s)
         return;
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        c->streams = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
     free(s->buf);
     free(s->reply.body);
     free(s);
@@ -73,37 +82,49 @@ static void percent_encode(const char *in, char *out, size_t outsz)
 
 #define NV(n, v) {(uint8_t *)(n), (uint8_t *)(v), strlen(n), strlen(v), NGHTTP2_NV_FLAG_NONE}
 
+int osd_reply_frame(osd_reply *out, const uint8_t *msg, size_t len)
+{
+    uint8_t *nb = len <= OSD_MAX_MESSAGE ? realloc(out->body, out->len + 5 + len) : NULL;
+    if (!nb) {
+        osd_refuse(out, OSD_RESOURCE_EXHAUSTED, "the reply does not fit in memory");
+        return -1;
+    }
+    nb[out->len] = 0;
+    for (int i = 0; i < 4; i++)
+        nb[out->len + 1 + i] = (uint8_t)(len >> (24 - 8 * i));
+    if (len)
+        memcpy(nb + out->len + 5, msg, len);
+    out->body = nb;
+    out->len += 5 + len;
+    return 0;
+}
+
 static ssize_t read_reply(nghttp2_session *h2, int32_t id, uint8_t *buf, size_t length, uint32_t *flags,
                           nghttp2_data_source *src, void *user)
 {
     stream *s = src->ptr;
-    size_t total = 5 + s->reply.len, n = 0;
-    while (n < length && s->sent < total) {
-        size_t chunk = s->sent < 5 ? 5 - s->sent : total - s->sent;
-        if (chunk > length - n)
-            chunk = length - n;
-        const uint8_t *from = s->sent < 5 ? s->prefix + s->sent : s->reply.body + (s->sent - 5);
-        memcpy(buf + n, from, chunk);
-        n += chunk;
-        s->sent += chunk;
-    }
-    if (s->sent == total) {
-        *flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
-        nghttp2_nv trailers[] = {NV("grpc-status", "0")};
-        if (nghttp2_submit_trailer(h2, id, trailers, 1) != 0)
-            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-    }
+    size_t n = s->reply.len - s->sent;
+    if (n > length)
+        n = length;
+    if (n)
+        memcpy(buf, s->reply.body + s->sent, n);
+    s->sent += n;
+    if (s->sent < s->reply.len)
+        return (ssize_t)n;
+    if (s->reply.streaming) /* sent what there is; the stream stays open */
+        return n ? (ssize_t)n : NGHTTP2_ERR_DEFERRED;
+    *flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
+    nghttp2_nv trailers[] = {NV("grpc-status", "0")};
+    if (nghttp2_submit_trailer(h2, id, trailers, 1) != 0)
+        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
     return (ssize_t)n;
 }
 
-/* The reply: the message and a trailer of status 0, or headers only with the refusal. */
+/* The reply: its messages then a trailer of status 0 (or, streaming, the stream left
+ * open), or headers only with the refusal. */
 static int submit_reply(nghttp2_session *h2, int32_t id, stream *s)
 {
     if (s->reply.status == OSD_OK) {
-        uint32_t len = (uint32_t)s->reply.len;
-        s->prefix[0] = 0;
-        for (int i = 0; i < 4; i++)
-            s->prefix[1 + i] = (uint8_t)(len >> (24 - 8 * i));
         nghttp2_nv hdrs[] = {NV(":status", "200"), NV("content-type", "application/grpc")};
         nghttp2_data_provider dp = {.source.ptr = s, .read_callback = read_reply};
         return nghttp2_submit_response(h2, id, hdrs, 2, &dp);
@@ -138,9 +159,14 @@ static int on_begin_headers(nghttp2_session *h2, const nghttp2_frame *f, void *u
 {
     if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST)
         return 0;
+    conn *c = user;
     stream *s = calloc(1, sizeof *s);
     if (!s)
         return NGHTTP2_ERR_CALLBACK_FAILURE;
+    s->next = c->streams;
+    if (s->next)
+        s->next->prev = s;
+    c->streams = s;
     return nghttp2_session_set_stream_user_data(h2, f->hd.stream_id, s) ? NGHTTP2_ERR_CALLBACK_FAILURE : 0;
 }
 
@@ -202,7 +228,7 @@ static int on_frame(nghttp2_session *h2, const nghttp2_frame *f, void *user)
 
 static int on_close(nghttp2_session *h2, int32_t id, uint32_t code, void *user)
 {
-    stream_free(nghttp2_session_get_stream_user_data(h2, id));
+    stream_free(user, nghttp2_session_get_stream_user_data(h2, id));
     nghttp2_session_set_stream_user_data(h2, id, NULL);
     return 0;
 }
@@ -252,6 +278,8 @@ static int conn_open(conn *c, int fd, const server *srv)
 static void conn_close(conn *c)
 {
     nghttp2_session_del(c->h2);
+    while (c->streams)
+        stream_free(c, c->streams);
     close(c->fd);
     free(c);
 }
@@ -311,7 +339,10 @@ int osd_serve(int listen_fd, const osd_route *routes, size_t nroutes, void *ctx,
         if (pfd[0].revents & POLLIN)
             accept_one(listen_fd, conns, &n, &srv);
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) { /* a GOAWAY first: the caller learns it was a stop */
+        nghttp2_session_terminate_session(conns[i]->h2, NGHTTP2_NO_ERROR);
+        nghttp2_session_send(conns[i]->h2);
         conn_close(conns[i]);
+    }
     return 0;
 }

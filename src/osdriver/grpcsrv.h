@@ -5,13 +5,16 @@
  * message behind its 5-byte prefix, bounded), routed by its :path to a handler, and the
  * reply: the message with its prefix, then the status in trailers (grpc-status,
  * grpc-message percent-encoded), or a trailers-only reply for a refusal.  An unknown path
- * is UNIMPLEMENTED.  Unary calls only (server streaming comes with WatchSandboxes).  One
+ * is UNIMPLEMENTED.  Unary calls, and server streams: a streaming reply sends its first
+ * messages and then stays open (nothing is pushed into it yet: the events of sandboxes come
+ * with CreateSandbox) until the caller ends it or the server stops.  One
  * thread, poll(2); a handler runs to completion before the next frame is read.  Knows
  * nothing of protobuf or of OpenShell's calls (calls.h). */
 #ifndef MXC_OSD_GRPCSRV_H
 #define MXC_OSD_GRPCSRV_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,11 +34,16 @@ enum {
 #define OSD_MAX_MESSAGE (4u << 20) /* a request's message, bytes */
 
 typedef struct {
-    int status;        /* OSD_OK: body is the reply's message */
+    int status;        /* OSD_OK: body holds the reply's messages, framed */
     char message[768]; /* the refusal's grpc-message (status != OSD_OK) */
-    uint8_t *body;     /* malloc'd, freed by the server */
+    uint8_t *body;     /* malloc'd (osd_reply_frame), freed by the server */
     size_t len;
+    bool streaming;    /* a server stream: after body, the stream stays open (no trailers) */
 } osd_reply;
+
+/* One message appended to out's body behind its 5-byte prefix: 0, or -1 (out of memory:
+ * out is then a RESOURCE_EXHAUSTED refusal). */
+int osd_reply_frame(osd_reply *out, const uint8_t *msg, size_t len);
 
 typedef void (*osd_handler)(void *ctx, const uint8_t *msg, size_t len, osd_reply *out);
 
