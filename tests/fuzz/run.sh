@@ -6,7 +6,7 @@
 # temporary directory (with the crash artifacts) is then kept and printed.
 #
 # Needs clang (14) with the libFuzzer runtime (Debian: libclang-rt-14-dev)
-# and jansson's development files.
+# and jansson's development files (fuzz_pbcheck: protoc-c, libprotobuf-c-dev, libprotobuf-dev).
 set -eu
 
 SECONDS_EACH=${1:-60}
