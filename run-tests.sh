@@ -71,6 +71,8 @@ ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1 MXC_EXEC="$PWD/build-a
   pyt tests/integration/test_lifecycle.py \
   tests/integration/test_session.py tests/integration/test_rootless.py tests/integration/test_cli.py tests/integration/test_gateway.py tests/escape \
   || fail=1
+# mxc-openshell-driver's HTTP/2 and protobuf parsing under the sanitizers, leaks too (it enters no namespace)
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 MXC_OPENSHELL_DRIVER="$PWD/build-asan/mxc-openshell-driver" pyt tests/openshell || fail=1
 
 stage "mxc-oci (tests/oci: busybox-static bundles) against the ASan+UBSan build"
 # the OCI runtime's create/start/state/kill/delete/run, its refusals and the

@@ -8,6 +8,9 @@ PKGS=(build-essential pkg-config meson ninja-build libjansson-dev libseccomp-dev
       libidn2-dev curl tinyproxy-bin  # src/proxy: IDN as punycode; curl: its tests' client; bench/proxy.py's peer
       libyaml-dev groff-base  # src/cli: mxc --policy FILE.yaml; its man page's test
       libmicrohttpd-dev libcurl4-openssl-dev  # src/gateway: the daemon's API on a unix socket, its client
+      libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev  # src/osdriver: gRPC's HTTP/2,
+                                    # the messages, protoc-c, google/protobuf/struct.proto
+      protobuf-compiler  # tests/openshell: protoc makes the Python messages from proto/openshell
       libssl-dev openssl  # src/proxy: TLS interception (OpenSSL 3); openssl: the TLS tests' CA
       busybox-static podman  # tests/oci: the rootfs of the bundles mxc-oci runs; Podman 4.3 driving it
       containerd runc crun bats jq  # tests/oci: containerd 1.6 + ctr (runc v2 shim); runc and crun as peers

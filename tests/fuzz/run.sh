@@ -6,7 +6,7 @@
 # temporary directory (with the crash artifacts) is then kept and printed.
 #
 # Needs clang (14) with the libFuzzer runtime (Debian: libclang-rt-14-dev)
-# and jansson's development files.
+# and jansson's development files (fuzz_pbcheck: protoc-c, libprotobuf-c-dev, libprotobuf-dev).
 set -eu
 
 SECONDS_EACH=${1:-60}
@@ -35,12 +35,25 @@ trap 'status=130; exit 130' INT TERM
 
 CFLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE"
 # every base file (base has no dependency beyond jansson and libyaml), and the engine and front files the harnesses reach
-SOURCES="$(cd "$root" && echo src/base/*.c) src/lib/sandbox_id.c src/lib/request.c src/lib/request_v1.c src/lib/policy.c src/lib/netplan.c src/lib/netrules.c src/lib/termfilter.c src/net/netpolicy.c src/proxy/httphead.c src/proxy/hostpolicy.c src/gateway/toml.c src/gateway/config.c src/oci/config.c src/oci/apparmor.c src/oci/ocijson.c src/oci/cgroup.c src/oci/devices.c src/lib/cgroup.c src/lib/cgroup_dir.c src/lib/cgroup_limits.c src/oci/store.c"
+SOURCES="$(cd "$root" && echo src/base/*.c) src/lib/sandbox_id.c src/lib/request.c src/lib/request_v1.c src/lib/policy.c src/lib/netplan.c src/lib/netrules.c src/lib/termfilter.c src/net/netpolicy.c src/proxy/httphead.c src/proxy/hostpolicy.c src/gateway/toml.c src/gateway/config.c src/oci/config.c src/oci/apparmor.c src/oci/ocijson.c src/oci/cgroup.c src/oci/devices.c src/lib/cgroup.c src/lib/cgroup_dir.c src/lib/cgroup_limits.c src/oci/store.c src/osdriver/quantity.c"
 
-for h in request sandbox_id termfilter httphead hostpolicy yamljson toml oci_config; do
+# fuzz_pbcheck reads the pinned OpenShell contract's C, generated here as the build does
+# (proto/openshell/meson.build: protoc-c 1.4 reads the proto with proto3's "optional" dropped)
+pb="$work/pb"
+mkdir -p "$pb"
+pbinc=$(pkg-config --variable=includedir protobuf) || { echo "run.sh: protobuf (libprotobuf-dev) not found by pkg-config" >&2; exit 2; }
+sed 's/^[[:space:]]*optional /  /' "$root/proto/openshell/compute_driver.proto" >"$pb/compute_driver.proto"
+cp "$root/proto/openshell/options.proto" "$pb/"
+(cd "$pb" && protoc-c --c_out=. -I. -I"$pbinc" compute_driver.proto options.proto \
+    "$pbinc/google/protobuf/struct.proto" "$pbinc/google/protobuf/descriptor.proto") || { echo "run.sh: protoc-c failed" >&2; exit 2; }
+PBC="-I$pb src/osdriver/pbcheck.c $pb/compute_driver.pb-c.c $pb/google/protobuf/struct.pb-c.c $(pkg-config --cflags --libs libprotobuf-c)"
+
+for h in request sandbox_id termfilter httphead hostpolicy yamljson toml oci_config quantity pbcheck; do
+    extra=""
+    [ "$h" = pbcheck ] && extra=$PBC
     echo "== fuzz_$h: building"
     # shellcheck disable=SC2086 # word splitting of flag lists is intended
-    if ! (cd "$root" && $CC $CFLAGS -Iinclude -Isrc/base -Isrc/lib -Isrc/lib/iface -Isrc/lib/netiface -Isrc/net -Isrc/net/iface -Isrc/proxy -Isrc/gateway "tests/fuzz/fuzz_$h.c" $SOURCES $JANSSON \
+    if ! (cd "$root" && $CC $CFLAGS -Iinclude -Isrc/base -Isrc/lib -Isrc/lib/iface -Isrc/lib/netiface -Isrc/net -Isrc/net/iface -Isrc/proxy -Isrc/gateway -Isrc/osdriver "tests/fuzz/fuzz_$h.c" $SOURCES $extra $JANSSON \
             -o "$work/fuzz_$h"); then
         echo "run.sh: fuzz_$h does not build" >&2
         status=1

@@ -57,7 +57,8 @@ def test_the_repository_itself_passes():
     ("src/base/error.h", "../net/netpolicy.h", "upward", "src/net/netpolicy.h"),
     # a front including another front, the proxy including src/net
     ("src/oci/main.c", "../ffi/ffi_internal.h", "sibling", "src/ffi/ffi_internal.h"),
-    ("src/cli/mxc.c", "../gateway/toml.h", "sibling", "src/gateway/toml.h"),
+    ("src/cli/mxc.c", "../gateway/table.h", "sibling", "src/gateway/table.h"),
+    ("src/osdriver/main.c", "server.h", "sibling", "src/gateway/server.h"),
     ("src/proxy/proxy.c", "netpolicy.h", "sibling", "src/net/netpolicy.h"),
     # a front or the network reaching an engine-internal header it does not declare
     ("src/oci/main.c", "session.h", "internal", "src/lib/session.h"),
@@ -81,6 +82,7 @@ def test_a_forbidden_include_fails(tree, src, header, kind, target):
     ("src/oci/main.c", "front.h"),          # the fronts' declared engine interface
     ("src/ffi/stream.c", "yamljson.h"),     # base (src/base)
     ("src/oci/store.c", "store.h"),         # a component's own header
+    ("src/osdriver/spec.c", "policymap.h"), # openshell_policy: a base-layer component in src/gateway
     ("src/lib/exec.c", "fdio.h"),
 ])
 def test_an_allowed_include_passes(tree, src, header):
@@ -148,7 +150,7 @@ def test_the_symbol_check_passes_and_names_each_front():
     p = subprocess.run([sys.executable, os.path.join(REPO, "scripts", "layers.py"), "--symbols",
                         os.path.join(REPO, "build")], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
-    for comp in ("cli", "ffi", "gateway", "oci", "network"):
+    for comp in ("cli", "ffi", "gateway", "oci", "osdriver", "network"):
         assert f"\n  {comp}: " in p.stdout, p.stdout
 
 

@@ -1,0 +1,218 @@
+/* calls.c — see calls.h. */
+#include "calls.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mxc.h"
+#include "osdpb.h"
+#include "pbcheck.h"
+#include "spec.h"
+
+#define SVC "/openshell.compute.v1.ComputeDriver/"
+
+/* The request's wire form before protoc-c unpacks it: no string with a NUL byte (it would be
+ * cut there) or that is not UTF-8, no nesting deeper than the unpacking may recurse
+ * (pbcheck.h). */
+static bool wire_ok(const ProtobufCMessageDescriptor *d, const uint8_t *msg, size_t len, osd_reply *out)
+{
+    char path[256];
+    int rc = osd_pb_check(d, msg, len, path, sizeof path);
+    if (rc == OSD_PB_NUL)
+        osd_refuse(out, OSD_INVALID_ARGUMENT, "%s holds a NUL byte", path);
+    else if (rc == OSD_PB_UTF8)
+        osd_refuse(out, OSD_INVALID_ARGUMENT, "%s is not UTF-8 (a proto3 string)", path);
+    else if (rc == OSD_PB_DEEP)
+        osd_refuse(out, OSD_INVALID_ARGUMENT, "%s nests messages more than %d deep", path, OSD_PB_MAX_DEPTH);
+    return rc == OSD_PB_OK;
+}
+
+static int status_of(mxc_code c)
+{
+    switch (c) {
+    case MXC_E_MALFORMED_REQUEST:
+    case MXC_E_MALFORMED_ID:
+    case MXC_E_POLICY_VALIDATION:
+        return OSD_INVALID_ARGUMENT;
+    case MXC_E_UNSUPPORTED_CONTAINMENT:
+    case MXC_E_UNSUPPORTED_PHASE:
+    case MXC_E_BACKEND_UNAVAILABLE:
+        return OSD_FAILED_PRECONDITION;
+    case MXC_E_STALE_ID:
+    case MXC_E_NOT_PROVISIONED:
+        return OSD_NOT_FOUND;
+    default:
+        return OSD_INTERNAL;
+    }
+}
+
+static void refuse_error(osd_reply *out, const mxc_error *e)
+{
+    osd_refuse(out, status_of(e->code), "%s", e->message);
+}
+
+/* msg packed and framed into out (its size first: protoc-c packs into a caller's buffer). */
+static void answer(osd_reply *out, const ProtobufCMessage *msg)
+{
+    size_t n = protobuf_c_message_get_packed_size(msg);
+    uint8_t *buf = malloc(n ? n : 1);
+    if (!buf)
+        return osd_refuse(out, OSD_RESOURCE_EXHAUSTED, "out of memory packing the reply");
+    n = protobuf_c_message_pack(msg, buf);
+    out->status = OSD_OK;
+    osd_reply_frame(out, buf, n);
+    free(buf);
+}
+
+static void get_capabilities(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)
+{
+    const osd_driver *d = ctx;
+    Openshell__Compute__V1__GetCapabilitiesResponse r = OPENSHELL__COMPUTE__V1__GET_CAPABILITIES_RESPONSE__INIT;
+    r.driver_name = "mxc";
+    /* the contract has no field for it: the version string says whether creates can work */
+    r.driver_version = d->have_supervisor ? MXC_VERSION " (supervisor configured)"
+                                          : MXC_VERSION " (no supervisor configured: creates are refused)";
+    r.gateway_manages_lifecycle = false; /* sandboxes outlive the gateway; the driver keeps them */
+    answer(out, &r.base);
+}
+
+static void get_listener_requirements(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)
+{
+    Openshell__Compute__V1__GetGatewayListenerRequirementsResponse r =
+        OPENSHELL__COMPUTE__V1__GET_GATEWAY_LISTENER_REQUIREMENTS_RESPONSE__INIT;
+    answer(out, &r.base); /* none yet: no sandbox is created by this stage (docs/openshell.md) */
+}
+
+static void validate_create(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)
+{
+    const osd_driver *d = ctx;
+    if (!wire_ok(&openshell__compute__v1__validate_sandbox_create_request__descriptor, msg, len, out))
+        return;
+    Openshell__Compute__V1__ValidateSandboxCreateRequest *req =
+        openshell__compute__v1__validate_sandbox_create_request__unpack(NULL, len, msg);
+    if (!req)
+        return osd_refuse(out, OSD_INVALID_ARGUMENT, "the request is not a ValidateSandboxCreateRequest");
+    mxc_error e = {0};
+    osd_limits lim;
+    osd_judge j = {&d->cfg, d->have_supervisor};
+    json_t *fragment = NULL;
+    if (!req->sandbox)
+        osd_refuse(out, OSD_INVALID_ARGUMENT, "sandbox is missing");
+    else if (osd_spec_check(req->sandbox, &j, &lim, &fragment, &e) < 0)
+        refuse_error(out, &e);
+    else {
+        Openshell__Compute__V1__ValidateSandboxCreateResponse r =
+            OPENSHELL__COMPUTE__V1__VALIDATE_SANDBOX_CREATE_RESPONSE__INIT;
+        answer(out, &r.base);
+    }
+    json_decref(fragment); /* what CreateSandbox will put in the session's request */
+    mxc_error_clear(&e);
+    openshell__compute__v1__validate_sandbox_create_request__free_unpacked(req, NULL);
+}
+
+static void get_sandbox(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)
+{
+    const osd_driver *d = ctx;
+    if (!wire_ok(&openshell__compute__v1__get_sandbox_request__descriptor, msg, len, out))
+        return;
+    Openshell__Compute__V1__GetSandboxRequest *req = openshell__compute__v1__get_sandbox_request__unpack(NULL, len, msg);
+    if (!req)
+        return osd_refuse(out, OSD_INVALID_ARGUMENT, "the request is not a GetSandboxRequest");
+    mxc_error e = {0};
+    pb_sandbox *sb = NULL;
+    int found = osd_id_is_valid(req->sandbox_id) ? osd_store_get(&d->store, req->sandbox_id, &sb, &e) : -2;
+    if (found == -2)
+        osd_refuse(out, OSD_INVALID_ARGUMENT, "sandbox_id is %s", req->sandbox_id[0] ? "malformed" : "empty");
+    else if (found < 0)
+        refuse_error(out, &e);
+    else if (!found || (req->sandbox_name[0] && strcmp(req->sandbox_name, sb->name)))
+        osd_refuse(out, OSD_NOT_FOUND, "no sandbox %s%s%s", req->sandbox_id, req->sandbox_name[0] ? " named " : "",
+                   req->sandbox_name);
+    else {
+        Openshell__Compute__V1__GetSandboxResponse r = OPENSHELL__COMPUTE__V1__GET_SANDBOX_RESPONSE__INIT;
+        r.sandbox = sb;
+        answer(out, &r.base);
+    }
+    if (sb)
+        openshell__compute__v1__driver_sandbox__free_unpacked(sb, NULL);
+    mxc_error_clear(&e);
+    openshell__compute__v1__get_sandbox_request__free_unpacked(req, NULL);
+}
+
+/* Every record (store.h), or false with out the refusal. */
+static bool records(const osd_driver *d, pb_sandbox ***list, size_t *n, osd_reply *out)
+{
+    mxc_error e = {0};
+    if (osd_store_list(&d->store, list, n, &e) == 0)
+        return true;
+    refuse_error(out, &e);
+    mxc_error_clear(&e);
+    return false;
+}
+
+static void list_sandboxes(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)
+{
+    pb_sandbox **list;
+    size_t n;
+    if (!records(ctx, &list, &n, out))
+        return;
+    Openshell__Compute__V1__ListSandboxesResponse r = OPENSHELL__COMPUTE__V1__LIST_SANDBOXES_RESPONSE__INIT;
+    r.n_sandboxes = n;
+    r.sandboxes = list;
+    answer(out, &r.base);
+    osd_store_free(list, n);
+}
+
+/* The stream of observations: each record's snapshot now, then the stream stays open (the
+ * changes a sandbox goes through come with CreateSandbox, which makes them). */
+static void watch_sandboxes(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)
+{
+    pb_sandbox **list;
+    size_t n;
+    if (!records(ctx, &list, &n, out))
+        return;
+    out->status = OSD_OK;
+    out->streaming = true;
+    for (size_t i = 0; i < n && out->status == OSD_OK; i++) {
+        Openshell__Compute__V1__WatchSandboxesSandboxEvent se = OPENSHELL__COMPUTE__V1__WATCH_SANDBOXES_SANDBOX_EVENT__INIT;
+        Openshell__Compute__V1__WatchSandboxesEvent ev = OPENSHELL__COMPUTE__V1__WATCH_SANDBOXES_EVENT__INIT;
+        se.sandbox = list[i];
+        ev.payload_case = OPENSHELL__COMPUTE__V1__WATCH_SANDBOXES_EVENT__PAYLOAD_SANDBOX;
+        ev.sandbox = &se;
+        answer(out, &ev.base);
+    }
+    osd_store_free(list, n);
+}
+
+/* The calls of later stages: UNIMPLEMENTED, saying what is not built. */
+#define NOT_YET(fn, call)                                                                                        \
+    static void fn(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)                                   \
+    {                                                                                                           \
+        osd_refuse(out, OSD_UNIMPLEMENTED,                                                                      \
+                   call " is not built yet in mxc-openshell-driver: this stage serves GetCapabilities, "        \
+                        "GetGatewayListenerRequirements, ValidateSandboxCreate, GetSandbox, ListSandboxes and " \
+                        "WatchSandboxes "                                                                        \
+                        "(docs/openshell.md)");                                                                 \
+    }
+NOT_YET(create_sandbox, "CreateSandbox (an mxc sandbox from the image)")
+NOT_YET(stop_sandbox, "StopSandbox")
+NOT_YET(start_sandbox, "StartSandbox")
+NOT_YET(delete_sandbox, "DeleteSandbox")
+NOT_YET(ensure_workspace, "EnsureWorkspace (a workspace as an mxc tenancy boundary)")
+NOT_YET(delete_workspace, "DeleteWorkspace")
+
+const osd_route osd_routes[] = {
+    {SVC "GetCapabilities", get_capabilities},
+    {SVC "GetGatewayListenerRequirements", get_listener_requirements},
+    {SVC "ValidateSandboxCreate", validate_create},
+    {SVC "GetSandbox", get_sandbox},
+    {SVC "ListSandboxes", list_sandboxes},
+    {SVC "CreateSandbox", create_sandbox},
+    {SVC "StopSandbox", stop_sandbox},
+    {SVC "StartSandbox", start_sandbox},
+    {SVC "DeleteSandbox", delete_sandbox},
+    {SVC "WatchSandboxes", watch_sandboxes},
+    {SVC "EnsureWorkspace", ensure_workspace},
+    {SVC "DeleteWorkspace", delete_workspace},
+};
+const size_t osd_nroutes = sizeof osd_routes / sizeof osd_routes[0];

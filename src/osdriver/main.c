@@ -1,0 +1,215 @@
+/* main.c — mxc-openshell-driver: OpenShell's compute driver "mxc" on a unix socket.
+ * Owns: the command line (--socket PATH --state-dir DIR [--supervisor PATH]
+ * [--socket-group GROUP] [--config FILE]: mxc-gateway's [openshell.drivers.mxc] host
+ * configuration, whose policy keys decide what driver_config may ask), the socket made by descriptor (its directory the caller's own and
+ * writable by nobody else, a stale socket of ours replaced, anything else refused; bound
+ * 0600, or 0660 with the group), the supervisor checked (a regular executable file nobody
+ * else may write), the state directory (store.h), and serving until SIGTERM/SIGINT
+ * (grpcsrv.h over calls.h).  docs/openshell.md: the trust boundary and the gateway's config. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "calls.h"
+#include "cleanup.h"
+#include "front.h"
+#include "grpcsrv.h"
+
+#define NAME_MAX_LEN 64 /* the socket's file name: /proc/self/fd/N/ + it fits sun_path */
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+    stop_flag = 1;
+}
+
+typedef struct {
+    const char *socket, *state_dir, *supervisor, *group, *config;
+} options;
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: mxc-openshell-driver --socket PATH --state-dir DIR [--supervisor PATH] [--socket-group GROUP]\n"
+               "                            [--config FILE]\n"
+               "Serves OpenShell's compute-driver contract (openshell.compute.v1.ComputeDriver) as the driver\n"
+               "\"mxc\" on the unix socket PATH (mode 0600, or 0660 for GROUP).  docs/openshell.md.\n");
+}
+
+static int parse_args(int argc, char **argv, options *o)
+{
+    static const struct option longs[] = {{"socket", required_argument, NULL, 's'},
+                                          {"state-dir", required_argument, NULL, 'd'},
+                                          {"supervisor", required_argument, NULL, 'p'},
+                                          {"socket-group", required_argument, NULL, 'g'},
+                                          {"config", required_argument, NULL, 'c'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+        switch (c) {
+        case 's': o->socket = optarg; break;
+        case 'd': o->state_dir = optarg; break;
+        case 'p': o->supervisor = optarg; break;
+        case 'g': o->group = optarg; break;
+        case 'c': o->config = optarg; break;
+        case 'h': usage(stdout); exit(0);
+        default: return -1;
+        }
+    }
+    if (optind != argc || !o->socket || !o->state_dir)
+        return -1;
+    return 0;
+}
+
+static int group_id(const char *name, gid_t *gid, mxc_error *e)
+{
+    char *end;
+    unsigned long n = strtoul(name, &end, 10);
+    if (name[0] && !*end && n < (gid_t)-1) {
+        *gid = (gid_t)n;
+        return 0;
+    }
+    struct group gr, *res = NULL;
+    char buf[4096];
+    if (getgrnam_r(name, &gr, buf, sizeof buf, &res) != 0 || !res)
+        return mxc_err(e, MXC_E_MALFORMED_REQUEST, "--socket-group %s: no such group", name);
+    *gid = gr.gr_gid;
+    return 0;
+}
+
+/* The supervisor: an absolute path to a regular executable file, owned by root or by us,
+ * that no group or other may write (it runs inside every sandbox). */
+static int check_supervisor(const char *path, mxc_error *e)
+{
+    if (path[0] != '/')
+        return mxc_err(e, MXC_E_MALFORMED_REQUEST, "--supervisor %s is not an absolute path", path);
+    _cleanup_fd_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_UNAVAILABLE, "supervisor.open", errno, NULL,
+                          "--supervisor %s cannot be opened (a link is refused)", path);
+    if (!S_ISREG(st.st_mode) || !(st.st_mode & S_IXUSR))
+        return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "--supervisor %s is not an executable regular file", path);
+    if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & 022))
+        return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE,
+                       "--supervisor %s may be changed by another user (owner %u, mode %04o)", path,
+                       (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+    return 0;
+}
+
+/* A socket already at name: ours and dead is replaced; anything else is refused. */
+static int clear_stale(int dirfd, const char *name, const char *via, const char *path, mxc_error *e)
+{
+    struct stat st;
+    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return errno == ENOENT ? 0 : mxc_err_os(e, MXC_E_BACKEND_ERROR, "socket.stat", errno, NULL, "cannot look at %s", path);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", via);
+    _cleanup_fd_ int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    bool live = S_ISSOCK(st.st_mode) && probe >= 0 && connect(probe, (struct sockaddr *)&a, sizeof a) == 0;
+    if (!S_ISSOCK(st.st_mode) || live || st.st_uid != geteuid())
+        return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "%s exists and is %s", path,
+                       live ? "served by another driver" : "not a stale socket of ours");
+    if (unlinkat(dirfd, name, 0) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "socket.unlink", errno, NULL, "cannot remove the stale %s", path);
+    return 0;
+}
+
+/* Binds path's socket through its directory's descriptor: 0600, or 0660 with group gid. */
+static int make_socket(const char *path, const char *group, int *dirfd_out, const char **name_out, mxc_error *e)
+{
+    const char *slash = strrchr(path, '/');
+    if (path[0] != '/' || !slash[1] || strlen(slash + 1) > NAME_MAX_LEN)
+        return mxc_err(e, MXC_E_MALFORMED_REQUEST,
+                       "--socket %s: an absolute path whose file name has 1-%d characters", path, NAME_MAX_LEN);
+    gid_t gid = 0;
+    if (group && group_id(group, &gid, e) < 0)
+        return -1;
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    int dirfd = mxc_open_own_dir(parent, 022);
+    if (dirfd < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_UNAVAILABLE, "socket.dir", errno,
+                          "put the socket in a directory of this user's that nobody else may write",
+                          "the socket's directory %s is not this user's own or another user may write it", parent);
+    *dirfd_out = dirfd;
+    *name_out = slash + 1;
+    char via[108];
+    snprintf(via, sizeof via, "/proc/self/fd/%d/%s", dirfd, slash + 1);
+    if (clear_stale(dirfd, slash + 1, via, path, e) < 0)
+        return -1;
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", via);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    mode_t old = umask(0177);
+    int rc = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&a, sizeof a);
+    umask(old);
+    if (rc == 0 && group)
+        rc = fchownat(dirfd, slash + 1, (uid_t)-1, gid, AT_SYMLINK_NOFOLLOW) == 0 ? fchmodat(dirfd, slash + 1, 0660, 0) : -1;
+    if (rc < 0 || listen(fd, 64) < 0) {
+        int err = errno;
+        if (fd >= 0)
+            close(fd);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "socket.listen", err, NULL, "cannot listen on %s", path);
+    }
+    return fd;
+}
+
+static int run(const options *o, mxc_error *e)
+{
+    osd_driver d = {.store = {-1, -1}};
+    if (o->supervisor && check_supervisor(o->supervisor, e) < 0)
+        return -1;
+    if (o->config && mxc_gw_config_load(o->config, &d.cfg, e) < 0)
+        return -1;
+    d.cfg.backend = MXC_GW_BACKEND_SESSION; /* a driver's sandboxes are sessions (stop/start keep them) */
+    d.have_supervisor = o->supervisor != NULL;
+    if (osd_store_open(&d.store, o->state_dir, e) < 0) {
+        osd_store_close(&d.store);
+        mxc_gw_config_free(&d.cfg);
+        return -1;
+    }
+    int dirfd = -1;
+    const char *name = NULL;
+    int lfd = make_socket(o->socket, o->group, &dirfd, &name, e);
+    int rc = lfd < 0 ? -1 : osd_serve(lfd, osd_routes, osd_nroutes, &d, &stop_flag, e);
+    if (lfd >= 0) {
+        unlinkat(dirfd, name, 0);
+        close(lfd);
+    }
+    if (dirfd >= 0)
+        close(dirfd);
+    osd_store_close(&d.store);
+    mxc_gw_config_free(&d.cfg);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    options o = {0};
+    if (parse_args(argc, argv, &o) < 0) {
+        usage(stderr);
+        return 2;
+    }
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    mxc_error e = {0};
+    if (run(&o, &e) < 0) {
+        fprintf(stderr, "mxc-openshell-driver: %s\n", e.message);
+        mxc_error_clear(&e);
+        return 1;
+    }
+    return 0;
+}
