@@ -130,6 +130,7 @@ static void get_sandbox(void *ctx, const uint8_t *msg, size_t len, osd_reply *ou
                    req->sandbox_name);
     else {
         Openshell__Compute__V1__GetSandboxResponse r = OPENSHELL__COMPUTE__V1__GET_SANDBOX_RESPONSE__INIT;
+        osd_sbx_observe(&d->rt, sb);
         r.sandbox = sb;
         answer(out, &r.base);
     }
@@ -143,8 +144,11 @@ static void get_sandbox(void *ctx, const uint8_t *msg, size_t len, osd_reply *ou
 static bool records(const osd_driver *d, pb_sandbox ***list, size_t *n, osd_reply *out)
 {
     mxc_error e = {0};
-    if (osd_store_list(&d->store, list, n, &e) == 0)
+    if (osd_store_list(&d->store, list, n, false, &e) == 0) {
+        for (size_t i = 0; i < *n; i++)
+            osd_sbx_observe(&d->rt, (*list)[i]);
         return true;
+    }
     refuse_error(out, &e);
     mxc_error_clear(&e);
     return false;
@@ -184,20 +188,104 @@ static void watch_sandboxes(void *ctx, const uint8_t *msg, size_t len, osd_reply
     osd_store_free(list, n);
 }
 
+static void create_sandbox(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)
+{
+    const osd_driver *d = ctx;
+    if (!wire_ok(&openshell__compute__v1__create_sandbox_request__descriptor, msg, len, out))
+        return;
+    Openshell__Compute__V1__CreateSandboxRequest *req =
+        openshell__compute__v1__create_sandbox_request__unpack(NULL, len, msg);
+    if (!req)
+        return osd_refuse(out, OSD_INVALID_ARGUMENT, "the request is not a CreateSandboxRequest");
+    mxc_error e = {0};
+    osd_limits lim;
+    osd_judge j = {&d->cfg, d->have_supervisor};
+    json_t *fragment = NULL;
+    pb_sandbox *had = NULL;
+    if (!req->sandbox)
+        osd_refuse(out, OSD_INVALID_ARGUMENT, "sandbox is missing");
+    else if (osd_spec_check(req->sandbox, &j, &lim, &fragment, &e) < 0)
+        refuse_error(out, &e);
+    else if (osd_store_load(&d->store, req->sandbox->id, &had))
+        osd_refuse(out, OSD_ALREADY_EXISTS, "sandbox %s exists", req->sandbox->id);
+    else if (osd_sbx_create(&d->rt, &d->store, req->sandbox, fragment, &lim, &e) < 0)
+        refuse_error(out, &e);
+    else {
+        Openshell__Compute__V1__CreateSandboxResponse r = OPENSHELL__COMPUTE__V1__CREATE_SANDBOX_RESPONSE__INIT;
+        answer(out, &r.base);
+    }
+    if (had)
+        openshell__compute__v1__driver_sandbox__free_unpacked(had, NULL);
+    json_decref(fragment);
+    mxc_error_clear(&e);
+    openshell__compute__v1__create_sandbox_request__free_unpacked(req, NULL);
+}
+
+/* Stop, Start and Delete: a request of sandbox_id and sandbox_name (the three messages share
+ * that form on the wire, so one unpacking serves); the name, when given, must be the record's. */
+typedef int (*sbx_op)(const osd_rt *, const osd_store *, const char *, mxc_error *);
+
+static int delete_op(const osd_rt *rt, const osd_store *st, const char *id, mxc_error *e)
+{
+    return osd_sbx_delete(rt, st, id);
+}
+
+static void by_id(void *ctx, const uint8_t *msg, size_t len, osd_reply *out, sbx_op op, const char *call)
+{
+    const osd_driver *d = ctx;
+    if (!wire_ok(&openshell__compute__v1__stop_sandbox_request__descriptor, msg, len, out))
+        return;
+    Openshell__Compute__V1__StopSandboxRequest *req = openshell__compute__v1__stop_sandbox_request__unpack(NULL, len, msg);
+    if (!req)
+        return osd_refuse(out, OSD_INVALID_ARGUMENT, "the request is not a %sRequest", call);
+    mxc_error e = {0};
+    pb_sandbox *sb = NULL;
+    int rc = 0;
+    if (!osd_id_is_valid(req->sandbox_id))
+        osd_refuse(out, OSD_INVALID_ARGUMENT, "sandbox_id is %s", req->sandbox_id[0] ? "malformed" : "empty");
+    else if (osd_store_get(&d->store, req->sandbox_id, &sb, &e) > 0 && req->sandbox_name[0] &&
+             strcmp(req->sandbox_name, sb->name))
+        osd_refuse(out, OSD_NOT_FOUND, "no sandbox %s named %s", req->sandbox_id, req->sandbox_name);
+    else if ((rc = op(&d->rt, &d->store, req->sandbox_id, &e)) < 0)
+        refuse_error(out, &e);
+    else if (rc == 0 && op != delete_op)
+        osd_refuse(out, OSD_NOT_FOUND, "no sandbox %s", req->sandbox_id);
+    else {
+        Openshell__Compute__V1__DeleteSandboxResponse r = OPENSHELL__COMPUTE__V1__DELETE_SANDBOX_RESPONSE__INIT;
+        r.deleted = rc > 0; /* Stop's and Start's replies are empty: field 1 unset packs to nothing */
+        if (op != delete_op)
+            r.deleted = false;
+        answer(out, &r.base);
+    }
+    if (sb)
+        openshell__compute__v1__driver_sandbox__free_unpacked(sb, NULL);
+    mxc_error_clear(&e);
+    openshell__compute__v1__stop_sandbox_request__free_unpacked(req, NULL);
+}
+
+static void stop_sandbox(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)
+{
+    by_id(ctx, msg, len, out, osd_sbx_stop, "StopSandbox");
+}
+
+static void start_sandbox(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)
+{
+    by_id(ctx, msg, len, out, osd_sbx_start, "StartSandbox");
+}
+
+static void delete_sandbox(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)
+{
+    by_id(ctx, msg, len, out, delete_op, "DeleteSandbox");
+}
+
 /* The calls of later stages: UNIMPLEMENTED, saying what is not built. */
 #define NOT_YET(fn, call)                                                                                        \
     static void fn(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)                                   \
     {                                                                                                           \
         osd_refuse(out, OSD_UNIMPLEMENTED,                                                                      \
-                   call " is not built yet in mxc-openshell-driver: this stage serves GetCapabilities, "        \
-                        "GetGatewayListenerRequirements, ValidateSandboxCreate, GetSandbox, ListSandboxes and " \
-                        "WatchSandboxes "                                                                        \
-                        "(docs/openshell.md)");                                                                 \
+                   call " is not built yet in mxc-openshell-driver: every other call of the contract is "      \
+                        "served (docs/openshell.md)");                                                          \
     }
-NOT_YET(create_sandbox, "CreateSandbox (an mxc sandbox from the image)")
-NOT_YET(stop_sandbox, "StopSandbox")
-NOT_YET(start_sandbox, "StartSandbox")
-NOT_YET(delete_sandbox, "DeleteSandbox")
 NOT_YET(ensure_workspace, "EnsureWorkspace (a workspace as an mxc tenancy boundary)")
 NOT_YET(delete_workspace, "DeleteWorkspace")
 

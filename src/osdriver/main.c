@@ -34,13 +34,13 @@ static void on_signal(int sig)
 }
 
 typedef struct {
-    const char *socket, *state_dir, *supervisor, *group, *config;
+    const char *socket, *state_dir, *supervisor, *group, *config, *mxc_oci, *podman, *endpoint;
 } options;
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: mxc-openshell-driver --socket PATH --state-dir DIR [--supervisor PATH] [--socket-group GROUP]\n"
-               "                            [--config FILE]\n"
+               "                            [--config FILE] [--mxc-oci PATH] [--podman PATH] [--gateway-endpoint URL]\n"
                "Serves OpenShell's compute-driver contract (openshell.compute.v1.ComputeDriver) as the driver\n"
                "\"mxc\" on the unix socket PATH (mode 0600, or 0660 for GROUP).  docs/openshell.md.\n");
 }
@@ -52,6 +52,9 @@ static int parse_args(int argc, char **argv, options *o)
                                           {"supervisor", required_argument, NULL, 'p'},
                                           {"socket-group", required_argument, NULL, 'g'},
                                           {"config", required_argument, NULL, 'c'},
+                                          {"mxc-oci", required_argument, NULL, 'o'},
+                                          {"podman", required_argument, NULL, 'P'},
+                                          {"gateway-endpoint", required_argument, NULL, 'e'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
     int c;
@@ -62,6 +65,9 @@ static int parse_args(int argc, char **argv, options *o)
         case 'p': o->supervisor = optarg; break;
         case 'g': o->group = optarg; break;
         case 'c': o->config = optarg; break;
+        case 'o': o->mxc_oci = optarg; break;
+        case 'P': o->podman = optarg; break;
+        case 'e': o->endpoint = optarg; break;
         case 'h': usage(stdout); exit(0);
         default: return -1;
         }
@@ -87,22 +93,23 @@ static int group_id(const char *name, gid_t *gid, mxc_error *e)
     return 0;
 }
 
-/* The supervisor: an absolute path to a regular executable file, owned by root or by us,
- * that no group or other may write (it runs inside every sandbox). */
-static int check_supervisor(const char *path, mxc_error *e)
+/* A program the driver runs or puts in sandboxes (--supervisor: it runs inside every
+ * sandbox; --mxc-oci, --podman: run as the driver's user): an absolute path to a regular
+ * executable file, owned by root or by us, that no group or other may write. */
+static int check_program(const char *flag, const char *path, mxc_error *e)
 {
     if (path[0] != '/')
-        return mxc_err(e, MXC_E_MALFORMED_REQUEST, "--supervisor %s is not an absolute path", path);
+        return mxc_err(e, MXC_E_MALFORMED_REQUEST, "--%s %s is not an absolute path", flag, path);
     _cleanup_fd_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) < 0)
         return mxc_err_os(e, MXC_E_BACKEND_UNAVAILABLE, "supervisor.open", errno, NULL,
-                          "--supervisor %s cannot be opened (a link is refused)", path);
+                          "--%s %s cannot be opened (a link is refused)", flag, path);
     if (!S_ISREG(st.st_mode) || !(st.st_mode & S_IXUSR))
-        return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "--supervisor %s is not an executable regular file", path);
+        return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "--%s %s is not an executable regular file", flag, path);
     if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & 022))
         return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE,
-                       "--supervisor %s may be changed by another user (owner %u, mode %04o)", path,
+                       "--%s %s may be changed by another user (owner %u, mode %04o)", flag, path,
                        (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
     return 0;
 }
@@ -165,20 +172,40 @@ static int make_socket(const char *path, const char *group, int *dirfd_out, cons
     return fd;
 }
 
+/* --mxc-oci's default: mxc-oci beside this program. */
+static const char *beside_me(char *buf, size_t sz)
+{
+    ssize_t n = readlink("/proc/self/exe", buf, sz - 16);
+    if (n <= 0)
+        return "/usr/bin/mxc-oci";
+    buf[n] = 0;
+    char *slash = strrchr(buf, '/');
+    snprintf(slash + 1, sz - (size_t)(slash + 1 - buf), "mxc-oci");
+    return buf;
+}
+
 static int run(const options *o, mxc_error *e)
 {
-    osd_driver d = {.store = {-1, -1}};
-    if (o->supervisor && check_supervisor(o->supervisor, e) < 0)
+    osd_driver d = {.store = {-1, -1}, .rt = {.runfd = -1, .workfd = -1}};
+    char me[4096];
+    d.rt.mxc_oci = o->mxc_oci ? o->mxc_oci : beside_me(me, sizeof me);
+    d.rt.podman = o->podman ? o->podman : "/usr/bin/podman";
+    d.rt.supervisor = o->supervisor;
+    d.rt.endpoint = o->endpoint;
+    if ((o->supervisor && check_program("supervisor", o->supervisor, e) < 0) ||
+        check_program("mxc-oci", d.rt.mxc_oci, e) < 0 || check_program("podman", d.rt.podman, e) < 0)
         return -1;
     if (o->config && mxc_gw_config_load(o->config, &d.cfg, e) < 0)
         return -1;
     d.cfg.backend = MXC_GW_BACKEND_SESSION; /* a driver's sandboxes are sessions (stop/start keep them) */
     d.have_supervisor = o->supervisor != NULL;
-    if (osd_store_open(&d.store, o->state_dir, e) < 0) {
+    if (osd_store_open(&d.store, o->state_dir, e) < 0 || osd_rt_open(&d.rt, &d.store, o->state_dir, e) < 0) {
+        osd_rt_close(&d.rt);
         osd_store_close(&d.store);
         mxc_gw_config_free(&d.cfg);
         return -1;
     }
+    osd_sbx_sweep(&d.rt, &d.store); /* a crash mid-create leaves nothing half-made */
     int dirfd = -1;
     const char *name = NULL;
     int lfd = make_socket(o->socket, o->group, &dirfd, &name, e);
@@ -189,6 +216,7 @@ static int run(const options *o, mxc_error *e)
     }
     if (dirfd >= 0)
         close(dirfd);
+    osd_rt_close(&d.rt);
     osd_store_close(&d.store);
     mxc_gw_config_free(&d.cfg);
     return rc;

@@ -174,8 +174,9 @@ static int check_template(const pb_template *t, osd_limits *lim, mxc_error *e)
 {
     if (!t->image[0])
         return bad(e, "template.image is empty and the mxc driver has no default image");
-    if (!is_token(t->image, MAX_IMAGE_LEN))
-        return bad(e, "template.image is not an image reference (printable ASCII without spaces, at most %d bytes)",
+    if (!is_token(t->image, MAX_IMAGE_LEN) || t->image[0] == '-')
+        return bad(e, "template.image is not an image reference (printable ASCII without spaces, not starting with "
+                      "'-', at most %d bytes)",
                    MAX_IMAGE_LEN);
     const char *asp = t->agent_socket_path;
     if (asp[0] && (asp[0] != '/' || strlen(asp) >= 108 || strstr(asp, "/../") || strstr(asp, "/./") ||

@@ -47,7 +47,7 @@ void osd_store_close(osd_store *st)
 
 /* The record named id, unpacked with its spec dropped; NULL (and a line on stderr) when it
  * is not one. */
-static pb_sandbox *read_record(int sbfd, const char *id)
+static pb_sandbox *read_record(int sbfd, const char *id, bool keep_spec)
 {
     _cleanup_fd_ int fd = openat(sbfd, id, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     struct stat st;
@@ -67,7 +67,7 @@ static pb_sandbox *read_record(int sbfd, const char *id)
             openshell__compute__v1__driver_sandbox__free_unpacked(sb, NULL);
         return NULL;
     }
-    if (sb->spec) {
+    if (sb->spec && !keep_spec) {
         openshell__compute__v1__driver_sandbox_spec__free_unpacked(sb->spec, NULL);
         sb->spec = NULL;
     }
@@ -79,11 +79,39 @@ int osd_store_get(const osd_store *st, const char *id, pb_sandbox **out, mxc_err
     *out = NULL;
     if (!osd_id_is_valid(id))
         return 0;
-    *out = read_record(st->sbfd, id);
+    *out = read_record(st->sbfd, id, false);
     return *out != NULL;
 }
 
-int osd_store_list(const osd_store *st, pb_sandbox ***out, size_t *n, mxc_error *e)
+int osd_store_load(const osd_store *st, const char *id, pb_sandbox **out)
+{
+    *out = osd_id_is_valid(id) ? read_record(st->sbfd, id, true) : NULL;
+    return *out != NULL;
+}
+
+int osd_store_put(const osd_store *st, const pb_sandbox *sb, mxc_error *e)
+{
+    size_t n = protobuf_c_message_get_packed_size(&sb->base);
+    uint8_t *buf = malloc(n ? n : 1);
+    if (!buf)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory writing the record of %s", sb->id);
+    n = protobuf_c_message_pack(&sb->base, buf);
+    char tmp[160];
+    snprintf(tmp, sizeof tmp, ".%s.new", sb->id); /* a dot file: never read as a record */
+    int rc = mxc_replace_at(st->sbfd, sb->id, tmp, buf, n, 0600);
+    free(buf);
+    if (rc < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.write", -rc, NULL, "cannot write the record of %s", sb->id);
+    return 0;
+}
+
+void osd_store_remove(const osd_store *st, const char *id)
+{
+    if (osd_id_is_valid(id) && unlinkat(st->sbfd, id, 0) < 0 && errno != ENOENT)
+        fprintf(stderr, "mxc-openshell-driver: cannot remove sandboxes/%s: %s\n", id, strerror(errno));
+}
+
+int osd_store_list(const osd_store *st, pb_sandbox ***out, size_t *n, bool keep_spec, mxc_error *e)
 {
     *out = NULL;
     *n = 0;
@@ -99,7 +127,7 @@ int osd_store_list(const osd_store *st, pb_sandbox ***out, size_t *n, mxc_error 
     while (list && *n < MAX_RECORDS && (de = readdir(d))) {
         if (de->d_name[0] == '.' || !osd_id_is_valid(de->d_name))
             continue;
-        pb_sandbox *sb = read_record(st->sbfd, de->d_name);
+        pb_sandbox *sb = read_record(st->sbfd, de->d_name, keep_spec);
         if (sb)
             list[(*n)++] = sb;
     }

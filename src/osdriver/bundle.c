@@ -1,0 +1,144 @@
+/* bundle.c — see bundle.h. */
+#include "bundle.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* name=value pairs of env (a JSON object) as process.env. */
+static json_t *env_array(const json_t *env)
+{
+    json_t *arr = json_array();
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)env, k, v) {
+        size_t n = strlen(k) + json_string_length(v) + 2;
+        char *s = malloc(n);
+        if (!s)
+            break;
+        snprintf(s, n, "%s=%s", k, json_string_value(v));
+        json_array_append_new(arr, json_string(s));
+        free(s);
+    }
+    return arr;
+}
+
+static void put_env(json_t *env, Openshell__Compute__V1__DriverSandboxSpec__EnvironmentEntry **kv, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        json_object_set_new(env, kv[i]->key, json_string(kv[i]->value));
+}
+
+/* process: the supervisor, its environment (bundle.h). */
+static int process(json_t *cfg, const pb_sandbox *sb, const osd_bundle_in *in, mxc_error *e)
+{
+    const pb_spec *s = sb->spec;
+    json_t *user = json_object(), *env = json_object();
+    json_object_set_new(env, "PATH", json_string("/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"));
+    if (s->template_)
+        put_env(user, (void *)s->template_->environment, s->template_->n_environment);
+    put_env(user, s->environment, s->n_environment);
+    json_object_update(env, user);
+    char *userjs = json_object_size(user) ? json_dumps(user, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    if (userjs)
+        json_object_set_new(env, "OPENSHELL_USER_ENVIRONMENT", json_string(userjs));
+    free(userjs);
+    json_t *cmd = json_array();
+    for (size_t i = 0; i < s->n_command; i++)
+        json_array_append_new(cmd, json_string(s->command[i]));
+    json_t *main = json_pack("{s:i,s:o,s:b}", "version", 1, "command", cmd, "tty", s->tty);
+    if (!s->n_command) { /* upstream's scratch process when no command is given */
+        json_object_set_new(main, "command", json_pack("[ss]", "/bin/bash", "-l"));
+        json_object_set_new(main, "tty", json_true());
+    }
+    char *mainjs = json_dumps(main, JSON_COMPACT);
+    json_decref(main);
+    json_object_set_new(env, "OPENSHELL_MAIN_PROCESS_SPEC", json_string(mainjs ? mainjs : ""));
+    free(mainjs);
+    json_object_set_new(env, "OPENSHELL_SANDBOX", json_string(sb->name));
+    json_object_set_new(env, "OPENSHELL_SANDBOX_ID", json_string(sb->id));
+    json_object_set_new(env, "OPENSHELL_CONTAINER_IMAGE", json_string(s->template_->image));
+    if (s->log_level[0])
+        json_object_set_new(env, "OPENSHELL_LOG_LEVEL", json_string(s->log_level));
+    json_object_del(env, "OPENSHELL_ENDPOINT");
+    if (in->endpoint)
+        json_object_set_new(env, "OPENSHELL_ENDPOINT", json_string(in->endpoint));
+    json_object_del(env, "OPENSHELL_SANDBOX_TOKEN");
+    json_object_del(env, "OPENSHELL_SANDBOX_TOKEN_FILE");
+    json_object_del(env, "OPENSHELL_GATEWAY_TLS_SERVER_NAME");
+    if (in->token)
+        json_object_set_new(env, "OPENSHELL_SANDBOX_TOKEN_FILE", json_string(OSD_TOKEN_IN));
+    json_t *p = json_object_get(cfg, "process");
+    if (!json_is_object(p)) {
+        json_decref(user);
+        json_decref(env);
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "mxc-oci spec wrote a config without a process");
+    }
+    json_object_set_new(p, "args", json_pack("[sss]", OSD_SUPERVISOR_IN, "--workdir", OSD_WORKDIR_IN));
+    json_object_set_new(p, "env", env_array(env));
+    json_object_set_new(p, "terminal", json_false());
+    json_object_set_new(p, "cwd", json_string("/"));
+    json_decref(user);
+    json_decref(env);
+    return 0;
+}
+
+static void bind_ro(json_t *mounts, const char *src, const char *dst, bool exec)
+{
+    json_t *opts = json_pack("[ssss]", "rbind", "ro", "nosuid", "nodev");
+    if (!exec)
+        json_array_append_new(opts, json_string("noexec"));
+    json_array_append_new(mounts, json_pack("{s:s,s:s,s:s,s:o}", "destination", dst, "type", "bind", "source", src,
+                                            "options", opts));
+}
+
+static void resources(json_t *cfg, const osd_limits *lim)
+{
+    json_t *linux_ = json_object_get(cfg, "linux");
+    if (!json_is_object(linux_) || (!lim->cpu_limit_milli && !lim->memory_limit))
+        return;
+    json_t *r = json_object_get(linux_, "resources");
+    if (!json_is_object(r)) {
+        r = json_object();
+        json_object_set_new(linux_, "resources", r);
+    }
+    if (lim->cpu_limit_milli) /* millicores over a 100 ms period: 500m -> 50000/100000 */
+        json_object_set_new(r, "cpu", json_pack("{s:I,s:I}", "quota", (json_int_t)(lim->cpu_limit_milli * 100),
+                                                "period", (json_int_t)100000));
+    if (lim->memory_limit)
+        json_object_set_new(r, "memory", json_pack("{s:I}", "limit", (json_int_t)lim->memory_limit));
+}
+
+int osd_bundle_config(json_t *cfg, const pb_sandbox *sb, const json_t *fragment, const osd_limits *lim,
+                      const osd_bundle_in *in, mxc_error *e)
+{
+    if (fragment && json_object_get(fragment, "filesystem"))
+        return mxc_err(e, MXC_E_UNSUPPORTED_CONTAINMENT,
+                       "template.driver_config.filesystem_policy: the mxc driver does not apply filesystem grants yet "
+                       "(its sandboxes see their image and /sandbox alone)");
+    if (process(cfg, sb, in, e) < 0)
+        return -1;
+    json_object_set_new(cfg, "root", json_pack("{s:s,s:b}", "path", "rootfs", "readonly", 0));
+    json_object_set_new(cfg, "hostname", json_string(sb->name[0] ? sb->name : sb->id));
+    json_t *mounts = json_object_get(cfg, "mounts");
+    if (!json_is_array(mounts))
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "mxc-oci spec wrote a config without mounts");
+    bind_ro(mounts, in->supervisor, OSD_SUPERVISOR_IN, true);
+    if (in->token)
+        bind_ro(mounts, in->token, OSD_TOKEN_IN, false);
+    resources(cfg, lim);
+    json_t *net = fragment ? json_object_get(fragment, "network") : NULL;
+    json_t *dflt = net ? json_object_get(net, "defaultPolicy") : NULL;
+    bool deny_all = json_object_size(net) == 1 && dflt && !strcmp(json_string_value(dflt) ? json_string_value(dflt) : "", "deny");
+    if (net && json_object_size(net) && !deny_all) { /* else: an empty network namespace, loopback alone */
+        char *js = json_dumps(net, JSON_COMPACT);
+        json_t *ann = json_object_get(cfg, "annotations");
+        if (!json_is_object(ann)) {
+            ann = json_object();
+            json_object_set_new(cfg, "annotations", ann);
+        }
+        json_object_set_new(ann, "io.mxc.network", json_string(js ? js : "{}"));
+        free(js);
+    }
+    return 0;
+}

@@ -1,0 +1,382 @@
+/* life.c — see life.h. */
+#include "life.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bundle.h"
+#include "cleanup.h"
+#include "dirtree.h"
+#include "fdio.h"
+#include "image.h"
+#include "run.h"
+
+#define IMAGE_COND "mxc.io/image"
+
+int osd_rt_open(osd_rt *rt, const osd_store *st, const char *state_dir, mxc_error *e)
+{
+    rt->runfd = rt->workfd = -1;
+    if (!realpath(state_dir, rt->state))
+        return mxc_err_os(e, MXC_E_BACKEND_UNAVAILABLE, "state.path", errno, NULL, "cannot resolve %s", state_dir);
+    snprintf(rt->oci_root, sizeof rt->oci_root, "%s/oci", rt->state);
+    const char *names[] = {"oci", "run", "work"};
+    int *fds[] = {NULL, &rt->runfd, &rt->workfd};
+    for (int i = 0; i < 3; i++) {
+        if (mkdirat(st->dirfd, names[i], 0700) < 0 && errno != EEXIST)
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.mkdir", errno, NULL, "cannot make %s/%s", rt->state,
+                              names[i]);
+        int fd = openat(st->dirfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat sb;
+        if (fd < 0 || fstat(fd, &sb) < 0 || sb.st_uid != geteuid() || (sb.st_mode & 077)) {
+            if (fd >= 0)
+                close(fd);
+            return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "%s/%s is not this user's own directory (mode 0700)",
+                           rt->state, names[i]);
+        }
+        if (fds[i])
+            *fds[i] = fd;
+        else
+            close(fd);
+    }
+    return 0;
+}
+
+void osd_rt_close(osd_rt *rt)
+{
+    if (rt->runfd >= 0)
+        close(rt->runfd);
+    if (rt->workfd >= 0)
+        close(rt->workfd);
+    rt->runfd = rt->workfd = -1;
+}
+
+/* ---- the record's phase ---- */
+
+static const char *phase_of(const pb_sandbox *sb, bool *image_held)
+{
+    const char *phase = "";
+    *image_held = false;
+    for (size_t i = 0; sb->status && i < sb->status->n_conditions; i++) {
+        const Openshell__Compute__V1__DriverCondition *c = sb->status->conditions[i];
+        if (!strcmp(c->type, "Ready"))
+            phase = c->reason;
+        else if (!strcmp(c->type, IMAGE_COND))
+            *image_held = !strcmp(c->status, "True");
+    }
+    return phase;
+}
+
+static void now_rfc3339(char *buf, size_t sz)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, sz, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* sb recorded with the phase (the Ready condition's reason) and whether its image is held. */
+static int put_phase(const osd_store *st, pb_sandbox *sb, const char *phase, bool image_held, mxc_error *e)
+{
+    char when[32];
+    now_rfc3339(when, sizeof when);
+    Openshell__Compute__V1__DriverCondition ready = OPENSHELL__COMPUTE__V1__DRIVER_CONDITION__INIT,
+                                            img = OPENSHELL__COMPUTE__V1__DRIVER_CONDITION__INIT;
+    ready.type = "Ready";
+    ready.status = !strcmp(phase, "Running") ? "True" : "False";
+    ready.reason = (char *)phase;
+    ready.last_transition_time = when;
+    img.type = IMAGE_COND;
+    img.status = image_held ? "True" : "False";
+    img.reason = image_held ? "Held" : "NotHeld";
+    Openshell__Compute__V1__DriverCondition *conds[] = {&ready, &img};
+    pb_status status = OPENSHELL__COMPUTE__V1__DRIVER_SANDBOX_STATUS__INIT;
+    status.sandbox_name = sb->name;
+    status.instance_id = sb->id;
+    status.conditions = conds;
+    status.n_conditions = 2;
+    pb_status *was = sb->status;
+    sb->status = &status;
+    int rc = osd_store_put(st, sb, e);
+    sb->status = was;
+    return rc;
+}
+
+/* ---- mxc-oci ---- */
+
+static int oci(const osd_rt *rt, const char *verb, const char *a, const char *b, const char *c, int out_fd,
+               osd_run_io *io)
+{
+    const char *argv[] = {rt->mxc_oci, "--root", rt->oci_root, verb, a, b, c, NULL};
+    return osd_run(argv, out_fd, io);
+}
+
+/* mxc-oci state's status of id ("running", "created", "stopped"), or "absent"; *pid its init. */
+static void oci_status(const osd_rt *rt, const char *id, char *buf, size_t sz, long *pid)
+{
+    osd_run_io io;
+    snprintf(buf, sz, "absent");
+    *pid = 0;
+    if (oci(rt, "state", id, NULL, NULL, -1, &io) != 0)
+        return;
+    json_t *j = json_loads(io.out, 0, NULL);
+    const char *s = json_string_value(json_object_get(j, "status"));
+    if (s)
+        snprintf(buf, sz, "%s", s);
+    *pid = (long)json_integer_value(json_object_get(j, "pid"));
+    json_decref(j);
+}
+
+/* ---- the bundle ---- */
+
+/* The host id that ns 0 maps to in /proc/PID/{uid,gid}_map, or -1. */
+static long mapped_root(long pid, const char *which)
+{
+    char p[64];
+    snprintf(p, sizeof p, "/proc/%ld/%s", pid, which);
+    FILE *f = fopen(p, "re");
+    long in = -1, out = -1, n = 0;
+    if (f && fscanf(f, "%ld %ld %ld", &in, &out, &n) != 3)
+        out = -1;
+    if (f)
+        fclose(f);
+    return in == 0 && n > 0 ? out : -1;
+}
+
+/* The token (if any) given to the sandbox's root as mapped: the init of a created container. */
+static int give_token(const osd_rt *rt, const char *id, mxc_error *e)
+{
+    char path[PATH_MAX], status[32];
+    snprintf(path, sizeof path, "%s/token", id);
+    _cleanup_fd_ int fd = openat(rt->runfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : mxc_err_os(e, MXC_E_BACKEND_ERROR, "token.open", errno, NULL, "cannot open %s's token", id);
+    long pid;
+    oci_status(rt, id, status, sizeof status, &pid);
+    long uid = pid > 0 ? mapped_root(pid, "uid_map") : -1, gid = pid > 0 ? mapped_root(pid, "gid_map") : -1;
+    if (uid <= 0 || gid <= 0 || fchown(fd, (uid_t)uid, (gid_t)gid) < 0 || fchmod(fd, 0400) < 0)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "cannot give %s's token to its root (mapped %ld:%ld)", id, uid, gid);
+    return 0;
+}
+
+/* mxc-oci create then start of the bundle run/ID, its stdio appended to work/ID/log. */
+static int launch(const osd_rt *rt, const char *id, mxc_error *e)
+{
+    char bundle[PATH_MAX + 200], log[PATH_MAX];
+    snprintf(bundle, sizeof bundle, "%s/run/%s", rt->state, id);
+    snprintf(log, sizeof log, "%s/log", id);
+    _cleanup_fd_ int lfd = openat(rt->workfd, log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+    osd_run_io io;
+    if (lfd < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "log.open", errno, NULL, "cannot open %s's log", id);
+    oci(rt, "delete", "--force", id, NULL, -1, &io); /* what a stop or crash left */
+    if (oci(rt, "create", "--bundle", bundle, id, lfd, &io) != 0) {
+        char why[512] = "";
+        _cleanup_fd_ int r = openat(rt->workfd, log, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        ssize_t n = r < 0 ? 0 : pread(r, why, sizeof why - 1, 0);
+        why[n > 0 ? n : 0] = 0;
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "mxc-oci create %s failed: %s", id, why);
+    }
+    if (give_token(rt, id, e) < 0 || oci(rt, "start", id, NULL, NULL, -1, &io) != 0) {
+        if (!e->message[0])
+            mxc_err(e, MXC_E_BACKEND_ERROR, "mxc-oci start %s failed: %s", id, io.err);
+        oci(rt, "delete", "--force", id, NULL, -1, &io);
+        return -1;
+    }
+    return 0;
+}
+
+/* run/ID/config.json: mxc-oci spec's, made the sandbox's (bundle.h). */
+static int write_config(const osd_rt *rt, int bfd, const char *bundle, pb_sandbox *sb, const json_t *fragment,
+                        const osd_limits *lim, mxc_error *e)
+{
+    osd_run_io io;
+    if (oci(rt, "spec", "--bundle", bundle, NULL, -1, &io) != 0)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "mxc-oci spec failed: %s", io.err);
+    _cleanup_fd_ int cfd = openat(bfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    json_t *cfg = cfd < 0 ? NULL : json_loadfd(cfd, 0, NULL);
+    if (!cfg)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "cannot read the config.json mxc-oci spec wrote");
+    char tok[PATH_MAX + 256];
+    snprintf(tok, sizeof tok, "%.*s/token", PATH_MAX + 200, bundle);
+    osd_bundle_in in = {rt->supervisor, sb->spec->sandbox_token[0] ? tok : NULL, rt->endpoint};
+    int rc = osd_bundle_config(cfg, sb, fragment, lim, &in, e);
+    if (rc == 0 && mxc_json_replace_at(bfd, "config.json", NULL, cfg) < 0)
+        rc = mxc_err(e, MXC_E_BACKEND_ERROR, "cannot write %s/config.json", bundle);
+    json_decref(cfg);
+    return rc;
+}
+
+/* run/ID (the token, rootfs: an overlay of lowers under work/ID/upper, config.json). */
+static int make_bundle(const osd_rt *rt, pb_sandbox *sb, const json_t *fragment, const osd_limits *lim,
+                       const char *lowers, mxc_error *e)
+{
+    const char *id = sb->id;
+    char p[PATH_MAX + 200], bundle[PATH_MAX + 200];
+    if (mkdirat(rt->runfd, id, 0700) < 0 || mkdirat(rt->workfd, id, 0700) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "bundle.mkdir", errno, NULL, "cannot make %s's directories", id);
+    _cleanup_fd_ int bfd = openat(rt->runfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    _cleanup_fd_ int wfd = openat(rt->workfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (bfd < 0 || wfd < 0 || mkdirat(wfd, "upper", 0755) < 0 || mkdirat(wfd, "work", 0700) < 0 ||
+        mkdirat(wfd, "upper/sandbox", 0755) < 0 || mkdirat(bfd, "rootfs", 0755) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "bundle.mkdir", errno, NULL, "cannot make %s's directories", id);
+    const char *tok = sb->spec->sandbox_token;
+    if (tok[0] && mxc_replace_at(bfd, "token", NULL, tok, strlen(tok), 0400) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "token.write", errno, NULL, "cannot write %s's token", id);
+    char opts[8192];
+    int n = snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=%s/work/%s/upper,workdir=%s/work/%s/work", lowers,
+                     rt->state, id, rt->state, id);
+    snprintf(p, sizeof p, "/proc/self/fd/%d/rootfs", bfd);
+    if (n < 0 || (size_t)n >= sizeof opts || mount("overlay", p, "overlay", MS_NODEV | MS_NOSUID, opts) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "rootfs.mount", errno, NULL, "cannot mount %s's rootfs overlay", id);
+    snprintf(bundle, sizeof bundle, "%s/run/%s", rt->state, id);
+    return write_config(rt, bfd, bundle, sb, fragment, lim, e);
+}
+
+/* Everything of id gone: the container, the rootfs mount, the image's hold (image_ref),
+ * the bundle, the upper layer; the record is the caller's. */
+static void teardown(const osd_rt *rt, const char *id, const char *image_ref)
+{
+    osd_run_io io;
+    char p[PATH_MAX + 64];
+    oci(rt, "delete", "--force", id, NULL, -1, &io);
+    snprintf(p, sizeof p, "%s/run/%s/rootfs", rt->state, id);
+    while (umount2(p, MNT_DETACH | UMOUNT_NOFOLLOW) == 0)
+        ;
+    if (image_ref)
+        osd_image_release(rt->podman, image_ref);
+    int r1 = mxc_remove_tree_at(rt->runfd, id), r2 = mxc_remove_tree_at(rt->workfd, id);
+    if (r1 < 0 || r2 < 0)
+        fprintf(stderr, "mxc-openshell-driver: cannot remove all of %s: %s\n", id, strerror(r1 < 0 ? -r1 : -r2));
+}
+
+int osd_sbx_create(const osd_rt *rt, const osd_store *st, pb_sandbox *sb, const json_t *fragment,
+                   const osd_limits *lim, mxc_error *e)
+{
+    const char *image = sb->spec->template_->image;
+    char lowers[4096];
+    if (put_phase(st, sb, "Creating", false, e) < 0) /* first: a crash from here on is swept */
+        return -1;
+    if (osd_image_hold(rt->podman, image, lowers, sizeof lowers, e) < 0) {
+        osd_store_remove(st, sb->id);
+        return -1;
+    }
+    if (put_phase(st, sb, "Creating", true, e) < 0 || make_bundle(rt, sb, fragment, lim, lowers, e) < 0 ||
+        launch(rt, sb->id, e) < 0 || put_phase(st, sb, "Running", true, e) < 0) {
+        teardown(rt, sb->id, image);
+        osd_store_remove(st, sb->id);
+        return -1;
+    }
+    return 0;
+}
+
+int osd_sbx_stop(const osd_rt *rt, const osd_store *st, const char *id, mxc_error *e)
+{
+    pb_sandbox *sb;
+    if (!osd_store_load(st, id, &sb))
+        return 0;
+    osd_run_io io;
+    bool held;
+    phase_of(sb, &held);
+    oci(rt, "kill", id, "KILL", NULL, -1, &io);
+    char status[32];
+    long pid;
+    for (int i = 0; i < 100; i++) { /* 5 s for the init to die */
+        oci_status(rt, id, status, sizeof status, &pid);
+        if (strcmp(status, "running") && strcmp(status, "created"))
+            break;
+        usleep(50000);
+    }
+    int rc = oci(rt, "delete", "--force", id, NULL, -1, &io) == 0 || !strcmp(status, "absent")
+                 ? put_phase(st, sb, "Stopped", held, e)
+                 : mxc_err(e, MXC_E_BACKEND_ERROR, "mxc-oci delete %s failed: %s", id, io.err);
+    openshell__compute__v1__driver_sandbox__free_unpacked(sb, NULL);
+    return rc < 0 ? -1 : 1;
+}
+
+int osd_sbx_start(const osd_rt *rt, const osd_store *st, const char *id, mxc_error *e)
+{
+    pb_sandbox *sb;
+    if (!osd_store_load(st, id, &sb))
+        return 0;
+    bool held;
+    const char *phase = phase_of(sb, &held);
+    char status[32];
+    long pid;
+    oci_status(rt, id, status, sizeof status, &pid);
+    int rc = 0;
+    if (!strcmp(phase, "Creating"))
+        rc = mxc_err(e, MXC_E_UNSUPPORTED_PHASE, "sandbox %s is still being created", id);
+    else if (strcmp(status, "running")) /* stopped, or exited on its own: again from the same bundle */
+        rc = launch(rt, id, e) < 0 || put_phase(st, sb, "Running", held, e) < 0 ? -1 : 0;
+    openshell__compute__v1__driver_sandbox__free_unpacked(sb, NULL);
+    return rc < 0 ? -1 : 1;
+}
+
+int osd_sbx_delete(const osd_rt *rt, const osd_store *st, const char *id)
+{
+    pb_sandbox *sb;
+    if (!osd_store_load(st, id, &sb))
+        return 0;
+    bool held;
+    phase_of(sb, &held);
+    const pb_template *t = sb->spec && sb->spec->template_ ? sb->spec->template_ : NULL;
+    teardown(rt, id, held && t ? t->image : NULL);
+    osd_store_remove(st, id);
+    openshell__compute__v1__driver_sandbox__free_unpacked(sb, NULL);
+    return 1;
+}
+
+static void set_str(char **field, const char *v)
+{
+    if (*field && *field != protobuf_c_empty_string)
+        free(*field);
+    *field = strdup(v);
+}
+
+void osd_sbx_observe(const osd_rt *rt, pb_sandbox *sb)
+{
+    for (size_t i = 0; sb->status && i < sb->status->n_conditions; i++) {
+        Openshell__Compute__V1__DriverCondition *c = sb->status->conditions[i];
+        if (strcmp(c->type, "Ready") || strcmp(c->reason, "Running"))
+            continue;
+        char status[32];
+        long pid;
+        oci_status(rt, sb->id, status, sizeof status, &pid);
+        if (!strcmp(status, "running"))
+            return;
+        char msg[128];
+        snprintf(msg, sizeof msg, "the sandbox's init is gone (mxc-oci state: %s): it exited or was killed", status);
+        set_str(&c->status, "False");
+        set_str(&c->reason, "Exited");
+        set_str(&c->message, msg);
+    }
+}
+
+void osd_sbx_sweep(const osd_rt *rt, const osd_store *st)
+{
+    pb_sandbox **list;
+    size_t n;
+    mxc_error e = {0};
+    if (osd_store_list(st, &list, &n, true, &e) < 0) {
+        fprintf(stderr, "mxc-openshell-driver: sweep: %s\n", e.message);
+        mxc_error_clear(&e);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        bool held;
+        if (strcmp(phase_of(list[i], &held), "Creating"))
+            continue;
+        fprintf(stderr, "mxc-openshell-driver: %s was left half-created: torn down\n", list[i]->id);
+        const pb_template *t = list[i]->spec && list[i]->spec->template_ ? list[i]->spec->template_ : NULL;
+        teardown(rt, list[i]->id, held && t ? t->image : NULL);
+        osd_store_remove(st, list[i]->id);
+    }
+    osd_store_free(list, n);
+}

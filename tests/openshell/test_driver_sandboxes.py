@@ -1,0 +1,289 @@
+"""mxc-openshell-driver's sandboxes (issue 37, second stage): Create/Stop/Start/Delete for real,
+replayed as OpenShell's gateway calls them, over a busybox image imported into a Podman store of
+the test's own (nothing pulled), run through mxc-oci.
+
+A stand-in for OpenShell's supervisor (a test-only shell script, bound read-only at
+/opt/openshell/bin/openshell-sandbox as the driver binds the real one) proves it was delivered
+and started with its identity and token: it writes what it saw to /sandbox in the sandbox, then
+runs the canonical command from OPENSHELL_MAIN_PROCESS_SPEC (a sed of the compact JSON the driver
+writes, for the one form these tests give: ["sh","-c",SCRIPT] with no quote or backslash in SCRIPT).
+
+Environment: MXC_OPENSHELL_DRIVER (default <repo>/build/mxc-openshell-driver); mxc-oci is the
+one beside it.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from test_driver import DRIVER, Driver, pb  # noqa: F401 (pb: the module fixture)
+
+grpc = pytest.importorskip("grpc")
+
+BUSYBOX = "/bin/busybox"
+IMAGE = "localhost/mxc-osd-bb:1"
+MXC_OCI = os.path.join(os.path.dirname(DRIVER), "mxc-oci")
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("podman") or not os.access(BUSYBOX, os.X_OK),
+                                reason="needs root, podman and busybox-static (scripts/deps.sh)")
+
+STAND_IN = r"""#!/bin/sh
+# test-only stand-in for openshell-sandbox: what it was given, then the canonical command
+{
+  echo "args=$*"
+  echo "id=$OPENSHELL_SANDBOX_ID"
+  echo "name=$OPENSHELL_SANDBOX"
+  echo "endpoint=$OPENSHELL_ENDPOINT"
+  echo "token_file=$OPENSHELL_SANDBOX_TOKEN_FILE"
+  echo "token=$(cat "$OPENSHELL_SANDBOX_TOKEN_FILE" 2>&1)"
+  echo "greeting=$GREETING"
+  echo "uid=$(id -u)"
+} > /sandbox/seen
+script=$(echo "$OPENSHELL_MAIN_PROCESS_SPEC" | sed -e 's/^{"version":1,"command":\["sh","-c","\(.*\)"\],"tty":false}$/\1/')
+exec sh -c "$script"
+"""
+
+
+@pytest.fixture(scope="module")
+def store():
+    """A Podman store of the test's own with the busybox image; a wrapper the driver runs as --podman."""
+    base = tempfile.mkdtemp(prefix="mxc-osd-podman-", dir="/var/tmp")
+    os.chmod(base, 0o755)
+    cmd = ["podman", "--root", os.path.join(base, "storage"), "--runroot", os.path.join(base, "run"),
+           "--tmpdir", os.path.join(base, "tmp"), "--storage-driver", "overlay"]
+    rootfs = os.path.join(base, "rootfs")
+    os.makedirs(os.path.join(rootfs, "bin"))
+    shutil.copy2(BUSYBOX, os.path.join(rootfs, "bin", "busybox"))
+    for a in ("sh", "id", "cat", "sleep", "echo", "sed", "ls", "touch"):
+        os.symlink("busybox", os.path.join(rootfs, "bin", a))
+    for d in ("proc", "dev", "sys", "tmp", "etc"):
+        os.makedirs(os.path.join(rootfs, d))
+    tar = os.path.join(base, "bb.tar")
+    subprocess.run(["tar", "-C", rootfs, "-cf", tar, "."], check=True)
+    subprocess.run(cmd + ["import", "-q", tar, IMAGE], check=True, capture_output=True)
+    wrapper = os.path.join(base, "podman")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\nexec %s \"$@\"\n" % " ".join(cmd))
+    os.chmod(wrapper, 0o755)
+    try:
+        yield wrapper, cmd, base
+    finally:
+        subprocess.run(cmd + ["image", "unmount", "-a"], capture_output=True)
+        subprocess.run(cmd + ["rmi", "-af"], capture_output=True)
+        subprocess.run(["umount", "-R", os.path.join(base, "storage", "overlay")], capture_output=True)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def env(pb, store):  # noqa: F811
+    base = tempfile.mkdtemp(prefix="mxc-osd-sbx-", dir="/var/tmp")
+    os.chmod(base, 0o755)
+    os.mkdir(os.path.join(base, "run"), 0o755)
+    os.mkdir(os.path.join(base, "state"), 0o700)
+    sup = os.path.join(base, "openshell-sandbox")
+    with open(sup, "w") as f:
+        f.write(STAND_IN)
+    os.chmod(sup, 0o755)
+    drivers = []
+
+    def start():
+        d = Driver(pb, base, extra=["--podman", store[0], "--gateway-endpoint", "http://127.0.0.1:9/"]).start()
+        drivers.append(d)
+        return d
+    try:
+        yield start, base
+    finally:
+        for d in drivers:
+            if d.proc and d.proc.poll() is None:
+                d.stop()
+        state = os.path.join(base, "state")
+        oci = os.path.join(state, "oci")
+        if os.path.isdir(oci):
+            for cid in os.listdir(oci):
+                subprocess.run([MXC_OCI, "--root", oci, "delete", "--force", cid], capture_output=True)
+        run = os.path.join(state, "run")
+        if os.path.isdir(run):
+            for sid in os.listdir(run):
+                subprocess.run(["umount", "-l", os.path.join(run, sid, "rootfs")], capture_output=True)
+        subprocess.run(store[1] + ["image", "unmount", "-a"], capture_output=True)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def sandbox(pb, sid, command, token="tok-" + "x" * 8):  # noqa: F811
+    sb = pb.DriverSandbox(id=sid, name="n-" + sid, namespace="default")
+    sb.spec.environment["GREETING"] = "hello"
+    sb.spec.command.extend(command)
+    sb.spec.sandbox_token = token
+    t = sb.spec.template
+    t.image = IMAGE
+    t.labels["team"] = "a"
+    t.resources.cpu_limit = "500m"
+    t.resources.memory_limit = "64Mi"
+    return sb
+
+
+def create(d, sb):
+    return d.call("CreateSandbox", d.pb.CreateSandboxRequest(sandbox=sb), d.pb.CreateSandboxResponse)
+
+
+def ready(d, sid):
+    got = d.call("GetSandbox", d.pb.GetSandboxRequest(sandbox_id=sid), d.pb.GetSandboxResponse).sandbox
+    c = [c for c in got.status.conditions if c.type == "Ready"]
+    return c[0] if c else None
+
+
+def wait(pred, timeout=10):
+    end = time.time() + timeout
+    while time.time() < end:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.05)
+    return pred()
+
+
+def upper(base, sid):
+    return os.path.join(base, "state", "work", sid, "upper")
+
+
+def mounts_under(path):
+    with open("/proc/self/mountinfo") as f:
+        return [line for line in f if path in line]
+
+
+def podman_mounts(store):
+    return subprocess.run(store[1] + ["image", "mount"], capture_output=True, text=True).stdout.strip()
+
+
+SLEEP = ["sh", "-c", "echo ran > /sandbox/ran; exec sleep 1000"]
+
+
+def test_create_ready_stop_start_delete(env, pb, store):  # noqa: F811
+    start, base = env
+    d = start()
+    create(d, sandbox(pb, "s1", SLEEP, token="tok-secret-1"))
+    assert wait(lambda: ready(d, "s1").status == "True"), ready(d, "s1")
+    seen_path = os.path.join(upper(base, "s1"), "sandbox", "seen")
+    assert wait(lambda: os.path.exists(os.path.join(upper(base, "s1"), "sandbox", "ran")))
+    with open(seen_path) as f:
+        seen = dict(line.rstrip("\n").split("=", 1) for line in f)
+    # delivered, started as OpenShell's drivers start it, with its identity and its token
+    assert seen["args"] == "--workdir /sandbox"
+    assert (seen["id"], seen["name"]) == ("s1", "n-s1")
+    assert seen["endpoint"] == "http://127.0.0.1:9/"
+    assert seen["token_file"] == "/etc/openshell/auth/sandbox.jwt"
+    assert seen["token"] == "tok-secret-1"
+    assert (seen["greeting"], seen["uid"]) == ("hello", "0")
+    # the token file: 0400, owned by the sandbox's root as mapped (never host root)
+    st = os.stat(os.path.join(base, "state", "run", "s1", "token"))
+    assert st.st_mode & 0o777 == 0o400 and st.st_uid >= 65536
+    # stop keeps the workspace; start runs again from the same bundle
+    d.call("StopSandbox", pb.StopSandboxRequest(sandbox_id="s1"), pb.StopSandboxResponse)
+    assert ready(d, "s1").reason == "Stopped"
+    os.unlink(os.path.join(upper(base, "s1"), "sandbox", "ran"))
+    with open(os.path.join(upper(base, "s1"), "sandbox", "kept"), "w") as f:
+        f.write("k")
+    d.call("StartSandbox", pb.StartSandboxRequest(sandbox_id="s1"), pb.StartSandboxResponse)
+    assert wait(lambda: ready(d, "s1").status == "True")
+    assert wait(lambda: os.path.exists(os.path.join(upper(base, "s1"), "sandbox", "ran")))
+    assert os.path.exists(os.path.join(upper(base, "s1"), "sandbox", "kept"))
+    # delete leaves nothing
+    assert d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="s1"), pb.DeleteSandboxResponse).deleted
+    state = os.path.join(base, "state")
+    assert os.listdir(os.path.join(state, "sandboxes")) == []
+    assert os.listdir(os.path.join(state, "run")) == [] and os.listdir(os.path.join(state, "work")) == []
+    assert [c for c in os.listdir(os.path.join(state, "oci")) if not c.startswith(".")] == []
+    assert mounts_under(state) == []
+    assert podman_mounts(store) == ""
+    code, _ = d.refused("GetSandbox", pb.GetSandboxRequest(sandbox_id="s1"), pb.GetSandboxResponse)
+    assert code == grpc.StatusCode.NOT_FOUND
+
+
+def test_unknown_image_is_refused_creating_nothing(env, pb):  # noqa: F811
+    start, base = env
+    d = start()
+    sb = sandbox(pb, "s2", SLEEP)
+    sb.spec.template.image = "localhost/not-there:1"
+    code, msg = d.refused("CreateSandbox", pb.CreateSandboxRequest(sandbox=sb), pb.CreateSandboxResponse)
+    assert code == grpc.StatusCode.NOT_FOUND and "is not in the host's image store" in msg, msg
+    state = os.path.join(base, "state")
+    assert os.listdir(os.path.join(state, "sandboxes")) == [] and os.listdir(os.path.join(state, "run")) == []
+    sb.spec.template.image = "-rf"
+    code, msg = d.refused("CreateSandbox", pb.CreateSandboxRequest(sandbox=sb), pb.CreateSandboxResponse)
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "not starting with '-'" in msg, msg  # never an option
+    assert os.listdir(os.path.join(state, "sandboxes")) == [] and os.listdir(os.path.join(state, "run")) == []
+
+
+def test_killed_from_outside_shows_exited_and_restart_keeps_the_list(env, pb):  # noqa: F811
+    start, base = env
+    d = start()
+    create(d, sandbox(pb, "s3", SLEEP))
+    assert wait(lambda: ready(d, "s3").status == "True")
+    oci = os.path.join(base, "state", "oci")
+    pid = json.loads(subprocess.run([MXC_OCI, "--root", oci, "state", "s3"], capture_output=True,
+                                    text=True).stdout)["pid"]
+    os.kill(pid, signal.SIGKILL)
+    c = wait(lambda: ready(d, "s3").reason == "Exited" and ready(d, "s3"))
+    assert c and c.status == "False", ready(d, "s3")
+    d.stop()
+    d2 = start()
+    got = d2.call("ListSandboxes", pb.ListSandboxesRequest(), pb.ListSandboxesResponse).sandboxes
+    assert [s.id for s in got] == ["s3"] and not got[0].spec.sandbox_token
+    d2.call("StartSandbox", pb.StartSandboxRequest(sandbox_id="s3"), pb.StartSandboxResponse)
+    assert wait(lambda: ready(d2, "s3").status == "True")
+    assert d2.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="s3"), pb.DeleteSandboxResponse).deleted
+
+
+def test_crash_mid_create_is_swept(env, pb, store):  # noqa: F811
+    """A record left Creating (the driver killed mid-create) is torn down at the next start."""
+    start, base = env
+    d = start()
+    create(d, sandbox(pb, "s4", SLEEP))
+    assert wait(lambda: ready(d, "s4").status == "True")
+    d.stop()
+    # what a crash between the record and the container leaves: the record back to Creating
+    rec = os.path.join(base, "state", "sandboxes", "s4")
+    with open(rec, "rb") as f:
+        sb = pb.DriverSandbox.FromString(f.read())
+    for c in sb.status.conditions:
+        if c.type == "Ready":
+            c.reason, c.status = "Creating", "False"
+    with open(rec, "wb") as f:
+        f.write(sb.SerializeToString())
+    d2 = start()
+    assert len(d2.call("ListSandboxes", pb.ListSandboxesRequest(), pb.ListSandboxesResponse).sandboxes) == 0
+    state = os.path.join(base, "state")
+    assert os.listdir(os.path.join(state, "run")) == [] and mounts_under(state) == []
+    assert podman_mounts(store) == ""
+
+
+def test_escape_probe_cannot_reach_driver_state_or_another_token(env, pb):  # noqa: F811
+    start, base = env
+    d = start()
+    create(d, sandbox(pb, "a1", SLEEP, token="tok-a"))
+    probe = ["sh", "-c", "for p in %s %s %s /etc/openshell/auth/sandbox.jwt; do "
+             "if cat $p >/dev/null 2>&1 || ls $p >/dev/null 2>&1; then echo reach $p; else echo no $p; fi; done "
+             "> /sandbox/probe; exec sleep 1000" % (os.path.join(base, "run", "driver.sock"),
+                                                    os.path.join(base, "state", "run", "a1", "token"),
+                                                    os.path.join(base, "state"))]
+    create(d, sandbox(pb, "b1", probe, token="tok-b"))
+    out = os.path.join(upper(base, "b1"), "sandbox", "probe")
+    assert wait(lambda: os.path.exists(out) and os.path.getsize(out) > 0)
+    time.sleep(0.2)
+    with open(out) as f:
+        lines = f.read().split("\n")
+    assert lines[:3] == ["no " + os.path.join(base, "run", "driver.sock"),
+                         "no " + os.path.join(base, "state", "run", "a1", "token"),
+                         "no " + os.path.join(base, "state")], lines
+    assert lines[3] == "reach /etc/openshell/auth/sandbox.jwt"  # its own token, and only that
+    # the other sandbox's token file on the host is not readable by b1's root as mapped
+    st_a = os.stat(os.path.join(base, "state", "run", "a1", "token"))
+    st_b = os.stat(os.path.join(base, "state", "run", "b1", "token"))
+    assert st_a.st_uid != st_b.st_uid and st_a.st_mode & 0o077 == 0
+    for sid in ("a1", "b1"):
+        d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id=sid), pb.DeleteSandboxResponse)
