@@ -2,6 +2,7 @@
 #include "calls.h"
 
 #include <stdlib.h>
+#include <sys/types.h>
 #include <string.h>
 
 #include "mxc.h"
@@ -213,6 +214,7 @@ static void create_sandbox(void *ctx, const uint8_t *msg, size_t len, osd_reply 
     else {
         Openshell__Compute__V1__CreateSandboxResponse r = OPENSHELL__COMPUTE__V1__CREATE_SANDBOX_RESPONSE__INIT;
         answer(out, &r.base);
+        osd_watch_tick(ctx);
     }
     if (had)
         openshell__compute__v1__driver_sandbox__free_unpacked(had, NULL);
@@ -256,6 +258,7 @@ static void by_id(void *ctx, const uint8_t *msg, size_t len, osd_reply *out, sbx
         if (op != delete_op)
             r.deleted = false;
         answer(out, &r.base);
+        osd_watch_tick(ctx);
     }
     if (sb)
         openshell__compute__v1__driver_sandbox__free_unpacked(sb, NULL);
@@ -276,6 +279,115 @@ static void start_sandbox(void *ctx, const uint8_t *msg, size_t len, osd_reply *
 static void delete_sandbox(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)
 {
     by_id(ctx, msg, len, out, delete_op, "DeleteSandbox");
+}
+
+/* ---- Watch's events ---- */
+
+static uint8_t *pack_event(const Openshell__Compute__V1__WatchSandboxesEvent *ev, size_t *len)
+{
+    *len = protobuf_c_message_get_packed_size(&ev->base);
+    uint8_t *buf = malloc(*len ? *len : 1);
+    if (buf)
+        *len = protobuf_c_message_pack(&ev->base, buf);
+    return buf;
+}
+
+static ssize_t seen_find(const osd_seen *seen, const char *id)
+{
+    for (size_t i = 0; i < seen->n; i++)
+        if (!strcmp(seen->ids[i], id))
+            return (ssize_t)i;
+    return -1;
+}
+
+static void seen_drop(osd_seen *seen, size_t i)
+{
+    free(seen->ids[i]);
+    free(seen->events[i]);
+    seen->n--;
+    seen->ids[i] = seen->ids[seen->n];
+    seen->events[i] = seen->events[seen->n];
+    seen->lens[i] = seen->lens[seen->n];
+}
+
+/* sandbox's event pushed unless it is what was last sent; kept as the last sent. */
+static void seen_update(osd_seen *seen, pb_sandbox *sb)
+{
+    Openshell__Compute__V1__WatchSandboxesSandboxEvent se = OPENSHELL__COMPUTE__V1__WATCH_SANDBOXES_SANDBOX_EVENT__INIT;
+    Openshell__Compute__V1__WatchSandboxesEvent ev = OPENSHELL__COMPUTE__V1__WATCH_SANDBOXES_EVENT__INIT;
+    se.sandbox = sb;
+    ev.payload_case = OPENSHELL__COMPUTE__V1__WATCH_SANDBOXES_EVENT__PAYLOAD_SANDBOX;
+    ev.sandbox = &se;
+    size_t len;
+    uint8_t *buf = pack_event(&ev, &len);
+    ssize_t i = seen_find(seen, sb->id);
+    if (!buf || (i >= 0 && seen->lens[i] == len && !memcmp(seen->events[i], buf, len))) {
+        free(buf);
+        return;
+    }
+    osd_push(SVC "WatchSandboxes", buf, len);
+    if (i < 0) {
+        char **ids = realloc(seen->ids, (seen->n + 1) * sizeof *ids);
+        seen->ids = ids ? ids : seen->ids;
+        uint8_t **evs = realloc(seen->events, (seen->n + 1) * sizeof *evs);
+        seen->events = evs ? evs : seen->events;
+        size_t *lens = realloc(seen->lens, (seen->n + 1) * sizeof *lens);
+        seen->lens = lens ? lens : seen->lens;
+        char *id = strdup(sb->id);
+        if (!ids || !evs || !lens || !id) {
+            free(id);
+            free(buf);
+            return;
+        }
+        i = (ssize_t)seen->n++;
+        seen->ids[i] = id;
+        seen->events[i] = NULL;
+    }
+    free(seen->events[i]);
+    seen->events[i] = buf;
+    seen->lens[i] = len;
+}
+
+void osd_watch_tick(void *ctx)
+{
+    const osd_driver *d = ctx;
+    pb_sandbox **list;
+    size_t n;
+    osd_reply ignored = {0};
+    if (!d->seen || !records(d, &list, &n, &ignored))
+        return;
+    for (size_t i = 0; i < n; i++)
+        seen_update(d->seen, list[i]);
+    for (size_t i = d->seen->n; i-- > 0;) { /* gone: a deleted event */
+        bool present = false;
+        for (size_t j = 0; j < n && !present; j++)
+            present = !strcmp(list[j]->id, d->seen->ids[i]);
+        if (present)
+            continue;
+        Openshell__Compute__V1__WatchSandboxesDeletedEvent de = OPENSHELL__COMPUTE__V1__WATCH_SANDBOXES_DELETED_EVENT__INIT;
+        Openshell__Compute__V1__WatchSandboxesEvent ev = OPENSHELL__COMPUTE__V1__WATCH_SANDBOXES_EVENT__INIT;
+        de.sandbox_id = d->seen->ids[i];
+        ev.payload_case = OPENSHELL__COMPUTE__V1__WATCH_SANDBOXES_EVENT__PAYLOAD_DELETED;
+        ev.deleted = &de;
+        size_t len;
+        uint8_t *buf = pack_event(&ev, &len);
+        if (buf)
+            osd_push(SVC "WatchSandboxes", buf, len);
+        free(buf);
+        seen_drop(d->seen, i);
+    }
+    osd_store_free(list, n);
+}
+
+void osd_seen_free(osd_seen *seen)
+{
+    while (seen && seen->n)
+        seen_drop(seen, seen->n - 1);
+    if (seen) {
+        free(seen->ids);
+        free(seen->events);
+        free(seen->lens);
+    }
 }
 
 /* The calls of later stages: UNIMPLEMENTED, saying what is not built. */

@@ -11,18 +11,32 @@
 #define MXC_OSD_CALLS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "config.h"
 #include "grpcsrv.h"
 #include "life.h"
 #include "store.h"
 
+/* What Watch last sent of each sandbox: its event, packed. */
+typedef struct {
+    char **ids;
+    uint8_t **events;
+    size_t *lens, n;
+} osd_seen;
+
 typedef struct {
     osd_store store;
     bool have_supervisor; /* --supervisor given and checked */
     mxc_gw_config cfg;    /* --config's [openshell.drivers.mxc], or none: every policy key off */
     osd_rt rt;            /* mxc-oci, podman, the runtime directories (life.h) */
+    osd_seen *seen;       /* Watch's last events (osd_watch_tick) */
 } osd_driver;
+
+/* Every sandbox observed again; a change (or a sandbox gone) pushed into open Watch streams
+ * as its event.  The serving loop's tick (grpcsrv.h), and after each call that changes one. */
+void osd_watch_tick(void *ctx);
+void osd_seen_free(osd_seen *seen);
 
 extern const osd_route osd_routes[];
 extern const size_t osd_nroutes;

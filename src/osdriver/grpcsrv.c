@@ -40,6 +40,7 @@ struct stream {
     size_t len;
     osd_reply reply;
     size_t sent; /* of the reply's framed messages */
+    int32_t id;  /* its HTTP/2 stream id (a push resumes it) */
     char status_text[12], message[3 * 768 + 1];
 };
 
@@ -167,6 +168,7 @@ static int on_begin_headers(nghttp2_session *h2, const nghttp2_frame *f, void *u
     if (s->next)
         s->next->prev = s;
     c->streams = s;
+    s->id = f->hd.stream_id;
     return nghttp2_session_set_stream_user_data(h2, f->hd.stream_id, s) ? NGHTTP2_ERR_CALLBACK_FAILURE : 0;
 }
 
@@ -314,22 +316,54 @@ static void accept_one(int lfd, conn **conns, size_t *n, const server *srv)
     conns[(*n)++] = c;
 }
 
-int osd_serve(int listen_fd, const osd_route *routes, size_t nroutes, void *ctx, volatile sig_atomic_t *stop,
-              mxc_error *e)
+/* The serving loop's connections, for osd_push (one server per process). */
+static conn **live_conns;
+static size_t *live_n;
+
+void osd_push(const char *path, const uint8_t *msg, size_t len)
+{
+    for (size_t i = 0; live_conns && i < *live_n; i++)
+        for (stream *s = live_conns[i]->streams; s; s = s->next) {
+            if (!s->reply.streaming || s->reply.status != OSD_OK || !s->route || strcmp(s->route->path, path))
+                continue;
+            if (s->sent == s->reply.len) /* all sent: start the buffer again */
+                s->sent = s->reply.len = 0;
+            if (osd_reply_frame(&s->reply, msg, len) == 0)
+                nghttp2_session_resume_data(live_conns[i]->h2, s->id);
+            else
+                s->reply.status = OSD_OK; /* a dropped event; the stream stays */
+        }
+}
+
+int osd_serve(int listen_fd, const osd_route *routes, size_t nroutes, void *ctx, osd_tick tick,
+              volatile sig_atomic_t *stop, mxc_error *e)
 {
     server srv = {routes, nroutes, ctx};
-    conn *conns[MAX_CONNS];
-    size_t n = 0;
+    static conn *conns[MAX_CONNS]; /* static: osd_push reaches them (one server per process) */
+    static size_t n;
+    n = 0;
+    live_conns = conns;
+    live_n = &n;
     struct pollfd pfd[MAX_CONNS + 1];
     while (!*stop) {
         pfd[0] = (struct pollfd){.fd = listen_fd, .events = POLLIN};
         for (size_t i = 0; i < n; i++)
             pfd[i + 1] = (struct pollfd){.fd = conns[i]->fd,
                                          .events = (short)(POLLIN | (nghttp2_session_want_write(conns[i]->h2) ? POLLOUT : 0))};
-        if (poll(pfd, n + 1, -1) < 0) {
-            if (errno == EINTR)
-                continue;
+        int ready = poll(pfd, n + 1, tick ? OSD_TICK_MS : -1);
+        if (ready < 0 && errno != EINTR) {
+            live_conns = NULL;
             return mxc_err_os(e, MXC_E_BACKEND_ERROR, "poll", errno, NULL, "the driver's poll failed");
+        }
+        if (ready <= 0) {
+            if (tick && ready == 0)
+                tick(ctx);
+            for (size_t i = n; i-- > 0;) /* what the tick pushed goes out */
+                if (!conn_step(conns[i], 0)) {
+                    conn_close(conns[i]);
+                    conns[i] = conns[--n];
+                }
+            continue;
         }
         for (size_t i = n; i-- > 0;)
             if (pfd[i + 1].revents && !conn_step(conns[i], pfd[i + 1].revents)) {
@@ -344,5 +378,6 @@ int osd_serve(int listen_fd, const osd_route *routes, size_t nroutes, void *ctx,
         nghttp2_session_send(conns[i]->h2);
         conn_close(conns[i]);
     }
+    live_conns = NULL;
     return 0;
 }

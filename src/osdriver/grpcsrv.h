@@ -6,8 +6,8 @@
  * reply: the message with its prefix, then the status in trailers (grpc-status,
  * grpc-message percent-encoded), or a trailers-only reply for a refusal.  An unknown path
  * is UNIMPLEMENTED.  Unary calls, and server streams: a streaming reply sends its first
- * messages and then stays open (nothing is pushed into it yet: the events of sandboxes come
- * with CreateSandbox) until the caller ends it or the server stops.  One
+ * messages and then stays open, messages pushed into it later (osd_push), until the caller
+ * ends it or the server stops; a tick when the loop is idle.  One
  * thread, poll(2); a handler runs to completion before the next frame is read.  Knows
  * nothing of protobuf or of OpenShell's calls (calls.h). */
 #ifndef MXC_OSD_GRPCSRV_H
@@ -53,9 +53,18 @@ typedef struct {
     osd_handler fn;
 } osd_route;
 
+/* Called with ctx when the loop has been idle OSD_TICK_MS (observations that change on
+ * their own: a sandbox that died). */
+typedef void (*osd_tick)(void *ctx);
+#define OSD_TICK_MS 1000
+
 /* Serves listen_fd until *stop is set (a signal handler's flag): 0, or -1 with *e. */
-int osd_serve(int listen_fd, const osd_route *routes, size_t nroutes, void *ctx, volatile sig_atomic_t *stop,
-              mxc_error *e);
+int osd_serve(int listen_fd, const osd_route *routes, size_t nroutes, void *ctx, osd_tick tick,
+              volatile sig_atomic_t *stop, mxc_error *e);
+
+/* msg appended, framed, to every open server stream of path (the route's), and sent as
+ * the loop next writes.  Only from a handler or a tick (the loop's own thread). */
+void osd_push(const char *path, const uint8_t *msg, size_t len);
 
 /* A refusal into out: status and printf'd message. */
 void osd_refuse(osd_reply *out, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

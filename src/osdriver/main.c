@@ -186,7 +186,8 @@ static const char *beside_me(char *buf, size_t sz)
 
 static int run(const options *o, mxc_error *e)
 {
-    osd_driver d = {.store = {-1, -1}, .rt = {.runfd = -1, .workfd = -1}};
+    osd_seen seen = {0};
+    osd_driver d = {.store = {-1, -1}, .rt = {.runfd = -1, .workfd = -1}, .seen = &seen};
     char me[4096];
     d.rt.mxc_oci = o->mxc_oci ? o->mxc_oci : beside_me(me, sizeof me);
     d.rt.podman = o->podman ? o->podman : "/usr/bin/podman";
@@ -206,10 +207,11 @@ static int run(const options *o, mxc_error *e)
         return -1;
     }
     osd_sbx_sweep(&d.rt, &d.store); /* a crash mid-create leaves nothing half-made */
+    osd_watch_tick(&d);             /* what Watch would say now: later changes are its events */
     int dirfd = -1;
     const char *name = NULL;
     int lfd = make_socket(o->socket, o->group, &dirfd, &name, e);
-    int rc = lfd < 0 ? -1 : osd_serve(lfd, osd_routes, osd_nroutes, &d, &stop_flag, e);
+    int rc = lfd < 0 ? -1 : osd_serve(lfd, osd_routes, osd_nroutes, &d, osd_watch_tick, &stop_flag, e);
     if (lfd >= 0) {
         unlinkat(dirfd, name, 0);
         close(lfd);
@@ -218,6 +220,7 @@ static int run(const options *o, mxc_error *e)
         close(dirfd);
     osd_rt_close(&d.rt);
     osd_store_close(&d.store);
+    osd_seen_free(&seen);
     mxc_gw_config_free(&d.cfg);
     return rc;
 }

@@ -13,15 +13,17 @@ one beside it.
 """
 import json
 import os
+import queue
 import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 
 import pytest
 
-from test_driver import DRIVER, Driver, pb  # noqa: F401 (pb: the module fixture)
+from test_driver import DRIVER, SVC, Driver, pb  # noqa: F401 (pb: the module fixture)
 
 grpc = pytest.importorskip("grpc")
 
@@ -163,10 +165,52 @@ def podman_mounts(store):
 SLEEP = ["sh", "-c", "echo ran > /sandbox/ran; exec sleep 1000"]
 
 
+class Watch:
+    """The gateway's WatchSandboxes stream, its events read into a queue by a thread."""
+
+    def __init__(self, d):
+        self.it = d.channel.unary_stream(SVC + "WatchSandboxes", request_serializer=lambda m: m.SerializeToString(),
+                                         response_deserializer=d.pb.WatchSandboxesEvent.FromString)(
+            d.pb.WatchSandboxesRequest())
+        self.q = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        try:
+            for ev in self.it:
+                self.q.put(ev)
+        except grpc.RpcError:
+            pass
+
+    def until(self, pred, timeout=10):
+        """The first event pred accepts (events before it skipped), or None."""
+        end = time.time() + timeout
+        while time.time() < end:
+            try:
+                ev = self.q.get(timeout=max(0.01, end - time.time()))
+            except queue.Empty:
+                return None
+            if pred(ev):
+                return ev
+        return None
+
+    def close(self):
+        self.it.cancel()
+
+
+def ready_in(ev, sid, status, reason=None):
+    if ev.WhichOneof("payload") != "sandbox" or ev.sandbox.sandbox.id != sid:
+        return False
+    c = [c for c in ev.sandbox.sandbox.status.conditions if c.type == "Ready"]
+    return bool(c) and c[0].status == status and (reason is None or c[0].reason == reason)
+
+
 def test_create_ready_stop_start_delete(env, pb, store):  # noqa: F811
     start, base = env
     d = start()
+    w = Watch(d)
     create(d, sandbox(pb, "s1", SLEEP, token="tok-secret-1"))
+    assert w.until(lambda ev: ready_in(ev, "s1", "True")), "no ready event"  # the gateway waits for it
     assert wait(lambda: ready(d, "s1").status == "True"), ready(d, "s1")
     seen_path = os.path.join(upper(base, "s1"), "sandbox", "seen")
     assert wait(lambda: os.path.exists(os.path.join(upper(base, "s1"), "sandbox", "ran")))
@@ -185,6 +229,7 @@ def test_create_ready_stop_start_delete(env, pb, store):  # noqa: F811
     # stop keeps the workspace; start runs again from the same bundle
     d.call("StopSandbox", pb.StopSandboxRequest(sandbox_id="s1"), pb.StopSandboxResponse)
     assert ready(d, "s1").reason == "Stopped"
+    assert w.until(lambda ev: ready_in(ev, "s1", "False", "Stopped"))
     os.unlink(os.path.join(upper(base, "s1"), "sandbox", "ran"))
     with open(os.path.join(upper(base, "s1"), "sandbox", "kept"), "w") as f:
         f.write("k")
@@ -202,6 +247,8 @@ def test_create_ready_stop_start_delete(env, pb, store):  # noqa: F811
     assert podman_mounts(store) == ""
     code, _ = d.refused("GetSandbox", pb.GetSandboxRequest(sandbox_id="s1"), pb.GetSandboxResponse)
     assert code == grpc.StatusCode.NOT_FOUND
+    assert w.until(lambda ev: ev.WhichOneof("payload") == "deleted" and ev.deleted.sandbox_id == "s1")
+    w.close()
 
 
 def test_unknown_image_is_refused_creating_nothing(env, pb):  # noqa: F811
@@ -224,10 +271,14 @@ def test_killed_from_outside_shows_exited_and_restart_keeps_the_list(env, pb):  
     d = start()
     create(d, sandbox(pb, "s3", SLEEP))
     assert wait(lambda: ready(d, "s3").status == "True")
+    w = Watch(d)
+    assert w.until(lambda ev: ready_in(ev, "s3", "True"))  # the snapshot when the stream opens
     oci = os.path.join(base, "state", "oci")
     pid = json.loads(subprocess.run([MXC_OCI, "--root", oci, "state", "s3"], capture_output=True,
                                     text=True).stdout)["pid"]
     os.kill(pid, signal.SIGKILL)
+    assert w.until(lambda ev: ready_in(ev, "s3", "False", "Exited")), "the death is not an event"
+    w.close()
     c = wait(lambda: ready(d, "s3").reason == "Exited" and ready(d, "s3"))
     assert c and c.status == "False", ready(d, "s3")
     d.stop()
