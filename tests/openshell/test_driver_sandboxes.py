@@ -153,6 +153,21 @@ def upper(base, sid):
     return os.path.join(base, "state", "work", sid, "upper")
 
 
+def cgroup_limits(pid):
+    """(cpu quota and period, memory limit) of pid's cgroup, v2 or v1, in v2's notation."""
+    with open("/proc/%d/cgroup" % pid) as f:
+        paths = {ctl: path for _, ctls, path in (line.rstrip("\n").split(":", 2) for line in f) for ctl in ctls.split(",")}
+
+    def read(*p):
+        with open(os.path.join("/sys/fs/cgroup", *p)) as f:
+            return f.read().strip()
+    if "cpu" in paths and "memory" in paths:  # v1
+        cpu = "%s %s" % (read("cpu", paths["cpu"].lstrip("/"), "cpu.cfs_quota_us"),
+                         read("cpu", paths["cpu"].lstrip("/"), "cpu.cfs_period_us"))
+        return cpu, read("memory", paths["memory"].lstrip("/"), "memory.limit_in_bytes")
+    return read(paths[""].lstrip("/"), "cpu.max"), read(paths[""].lstrip("/"), "memory.max")
+
+
 def mounts_under(path):
     with open("/proc/self/mountinfo") as f:
         return [line for line in f if path in line]
@@ -223,6 +238,15 @@ def test_create_ready_stop_start_delete(env, pb, store):  # noqa: F811
     assert seen["token_file"] == "/etc/openshell/auth/sandbox.jwt"
     assert seen["token"] == "tok-secret-1"
     assert (seen["greeting"], seen["uid"]) == ("hello", "0")
+    # the quantities as cgroup limits: 500m over a 100 ms period, 64Mi
+    pid = json.loads(subprocess.run([MXC_OCI, "--root", os.path.join(base, "state", "oci"), "state", "s1"],
+                                    capture_output=True, text=True).stdout)["pid"]
+    assert cgroup_limits(pid) == ("50000 100000", str(64 << 20))
+    with open("/proc/%d/cgroup" % pid) as f:
+        cgdirs = [d for d in ("/sys/fs/cgroup/" + ("%s/%s" % (c, p) if c else p).lstrip("/")
+                              for _, c, p in (line.rstrip("\n").split(":", 2) for line in f)
+                              if c in ("", "cpu", "memory") and p != "/") if os.path.isdir(d)]
+    assert cgdirs
     # the token file: 0400, owned by the sandbox's root as mapped (never host root)
     st = os.stat(os.path.join(base, "state", "run", "s1", "token"))
     assert st.st_mode & 0o777 == 0o400 and st.st_uid >= 65536
@@ -245,6 +269,7 @@ def test_create_ready_stop_start_delete(env, pb, store):  # noqa: F811
     assert [c for c in os.listdir(os.path.join(state, "oci")) if not c.startswith(".")] == []
     assert mounts_under(state) == []
     assert podman_mounts(store) == ""
+    assert [d for d in cgdirs if os.path.exists(d)] == []
     code, _ = d.refused("GetSandbox", pb.GetSandboxRequest(sandbox_id="s1"), pb.GetSandboxResponse)
     assert code == grpc.StatusCode.NOT_FOUND
     assert w.until(lambda ev: ev.WhichOneof("payload") == "deleted" and ev.deleted.sandbox_id == "s1")
@@ -313,7 +338,7 @@ def test_crash_mid_create_is_swept(env, pb, store):  # noqa: F811
     assert podman_mounts(store) == ""
 
 
-def test_escape_probe_cannot_reach_driver_state_or_another_token(env, pb):  # noqa: F811
+def test_escape_probe_cannot_reach_driver_state_or_another_token(env, pb, store):  # noqa: F811
     start, base = env
     d = start()
     create(d, sandbox(pb, "a1", SLEEP, token="tok-a"))
@@ -336,5 +361,8 @@ def test_escape_probe_cannot_reach_driver_state_or_another_token(env, pb):  # no
     st_a = os.stat(os.path.join(base, "state", "run", "a1", "token"))
     st_b = os.stat(os.path.join(base, "state", "run", "b1", "token"))
     assert st_a.st_uid != st_b.st_uid and st_a.st_mode & 0o077 == 0
-    for sid in ("a1", "b1"):
-        d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id=sid), pb.DeleteSandboxResponse)
+    # the image stays held while a sandbox uses it, and is let go with the last
+    d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="a1"), pb.DeleteSandboxResponse)
+    assert IMAGE in podman_mounts(store)
+    d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="b1"), pb.DeleteSandboxResponse)
+    assert podman_mounts(store) == ""
