@@ -9,6 +9,7 @@
 #include "osdpb.h"
 #include "pbcheck.h"
 #include "spec.h"
+#include "workspace.h"
 
 #define SVC "/openshell.compute.v1.ComputeDriver/"
 
@@ -390,16 +391,36 @@ void osd_seen_free(osd_seen *seen)
     }
 }
 
-/* The calls of later stages: UNIMPLEMENTED, saying what is not built. */
-#define NOT_YET(fn, call)                                                                                        \
-    static void fn(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)                                   \
-    {                                                                                                           \
-        osd_refuse(out, OSD_UNIMPLEMENTED,                                                                      \
-                   call " is not built yet in mxc-openshell-driver: every other call of the contract is "      \
-                        "served (docs/openshell.md)");                                                          \
+/* EnsureWorkspace and DeleteWorkspace (workspace.h): a request of the workspace alone. */
+static void workspace_call(void *ctx, const uint8_t *msg, size_t len, osd_reply *out, bool ensure)
+{
+    const osd_driver *d = ctx;
+    if (!wire_ok(&openshell__compute__v1__ensure_workspace_request__descriptor, msg, len, out))
+        return;
+    Openshell__Compute__V1__EnsureWorkspaceRequest *req =
+        openshell__compute__v1__ensure_workspace_request__unpack(NULL, len, msg);
+    if (!req)
+        return osd_refuse(out, OSD_INVALID_ARGUMENT, "the request is not a %sWorkspaceRequest", ensure ? "Ensure" : "Delete");
+    mxc_error e = {0};
+    if ((ensure ? osd_ws_ensure : osd_ws_delete)(&d->store, req->workspace, &e) < 0)
+        refuse_error(out, &e);
+    else {
+        Openshell__Compute__V1__EnsureWorkspaceResponse r = OPENSHELL__COMPUTE__V1__ENSURE_WORKSPACE_RESPONSE__INIT;
+        answer(out, &r.base); /* both replies are empty messages */
     }
-NOT_YET(ensure_workspace, "EnsureWorkspace (a workspace as an mxc tenancy boundary)")
-NOT_YET(delete_workspace, "DeleteWorkspace")
+    mxc_error_clear(&e);
+    openshell__compute__v1__ensure_workspace_request__free_unpacked(req, NULL);
+}
+
+static void ensure_workspace(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)
+{
+    workspace_call(ctx, msg, len, out, true);
+}
+
+static void delete_workspace(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)
+{
+    workspace_call(ctx, msg, len, out, false);
+}
 
 const osd_route osd_routes[] = {
     {SVC "GetCapabilities", get_capabilities},

@@ -5,8 +5,8 @@
  * INVALID_ARGUMENT, not something mxc does -> FAILED_PRECONDITION, missing from this
  * driver's configuration -> FAILED_PRECONDITION, unknown sandbox -> NOT_FOUND), the watch
  * stream (each record's observed snapshot, then open: grpcsrv.h), Create/Stop/Start/Delete
- * through life.h, and the calls not built yet, each UNIMPLEMENTED with what is missing
- * (docs/openshell.md, the table of calls).  The routes table is what grpcsrv.h serves. */
+ * through life.h, Ensure/DeleteWorkspace through workspace.h (docs/openshell.md, the table
+ * of calls).  The routes table is what grpcsrv.h serves. */
 #ifndef MXC_OSD_CALLS_H
 #define MXC_OSD_CALLS_H
 

@@ -400,16 +400,29 @@ def test_transport_bounds_and_bad_peers(driver, pb):
     assert names == ["mxc"] * 200
 
 
-def test_calls_not_built_yet_say_so(driver, pb):
-    for method, req, rep in [("EnsureWorkspace", pb.EnsureWorkspaceRequest(workspace="w"), pb.EnsureWorkspaceResponse),
-                             ("DeleteWorkspace", pb.DeleteWorkspaceRequest(workspace="w"), pb.DeleteWorkspaceResponse)]:
-        code, msg = driver.refused(method, req, rep)
-        assert code == grpc.StatusCode.UNIMPLEMENTED, method
-        assert msg.startswith(method) and "is not built yet in mxc-openshell-driver" in msg
+def test_unknown_sandbox_calls_and_workspaces(driver, pb, base):
+    """Stop/Start of an unknown sandbox: NOT_FOUND; its Delete: deleted false.  A workspace: a
+    directory of the driver's, made idempotently, removed when no sandbox of it is left."""
     for method, req, rep in [("StopSandbox", pb.StopSandboxRequest(sandbox_id="sb-1"), pb.StopSandboxResponse),
                              ("StartSandbox", pb.StartSandboxRequest(sandbox_id="sb-1"), pb.StartSandboxResponse)]:
         assert driver.refused(method, req, rep) == (grpc.StatusCode.NOT_FOUND, "no sandbox sb-1"), method
     assert not driver.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="sb-1"), pb.DeleteSandboxResponse).deleted
+    ws = os.path.join(base, "state", "workspaces", "w1")
+    for _ in range(2):
+        driver.call("EnsureWorkspace", pb.EnsureWorkspaceRequest(workspace="w1"), pb.EnsureWorkspaceResponse)
+        assert stat.S_IMODE(os.stat(ws).st_mode) == 0o700
+    assert driver.refused("EnsureWorkspace", pb.EnsureWorkspaceRequest(workspace="../x"), pb.EnsureWorkspaceResponse) \
+        == (grpc.StatusCode.INVALID_ARGUMENT, "workspace is malformed")
+    # a sandbox of the workspace holds it (a record, as Create writes it)
+    with open(os.path.join(base, "state", "sandboxes", "sb-9"), "wb") as f:
+        f.write(pb.DriverSandbox(id="sb-9", name="nine", workspace="w1").SerializeToString())
+    code, msg = driver.refused("DeleteWorkspace", pb.DeleteWorkspaceRequest(workspace="w1"), pb.DeleteWorkspaceResponse)
+    assert (code, msg) == (grpc.StatusCode.FAILED_PRECONDITION,
+                           "workspace w1 still has sandbox sb-9: delete its sandboxes first") and os.path.isdir(ws)
+    os.unlink(os.path.join(base, "state", "sandboxes", "sb-9"))
+    for _ in range(2):
+        driver.call("DeleteWorkspace", pb.DeleteWorkspaceRequest(workspace="w1"), pb.DeleteWorkspaceResponse)
+        assert not os.path.exists(ws)
     unknown = driver.channel.unary_unary("/openshell.compute.v1.ComputeDriver/Nope")
     with pytest.raises(grpc.RpcError) as ei:
         unknown(b"", timeout=10)
