@@ -590,7 +590,8 @@ def test_man_page_renders_and_usage():
     r = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", page], capture_output=True, text=True)
     assert r.returncode == 0 and not r.stderr, r.stderr
     text = open(page).read()
-    for opt in ("socket", "state\\-dir", "supervisor", "socket\\-group", "config"):
+    for opt in ("socket", "state\\-dir", "supervisor", "socket\\-group", "config", "mxc\\-oci", "podman",
+                "gateway\\-endpoint"):
         assert "\\-\\-" + opt in text, opt
     r = subprocess.run([DRIVER, "--socket", "/x"], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.startswith("usage: mxc-openshell-driver --socket PATH --state-dir DIR")
