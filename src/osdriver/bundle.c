@@ -137,6 +137,7 @@ int osd_bundle_config(json_t *cfg, const pb_sandbox *sb, const json_t *fragment,
             ann = json_object();
             json_object_set_new(cfg, "annotations", ann);
         }
+        json_object_set_new(ann, "io.mxc.version", json_string("1")); /* docs/oci.md "Annotations" */
         json_object_set_new(ann, "io.mxc.network", json_string(js ? js : "{}"));
         free(js);
     }

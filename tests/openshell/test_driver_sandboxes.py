@@ -45,6 +45,7 @@ STAND_IN = r"""#!/bin/sh
   echo "token=$(cat "$OPENSHELL_SANDBOX_TOKEN_FILE" 2>&1)"
   echo "greeting=$GREETING"
   echo "uid=$(id -u)"
+  echo "proxy=$HTTPS_PROXY"
 } > /sandbox/seen
 script=$(echo "$OPENSHELL_MAIN_PROCESS_SPEC" | sed -e 's/^{"version":1,"command":\["sh","-c","\(.*\)"\],"tty":false}$/\1/')
 exec sh -c "$script"
@@ -93,9 +94,11 @@ def env(pb, store):  # noqa: F811
     os.chmod(sup, 0o755)
     drivers = []
 
-    def start():
-        d = Driver(pb, base, extra=["--podman", store[0], "--gateway-endpoint", "http://127.0.0.1:9/"]).start()
-        drivers.append(d)
+    def start(extra=(), netns=False):
+        d = Driver(pb, base, extra=["--podman", store[0], "--gateway-endpoint", "http://127.0.0.1:9/", *extra])
+        if netns:  # a network namespace of the test's own, loopback up: what governed egress starts stays there
+            d.args = ["unshare", "--net", "--", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *d.args]
+        drivers.append(d.start())
         return d
     try:
         yield start, base
@@ -366,3 +369,28 @@ def test_escape_probe_cannot_reach_driver_state_or_another_token(env, pb, store)
     assert IMAGE in podman_mounts(store)
     d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="b1"), pb.DeleteSandboxResponse)
     assert podman_mounts(store) == ""
+
+
+def test_driver_config_network_is_governed_egress(env, pb):  # noqa: F811
+    """driver_config's network rules reach mxc-oci as its io.mxc.network annotation: the sandbox
+    gets its own egress proxy (HTTPS_PROXY), with the allowed host in the applied policy.  The
+    driver runs in a network namespace the test made."""
+    start, base = env
+    conf = os.path.join(base, "driver.toml")
+    with open(conf, "w") as f:
+        f.write('[openshell.drivers.mxc]\nmxc_exec_path = "/usr/bin/mxc-exec"\negress_proxy = true\n')
+    d = start(extra=["--config", conf], netns=True)
+    sb = sandbox(pb, "n1", SLEEP)
+    sb.spec.template.driver_config.update({"version": 1, "network_policies": {
+        "r": {"endpoints": [{"host": "api.example.test", "port": 443}]}}})
+    create(d, sb)
+    assert wait(lambda: ready(d, "n1").status == "True")
+    seen = os.path.join(upper(base, "n1"), "sandbox", "seen")
+    assert wait(lambda: os.path.exists(seen) and "proxy=" in open(seen).read())
+    proxy = [l for l in open(seen).read().splitlines() if l.startswith("proxy=")][0]
+    assert proxy.startswith("proxy=http://") and proxy.endswith("@127.0.0.1:3128/"), proxy
+    st = json.loads(subprocess.run([MXC_OCI, "--root", os.path.join(base, "state", "oci"), "state", "n1"],
+                                   capture_output=True, text=True).stdout)
+    assert st["annotations"]["io.mxc.version"] == "1"
+    assert "api.example.test" in st["annotations"]["io.mxc.network"], st["annotations"]
+    assert d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="n1"), pb.DeleteSandboxResponse).deleted
