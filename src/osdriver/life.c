@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -213,12 +215,46 @@ static int write_config(const osd_rt *rt, int bfd, const char *bundle, pb_sandbo
     return rc;
 }
 
+/* bfd's rootfs: an overlay of lowers under work/ID/upper. */
+static int mount_rootfs(const osd_rt *rt, int bfd, const char *id, const char *lowers, mxc_error *e)
+{
+    char opts[8192], p[64];
+    int n = snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=%s/work/%s/upper,workdir=%s/work/%s/work", lowers,
+                     rt->state, id, rt->state, id);
+    snprintf(p, sizeof p, "/proc/self/fd/%d/rootfs", bfd);
+    if (n < 0 || (size_t)n >= sizeof opts || mount("overlay", p, "overlay", MS_NODEV | MS_NOSUID, opts) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "rootfs.mount", errno, NULL, "cannot mount %s's rootfs overlay", id);
+    return 0;
+}
+
+/* The rootfs of a recorded sandbox mounted again when it is not (a host reboot takes the
+ * mount and Podman's hold): the image held again, the same upper layer. */
+static int remount(const osd_rt *rt, const pb_sandbox *sb, mxc_error *e)
+{
+    _cleanup_fd_ int bfd = openat(rt->runfd, sb->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    _cleanup_fd_ int r = bfd < 0 ? -1 : openat(bfd, "rootfs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct statfs fs;
+    if (r < 0 || fstatfs(r, &fs) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "rootfs.open", errno, NULL, "%s's bundle is gone", sb->id);
+    if (fs.f_type == OVERLAYFS_SUPER_MAGIC)
+        return 0;
+    const char *image = sb->spec && sb->spec->template_ ? sb->spec->template_->image : "";
+    char lowers[4096];
+    if (osd_image_hold(rt->podman, image, lowers, sizeof lowers, e) < 0)
+        return -1;
+    if (mount_rootfs(rt, bfd, sb->id, lowers, e) < 0) {
+        osd_image_release(rt->podman, image);
+        return -1;
+    }
+    return 0;
+}
+
 /* run/ID (the token, rootfs: an overlay of lowers under work/ID/upper, config.json). */
 static int make_bundle(const osd_rt *rt, pb_sandbox *sb, const json_t *fragment, const osd_limits *lim,
                        const char *lowers, mxc_error *e)
 {
     const char *id = sb->id;
-    char p[PATH_MAX + 200], bundle[PATH_MAX + 200];
+    char bundle[PATH_MAX + 200];
     if (mkdirat(rt->runfd, id, 0700) < 0 || mkdirat(rt->workfd, id, 0700) < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "bundle.mkdir", errno, NULL, "cannot make %s's directories", id);
     _cleanup_fd_ int bfd = openat(rt->runfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -229,12 +265,8 @@ static int make_bundle(const osd_rt *rt, pb_sandbox *sb, const json_t *fragment,
     const char *tok = sb->spec->sandbox_token;
     if (tok[0] && mxc_replace_at(bfd, "token", NULL, tok, strlen(tok), 0400) < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "token.write", errno, NULL, "cannot write %s's token", id);
-    char opts[8192];
-    int n = snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=%s/work/%s/upper,workdir=%s/work/%s/work", lowers,
-                     rt->state, id, rt->state, id);
-    snprintf(p, sizeof p, "/proc/self/fd/%d/rootfs", bfd);
-    if (n < 0 || (size_t)n >= sizeof opts || mount("overlay", p, "overlay", MS_NODEV | MS_NOSUID, opts) < 0)
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "rootfs.mount", errno, NULL, "cannot mount %s's rootfs overlay", id);
+    if (mount_rootfs(rt, bfd, id, lowers, e) < 0)
+        return -1;
     snprintf(bundle, sizeof bundle, "%s/run/%s", rt->state, id);
     return write_config(rt, bfd, bundle, sb, fragment, lim, e);
 }
@@ -314,7 +346,7 @@ int osd_sbx_start(const osd_rt *rt, const osd_store *st, const char *id, mxc_err
     if (!strcmp(phase, "Creating"))
         rc = mxc_err(e, MXC_E_UNSUPPORTED_PHASE, "sandbox %s is still being created", id);
     else if (strcmp(status, "running")) /* stopped, or exited on its own: again from the same bundle */
-        rc = launch(rt, id, e) < 0 || put_phase(st, sb, "Running", held, e) < 0 ? -1 : 0;
+        rc = remount(rt, sb, e) < 0 || launch(rt, id, e) < 0 || put_phase(st, sb, "Running", held, e) < 0 ? -1 : 0;
     openshell__compute__v1__driver_sandbox__free_unpacked(sb, NULL);
     return rc < 0 ? -1 : 1;
 }

@@ -394,3 +394,26 @@ def test_driver_config_network_is_governed_egress(env, pb):  # noqa: F811
     assert st["annotations"]["io.mxc.version"] == "1"
     assert "api.example.test" in st["annotations"]["io.mxc.network"], st["annotations"]
     assert d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="n1"), pb.DeleteSandboxResponse).deleted
+
+
+def test_start_after_a_reboot_mounts_again(env, pb, store):  # noqa: F811
+    """What a host reboot takes from a stopped sandbox (its rootfs mount, Podman's hold on the
+    image) is made again by Start, over the same upper layer."""
+    start, base = env
+    d = start()
+    create(d, sandbox(pb, "r1", SLEEP))
+    assert wait(lambda: ready(d, "r1").status == "True")
+    d.call("StopSandbox", pb.StopSandboxRequest(sandbox_id="r1"), pb.StopSandboxResponse)
+    d.stop()
+    with open(os.path.join(upper(base, "r1"), "sandbox", "kept"), "w") as f:
+        f.write("k")
+    subprocess.run(["umount", os.path.join(base, "state", "run", "r1", "rootfs")], check=True)
+    subprocess.run(store[1] + ["image", "unmount", IMAGE], check=True, capture_output=True)
+    assert podman_mounts(store) == ""
+    d2 = start()
+    d2.call("StartSandbox", pb.StartSandboxRequest(sandbox_id="r1"), pb.StartSandboxResponse)
+    assert wait(lambda: ready(d2, "r1").status == "True")
+    assert IMAGE in podman_mounts(store)
+    assert os.path.exists(os.path.join(upper(base, "r1"), "sandbox", "kept"))
+    d2.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="r1"), pb.DeleteSandboxResponse)
+    assert podman_mounts(store) == "" and mounts_under(os.path.join(base, "state")) == []
