@@ -92,21 +92,43 @@ static void bind_ro(json_t *mounts, const char *src, const char *dst, bool exec)
                                             "options", opts));
 }
 
+/* linux.resources[section][key] = v (the section made when absent). */
+static void put_resource(json_t *r, const char *section, const char *key, uint64_t v)
+{
+    json_t *sec = json_object_get(r, section);
+    if (!json_is_object(sec)) {
+        sec = json_object();
+        json_object_set_new(r, section, sec);
+    }
+    json_object_set_new(sec, key, json_integer((json_int_t)v));
+}
+
+/* The limits: a cpu quota over a 100 ms period (500m -> 50000/100000), memory.limit.  The
+ * requests: cpu.shares as Kubernetes converts millicores (m * 1024 / 1000, within the 2..262144
+ * mxc-oci takes: it makes cpu.weight of it on cgroup v2), memory.reservation (memory.low). */
 static void resources(json_t *cfg, const osd_limits *lim)
 {
     json_t *linux_ = json_object_get(cfg, "linux");
-    if (!json_is_object(linux_) || (!lim->cpu_limit_milli && !lim->memory_limit))
+    if (!json_is_object(linux_) ||
+        !(lim->cpu_limit_milli | lim->memory_limit | lim->cpu_request_milli | lim->memory_request))
         return;
     json_t *r = json_object_get(linux_, "resources");
     if (!json_is_object(r)) {
         r = json_object();
         json_object_set_new(linux_, "resources", r);
     }
-    if (lim->cpu_limit_milli) /* millicores over a 100 ms period: 500m -> 50000/100000 */
-        json_object_set_new(r, "cpu", json_pack("{s:I,s:I}", "quota", (json_int_t)(lim->cpu_limit_milli * 100),
-                                                "period", (json_int_t)100000));
+    if (lim->cpu_limit_milli) {
+        put_resource(r, "cpu", "quota", lim->cpu_limit_milli * 100);
+        put_resource(r, "cpu", "period", 100000);
+    }
+    if (lim->cpu_request_milli) {
+        uint64_t shares = lim->cpu_request_milli * 1024 / 1000;
+        put_resource(r, "cpu", "shares", shares < 2 ? 2 : shares > 262144 ? 262144 : shares);
+    }
     if (lim->memory_limit)
-        json_object_set_new(r, "memory", json_pack("{s:I}", "limit", (json_int_t)lim->memory_limit));
+        put_resource(r, "memory", "limit", lim->memory_limit);
+    if (lim->memory_request)
+        put_resource(r, "memory", "reservation", lim->memory_request);
 }
 
 int osd_bundle_config(json_t *cfg, const pb_sandbox *sb, const json_t *fragment, const osd_limits *lim,

@@ -6,8 +6,8 @@
  * spec's environment, then the driver's OPENSHELL_* variables over them (a workload's
  * environment cannot name the sandbox, the endpoint or the token file); process.terminal
  * false (the supervisor holds the canonical process's pty); root the bundle's rootfs,
- * writable; the supervisor and the token bound read-only, nosuid, nodev; cpu_limit as
- * cpu quota over a 100 ms period, memory_limit as memory.limit; driver_config's network
+ * writable; the supervisor and the token bound read-only, nosuid, nodev; the resources as
+ * linux.resources (limits and requests, bundle.c's resources() says how); driver_config's network
  * as the io.mxc.network annotation (mxc-oci's governed egress).  What it cannot apply is
  * refused (driver_config filesystem grants).  Pure: no I/O. */
 #ifndef MXC_OSD_BUNDLE_H

@@ -127,7 +127,9 @@ def sandbox(pb, sid, command, token="tok-" + "x" * 8):  # noqa: F811
     t = sb.spec.template
     t.image = IMAGE
     t.labels["team"] = "a"
+    t.resources.cpu_request = "250m"
     t.resources.cpu_limit = "500m"
+    t.resources.memory_request = "32Mi"
     t.resources.memory_limit = "64Mi"
     return sb
 
@@ -157,7 +159,8 @@ def upper(base, sid):
 
 
 def cgroup_limits(pid):
-    """(cpu quota and period, memory limit) of pid's cgroup, v2 or v1, in v2's notation."""
+    """(cpu quota and period, memory limit, cpu weight, memory low) of pid's cgroup, v2 or v1,
+    in v2's notation (v1's shares made a weight as runc, crun and mxc convert them)."""
     with open("/proc/%d/cgroup" % pid) as f:
         paths = {ctl: path for _, ctls, path in (line.rstrip("\n").split(":", 2) for line in f) for ctl in ctls.split(",")}
 
@@ -167,8 +170,11 @@ def cgroup_limits(pid):
     if "cpu" in paths and "memory" in paths:  # v1
         cpu = "%s %s" % (read("cpu", paths["cpu"].lstrip("/"), "cpu.cfs_quota_us"),
                          read("cpu", paths["cpu"].lstrip("/"), "cpu.cfs_period_us"))
-        return cpu, read("memory", paths["memory"].lstrip("/"), "memory.limit_in_bytes")
-    return read(paths[""].lstrip("/"), "cpu.max"), read(paths[""].lstrip("/"), "memory.max")
+        shares = int(read("cpu", paths["cpu"].lstrip("/"), "cpu.shares"))
+        return (cpu, read("memory", paths["memory"].lstrip("/"), "memory.limit_in_bytes"),
+                str(1 + (shares - 2) * 9999 // 262142), read("memory", paths["memory"].lstrip("/"), "memory.soft_limit_in_bytes"))
+    p = paths[""].lstrip("/")
+    return read(p, "cpu.max"), read(p, "memory.max"), read(p, "cpu.weight"), read(p, "memory.low")
 
 
 def mounts_under(path):
@@ -241,10 +247,11 @@ def test_create_ready_stop_start_delete(env, pb, store):  # noqa: F811
     assert seen["token_file"] == "/etc/openshell/auth/sandbox.jwt"
     assert seen["token"] == "tok-secret-1"
     assert (seen["greeting"], seen["uid"]) == ("hello", "0")
-    # the quantities as cgroup limits: 500m over a 100 ms period, 64Mi
+    # the quantities as cgroup limits: 500m over a 100 ms period, 64Mi; the requests: 250m as
+    # 256 shares (weight 10), 32Mi as memory.low
     pid = json.loads(subprocess.run([MXC_OCI, "--root", os.path.join(base, "state", "oci"), "state", "s1"],
                                     capture_output=True, text=True).stdout)["pid"]
-    assert cgroup_limits(pid) == ("50000 100000", str(64 << 20))
+    assert cgroup_limits(pid) == ("50000 100000", str(64 << 20), "10", str(32 << 20))
     with open("/proc/%d/cgroup" % pid) as f:
         cgdirs = [d for d in ("/sys/fs/cgroup/" + ("%s/%s" % (c, p) if c else p).lstrip("/")
                               for _, c, p in (line.rstrip("\n").split(":", 2) for line in f)
