@@ -92,6 +92,23 @@ static void bind_ro(json_t *mounts, const char *src, const char *dst, bool exec)
                                             "options", opts));
 }
 
+/* driver_config's filesystem grants: each host path bound at the same path in the sandbox,
+ * read-only or read-write as granted, nosuid and nodev (checked by life.c first: never the
+ * driver's own places). */
+static void grants(json_t *mounts, const json_t *fs)
+{
+    static const char *const LISTS[] = {"readonlyPaths", "readwritePaths"};
+    for (int l = 0; l < 2; l++) {
+        size_t i;
+        json_t *p;
+        json_array_foreach(json_object_get(fs, LISTS[l]), i, p) {
+            json_t *opts = json_pack("[ssss]", "rbind", l ? "rw" : "ro", "nosuid", "nodev");
+            json_array_append_new(mounts, json_pack("{s:O,s:s,s:O,s:o}", "destination", p, "type", "bind", "source",
+                                                    p, "options", opts));
+        }
+    }
+}
+
 /* linux.resources[section][key] = v (the section made when absent). */
 static void put_resource(json_t *r, const char *section, const char *key, uint64_t v)
 {
@@ -134,10 +151,6 @@ static void resources(json_t *cfg, const osd_limits *lim)
 int osd_bundle_config(json_t *cfg, const pb_sandbox *sb, const json_t *fragment, const osd_limits *lim,
                       const osd_bundle_in *in, mxc_error *e)
 {
-    if (fragment && json_object_get(fragment, "filesystem"))
-        return mxc_err(e, MXC_E_UNSUPPORTED_CONTAINMENT,
-                       "template.driver_config.filesystem_policy: the mxc driver does not apply filesystem grants yet "
-                       "(its sandboxes see their image and /sandbox alone)");
     if (process(cfg, sb, in, e) < 0)
         return -1;
     json_object_set_new(cfg, "root", json_pack("{s:s,s:b}", "path", "rootfs", "readonly", 0));
@@ -149,6 +162,7 @@ int osd_bundle_config(json_t *cfg, const pb_sandbox *sb, const json_t *fragment,
     if (in->token)
         bind_ro(mounts, in->token, OSD_TOKEN_IN, false);
     resources(cfg, lim);
+    grants(mounts, fragment ? json_object_get(fragment, "filesystem") : NULL);
     json_t *net = fragment ? json_object_get(fragment, "network") : NULL;
     json_t *dflt = net ? json_object_get(net, "defaultPolicy") : NULL;
     bool deny_all = json_object_size(net) == 1 && dflt && !strcmp(json_string_value(dflt) ? json_string_value(dflt) : "", "deny");

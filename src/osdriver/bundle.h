@@ -8,8 +8,9 @@
  * false (the supervisor holds the canonical process's pty); root the bundle's rootfs,
  * writable; the supervisor and the token bound read-only, nosuid, nodev; the resources as
  * linux.resources (limits and requests, bundle.c's resources() says how); driver_config's network
- * as the io.mxc.network annotation (mxc-oci's governed egress).  What it cannot apply is
- * refused (driver_config filesystem grants).  Pure: no I/O. */
+ * as the io.mxc.network annotation (mxc-oci's governed egress); driver_config's filesystem
+ * grants as binds of the host paths at the same paths, read-only or read-write as granted
+ * (life.h refuses a grant of the driver's own places first).  Pure: no I/O. */
 #ifndef MXC_OSD_BUNDLE_H
 #define MXC_OSD_BUNDLE_H
 

@@ -17,6 +17,7 @@
 #include "cleanup.h"
 #include "dirtree.h"
 #include "fdio.h"
+#include "front.h"
 #include "image.h"
 #include "run.h"
 
@@ -288,11 +289,41 @@ static void teardown(const osd_rt *rt, const char *id, const char *image_ref)
         fprintf(stderr, "mxc-openshell-driver: cannot remove all of %s: %s\n", id, strerror(r1 < 0 ? -r1 : -r2));
 }
 
+/* No grant reaches the driver's machinery: its socket, its state directory (records, bundles,
+ * tokens, upper layers), nor mxc's own state (mxc_hostpath_check_grant_against, by descriptor). */
+static int grants_ok(const osd_rt *rt, const json_t *fragment, mxc_error *e)
+{
+    const mxc_hostpath_owned own[] = {{rt->state, "the driver's state directory", true},
+                                      {rt->socket, "the driver's socket", true}};
+    static const char *const LISTS[][2] = {{"readwritePaths", "read-write"}, {"readonlyPaths", "read-only"}};
+    json_t *fs = fragment ? json_object_get(fragment, "filesystem") : NULL;
+    for (size_t l = 0; l < 2; l++) {
+        size_t i;
+        json_t *p;
+        json_array_foreach(json_object_get(fs, LISTS[l][0]), i, p) {
+            mxc_error ge = {0};
+            const char *path = json_string_value(p);
+            if (mxc_hostpath_check_grant(path, LISTS[l][1], &ge) < 0 ||
+                mxc_hostpath_check_grant_against(path, LISTS[l][1], own, rt->socket ? 2 : 1,
+                                                 "grant a directory that neither contains nor lies inside the driver's "
+                                                 "state directory or socket",
+                                                 &ge) < 0) {
+                mxc_err(e, MXC_E_POLICY_VALIDATION, "template.driver_config: policy refused: %s", ge.message);
+                mxc_error_clear(&ge);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
 int osd_sbx_create(const osd_rt *rt, const osd_store *st, pb_sandbox *sb, const json_t *fragment,
                    const osd_limits *lim, mxc_error *e)
 {
     const char *image = sb->spec->template_->image;
     char lowers[4096];
+    if (grants_ok(rt, fragment, e) < 0)
+        return -1;
     if (put_phase(st, sb, "Creating", false, e) < 0) /* first: a crash from here on is swept */
         return -1;
     if (osd_image_hold(rt->podman, image, lowers, sizeof lowers, e) < 0) {

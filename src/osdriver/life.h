@@ -11,7 +11,9 @@
  * once the image is held) written before each step that makes something, so a crash
  * leaves a record that says what to undo; and the sweep at start: a record still
  * Creating is torn down completely.  Observation: the phase joined with mxc-oci state (a
- * sandbox Running whose init is gone shows Ready False, reason Exited). */
+ * sandbox Running whose init is gone shows Ready False, reason Exited).  driver_config's
+ * filesystem grants are refused when they are, cover or lie in the driver's socket or state
+ * directory (or mxc's own state: mxc-oci's rule). */
 #ifndef MXC_OSD_LIFE_H
 #define MXC_OSD_LIFE_H
 
@@ -26,6 +28,7 @@
 
 typedef struct {
     const char *mxc_oci, *podman, *supervisor, *endpoint; /* absolute paths; endpoint may be NULL */
+    const char *socket;                                   /* --socket: no grant may reach it */
     char state[PATH_MAX];                                 /* --state-dir, absolute, resolved */
     int runfd, workfd;                                    /* STATE/run, STATE/work */
     char oci_root[PATH_MAX + 8];                          /* STATE/oci */

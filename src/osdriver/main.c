@@ -193,6 +193,7 @@ static int run(const options *o, mxc_error *e)
     d.rt.podman = o->podman ? o->podman : "/usr/bin/podman";
     d.rt.supervisor = o->supervisor;
     d.rt.endpoint = o->endpoint;
+    d.rt.socket = o->socket;
     if ((o->supervisor && check_program("supervisor", o->supervisor, e) < 0) ||
         check_program("mxc-oci", d.rt.mxc_oci, e) < 0 || check_program("podman", d.rt.podman, e) < 0)
         return -1;

@@ -424,3 +424,39 @@ def test_start_after_a_reboot_mounts_again(env, pb, store):  # noqa: F811
     assert os.path.exists(os.path.join(upper(base, "r1"), "sandbox", "kept"))
     d2.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="r1"), pb.DeleteSandboxResponse)
     assert podman_mounts(store) == "" and mounts_under(os.path.join(base, "state")) == []
+
+
+def test_driver_config_filesystem_grants_are_binds_never_the_driver_s_places(env, pb):  # noqa: F811
+    """driver_config's filesystem grants: host paths bound at the same path, read-only or
+    read-write as granted; a grant that is, covers or lies in the driver's state directory or
+    socket is refused, creating nothing."""
+    start, base = env
+    d = start()
+    ro, rw = os.path.join(base, "grant-ro"), os.path.join(base, "grant-rw")
+    os.mkdir(ro, 0o755)
+    os.mkdir(rw)
+    os.chmod(rw, 0o777)  # the sandbox writes as its own range, never as host root
+    with open(os.path.join(ro, "f"), "w") as f:
+        f.write("shared")
+    os.chmod(os.path.join(ro, "f"), 0o644)
+    probe = ["sh", "-c", "cat %s/f > /sandbox/ro; touch %s/x 2>/dev/null && echo wrote > /sandbox/rotouch; "
+             "touch %s/y && echo ok > /sandbox/rw; exec sleep 1000" % (ro, ro, rw)]
+    sb = sandbox(pb, "g1", probe)
+    sb.spec.template.driver_config.update({"version": 1, "filesystem_policy": {"read_only": [ro], "read_write": [rw]}})
+    create(d, sb)
+    assert wait(lambda: os.path.exists(os.path.join(upper(base, "g1"), "sandbox", "rw"))), \
+        open(os.path.join(base, "state", "work", "g1", "log")).read() + str(os.listdir(os.path.join(upper(base, "g1"), "sandbox")))
+    with open(os.path.join(upper(base, "g1"), "sandbox", "ro")) as f:
+        assert f.read() == "shared"
+    assert not os.path.exists(os.path.join(upper(base, "g1"), "sandbox", "rotouch"))
+    assert not os.path.exists(os.path.join(ro, "x")) and os.stat(os.path.join(rw, "y")).st_uid >= 65536
+    d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="g1"), pb.DeleteSandboxResponse)
+    for grant, what in [(os.path.join(base, "state"), "state directory"),
+                        (os.path.join(base, "state", "run"), "state directory"),
+                        (base, "state directory"), (os.path.join(base, "run"), "socket")]:
+        sb = sandbox(pb, "g2", SLEEP)
+        sb.spec.template.driver_config.update({"version": 1, "filesystem_policy": {"read_only": [grant]}})
+        code, msg = d.refused("CreateSandbox", pb.CreateSandboxRequest(sandbox=sb), pb.CreateSandboxResponse)
+        assert code == grpc.StatusCode.INVALID_ARGUMENT and "policy refused" in msg and what in msg, (grant, msg)
+        state = os.path.join(base, "state")
+        assert os.listdir(os.path.join(state, "sandboxes")) == [] and os.listdir(os.path.join(state, "run")) == []
