@@ -30,9 +30,12 @@ grpc = pytest.importorskip("grpc")
 BUSYBOX = "/bin/busybox"
 IMAGE = "localhost/mxc-osd-bb:1"
 MXC_OCI = os.path.join(os.path.dirname(DRIVER), "mxc-oci")
+HELPER = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "build",
+                      "mxc-test-helper")
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("podman") or not os.access(BUSYBOX, os.X_OK),
-                                reason="needs root, podman and busybox-static (scripts/deps.sh)")
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("podman") or not os.access(BUSYBOX, os.X_OK)
+                                or not os.access(HELPER, os.X_OK),
+                                reason="needs root, podman, busybox-static (scripts/deps.sh) and build/mxc-test-helper")
 
 STAND_IN = r"""#!/bin/sh
 # test-only stand-in for openshell-sandbox: what it was given, then the canonical command
@@ -52,6 +55,17 @@ exec sh -c "$script"
 """
 
 
+def add_helper(rootfs):
+    """The escape suite's mxc-test-helper and the libraries it loads, into the image's rootfs
+    (as tests/oci/test_oci.py's add_helper puts it in a bundle's)."""
+    libs = subprocess.run(["ldd", HELPER], capture_output=True, text=True, check=True).stdout
+    for lib in [w for w in libs.split() if w.startswith("/")]:
+        dst = os.path.join(rootfs, lib.lstrip("/"))
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copy2(os.path.realpath(lib), dst)
+    shutil.copy2(HELPER, os.path.join(rootfs, "bin", "mxc-test-helper"))
+
+
 @pytest.fixture(scope="module")
 def store():
     """A Podman store of the test's own with the busybox image; a wrapper the driver runs as --podman."""
@@ -66,6 +80,7 @@ def store():
         os.symlink("busybox", os.path.join(rootfs, "bin", a))
     for d in ("proc", "dev", "sys", "tmp", "etc"):
         os.makedirs(os.path.join(rootfs, d))
+    add_helper(rootfs)
     tar = os.path.join(base, "bb.tar")
     subprocess.run(["tar", "-C", rootfs, "-cf", tar, "."], check=True)
     subprocess.run(cmd + ["import", "-q", tar, IMAGE], check=True, capture_output=True)
@@ -460,3 +475,50 @@ def test_driver_config_filesystem_grants_are_binds_never_the_driver_s_places(env
         assert code == grpc.StatusCode.INVALID_ARGUMENT and "policy refused" in msg and what in msg, (grant, msg)
         state = os.path.join(base, "state")
         assert os.listdir(os.path.join(state, "sandboxes")) == [] and os.listdir(os.path.join(state, "run")) == []
+
+
+# the escape suite's probes (tests/helper), as tests/oci/test_oci.py runs them in an mxc-oci container
+PROBES = {
+    "unshare_user": "EPERM", "clone_newuser": "EPERM", "mount_tmpfs": "EPERM",
+    "mount_proc": "EPERM", "fsopen": "EPERM", "open_tree": "EPERM", "pivot_root": "EPERM",
+    "chroot_escape": "EPERM", "dotdot": "contained", "keyctl": "EPERM", "bpf": "EPERM",
+    "perf_event_open": "EPERM", "userfaultfd": "EPERM", "io_uring_setup": "EPERM", "kexec_load": "EPERM",
+    "init_module": "EPERM", "open_by_handle_at": "EPERM", "reboot": "EPERM", "acct": "EPERM", "swapon": "EPERM",
+    "tiocsti": None, "mknod": "EPERM", "socket raw": "EPERM", "socket packet": "EPERM",
+}
+
+
+def test_escape_suite_probes_inside_a_driver_sandbox(env, pb):  # noqa: F811
+    """A workload in a driver-made sandbox is contained as any mxc-oci container: the escape
+    suite's syscall probes, a host process (kill, ptrace) and a host file, from the sandbox's root."""
+    start, base = env
+    d = start()
+    host = subprocess.Popen(["sleep", "1000"])
+    secret = os.path.join(base, "host-secret")
+    with open(secret, "w") as f:
+        f.write("host-only\n")
+    try:
+        verbs = " ".join(v for v in PROBES if " " not in v)  # the two with an argument: after the loop
+        script = ("for v in %s; do mxc-test-helper $v; done; mxc-test-helper socket raw; mxc-test-helper socket packet; "
+                  "mxc-test-helper kill %d 9; mxc-test-helper ptrace_attach %d; mxc-test-helper read %s; "
+                  "echo done) > /sandbox/escape 2>&1; exec sleep 1000") % (verbs, host.pid, host.pid, secret)
+        create(d, sandbox(pb, "e1", ["sh", "-c", "(" + script]))
+        out_file = os.path.join(upper(base, "e1"), "sandbox", "escape")
+        assert wait(lambda: os.path.exists(out_file) and "done" in open(out_file).read(), 30)
+        out = open(out_file).read()
+        got = dict(l.split(": ", 1) for l in out.splitlines() if ": " in l)
+        for verb, want in PROBES.items():
+            name = verb.split()[0]
+            if want is None:
+                assert got.get(name) != "ok", (verb, got.get(name))
+            elif name != "socket":
+                assert got.get(name, "").split()[0:1] == [want], (verb, got.get(name), out)
+        assert [l.split(": ", 1)[1].split()[0] for l in out.splitlines() if l.startswith("socket: ")] == \
+            ["EPERM", "EPERM"], out
+        assert got["kill"].split()[0] == "ESRCH" and got["ptrace_attach"].split()[0] in ("ESRCH", "EPERM"), out
+        assert got["read"].split()[0] in ("ENOENT", "EACCES") and "host-only" not in out, out
+        assert host.poll() is None
+        d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="e1"), pb.DeleteSandboxResponse)
+    finally:
+        host.kill()
+        host.wait()
