@@ -175,6 +175,7 @@ static void watch_sandboxes(void *ctx, const uint8_t *msg, size_t len, osd_reply
 {
     pb_sandbox **list;
     size_t n;
+    osd_watch_refresh(ctx); /* what was last sent becomes now, so later changes are measured from it */
     if (!records(ctx, &list, &n, out))
         return;
     out->status = OSD_OK;
@@ -350,6 +351,15 @@ static void seen_update(osd_seen *seen, pb_sandbox *sb)
 }
 
 void osd_watch_tick(void *ctx)
+{
+    const osd_driver *d = ctx;
+    /* nobody watching: nothing to observe (a stream that opens refreshes what was sent first) */
+    if (!d->seen || !osd_streams_open(SVC "WatchSandboxes"))
+        return;
+    osd_watch_refresh(ctx);
+}
+
+void osd_watch_refresh(void *ctx)
 {
     const osd_driver *d = ctx;
     pb_sandbox **list;

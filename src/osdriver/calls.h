@@ -34,7 +34,10 @@ typedef struct {
 } osd_driver;
 
 /* Every sandbox observed again; a change (or a sandbox gone) pushed into open Watch streams
- * as its event.  The serving loop's tick (grpcsrv.h), and after each call that changes one. */
+ * as its event, and kept as what was last sent.  osd_watch_refresh: always (a stream opening,
+ * the driver starting); osd_watch_tick: only while a Watch stream is open (the serving
+ * loop's idle tick, grpcsrv.h, and after each call that changes a sandbox). */
+void osd_watch_refresh(void *ctx);
 void osd_watch_tick(void *ctx);
 void osd_seen_free(osd_seen *seen);
 

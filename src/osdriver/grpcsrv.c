@@ -335,6 +335,15 @@ void osd_push(const char *path, const uint8_t *msg, size_t len)
         }
 }
 
+bool osd_streams_open(const char *path)
+{
+    for (size_t i = 0; live_conns && i < *live_n; i++)
+        for (stream *s = live_conns[i]->streams; s; s = s->next)
+            if (s->reply.streaming && s->reply.status == OSD_OK && s->route && !strcmp(s->route->path, path))
+                return true;
+    return false;
+}
+
 int osd_serve(int listen_fd, const osd_route *routes, size_t nroutes, void *ctx, osd_tick tick,
               volatile sig_atomic_t *stop, mxc_error *e)
 {

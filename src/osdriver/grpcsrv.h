@@ -65,6 +65,8 @@ int osd_serve(int listen_fd, const osd_route *routes, size_t nroutes, void *ctx,
 /* msg appended, framed, to every open server stream of path (the route's), and sent as
  * the loop next writes.  Only from a handler or a tick (the loop's own thread). */
 void osd_push(const char *path, const uint8_t *msg, size_t len);
+/* Whether a server stream of path is open (someone to push to). */
+bool osd_streams_open(const char *path);
 
 /* A refusal into out: status and printf'd message. */
 void osd_refuse(osd_reply *out, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

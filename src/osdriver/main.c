@@ -208,7 +208,7 @@ static int run(const options *o, mxc_error *e)
         return -1;
     }
     osd_sbx_sweep(&d.rt, &d.store); /* a crash mid-create leaves nothing half-made */
-    osd_watch_tick(&d);             /* what Watch would say now: later changes are its events */
+    osd_watch_refresh(&d);          /* what Watch would say now: later changes are its events */
     int dirfd = -1;
     const char *name = NULL;
     int lfd = make_socket(o->socket, o->group, &dirfd, &name, e);
