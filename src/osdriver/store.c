@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,6 +27,10 @@ int osd_store_open(osd_store *st, const char *dir, mxc_error *e)
         return mxc_err_os(e, MXC_E_BACKEND_UNAVAILABLE, "state.open", errno,
                           "give a directory of this user's alone (mode 0700), not a link",
                           "the state directory %s is not this user's own directory", dir);
+    /* one driver per state directory: a second one's sweep would tear down the first's creates */
+    if (flock(st->dirfd, LOCK_EX | LOCK_NB) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_UNAVAILABLE, "state.lock", errno, NULL,
+                          "another mxc-openshell-driver serves the state directory %s", dir);
     if (mkdirat(st->dirfd, "sandboxes", 0700) < 0 && errno != EEXIST)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "state.mkdir", errno, NULL, "cannot make %s/sandboxes", dir);
     st->sbfd = openat(st->dirfd, "sandboxes", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -1,6 +1,6 @@
 /* store.h — the driver's state directory (--state-dir), by descriptor.
  * Owns: opening DIR as the caller's own (mxc_open_own_dir: not a link, the euid's, no group or
- * other permission) and its sandboxes/ directory, and reading the sandbox records there: one
+ * other permission) and locked (flock: one driver per state directory), its sandboxes/ directory, and reading the sandbox records there: one
  * file per sandbox, named by its id, holding the DriverSandbox the create recorded (protobuf).
  * Each record is opened by descriptor below DIR (never through a link, a regular file of
  * ours, bounded); a name that is not an id, a dot file (a record being written) or a record

@@ -570,8 +570,10 @@ def test_refuses_places_another_user_could_swap(pb, base):
 def test_live_socket_is_not_taken_over_and_a_stale_one_is(pb, base):
     d = Driver(pb, base).start()
     try:
-        p = subprocess.run(d.args, capture_output=True, text=True, timeout=10)
-        assert p.returncode == 1 and "served by another driver" in p.stderr
+        other = os.path.join(base, "state2")  # a state directory of its own: one driver per state directory
+        os.mkdir(other, 0o700)
+        p = subprocess.run([other if a == d.state else a for a in d.args], capture_output=True, text=True, timeout=10)
+        assert p.returncode == 1 and "served by another driver" in p.stderr, p.stderr
         assert d.call("GetCapabilities", pb.GetCapabilitiesRequest(), pb.GetCapabilitiesResponse).driver_name == "mxc"
     finally:
         d.proc.kill()   # no clean exit: the socket stays behind, stale

@@ -251,6 +251,13 @@ def test_create_ready_stop_start_delete(env, pb, store):  # noqa: F811
     create(d, sandbox(pb, "s1", SLEEP, token="tok-secret-1"))
     assert w.until(lambda ev: ready_in(ev, "s1", "True")), "no ready event"  # the gateway waits for it
     assert wait(lambda: ready(d, "s1").status == "True"), ready(d, "s1")
+    code, msg = d.refused("CreateSandbox", pb.CreateSandboxRequest(sandbox=sandbox(pb, "s1", SLEEP)),
+                          pb.CreateSandboxResponse)
+    assert (code, msg) == (grpc.StatusCode.ALREADY_EXISTS, "sandbox s1 exists")
+    # one driver per state directory (a second one's sweep would tear down the first's creates)
+    r = subprocess.run([DRIVER, "--socket", os.path.join(base, "run", "other.sock"), "--state-dir",
+                        os.path.join(base, "state")], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1 and "another mxc-openshell-driver serves the state directory" in r.stderr, r.stderr
     seen_path = os.path.join(upper(base, "s1"), "sandbox", "seen")
     assert wait(lambda: os.path.exists(os.path.join(upper(base, "s1"), "sandbox", "ran")))
     with open(seen_path) as f:
