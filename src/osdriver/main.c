@@ -5,7 +5,8 @@
  * writable by nobody else, a stale socket of ours replaced, anything else refused; bound
  * 0600, or 0660 with the group), the supervisor checked (a regular executable file nobody
  * else may write), the state directory (store.h), and serving until SIGTERM/SIGINT
- * (grpcsrv.h over calls.h).  docs/openshell.md: the trust boundary and the gateway's config. */
+ * (grpcsrv.h over calls.h), or the socket systemd passes (socket activation: the unit
+ * mxc-openshell-driver.socket).  docs/openshell.md: the trust boundary and the gateway's config. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <stddef.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -172,6 +174,44 @@ static int make_socket(const char *path, const char *group, int *dirfd_out, cons
     return fd;
 }
 
+/* systemd's socket activation (LISTEN_PID this process, LISTEN_FDS 1: fd 3), as the unit
+ * mxc-openshell-driver.socket makes it: taken when it is a listening unix stream socket bound
+ * at --socket whose file is root's or ours and not world-writable (no one else may connect:
+ * SocketMode=0600, or 0660 with SocketGroup=).  fd 3, -2 when
+ * not activated, -1 with *e.  LISTEN_* are cleared, and fd 3 made CLOEXEC: no child inherits
+ * them. */
+static int inherited_socket(const char *path, mxc_error *e)
+{
+    const char *for_pid = getenv("LISTEN_PID"), *count = getenv("LISTEN_FDS");
+    if (!for_pid || !count || atol(for_pid) != (long)getpid())
+        return -2; /* none, or an ancestor's */
+    bool one = !strcmp(count, "1");
+    unsetenv("LISTEN_PID");
+    unsetenv("LISTEN_FDS");
+    unsetenv("LISTEN_FDNAMES");
+    if (!one)
+        return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "socket activation passed %s descriptors: the driver takes one "
+                                                     "(ListenStream=%s)", count, path);
+    struct sockaddr_un bound = {0};
+    socklen_t blen = sizeof bound;
+    int listening = 0, type = 0;
+    struct stat st;
+    bool ok = getsockname(3, (struct sockaddr *)&bound, &blen) == 0 && bound.sun_family == AF_UNIX &&
+              blen > offsetof(struct sockaddr_un, sun_path) && !strncmp(bound.sun_path, path, sizeof bound.sun_path) &&
+              getsockopt(3, SOL_SOCKET, SO_ACCEPTCONN, &listening, &(socklen_t){sizeof listening}) == 0 && listening &&
+              getsockopt(3, SOL_SOCKET, SO_TYPE, &type, &(socklen_t){sizeof type}) == 0 && type == SOCK_STREAM;
+    if (!ok)
+        return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE,
+                       "socket activation: fd 3 is not a listening unix stream socket bound at --socket %s", path);
+    if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode) || (st.st_mode & 0002) || (st.st_uid && st.st_uid != geteuid()))
+        return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE,
+                       "socket activation: anyone may connect to %s, or it is not root's or ours (SocketMode=0600 "
+                       "or 0660 with SocketGroup=)", path);
+    if (fcntl(3, F_SETFD, FD_CLOEXEC) < 0 || fcntl(3, F_SETFL, fcntl(3, F_GETFL) | O_NONBLOCK) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "socket.fcntl", errno, NULL, "socket activation: fd 3");
+    return 3;
+}
+
 /* --mxc-oci's default: mxc-oci beside this program. */
 static const char *beside_me(char *buf, size_t sz)
 {
@@ -211,12 +251,15 @@ static int run(const options *o, mxc_error *e)
     osd_watch_refresh(&d);          /* what Watch would say now: later changes are its events */
     int dirfd = -1;
     const char *name = NULL;
-    int lfd = make_socket(o->socket, o->group, &dirfd, &name, e);
+    int lfd = inherited_socket(o->socket, e);
+    bool ours = lfd == -2; /* not activated: the driver makes its socket, and removes it at exit */
+    if (ours)
+        lfd = make_socket(o->socket, o->group, &dirfd, &name, e);
     int rc = lfd < 0 ? -1 : osd_serve(lfd, osd_routes, osd_nroutes, &d, osd_watch_tick, &stop_flag, e);
-    if (lfd >= 0) {
-        unlinkat(dirfd, name, 0);
+    if (lfd >= 0 && ours)
+        unlinkat(dirfd, name, 0); /* an activated socket is systemd's (RemoveOnStop=) */
+    if (lfd >= 0)
         close(lfd);
-    }
     if (dirfd >= 0)
         close(dirfd);
     osd_rt_close(&d.rt);

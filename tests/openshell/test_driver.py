@@ -587,6 +587,51 @@ def test_live_socket_is_not_taken_over_and_a_stale_one_is(pb, base):
         d2.stop()
 
 
+def test_socket_activation(pb, base):
+    """Started by systemd's socket activation (systemd-socket-activate passes the listening socket as
+    fd 3 with LISTEN_PID/LISTEN_FDS), the driver serves on it and leaves it to its owner at a stop.
+    Refused: two descriptors, fd 3 not a socket, a socket anyone may connect to."""
+    d = Driver(pb, base)
+    act = subprocess.Popen(["systemd-socket-activate", "-l", d.sock, *d.args], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 10
+        while not os.path.exists(d.sock) and time.time() < deadline:
+            time.sleep(0.02)
+        assert not os.stat(d.sock).st_mode & 0o002  # systemd-socket-activate's own mode: not world-writable
+        ch = grpc.insecure_channel("unix:" + d.sock)
+        rpc = ch.unary_unary(SVC + "GetCapabilities", request_serializer=lambda m: m.SerializeToString(),
+                             response_deserializer=pb.GetCapabilitiesResponse.FromString)
+        assert rpc(pb.GetCapabilitiesRequest(), timeout=10).driver_name == "mxc"
+        ch.close()
+    finally:
+        act.send_signal(signal.SIGTERM)
+        rc = act.wait(timeout=10)
+        err = act.stderr.read()
+    assert rc == 0, err
+    assert os.path.exists(d.sock), "the activated driver removed systemd's socket"
+    os.unlink(d.sock)
+    for fds, three in (("2", "3</dev/null 4</dev/null"), ("1", "3</dev/null")):
+        r = subprocess.run(["sh", "-c", 'LISTEN_PID=$$ LISTEN_FDS=%s exec "$0" "$@" %s' % (fds, three), *d.args],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 1 and "socket activation" in r.stderr, (fds, r.stderr)
+    act = subprocess.Popen(["systemd-socket-activate", "-l", d.sock, *d.args], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 10
+        while not os.path.exists(d.sock) and time.time() < deadline:
+            time.sleep(0.02)
+        os.chmod(d.sock, 0o666)  # anyone may connect
+        with socket.socket(socket.AF_UNIX) as s:  # the first connection starts the driver, which refuses
+            s.connect(d.sock)
+        rc = act.wait(timeout=10)
+        err = act.stderr.read()
+    finally:
+        if act.poll() is None:
+            act.kill()
+            act.wait()
+    assert rc == 1 and "socket activation: anyone may connect to" in err, err
+    os.unlink(d.sock)
+
+
 def test_man_page_renders_and_usage():
     page = os.path.join(REPO, "man", "mxc-openshell-driver.1")
     r = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", page], capture_output=True, text=True)
