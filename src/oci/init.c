@@ -135,7 +135,7 @@ static int set_caps(const oci_config *c, mxc_error *e)
     return 0;
 }
 
-/* With no_new_privs left off (process.noNewPrivileges false) loading a seccomp filter or a Landlock
+/* With no_new_privs left off (process.noNewPrivileges false or absent) loading a seccomp filter or a Landlock
  * ruleset needs CAP_SYS_ADMIN in the loader's user namespace: the init (or exec's process) keeps it,
  * past the process's own sets, until its execve, which loses it (not in the process's inheritable or
  * ambient sets, nor in a bounding set the config did not give it: docs/oci.md "noNewPrivileges").
@@ -299,8 +299,8 @@ static int set_rlimits(const oci_config *c, mxc_error *e)
 
 /* The process's own: the AppArmor profile for its execve (aa_fd; runc's order: before the
  * credentials), rlimits, umask, the bounding set while CAP_SETPCAP is held, groups/gid/uid and the
- * capability sets, cwd, the executable (into *exe), no_new_privs unless the config says false
- * (loader_caps then), the Landlock scope on the host's network. */
+ * capability sets, cwd, the executable (into *exe), no_new_privs when the config says true
+ * (else loader_caps), the Landlock scope on the host's network. */
 static int become_process(const oci_config *c, char *exe_buf, size_t exe_sz, bool host_net, int aa_fd,
                           const char **exe, mxc_error *e)
 {

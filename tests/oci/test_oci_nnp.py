@@ -1,7 +1,7 @@
 """process.noNewPrivileges false, honoured inside the container's own ids: a set-uid program of the
 image owned by the container's root (disk 0, the idmapped rootfs shows it as the container's 0)
 raises a uid-1000 process to the container's root — on the host, the range's base, never 0 — and
-no further; true (and absent: mxc's default) keeps no_new_privs, so it stays 1000.  exec's
+no further (absent is false, the spec's default); true keeps no_new_privs, so it stays 1000.  exec's
 process.json and `exec --no-new-privs` the same way.  The seccomp baseline and a config's own
 profile are still loaded (the process keeps CAP_SYS_ADMIN of its own user namespace to load them,
 and loses it at its execve).  A set-uid file in a bind (host files) gains nothing: binds are nosuid.
@@ -14,8 +14,6 @@ import json
 import os
 import shutil
 import time
-
-import pytest
 
 from test_oci import add_helper, host_maps, oci  # noqa: F401  (the fixture)
 from test_oci_escape import HELPER
@@ -104,14 +102,24 @@ def test_the_raised_process_is_the_range_s_base_on_the_host(oci):  # noqa: F811
     assert oci("delete", "--force", "nnp-host")[0] == 0
 
 
-@pytest.mark.parametrize("nnp", [True, None])
-def test_no_new_privileges_true_or_absent_keeps_the_uid(oci, nnp):  # noqa: F811
-    b = _suid_bundle(oci, ["/suid/helper-suid", "status"], nnp)
+def test_no_new_privileges_true_keeps_the_uid(oci):  # noqa: F811
+    b = _suid_bundle(oci, ["/suid/helper-suid", "status"], True)
     rc, out, err = oci("run", "--bundle", b, "nnp-on")
     assert rc == 0, err
     f = _status(out)
     assert f["Uid"] == ["1000"] * 4 and f["NoNewPrivs"] == ["1"], out
     assert f["CapEff"] == [ZERO] and f["CapPrm"] == [ZERO], out
+
+
+def test_no_new_privileges_absent_is_the_spec_s_false(oci):  # noqa: F811
+    """Absent is false (the spec's default): Go's runtimes (containerd, Podman) serialize a false
+    noNewPrivileges by omitting it, so a kubelet's allowPrivilegeEscalation (true by default)
+    reaches mxc-oci as no field at all."""
+    b = _suid_bundle(oci, ["/suid/helper-suid", "status"], None)
+    rc, out, err = oci("run", "--bundle", b, "nnp-absent")
+    assert rc == 0, err
+    f = _status(out)
+    assert f["Uid"] == ["1000", "0", "0", "0"] and f["NoNewPrivs"] == ["0"], out
 
 
 def test_a_set_uid_file_in_a_bind_gains_nothing_without_no_new_privs(oci):  # noqa: F811
@@ -147,7 +155,7 @@ def test_exec_honours_no_new_privileges(oci):  # noqa: F811
         proc = os.path.join(oci.base, "process.json")
         with open(proc, "w") as f:
             json.dump({"args": ["/suid/helper-suid", "status"], "cwd": "/", "user": {"uid": 1000, "gid": 1000},
-                       "env": ["PATH=/bin"], "noNewPrivileges": nnp}, f)
+                       "env": ["PATH=/bin"], **({"noNewPrivileges": True} if nnp else {})}, f)
         rc, out, err = oci("exec", "--process", proc, "nnp-exec")
         assert rc == 0, err
         assert _status(out)["Uid"] == want, (nnp, out)
