@@ -15,6 +15,8 @@ import os
 import shutil
 import time
 
+import pytest
+
 from test_oci import add_helper, host_maps, oci  # noqa: F401  (the fixture)
 from test_oci_escape import HELPER
 
@@ -175,3 +177,30 @@ def test_host_network_scope_is_still_applied_without_no_new_privs(oci):  # noqa:
     rc, out, err = oci("run", "--bundle", b, "nnp-hostnet")
     assert rc == 0, err
     assert out.split() == ["CapPrm:", "0000000000000000", "NoNewPrivs:", "0"], out
+
+
+@pytest.mark.parametrize("uid", [0, 1000])
+def test_the_waiting_init_s_loader_capability_is_out_of_the_container_s_reach(oci, uid):  # noqa: F811
+    """The attack on the window: the init (uid 0 or 1000) waits for start holding CAP_SYS_ADMIN of the container's user
+    namespace (kept to load the filters without no_new_privs); a process exec'd into the created
+    container as its root, and as uid 1000, cannot ptrace it nor read its memory, descriptors or
+    environment (the baseline refuses ptrace; the kernel refuses a tracer not holding every capability
+    its target holds)."""
+    b = _suid_bundle(oci, ["sleep", "60"], False)
+    with open(os.path.join(b, "config.json")) as f:
+        c = json.load(f)
+    c["process"]["user"] = {"uid": uid, "gid": uid}
+    with open(os.path.join(b, "config.json"), "w") as f:
+        json.dump(c, f)
+    assert oci.create("nnp-window", b)[0] == 0
+    probe = ("mxc-test-helper ptrace_attach 1; grep CapEff /proc/1/status; "
+             "cat /proc/1/environ >/dev/null 2>&1 && echo environ: read || echo environ: refused; "
+             "ls /proc/1/fd >/dev/null 2>&1 && echo fd: listed || echo fd: refused; "
+             "head -c1 /proc/1/mem >/dev/null 2>&1 && echo mem: read || echo mem: refused")
+    for user in ("0:0", "1000:1000"):
+        rc, out, err = oci("exec", "--user", user, "nnp-window", "sh", "-c", probe)
+        assert rc == 0, err
+        assert "ptrace_attach: EPERM" in out, out
+        assert int(out.split("CapEff:")[1].split()[0], 16) & (1 << 21), out   # the init holds it ...
+        assert "environ: refused" in out and "fd: refused" in out and "mem: refused" in out, (user, out)
+    assert oci("delete", "--force", "nnp-window")[0] == 0
