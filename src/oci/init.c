@@ -135,11 +135,11 @@ static int set_caps(const oci_config *c, mxc_error *e)
     return 0;
 }
 
-/* With no_new_privs left off (process.noNewPrivileges false or absent) loading a seccomp filter or a Landlock
- * ruleset needs CAP_SYS_ADMIN in the loader's user namespace: the init (or exec's process) keeps it,
- * past the process's own sets, until its execve, which loses it (not in the process's inheritable or
- * ambient sets, nor in a bounding set the config did not give it: docs/oci.md "noNewPrivileges").
- * The caps the process's credentials keep beyond the config's. */
+/* With no_new_privs left off (process.noNewPrivileges false or absent), loading a seccomp filter or
+ * a Landlock ruleset needs CAP_SYS_ADMIN in the loader's user namespace: the init (or exec's
+ * process) keeps it, past the process's own sets, until its execve, which loses it (not in the
+ * process's inheritable or ambient sets, nor in a bounding set the config did not give it:
+ * docs/oci.md "noNewPrivileges false").  The caps the credentials keep beyond the config's. */
 static uint64_t loader_caps(const oci_config *c)
 {
     return c->new_privs ? 1ull << CAP_SYS_ADMIN : 0;

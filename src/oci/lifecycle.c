@@ -454,11 +454,11 @@ static int pod_low_ports(const create_ctx *x, mxc_error *e)
     return 0;
 }
 
-/* net.ipv4.ping_group_range "0 2147483647" (every gid: containerd's enable_unprivileged_icmp, CRI-O's
- * default) read as the container's own gids, the one interval its gid map gives it (in its ids: the
- * init writes them in its own namespace, write_joined_sysctls maps them to the host's in a pod's);
- * refused when its map is not one interval (a range across extents would name gids not its own).
- * *buf (32 bytes) holds the value. */
+/* net.ipv4.ping_group_range "0 2147483647" (every gid: containerd's enable_unprivileged_icmp) read
+ * as the container's own gids, the one interval its gid map gives it (in its ids: the init writes
+ * them in its own namespace, write_joined_sysctls maps them to the host's in a pod's); refused when
+ * its map is not one interval (a range across extents would name gids not its own).  buf (sz
+ * bytes, the create's) holds the value. */
 static int own_ping_range(oci_config *c, char *buf, size_t sz, mxc_error *e)
 {
     for (size_t i = 0; i < c->nsysctl; i++) {
