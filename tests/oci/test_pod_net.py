@@ -71,6 +71,26 @@ def test_port_80_binds_in_a_pod_s_network_namespace(oci, pod_netns):  # noqa: F8
     assert open(PORT_START).read() == host_before       # never the host's
 
 
+def test_port_80_binds_in_the_first_container_s_network_namespace(oci):  # noqa: F811
+    """A pod made of mxc containers alone (the second joins the first's network namespace, which the
+    first container's user namespace owns): the member's root is not that owner either."""
+    host_before = open(PORT_START).read()
+    a = oci.bundle(["sleep", "60"])
+    pidfile = os.path.join(oci.base, "pid-first")
+    assert oci.create("first", a, "--pid-file", pidfile)[0] == 0
+    assert oci("start", "first")[0] == 0
+    pa = int(open(pidfile).read())
+    b = oci.bundle(["sh", "-c", HTTPD_80], _join("/proc/%d/ns/net" % pa))
+    _www(b)
+    rc, out, err = oci("run", "--bundle", b, "member80")
+    assert rc == 0, (out, err)
+    assert out == "pod-port-80\n", out
+    rc, out, err = oci("exec", "first", "cat", PORT_START)
+    assert rc == 0 and out.split() == ["0"], (out, err)
+    assert open(PORT_START).read() == host_before
+    assert oci("delete", "--force", "first")[0] == 0
+
+
 def test_without_net_bind_service_the_pod_s_ports_stay_privileged(oci, pod_netns):  # noqa: F811
     host_before = open(PORT_START).read()
     b = oci.bundle(["sh", "-c", HTTPD_80], _join("/run/netns/" + pod_netns, drop_bind=True))
