@@ -438,13 +438,16 @@ static int rlimit_of(json_t *l, const char *field, oci_config *c, mxc_error *e)
     return 0;
 }
 
-/* process.noNewPrivileges (either way: always set) and process.oomScoreAdj. */
+/* process.noNewPrivileges (true: set; false or absent, the spec's default — Go's runtimes omit a
+ * false — honoured inside the container's own ids: docs/oci.md "noNewPrivileges") and
+ * process.oomScoreAdj. */
 static int parse_oom(json_t *p, oci_config *c, mxc_error *e)
 {
     json_t *v;
     int rc;
     if (get(p, "noNewPrivileges", "process.noNewPrivileges", JSON_TRUE, &v, e) < 0)
-        return -1; /* either way: mxc sets no_new_privs for every process */
+        return -1;
+    c->new_privs = !(v && json_is_true(v));
     if ((rc = get(p, "oomScoreAdj", "process.oomScoreAdj", JSON_INTEGER, &v, e)) < 0)
         return rc;
     if (v) {

@@ -61,6 +61,7 @@ typedef struct {
     size_t nrlimits;
     uint64_t cap_bounding, cap_effective, cap_inheritable, cap_permitted, cap_ambient;
     bool has_oom_score_adj; int oom_score_adj;
+    bool new_privs;                        /* process.noNewPrivileges not true (false or absent): init.c */
     const char *apparmor_profile;          /* process.apparmorProfile; NULL: none (apparmor.h) */
     /* linux */
     int ns_flags;            /* CLONE_NEW* of the namespaces listed as new (not joined) */

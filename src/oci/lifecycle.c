@@ -177,6 +177,7 @@ typedef struct {
     size_t nown;
     bool host_net;
     unsigned huid, hgid; /* the process's ids on the host */
+    char ping_range[32]; /* net.ipv4.ping_group_range as the container's own gids (own_ping_range) */
     oci_state st;
 } create_ctx;
 
@@ -380,19 +381,30 @@ static bool on_host_network(const oci_config *c)
     return in_runtime_ns(c, CLONE_NEWNET, "net");
 }
 
+/* One sysctl (key dotted) written through the host's /proc: /proc/sys/net and the IPC keys answer for
+ * the namespace of the process that opens them (mxc-oci's, now a pod's).  0, or an errno. */
+static int write_proc_sys(const char *key, const char *val)
+{
+    char path[256];
+    snprintf(path, sizeof path, "/proc/sys/%s", key);
+    for (char *q = path + 10; *q; q++)
+        if (*q == '.')
+            *q = '/';
+    int f = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+    size_t len = strlen(val);
+    int err = f < 0 ? errno : write(f, val, len) != (ssize_t)len ? errno : 0;
+    if (f >= 0)
+        close(f);
+    return err;
+}
+
 /* A linux.sysctl of a namespace joined by path (a pod's): written by mxc-oci, in that namespace
- * now (the init's user namespace does not own it), through the host's /proc (/proc/sys/net and
- * the IPC keys answer for the namespace of the process that opens them). */
+ * now (the init's user namespace does not own it), through the host's /proc. */
 static int write_joined_sysctls(const oci_config *c, mxc_error *e)
 {
     for (size_t i = 0; i < c->nsysctl; i++) {
         if (c->ns_flags & oci_sysctl_ns(c->sysctl[i][0]))
             continue; /* the init writes its own namespace's (init.c) */
-        char path[256];
-        snprintf(path, sizeof path, "/proc/sys/%s", c->sysctl[i][0]);
-        for (char *q = path + 10; *q; q++)
-            if (*q == '.')
-                *q = '/';
         /* ids in a sysctl are read in the writer's user namespace (the host's here): the container's
          * ping group range is written as the host ids its gid map gives them */
         const char *val = c->sysctl[i][1];
@@ -408,14 +420,72 @@ static int write_joined_sysctls(const oci_config *c, mxc_error *e)
             snprintf(mapped, sizeof mapped, "%u %u", hlo, hhi);
             val = mapped;
         }
-        int f = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
-        size_t len = strlen(val);
-        int err = f < 0 ? errno : write(f, val, len) != (ssize_t)len ? errno : 0;
-        if (f >= 0)
-            close(f);
+        int err = write_proc_sys(c->sysctl[i][0], val);
         if (err)
             return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.sysctl", err, NULL, "linux.sysctl %s = %s in the pod's "
                               "namespace: %s", c->sysctl[i][0], c->sysctl[i][1], strerror(err));
+    }
+    return 0;
+}
+
+/* A pod's network namespace (joined by path, not the host's): its own net.ipv4.ip_unprivileged_port_start
+ * set to 0 when the container may hold CAP_NET_BIND_SERVICE.  Its root's capability counts only in a
+ * network namespace its user namespace owns, and a pod's belongs to another (the host's, for the CRI's),
+ * so nginx on :80 could not bind; containerd's enable_unprivileged_ports writes the same.  Every process
+ * of the pod's namespace may then bind low ports (a pod is one trust unit: docs/oci.md).  Written by
+ * mxc-oci, now in that namespace (enter_joined), never in the host's (host_net); a value the config's
+ * linux.sysctl names is the config's. */
+static int pod_low_ports(const create_ctx *x, mxc_error *e)
+{
+    const oci_config *c = &x->c;
+    const char *key = "net.ipv4.ip_unprivileged_port_start";
+    bool joined = false;
+    for (size_t i = 0; i < c->njoin; i++)
+        joined |= c->join[i].flag == CLONE_NEWNET;
+    uint64_t caps = c->cap_bounding | c->cap_effective | c->cap_permitted | c->cap_inheritable | c->cap_ambient;
+    if (!joined || x->host_net || (c->ns_flags & CLONE_NEWNET) || !(caps & (1ull << CAP_NET_BIND_SERVICE)))
+        return 0;
+    for (size_t i = 0; i < c->nsysctl; i++)
+        if (!strcmp(c->sysctl[i][0], key))
+            return 0;
+    int err = write_proc_sys(key, "0");
+    if (err)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.sysctl", err, NULL, "%s = 0 in the pod's network namespace "
+                          "(CAP_NET_BIND_SERVICE of the container): %s", key, strerror(err));
+    return 0;
+}
+
+/* net.ipv4.ping_group_range "0 2147483647" (every gid: containerd's enable_unprivileged_icmp) read
+ * as the container's own gids, the one interval its gid map gives it (in its ids: the init writes
+ * them in its own namespace, write_joined_sysctls maps them to the host's in a pod's); refused when
+ * its map is not one interval (a range across extents would name gids not its own).  buf (sz
+ * bytes, the create's) holds the value. */
+static int own_ping_range(oci_config *c, char *buf, size_t sz, mxc_error *e)
+{
+    for (size_t i = 0; i < c->nsysctl; i++) {
+        unsigned lo, hi;
+        int used = 0;
+        const char *v = c->sysctl[i][1];
+        if (strcmp(c->sysctl[i][0], "net.ipv4.ping_group_range") || sscanf(v, "%u %u %n", &lo, &hi, &used) != 2 ||
+            v[used] || lo != 0 || hi != 2147483647u)
+            continue;
+        unsigned clo = UINT_MAX, chi = 0, hlo = UINT_MAX, hhi = 0;
+        unsigned long long total = 0;
+        for (size_t k = 0; k < c->ngidmap; k++) {
+            const oci_idmap *m = &c->gidmap[k];
+            clo = m->cid < clo ? m->cid : clo, hlo = m->hid < hlo ? m->hid : hlo;
+            chi = m->cid + m->n - 1 > chi ? m->cid + m->n - 1 : chi;
+            hhi = m->hid + m->n - 1 > hhi ? m->hid + m->n - 1 : hhi;
+            total += m->n;
+        }
+        bool linear = c->ngidmap && total == (unsigned long long)chi - clo + 1 && hhi - hlo == chi - clo;
+        for (size_t k = 0; k < c->ngidmap; k++) /* each extent at the same offset: one interval both sides */
+            linear &= c->gidmap[k].hid - hlo == c->gidmap[k].cid - clo;
+        if (!linear)
+            return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.sysctl net.ipv4.ping_group_range %s (every "
+                           "gid, read as the container's own): its gid map is not one interval", v);
+        snprintf(buf, sz, "%u %u", clo, chi);
+        c->sysctl[i][1] = buf;
     }
     return 0;
 }
@@ -596,7 +666,7 @@ static int claim_ids(create_ctx *x, mxc_error *e)
         if (!oci_map_id(c->gidmap, c->ngidmap, c->gids[i], &hg))
             return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: process.user.additionalGids[%zu] %u is not "
                            "mapped in the container's user namespace", i, c->gids[i]);
-    return 0;
+    return own_ping_range(c, x->ping_range, sizeof x->ping_range, e);
 }
 
 /* create step 4: the rootfs, opened before the clone; the host-resolved hooks' binaries, checked
@@ -672,7 +742,7 @@ static int enter_joined(create_ctx *x, mxc_error *e)
             return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.setns", err, NULL, "joining the %s namespace %s",
                               c->join[i].type, c->join[i].path);
     }
-    if (write_joined_sysctls(c, e) < 0)
+    if (write_joined_sysctls(c, e) < 0 || pod_low_ports(x, e) < 0)
         return -1;
     /* a pod's sysfs shows the network namespace of its maker: made now, while mxc-oci is in the pod's
      * (it returns to its own right after the clone) */

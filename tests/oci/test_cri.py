@@ -395,6 +395,44 @@ def test_pod_through_the_cri_on_mxc(cri):
     assert claims_naming(cri.base) == []
 
 
+def test_port_80_and_every_gid_ping_range_in_a_cri_pod(cri):
+    """Without containerd options: httpd on :80 in a pod (the pod's network namespace, containerd's,
+    belongs to the host's user namespace; mxc-oci sets that namespace's own
+    ip_unprivileged_port_start to 0 for a container granted CAP_NET_BIND_SERVICE, docs/oci.md);
+    and the pod sysctl containerd's enable_unprivileged_icmp writes, net.ipv4.ping_group_range
+    "0 2147483647", runs the pod (it was refused) and is written as the sandbox's own gids."""
+    pb = cri.pb
+    cfg = cri.pod_config()
+    cfg.linux.sysctls["net.ipv4.ping_group_range"] = "0 2147483647"
+    pod = cri.run_pod(cfg)
+    netns = pod_netns_path(cri, pod)
+    cri.pods_netns.append(netns)
+    assert cri.pod_status(pod).status.state == pb.SANDBOX_READY
+    host_port_start = open("/proc/sys/net/ipv4/ip_unprivileged_port_start").read()
+    host_ping = open("/proc/sys/net/ipv4/ping_group_range").read()
+    web = cri.start(pod, cfg, "web80", ["sh", "-c", "mkdir -p /tmp/www; echo port-80 > /tmp/www/index.html; "
+                                                    "exec httpd -f -p 80 -h /tmp/www"])
+    client = cri.start(pod, cfg, "client80", ["sleep", "1000"])
+
+    def fetch():
+        fetch.last = cri.exec(client, ["sh", "-c", "wget -q -O - http://127.0.0.1:80/"])
+        return fetch.last[0] == 0 and fetch.last[1] == "port-80\n"
+    assert wait_until(fetch, 30, 0.5), fetch.last
+
+    def in_pod(path):
+        return subprocess.run(["nsenter", "--net=" + netns, "cat", path], capture_output=True, text=True,
+                              check=True).stdout.split()
+    assert in_pod("/proc/sys/net/ipv4/ip_unprivileged_port_start") == ["0"]
+    lo, hi = (int(x) for x in in_pod("/proc/sys/net/ipv4/ping_group_range"))
+    assert hi - lo == 65535 and lo >= 2 ** 31, (lo, hi)      # one range's gids, none of the host's
+    assert open("/proc/sys/net/ipv4/ip_unprivileged_port_start").read() == host_port_start
+    assert open("/proc/sys/net/ipv4/ping_group_range").read() == host_ping
+    for c in (client, web):
+        cri.remove_container(c)
+    cri.remove_pod(pod)
+    assert not os.path.exists(netns)
+
+
 # --------------------------------------------------------------------------------------------
 # AppArmor (docs/kubernetes.md step 2, docs/oci.md "AppArmor"): on a node with AppArmor the CRI puts
 # its profile (cri-containerd.apparmor.d for RuntimeDefault) in process.apparmorProfile
