@@ -565,7 +565,12 @@ REFUSED = {
                                     c["mounts"].pop(), c["process"]["capabilities"]["bounding"].append(
                                         "CAP_NET_RAW")), "CAP_NET_RAW is refused without a network namespace"),
     "join_pid_by_path": (lambda c: c["linux"]["namespaces"][0].update(path="/proc/1/ns/pid"),
-                         "joining a pid namespace by path is refused"),
+                         "joining a pid namespace by path needs the pod's user namespace"),
+    "join_mount_by_path": (lambda c: c["linux"]["namespaces"][4].update(path="/proc/1/ns/mnt"),
+                           "joining a mount namespace by path is refused"),
+    "join_host_user_by_path": (lambda c: c["linux"]["namespaces"].append({"type": "user", "path": "/proc/self/ns/user"}),
+                               "linux.namespaces user path /proc/self/ns/user: not the user namespace of a live "
+                               "container mxc-oci made"),
     "join_wrong_type": (lambda c: (c["linux"]["namespaces"][1].update(path="/proc/self/ns/ipc"),
                                    c["mounts"].pop()), "not a namespace of that type"),
     "version": (lambda c: c.update(ociVersion="2.0.0"), "ociVersion 2.0.0"),
