@@ -527,16 +527,18 @@ static int parse_namespaces(json_t *lin, oci_config *c, mxc_error *e)
     if (!(c->ns_flags & CLONE_NEWPID) && !joined(c, CLONE_NEWPID))
         return refuse(e, "linux.namespaces has no pid namespace: the host's PID namespace is refused (a container "
                       "never sees or signals host processes)");
-    if (joined(c, CLONE_NEWPID) && !joined(c, CLONE_NEWUSER))
-        return refuse(e, "linux.namespaces: joining a pid namespace by path needs the pod's user namespace joined "
-                      "by path too (a pod's PID namespace is shared within its one identity, never across ranges)");
+    /* a pod's PID namespace is shared within its one identity, never across ranges: with no user
+     * namespace listed (containerd 1.6's CRI for shareProcessNamespace), the one owning it is joined */
+    if (joined(c, CLONE_NEWPID) && (c->ns_flags & CLONE_NEWUSER))
+        return refuse(e, "linux.namespaces: joining a pid namespace by path needs the pod's user namespace (joined "
+                      "by path, or none listed: the pod's then), not one of the container's own");
     if (!(c->ns_flags & CLONE_NEWNS))
         return refuse(e, "linux.namespaces has no mount namespace: the host's mount namespace is refused");
     if (!(c->ns_flags & CLONE_NEWIPC) && !joined(c, CLONE_NEWIPC))
         return refuse(e, "linux.namespaces has no ipc namespace: the host's IPC namespace is refused (its shared "
                       "memory, semaphores and message queues are the host's; a pod's is joined by path)");
     c->user_ns = c->ns_flags & CLONE_NEWUSER;
-    c->join_user = joined(c, CLONE_NEWUSER);
+    c->join_user = joined(c, CLONE_NEWUSER) || joined(c, CLONE_NEWPID);
     return 0;
 }
 

@@ -645,10 +645,14 @@ static int find_sibling(create_ctx *x, pod_sibling *sib, mxc_error *e)
             upath = x->c.join[j].path;
         else if (x->c.join[j].flag == CLONE_NEWPID)
             ppath = x->c.join[j].path;
-    if (!user)
+    if (!user && upath)
         return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.namespaces user path %s: not the user "
                        "namespace of a live container mxc-oci made with an id range of its own (a pod's): refused "
                        "(it could be the host's or another range's)", upath);
+    if (!user)
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.namespaces pid path %s: not the PID "
+                       "namespace of a live container mxc-oci made (a pod's): refused (it could be the host's or "
+                       "another pod's)", ppath);
     if (x->pod_pidns >= 0 && !sib->pidns)
         return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.namespaces pid path %s: not the PID "
                        "namespace of a live container of the pod whose user namespace is joined: refused (it could "
@@ -668,6 +672,10 @@ static int pod_claim(create_ctx *x, mxc_error *e)
         if (fd && (*fd = open_ns_path(c, i, e)) < 0)
             return -1;
     }
+    /* no user namespace listed: the one owning the pod's PID namespace (on that same descriptor) */
+    if (x->pod_userns < 0 && (x->pod_userns = ioctl(x->pod_pidns, NS_GET_USERNS)) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.setns", errno, NULL, "the user namespace owning the pod's "
+                          "PID namespace");
     pod_sibling sib;
     unsigned base;
     if (find_sibling(x, &sib, e) < 0 ||

@@ -151,11 +151,27 @@ def test_joining_a_user_namespace_mxc_oci_did_not_make_is_refused(oci):  # noqa:
         p.wait()
 
 
-def test_a_pid_namespace_by_path_without_the_pod_s_user_namespace_is_refused(oci):  # noqa: F811
+def test_a_pod_s_pid_namespace_with_no_user_namespace_listed_joins_the_pod_s(oci):  # noqa: F811
+    """containerd 1.6's CRI for shareProcessNamespace: the sandbox's PID namespace by path, no user
+    namespace listed: the one owning that PID namespace (the pod's) is joined, its range shared; one of
+    the container's own with it is refused, and so is the host's PID namespace."""
     pa = _pod(oci, "pause")
-    b = oci.bundle(["true"], _member(pa, share=("pid", "network", "ipc", "uts")))
-    rc, _, err = oci("run", "--bundle", b, "pid-only")
-    assert rc != 0 and "pid namespace by path" in err and "user namespace" in err, err
+    b = oci.bundle(["sh", "-c", "cat /proc/self/uid_map; cat /proc/1/cmdline"],
+                   _member(pa, share=("pid", "network", "ipc", "uts")))
+    rc, out, err = oci("run", "--bundle", b, "pid-only")
+    assert rc == 0, err
+    assert out.split()[:3] == [str(x) for x in host_maps(pa)[0]] and "sleep" in out, out
+
+    def own_user(c):
+        _member(pa, share=("pid", "network", "ipc", "uts"))(c)
+        c["linux"]["namespaces"].append({"type": "user"})
+        c["linux"]["uidMappings"] = c["linux"]["gidMappings"] = [
+            {"containerID": 0, "hostID": 3000000000, "size": 65536}]
+    rc, _, err = oci("run", "--bundle", oci.bundle(["true"], own_user), "pid-own-user")
+    assert rc != 0 and "joining a pid namespace by path needs the pod's user namespace" in err, err
+    rc, _, err = oci("run", "--bundle", oci.bundle(["true"], _member(
+        pa, share=("pid", "network", "ipc", "uts"), pid="/proc/%d/ns/pid" % os.getpid())), "pid-host-alone")
+    assert rc != 0 and "linux.namespaces pid path /proc/%d/ns/pid" % os.getpid() in err, err
     # the host's PID namespace, with the pod's user namespace: not the pod's
     b = oci.bundle(["true"], _member(pa, pid="/proc/%d/ns/pid" % os.getpid()))
     rc, _, err = oci("run", "--bundle", b, "pid-host")
