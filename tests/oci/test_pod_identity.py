@@ -210,3 +210,29 @@ def test_a_dead_container_s_namespace_path_is_refused(oci):  # noqa: F811
     rc, _, err = oci("run", "--bundle", oci.bundle(["true"], _member(pa)), "late")
     assert rc != 0 and "refused" in err, err
     assert not os.path.exists(os.path.join(oci.root, "late"))
+
+
+def test_a_pod_member_cannot_reach_another_pod_s_files_or_processes(oci):  # noqa: F811
+    """Escape probes between pods: a directory both pods bind (a host path shared by mistake), the
+    other pod's file 0600 there is another range's (65534, unreadable, unwritable); the other pod's
+    processes are not in this pod's PID namespace; joining the other pod's user namespace with this
+    pod's PID namespace is refused (above), and a member cannot signal the other pod's init."""
+    shared = os.path.join(oci.base, "both")
+    os.makedirs(shared)
+    os.chmod(shared, 0o777)
+    p1 = _pod(oci, "pod1", shared_dir=shared)
+    p2 = _pod(oci, "pod2", ("sh", "-c", "echo secret > /shared/s2; chmod 600 /shared/s2; exec sleep 600"), shared)
+    for _ in range(100):
+        if os.path.exists(os.path.join(shared, "s2")) and os.stat(os.path.join(shared, "s2")).st_mode & 0o777 == 0o600:
+            break
+        time.sleep(0.05)
+    b = oci.bundle(["sh", "-c", "ls -n /shared/s2; cat /shared/s2 2>&1; (echo x >> /shared/s2) 2>&1; "
+                    "cat /proc/[0-9]*/cmdline | tr '\\0' ' '; echo; kill -0 %d 2>&1; echo end" % p2],
+                   _member(p1, shared_dir=shared))
+    rc, out, err = oci("run", "--bundle", b, "probe")
+    assert rc == 0, err
+    lines = out.split("\n")
+    assert lines[0].split()[2:4] == ["65534", "65534"], out           # another range's
+    assert "Permission denied" in lines[1] and "Permission denied" in lines[2], out
+    assert lines[3].startswith("sleep 600 ") and lines[3].count("sleep 600") == 1, out  # pod1's init, not pod2's
+    assert "end" in out and open(os.path.join(shared, "s2")).read() == "secret\n"
