@@ -127,6 +127,26 @@ def test_the_range_stays_claimed_while_a_member_lives(oci):  # noqa: F811
     assert _claims_of(base) == []
 
 
+def test_a_member_s_claim_keeps_the_range_from_another_container(oci, monkeypatch):  # noqa: F811
+    """A region of one slot (MXC_RANGE_BASE/MXC_RANGE_SLOTS, above the default region: no other test's
+    ranges): the pod's first container deleted while its member lives, no other container gets the
+    range; once the member is deleted, the range is free again."""
+    base = 0xEE000000
+    monkeypatch.setenv("MXC_RANGE_BASE", str(base))
+    monkeypatch.setenv("MXC_RANGE_SLOTS", "1")
+    pa = _pod(oci, "pause")
+    assert host_maps(pa)[0][1] == base
+    rc, _, err = oci.create("m", oci.bundle(["sleep", "600"], _member(pa)))
+    assert rc == 0, err
+    assert oci("delete", "--force", "pause")[0] == 0
+    rc, _, err = oci("run", "--bundle", oci.bundle(["true"]), "other")
+    assert rc != 0 and "no free 65536-id range" in err, err
+    assert oci("delete", "--force", "m")[0] == 0
+    rc, out, err = oci("run", "--bundle", oci.bundle(["cat", "/proc/self/uid_map"]), "other2")
+    assert rc == 0 and out.split()[1] == str(base), (out, err)
+    assert _claims_of(base) == []
+
+
 def test_joining_the_host_s_user_namespace_by_path_is_refused(oci):  # noqa: F811
     b = oci.bundle(["true"], _member(os.getpid(), share=("user",)))
     rc, _, err = oci("run", "--bundle", b, "host-user")
