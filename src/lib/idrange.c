@@ -481,14 +481,8 @@ void mxc_idrange_release_owned(const char *name, const char *state_dir, pid_t pi
     int dir = open_claim_dir();
     if (dir < 0)
         return;
-    int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    json_t *j = fd >= 0 ? mxc_json_loadfd(fd, 0, NULL) : NULL;
-    if (fd >= 0)
-        close(fd);
-    const char *owner = json_string_value(json_object_get(j, "stateDir"));
-    if (owner && !strcmp(owner, state_dir) && json_integer_value(json_object_get(j, "pid")) == (json_int_t)pid)
+    if (claim_is(dir, name, state_dir, pid))
         unlinkat(dir, name, 0);
-    json_decref(j);
     close(dir);
 }
 
