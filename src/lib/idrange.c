@@ -337,6 +337,45 @@ int mxc_idrange_claim(const char *state_dir, const char *const *writable, size_t
                    "no free 65536-id range in the region %u+%u*65536 (MXC_RANGE_BASE/MXC_RANGE_SLOTS)", rbase, slots);
 }
 
+int mxc_idrange_claim_at(unsigned base, const char *state_dir, const char *const *writable, size_t nwritable,
+                         char name[MXC_IDRANGE_NAME_MAX], mxc_error *e)
+{
+    name[0] = '\0';
+    char cand[MXC_IDRANGE_NAME_MAX], tmp[64];
+    unsigned lo, r = 0;
+    snprintf(cand, sizeof cand, "range-%u", base);
+    if (!valid_name(cand, &lo))
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "host ids %u+65536: not a 65536-aligned range", base);
+    int dir = open_claim_dir();
+    if (dir < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "idrange.dir", -dir, NULL, "cannot use the claim directory");
+    if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r) {
+        close(dir);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "idrange.getrandom", errno, NULL, "no randomness");
+    }
+    writer_name(tmp, r);
+    json_t *w = writable_json(writable, nwritable);
+    char *text = claim_text(state_dir, w, lo, getpid(), NULL, false);
+    json_decref(w);
+    int rc = text ? link_claim(dir, tmp, cand, text) : -ENOMEM;
+    free(text);
+    if (rc == 0 && has_members(dir, lo) != 0) { /* a pod's members still on it (mxc_idrange_claim's rule) */
+        unlinkat(dir, cand, 0);
+        rc = -EEXIST;
+    }
+    if (rc == 0)
+        fsync(dir);
+    close(dir);
+    if (rc == -EEXIST)
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "host ids %u..%u are another container's (a range claim on "
+                       "them): refused", base, base + (MXC_IDRANGE_SIZE - 1));
+    if (rc < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "idrange.claim", -rc, NULL, "cannot claim host ids %u+65536",
+                          base);
+    snprintf(name, MXC_IDRANGE_NAME_MAX, "%s", cand);
+    return 0;
+}
+
 /* Whether the claim `of` in dir is still the one the caller proved: its state directory and owner. */
 static bool claim_is(int dir, const char *of, const char *of_state_dir, pid_t of_pid)
 {

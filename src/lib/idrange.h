@@ -32,6 +32,12 @@ void mxc_idrange_region(unsigned *base, unsigned *slots);
  * process until mxc_idrange_set_owner. */
 int mxc_idrange_claim(const char *state_dir, const char *const *writable, size_t nwritable, unsigned *base,
                       char name[MXC_IDRANGE_NAME_MAX], mxc_error *e);
+/* Claims the 65536 host ids at base (65536-aligned, outside the region: a config's own maps, e.g. a
+ * Kubernetes pod's user namespace, checked by the caller with mxc_idrange_host_use first) for the
+ * container at state_dir, as mxc_idrange_claim claims a slot: name[] the claim.  Refused when
+ * another claim (a range's or a pod member's) has them. */
+int mxc_idrange_claim_at(unsigned base, const char *state_dir, const char *const *writable, size_t nwritable,
+                         char name[MXC_IDRANGE_NAME_MAX], mxc_error *e);
 /* A pod member's claim on the range of the claim `of` (a pod container's, proved by the caller
  * live: its state directory of_state_dir, its owner of_pid): member-<base>-<tag> in name[], the
  * range's first id in *base.  The range stays claimed while any claim on it is (the range's own,

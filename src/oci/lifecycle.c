@@ -695,6 +695,25 @@ static int pod_claim(create_ctx *x, mxc_error *e)
     return 0;
 }
 
+/* A config's own maps of a Kubernetes pod's shape (one range of 65536 ids, 65536-aligned, for uids
+ * and gids alike: the kubelet's for `hostUsers: false`) are claimed as mxc's ranges are: another
+ * container given the same maps is refused, and the pod's members can join its user namespace by
+ * path (pod_claim).  Other maps stay unclaimed, checked only (own_maps_meet_mxc). */
+static int claim_own_range(create_ctx *x, mxc_error *e)
+{
+    const oci_config *c = &x->c;
+    const oci_idmap *u = c->uidmap, *g = c->gidmap;
+    if (c->nuidmap != 1 || c->ngidmap != 1 || u->cid != 0 || g->cid != 0 || u->hid != g->hid ||
+        u->n != MXC_IDRANGE_SIZE || g->n != MXC_IDRANGE_SIZE || u->hid % MXC_IDRANGE_SIZE)
+        return 0;
+    mxc_error sub = {0};
+    if (mxc_idrange_claim_at(u->hid, x->dir_path, (const char *const *)x->writable, x->nwritable, x->claim, &sub) == 0)
+        return 0;
+    mxc_err(e, sub.code, "config.json: linux.uidMappings[0]: %.600s", sub.message);
+    mxc_error_clear(&sub);
+    return -1;
+}
+
 /* create step 3: the user namespace's maps: the config's, or a claimed range; the process's ids
  * mapped in them */
 static int claim_ids(create_ctx *x, mxc_error *e)
@@ -709,7 +728,7 @@ static int claim_ids(create_ctx *x, mxc_error *e)
             return -1;
         c->uidmap[0] = c->gidmap[0] = (oci_idmap){0, base, MXC_IDRANGE_SIZE};
         c->nuidmap = c->ngidmap = 1;
-    } else if (own_maps_meet_mxc(c, e) < 0)
+    } else if (own_maps_meet_mxc(c, e) < 0 || claim_own_range(x, e) < 0)
         return -1;
     if (oci_mountmap_check(c, e) < 0)
         return -1; /* idmapped binds: only ids the container owns (mountmap.h) */

@@ -256,3 +256,36 @@ def test_a_pod_member_cannot_reach_another_pod_s_files_or_processes(oci):  # noq
     assert "Permission denied" in lines[1] and "Permission denied" in lines[2], out
     assert lines[3].startswith("sleep 600 ") and lines[3].count("sleep 600") == 1, out  # pod1's init, not pod2's
     assert "end" in out and open(os.path.join(shared, "s2")).read() == "secret\n"
+
+
+def _own_maps(hid):
+    def mutate(c):
+        c["linux"]["namespaces"].append({"type": "user"})
+        c["linux"]["uidMappings"] = [{"containerID": 0, "hostID": hid, "size": 65536}]
+        c["linux"]["gidMappings"] = [{"containerID": 0, "hostID": hid, "size": 65536}]
+    return mutate
+
+
+def test_a_pod_with_the_cri_s_own_mappings_is_one_identity(oci):  # noqa: F811
+    """A Kubernetes pod with user namespaces (hostUsers: false; containerd 1.7 and later pass the
+    kubelet's range as the sandbox's linux.uidMappings/gidMappings: one 65536-aligned range of 65536
+    for both): the sandbox's maps are claimed as mxc's ranges are, so a member joins its user namespace
+    by path and shares them, and another pod given the same maps is refused naming the field; maps that
+    would map host root are refused by name."""
+    hid = 0xE0000000   # above mxc's region, no account or subordinate range
+    b = oci.bundle(["sleep", "600"], _own_maps(hid))
+    pidfile = os.path.join(oci.base, "pid-own")
+    rc, _, err = oci.create("sandbox", b, "--pid-file", pidfile)
+    assert rc == 0, err
+    assert oci("start", "sandbox")[0] == 0
+    pa = int(open(pidfile).read())
+    assert host_maps(pa) == [(0, hid, 65536)]
+    assert _claims_of(hid) == ["range-%d" % hid]
+    rc, out, err = oci("run", "--bundle", oci.bundle(["cat", "/proc/self/uid_map"], _member(pa)), "member")
+    assert rc == 0 and out.split() == ["0", str(hid), "65536"], (out, err)
+    rc, _, err = oci("run", "--bundle", oci.bundle(["true"], _own_maps(hid)), "other-pod")
+    assert rc != 0 and "linux.uidMappings[0]" in err and "another container's range claim range-%d" % hid in err, err
+    rc, _, err = oci("run", "--bundle", oci.bundle(["true"], _own_maps(0)), "host-root")
+    assert rc != 0 and "linux.uidMappings[0] maps container uid 0 onto host uid 0: refused" in err, err
+    assert oci("delete", "--force", "sandbox")[0] == 0
+    assert _claims_of(hid) == []
