@@ -620,12 +620,25 @@ static bool sibling_of(int rootfd, const char *id, int userns, int pidns, pod_si
     return ok;
 }
 
+/* Whether the user namespace at fd is a child of the runtime's own (as every container's mxc-oci
+ * makes is): never the host's itself, nor one a container's process made beneath its own. */
+static bool child_of_runtime(int fd)
+{
+    int parent = ioctl(fd, NS_GET_PARENT);
+    struct stat a, b;
+    bool child = parent >= 0 && fstat(parent, &a) == 0 && stat("/proc/self/ns/user", &b) == 0 &&
+                 a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+    if (parent >= 0)
+        close(parent);
+    return child;
+}
+
 /* The pod sibling whose user namespace (and PID namespace, when joined) x joins: a live container of
  * this store with a range claim; the namespaces compared by the descriptors create opened once (and
  * setns uses), never by a path again. */
 static int find_sibling(create_ctx *x, pod_sibling *sib, mxc_error *e)
 {
-    json_t *ids = oci_store_ids(x->rootfd);
+    json_t *ids = child_of_runtime(x->pod_userns) ? oci_store_ids(x->rootfd) : json_array();
     size_t i;
     json_t *v;
     bool user = false;
