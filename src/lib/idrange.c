@@ -337,15 +337,13 @@ int mxc_idrange_claim(const char *state_dir, const char *const *writable, size_t
                    "no free 65536-id range in the region %u+%u*65536 (MXC_RANGE_BASE/MXC_RANGE_SLOTS)", rbase, slots);
 }
 
-int mxc_idrange_claim_at(unsigned base, const char *state_dir, const char *const *writable, size_t nwritable,
-                         char name[MXC_IDRANGE_NAME_MAX], mxc_error *e)
+/* A new claim cand[] (range-<lo>, or a member's: member-<lo>-<random tag>) of the range at lo for
+ * the container at state_dir, written whole and linked in the claim directory (link_claim): the
+ * directory's descriptor, *rc 0 or -EEXIST (the name taken); or -1 with e set. */
+static int new_claim(unsigned lo, bool member, const char *state_dir, const char *const *writable, size_t nwritable,
+                     char cand[MXC_IDRANGE_NAME_MAX], int *rc, mxc_error *e)
 {
-    name[0] = '\0';
-    char cand[MXC_IDRANGE_NAME_MAX], tmp[64];
-    unsigned lo, r = 0;
-    snprintf(cand, sizeof cand, "range-%u", base);
-    if (!valid_name(cand, &lo))
-        return mxc_err(e, MXC_E_POLICY_VALIDATION, "host ids %u+65536: not a 65536-aligned range", base);
+    unsigned r;
     int dir = open_claim_dir();
     if (dir < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "idrange.dir", -dir, NULL, "cannot use the claim directory");
@@ -353,25 +351,45 @@ int mxc_idrange_claim_at(unsigned base, const char *state_dir, const char *const
         close(dir);
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "idrange.getrandom", errno, NULL, "no randomness");
     }
+    char tmp[64];
     writer_name(tmp, r);
+    if (member)
+        snprintf(cand, MXC_IDRANGE_NAME_MAX, "member-%u-%08x", lo, r);
+    else
+        snprintf(cand, MXC_IDRANGE_NAME_MAX, "range-%u", lo);
     json_t *w = writable_json(writable, nwritable);
-    char *text = claim_text(state_dir, w, lo, getpid(), NULL, false);
+    char *text = claim_text(state_dir, w, lo, getpid(), NULL, member);
     json_decref(w);
-    int rc = text ? link_claim(dir, tmp, cand, text) : -ENOMEM;
+    *rc = text ? link_claim(dir, tmp, cand, text) : -ENOMEM;
     free(text);
-    if (rc == 0 && has_members(dir, lo) != 0) { /* a pod's members still on it (mxc_idrange_claim's rule) */
+    if (*rc < 0 && *rc != -EEXIST) {
+        close(dir);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "idrange.claim", -*rc, NULL, "cannot claim host ids %u+65536", lo);
+    }
+    return dir;
+}
+
+int mxc_idrange_claim_at(unsigned base, const char *state_dir, const char *const *writable, size_t nwritable,
+                         char name[MXC_IDRANGE_NAME_MAX], mxc_error *e)
+{
+    name[0] = '\0';
+    char cand[MXC_IDRANGE_NAME_MAX];
+    int rc;
+    if (base % MXC_IDRANGE_SIZE || base > 4294967295u - MXC_IDRANGE_SIZE)
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "host ids %u+65536: not a 65536-aligned range", base);
+    int dir = new_claim(base, false, state_dir, writable, nwritable, cand, &rc, e);
+    if (dir < 0)
+        return -1;
+    if (rc == 0 && has_members(dir, base) != 0) { /* a pod's members still on it (mxc_idrange_claim's rule) */
         unlinkat(dir, cand, 0);
         rc = -EEXIST;
     }
     if (rc == 0)
         fsync(dir);
     close(dir);
-    if (rc == -EEXIST)
+    if (rc < 0)
         return mxc_err(e, MXC_E_POLICY_VALIDATION, "host ids %u..%u are another container's (a range claim on "
                        "them): refused", base, base + (MXC_IDRANGE_SIZE - 1));
-    if (rc < 0)
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "idrange.claim", -rc, NULL, "cannot claim host ids %u+65536",
-                          base);
     snprintf(name, MXC_IDRANGE_NAME_MAX, "%s", cand);
     return 0;
 }
@@ -395,27 +413,17 @@ int mxc_idrange_join(const char *of, const char *of_state_dir, pid_t of_pid, con
                      mxc_error *e)
 {
     name[0] = '\0';
-    unsigned lo, r;
+    unsigned lo;
+    int rc;
+    char cand[MXC_IDRANGE_NAME_MAX];
     if (!valid_name(of, &lo))
         return mxc_err(e, MXC_E_BACKEND_ERROR, "the pod's id range claim %.40s: not a claim's name", of ? of : "");
-    int dir = open_claim_dir();
+    int dir = new_claim(lo, true, state_dir, writable, nwritable, cand, &rc, e);
     if (dir < 0)
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "idrange.dir", -dir, NULL, "cannot use the claim directory");
-    if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r) {
+        return -1;
+    if (rc < 0) { /* the same random tag taken */
         close(dir);
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "idrange.getrandom", errno, NULL, "no randomness");
-    }
-    char tmp[64], cand[MXC_IDRANGE_NAME_MAX];
-    writer_name(tmp, r);
-    snprintf(cand, sizeof cand, "member-%u-%08x", lo, r);
-    json_t *w = writable_json(writable, nwritable);
-    char *text = claim_text(state_dir, w, lo, getpid(), NULL, true);
-    json_decref(w);
-    int rc = text ? link_claim(dir, tmp, cand, text) : -ENOMEM;
-    free(text);
-    if (rc < 0) {
-        close(dir);
-        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "idrange.claim", -rc, NULL, "cannot claim the pod's id range");
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "cannot claim the pod's id range: try again");
     }
     fsync(dir);
     /* linked first, checked second (mxc_idrange_claim links, then looks for members): a claim
