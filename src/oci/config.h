@@ -66,7 +66,10 @@ typedef struct {
     /* linux */
     int ns_flags;            /* CLONE_NEW* of the namespaces listed as new (not joined) */
     bool user_ns;            /* listed (its maps then come from the config) */
-    struct { int flag; const char *type, *path; } join[4]; /* network, ipc, uts, cgroup joined by path */
+    bool join_user;          /* a pod's user namespace joined: by path, or the owner of the pod's PID namespace
+                              * joined by path with none listed (its maps then the pod's range) */
+    bool join_maps_given;    /* ... and the config gave maps: they must be the pod's (lifecycle.c) */
+    struct { int flag; const char *type, *path; } join[6]; /* network, ipc, uts, cgroup, user, pid by path */
     size_t njoin;
     oci_idmap uidmap[OCI_MAX_IDMAPS], gidmap[OCI_MAX_IDMAPS];
     size_t nuidmap, ngidmap;

@@ -345,6 +345,11 @@ int mxc_idrange_claim(const char *state_dir, const char *const *writable, size_t
                       char name[MXC_IDRANGE_NAME_MAX], mxc_error *e);
 int mxc_idrange_host_use(unsigned long long lo, unsigned long long n, bool gid, const char *mine, char *what,
                          size_t size);
+int mxc_idrange_claim_at(unsigned base, const char *state_dir, const char *const *writable, size_t nwritable,
+                         char name[MXC_IDRANGE_NAME_MAX], mxc_error *e);
+int mxc_idrange_join(const char *of, const char *of_state_dir, pid_t of_pid, const char *state_dir,
+                     const char *const *writable, size_t nwritable, unsigned *base, char name[MXC_IDRANGE_NAME_MAX],
+                     mxc_error *e);
 void mxc_idrange_release(const char *name);
 void mxc_idrange_release_dead(const char *state_dir);
 void mxc_idrange_release_owned(const char *name, const char *state_dir, pid_t pid);
