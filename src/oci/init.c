@@ -389,8 +389,13 @@ _Noreturn void oci_exec_main(const oci_config *c, const oci_seccomp *sc, int soc
         report(&e);
     }
     /* a filter that notifies: its listener to exec, which hands it to the agent (notify.h) */
-    if (rc > 0 && (mxc_sockmsg_send_tag(sock_fd, OCI_MSG_LISTENER, rc) < 0 || close(rc) < 0))
-        _exit(1);
+    if (rc > 0) { /* and waits until the agent has it: a failed handover never runs the process */
+        char tag;
+        int none = -1;
+        if (mxc_sockmsg_send_tag(sock_fd, OCI_MSG_LISTENER, rc) < 0 || close(rc) < 0 || recv_msg(&tag, &none) < 0 ||
+            tag != OCI_MSG_LISTENER_OK || none >= 0)
+            _exit(1);
+    }
     execve(exe, (char *const *)c->args, (char *const *)c->env);
     oci_init_err_os(&e, errno, "exec: \"%s\"", exe);
     report(&e);

@@ -1159,7 +1159,7 @@ static int hand_listener(json_t *seccomp, const oci_state *st, const char *statu
     json_t *state = oci_state_json(st, OCI_CREATED);
     if (state)
         json_object_set_new(state, "status", json_string(status));
-    int rc = state ? oci_notify_send(seccomp, listener, pid, state, st->pid, e)
+    int rc = state ? oci_notify_send(seccomp, listener, pid, state, e)
                    : mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
     json_decref(state);
     close(listener);
@@ -1978,7 +1978,11 @@ static ssize_t exec_listener(exec_ctx *x, char *msg, size_t len, mxc_error *e)
     json_t *doc = saved_config(x->dirfd);
     int rc = hand_listener(json_object_get(json_object_get(doc, "linux"), "seccomp"), &x->s, "running", x->b, fd, e);
     json_decref(doc);
-    return rc < 0 ? -1 : mxc_error_recv(x->sv[0], OCI_MSG_FAIL, msg, len, e);
+    if (rc < 0)
+        return -1;
+    if (mxc_sockmsg_send_tag(x->sv[0], OCI_MSG_LISTENER_OK, -1) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.exec", errno, NULL, "exec: the process is gone");
+    return mxc_error_recv(x->sv[0], OCI_MSG_FAIL, msg, len, e);
 }
 
 /* exec step: the joining child forked (exec_join); its answer, then the exec'd process's
@@ -2016,6 +2020,9 @@ static int exec_spawn(exec_ctx *x, mxc_error *e)
     if (n != 0) {
         if (n > 0)
             mxc_err(e, MXC_E_BACKEND_ERROR, "exec: protocol error");
+        /* it never execs now (it reported, or waits for the listener's 'n'); killed, since a stopped
+         * process (the container's root can stop it) would hold this wait forever */
+        kill(x->b, SIGKILL);
         waitpid(x->b, NULL, 0);
         x->b = -1;
         return -1;
