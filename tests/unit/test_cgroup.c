@@ -197,6 +197,41 @@ static void membership(void)
         fclose(f);
 }
 
+/* This process's own cgroup of a v1 hierarchy where it is not the root's (here: memory), asked
+ * for twice (the mount from the cache, by its ID) and through a link to it (the real path by
+ * descriptor): the path /proc/self/cgroup names. */
+static void proc_path_again_and_through_a_link(void)
+{
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    char line[4096], dir[4200], link[4200], path[4096];
+    bool done = false;
+    while (f && !done && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+        struct stat st;
+        if (!b || !strcmp(b + 1, "/") || strchr(a + 1, '=') || b == a + 1)
+            continue;
+        *b = '\0';
+        snprintf(dir, sizeof dir, "/sys/fs/cgroup/%s%s", a + 1, b + 1);
+        if (stat(dir, &st) < 0)
+            continue;
+        done = true;
+        snprintf(link, sizeof link, "%s/cg-link", top);
+        CHECK(symlink(dir, link) == 0);
+        for (int i = 0; i < 2; i++) {
+            CHECK_INT_EQ(mxc_cgroup_proc_path(dir, path, sizeof path), 0);
+            CHECK_STR_EQ(path, b + 1);
+        }
+        CHECK_INT_EQ(mxc_cgroup_proc_path(link, path, sizeof path), 0);
+        CHECK_STR_EQ(path, b + 1);
+        unlink(link);
+    }
+    if (f)
+        fclose(f);
+    if (!done)
+        fprintf(stderr, "note: no v1 cgroup of this process below a hierarchy's root: proc_path via a link not tried\n");
+}
+
 int main(void)
 {
     snprintf(top, sizeof top, "/tmp/mxc-test-cgroup-XXXXXX");
@@ -206,6 +241,7 @@ int main(void)
     v1_limits();
     directories();
     membership();
+    proc_path_again_and_through_a_link();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", top);
     CHECK_INT_EQ(system(cmd), 0);
