@@ -416,7 +416,7 @@ static void remove_dir(const char *dir)
     snprintf(path, sizeof path, "%s/" MXC_CGROUP_HELPERS, dir);
     (void)mxc_cgroup_rmdir(path); /* the helpers end with the sandbox's PID 1, or were killed with it */
     snprintf(path, sizeof path, "%s", dir);
-    DIR *d = opendir(path);
+    DIR *d = mxc_cgroup_has_children(path) ? opendir(path) : NULL;
     if (d) { /* per-exec children of earlier builds first */
         struct dirent *de;
         while ((de = readdir(d)))

@@ -102,6 +102,9 @@ int mxc_cgroup_join_self(int *fds, size_t n);
  * mount ID, read from mountinfo once per mount and process (thread-safe).
  * 0, or -ENOENT when dir is not on a cgroup mount, or -errno. */
 int mxc_cgroup_proc_path(const char *dir, char *out, size_t outsz);
+/* Whether the cgroup directory dir may have cgroups below it (cgroupfs counts
+ * them in its link count: 2 is none; true where that cannot be read). */
+bool mxc_cgroup_has_children(const char *dir);
 /* Whether one /proc/PID/cgroup line is of the hierarchy ctrl names (NULL:
  * v2's "0::") and names exactly path — never the hierarchy's root ("/"). */
 bool mxc_cgroup_line_is(const char *line, const char *ctrl, const char *path);

@@ -218,6 +218,12 @@ int mxc_cgroup_pids_all(const char *dir, pid_t **out)
     }
 }
 
+bool mxc_cgroup_has_children(const char *dir)
+{
+    struct stat st;
+    return lstat(dir, &st) < 0 || st.st_nlink != 2; /* cgroupfs counts a directory's subdirectories in it */
+}
+
 /* A mountinfo field (root, mount point) with its octal escapes (\040) undone, in place. */
 static void unescape(char *s)
 {
@@ -427,7 +433,7 @@ static int signal_tree(kill_top *t, const char *dir, const char *rel, const char
     }
     free(pids);
     int found = n < 0 ? 0 : n;
-    DIR *d = depth > 0 ? opendir(dir) : NULL;
+    DIR *d = depth > 0 && mxc_cgroup_has_children(dir) ? opendir(dir) : NULL;
     struct dirent *de;
     while (d && (de = readdir(d))) {
         if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))

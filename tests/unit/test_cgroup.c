@@ -7,6 +7,7 @@
  * path, which mountinfo gives for a directory). */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,16 @@ static void directories(void)
 {
     char dir[256];
     int made = -1;
+    /* the link count says whether a directory has directories below it (cgroupfs, as tmpfs) */
+    snprintf(dir, sizeof dir, "%s/hc", top);
+    CHECK(mkdir(dir, 0755) == 0);
+    struct stat hst;
+    bool counts = stat(dir, &hst) == 0 && hst.st_nlink == 2; /* not btrfs's 1 */
+    CHECK(!counts || !mxc_cgroup_has_children(dir));
+    CHECK(mkdir(strcat(dir, "/x"), 0755) == 0);
+    CHECK(!counts || !mxc_cgroup_has_children(dir));
+    CHECK(mxc_cgroup_has_children(dirname(dir)));
+    CHECK(mxc_cgroup_has_children("/nonexistent/cgroup")); /* unknown: looked into */
     CHECK_INT_EQ(mxc_cgroup_mkdirs(top, "a/b", NULL, NULL, dir, sizeof dir, &made), 0);
     CHECK_INT_EQ(made, 2);
     CHECK(strstr(dir, "/a/b") != NULL);
