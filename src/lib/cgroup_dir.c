@@ -300,9 +300,10 @@ static int scan_mount(const char *real, unsigned long long id, cg_mount *m)
 }
 
 /* The cgroup mounts met so far, by mount ID: mountinfo is read once per mount and process, not at
- * every kill (the C ABI runs in-process, threaded: under a lock).  A mount ID is the kernel's for
- * as long as the mount lives; an entry whose point does not hold the path asked about (the ID
- * reused by a later mount) is read again. */
+ * every kill (the C ABI runs in-process, threaded: under a lock, only ever tried: a thread that
+ * finds it held, or a child forked while another thread held it, reads mountinfo itself and never
+ * waits).  A mount ID is the kernel's for as long as the mount lives; an entry whose point does
+ * not hold the path asked about (the ID reused by a later mount) is read again. */
 #define CG_MOUNTS 8
 static cg_mount cg_mounts[CG_MOUNTS];
 static pthread_mutex_t cg_mounts_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -315,18 +316,18 @@ static bool below(const char *real, const char *mp)
 
 static int mount_of(const char *real, unsigned long long id, cg_mount *out)
 {
-    pthread_mutex_lock(&cg_mounts_lock);
-    for (size_t i = 0; id && i < CG_MOUNTS; i++)
-        if (cg_mounts[i].id == id && below(real, cg_mounts[i].mp)) {
-            *out = cg_mounts[i];
-            pthread_mutex_unlock(&cg_mounts_lock);
-            return 0;
-        }
-    pthread_mutex_unlock(&cg_mounts_lock);
+    if (id && pthread_mutex_trylock(&cg_mounts_lock) == 0) {
+        for (size_t i = 0; i < CG_MOUNTS; i++)
+            if (cg_mounts[i].id == id && below(real, cg_mounts[i].mp)) {
+                *out = cg_mounts[i];
+                pthread_mutex_unlock(&cg_mounts_lock);
+                return 0;
+            }
+        pthread_mutex_unlock(&cg_mounts_lock);
+    }
     int rc = scan_mount(real, id, out);
-    if (rc < 0 || !id)
+    if (rc < 0 || !id || pthread_mutex_trylock(&cg_mounts_lock) != 0)
         return rc;
-    pthread_mutex_lock(&cg_mounts_lock);
     size_t slot = 0;
     while (slot < CG_MOUNTS - 1 && cg_mounts[slot].id && cg_mounts[slot].id != id)
         slot++;
