@@ -290,8 +290,10 @@ int mxc_cgroup_pids_all(const char *dir, pid_t **out);
  * pinned, that its /proc/PID/cgroup line names exactly that cgroup: a pid
  * reused meanwhile is never hit.  Returns how many it found. */
 int mxc_cgroup_signal(const char *dir, const char *ctrl, int sig);
-/* Kill-all: cgroup.kill (v2, 5.14+), then SIGKILL sweeps (mxc_cgroup_signal)
- * until dir and the cgroups below it are empty: at most 500 rounds of 2 ms. */
+/* Kill-all: cgroup.kill (v2, 5.14+) and a wait until the subtree is
+ * unpopulated (at most 1 s); else (v1, older v2, still populated) SIGKILL
+ * sweeps as mxc_cgroup_signal's until dir and the cgroups below it are empty:
+ * at most 500 rounds of 2 ms, dir's path for the membership check asked once. */
 void mxc_cgroup_kill_dir(const char *dir, const char *ctrl);
 /* Freezing: v2's cgroup.freeze (v2), else dir is a v1 freezer cgroup. */
 bool mxc_cgroup_frozen(const char *dir, bool v2);
