@@ -200,6 +200,52 @@ static int resolve(const mxc_setup_env *env, const mxc_setup_op *op, const char 
                         : mxc_resolve_in_root(env->root, path, create, dir);
 }
 
+/* What a run of operations shares (mxc_setup_run): the directory a run of DEVICE and SYMLINK
+ * operations are made in, resolved once for all of them (/dev's six nodes and five links: one
+ * lookup, not eleven), and the default mask's checked /dev/null, once for a run of MASKs.  Each
+ * is resolved exactly as the first operation would have (env's resolution), and dropped at the
+ * first operation of another kind: a mount anywhere could cover what it holds. */
+typedef struct {
+    char parent[PATH_MAX]; /* the directory's path in the view; "" none */
+    int parent_fd;
+    int null_fd;           /* the root's /dev/null, checked to be the null device; -1 none */
+} run_cache;
+
+static void cache_drop(run_cache *c, bool parent, bool null)
+{
+    if (parent && c->parent_fd >= 0)
+        close(c->parent_fd);
+    if (parent) {
+        c->parent_fd = -1;
+        c->parent[0] = '\0';
+    }
+    if (null && c->null_fd >= 0)
+        close(c->null_fd);
+    if (null)
+        c->null_fd = -1;
+}
+
+/* The directory target is in (its path up to the last slash; "/" for a name in the root), from
+ * the cache when the run's last DEVICE or SYMLINK was made there; the cache's (not the caller's to
+ * close), or -errno. */
+static int parent_of(const mxc_setup_env *env, const mxc_setup_op *op, run_cache *c, bool create)
+{
+    const char *slash = strrchr(op->target, '/');
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%.*s", slash && slash > op->target ? (int)(slash - op->target) : 0, op->target);
+    if (!dir[0])
+        snprintf(dir, sizeof dir, "/");
+    if (c->parent_fd >= 0 && !strcmp(c->parent, dir))
+        return c->parent_fd;
+    cache_drop(c, true, false);
+    int d = resolve(env, op, dir, create, true);
+    if (d >= 0) {
+        c->parent_fd = d;
+        snprintf(c->parent, sizeof c->parent, "%s", dir);
+    }
+    return d;
+}
+
 /* The label and a space, or nothing ("linux.devices /dev/fuse", "/dev/null"). */
 #define LABEL_SP(op) (op)->label, (op)->label[0] ? " " : ""
 
@@ -298,21 +344,25 @@ static int run_mount(const mxc_setup_env *env, const mxc_setup_op *op, mxc_error
     return rc;
 }
 
-static int run_device(const mxc_setup_env *env, const mxc_setup_op *op, mxc_error *e)
+/* A device's node, name below its directory d: made (an empty file, exclusively, never through a
+ * symlink) and that file's descriptor, or the one there, never through a symlink (-ELOOP).  A
+ * descriptor to mount on, or -errno. */
+static int device_node(int d, const char *name)
+{
+    int t = openat(d, name, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (t >= 0 || errno != EEXIST)
+        return t >= 0 ? t : -errno;
+    return mxc_openat2(d, name, O_PATH, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+}
+
+static int run_device(const mxc_setup_env *env, const mxc_setup_op *op, run_cache *c, mxc_error *e)
 {
     const char *p = op->target, *slash = strrchr(p, '/');
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%.*s", slash && slash > p ? (int)(slash - p) : 0, p);
-    int d = resolve(env, op, dir[0] ? dir : "/", true, true);
-    const char *name = slash ? slash + 1 : p;
-    struct stat lst;
-    bool link = d >= 0 && fstatat(d, name, &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lst.st_mode);
-    int t = d < 0 ? d : link ? -ELOOP : mxc_resolve_in_root(d, name, true, false);
-    if (d >= 0)
-        close(d);
+    int d = parent_of(env, op, c, true);
+    int t = d < 0 ? d : device_node(d, slash ? slash + 1 : p);
     if (t < 0)
         close(op->src);
-    if (link)
+    if (t == -ELOOP && d >= 0)
         return op_err(e, "%s%s%s in the rootfs is a symbolic link: refused (a device is mounted on the node itself)",
                       LABEL_SP(op), p);
     if (t < 0)
@@ -322,18 +372,14 @@ static int run_device(const mxc_setup_env *env, const mxc_setup_op *op, mxc_erro
     return rc;
 }
 
-static int run_symlink(const mxc_setup_env *env, const mxc_setup_op *op, mxc_error *e)
+static int run_symlink(const mxc_setup_env *env, const mxc_setup_op *op, run_cache *c, mxc_error *e)
 {
     const char *slash = strrchr(op->target, '/');
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%.*s", slash && slash > op->target ? (int)(slash - op->target) : 0, op->target);
-    int d = resolve(env, op, dir[0] ? dir : "/", false, true);
+    int d = parent_of(env, op, c, false);
     if (d < 0)
         return (op->flags & MXC_OPF_OPTIONAL) ? 0 : op_err_os(e, -d, "%s", op->target);
-    int rc = symlinkat(op->text, d, slash ? slash + 1 : op->target) < 0 && errno != EEXIST
-                 ? op_err_os(e, errno, "%s", op->target) : 0;
-    close(d);
-    return rc;
+    return symlinkat(op->text, d, slash ? slash + 1 : op->target) < 0 && errno != EEXIST
+               ? op_err_os(e, errno, "%s", op->target) : 0;
 }
 
 static int run_sysctl(const mxc_setup_env *env, const mxc_setup_op *op, mxc_error *e)
@@ -357,29 +403,31 @@ static int run_sysctl(const mxc_setup_env *env, const mxc_setup_op *op, mxc_erro
 }
 
 /* The default mask: an empty read-only tmpfs for a directory, a clone of the root's /dev/null
- * (checked to be the null device) for anything else. */
-static int default_mask(const mxc_setup_env *env, const mxc_setup_op *op, bool is_dir, mxc_error *e)
+ * (checked to be the null device; once for a run of masks) for anything else. */
+static int default_mask(const mxc_setup_env *env, const mxc_setup_op *op, bool is_dir, run_cache *c, mxc_error *e)
 {
     if (is_dir) {
         static const char *const empty[] = {"size", "0", NULL};
         int tree = mxc_fresh_fs("tmpfs", empty, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
         return tree < 0 ? op_err_os(e, -tree, "%s %s: tmpfs", op->label, op->target) : tree;
     }
-    int null = resolve(env, op, "/dev/null", false, false);
-    if (null < 0)
-        return op_err_os(e, -null, "%s %s", op->label, op->target);
-    struct stat nst;
-    if (fstat(null, &nst) < 0 || !S_ISCHR(nst.st_mode) || nst.st_rdev != makedev(1, 3)) {
-        close(null);
-        return op_err(e, "%s %s: /dev/null is not the null device", op->label, op->target);
+    if (c->null_fd < 0) {
+        int null = resolve(env, op, "/dev/null", false, false);
+        if (null < 0)
+            return op_err_os(e, -null, "%s %s", op->label, op->target);
+        struct stat nst;
+        if (fstat(null, &nst) < 0 || !S_ISCHR(nst.st_mode) || nst.st_rdev != makedev(1, 3)) {
+            close(null);
+            return op_err(e, "%s %s: /dev/null is not the null device", op->label, op->target);
+        }
+        c->null_fd = null;
     }
-    int tree = mxc_tree_open(null, "", false, false);
-    close(null);
+    int tree = mxc_tree_open(c->null_fd, "", false, false);
     return tree < 0 ? op_err_os(e, -tree, "%s %s", op->label, op->target) : tree;
 }
 
 /* MASK and READONLY. */
-static int run_path(const mxc_setup_env *env, const mxc_setup_op *op, mxc_error *e)
+static int run_path(const mxc_setup_env *env, const mxc_setup_op *op, run_cache *c, mxc_error *e)
 {
     int t = resolve(env, op, op->target, false, false);
     if (t == -ENOENT && (op->flags & MXC_OPF_OPTIONAL))
@@ -391,7 +439,7 @@ static int run_path(const mxc_setup_env *env, const mxc_setup_op *op, mxc_error 
         struct stat st;
         int tree = fstat(t, &st) < 0 ? -errno : env->mask_tree ? env->mask_tree(env->ctx, op, &st) : INT_MAX;
         if (tree == INT_MAX) /* -1 with e */
-            tree = default_mask(env, op, S_ISDIR(st.st_mode), e);
+            tree = default_mask(env, op, S_ISDIR(st.st_mode), c, e);
         else if (tree < 0) /* -errno */
             tree = op_err_os(e, -tree, "%s %s", op->label, op->target);
         rc = tree < 0 ? -1 : attach(tree, t, op, e);
@@ -419,16 +467,18 @@ static int run_rdonly(const mxc_setup_env *env, const mxc_setup_op *op, mxc_erro
 int mxc_setup_run(const mxc_setup_env *env, const mxc_setup_op *ops, size_t n, mxc_error *e)
 {
     int rc = 0;
+    run_cache c = {.parent_fd = -1, .null_fd = -1};
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const mxc_setup_op *op = &ops[i];
+        cache_drop(&c, op->kind != MXC_OP_DEVICE && op->kind != MXC_OP_SYMLINK, op->kind != MXC_OP_MASK);
         switch (op->kind) {
         case MXC_OP_ATTACH:
         case MXC_OP_FRESHFS: rc = run_mount(env, op, e); break;
         case MXC_OP_MASK:
-        case MXC_OP_READONLY: rc = run_path(env, op, e); break;
+        case MXC_OP_READONLY: rc = run_path(env, op, &c, e); break;
         case MXC_OP_RDONLY: rc = run_rdonly(env, op, e); break;
-        case MXC_OP_DEVICE: rc = run_device(env, op, e); break;
-        case MXC_OP_SYMLINK: rc = run_symlink(env, op, e); break;
+        case MXC_OP_DEVICE: rc = run_device(env, op, &c, e); break;
+        case MXC_OP_SYMLINK: rc = run_symlink(env, op, &c, e); break;
         case MXC_OP_SYSCTL: rc = run_sysctl(env, op, e); break;
         case MXC_OP_CUSTOM: rc = op->run(op, env->root, e); break;
         }
@@ -436,5 +486,6 @@ int mxc_setup_run(const mxc_setup_env *env, const mxc_setup_op *ops, size_t n, m
             if ((ops[j].kind == MXC_OP_ATTACH || ops[j].kind == MXC_OP_DEVICE) && ops[j].src >= 0)
                 close(ops[j].src); /* consumed: never run */
     }
+    cache_drop(&c, true, true);
     return rc;
 }

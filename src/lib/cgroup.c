@@ -28,18 +28,23 @@ static bool is_cgroup2(const char *path)
     return statfs(path, &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
 }
 
-bool mxc_cgroup_v1_root(const char *ctrl, char *out, size_t outsz)
+/* Whether /sys/fs/cgroup/<ctrl> is a v1 hierarchy this process may add processes to. */
+static bool v1_usable(const char *ctrl)
 {
-    char path[128], real[PATH_MAX];
+    char path[128];
     struct statfs sf;
     snprintf(path, sizeof path, "/sys/fs/cgroup/%s", ctrl);
     if (statfs(path, &sf) < 0 || sf.f_type != CGROUP_SUPER_MAGIC)
         return false;
     snprintf(path, sizeof path, "/sys/fs/cgroup/%s/cgroup.procs", ctrl);
-    if (access(path, W_OK) < 0)
-        return false;
+    return access(path, W_OK) == 0;
+}
+
+bool mxc_cgroup_v1_root(const char *ctrl, char *out, size_t outsz)
+{
+    char path[128], real[PATH_MAX];
     snprintf(path, sizeof path, "/sys/fs/cgroup/%s", ctrl);
-    return realpath(path, real) && snprintf(out, outsz, "%s", real) < (int)outsz;
+    return v1_usable(ctrl) && realpath(path, real) && snprintf(out, outsz, "%s", real) < (int)outsz;
 }
 
 bool mxc_cgroup_hybrid_root(char *out, size_t outsz)
@@ -81,12 +86,10 @@ static void detect(void)
         snprintf(v2_root, sizeof v2_root, "/sys/fs/cgroup");
     }
     for (size_t c = 0; c < NCONTROLLERS; c++) {
-        char path[512];
-        if (v2_root[0]) {
+        if (v2_root[0])
             detected[c].v2 = mxc_cgroup_has_word(v2_root, "cgroup.subtree_control", CONTROLLERS[c]);
-        } else if (!v2_root_bad) {
-            detected[c].v1 = mxc_cgroup_v1_root(CONTROLLERS[c], path, sizeof path);
-        }
+        else if (!v2_root_bad)
+            detected[c].v1 = v1_usable(CONTROLLERS[c]); /* whether, not where: no realpath */
     }
 }
 
@@ -413,7 +416,7 @@ static void remove_dir(const char *dir)
     snprintf(path, sizeof path, "%s/" MXC_CGROUP_HELPERS, dir);
     (void)mxc_cgroup_rmdir(path); /* the helpers end with the sandbox's PID 1, or were killed with it */
     snprintf(path, sizeof path, "%s", dir);
-    DIR *d = opendir(path);
+    DIR *d = mxc_cgroup_has_children(path) ? opendir(path) : NULL;
     if (d) { /* per-exec children of earlier builds first */
         struct dirent *de;
         while ((de = readdir(d)))

@@ -97,9 +97,14 @@ pid_t mxc_cgroup_clone(unsigned long long flags, int cgroup_fd);
 int mxc_cgroup_join_self(int *fds, size_t n);
 /* The path /proc/PID/cgroup names for the cgroup directory dir: dir's real
  * path below its cgroup mount, after the mount's root as mountinfo shows it
- * (both are relative to this process's cgroup namespace).  0, or -ENOENT
- * when dir is not on a cgroup mount, or -errno. */
+ * (both are relative to this process's cgroup namespace).  The real path is
+ * the opened directory's name (/proc/self/fd), its mount the one with its
+ * mount ID, read from mountinfo once per mount and process (thread-safe).
+ * 0, or -ENOENT when dir is not on a cgroup mount, or -errno. */
 int mxc_cgroup_proc_path(const char *dir, char *out, size_t outsz);
+/* Whether the cgroup directory dir may have cgroups below it (cgroupfs counts
+ * them in its link count: 2 is none; true where that cannot be read). */
+bool mxc_cgroup_has_children(const char *dir);
 /* Whether one /proc/PID/cgroup line is of the hierarchy ctrl names (NULL:
  * v2's "0::") and names exactly path — never the hierarchy's root ("/"). */
 bool mxc_cgroup_line_is(const char *line, const char *ctrl, const char *path);

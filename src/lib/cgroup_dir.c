@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "fdio.h"
 
 int mxc_cgroup_write(const char *dir, const char *file, const char *text)
 {
@@ -215,6 +218,12 @@ int mxc_cgroup_pids_all(const char *dir, pid_t **out)
     }
 }
 
+bool mxc_cgroup_has_children(const char *dir)
+{
+    struct stat st;
+    return lstat(dir, &st) < 0 || st.st_nlink != 2; /* cgroupfs counts a directory's subdirectories in it */
+}
+
 /* A mountinfo field (root, mount point) with its octal escapes (\040) undone, in place. */
 static void unescape(char *s)
 {
@@ -229,8 +238,9 @@ static void unescape(char *s)
     *w = '\0';
 }
 
-/* From one /proc/self/mountinfo line: its root, mount point and whether it is a cgroup file system. */
-static bool mount_fields(char *line, char **root, char **mp, bool *cgroupfs)
+/* From one /proc/self/mountinfo line: its mount ID, root, mount point and whether it is a cgroup
+ * file system. */
+static bool mount_fields(char *line, unsigned long long *id, char **root, char **mp, bool *cgroupfs)
 {
     char *save = NULL, *f[5];
     for (int i = 0; i < 5; i++)
@@ -242,6 +252,7 @@ static bool mount_fields(char *line, char **root, char **mp, bool *cgroupfs)
     const char *type = w ? strtok_r(NULL, " ", &save) : NULL;
     if (!type)
         return false;
+    *id = strtoull(f[0], NULL, 10);
     *root = f[3];
     *mp = f[4];
     unescape(*root);
@@ -250,11 +261,18 @@ static bool mount_fields(char *line, char **root, char **mp, bool *cgroupfs)
     return true;
 }
 
-int mxc_cgroup_proc_path(const char *dir, char *out, size_t outsz)
+/* A cgroup mount as mountinfo shows it: its point and its root there. */
+typedef struct {
+    unsigned long long id; /* 0: unused */
+    char mp[PATH_MAX], root[PATH_MAX];
+} cg_mount;
+
+/* The mount real (a real path) is on, from mountinfo: the one with mount ID id (statx's
+ * STATX_MNT_ID; 0 where the kernel has none: the last mount on the longest point above real, the
+ * one on top).  0, -ENOENT when it is not a cgroup file system, or -errno. */
+static int scan_mount(const char *real, unsigned long long id, cg_mount *m)
 {
-    char real[PATH_MAX], line[3 * PATH_MAX], best_root[PATH_MAX] = "";
-    if (!realpath(dir, real))
-        return -errno;
+    char line[3 * PATH_MAX];
     FILE *f = fopen("/proc/self/mountinfo", "re");
     if (!f)
         return -errno;
@@ -264,21 +282,81 @@ int mxc_cgroup_proc_path(const char *dir, char *out, size_t outsz)
         line[strcspn(line, "\n")] = '\0';
         char *root, *mp;
         bool cgroupfs;
-        if (!mount_fields(line, &root, &mp, &cgroupfs))
+        unsigned long long lid;
+        if (!mount_fields(line, &lid, &root, &mp, &cgroupfs) || (id && lid != id))
             continue;
         size_t lm = !strcmp(mp, "/") ? 0 : strlen(mp);
         if (strncmp(real, mp, lm) || (real[lm] != '/' && real[lm] != '\0') || (found && lm < best))
-            continue; /* not dir's mount; a later one on the same point is the one on top */
+            continue; /* not real's mount; a later one on the same point is the one on top */
         found = true;
         best = lm;
         cg = cgroupfs;
-        snprintf(best_root, sizeof best_root, "%s", strcmp(root, "/") ? root : "");
+        m->id = lid;
+        snprintf(m->mp, sizeof m->mp, "%s", mp);
+        snprintf(m->root, sizeof m->root, "%s", strcmp(root, "/") ? root : "");
     }
     fclose(f);
-    if (!found || !cg)
+    return found && cg ? 0 : -ENOENT;
+}
+
+/* The cgroup mounts met so far, by mount ID: mountinfo is read once per mount and process, not at
+ * every kill (the C ABI runs in-process, threaded: under a lock, only ever tried: a thread that
+ * finds it held, or a child forked while another thread held it, reads mountinfo itself and never
+ * waits).  A mount ID is the kernel's for as long as the mount lives; an entry whose point does
+ * not hold the path asked about (the ID reused by a later mount) is read again. */
+#define CG_MOUNTS 8
+static cg_mount cg_mounts[CG_MOUNTS];
+static pthread_mutex_t cg_mounts_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool below(const char *real, const char *mp)
+{
+    size_t lm = !strcmp(mp, "/") ? 0 : strlen(mp);
+    return !strncmp(real, mp, lm) && (real[lm] == '/' || real[lm] == '\0');
+}
+
+static int mount_of(const char *real, unsigned long long id, cg_mount *out)
+{
+    if (id && pthread_mutex_trylock(&cg_mounts_lock) == 0) {
+        for (size_t i = 0; i < CG_MOUNTS; i++)
+            if (cg_mounts[i].id == id && below(real, cg_mounts[i].mp)) {
+                *out = cg_mounts[i];
+                pthread_mutex_unlock(&cg_mounts_lock);
+                return 0;
+            }
+        pthread_mutex_unlock(&cg_mounts_lock);
+    }
+    int rc = scan_mount(real, id, out);
+    if (rc < 0 || !id || pthread_mutex_trylock(&cg_mounts_lock) != 0)
+        return rc;
+    size_t slot = 0;
+    while (slot < CG_MOUNTS - 1 && cg_mounts[slot].id && cg_mounts[slot].id != id)
+        slot++;
+    cg_mounts[slot] = *out; /* full: the last slot is the one replaced */
+    pthread_mutex_unlock(&cg_mounts_lock);
+    return 0;
+}
+
+int mxc_cgroup_proc_path(const char *dir, char *out, size_t outsz)
+{
+    /* dir's real path and mount by descriptor: the kernel's name for what was opened (one
+     * readlink, not one per component), its mount's ID */
+    char real[PATH_MAX];
+    int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct statx sx;
+    unsigned long long id = statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) == 0 && (sx.stx_mask & STATX_MNT_ID)
+                                ? sx.stx_mnt_id : 0;
+    bool named = mxc_fd_path(fd, real, sizeof real) && real[0] == '/';
+    close(fd);
+    if (!named)
         return -ENOENT;
-    const char *below = real + best;
-    int n = snprintf(out, outsz, "%s%s", best_root, below);
+    cg_mount *m = malloc(sizeof *m);
+    int rc = m ? mount_of(real, id, m) : -ENOMEM;
+    int n = rc < 0 ? 0 : snprintf(out, outsz, "%s%s", m->root, real + (!strcmp(m->mp, "/") ? 0 : strlen(m->mp)));
+    free(m);
+    if (rc < 0)
+        return rc;
     if (n < 0 || (size_t)n >= outsz)
         return -ENAMETOOLONG;
     if (!out[0])
@@ -318,12 +396,34 @@ static bool member_of(const char *path, const char *ctrl, pid_t pid)
     return in;
 }
 
-/* mxc_cgroup_signal, depth levels below dir (at path, as /proc/PID/cgroup
- * names it) at the most: every pid the directory lists. */
-static int signal_tree(const char *dir, const char *path, const char *ctrl, int sig, int depth)
+/* The path /proc/PID/cgroup names for a kill's top directory, asked of mxc_cgroup_proc_path
+ * once per kill and only once a process is found (an empty cgroup, a one-shot's usual end, costs
+ * no lookup). */
+typedef struct {
+    const char *dir;
+    int state; /* 0 not asked yet, 1 path, -1 not a cgroup this process can see */
+    char path[PATH_MAX];
+} kill_top;
+
+static bool top_path(kill_top *t)
+{
+    if (!t->state)
+        t->state = mxc_cgroup_proc_path(t->dir, t->path, sizeof t->path) == 0 ? 1 : -1;
+    return t->state > 0;
+}
+
+/* mxc_cgroup_signal, depth levels below dir (rel below the top, "" the top itself) at the most:
+ * every pid the directory lists. */
+static int signal_tree(kill_top *t, const char *dir, const char *rel, const char *ctrl, int sig, int depth)
 {
     pid_t *pids;
     int n = mxc_cgroup_pids_all(dir, &pids);
+    char path[PATH_MAX];
+    if (n > 0 && (!top_path(t) ||
+                  snprintf(path, sizeof path, "%s%s", strcmp(t->path, "/") ? t->path : "", rel) >= (int)sizeof path))
+        n = 0; /* not a cgroup this process can see: no process is known to be in it */
+    if (n > 0 && !path[0])
+        snprintf(path, sizeof path, "/");
     for (int i = 0; i < n; i++) {
         int fd = (int)syscall(SYS_pidfd_open, pids[i], 0);
         if (fd < 0)
@@ -334,16 +434,15 @@ static int signal_tree(const char *dir, const char *path, const char *ctrl, int 
     }
     free(pids);
     int found = n < 0 ? 0 : n;
-    DIR *d = depth > 0 ? opendir(dir) : NULL;
+    DIR *d = depth > 0 && mxc_cgroup_has_children(dir) ? opendir(dir) : NULL;
     struct dirent *de;
     while (d && (de = readdir(d))) {
         if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
             continue;
-        char sub[PATH_MAX], subpath[PATH_MAX];
+        char sub[PATH_MAX], subrel[PATH_MAX];
         if (snprintf(sub, sizeof sub, "%s/%s", dir, de->d_name) < (int)sizeof sub &&
-            snprintf(subpath, sizeof subpath, "%s/%s", strcmp(path, "/") ? path : "", de->d_name) <
-                (int)sizeof subpath)
-            found += signal_tree(sub, subpath, ctrl, sig, depth - 1);
+            snprintf(subrel, sizeof subrel, "%s/%s", rel, de->d_name) < (int)sizeof subrel)
+            found += signal_tree(t, sub, subrel, ctrl, sig, depth - 1);
     }
     if (d)
         closedir(d);
@@ -352,19 +451,38 @@ static int signal_tree(const char *dir, const char *path, const char *ctrl, int 
 
 int mxc_cgroup_signal(const char *dir, const char *ctrl, int sig)
 {
-    char path[PATH_MAX];
-    if (mxc_cgroup_proc_path(dir, path, sizeof path) < 0)
-        return 0; /* not a cgroup this process can see: no process is known to be in it */
-    return signal_tree(dir, path, ctrl, sig, 4);
+    kill_top t = {.dir = dir};
+    return signal_tree(&t, dir, "", ctrl, sig, 4);
+}
+
+/* v2: whether dir's subtree has no process left (cgroup.events "populated 0"). */
+static bool unpopulated(const char *dir)
+{
+    char path[PATH_MAX], t[256];
+    snprintf(path, sizeof path, "%s/cgroup.events", dir);
+    FILE *f = fopen(path, "re");
+    bool empty = false;
+    while (f && fgets(t, sizeof t, f))
+        empty |= !strcmp(t, "populated 0\n");
+    if (f)
+        fclose(f);
+    return empty;
 }
 
 void mxc_cgroup_kill_dir(const char *dir, const char *ctrl)
 {
-    if (!ctrl)
-        (void)mxc_cgroup_write(dir, "cgroup.kill", "1"); /* 5.14+: the whole subtree at once */
-    /* v1 (or a v2 kernel before 5.14), and what cgroup.kill's processes
-     * leave for a moment: sweep until empty (bounded) */
-    for (int round = 0; round < 500 && mxc_cgroup_signal(dir, ctrl, SIGKILL) > 0; round++)
+    /* 5.14+: the whole subtree at once, forks racing it included (the kernel refuses them while
+     * it kills): what is left is to wait for the processes to be gone */
+    if (!ctrl && mxc_cgroup_write(dir, "cgroup.kill", "1") == 0)
+        for (int round = 0; round < 500; round++) {
+            if (unpopulated(dir))
+                return;
+            usleep(2000);
+        }
+    /* v1 (or a v2 kernel before 5.14, or a subtree still populated after 1 s): sweep until empty
+     * (bounded), dir's path for the membership check asked once */
+    kill_top t = {.dir = dir};
+    for (int round = 0; round < 500 && signal_tree(&t, dir, "", ctrl, SIGKILL, 4) > 0; round++)
         usleep(2000);
 }
 

@@ -86,16 +86,17 @@ static int memory_v1(const char *dir, const mxc_cgroup_limits *l, mxc_cgroup_fai
         if (mxc_cgroup_read(dir, "memory.limit_in_bytes", m, sizeof m) == 0 && s >= 0 && s < atoll(m))
             return failed(f, -ERANGE, dir, "memory.memsw.limit_in_bytes");
     }
-    if (swapping && mxc_cgroup_write(dir, "memory.memsw.limit_in_bytes", ss) == 0) {
-        if (l->memory.set)
-            WRITE(f, dir, "memory.limit_in_bytes", ls);
+    /* the limit first: a new cgroup's memsw is unlimited, every limit lowers it */
+    int rc = l->memory.set ? mxc_cgroup_write(dir, "memory.limit_in_bytes", ls) : 0;
+    if (rc == 0) {
+        if (swapping)
+            WRITE(f, dir, "memory.memsw.limit_in_bytes", ss);
         return 0;
     }
-    /* lowering memsw below the current limit: the limit first */
-    if (l->memory.set)
-        WRITE(f, dir, "memory.limit_in_bytes", ls);
-    if (swapping)
-        WRITE(f, dir, "memory.memsw.limit_in_bytes", ss);
+    /* raising the limit above the current memsw: memsw first (the limit's error where that fails) */
+    if (!swapping || mxc_cgroup_write(dir, "memory.memsw.limit_in_bytes", ss) < 0)
+        return failed(f, rc, dir, "memory.limit_in_bytes");
+    WRITE(f, dir, "memory.limit_in_bytes", ls);
     return 0;
 }
 

@@ -115,11 +115,17 @@ static json_t *writable_json(const char *const *writable, size_t n)
 
 /* cgroups (may be NULL): the container's cgroup directories, recorded before they are made (the
  * sweeper removes them, empty, with the claim once its owner is gone) */
-static char *claim_text(const char *state_dir, json_t *writable, unsigned base, pid_t pid, json_t *cgroups)
+/* member: a pod member's claim on its pod's range (mxc_idrange_join): its uid 0, so that the sweeper,
+ * releasing it once the member is gone, kills no process of the range the pod still uses; "range" the
+ * range's first id */
+static char *claim_text(const char *state_dir, json_t *writable, unsigned base, pid_t pid, json_t *cgroups,
+                        bool member)
 {
-    json_t *j = json_pack("{s:I, s:I, s:s, s:s, s:I, s:I, s:O}", "uid", (json_int_t)base, "count",
+    json_t *j = json_pack("{s:I, s:I, s:s, s:s, s:I, s:I, s:O}", "uid", (json_int_t)(member ? 0 : base), "count",
                           (json_int_t)MXC_IDRANGE_SIZE, "kind", "oci", "stateDir", state_dir, "pid", (json_int_t)pid,
                           "start", (json_int_t)mxc_proc_start_time(pid), "writable", writable);
+    if (j && member)
+        json_object_set_new(j, "range", json_integer((json_int_t)base));
     if (j && json_is_array(cgroups))
         json_object_set(j, "cgroups", cgroups);
     char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
@@ -218,6 +224,48 @@ static int open_claim_dir(void)
     return d < 0 ? -errno : d;
 }
 
+/* A claim's name: range-<lo> (a range's own), or member-<lo>-<8 hex> (a pod member's on it). */
+static bool parse_name(const char *name, unsigned *lo, bool *member)
+{
+    char *end;
+    *member = name && !strncmp(name, "member-", 7);
+    size_t skip = *member ? 7 : 6;
+    if (!name || (!*member && strncmp(name, "range-", 6) != 0) || name[skip] < '0' || name[skip] > '9')
+        return false;
+    unsigned long v = strtoul(name + skip, &end, 10);
+    *lo = (unsigned)v;
+    if (*member && (end[0] != '-' || strlen(end + 1) != 8 || strspn(end + 1, "0123456789abcdef") != 8))
+        return false;
+    return (*member || !*end) && v < 4294967295ul && v % MXC_IDRANGE_SIZE == 0;
+}
+
+static bool valid_name(const char *name, unsigned *lo)
+{
+    bool member;
+    return parse_name(name, lo, &member);
+}
+
+/* Whether a pod member's claim on the range at lo is in the claim directory dir: the range is in use
+ * while one is, its own claim released or not (1, 0, -errno). */
+static int has_members(int dir, unsigned lo)
+{
+    int d2 = dup(dir);
+    DIR *d = d2 >= 0 ? fdopendir(d2) : NULL;
+    if (!d) {
+        int err = errno;
+        if (d2 >= 0)
+            close(d2);
+        return -err;
+    }
+    char prefix[32];
+    int n = snprintf(prefix, sizeof prefix, "member-%u-", lo), hit = 0;
+    struct dirent *de;
+    while (!hit && (de = readdir(d)))
+        hit = !strncmp(de->d_name, prefix, (size_t)n);
+    closedir(d);
+    return hit;
+}
+
 int mxc_idrange_claim(const char *state_dir, const char *const *writable, size_t nwritable, unsigned *base,
                       char name[MXC_IDRANGE_NAME_MAX], mxc_error *e)
 {
@@ -258,11 +306,17 @@ int mxc_idrange_claim(const char *state_dir, const char *const *writable, size_t
             continue;
         char cand[MXC_IDRANGE_NAME_MAX];
         snprintf(cand, sizeof cand, "range-%u", lo);
-        if (faccessat(dir, cand, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+        if (faccessat(dir, cand, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || has_members(dir, lo) != 0)
             continue;
-        char *text = claim_text(state_dir, w, lo, getpid(), NULL);
+        char *text = claim_text(state_dir, w, lo, getpid(), NULL, false);
         int rc = text ? link_claim(dir, tmp, cand, text) : -ENOMEM;
         free(text);
+        /* a member's claim linked since the check above (its own claim released as it joined): the
+         * member checks the claim it joins after linking its own, so one of the two sees the other */
+        if (rc == 0 && has_members(dir, lo) != 0) {
+            unlinkat(dir, cand, 0);
+            continue;
+        }
         if (rc == 0) {
             fsync(dir);
             close(dir);
@@ -283,14 +337,107 @@ int mxc_idrange_claim(const char *state_dir, const char *const *writable, size_t
                    "no free 65536-id range in the region %u+%u*65536 (MXC_RANGE_BASE/MXC_RANGE_SLOTS)", rbase, slots);
 }
 
-static bool valid_name(const char *name, unsigned *lo)
+/* A new claim cand[] (range-<lo>, or a member's: member-<lo>-<random tag>) of the range at lo for
+ * the container at state_dir, written whole and linked in the claim directory (link_claim): the
+ * directory's descriptor, *rc 0 or -EEXIST (the name taken); or -1 with e set. */
+static int new_claim(unsigned lo, bool member, const char *state_dir, const char *const *writable, size_t nwritable,
+                     char cand[MXC_IDRANGE_NAME_MAX], int *rc, mxc_error *e)
 {
-    char *end;
-    if (!name || strncmp(name, "range-", 6) != 0 || !name[6])
-        return false;
-    unsigned long v = strtoul(name + 6, &end, 10);
-    *lo = (unsigned)v;
-    return !*end && v < 4294967295ul && v % MXC_IDRANGE_SIZE == 0;
+    unsigned r;
+    int dir = open_claim_dir();
+    if (dir < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "idrange.dir", -dir, NULL, "cannot use the claim directory");
+    if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r) {
+        close(dir);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "idrange.getrandom", errno, NULL, "no randomness");
+    }
+    char tmp[64];
+    writer_name(tmp, r);
+    if (member)
+        snprintf(cand, MXC_IDRANGE_NAME_MAX, "member-%u-%08x", lo, r);
+    else
+        snprintf(cand, MXC_IDRANGE_NAME_MAX, "range-%u", lo);
+    json_t *w = writable_json(writable, nwritable);
+    char *text = claim_text(state_dir, w, lo, getpid(), NULL, member);
+    json_decref(w);
+    *rc = text ? link_claim(dir, tmp, cand, text) : -ENOMEM;
+    free(text);
+    if (*rc < 0 && *rc != -EEXIST) {
+        close(dir);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "idrange.claim", -*rc, NULL, "cannot claim host ids %u+65536", lo);
+    }
+    return dir;
+}
+
+int mxc_idrange_claim_at(unsigned base, const char *state_dir, const char *const *writable, size_t nwritable,
+                         char name[MXC_IDRANGE_NAME_MAX], mxc_error *e)
+{
+    name[0] = '\0';
+    char cand[MXC_IDRANGE_NAME_MAX];
+    int rc;
+    if (base % MXC_IDRANGE_SIZE || base > 4294967295u - MXC_IDRANGE_SIZE)
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "host ids %u+65536: not a 65536-aligned range", base);
+    int dir = new_claim(base, false, state_dir, writable, nwritable, cand, &rc, e);
+    if (dir < 0)
+        return -1;
+    if (rc == 0 && has_members(dir, base) != 0) { /* a pod's members still on it (mxc_idrange_claim's rule) */
+        unlinkat(dir, cand, 0);
+        rc = -EEXIST;
+    }
+    if (rc == 0)
+        fsync(dir);
+    close(dir);
+    if (rc < 0)
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "host ids %u..%u are another container's (a range claim on "
+                       "them): refused", base, base + (MXC_IDRANGE_SIZE - 1));
+    snprintf(name, MXC_IDRANGE_NAME_MAX, "%s", cand);
+    return 0;
+}
+
+/* Whether the claim `of` in dir is still the one the caller proved: its state directory and owner. */
+static bool claim_is(int dir, const char *of, const char *of_state_dir, pid_t of_pid)
+{
+    int fd = openat(dir, of, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    json_t *j = fd >= 0 ? mxc_json_loadfd(fd, 0, NULL) : NULL;
+    if (fd >= 0)
+        close(fd);
+    const char *owner = json_string_value(json_object_get(j, "stateDir"));
+    bool same = owner && !strcmp(owner, of_state_dir) &&
+                json_integer_value(json_object_get(j, "pid")) == (json_int_t)of_pid;
+    json_decref(j);
+    return same;
+}
+
+int mxc_idrange_join(const char *of, const char *of_state_dir, pid_t of_pid, const char *state_dir,
+                     const char *const *writable, size_t nwritable, unsigned *base, char name[MXC_IDRANGE_NAME_MAX],
+                     mxc_error *e)
+{
+    name[0] = '\0';
+    unsigned lo;
+    int rc;
+    char cand[MXC_IDRANGE_NAME_MAX];
+    if (!valid_name(of, &lo))
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "the pod's id range claim %.40s: not a claim's name", of ? of : "");
+    int dir = new_claim(lo, true, state_dir, writable, nwritable, cand, &rc, e);
+    if (dir < 0)
+        return -1;
+    if (rc < 0) { /* the same random tag taken */
+        close(dir);
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "cannot claim the pod's id range: try again");
+    }
+    fsync(dir);
+    /* linked first, checked second (mxc_idrange_claim links, then looks for members): a claim
+     * released and the range claimed anew in between is seen here, never shared */
+    if (!claim_is(dir, of, of_state_dir, of_pid)) {
+        unlinkat(dir, cand, 0);
+        close(dir);
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "the pod's id range claim %s is no longer its container's "
+                       "(released as it ended): refused", of);
+    }
+    close(dir);
+    snprintf(name, MXC_IDRANGE_NAME_MAX, "%s", cand);
+    *base = lo;
+    return 0;
 }
 
 /* Rewrites the claim name (atomically) naming pid as its owner (0: the one it names) and, when
@@ -298,7 +445,8 @@ static bool valid_name(const char *name, unsigned *lo)
 static int rewrite(const char *name, pid_t pid, json_t *cgroups)
 {
     unsigned lo;
-    if (!valid_name(name, &lo))
+    bool member;
+    if (!parse_name(name, &lo, &member))
         return -EINVAL;
     int dir = open_claim_dir();
     if (dir < 0)
@@ -317,7 +465,7 @@ static int rewrite(const char *name, pid_t pid, json_t *cgroups)
         if (pid <= 0)
             pid = (pid_t)json_integer_value(json_object_get(old, "pid"));
         json_t *cg = json_is_array(cgroups) ? cgroups : json_object_get(old, "cgroups");
-        char *text = claim_text(state_dir, w, lo, pid, cg);
+        char *text = claim_text(state_dir, w, lo, pid, cg, member);
         json_decref(w);
         char tmp[64];
         writer_name(tmp, 0); /* the owner's or the cgroups': one at a time in this process */
@@ -380,14 +528,8 @@ void mxc_idrange_release_owned(const char *name, const char *state_dir, pid_t pi
     int dir = open_claim_dir();
     if (dir < 0)
         return;
-    int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    json_t *j = fd >= 0 ? mxc_json_loadfd(fd, 0, NULL) : NULL;
-    if (fd >= 0)
-        close(fd);
-    const char *owner = json_string_value(json_object_get(j, "stateDir"));
-    if (owner && !strcmp(owner, state_dir) && json_integer_value(json_object_get(j, "pid")) == (json_int_t)pid)
+    if (claim_is(dir, name, state_dir, pid))
         unlinkat(dir, name, 0);
-    json_decref(j);
     close(dir);
 }
 

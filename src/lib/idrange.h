@@ -7,7 +7,9 @@
  * or a subordinate range (/etc/passwd, /etc/group, /etc/subuid,
  * /etc/subgid), naming the claim's live owner (the container's init:
  * `mxc --gc` releases the claim once that process is gone, as a
- * one-shot's, and removes the cgroup directories it names), and releasing it.  Root only (rootless: later). */
+ * one-shot's, and removes the cgroup directories it names), and releasing it; a pod member's claim on
+ * its pod's range (mxc_idrange_join: the range in use until the last claim on it is gone).  Root
+ * only (rootless: later). */
 #ifndef MXC_IDRANGE_H
 #define MXC_IDRANGE_H
 
@@ -30,6 +32,21 @@ void mxc_idrange_region(unsigned *base, unsigned *slots);
  * process until mxc_idrange_set_owner. */
 int mxc_idrange_claim(const char *state_dir, const char *const *writable, size_t nwritable, unsigned *base,
                       char name[MXC_IDRANGE_NAME_MAX], mxc_error *e);
+/* Claims the 65536 host ids at base (65536-aligned, outside the region: a config's own maps, e.g. a
+ * Kubernetes pod's user namespace, checked by the caller with mxc_idrange_host_use first) for the
+ * container at state_dir, as mxc_idrange_claim claims a slot: name[] the claim.  Refused when
+ * another claim (a range's or a pod member's) has them. */
+int mxc_idrange_claim_at(unsigned base, const char *state_dir, const char *const *writable, size_t nwritable,
+                         char name[MXC_IDRANGE_NAME_MAX], mxc_error *e);
+/* A pod member's claim on the range of the claim `of` (a pod container's, proved by the caller
+ * live: its state directory of_state_dir, its owner of_pid): member-<base>-<tag> in name[], the
+ * range's first id in *base.  The range stays claimed while any claim on it is (the range's own,
+ * released as its container ends, or a member's): mxc_idrange_claim skips it, the sweeper releases
+ * each claim once its own owner is gone, a member's without killing the range's processes.
+ * Refused when `of` is no longer that container's. */
+int mxc_idrange_join(const char *of, const char *of_state_dir, pid_t of_pid, const char *state_dir,
+                     const char *const *writable, size_t nwritable, unsigned *base, char name[MXC_IDRANGE_NAME_MAX],
+                     mxc_error *e);
 /* Rewrites the claim (atomically) to name pid, with its start time, as
  * its owner.  0 or -errno. */
 int mxc_idrange_set_owner(const char *name, pid_t pid);

@@ -438,13 +438,16 @@ static int rlimit_of(json_t *l, const char *field, oci_config *c, mxc_error *e)
     return 0;
 }
 
-/* process.noNewPrivileges (either way: always set) and process.oomScoreAdj. */
+/* process.noNewPrivileges (true: set; false or absent, the spec's default — Go's runtimes omit a
+ * false — honoured inside the container's own ids: docs/oci.md "noNewPrivileges") and
+ * process.oomScoreAdj. */
 static int parse_oom(json_t *p, oci_config *c, mxc_error *e)
 {
     json_t *v;
     int rc;
     if (get(p, "noNewPrivileges", "process.noNewPrivileges", JSON_TRUE, &v, e) < 0)
-        return -1; /* either way: mxc sets no_new_privs for every process */
+        return -1;
+    c->new_privs = !(v && json_is_true(v));
     if ((rc = get(p, "oomScoreAdj", "process.oomScoreAdj", JSON_INTEGER, &v, e)) < 0)
         return rc;
     if (v) {
@@ -531,12 +534,11 @@ static int namespace_of(json_t *n, const char *field, oci_config *c, mxc_error *
         c->ns_flags |= flag;
         return 0;
     }
-    /* a pod's containers share the network, IPC and UTS (and cgroup) namespaces of the first;
-     * a PID or mount namespace by path could be the host's, a user namespace another range's */
-    if (flag == CLONE_NEWPID || flag == CLONE_NEWNS)
+    /* a pod's containers share the network, IPC and UTS (and cgroup) namespaces of the first, and its
+     * user and PID namespaces: those only when they are provably a pod sibling's, a live container
+     * mxc-oci made (lifecycle.c's pod proof); a mount namespace by path could be the host's */
+    if (flag == CLONE_NEWNS)
         return refuse(e, "%s: joining a %s namespace by path is refused (it could be the host's)", f, type);
-    if (flag == CLONE_NEWUSER)
-        return not_yet(e, "linux.namespaces: joining a user namespace by path");
     if (json_string_value(path)[0] != '/')
         return bad(e, f, "an absolute path");
     c->join[c->njoin].flag = flag;
@@ -550,15 +552,21 @@ static int parse_namespaces(json_t *lin, oci_config *c, mxc_error *e)
 {
     if (each(lin, "linux.", "namespaces", namespace_of, c, e) < 0)
         return -1;
-    if (!(c->ns_flags & CLONE_NEWPID))
+    if (!(c->ns_flags & CLONE_NEWPID) && !joined(c, CLONE_NEWPID))
         return refuse(e, "linux.namespaces has no pid namespace: the host's PID namespace is refused (a container "
                       "never sees or signals host processes)");
+    /* a pod's PID namespace is shared within its one identity, never across ranges: with no user
+     * namespace listed (containerd 1.6's CRI for shareProcessNamespace), the one owning it is joined */
+    if (joined(c, CLONE_NEWPID) && (c->ns_flags & CLONE_NEWUSER))
+        return refuse(e, "linux.namespaces: joining a pid namespace by path needs the pod's user namespace (joined "
+                      "by path, or none listed: the pod's then), not one of the container's own");
     if (!(c->ns_flags & CLONE_NEWNS))
         return refuse(e, "linux.namespaces has no mount namespace: the host's mount namespace is refused");
     if (!(c->ns_flags & CLONE_NEWIPC) && !joined(c, CLONE_NEWIPC))
         return refuse(e, "linux.namespaces has no ipc namespace: the host's IPC namespace is refused (its shared "
                       "memory, semaphores and message queues are the host's; a pod's is joined by path)");
     c->user_ns = c->ns_flags & CLONE_NEWUSER;
+    c->join_user = joined(c, CLONE_NEWUSER) || joined(c, CLONE_NEWPID);
     return 0;
 }
 
@@ -621,8 +629,9 @@ static int parse_linux(json_t *lin, oci_config *c, mxc_error *e)
         return -1;
     if (c->user_ns && (!c->nuidmap || !c->ngidmap))
         return bad(e, "linux.uidMappings and linux.gidMappings", "given with a user namespace");
-    if (!c->user_ns && (c->nuidmap || c->ngidmap))
+    if (!c->user_ns && !c->join_user && (c->nuidmap || c->ngidmap))
         return bad(e, "linux.uidMappings and linux.gidMappings", "given only with a user namespace");
+    c->join_maps_given = c->join_user && (c->nuidmap || c->ngidmap); /* the pod's, or refused (lifecycle.c) */
     if (parse_sysctl(lin, c, e) < 0)
         return -1;
     if ((rc = get(lin, "seccomp", "linux.seccomp", JSON_OBJECT, &c->seccomp, e)) < 0)

@@ -61,11 +61,15 @@ typedef struct {
     size_t nrlimits;
     uint64_t cap_bounding, cap_effective, cap_inheritable, cap_permitted, cap_ambient;
     bool has_oom_score_adj; int oom_score_adj;
+    bool new_privs;                        /* process.noNewPrivileges not true (false or absent): init.c */
     const char *apparmor_profile;          /* process.apparmorProfile; NULL: none (apparmor.h) */
     /* linux */
     int ns_flags;            /* CLONE_NEW* of the namespaces listed as new (not joined) */
     bool user_ns;            /* listed (its maps then come from the config) */
-    struct { int flag; const char *type, *path; } join[4]; /* network, ipc, uts, cgroup joined by path */
+    bool join_user;          /* a pod's user namespace joined: by path, or the owner of the pod's PID namespace
+                              * joined by path with none listed (its maps then the pod's range) */
+    bool join_maps_given;    /* ... and the config gave maps: they must be the pod's (lifecycle.c) */
+    struct { int flag; const char *type, *path; } join[6]; /* network, ipc, uts, cgroup, user, pid by path */
     size_t njoin;
     oci_idmap uidmap[OCI_MAX_IDMAPS], gidmap[OCI_MAX_IDMAPS];
     size_t nuidmap, ngidmap;

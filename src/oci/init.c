@@ -134,6 +134,16 @@ static int set_caps(const oci_config *c, mxc_error *e)
     return 0;
 }
 
+/* With no_new_privs left off (process.noNewPrivileges false or absent), loading a seccomp filter or
+ * a Landlock ruleset needs CAP_SYS_ADMIN in the loader's user namespace: the init (or exec's
+ * process) keeps it, past the process's own sets, until its execve, which loses it (not in the
+ * process's inheritable or ambient sets, nor in a bounding set the config did not give it:
+ * docs/oci.md "noNewPrivileges false").  The caps the credentials keep beyond the config's. */
+static uint64_t loader_caps(const oci_config *c)
+{
+    return c->new_privs ? 1ull << CAP_SYS_ADMIN : 0;
+}
+
 static int set_user(const oci_config *c, mxc_error *e)
 {
     if (setgroups(c->ngids, c->gids) < 0)
@@ -143,8 +153,8 @@ static int set_user(const oci_config *c, mxc_error *e)
     if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0 || setresuid(c->uid, c->uid, c->uid) < 0)
         return oci_init_err_os(e, errno, "process.user.uid %u", c->uid);
     struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-    uint64_t held = oci_caps_held(), eff = c->cap_effective & held, prm = c->cap_permitted & held,
-             inh = c->cap_inheritable & held;
+    uint64_t held = oci_caps_held(), eff = (c->cap_effective & held) | loader_caps(c),
+             prm = (c->cap_permitted & held) | loader_caps(c), inh = c->cap_inheritable & held;
     struct __user_cap_data_struct data[2] = {
         {(uint32_t)eff, (uint32_t)prm, (uint32_t)inh},
         {(uint32_t)(eff >> 32), (uint32_t)(prm >> 32), (uint32_t)(inh >> 32)},
@@ -291,8 +301,8 @@ static int set_rlimits(const oci_config *c, mxc_error *e)
 
 /* The process's own: the AppArmor profile for its execve (aa_fd; runc's order: before the
  * credentials), rlimits, umask, the bounding set while CAP_SETPCAP is held, groups/gid/uid and the
- * capability sets, cwd, the executable (into *exe), no_new_privs always (stricter than a config's
- * false), the Landlock scope on the host's network. */
+ * capability sets, cwd, the executable (into *exe), no_new_privs when the config says true
+ * (else loader_caps), the Landlock scope on the host's network. */
 static int become_process(const oci_config *c, char *exe_buf, size_t exe_sz, bool host_net, int aa_fd,
                           const char **exe, mxc_error *e)
 {
@@ -312,7 +322,7 @@ static int become_process(const oci_config *c, char *exe_buf, size_t exe_sz, boo
                                "process's) out of the container, or a symlink loop: refused", *exe);
     if (xfd >= 0)
         close(xfd);
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    if (!c->new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         return oci_init_err_os(e, errno, "no_new_privs");
     return host_net ? scope_to_self(e) : 0;
 }
@@ -379,8 +389,13 @@ _Noreturn void oci_exec_main(const oci_config *c, const oci_seccomp *sc, int soc
         report(&e);
     }
     /* a filter that notifies: its listener to exec, which hands it to the agent (notify.h) */
-    if (rc > 0 && (mxc_sockmsg_send_tag(sock_fd, OCI_MSG_LISTENER, rc) < 0 || close(rc) < 0))
-        _exit(1);
+    if (rc > 0) { /* and waits until the agent has it: a failed handover never runs the process */
+        char tag;
+        int none = -1;
+        if (mxc_sockmsg_send_tag(sock_fd, OCI_MSG_LISTENER, rc) < 0 || close(rc) < 0 || recv_msg(&tag, &none) < 0 ||
+            tag != OCI_MSG_LISTENER_OK || none >= 0)
+            _exit(1);
+    }
     execve(exe, (char *const *)c->args, (char *const *)c->env);
     oci_init_err_os(&e, errno, "exec: \"%s\"", exe);
     report(&e);

@@ -176,14 +176,16 @@ typedef struct {
     int own_ns[4];       /* the runtime's namespaces, to return to after the clone */
     size_t nown;
     bool host_net;
+    int pod_userns, pod_pidns; /* a pod's user and PID namespaces joined by path (opened once), or -1 */
     unsigned huid, hgid; /* the process's ids on the host */
+    char ping_range[32]; /* net.ipv4.ping_group_range as the container's own gids (own_ping_range) */
     oci_state st;
 } create_ctx;
 
 static void ctx_close(create_ctx *x)
 {
-    int *fds[] = {&x->bundle_fd, &x->dir_fd,    &x->rootfs_fd, &x->fifo_fd,
-                  &x->sock,      &x->init_sock, &x->userns,    &x->console};
+    int *fds[] = {&x->bundle_fd, &x->dir_fd, &x->rootfs_fd, &x->fifo_fd,     &x->sock,
+                  &x->init_sock, &x->userns, &x->console,   &x->pod_userns, &x->pod_pidns};
     for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
         if (*fds[i] >= 0) {
             close(*fds[i]);
@@ -380,19 +382,30 @@ static bool on_host_network(const oci_config *c)
     return in_runtime_ns(c, CLONE_NEWNET, "net");
 }
 
+/* One sysctl (key dotted) written through the host's /proc: /proc/sys/net and the IPC keys answer for
+ * the namespace of the process that opens them (mxc-oci's, now a pod's).  0, or an errno. */
+static int write_proc_sys(const char *key, const char *val)
+{
+    char path[256];
+    snprintf(path, sizeof path, "/proc/sys/%s", key);
+    for (char *q = path + 10; *q; q++)
+        if (*q == '.')
+            *q = '/';
+    int f = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+    size_t len = strlen(val);
+    int err = f < 0 ? errno : write(f, val, len) != (ssize_t)len ? errno : 0;
+    if (f >= 0)
+        close(f);
+    return err;
+}
+
 /* A linux.sysctl of a namespace joined by path (a pod's): written by mxc-oci, in that namespace
- * now (the init's user namespace does not own it), through the host's /proc (/proc/sys/net and
- * the IPC keys answer for the namespace of the process that opens them). */
+ * now (the init's user namespace does not own it), through the host's /proc. */
 static int write_joined_sysctls(const oci_config *c, mxc_error *e)
 {
     for (size_t i = 0; i < c->nsysctl; i++) {
         if (c->ns_flags & oci_sysctl_ns(c->sysctl[i][0]))
             continue; /* the init writes its own namespace's (init.c) */
-        char path[256];
-        snprintf(path, sizeof path, "/proc/sys/%s", c->sysctl[i][0]);
-        for (char *q = path + 10; *q; q++)
-            if (*q == '.')
-                *q = '/';
         /* ids in a sysctl are read in the writer's user namespace (the host's here): the container's
          * ping group range is written as the host ids its gid map gives them */
         const char *val = c->sysctl[i][1];
@@ -408,14 +421,72 @@ static int write_joined_sysctls(const oci_config *c, mxc_error *e)
             snprintf(mapped, sizeof mapped, "%u %u", hlo, hhi);
             val = mapped;
         }
-        int f = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
-        size_t len = strlen(val);
-        int err = f < 0 ? errno : write(f, val, len) != (ssize_t)len ? errno : 0;
-        if (f >= 0)
-            close(f);
+        int err = write_proc_sys(c->sysctl[i][0], val);
         if (err)
             return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.sysctl", err, NULL, "linux.sysctl %s = %s in the pod's "
                               "namespace: %s", c->sysctl[i][0], c->sysctl[i][1], strerror(err));
+    }
+    return 0;
+}
+
+/* A pod's network namespace (joined by path, not the host's): its own net.ipv4.ip_unprivileged_port_start
+ * set to 0 when the container may hold CAP_NET_BIND_SERVICE.  Its root's capability counts only in a
+ * network namespace its user namespace owns, and a pod's belongs to another (the host's, for the CRI's),
+ * so nginx on :80 could not bind; containerd's enable_unprivileged_ports writes the same.  Every process
+ * of the pod's namespace may then bind low ports (a pod is one trust unit: docs/oci.md).  Written by
+ * mxc-oci, now in that namespace (enter_joined), never in the host's (host_net); a value the config's
+ * linux.sysctl names is the config's. */
+static int pod_low_ports(const create_ctx *x, mxc_error *e)
+{
+    const oci_config *c = &x->c;
+    const char *key = "net.ipv4.ip_unprivileged_port_start";
+    bool joined = false;
+    for (size_t i = 0; i < c->njoin; i++)
+        joined |= c->join[i].flag == CLONE_NEWNET;
+    uint64_t caps = c->cap_bounding | c->cap_effective | c->cap_permitted | c->cap_inheritable | c->cap_ambient;
+    if (!joined || x->host_net || (c->ns_flags & CLONE_NEWNET) || !(caps & (1ull << CAP_NET_BIND_SERVICE)))
+        return 0;
+    for (size_t i = 0; i < c->nsysctl; i++)
+        if (!strcmp(c->sysctl[i][0], key))
+            return 0;
+    int err = write_proc_sys(key, "0");
+    if (err)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.sysctl", err, NULL, "%s = 0 in the pod's network namespace "
+                          "(CAP_NET_BIND_SERVICE of the container): %s", key, strerror(err));
+    return 0;
+}
+
+/* net.ipv4.ping_group_range "0 2147483647" (every gid: containerd's enable_unprivileged_icmp) read
+ * as the container's own gids, the one interval its gid map gives it (in its ids: the init writes
+ * them in its own namespace, write_joined_sysctls maps them to the host's in a pod's); refused when
+ * its map is not one interval (a range across extents would name gids not its own).  buf (sz
+ * bytes, the create's) holds the value. */
+static int own_ping_range(oci_config *c, char *buf, size_t sz, mxc_error *e)
+{
+    for (size_t i = 0; i < c->nsysctl; i++) {
+        unsigned lo, hi;
+        int used = 0;
+        const char *v = c->sysctl[i][1];
+        if (strcmp(c->sysctl[i][0], "net.ipv4.ping_group_range") || sscanf(v, "%u %u %n", &lo, &hi, &used) != 2 ||
+            v[used] || lo != 0 || hi != 2147483647u)
+            continue;
+        unsigned clo = UINT_MAX, chi = 0, hlo = UINT_MAX, hhi = 0;
+        unsigned long long total = 0;
+        for (size_t k = 0; k < c->ngidmap; k++) {
+            const oci_idmap *m = &c->gidmap[k];
+            clo = m->cid < clo ? m->cid : clo, hlo = m->hid < hlo ? m->hid : hlo;
+            chi = m->cid + m->n - 1 > chi ? m->cid + m->n - 1 : chi;
+            hhi = m->hid + m->n - 1 > hhi ? m->hid + m->n - 1 : hhi;
+            total += m->n;
+        }
+        bool linear = c->ngidmap && total == (unsigned long long)chi - clo + 1 && hhi - hlo == chi - clo;
+        for (size_t k = 0; k < c->ngidmap; k++) /* each extent at the same offset: one interval both sides */
+            linear &= c->gidmap[k].hid - hlo == c->gidmap[k].cid - clo;
+        if (!linear)
+            return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.sysctl net.ipv4.ping_group_range %s (every "
+                           "gid, read as the container's own): its gid map is not one interval", v);
+        snprintf(buf, sz, "%u %u", clo, chi);
+        c->sysctl[i][1] = buf;
     }
     return 0;
 }
@@ -573,18 +644,175 @@ static int resolve_binds(create_ctx *x, mxc_error *e)
     return 0;
 }
 
+/* Whether the namespace at fd (nsfs) is pid's namespace `name`, by inode and device. */
+static bool ns_is(int fd, pid_t pid, const char *name)
+{
+    char path[64];
+    struct stat a, b;
+    snprintf(path, sizeof path, "/proc/%d/ns/%s", (int)pid, name);
+    return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
+/* A live container of this store (a pod sibling): its range claim, state directory and init. */
+typedef struct {
+    char claim[MXC_IDRANGE_NAME_MAX];
+    char dir[PATH_MAX];
+    pid_t pid;
+    bool pidns;          /* its PID namespace is the one asked too */
+} pod_sibling;
+
+/* Whether container id is a pod sibling: its init alive (a pidfd by pid and start time) with a range
+ * claim, in the user namespace at userns (and, for sib->pidns, the PID namespace at pidns), the pidfd
+ * still alive after the comparison (the pid not reused in between). */
+static bool sibling_of(int rootfd, const char *id, int userns, int pidns, pod_sibling *sib)
+{
+    int dirfd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    oci_state s = {0};
+    mxc_error e = {0};
+    bool ok = false;
+    if (dirfd >= 0 && oci_state_read(dirfd, id, &s, &e) == 0) {
+        int pfd = s.claim[0] ? pidfd_of(&s) : -1;
+        bool user = pfd >= 0 && ns_is(userns, s.pid, "user"), pid = user && pidns >= 0 && ns_is(pidns, s.pid, "pid");
+        struct pollfd p = {pfd, POLLIN, 0};
+        if (user && poll(&p, 1, 0) == 0) { /* not exited since */
+            ok = true;
+            snprintf(sib->claim, sizeof sib->claim, "%s", s.claim);
+            mxc_fd_path(dirfd, sib->dir, sizeof sib->dir);
+            sib->pid = s.pid;
+            sib->pidns = pid;
+        }
+        if (pfd >= 0)
+            close(pfd);
+        oci_state_free(&s);
+    }
+    mxc_error_clear(&e);
+    if (dirfd >= 0)
+        close(dirfd);
+    return ok;
+}
+
+/* Whether the user namespace at fd is a child of the runtime's own (as every container's mxc-oci
+ * makes is): never the host's itself, nor one a container's process made beneath its own. */
+static bool child_of_runtime(int fd)
+{
+    int parent = ioctl(fd, NS_GET_PARENT);
+    struct stat a, b;
+    bool child = parent >= 0 && fstat(parent, &a) == 0 && stat("/proc/self/ns/user", &b) == 0 &&
+                 a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+    if (parent >= 0)
+        close(parent);
+    return child;
+}
+
+/* The pod sibling whose user namespace (and PID namespace, when joined) x joins: a live container of
+ * this store with a range claim; the namespaces compared by the descriptors create opened once (and
+ * setns uses), never by a path again. */
+static int find_sibling(create_ctx *x, pod_sibling *sib, mxc_error *e)
+{
+    json_t *ids = child_of_runtime(x->pod_userns) ? oci_store_ids(x->rootfd) : json_array();
+    size_t i;
+    json_t *v;
+    bool user = false;
+    json_array_foreach(ids, i, v) {
+        pod_sibling s;
+        if (strcmp(json_string_value(v), x->id) != 0 &&
+            sibling_of(x->rootfd, json_string_value(v), x->pod_userns, x->pod_pidns, &s) &&
+            (!user || s.pidns)) {
+            *sib = s;
+            user = true;
+        }
+    }
+    json_decref(ids);
+    const char *upath = NULL, *ppath = NULL;
+    for (size_t j = 0; j < x->c.njoin; j++)
+        if (x->c.join[j].flag == CLONE_NEWUSER)
+            upath = x->c.join[j].path;
+        else if (x->c.join[j].flag == CLONE_NEWPID)
+            ppath = x->c.join[j].path;
+    if (!user && upath)
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.namespaces user path %s: not the user "
+                       "namespace of a live container mxc-oci made with an id range of its own (a pod's): refused "
+                       "(it could be the host's or another range's)", upath);
+    if (!user)
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.namespaces pid path %s: not the PID "
+                       "namespace of a live container mxc-oci made (a pod's): refused (it could be the host's or "
+                       "another pod's)", ppath);
+    if (x->pod_pidns >= 0 && !sib->pidns)
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.namespaces pid path %s: not the PID "
+                       "namespace of a live container of the pod whose user namespace is joined: refused (it could "
+                       "be the host's or another pod's)", ppath);
+    return 0;
+}
+
+/* create step 3, a pod member: the pod's user (and PID) namespaces opened once, proved a live
+ * sibling's (find_sibling), its range shared (a claim of the member's own on it, idrange.h) and its
+ * maps taken from that claim (a config's own maps must be those) */
+static int pod_claim(create_ctx *x, mxc_error *e)
+{
+    oci_config *c = &x->c;
+    for (size_t i = 0; i < c->njoin; i++) {
+        int *fd = c->join[i].flag == CLONE_NEWUSER ? &x->pod_userns
+                  : c->join[i].flag == CLONE_NEWPID ? &x->pod_pidns : NULL;
+        if (fd && (*fd = open_ns_path(c, i, e)) < 0)
+            return -1;
+    }
+    /* no user namespace listed: the one owning the pod's PID namespace (on that same descriptor) */
+    if (x->pod_userns < 0 && (x->pod_userns = ioctl(x->pod_pidns, NS_GET_USERNS)) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.setns", errno, NULL, "the user namespace owning the pod's "
+                          "PID namespace");
+    pod_sibling sib;
+    unsigned base;
+    if (find_sibling(x, &sib, e) < 0 ||
+        mxc_idrange_join(sib.claim, sib.dir, sib.pid, x->dir_path, (const char *const *)x->writable, x->nwritable,
+                         &base, x->claim, e) < 0)
+        return -1;
+    oci_idmap pod = {0, base, MXC_IDRANGE_SIZE};
+    for (int g = 0; c->join_maps_given && g < 2; g++) {
+        const oci_idmap *m = g ? c->gidmap : c->uidmap;
+        if ((g ? c->ngidmap : c->nuidmap) != 1 || m->cid != 0 || m->hid != base || m->n != MXC_IDRANGE_SIZE)
+            return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.%s: not the pod's range (its user "
+                           "namespace, joined by path, maps 0 onto host %u+65536): refused",
+                           g ? "gidMappings" : "uidMappings", base);
+    }
+    c->uidmap[0] = c->gidmap[0] = pod;
+    c->nuidmap = c->ngidmap = 1;
+    return 0;
+}
+
+/* A config's own maps of a Kubernetes pod's shape (one range of 65536 ids, 65536-aligned, for uids
+ * and gids alike: the kubelet's for `hostUsers: false`) are claimed as mxc's ranges are: another
+ * container given the same maps is refused, and the pod's members can join its user namespace by
+ * path (pod_claim).  Other maps stay unclaimed, checked only (own_maps_meet_mxc). */
+static int claim_own_range(create_ctx *x, mxc_error *e)
+{
+    const oci_config *c = &x->c;
+    const oci_idmap *u = c->uidmap, *g = c->gidmap;
+    if (c->nuidmap != 1 || c->ngidmap != 1 || u->cid != 0 || g->cid != 0 || u->hid != g->hid ||
+        u->n != MXC_IDRANGE_SIZE || g->n != MXC_IDRANGE_SIZE || u->hid % MXC_IDRANGE_SIZE)
+        return 0;
+    mxc_error sub = {0};
+    if (mxc_idrange_claim_at(u->hid, x->dir_path, (const char *const *)x->writable, x->nwritable, x->claim, &sub) == 0)
+        return 0;
+    mxc_err(e, sub.code, "config.json: linux.uidMappings[0]: %.600s", sub.message);
+    mxc_error_clear(&sub);
+    return -1;
+}
+
 /* create step 3: the user namespace's maps: the config's, or a claimed range; the process's ids
  * mapped in them */
 static int claim_ids(create_ctx *x, mxc_error *e)
 {
     oci_config *c = &x->c;
-    if (!c->user_ns) {
+    if (c->join_user) {
+        if (pod_claim(x, e) < 0)
+            return -1;
+    } else if (!c->user_ns) {
         unsigned base;
         if (mxc_idrange_claim(x->dir_path, (const char *const *)x->writable, x->nwritable, &base, x->claim, e) < 0)
             return -1;
         c->uidmap[0] = c->gidmap[0] = (oci_idmap){0, base, MXC_IDRANGE_SIZE};
         c->nuidmap = c->ngidmap = 1;
-    } else if (own_maps_meet_mxc(c, e) < 0)
+    } else if (own_maps_meet_mxc(c, e) < 0 || claim_own_range(x, e) < 0)
         return -1;
     if (oci_mountmap_check(c, e) < 0)
         return -1; /* idmapped binds: only ids the container owns (mountmap.h) */
@@ -596,7 +824,7 @@ static int claim_ids(create_ctx *x, mxc_error *e)
         if (!oci_map_id(c->gidmap, c->ngidmap, c->gids[i], &hg))
             return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: process.user.additionalGids[%zu] %u is not "
                            "mapped in the container's user namespace", i, c->gids[i]);
-    return 0;
+    return own_ping_range(c, x->ping_range, sizeof x->ping_range, e);
 }
 
 /* create step 4: the rootfs, opened before the clone; the host-resolved hooks' binaries, checked
@@ -645,6 +873,13 @@ static int make_cgroup(create_ctx *x, mxc_error *e)
     return 0;
 }
 
+/* The namespaces joined by path that mxc-oci never enters itself (it could not return from a user
+ * namespace; a PID namespace is its children's): a pod's, entered by pod_clone's helper. */
+static bool by_helper(int flag)
+{
+    return flag == CLONE_NEWUSER || flag == CLONE_NEWPID;
+}
+
 /* create step 6a: namespaces joined by path (a pod's network, IPC, UTS): entered here, as host root,
  * so that the init is born in them (its own user namespace could not enter one it does not own);
  * the runtime's own kept, to return to after the clone (run's start and delete, and the hooks, run
@@ -654,6 +889,8 @@ static int enter_joined(create_ctx *x, mxc_error *e)
     oci_config *c = &x->c;
     char path0[64];
     for (size_t i = 0; i < c->njoin; i++) {
+        if (by_helper(c->join[i].flag))
+            continue;
         const char *nsname = c->join[i].flag == CLONE_NEWNET ? "net" : c->join[i].flag == CLONE_NEWIPC ? "ipc"
                              : c->join[i].flag == CLONE_NEWUTS ? "uts" : "cgroup";
         snprintf(path0, sizeof path0, "/proc/self/ns/%s", nsname);
@@ -662,6 +899,8 @@ static int enter_joined(create_ctx *x, mxc_error *e)
         x->nown++;
     }
     for (size_t i = 0; i < c->njoin; i++) {
+        if (by_helper(c->join[i].flag))
+            continue;
         int nfd = open_ns_path(c, i, e);
         if (nfd < 0)
             return -1;
@@ -672,7 +911,7 @@ static int enter_joined(create_ctx *x, mxc_error *e)
             return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.setns", err, NULL, "joining the %s namespace %s",
                               c->join[i].type, c->join[i].path);
     }
-    if (write_joined_sysctls(c, e) < 0)
+    if (write_joined_sysctls(c, e) < 0 || pod_low_ports(x, e) < 0)
         return -1;
     /* a pod's sysfs shows the network namespace of its maker: made now, while mxc-oci is in the pod's
      * (it returns to its own right after the clone) */
@@ -684,6 +923,45 @@ static int enter_joined(create_ctx *x, mxc_error *e)
             return -1;
         }
     return 0;
+}
+
+/* The init cloned inside a pod's user (and PID) namespace: a helper, not dumpable (the pod's processes
+ * share that user namespace), enters them (mxc-oci itself could never leave a user namespace), clones
+ * the init as mxc-oci's own child (CLONE_PARENT) into the container's other new namespaces, sends its
+ * pid and exits.  In the init: 0; in mxc-oci: the init's pid, or -1 with errno. */
+static pid_t pod_clone(create_ctx *x, int flags, int cgfd)
+{
+    int pp[2];
+    if (pipe2(pp, O_CLOEXEC) < 0)
+        return -1;
+    pid_t h = fork();
+    if (h == 0) {
+        close(pp[0]);
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        pid_t c = -1;
+        if (setns(x->pod_userns, CLONE_NEWUSER) == 0 && (x->pod_pidns < 0 || setns(x->pod_pidns, CLONE_NEWPID) == 0))
+            c = mxc_cgroup_clone((unsigned long long)flags | CLONE_PARENT, cgfd);
+        if (c == 0) {
+            close(pp[1]);
+            return 0;
+        }
+        int m[2] = {(int)c, errno};
+        (void)!write(pp[1], m, sizeof m);
+        _exit(0);
+    }
+    close(pp[1]);
+    int m[2] = {-1, h < 0 ? errno : EIO};
+    ssize_t n = -1;
+    while (h > 0 && (n = read(pp[0], m, sizeof m)) < 0 && errno == EINTR)
+        ;
+    close(pp[0]);
+    if (h > 0)
+        waitpid(h, NULL, 0);
+    if (n != (ssize_t)sizeof m || m[0] <= 0) {
+        errno = n == (ssize_t)sizeof m ? m[1] : m[1] ? m[1] : EIO;
+        return -1;
+    }
+    return (pid_t)m[0];
 }
 
 /* create step 6: the init, cloned into its namespaces (and, on v2, born in its cgroup), then the
@@ -717,7 +995,8 @@ static int spawn_init(create_ctx *x, mxc_error *e)
     int flags = (x->c.ns_flags & ~CLONE_NEWCGROUP) | CLONE_NEWUSER;
     int cgfd = x->made_cg ? oci_cgroup_dir_fd(&x->cg) : -1;
     fflush(NULL);
-    x->child = mxc_cgroup_clone((unsigned long long)flags, cgfd);
+    x->child = x->c.join_user ? pod_clone(x, flags & ~CLONE_NEWUSER, cgfd)
+                              : mxc_cgroup_clone((unsigned long long)flags, cgfd);
     int clone_err = errno;
     if (cgfd >= 0)
         close(cgfd);
@@ -753,8 +1032,8 @@ static int map_ids(create_ctx *x, mxc_error *e)
     if (x->made_cg && (oci_cgroup_enter(&x->cg, x->child, e) < 0 || oci_cgroup_sole(&x->cg, x->child, e) < 0))
         return -1;
     char path[64];
-    int r = oci_write_idmap(x->child, "uid_map", x->c.uidmap, x->c.nuidmap);
-    if (r == 0)
+    int r = x->c.join_user ? 0 : oci_write_idmap(x->child, "uid_map", x->c.uidmap, x->c.nuidmap);
+    if (r == 0 && !x->c.join_user) /* a pod's user namespace joined: its maps are written (the pod's range) */
         r = oci_write_idmap(x->child, "gid_map", x->c.gidmap, x->c.ngidmap);
     snprintf(path, sizeof path, "/proc/%d/ns/user", (int)x->child);
     if (r == 0 && (x->userns = open(path, O_RDONLY | O_CLOEXEC)) < 0)
@@ -880,7 +1159,7 @@ static int hand_listener(json_t *seccomp, const oci_state *st, const char *statu
     json_t *state = oci_state_json(st, OCI_CREATED);
     if (state)
         json_object_set_new(state, "status", json_string(status));
-    int rc = state ? oci_notify_send(seccomp, listener, pid, state, st->pid, e)
+    int rc = state ? oci_notify_send(seccomp, listener, pid, state, e)
                    : mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
     json_decref(state);
     close(listener);
@@ -974,7 +1253,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
         return mxc_err(e, MXC_E_MALFORMED_ID, "invalid id format: %s", id ? id : "");
     create_ctx x = {.rootfd = rootfd, .id = id, .bundle = bundle, .pid_file = pid_file, .console_path = console,
                     .preserve = preserve, .cgroup = cgroup, .bundle_fd = -1, .dir_fd = -1, .rootfs_fd = -1, .fifo_fd = -1, .sock = -1,
-                    .init_sock = -1, .userns = -1, .console = -1, .own_ns = {-1, -1, -1, -1}};
+                    .init_sock = -1, .userns = -1, .console = -1, .own_ns = {-1, -1, -1, -1}, .pod_userns = -1,
+                    .pod_pidns = -1};
     int rc = 0;
     for (size_t s = 0; rc == 0 && s < sizeof create_steps / sizeof create_steps[0]; s++)
         rc = create_steps[s](&x, e);
@@ -1101,6 +1381,23 @@ static ino_t pidns_of(pid_t pid)
     return stat(path, &st) == 0 ? st.st_ino : 0;
 }
 
+/* Whether pid is PID 1 of its own PID namespace (a pod member that joined its pod's is not). */
+static bool pid_ns_init(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "re");
+    bool init = false;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "NSpid:", 6)) {
+            char *last = strrchr(line, '\t');
+            init = last && atoi(last + 1) == 1;
+        }
+    if (f)
+        fclose(f);
+    return init;
+}
+
 /* kill --all beyond the cgroup: every process of the container's PID namespace but its init
  * (each by pidfd, its namespace checked again once the pidfd names it) */
 static void signal_pid_namespace(pid_t init, int sig)
@@ -1135,7 +1432,9 @@ int oci_kill(int rootfd, const char *id, int sig, bool all, mxc_error *e)
     oci_cgroup cg;
     if (all && oci_cgroup_load(l.dirfd, &cg))
         oci_cgroup_signal(&cg, sig); /* every process in the container's cgroup (a frozen one thawed for SIGKILL) */
-    if (all && sig != SIGKILL) /* (SIGKILL to its init takes them all) */
+    /* (SIGKILL to its init takes them all); a pod's PID namespace joined is the pod's, not the member's:
+     * its cgroup's processes only */
+    if (all && sig != SIGKILL && pid_ns_init(l.s.pid))
         signal_pid_namespace(l.s.pid, sig);
     if (syscall(SYS_pidfd_send_signal, pfd, sig, NULL, 0) < 0)
         return mxc_err_os(e, errno == ESRCH ? MXC_E_ALREADY_STOPPED : MXC_E_BACKEND_ERROR, "oci.kill", errno, NULL,
@@ -1679,7 +1978,11 @@ static ssize_t exec_listener(exec_ctx *x, char *msg, size_t len, mxc_error *e)
     json_t *doc = saved_config(x->dirfd);
     int rc = hand_listener(json_object_get(json_object_get(doc, "linux"), "seccomp"), &x->s, "running", x->b, fd, e);
     json_decref(doc);
-    return rc < 0 ? -1 : mxc_error_recv(x->sv[0], OCI_MSG_FAIL, msg, len, e);
+    if (rc < 0)
+        return -1;
+    if (mxc_sockmsg_send_tag(x->sv[0], OCI_MSG_LISTENER_OK, -1) < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.exec", errno, NULL, "exec: the process is gone");
+    return mxc_error_recv(x->sv[0], OCI_MSG_FAIL, msg, len, e);
 }
 
 /* exec step: the joining child forked (exec_join); its answer, then the exec'd process's
@@ -1717,6 +2020,9 @@ static int exec_spawn(exec_ctx *x, mxc_error *e)
     if (n != 0) {
         if (n > 0)
             mxc_err(e, MXC_E_BACKEND_ERROR, "exec: protocol error");
+        /* it never execs now (it reported, or waits for the listener's 'n'); killed, since a stopped
+         * process (the container's root can stop it) would hold this wait forever */
+        kill(x->b, SIGKILL);
         waitpid(x->b, NULL, 0);
         x->b = -1;
         return -1;

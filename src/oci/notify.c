@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -22,8 +23,23 @@ static int userns_of(pid_t pid, struct stat *st)
     return fd >= 0 && fstat(fd, st) == 0 ? 0 : -1;
 }
 
+/* connect(2) on a non-blocking unix socket: a listener whose backlog is full answers EAGAIN at
+ * once (no EINPROGRESS for unix sockets); tried again for up to AGENT_WAIT_MS, so a socket planted
+ * at the path that never accepts cannot hold create or exec. */
+#define AGENT_WAIT_MS 5000
+static int connect_bounded(int s, const struct sockaddr_un *sa)
+{
+    for (int waited = 0;; waited += 10) {
+        if (connect(s, (const struct sockaddr *)sa, sizeof *sa) == 0)
+            return 0;
+        if (errno != EAGAIN || waited >= AGENT_WAIT_MS)
+            return -1;
+        usleep(10000);
+    }
+}
+
 /* The agent at path, connected (a stream socket, close-on-exec): its descriptor, or -1 with *e. */
-static int agent_connect(const char *path, pid_t init, mxc_error *e)
+static int agent_connect(const char *path, mxc_error *e)
 {
     /* the socket itself, its last component not followed (a link put there is refused), then
      * connected through its descriptor: what was checked is what is connected */
@@ -34,24 +50,28 @@ static int agent_connect(const char *path, pid_t init, mxc_error *e)
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d", pfd);
     int s _cleanup_fd_ = -1;
-    if (pfd < 0 || !S_ISSOCK(st.st_mode) || (s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
-        connect(s, (struct sockaddr *)&sa, sizeof sa) < 0)
+    struct timeval tv = {.tv_sec = AGENT_WAIT_MS / 1000};
+    if (pfd < 0 || !S_ISSOCK(st.st_mode) || (s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0 ||
+        connect_bounded(s, &sa) < 0 || fcntl(s, F_SETFL, 0) < 0 ||
+        setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.seccomp", errno, NULL,
                           "failed to connect with seccomp agent specified in the seccomp profile: %s", path);
-    /* the listening process (its credentials as it listened) is no member of the container */
+    /* the listening process (its credentials as it listened) is the operator's: in mxc-oci's own
+     * user namespace, never a container's (this one's, or another's that can write where the path
+     * leads: the listener answers this container's system calls and can add descriptors to it) */
     struct ucred cr;
     socklen_t len = sizeof cr;
     struct stat peer, ours;
     if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || cr.pid <= 0 || userns_of(cr.pid, &peer) < 0 ||
-        userns_of(init, &ours) < 0)
+        userns_of(getpid(), &ours) < 0)
         return mxc_err(e, MXC_E_BACKEND_ERROR, "the seccomp agent at %s: cannot tell whose it is", path);
-    if (peer.st_dev == ours.st_dev && peer.st_ino == ours.st_ino)
-        return mxc_err(e, MXC_E_POLICY_VALIDATION, "the seccomp agent at %s is served from inside the container "
-                       "(linux.seccomp.listenerPath): refused", path);
+    if (peer.st_dev != ours.st_dev || peer.st_ino != ours.st_ino)
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "the seccomp agent at %s is served from another user namespace "
+                       "than the runtime's (a container's?) (linux.seccomp.listenerPath): refused", path);
     return mxc_take_fd(&s);
 }
 
-int oci_notify_send(json_t *seccomp, int listener, pid_t pid, json_t *state, pid_t init, mxc_error *e)
+int oci_notify_send(json_t *seccomp, int listener, pid_t pid, json_t *state, mxc_error *e)
 {
     const char *path = json_string_value(json_object_get(seccomp, "listenerPath"));
     const char *meta = json_string_value(json_object_get(seccomp, "listenerMetadata"));
@@ -66,7 +86,7 @@ int oci_notify_send(json_t *seccomp, int listener, pid_t pid, json_t *state, pid
     json_decref(cps);
     if (!text)
         return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
-    int s _cleanup_fd_ = agent_connect(path, init, e);
+    int s _cleanup_fd_ = agent_connect(path, e);
     if (s < 0)
         return -1;
     size_t len = strlen(text);

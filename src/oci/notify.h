@@ -25,12 +25,15 @@
 #include "error.h"
 
 #define OCI_MSG_LISTENER 'N' /* the container's process -> mxc-oci: + the seccomp listener */
+#define OCI_MSG_LISTENER_OK 'n' /* mxc-oci -> an exec'd process: the agent has it, go on to execve */
 
 /* seccomp: the config's linux.seccomp (listenerPath, listenerMetadata);
  * pid: the process whose filter it is; state: the container's state
- * (borrowed); init: the container's init (its user namespace is the
- * container's).  0, or -1 with *e (runc's words: "failed to connect with
- * seccomp agent ..."). */
-int oci_notify_send(json_t *seccomp, int listener, pid_t pid, json_t *state, pid_t init, mxc_error *e);
+ * (borrowed).  The agent must listen in mxc-oci's own user namespace
+ * (the operator's: never a container's, this one's or another's), and is
+ * given a bounded time to accept (a socket planted there that never
+ * accepts cannot hold create or exec).  0, or -1 with *e (runc's words:
+ * "failed to connect with seccomp agent ..."). */
+int oci_notify_send(json_t *seccomp, int listener, pid_t pid, json_t *state, mxc_error *e);
 
 #endif

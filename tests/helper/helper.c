@@ -906,13 +906,15 @@ static int v_connect(VERB_ARGS)
 static int v_socket(VERB_ARGS)
 {
 	if (argc < 1)
-		return usage("socket raw|packet|udp");
+		return usage("socket raw|packet|udp|icmp");
 	if (strcmp(argv[0], "raw") == 0)
 		TRY("socket", socket(AF_INET, SOCK_RAW, IPPROTO_ICMP));
 	else if (strcmp(argv[0], "packet") == 0)
 		TRY("socket", socket(AF_PACKET, SOCK_RAW, htons(3 /* ETH_P_ALL */)));
 	else if (strcmp(argv[0], "udp") == 0)
 		TRY("socket", socket(AF_INET, SOCK_DGRAM, 0));
+	else if (strcmp(argv[0], "icmp") == 0) /* an ICMP echo socket: net.ipv4.ping_group_range */
+		TRY("socket", socket(AF_INET, SOCK_DGRAM, IPPROTO_ICMP));
 	else
 		return usage("socket: unknown kind");
 	return 0;

@@ -103,7 +103,7 @@ class Cri:
         r = self.img.ImageStatus(self.pb.ImageStatusRequest(image=self.pb.ImageSpec(image=ref)), timeout=30)
         return r.image.id != ""
 
-    def pod_config(self, annotations=None):
+    def pod_config(self, annotations=None, ns=None):
         self.n += 1
         name = "pod%d" % self.n
         return self.pb.PodSandboxConfig(
@@ -113,18 +113,18 @@ class Cri:
             annotations=annotations or {},
             linux=self.pb.LinuxPodSandboxConfig(cgroup_parent=self.cgparent,
                                                 security_context=self.pb.LinuxSandboxSecurityContext(
-                                                    namespace_options=self.ns_options())))
+                                                    namespace_options=ns or self.ns_options())))
 
     def ns_options(self):
         """What a kubelet sends for a pod without shareProcessNamespace or host namespaces: the pod's
-        network and IPC, a PID namespace per container (the CRI's zero value, POD, would share the
-        sandbox's by path: refused, docs/kubernetes.md)."""
+        network and IPC, a PID namespace per container (the CRI's zero value, POD, shares the
+        sandbox's by path: test_a_pod_sharing_its_process_namespace_is_one_identity)."""
         return self.pb.NamespaceOption(network=self.pb.POD, pid=self.pb.CONTAINER, ipc=self.pb.POD)
 
-    def container_config(self, name, command, pod, mounts=(), apparmor=False):
+    def container_config(self, name, command, pod, mounts=(), apparmor=False, ns=None):
         """apparmor: the container's AppArmor as a kubelet sends RuntimeDefault (runtime/default) on an
         AppArmor node, in both fields of this CRI version (the profile and the deprecated string)."""
-        sc = self.pb.LinuxContainerSecurityContext(namespace_options=self.ns_options())
+        sc = self.pb.LinuxContainerSecurityContext(namespace_options=ns or self.ns_options())
         if apparmor:
             sc.apparmor.CopyFrom(self.pb.SecurityProfile(profile_type=self.pb.SecurityProfile.RuntimeDefault))
             sc.apparmor_profile = "runtime/default"
@@ -138,9 +138,9 @@ class Cri:
         return self.rt.RunPodSandbox(self.pb.RunPodSandboxRequest(config=cfg, runtime_handler=handler),
                                      timeout=120).pod_sandbox_id
 
-    def start(self, pod, cfg, name, command, mounts=(), apparmor=False):
+    def start(self, pod, cfg, name, command, mounts=(), apparmor=False, ns=None):
         c = self.rt.CreateContainer(self.pb.CreateContainerRequest(
-            pod_sandbox_id=pod, config=self.container_config(name, command, cfg, mounts, apparmor),
+            pod_sandbox_id=pod, config=self.container_config(name, command, cfg, mounts, apparmor, ns),
             sandbox_config=cfg), timeout=120).container_id
         self.rt.StartContainer(self.pb.StartContainerRequest(container_id=c), timeout=120)
         return c
@@ -393,6 +393,84 @@ def test_pod_through_the_cri_on_mxc(cri):
     assert [l for l in cri.links() if l not in ("lo", "mxccri0")] == []   # the pod's veth is gone
     assert os.listdir(os.path.join(cri.base, "runc-mxc", "k8s.io")) == []
     assert claims_naming(cri.base) == []
+
+
+def test_port_80_and_every_gid_ping_range_in_a_cri_pod(cri):
+    """Without containerd options: httpd on :80 in a pod (the pod's network namespace, containerd's,
+    belongs to the host's user namespace; mxc-oci sets that namespace's own
+    ip_unprivileged_port_start to 0 for a container granted CAP_NET_BIND_SERVICE, docs/oci.md);
+    and the pod sysctl containerd's enable_unprivileged_icmp writes, net.ipv4.ping_group_range
+    "0 2147483647", runs the pod (it was refused) and is written as the sandbox's own gids."""
+    pb = cri.pb
+    cfg = cri.pod_config()
+    cfg.linux.sysctls["net.ipv4.ping_group_range"] = "0 2147483647"
+    pod = cri.run_pod(cfg)
+    netns = pod_netns_path(cri, pod)
+    cri.pods_netns.append(netns)
+    assert cri.pod_status(pod).status.state == pb.SANDBOX_READY
+    host_port_start = open("/proc/sys/net/ipv4/ip_unprivileged_port_start").read()
+    host_ping = open("/proc/sys/net/ipv4/ping_group_range").read()
+    web = cri.start(pod, cfg, "web80", ["sh", "-c", "mkdir -p /tmp/www; echo port-80 > /tmp/www/index.html; "
+                                                    "exec httpd -f -p 80 -h /tmp/www"])
+    client = cri.start(pod, cfg, "client80", ["sleep", "1000"])
+
+    def fetch():
+        fetch.last = cri.exec(client, ["sh", "-c", "wget -q -O - http://127.0.0.1:80/"])
+        return fetch.last[0] == 0 and fetch.last[1] == "port-80\n"
+    assert wait_until(fetch, 30, 0.5), fetch.last
+
+    def in_pod(path):
+        return subprocess.run(["nsenter", "--net=" + netns, "cat", path], capture_output=True, text=True,
+                              check=True).stdout.split()
+    assert in_pod("/proc/sys/net/ipv4/ip_unprivileged_port_start") == ["0"]
+    lo, hi = (int(x) for x in in_pod("/proc/sys/net/ipv4/ping_group_range"))
+    assert hi - lo == 65535 and lo >= 2 ** 31, (lo, hi)      # one range's gids, none of the host's
+    assert open("/proc/sys/net/ipv4/ip_unprivileged_port_start").read() == host_port_start
+    assert open("/proc/sys/net/ipv4/ping_group_range").read() == host_ping
+    for c in (client, web):
+        cri.remove_container(c)
+    cri.remove_pod(pod)
+    assert not os.path.exists(netns)
+
+
+def test_a_pod_sharing_its_process_namespace_is_one_identity(cri):
+    """shareProcessNamespace (the CRI's PID mode POD, critest's default): containerd 1.6 passes the
+    sandbox's PID namespace by /proc/PID/ns/pid and no user namespace; mxc-oci proves it the sandbox's
+    (a live container of its store) and the member joins the user namespace owning it: one range for
+    the pod.  An emptyDir of two containers: each reads and writes the other's files, owned by the
+    writer's container uid 0 (never 65534); each sees the other's processes."""
+    pb = cri.pb
+    ns = pb.NamespaceOption(network=pb.POD, pid=pb.POD, ipc=pb.POD)
+    cfg = cri.pod_config(ns=ns)
+    pod = cri.run_pod(cfg)
+    cri.pods_netns.append(pod_netns_path(cri, pod))
+    empty = os.path.join(cri.base, "emptydir-" + pod[:12])
+    os.makedirs(empty)
+    os.chmod(empty, 0o777)                   # the kubelet's emptyDir
+    mount = [pb.Mount(container_path="/shared", host_path=empty)]
+    app = cri.start(pod, cfg, "app", ["sh", "-c", "echo from-app > /shared/app; exec sleep 1000"], mount, ns=ns)
+    side = cri.start(pod, cfg, "sidecar", ["sh", "-c", "echo from-side > /shared/side; exec sleep 1001"], mount,
+                     ns=ns)
+    assert wait_until(lambda: all(os.path.exists(os.path.join(empty, f)) for f in ("app", "side")), 30)
+    rc, out, err = cri.exec(side, ["sh", "-c", "echo by-side >> /shared/app && cat /shared/app && ls -n /shared && "
+                                              "cat /proc/self/uid_map && cat /proc/[0-9]*/cmdline | tr '\\0' ' '"])
+    assert rc == 0, err
+    lines = out.split("\n")
+    assert lines[:2] == ["from-app", "by-side"], out
+    owners = {l.split()[-1]: (l.split()[2], l.split()[3]) for l in lines if l.startswith("-")}
+    assert owners == {"app": ("0", "0"), "side": ("0", "0")}, out
+    assert "sleep 1000" in out and "sleep 1001" in out, out      # the app's process, seen from the sidecar
+    m = uid_map([l for l in lines if l.strip().startswith("0 ")][0])
+    rc, out, err = cri.exec(app, ["sh", "-c", "echo by-app >> /shared/side && cat /shared/side && "
+                                             "cat /proc/self/uid_map"])
+    assert rc == 0 and out.split("\n")[:2] == ["from-side", "by-app"], (out, err)
+    assert uid_map("\n".join(out.strip().split("\n")[2:])) == m and m[0][1] >= 2 ** 31, out  # one range, not host 0
+    assert os.stat(os.path.join(empty, "app")).st_uid == m[0][1] == os.stat(os.path.join(empty, "side")).st_uid
+    for c in (side, app):
+        cri.remove_container(c)
+    cri.remove_pod(pod)
+    assert claims_naming(cri.base) == []
+    shutil.rmtree(empty)
 
 
 # --------------------------------------------------------------------------------------------

@@ -197,10 +197,85 @@ def test_an_agent_served_from_inside_the_container_is_refused(oci):
     try:
         assert fake.stdout.readline().strip() == b"up"
         rc, out, err = oci("exec", "n6", "sh", "-c", "mkdir /tmp/w; echo rc=$?")
-        assert rc != 0 and "served from inside the container" in err, out + err
+        assert rc != 0 and "served from another user namespace than the runtime's" in err, out + err
+        # and the refused exec's process never ran (it waits for the handover before its execve)
+        assert oci("exec", "n6", "sh", "-c", "test -e /tmp/w")[0] != 0
     finally:
         fake.kill()
         fake.wait()
+
+
+def test_a_failed_handover_at_exec_never_runs_the_process(oci, agent):
+    """Review of issue 36: the exec'd process sent its listener and went on to execve at once, so an
+    exec refused because the agent could not take the listener had already run its command (and a
+    --detach exec waited for it).  Now it waits for mxc-oci's word that the agent has it."""
+    b = bundle(oci, ["sleep", "100"], notify_profile(agent.path))
+    assert oci.create("n9", b)[0] == 0
+    assert oci("start", "n9")[0] == 0
+    agent.close()
+    os.unlink(agent.path)
+    rc, out, err = oci("exec", "--detach", "n9", "sh", "-c", "echo ran > /tmp/ran; sleep 30")
+    assert rc != 0 and "failed to connect with seccomp agent" in err, out + err
+    assert not os.path.exists(os.path.join(b, "rootfs", "tmp", "ran"))
+    assert oci("delete", "--force", "n9")[0] == 0
+
+
+def test_an_agent_in_another_container_s_user_namespace_is_refused(oci, agent):
+    """A second container that can write where listenerPath leads serves the socket from its own user
+    namespace: it would get this container's listener (answer its calls, add descriptors to it).
+    Only an agent of the runtime's own user namespace is handed a listener."""
+    shared = os.path.join(oci.base, "shared2")
+    os.mkdir(shared)
+    os.chmod(shared, 0o1777)
+    other = oci.bundle(["sleep", "100"])
+    assert oci.create("n10", other)[0] == 0
+    pid = oci.state("n10")["pid"]
+    path = os.path.join(shared, "agent.sock")
+    code = ("import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1); "
+            "print('up', flush=True); c=s.accept()[0]; c.recv(4096)")
+    fake = subprocess.Popen(["nsenter", "-t", str(pid), "-U", "--", "/usr/bin/python3", "-c", code, path],
+                            stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    try:
+        assert fake.stdout.readline().strip() == b"up"
+        b = bundle(oci, ["true"], notify_profile(path))
+        rc, out, err = oci("run", "--bundle", b, "n11")
+        assert rc != 0 and "served from another user namespace than the runtime's" in err, out + err
+    finally:
+        fake.kill()
+        fake.wait()
+        oci("delete", "--force", "n10")
+
+
+def test_an_agent_that_never_accepts_cannot_hold_exec(oci, agent):
+    """Review of issue 36: a socket at listenerPath whose backlog is full and that never accepts held
+    create and exec in connect() forever.  The connection is given a bounded time, then refused."""
+    b = bundle(oci, ["sleep", "100"], notify_profile(agent.path))
+    assert oci.create("n12", b)[0] == 0
+    assert oci("start", "n12")[0] == 0
+    agent.close()
+    os.unlink(agent.path)
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(agent.path)
+    srv.listen(0)
+    fillers = []
+    try:
+        for _ in range(8):                  # the backlog filled by connections never accepted
+            c = socket.socket(socket.AF_UNIX)
+            c.setblocking(False)
+            try:
+                c.connect(agent.path)
+            except (BlockingIOError, InterruptedError):
+                c.close()
+                break
+            fillers.append(c)
+        rc, out, err = oci("exec", "--detach", "n12", "sh", "-c", "echo ran > /tmp/ran")
+        assert rc != 0 and "failed to connect with seccomp agent" in err, out + err
+        assert not os.path.exists(os.path.join(b, "rootfs", "tmp", "ran"))
+    finally:
+        for c in fillers:
+            c.close()
+        srv.close()
+        oci("delete", "--force", "n12")
 
 
 def test_a_link_at_the_listener_path_is_not_followed(oci, agent):

@@ -113,3 +113,22 @@ def test_pod_member_s_net_sysctl_is_written_in_the_pod_s_namespace(oci):  # noqa
     rc, _, err = oci("run", "--bundle", b, "sys-host")
     assert rc != 0 and "linux.sysctl" in err and "host" in err, err
     assert open("/proc/sys/net/ipv4/ping_group_range").read() == host_before
+
+
+def test_host_root_0700_host_path_is_unreadable_by_the_container_s_root(oci):  # noqa: F811
+    """A hostPath volume owned by host root, mode 0700: the container's root is a uid of its range
+    on the host, neither the owner nor holding CAP_DAC_OVERRIDE over the host's inode: unreadable,
+    as for runc in a user-namespaced pod (hostUsers: false). docs/oci.md."""
+    d = os.path.join(oci.base, "hostpath")
+    os.makedirs(d)
+    os.chmod(d, 0o700)
+    with open(os.path.join(d, "secret"), "w") as f:
+        f.write("host-secret\n")
+
+    def mutate(c):
+        c["mounts"].append({"destination": "/data", "type": "bind", "source": d, "options": ["rbind", "rw"]})
+    b = oci.bundle(["sh", "-c", "id -u; cat /data/secret || echo unreadable; ls /data || echo unlisted"], mutate)
+    rc, out, err = oci("run", "--bundle", b, "hostpath")
+    assert rc == 0, err
+    assert out.split() == ["0", "unreadable", "unlisted"], out
+    assert "host-secret" not in out

@@ -7,6 +7,7 @@
  * path, which mountinfo gives for a directory). */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,16 @@ static void directories(void)
 {
     char dir[256];
     int made = -1;
+    /* the link count says whether a directory has directories below it (cgroupfs, as tmpfs) */
+    snprintf(dir, sizeof dir, "%s/hc", top);
+    CHECK(mkdir(dir, 0755) == 0);
+    struct stat hst;
+    bool counts = stat(dir, &hst) == 0 && hst.st_nlink == 2; /* not btrfs's 1 */
+    CHECK(!counts || !mxc_cgroup_has_children(dir));
+    CHECK(mkdir(strcat(dir, "/x"), 0755) == 0);
+    CHECK(!counts || !mxc_cgroup_has_children(dir));
+    CHECK(mxc_cgroup_has_children(dirname(dir)));
+    CHECK(mxc_cgroup_has_children("/nonexistent/cgroup")); /* unknown: looked into */
     CHECK_INT_EQ(mxc_cgroup_mkdirs(top, "a/b", NULL, NULL, dir, sizeof dir, &made), 0);
     CHECK_INT_EQ(made, 2);
     CHECK(strstr(dir, "/a/b") != NULL);
@@ -197,6 +208,41 @@ static void membership(void)
         fclose(f);
 }
 
+/* This process's own cgroup of a v1 hierarchy where it is not the root's (here: memory), asked
+ * for twice (the mount from the cache, by its ID) and through a link to it (the real path by
+ * descriptor): the path /proc/self/cgroup names. */
+static void proc_path_again_and_through_a_link(void)
+{
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    char line[4096], dir[4200], link[4200], path[4096];
+    bool done = false;
+    while (f && !done && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+        struct stat st;
+        if (!b || !strcmp(b + 1, "/") || strchr(a + 1, '=') || b == a + 1)
+            continue;
+        *b = '\0';
+        snprintf(dir, sizeof dir, "/sys/fs/cgroup/%s%s", a + 1, b + 1);
+        if (stat(dir, &st) < 0)
+            continue;
+        done = true;
+        snprintf(link, sizeof link, "%s/cg-link", top);
+        CHECK(symlink(dir, link) == 0);
+        for (int i = 0; i < 2; i++) {
+            CHECK_INT_EQ(mxc_cgroup_proc_path(dir, path, sizeof path), 0);
+            CHECK_STR_EQ(path, b + 1);
+        }
+        CHECK_INT_EQ(mxc_cgroup_proc_path(link, path, sizeof path), 0);
+        CHECK_STR_EQ(path, b + 1);
+        unlink(link);
+    }
+    if (f)
+        fclose(f);
+    if (!done)
+        fprintf(stderr, "note: no v1 cgroup of this process below a hierarchy's root: proc_path via a link not tried\n");
+}
+
 int main(void)
 {
     snprintf(top, sizeof top, "/tmp/mxc-test-cgroup-XXXXXX");
@@ -206,6 +252,7 @@ int main(void)
     v1_limits();
     directories();
     membership();
+    proc_path_again_and_through_a_link();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", top);
     CHECK_INT_EQ(system(cmd), 0);

@@ -44,7 +44,8 @@ int main(void)
         (const void *)mxc_cgroup_clone, (const void *)mxc_registry_range, (const void *)mxc_idrange_region,
         (const void *)mxc_idrange_claim, (const void *)mxc_idrange_host_use, (const void *)mxc_idrange_release,
         (const void *)mxc_idrange_release_dead, (const void *)mxc_idrange_release_owned,
-        (const void *)mxc_idrange_set_cgroups, (const void *)mxc_idrange_set_owner,
+        (const void *)mxc_idrange_set_cgroups, (const void *)mxc_idrange_set_owner, (const void *)mxc_idrange_join,
+        (const void *)mxc_idrange_claim_at,
         /* the handles (libmxc_ffi's): a request, a one-shot, a started workload */
         (const void *)mxc_request_new, (const void *)mxc_request_delete, (const void *)mxc_request_parse,
         (const void *)mxc_request_is_v1, (const void *)mxc_request_is_exec, (const void *)mxc_request_in_session,

@@ -290,8 +290,10 @@ int mxc_cgroup_pids_all(const char *dir, pid_t **out);
  * pinned, that its /proc/PID/cgroup line names exactly that cgroup: a pid
  * reused meanwhile is never hit.  Returns how many it found. */
 int mxc_cgroup_signal(const char *dir, const char *ctrl, int sig);
-/* Kill-all: cgroup.kill (v2, 5.14+), then SIGKILL sweeps (mxc_cgroup_signal)
- * until dir and the cgroups below it are empty: at most 500 rounds of 2 ms. */
+/* Kill-all: cgroup.kill (v2, 5.14+) and a wait until the subtree is
+ * unpopulated (at most 1 s); else (v1, older v2, still populated) SIGKILL
+ * sweeps as mxc_cgroup_signal's until dir and the cgroups below it are empty:
+ * at most 500 rounds of 2 ms, dir's path for the membership check asked once. */
 void mxc_cgroup_kill_dir(const char *dir, const char *ctrl);
 /* Freezing: v2's cgroup.freeze (v2), else dir is a v1 freezer cgroup. */
 bool mxc_cgroup_frozen(const char *dir, bool v2);
@@ -345,6 +347,11 @@ int mxc_idrange_claim(const char *state_dir, const char *const *writable, size_t
                       char name[MXC_IDRANGE_NAME_MAX], mxc_error *e);
 int mxc_idrange_host_use(unsigned long long lo, unsigned long long n, bool gid, const char *mine, char *what,
                          size_t size);
+int mxc_idrange_claim_at(unsigned base, const char *state_dir, const char *const *writable, size_t nwritable,
+                         char name[MXC_IDRANGE_NAME_MAX], mxc_error *e);
+int mxc_idrange_join(const char *of, const char *of_state_dir, pid_t of_pid, const char *state_dir,
+                     const char *const *writable, size_t nwritable, unsigned *base, char name[MXC_IDRANGE_NAME_MAX],
+                     mxc_error *e);
 void mxc_idrange_release(const char *name);
 void mxc_idrange_release_dead(const char *state_dir);
 void mxc_idrange_release_owned(const char *name, const char *state_dir, pid_t pid);
