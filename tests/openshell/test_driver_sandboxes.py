@@ -17,6 +17,7 @@ import queue
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -24,6 +25,9 @@ import time
 import pytest
 
 from test_driver import DRIVER, SVC, Driver, pb  # noqa: F401 (pb: the module fixture)
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from test_proxy import world  # noqa: E402,F401 (fixture)
 
 grpc = pytest.importorskip("grpc")
 
@@ -118,20 +122,25 @@ def env(pb, store):  # noqa: F811
     try:
         yield start, base
     finally:
-        for d in drivers:
-            if d.proc and d.proc.poll() is None:
-                d.stop()
-        state = os.path.join(base, "state")
-        oci = os.path.join(state, "oci")
-        if os.path.isdir(oci):
-            for cid in os.listdir(oci):
-                subprocess.run([MXC_OCI, "--root", oci, "delete", "--force", cid], capture_output=True)
-        run = os.path.join(state, "run")
-        if os.path.isdir(run):
-            for sid in os.listdir(run):
-                subprocess.run(["umount", "-l", os.path.join(run, sid, "rootfs")], capture_output=True)
-        subprocess.run(store[1] + ["image", "unmount", "-a"], capture_output=True)
-        shutil.rmtree(base, ignore_errors=True)
+        try:
+            for d in drivers:
+                if d.proc and d.proc.poll() is None:
+                    d.stop()
+        finally:
+            _leave_nothing(base, store)
+
+
+def _leave_nothing(base, store):
+    """What a failed test left: its containers, rootfs mounts, Podman's holds, the directory."""
+    state = os.path.join(base, "state")
+    oci = os.path.join(state, "oci")
+    for cid in os.listdir(oci) if os.path.isdir(oci) else []:
+        subprocess.run([MXC_OCI, "--root", oci, "delete", "--force", cid], capture_output=True)
+    run = os.path.join(state, "run")
+    for sid in os.listdir(run) if os.path.isdir(run) else []:
+        subprocess.run(["umount", "-l", os.path.join(run, sid, "rootfs")], capture_output=True)
+    subprocess.run(store[1] + ["image", "unmount", "-a"], capture_output=True)
+    shutil.rmtree(base, ignore_errors=True)
 
 
 def sandbox(pb, sid, command, token="tok-" + "x" * 8):  # noqa: F811
@@ -529,3 +538,38 @@ def test_escape_suite_probes_inside_a_driver_sandbox(env, pb):  # noqa: F811
     finally:
         host.kill()
         host.wait()
+
+
+
+def test_driver_config_egress_reaches_its_host_alone_and_refusals_are_audited(env, pb, world, monkeypatch):  # noqa: F811
+    """driver_config's network rules govern a driver-made sandbox's egress: its allowed host answers
+    through the sandbox's proxy, another host is refused, and the refusal is in the audit.
+
+    NETWORK SAFETY: tests/integration/test_proxy.py's world: this process (and so the driver and
+    its mxc-oci) moves into a "host" network namespace the test made, the origins listen in an
+    "internet" namespace the test made, names resolve from the test's hosts file."""
+    start, base = env
+    monkeypatch.setenv("MXC_PROXY_HOSTS_FILE", world["hosts"])
+    conf = os.path.join(base, "driver.toml")
+    with open(conf, "w") as f:
+        f.write('[openshell.drivers.mxc]\nmxc_exec_path = "/usr/bin/mxc-exec"\negress_proxy = true\n')
+    d = start(extra=["--config", conf])
+    # no quote in the script: the stand-in supervisor reads the command back by sed (above)
+    curl = "curl -sS --max-time 10 -o /dev/null -w %s_%%{http_code} http://%s:8080/ 2>/dev/null || echo _refused; echo"
+    script = ("(%s; %s; echo done) > /sandbox/egress 2>&1; exec sleep 1000"
+              % (curl % ("ALLOWED", "api.example.test"), curl % ("OTHER", "other.test")))
+    sb = sandbox(pb, "w1", ["sh", "-c", script])
+    # the host's /usr granted read-only: curl and its libraries (as tests/oci/test_oci_network.py binds it)
+    sb.spec.template.driver_config.update({"version": 1, "filesystem_policy": {"read_only": ["/usr"]},
+                                           "network_policies": {
+                                               "r": {"endpoints": [{"host": "api.example.test", "port": 8080}]}}})
+    create(d, sb)
+    out_file = os.path.join(upper(base, "w1"), "sandbox", "egress")
+    assert wait(lambda: os.path.exists(out_file) and "done" in open(out_file).read(), 60)
+    lines = open(out_file).read().splitlines()
+    assert lines[0] == "ALLOWED_200" and lines[1] in ("OTHER_403", "OTHER_000_refused") and lines[2] == "done", lines
+    audit = os.path.join(base, "state", "oci", "w1", "proxy-audit.jsonl")
+    recs = [json.loads(line) for line in open(audit).read().splitlines()]
+    assert any(r["disposition"] == "denied" and r["dst_endpoint"]["hostname"] == "other.test" for r in recs), recs
+    assert any(r["disposition"] == "allowed" and r["dst_endpoint"]["hostname"] == "api.example.test" for r in recs), recs
+    assert d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="w1"), pb.DeleteSandboxResponse).deleted
