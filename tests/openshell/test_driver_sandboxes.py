@@ -548,6 +548,8 @@ def test_driver_config_egress_reaches_its_host_alone_and_refusals_are_audited(en
     NETWORK SAFETY: tests/integration/test_proxy.py's world: this process (and so the driver and
     its mxc-oci) moves into a "host" network namespace the test made, the origins listen in an
     "internet" namespace the test made, names resolve from the test's hosts file."""
+    if not os.access("/usr/bin/curl", os.X_OK):
+        pytest.skip("needs curl")
     start, base = env
     monkeypatch.setenv("MXC_PROXY_HOSTS_FILE", world["hosts"])
     conf = os.path.join(base, "driver.toml")
