@@ -82,7 +82,7 @@ static void get_listener_requirements(void *ctx, const uint8_t *msg, size_t len,
 {
     Openshell__Compute__V1__GetGatewayListenerRequirementsResponse r =
         OPENSHELL__COMPUTE__V1__GET_GATEWAY_LISTENER_REQUIREMENTS_RESPONSE__INIT;
-    answer(out, &r.base); /* none yet: no sandbox is created by this stage (docs/openshell.md) */
+    answer(out, &r.base); /* none yet: a sandbox has no way to the gateway (docs/openshell.md, "What is left") */
 }
 
 static void validate_create(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)
@@ -107,7 +107,7 @@ static void validate_create(void *ctx, const uint8_t *msg, size_t len, osd_reply
             OPENSHELL__COMPUTE__V1__VALIDATE_SANDBOX_CREATE_RESPONSE__INIT;
         answer(out, &r.base);
     }
-    json_decref(fragment); /* what CreateSandbox will put in the session's request */
+    json_decref(fragment); /* what CreateSandbox makes of the policy (bundle.h) */
     mxc_error_clear(&e);
     openshell__compute__v1__validate_sandbox_create_request__free_unpacked(req, NULL);
 }
