@@ -504,9 +504,14 @@ PROBES = {
 }
 
 
+WRITES = ["/proc/sys/kernel/hostname", "/proc/sysrq-trigger", "/proc/sys/vm/drop_caches", "/sys/fs/cgroup/cgroup.procs",
+          "/sys/fs/cgroup/pids/cgroup.procs", "/sys/fs/cgroup/memory/release_agent"]
+
+
 def test_escape_suite_probes_inside_a_driver_sandbox(env, pb):  # noqa: F811
     """A workload in a driver-made sandbox is contained as any mxc-oci container: the escape
-    suite's syscall probes, a host process (kill, ptrace) and a host file, from the sandbox's root."""
+    suite's syscall probes, a host process (kill, ptrace), a host file, /proc/sys, sysrq and the
+    cgroup hierarchy, from the sandbox's root."""
     start, base = env
     d = start()
     host = subprocess.Popen(["sleep", "1000"])
@@ -517,7 +522,10 @@ def test_escape_suite_probes_inside_a_driver_sandbox(env, pb):  # noqa: F811
         verbs = " ".join(v for v in PROBES if " " not in v)  # the two with an argument: after the loop
         script = ("for v in %s; do mxc-test-helper $v; done; mxc-test-helper socket raw; mxc-test-helper socket packet; "
                   "mxc-test-helper kill %d 9; mxc-test-helper ptrace_attach %d; mxc-test-helper read %s; "
-                  "echo done) > /sandbox/escape 2>&1; exec sleep 1000") % (verbs, host.pid, host.pid, secret)
+                  "for t in %s; do mxc-test-helper write $t 1; done; "
+                  "mkdir /sys/fs/cgroup/mxc-osd-escape 2>/dev/null && echo mkdir: ok || echo mkdir: refused; "
+                  "echo done) > /sandbox/escape 2>&1; exec sleep 1000") % (verbs, host.pid, host.pid, secret,
+                                                                       " ".join(WRITES))
         create(d, sandbox(pb, "e1", ["sh", "-c", "(" + script]))
         out_file = os.path.join(upper(base, "e1"), "sandbox", "escape")
         assert wait(lambda: os.path.exists(out_file) and "done" in open(out_file).read(), 30)
@@ -533,6 +541,10 @@ def test_escape_suite_probes_inside_a_driver_sandbox(env, pb):  # noqa: F811
             ["EPERM", "EPERM"], out
         assert got["kill"].split()[0] == "ESRCH" and got["ptrace_attach"].split()[0] in ("ESRCH", "EPERM"), out
         assert got["read"].split()[0] in ("ENOENT", "EACCES") and "host-only" not in out, out
+        # /proc/sys, sysrq and the host's cgroup hierarchy (tests/oci/test_oci_escape.py's targets)
+        writes = [l.split(": ", 1)[1].split()[0] for l in out.splitlines() if l.startswith("write: ")]
+        assert len(writes) == len(WRITES) and all(w in ("EROFS", "EACCES", "EPERM", "ENOENT") for w in writes), out
+        assert got["mkdir"] == "refused" and not os.path.exists("/sys/fs/cgroup/mxc-osd-escape"), out
         assert host.poll() is None
         d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="e1"), pb.DeleteSandboxResponse)
     finally:
