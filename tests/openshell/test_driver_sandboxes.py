@@ -587,3 +587,22 @@ def test_driver_config_egress_reaches_its_host_alone_and_refusals_are_audited(en
     assert any(r["disposition"] == "denied" and r["dst_endpoint"]["hostname"] == "other.test" for r in recs), recs
     assert any(r["disposition"] == "allowed" and r["dst_endpoint"]["hostname"] == "api.example.test" for r in recs), recs
     assert d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="w1"), pb.DeleteSandboxResponse).deleted
+
+
+def test_a_create_that_fails_late_leaves_nothing(env, pb, store):  # noqa: F811
+    """mxc-oci refusing the create (after the record, the image's hold, the overlay and the bundle
+    were made): the refusal names it, and everything made is taken down again."""
+    start, base = env
+    failing = os.path.join(base, "mxc-oci-failing")
+    with open(failing, "w") as f:
+        f.write('#!/bin/sh\nfor a; do [ "$a" = create ] && { echo "mxc-oci: refused for the test" >&2; exit 1; }; done\n'
+                'exec %s "$@"\n' % MXC_OCI)
+    os.chmod(failing, 0o755)
+    d = start(extra=["--mxc-oci", failing])
+    code, msg = d.refused("CreateSandbox", pb.CreateSandboxRequest(sandbox=sandbox(pb, "f1", SLEEP)),
+                          pb.CreateSandboxResponse)
+    assert code == grpc.StatusCode.INTERNAL and "mxc-oci create f1 failed: mxc-oci: refused for the test" in msg, msg
+    state = os.path.join(base, "state")
+    assert os.listdir(os.path.join(state, "sandboxes")) == [] and os.listdir(os.path.join(state, "run")) == []
+    assert os.listdir(os.path.join(state, "work")) == [] and mounts_under(state) == []
+    assert podman_mounts(store) == ""
