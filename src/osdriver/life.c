@@ -22,6 +22,7 @@
 #include "run.h"
 
 #define IMAGE_COND "mxc.io/image"
+#define STOP_GRACE_MS 10000 /* SIGTERM's grace before SIGKILL (the loop waits meanwhile) */
 
 int osd_rt_open(osd_rt *rt, const osd_store *st, const char *state_dir, mxc_error *e)
 {
@@ -339,6 +340,23 @@ int osd_sbx_create(const osd_rt *rt, const osd_store *st, pb_sandbox *sb, const 
     return 0;
 }
 
+/* mxc-oci kill ID SIG, then up to ms for the init to be gone: whether it is (status: what
+ * mxc-oci state said last). */
+static bool ended(const osd_rt *rt, const char *id, const char *sig, int ms, char *status, size_t sz)
+{
+    osd_run_io io;
+    long pid;
+    oci(rt, "kill", id, sig, NULL, -1, &io);
+    for (int waited = 0;; waited += 50) {
+        oci_status(rt, id, status, sz, &pid);
+        if (strcmp(status, "running") && strcmp(status, "created"))
+            return true;
+        if (waited >= ms)
+            return false;
+        usleep(50000);
+    }
+}
+
 int osd_sbx_stop(const osd_rt *rt, const osd_store *st, const char *id, mxc_error *e)
 {
     pb_sandbox *sb;
@@ -347,15 +365,9 @@ int osd_sbx_stop(const osd_rt *rt, const osd_store *st, const char *id, mxc_erro
     osd_run_io io;
     bool held;
     phase_of(sb, &held);
-    oci(rt, "kill", id, "KILL", NULL, -1, &io);
     char status[32];
-    long pid;
-    for (int i = 0; i < 100; i++) { /* 5 s for the init to die */
-        oci_status(rt, id, status, sizeof status, &pid);
-        if (strcmp(status, "running") && strcmp(status, "created"))
-            break;
-        usleep(50000);
-    }
+    if (!ended(rt, id, "TERM", STOP_GRACE_MS, status, sizeof status)) /* the supervisor's own shutdown first */
+        ended(rt, id, "KILL", 5000, status, sizeof status);
     int rc = oci(rt, "delete", "--force", id, NULL, -1, &io) == 0 || !strcmp(status, "absent")
                  ? put_phase(st, sb, "Stopped", held, e)
                  : mxc_err(e, MXC_E_BACKEND_ERROR, "mxc-oci delete %s failed: %s", id, io.err);

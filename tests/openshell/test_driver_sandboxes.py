@@ -55,7 +55,11 @@ STAND_IN = r"""#!/bin/sh
   echo "proxy=$HTTPS_PROXY"
 } > /sandbox/seen
 script=$(echo "$OPENSHELL_MAIN_PROCESS_SPEC" | sed -e 's/^{"version":1,"command":\["sh","-c","\(.*\)"\],"tty":false}$/\1/')
-exec sh -c "$script"
+# a stop's SIGTERM: the supervisor's own shutdown (the canonical process ended, a note left)
+trap 'echo TERM > /sandbox/term; kill $child 2>/dev/null; exit 0' TERM
+sh -c "$script" &
+child=$!
+wait $child
 """
 
 
@@ -292,8 +296,11 @@ def test_create_ready_stop_start_delete(env, pb, store):  # noqa: F811
     st = os.stat(os.path.join(base, "state", "run", "s1", "token"))
     assert st.st_mode & 0o777 == 0o400 and st.st_uid >= 65536
     # stop keeps the workspace; start runs again from the same bundle
+    t0 = time.time()
     d.call("StopSandbox", pb.StopSandboxRequest(sandbox_id="s1"), pb.StopSandboxResponse)
     assert ready(d, "s1").reason == "Stopped"
+    # SIGTERM first: the supervisor shut down on its own, long before the grace ran out
+    assert os.path.exists(os.path.join(upper(base, "s1"), "sandbox", "term")) and time.time() - t0 < 5
     assert w.until(lambda ev: ready_in(ev, "s1", "False", "Stopped"))
     os.unlink(os.path.join(upper(base, "s1"), "sandbox", "ran"))
     with open(os.path.join(upper(base, "s1"), "sandbox", "kept"), "w") as f:
