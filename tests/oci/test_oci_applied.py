@@ -3,17 +3,19 @@ policy is in force", docs/oci.md "Annotations"): state.json's io.mxc.applied.* a
 applied io.mxc.network as canonical JSON, its SHA-256, the version, where it came from) and one
 info line in the --log — for a policy applied by the container, for a pod member joining the
 namespace by path (with the pod's annotation or none: the pod's policy is the one in force), for a
-container with none, and a config that tries to forge the record refused.
+CNI pod's sandbox and app containers, for a container with none, and a config that tries to forge the record refused.
 
 NETWORK SAFETY: the world of tests/integration/test_proxy.py, as test_oci_network.py: the
-containers have network namespaces of their own (loopback only) or join one of the test's
-containers; the policies here are model 3 (nothing in or out but loopback). Nothing is sent.
+containers have network namespaces of their own (loopback only), join one of the test's containers,
+or join the "pod" namespace of test_oci_cni_net.py (the test's, veth to the test's node namespace).
+The policies are model 3 or governed egress to names nothing serves; no container sends anything.
 
 Run as root:  python3 -m pytest -q -p no:cacheprovider tests/oci/test_oci_applied.py
 """
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -22,6 +24,7 @@ import pytest
 
 from test_oci import Oci, oci  # noqa: F401 (fixture)
 from test_oci_network import annotate, bundle
+from test_oci_cni_net import APP, in_pod, pod, sandbox  # noqa: F401 (fixture)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 from test_proxy import world  # noqa: E402,F401 (fixture)
@@ -143,3 +146,61 @@ def test_the_sha256_is_the_standard_one_at_every_length(oci, world, total):  # n
     assert rc == 0, err
     got = applied(oci, "c")  # the hash checked against hashlib's there
     assert got["network"] == canonical(net) and got["source"] == "self", got
+
+
+def test_a_cni_pod_s_sandbox_and_app_record_the_pod_s_policy(oci, world, pod):  # noqa: F811
+    net = {"defaultPolicy": "block"}
+    sandbox(oci, pod, net)  # the CRI's sandbox container, joining the CNI-made namespace by path
+    sb = applied(oci, "sb")
+    assert sb["source"] == "cni" and sb["network"] == canonical(net), sb
+    rc, _, err = oci.create("app", bundle(oci, ["sleep", "600"], annotate(net, **APP), mutate=in_pod(pod)))
+    assert rc == 0, err
+    app = applied(oci, "app")
+    assert app["source"] == "pod:sb" and app["sha256"] == sb["sha256"], app
+
+
+@pytest.mark.parametrize("flag", ["--cgroup", "--process-label"])
+def test_exec_cgroup_is_refused_not_ignored(oci, flag):
+    """docs/oci.md: exec --cgroup (and --process-label) is not built: refused whatever it names,
+    never run in the container's own cgroup instead (the command does not run)."""
+    b = oci.bundle(["sleep", "600"], readonly=False)
+    rc, _, err = oci.create("c", b)
+    assert rc == 0, err
+    rc, _, err = oci("exec", flag, "sub", "c", "touch", "/ran")
+    assert rc != 0 and "exec --process-label/--cgroup are not supported by mxc-oci yet" in err, (rc, err)
+    assert not os.path.exists(os.path.join(b, "rootfs", "ran"))
+
+
+# The agent-sandbox objects of docs/kubernetes.md, checked against the v1beta1 types read for it
+# (kubernetes-sigs/agent-sandbox 2fd412d5: api/v1beta1, extensions/api/v1beta1): each kind's group
+# and version, the json field names used, the policy in the template and never in a claim.
+K8S_DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "kubernetes.md")
+GROUP = {"Sandbox": "agents.x-k8s.io/v1beta1", "SandboxTemplate": "extensions.agents.x-k8s.io/v1beta1",
+         "SandboxWarmPool": "extensions.agents.x-k8s.io/v1beta1",
+         "SandboxClaim": "extensions.agents.x-k8s.io/v1beta1"}
+FIELDS = {"SandboxTemplate": {"podTemplate", "volumeClaimTemplates", "service", "networkPolicy",
+                              "networkPolicyManagement", "envVarsInjectionPolicy", "volumeClaimTemplatesPolicy"},
+          "SandboxWarmPool": {"replicas", "sandboxTemplateRef", "updateStrategy"},
+          "SandboxClaim": {"warmPoolRef", "lifecycle", "additionalPodMetadata", "env", "volumeClaimTemplates"}}
+
+
+def test_the_agent_sandbox_examples_are_v1beta1_with_the_policy_in_the_template():
+    yaml = pytest.importorskip("yaml")
+    text = open(K8S_DOC).read()
+    assert "v1alpha1" not in text.replace("`v1alpha1` is still served", "")
+    docs = [d for b in re.findall(r"```yaml\n(.*?)```", text, re.S) for d in yaml.safe_load_all(b)
+            if d and d.get("kind") in GROUP]
+    kinds = {d["kind"]: d for d in docs}
+    assert set(kinds) == {"SandboxTemplate", "SandboxWarmPool", "SandboxClaim"}, kinds
+    for d in docs:
+        assert d["apiVersion"] == GROUP[d["kind"]], d
+        assert set(d["spec"]) <= FIELDS[d["kind"]], d
+    pod = kinds["SandboxTemplate"]["spec"]["podTemplate"]
+    ann = pod["metadata"]["annotations"]
+    assert pod["spec"]["runtimeClassName"] == "mxc" and ann["io.mxc.version"] == "1"
+    assert json.loads(ann["io.mxc.network"])["defaultPolicy"] == "block"
+    pool = kinds["SandboxWarmPool"]
+    assert pool["spec"]["sandboxTemplateRef"]["name"] == kinds["SandboxTemplate"]["metadata"]["name"]
+    assert kinds["SandboxClaim"]["spec"]["warmPoolRef"]["name"] == pool["metadata"]["name"]
+    extra = kinds["SandboxClaim"]["spec"].get("additionalPodMetadata", {})
+    assert not any(k.startswith("io.mxc.") for k in extra.get("annotations", {})), extra
