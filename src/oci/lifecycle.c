@@ -42,6 +42,7 @@
 #include "mountmap.h"
 #include "ocijson.h"
 #include "overlay.h"
+#include "applied.h"
 #include "mxcnet.h"
 #include "notify.h"
 #include "procs.h"
@@ -588,7 +589,9 @@ static int make_dir(create_ctx *x, mxc_error *e)
         return -1;
     x->made_dir = true;
     mxc_fd_path(x->dir_fd, x->dir_path, sizeof x->dir_path);
-    return oci_mxcnet_prepare(&x->net, x->dir_fd, x->dir_path, x->id, &x->c, e);
+    if (oci_mxcnet_prepare(&x->net, x->dir_fd, x->dir_path, x->id, &x->c, e) < 0)
+        return -1;
+    return oci_applied_record(&x->net, x->rootfd, x->id, &x->c, e); /* into the state's annotations */
 }
 
 /* create step 2, one bind's source resolved on the host as the engine resolves a grant: a symlink
