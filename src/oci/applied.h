@@ -2,10 +2,10 @@
  * compare with what was asked (docs/kubernetes.md "Which policy is in force").
  * Owns: the record (state.json's annotations io.mxc.applied.*, which `mxc-oci state` and the hooks'
  * state show; a config carrying any io.mxc.applied.* key is refused by
- * mxcnet.h, so the record is only ever mxc-oci's) and its one line in the --log at create; the
- * SHA-256 it is hashed with (FIPS 180-4, here: mxc-oci links no crypto library).
+ * mxcnet.h, so the record is only ever mxc-oci's) and its one line in the --log at create.  No
+ * digest is recorded: the canonical text is compared as it is (an operator who wants a hash takes
+ * sha256sum of both sides; mxc-oci, linked statically, carries no crypto library for it).
  *   io.mxc.applied.network  the applied io.mxc.network, canonical JSON (compact, keys sorted), or "none"
- *   io.mxc.applied.sha256   the SHA-256 of that value's bytes, lower-case hex
  *   io.mxc.applied.version  io.mxc.version of the policy ("1"), or "none"
  *   io.mxc.applied.source   "self" (applied by this create to the namespace it made), "cni" (to a pod's
  *                           namespace made by CNI, joined by path), "pod:ID" (the namespace joined by
@@ -22,9 +22,6 @@
 #include "mxcnet.h"
 
 #define OCI_APPLIED_PREFIX "io.mxc.applied."
-
-/* SHA-256 of len bytes of p into out (32 bytes). */
-void oci_sha256(const void *p, size_t len, uint8_t out[32]);
 
 /* After oci_mxcnet_check and _prepare: the record made (kept in m->applied) and set into c's
  * annotations (added to c->doc when it has none), so the state written at create carries it. */
