@@ -67,7 +67,9 @@ typedef struct {
     int ns_flags;            /* CLONE_NEW* of the namespaces listed as new (not joined) */
     bool user_ns;            /* listed (its maps then come from the config) */
     bool join_user;          /* a pod's user namespace joined: by path, or the owner of the pod's PID namespace
-                              * joined by path with none listed (its maps then the pod's range) */
+                              * joined by path with none listed (its maps then the pod's range); set by
+                              * lifecycle.c too when, none listed, a network, IPC or UTS namespace joined by
+                              * path is owned by a pod container's user namespace (implied_pod) */
     bool join_maps_given;    /* ... and the config gave maps: they must be the pod's (lifecycle.c) */
     struct { int flag; const char *type, *path; } join[6]; /* network, ipc, uts, cgroup, user, pid by path */
     size_t njoin;

@@ -42,6 +42,7 @@
 #include "mountmap.h"
 #include "ocijson.h"
 #include "overlay.h"
+#include "applied.h"
 #include "mxcnet.h"
 #include "notify.h"
 #include "procs.h"
@@ -177,6 +178,9 @@ typedef struct {
     size_t nown;
     bool host_net;
     int pod_userns, pod_pidns; /* a pod's user and PID namespaces joined by path (opened once), or -1 */
+    int join_fd[6];      /* per c.join[]: the namespace opened once (check_ns_paths), the one setns enters */
+    size_t njoin_fd;
+    const char *implied; /* the path of the namespace whose owner is the pod's user namespace joined (implied_pod) */
     unsigned huid, hgid; /* the process's ids on the host */
     char ping_range[32]; /* net.ipv4.ping_group_range as the container's own gids (own_ping_range) */
     oci_state st;
@@ -191,6 +195,9 @@ static void ctx_close(create_ctx *x)
             close(*fds[i]);
             *fds[i] = -1;
         }
+    for (size_t i = 0; i < x->njoin_fd; i++)
+        close(x->join_fd[i]);
+    x->njoin_fd = 0;
     for (size_t i = 0; x->src && i < x->c.nmounts; i++)
         if (x->src[i] >= 0)
             close(x->src[i]);
@@ -365,14 +372,15 @@ static int open_ns_path(const oci_config *c, size_t i, mxc_error *e)
     return fd;
 }
 
-/* Every namespace joined by path checked before anything is made (open_ns_path). */
-static int check_ns_paths(const oci_config *c, mxc_error *e)
+/* Every namespace joined by path checked before anything is made (open_ns_path), and kept: the
+ * descriptor compared (pod proof) is the one setns enters, the path never opened again. */
+static int check_ns_paths(create_ctx *x, mxc_error *e)
 {
-    for (size_t i = 0; i < c->njoin; i++) {
-        int fd = open_ns_path(c, i, e);
+    for (size_t i = 0; i < x->c.njoin; i++) {
+        int fd = open_ns_path(&x->c, i, e);
         if (fd < 0)
             return -1;
-        close(fd);
+        x->join_fd[x->njoin_fd++] = fd;
     }
     return 0;
 }
@@ -575,7 +583,7 @@ static int check_namespaces(create_ctx *x, mxc_error *e)
                        "host's network shares the host's abstract unix sockets, which only Landlock ABI %d scopes "
                        "(this kernel: %d); give the container a network namespace", MXC_LANDLOCK_ABI_SCOPE,
                        mxc_landlock_abi());
-    if (check_ns_paths(c, e) < 0)
+    if (check_ns_paths(x, e) < 0)
         return -1;
     return oci_mxcnet_check(x->rootfd, c, host_net, &x->net, e);
 }
@@ -588,7 +596,9 @@ static int make_dir(create_ctx *x, mxc_error *e)
         return -1;
     x->made_dir = true;
     mxc_fd_path(x->dir_fd, x->dir_path, sizeof x->dir_path);
-    return oci_mxcnet_prepare(&x->net, x->dir_fd, x->dir_path, x->id, &x->c, e);
+    if (oci_mxcnet_prepare(&x->net, x->dir_fd, x->dir_path, x->id, &x->c, e) < 0)
+        return -1;
+    return oci_applied_record(&x->net, x->rootfd, x->id, &x->c, e); /* into the state's annotations */
 }
 
 /* create step 2, one bind's source resolved on the host as the engine resolves a grant: a symlink
@@ -733,6 +743,9 @@ static int find_sibling(create_ctx *x, pod_sibling *sib, mxc_error *e)
         return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.namespaces user path %s: not the user "
                        "namespace of a live container mxc-oci made with an id range of its own (a pod's): refused "
                        "(it could be the host's or another range's)", upath);
+    if (!user && !ppath)
+        return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.namespaces path %s: the user namespace "
+                       "owning it is no longer a live pod container's: refused", x->implied ? x->implied : "");
     if (!user)
         return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.namespaces pid path %s: not the PID "
                        "namespace of a live container mxc-oci made (a pod's): refused (it could be the host's or "
@@ -741,6 +754,77 @@ static int find_sibling(create_ctx *x, pod_sibling *sib, mxc_error *e)
         return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.namespaces pid path %s: not the PID "
                        "namespace of a live container of the pod whose user namespace is joined: refused (it could "
                        "be the host's or another pod's)", ppath);
+    return 0;
+}
+
+/* The user namespace owning the namespace at fd (NS_GET_USERNS on that descriptor) when it is a live
+ * pod container's of this store (sibling_of: a range claim, its init's pidfd alive after the
+ * comparison, a child of the runtime's own user namespace): its descriptor, or -1. */
+static int sibling_owner(create_ctx *x, int fd)
+{
+    int u = ioctl(fd, NS_GET_USERNS);
+    bool found = false;
+    if (u >= 0 && child_of_runtime(u)) {
+        json_t *ids = oci_store_ids(x->rootfd);
+        size_t i;
+        json_t *v;
+        pod_sibling s;
+        json_array_foreach(ids, i, v) {
+            if (!found && strcmp(json_string_value(v), x->id) != 0)
+                found = sibling_of(x->rootfd, json_string_value(v), u, -1, &s);
+        }
+        json_decref(ids);
+    }
+    if (!found && u >= 0) {
+        close(u);
+        u = -1;
+    }
+    return u;
+}
+
+static bool same_ns(int a, int b)
+{
+    struct stat sa, sb;
+    return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
+}
+
+/* create step 3, a pod member with no user namespace listed: a network, IPC or UTS namespace joined
+ * by path (containerd's CRI passes the sandbox's /proc/PID/ns/ipc and uts) whose owner is a pod
+ * sibling's user namespace makes the container a member of that pod's identity (pod_claim proves
+ * it again).  Namespaces owned by the host's user namespace (CNI's network namespaces, one a host
+ * process made) imply nothing: the container gets a range of its own, as before. */
+static void implied_pod(create_ctx *x)
+{
+    oci_config *c = &x->c;
+    for (size_t i = 0; !c->user_ns && !c->join_user && i < c->njoin; i++) {
+        int f = c->join[i].flag;
+        if ((f == CLONE_NEWNET || f == CLONE_NEWIPC || f == CLONE_NEWUTS) &&
+            (x->pod_userns = sibling_owner(x, x->join_fd[i])) >= 0) {
+            c->join_user = true;
+            x->implied = c->join[i].path;
+        }
+    }
+}
+
+/* A pod's IPC namespace (owned by a pod container's user namespace) is entered only from that user
+ * namespace: its shared memory, semaphores and message queues never cross identities (a container
+ * listing a user namespace of its own, or another pod's, is refused naming the path). */
+static int ipc_of_its_pod(create_ctx *x, mxc_error *e)
+{
+    const oci_config *c = &x->c;
+    for (size_t i = 0; i < c->njoin; i++) {
+        if (c->join[i].flag != CLONE_NEWIPC)
+            continue;
+        int u = sibling_owner(x, x->join_fd[i]);
+        bool other = u >= 0 && (x->pod_userns < 0 || !same_ns(u, x->pod_userns));
+        if (u >= 0)
+            close(u);
+        if (other)
+            return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.namespaces ipc path %s: a pod's IPC "
+                           "namespace, joined only within the pod's identity (no user namespace listed, or the "
+                           "pod's joined by path): refused with %s", c->join[i].path,
+                           c->user_ns ? "a user namespace of the container's own" : "another pod's user namespace");
+    }
     return 0;
 }
 
@@ -753,8 +837,8 @@ static int pod_claim(create_ctx *x, mxc_error *e)
     for (size_t i = 0; i < c->njoin; i++) {
         int *fd = c->join[i].flag == CLONE_NEWUSER ? &x->pod_userns
                   : c->join[i].flag == CLONE_NEWPID ? &x->pod_pidns : NULL;
-        if (fd && (*fd = open_ns_path(c, i, e)) < 0)
-            return -1;
+        if (fd && (*fd = fcntl(x->join_fd[i], F_DUPFD_CLOEXEC, 0)) < 0)
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.setns", errno, NULL, "%s", c->join[i].path);
     }
     /* no user namespace listed: the one owning the pod's PID namespace (on that same descriptor) */
     if (x->pod_userns < 0 && (x->pod_userns = ioctl(x->pod_pidns, NS_GET_USERNS)) < 0)
@@ -803,6 +887,7 @@ static int claim_own_range(create_ctx *x, mxc_error *e)
 static int claim_ids(create_ctx *x, mxc_error *e)
 {
     oci_config *c = &x->c;
+    implied_pod(x);
     if (c->join_user) {
         if (pod_claim(x, e) < 0)
             return -1;
@@ -813,6 +898,8 @@ static int claim_ids(create_ctx *x, mxc_error *e)
         c->uidmap[0] = c->gidmap[0] = (oci_idmap){0, base, MXC_IDRANGE_SIZE};
         c->nuidmap = c->ngidmap = 1;
     } else if (own_maps_meet_mxc(c, e) < 0 || claim_own_range(x, e) < 0)
+        return -1;
+    if (ipc_of_its_pod(x, e) < 0)
         return -1;
     if (oci_mountmap_check(c, e) < 0)
         return -1; /* idmapped binds: only ids the container owns (mountmap.h) */
@@ -901,14 +988,8 @@ static int enter_joined(create_ctx *x, mxc_error *e)
     for (size_t i = 0; i < c->njoin; i++) {
         if (by_helper(c->join[i].flag))
             continue;
-        int nfd = open_ns_path(c, i, e);
-        if (nfd < 0)
-            return -1;
-        int r = setns(nfd, c->join[i].flag);
-        int err = errno;
-        close(nfd);
-        if (r < 0)
-            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.setns", err, NULL, "joining the %s namespace %s",
+        if (setns(x->join_fd[i], c->join[i].flag) < 0)
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.setns", errno, NULL, "joining the %s namespace %s",
                               c->join[i].type, c->join[i].path);
     }
     if (write_joined_sysctls(c, e) < 0 || pod_low_ports(x, e) < 0)

@@ -17,6 +17,7 @@
 
 #include "cgroup.h"
 #include "cmds.h"
+#include "applied.h"
 #include "lifecycle.h"
 #include "selfclone.h"
 #include "store.h"
@@ -79,6 +80,12 @@ static void log_error(const char *msg)
     fprintf(stderr, "mxc-oci: %s\n", msg);
     if (log_file)
         log_line(log_file, "error", msg);
+}
+
+/* an info line of the lifecycle (applied.h: the policy applied at create), to the --log only */
+static void log_info(const char *msg)
+{
+    log_line(log_file, "info", msg);
 }
 
 /* --debug: what mxc-oci is doing, for whoever drives it */
@@ -258,6 +265,8 @@ static int global_flags(int argc, char **argv, globals *g, mxc_error *e)
         return mxc_err(e, MXC_E_MALFORMED_REQUEST, "unknown log-format %s", log_format);
     if (log_path && !(log_file = log_open(log_path, e)))
         return -1;
+    if (log_file)
+        oci_applied_logger = log_info;
     return i;
 }
 

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "applied.h"
 #include "cninet.h"
 #include "net.h"
 #include "nodelocal.h"
@@ -49,10 +50,7 @@ static int section(json_t *network, mxc_net_section *s, mxc_error *e)
     return -1;
 }
 
-/* The pod rule: a live container of this root in the network namespace at path that applied a
- * policy equal to want (its id into applier).  0 found, 1 no live container of this root is in
- * that namespace, 2 one is but none applied an equal policy. */
-static int find_applier(int rootfd, const char *path, const json_t *want, char *applier, size_t sz)
+int oci_mxcnet_applier(int rootfd, const char *path, const json_t *want, char *applier, size_t sz, json_t **got)
 {
     struct stat ns;
     if (stat(path, &ns) < 0)
@@ -93,8 +91,11 @@ static int find_applier(int rootfd, const char *path, const json_t *want, char *
             json_t *rec = f >= 0 ? json_loadfd(f, 0, &je) : NULL;
             if (f >= 0)
                 close(f);
-            if (json_is_true(json_object_get(rec, "applied")) && json_equal(json_object_get(rec, "network"), want)) {
+            json_t *net = json_object_get(rec, "network");
+            if (json_is_true(json_object_get(rec, "applied")) && json_is_object(net) && (!want || json_equal(net, want))) {
                 snprintf(applier, sz, "%s", de->d_name);
+                if (got)
+                    *got = json_incref(net);
                 found = 0;
             }
             json_decref(rec);
@@ -109,6 +110,7 @@ static int find_applier(int rootfd, const char *path, const json_t *want, char *
 int oci_mxcnet_check(int rootfd, const oci_config *c, bool host_net, oci_mxcnet *m, mxc_error *e)
 {
     memset(m, 0, sizeof *m);
+    m->host_net = host_net;
     const char *key, *version = NULL, *network = NULL;
     json_t *v;
     bool any = false;
@@ -120,6 +122,9 @@ int oci_mxcnet_check(int rootfd, const oci_config *c, bool host_net, oci_mxcnet 
             version = json_string_value(v);
         else if (strcmp(key, OCI_MXC_NETWORK) == 0)
             network = json_string_value(v);
+        else if (strncmp(key, OCI_APPLIED_PREFIX, strlen(OCI_APPLIED_PREFIX)) == 0)
+            return mxc_err(e, MXC_E_POLICY_VALIDATION, "annotations: %.200s is mxc-oci's record of the policy it "
+                           "applied (written at create, shown by state): a config cannot carry it, refused", key);
         else
             return mxc_err(e, MXC_E_POLICY_VALIDATION, "annotations: %.200s is not an mxc annotation (mxc reads "
                            OCI_MXC_VERSION " and " OCI_MXC_NETWORK "): refused, never ignored", key);
@@ -178,7 +183,7 @@ int oci_mxcnet_check(int rootfd, const oci_config *c, bool host_net, oci_mxcnet 
         return 0;
     }
     /* a pod's member: the namespace's maker applied it; never applied twice, never another one */
-    int f = find_applier(rootfd, joined, m->network, m->applier, sizeof m->applier);
+    int f = oci_mxcnet_applier(rootfd, joined, m->network, m->applier, sizeof m->applier, NULL);
     if (f == 1) {
         /* nobody of this root is in it: a pod's namespace made by CNI, its sandbox container first (cninet.h) */
         if (oci_cninet_check(c, joined, model, e) < 0) {
@@ -350,10 +355,10 @@ int oci_mxcnet_prepare(oci_mxcnet *m, int dir_fd, const char *dir_path, const ch
 
 int oci_mxcnet_attach(oci_mxcnet *m, pid_t init, mxc_error *e)
 {
-    if (!m->apply || !m->plan)
-        return 0;
-    if (m->cni[0] ? oci_cninet_attach(m->plan, m->cni, init, e) < 0 : mxc_net_attach(m->plan, NULL, init, e) < 0)
+    if (m->apply && m->plan &&
+        (m->cni[0] ? oci_cninet_attach(m->plan, m->cni, init, e) < 0 : mxc_net_attach(m->plan, NULL, init, e) < 0))
         return named(e, OCI_MXC_NETWORK);
+    oci_applied_log(m); /* in force from here: the operator's line (applied.h) */
     return 0;
 }
 
@@ -361,6 +366,8 @@ void oci_mxcnet_free(oci_mxcnet *m)
 {
     json_decref(m->network);
     json_decref(m->env);
+    json_decref(m->applied);
+    free(m->applied_msg);
     if (m->plan) {
         mxc_net_policy_free(m->plan);
         free(m->plan);

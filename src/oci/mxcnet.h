@@ -42,6 +42,9 @@ typedef struct {
     char cni[4096];      /* apply on a namespace joined by path (a pod's, made by CNI: cninet.h): its path */
     char applier[256];   /* joined: the live container of this root that applied the same policy there */
     char ca_src[4096];   /* credentials: the CA directory on the host, bound at OCI_MXC_CA_INSIDE */
+    bool host_net;       /* the container has the host's network (no namespace of its own) */
+    json_t *applied;     /* the record of what was applied (applied.h; owned) */
+    char *applied_msg;   /* its --log line (owned) */
 } oci_mxcnet;
 
 /* Before any state exists: the annotations checked, the policy validated as the engine validates a
@@ -58,6 +61,11 @@ int oci_mxcnet_prepare(oci_mxcnet *m, int dir_fd, const char *dir_path, const ch
  * init's network namespace. */
 int oci_mxcnet_attach(oci_mxcnet *m, pid_t init, mxc_error *e);
 void oci_mxcnet_free(oci_mxcnet *m);
+/* The pod rule's look-up: a live container of rootfd in the network namespace at path whose
+ * OCI_MXC_FILE says it applied a policy equal to want (any policy: want NULL); its id into applier
+ * and, got non-NULL, its policy into *got (a new reference).  0 found, 1 no live container of
+ * rootfd is in that namespace, 2 one is but none applied such a policy. */
+int oci_mxcnet_applier(int rootfd, const char *path, const json_t *want, char *applier, size_t sz, json_t **got);
 /* exec: the container's OCI_MXC_FILE environment set in proc's env (each key replaced or added). */
 int oci_mxcnet_exec_env(int dir_fd, json_t *proc, mxc_error *e);
 

@@ -352,7 +352,9 @@ def test_pod_through_the_cri_on_mxc(cri):
                                               "/proc/self/mountinfo; touch /sys/fs/cgroup/x 2>/dev/null || echo ro"])
     assert rc == 0, err
     assert out.strip().split("\n")[-1] == "ro" and " /dev/mqueue " in out and " /etc/hosts " in out, out
-    # three containers of the pod, three ranges claimed (the sandbox's, web's, and client's below)
+    # one range for the pod (web joined the sandbox's user namespace, which owns the IPC and UTS
+    # namespaces containerd passes by path): the sandbox's range claim, and a member's claim on it for
+    # web (and client's below)
     assert len(claims_naming(cri.base)) == 2
 
     # a second container of the pod: the pod's eth0 and address, the first's server on 127.0.0.1
@@ -366,7 +368,7 @@ def test_pod_through_the_cri_on_mxc(cri):
     assert rc == 0, err
     assert sorted(out.split()[:2]) == ["eth0", "lo"], out
     m2 = uid_map("\n".join(out.strip().split("\n")[2:]))
-    assert m2[0][1] != m[0][1] and all(h != 0 for _, h, _ in m2), out   # a range of its own
+    assert m2 == m, out   # the pod's one range, as web's
     assert len(claims_naming(cri.base)) == 3
 
     # ListContainers and ContainerStatus
@@ -465,6 +467,47 @@ def test_a_pod_sharing_its_process_namespace_is_one_identity(cri):
                                              "cat /proc/self/uid_map"])
     assert rc == 0 and out.split("\n")[:2] == ["from-side", "by-app"], (out, err)
     assert uid_map("\n".join(out.strip().split("\n")[2:])) == m and m[0][1] >= 2 ** 31, out  # one range, not host 0
+    assert os.stat(os.path.join(empty, "app")).st_uid == m[0][1] == os.stat(os.path.join(empty, "side")).st_uid
+    for c in (side, app):
+        cri.remove_container(c)
+    cri.remove_pod(pod)
+    assert claims_naming(cri.base) == []
+    shutil.rmtree(empty)
+
+
+def test_a_pod_without_a_shared_process_namespace_is_one_identity(cri):
+    """A pod without shareProcessNamespace (the CRI's PID mode CONTAINER): containerd 1.6 passes the
+    sandbox's IPC and UTS namespaces by /proc/PID/ns/... (the network namespace CNI's) and no user
+    namespace; mxc-oci proves them the sandbox's (owned by the user namespace of a live container of
+    its store) and the member joins that user namespace: one range for the pod.  An emptyDir of two
+    containers: each reads and writes the other's files with its own uid (0, never 65534); neither
+    sees the other's processes (a PID namespace each)."""
+    pb = cri.pb
+    cfg = cri.pod_config()
+    pod = cri.run_pod(cfg)
+    cri.pods_netns.append(pod_netns_path(cri, pod))
+    empty = os.path.join(cri.base, "emptydir-" + pod[:12])
+    os.makedirs(empty)
+    os.chmod(empty, 0o777)                   # the kubelet's emptyDir
+    mount = [pb.Mount(container_path="/shared", host_path=empty)]
+    app = cri.start(pod, cfg, "app", ["sh", "-c", "echo from-app > /shared/app; exec sleep 1000"], mount)
+    side = cri.start(pod, cfg, "sidecar", ["sh", "-c", "echo from-side > /shared/side; exec sleep 1001"], mount)
+    assert wait_until(lambda: all(os.path.exists(os.path.join(empty, f)) for f in ("app", "side")), 30)
+    rc, out, err = cri.exec(side, ["sh", "-c", "echo by-side >> /shared/app && cat /shared/app && ls -n /shared && "
+                                              "cat /proc/self/uid_map && cat /proc/[0-9]*/cmdline | tr '\\0' ' '"])
+    assert rc == 0, err
+    lines = out.split("\n")
+    assert lines[:2] == ["from-app", "by-side"], out
+    owners = {l.split()[-1]: (l.split()[2], l.split()[3]) for l in lines if l.startswith("-")}
+    assert owners == {"app": ("0", "0"), "side": ("0", "0")}, out
+    assert "sleep 1001" in out and "sleep 1000" not in out, out  # its own process only, not the app's
+    m = uid_map([l for l in lines if l.strip().startswith("0 ")][0])
+    rc, out, err = cri.exec(app, ["sh", "-c", "echo by-app >> /shared/side && cat /shared/side && "
+                                             "cat /proc/self/uid_map && cat /proc/[0-9]*/cmdline | tr '\\0' ' '"])
+    assert rc == 0 and out.split("\n")[:2] == ["from-side", "by-app"], (out, err)
+    assert "sleep 1000" in out and "sleep 1001" not in out, out
+    assert uid_map("\n".join(l for l in out.strip().split("\n")[2:] if l.strip().startswith("0 "))) == m
+    assert m[0][1] >= 2 ** 31, m                                 # one range, not host 0
     assert os.stat(os.path.join(empty, "app")).st_uid == m[0][1] == os.stat(os.path.join(empty, "side")).st_uid
     for c in (side, app):
         cri.remove_container(c)

@@ -17,6 +17,8 @@ import os
 import subprocess
 import time
 
+import pytest
+
 from test_oci import CLAIMS, dead, host_maps, oci  # noqa: F401  (the fixture)
 
 POD_NS = ("user", "pid", "network", "ipc", "uts")
@@ -288,4 +290,96 @@ def test_a_pod_with_the_cri_s_own_mappings_is_one_identity(oci):  # noqa: F811
     rc, _, err = oci("run", "--bundle", oci.bundle(["true"], _own_maps(0)), "host-root")
     assert rc != 0 and "linux.uidMappings[0] maps container uid 0 onto host uid 0: refused" in err, err
     assert oci("delete", "--force", "sandbox")[0] == 0
+    assert _claims_of(hid) == []
+
+
+def _host_ns_holder(flag):
+    """A host process in a namespace of its own (owned by the host's user namespace), as CNI's
+    network namespaces are."""
+    p = subprocess.Popen(["unshare", flag, "sleep", "60"])
+    kind = {"--net": "net", "--ipc": "ipc", "--uts": "uts"}[flag]
+    for _ in range(100):
+        if os.stat("/proc/%d/ns/%s" % (p.pid, kind)).st_ino != os.stat("/proc/self/ns/%s" % kind).st_ino:
+            break
+        time.sleep(0.02)
+    return p
+
+
+@pytest.mark.parametrize("share", [("ipc",), ("uts",), ("network",), ("network", "ipc", "uts"), "cri"])
+def test_a_member_joining_the_pod_s_ipc_uts_or_network_is_one_identity(oci, share):  # noqa: F811
+    """containerd 1.6's CRI without shareProcessNamespace: the sandbox's IPC and UTS namespaces by
+    path (the network namespace CNI's, the host's user namespace's), no user namespace listed: the
+    user namespace owning them (the pod's) is joined, its range shared; an emptyDir's files are each
+    container's own uid 0, never 65534; the member's PID namespace stays its own."""
+    shared = os.path.join(oci.base, "emptydir")
+    os.makedirs(shared)
+    pa = _pod(oci, "pause", ("sleep", "600"), shared)
+    base = host_maps(pa)[0][1]
+    os.chown(shared, base, base)  # the kubelet makes an emptyDir the pod's
+    assert oci("exec", "pause", "sh", "-c", "echo from-a > /shared/a")[0] == 0
+    holder = _host_ns_holder("--net") if share == "cri" else None
+    try:
+        extra = {"network": "/proc/%d/ns/net" % holder.pid} if holder else {}
+        b = oci.bundle(["sh", "-c", "cat /proc/self/uid_map; echo from-b > /shared/b; ls -n /shared; "
+                        "cat /proc/1/cmdline | tr '\\0' ' '; echo; ls /proc | grep -c '^[0-9]'"],
+                       _member(pa, share=("network", "ipc", "uts") if holder else share, shared_dir=shared,
+                               **extra))
+        rc, out, err = oci("run", "--bundle", b, "member")
+    finally:
+        if holder:
+            holder.kill()
+            holder.wait()
+    assert rc == 0, err
+    lines = out.split("\n")
+    assert lines[0].split() == ["0", str(base), "65536"], out          # the pod's range
+    owners = {l.split()[-1]: (l.split()[2], l.split()[3]) for l in lines if l.startswith("-")}
+    assert owners == {"a": ("0", "0"), "b": ("0", "0")}, out          # never 65534
+    assert lines[-3].startswith("sh -c cat /proc/self/uid_map"), out  # its own PID 1: not the pause's
+    assert int(lines[-2]) < 5, out
+    assert os.stat(os.path.join(shared, "b")).st_uid == base
+
+
+def test_a_namespace_of_the_host_s_user_namespace_implies_no_pod(oci):  # noqa: F811
+    """An IPC namespace a host process made (owned by the host's user namespace, not a pod
+    container's): joined as before, the container a range of its own; nothing to join."""
+    holder = _host_ns_holder("--ipc")
+    try:
+        b = oci.bundle(["cat", "/proc/self/uid_map"], _member(holder.pid, share=("ipc",)))
+        rc, out, err = oci("run", "--bundle", b, "alone")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert rc == 0, err
+    assert out.split()[0] == "0" and out.split()[1] != "0" and out.split()[2] == "65536", out
+
+
+def test_a_pod_s_ipc_namespace_across_identities_is_refused(oci):  # noqa: F811
+    """A pod's IPC namespace (owned by a pod container's user namespace) is entered only from that
+    user namespace: with a user namespace of the container's own (the CRI's own maps, another range),
+    or with another pod's user namespace joined by path, it is refused naming the path, and the
+    range the refused container claimed is released.  A pod's UTS namespace with a user namespace of
+    the container's own is taken (its hostname only; that range cannot change it)."""
+    pa = _pod(oci, "pod1")
+    pb = _pod(oci, "pod2")
+    hid = 0xE0010000
+
+    def own(*share):
+        def mutate(c):
+            _member(pa, share=share)(c)
+            _own_maps(hid)(c)
+        return mutate
+    rc, _, err = oci("run", "--bundle", oci.bundle(["true"], own("ipc")), "own-user")
+    assert rc != 0 and "linux.namespaces ipc path /proc/%d/ns/ipc" % pa in err, err
+    assert "a user namespace of the container's own" in err, err
+    assert _claims_of(hid) == [] and not os.path.exists(os.path.join(oci.root, "own-user"))
+    rc, _, err = oci("run", "--bundle", oci.bundle(["true"], _member(pa, ipc="/proc/%d/ns/ipc" % pb)), "cross")
+    assert rc != 0 and "linux.namespaces ipc path /proc/%d/ns/ipc" % pb in err, err
+    assert "another pod's user namespace" in err, err
+    rc, out, err = oci("run", "--bundle", oci.bundle(["sh", "-c", "cat /proc/self/uid_map; hostname x 2>&1; "
+                                                      "hostname"], own("uts")), "own-uts")
+    assert rc == 0, err
+    assert out.split()[:3] == ["0", str(hid), "65536"], out
+    lines = out.strip().splitlines()
+    assert "hostname x" not in out or lines[-1] != "x", out
+    assert lines[-1] == oci("exec", "pod1", "hostname")[1].strip() and lines[-1] != "x", out  # the pod's, unchanged
     assert _claims_of(hid) == []

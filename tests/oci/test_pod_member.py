@@ -1,9 +1,10 @@
 """A pod's member container (joining the first container's network namespace by path, as CRI's
-containers join the pause container's) gets what CRI and ctr send every container:
+containers join the pause container's) is one identity with it (that network namespace is owned by
+the first container's user namespace: the member, listing none, joins that one and shares its
+range) and gets what CRI and ctr send every container:
   - CAP_NET_RAW (in their default capabilities): a network namespace joined by path that is not the
     host's counts as the container's own for that rule; the host's, joined by path, is refused;
-  - a sysfs at /sys: its user namespace does not own the pod's network namespace, so the init
-    cannot mount it; mxc-oci (host root, already in the pod's network namespace) makes it, read-only,
+  - a sysfs at /sys: mxc-oci (host root, already in the pod's network namespace) makes it, read-only,
     and passes it like a bind tree.  With the host's network namespace joined it is refused.
 
 Run as root:  python3 -m pytest -q -p no:cacheprovider tests/oci/test_pod_member.py
@@ -34,7 +35,7 @@ def test_pod_member_with_net_raw_joins_the_pod_s_network(oci):  # noqa: F811
     assert oci("start", "raw-a")[0] == 0
     pa = int(open(pidfile).read())
     b = oci.bundle(["sh", "-c", "grep CapBnd /proc/self/status; ls /sys/class/net; touch /sys/x 2>&1; "
-                    "mxc-test-helper socket raw; for i in $(seq 300); do "
+                    "mxc-test-helper socket raw; cat /proc/self/uid_map; for i in $(seq 300); do "
                     "wget -qO- http://127.0.0.1:8080/index.html && exit 0; sleep 0.1; done; exit 1"],
                    _join_net("/proc/%d/ns/net" % pa))
     add_helper(b)
@@ -45,9 +46,12 @@ def test_pod_member_with_net_raw_joins_the_pod_s_network(oci):  # noqa: F811
     assert out.endswith("pod-hello\n")
     # the pod's sysfs: its network devices (loopback only), not the host's; read-only
     assert out.split("\n")[1:3] == ["lo", "touch: /sys/x: Read-only file system"], out
-    # ... and its CAP_NET_RAW opens no raw socket there: the kernel asks the namespace's owner (the
-    # first container's user namespace), not the member's
-    assert out.split("\n")[3] == "socket: EPERM", out
+    # ... and, one identity with the first (a network namespace owned by a live pod container's user
+    # namespace, no user namespace listed: the member joins that one), its CAP_NET_RAW is the pod's
+    # root's over the pod's network namespace: a raw socket opens there, as in the first container
+    assert out.split("\n")[3] == "socket: ok", out
+    with open("/proc/%d/uid_map" % pa) as f:
+        assert out.split("\n")[4].split() == f.read().split(), out  # the first's range
     assert oci("delete", "--force", "raw-a")[0] == 0
 
 
@@ -94,11 +98,11 @@ def test_pod_member_s_net_sysctl_is_written_in_the_pod_s_namespace(oci):  # noqa
     rc, out, err = oci("run", "--bundle", b, "sys-b")
     assert rc == 0, err
     assert out.split() == ["0", "4242"], out
-    # written in the pod's namespace (the first container reads a value there), as the member's own
-    # gids (its range): each container of a pod has a range of its own, so the first one's user
-    # namespace maps none of them (docs/oci.md "Pods")
+    # written in the pod's namespace (the first container reads the same value there), as the
+    # member's own gids: the pod's range, one identity with the first (docs/oci.md "A pod is one
+    # identity")
     rc, out, err = oci("exec", "sys-a", "cat", "/proc/sys/net/ipv4/ping_group_range")
-    assert rc == 0 and out.split() == ["65534", "65534"], (out, err)
+    assert rc == 0 and out.split() == ["0", "4242"], (out, err)
     assert open("/proc/sys/net/ipv4/ping_group_range").read() == host_before
     assert oci("delete", "--force", "sys-a")[0] == 0
 

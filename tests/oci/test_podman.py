@@ -114,3 +114,21 @@ def test_podman_annotation_opening_the_node_s_loopback_is_refused(podman):
                "localhost/mxc-bb:1", "true", check=False)
     assert r.returncode != 0 and 'network.allowedHosts[0] "127.0.0.1:8080" reaches loopback' in r.stderr, \
         r.stdout + r.stderr
+
+
+def test_podman_pod_is_one_identity(podman):
+    """`podman pod create` (an infra container, the others joining its IPC, UTS and network
+    namespaces by path, no user namespace listed): the members join the infra container's user
+    namespace (docs/oci.md "A pod is one identity"), one range for the pod, each its own PID
+    namespace.  The pod's network is none: no host network is made."""
+    podman("pod", "create", "--name", "p1", "--network", "none")
+    try:
+        podman("run", "-d", "--pod", "p1", "--name", "pa", *OPTS[2:], "localhost/mxc-bb:1", "sleep", "1000")
+        r = podman("run", "--rm", "--pod", "p1", *OPTS[2:], "localhost/mxc-bb:1", "sh", "-c",
+                   "cat /proc/self/uid_map; cat /proc/[0-9]*/cmdline | tr '\\0' ' '")
+        ra = podman("exec", "pa", "cat", "/proc/self/uid_map")
+        assert r.stdout.split()[:3] == ra.stdout.split(), r.stdout + ra.stdout    # one range
+        assert r.stdout.split()[0] == "0" and int(r.stdout.split()[1]) >= 2 ** 31
+        assert "sleep 1000" not in r.stdout, r.stdout                            # its own PID namespace
+    finally:
+        podman("pod", "rm", "-f", "-t", "0", "p1", check=False)
