@@ -43,6 +43,8 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("podman") 
 
 STAND_IN = r"""#!/bin/sh
 # test-only stand-in for openshell-sandbox: what it was given, then the canonical command
+# a stop's SIGTERM: the supervisor's own shutdown (the canonical process ended, a note left)
+trap 'echo TERM > /sandbox/term; kill $child 2>/dev/null; exit 0' TERM
 {
   echo "args=$*"
   echo "id=$OPENSHELL_SANDBOX_ID"
@@ -55,8 +57,6 @@ STAND_IN = r"""#!/bin/sh
   echo "proxy=$HTTPS_PROXY"
 } > /sandbox/seen
 script=$(echo "$OPENSHELL_MAIN_PROCESS_SPEC" | sed -e 's/^{"version":1,"command":\["sh","-c","\(.*\)"\],"tty":false}$/\1/')
-# a stop's SIGTERM: the supervisor's own shutdown (the canonical process ended, a note left)
-trap 'echo TERM > /sandbox/term; kill $child 2>/dev/null; exit 0' TERM
 sh -c "$script" &
 child=$!
 wait $child
@@ -448,6 +448,8 @@ def test_start_after_a_reboot_mounts_again(env, pb, store):  # noqa: F811
     d = start()
     create(d, sandbox(pb, "r1", SLEEP))
     assert wait(lambda: ready(d, "r1").status == "True")
+    # the stand-in handles SIGTERM once it runs its command (before, a stop waits out the grace)
+    assert wait(lambda: os.path.exists(os.path.join(upper(base, "r1"), "sandbox", "ran")))
     d.call("StopSandbox", pb.StopSandboxRequest(sandbox_id="r1"), pb.StopSandboxResponse)
     d.stop()
     with open(os.path.join(upper(base, "r1"), "sandbox", "kept"), "w") as f:
