@@ -29,7 +29,15 @@ typedef struct {
     nghttp2_session *h2;
     const server *srv;
     stream *streams; /* every open stream: nghttp2_session_del calls no close callback */
+    size_t buffered; /* request bytes its open streams hold (CONN_BUDGET) */
 } conn;
+
+/* Request bytes held at once: per connection, and by the whole driver.  A message is at most
+ * OSD_MAX_MESSAGE, but a peer could open MAX_STREAMS streams on each of MAX_CONNS connections and
+ * fill each without ending it (tens of GiB); beyond a budget a stream is answered as too big. */
+#define CONN_BUDGET (2 * (size_t)OSD_MAX_MESSAGE + 10)
+#define TOTAL_BUDGET (8 * (size_t)OSD_MAX_MESSAGE)
+static size_t buffered_total;
 
 /* One request stream: what its headers said, its body, then its reply. */
 struct stream {
@@ -63,6 +71,8 @@ static void stream_free(conn *c, stream *s)
         c->streams = s->next;
     if (s->next)
         s->next->prev = s->prev;
+    c->buffered -= s->len;
+    buffered_total -= s->len;
     free(s->buf);
     free(s->reply.body);
     free(s);
@@ -145,7 +155,8 @@ static void dispatch(const server *srv, stream *s)
     if (!s->route)
         return osd_refuse(&s->reply, OSD_UNIMPLEMENTED, "unknown method: this driver serves openshell.compute.v1.ComputeDriver");
     if (s->too_big)
-        return osd_refuse(&s->reply, OSD_RESOURCE_EXHAUSTED, "the request is larger than %u bytes", OSD_MAX_MESSAGE);
+        return osd_refuse(&s->reply, OSD_RESOURCE_EXHAUSTED, "the request is larger than %u bytes, or the requests "
+                          "open on this connection or the driver hold more than their budget", OSD_MAX_MESSAGE);
     if (s->len < 5)
         return osd_refuse(&s->reply, OSD_INVALID_ARGUMENT, "the request has no message");
     if (s->buf[0] != 0)
@@ -199,9 +210,10 @@ static int on_header(nghttp2_session *h2, const nghttp2_frame *f, const uint8_t 
 static int on_data(nghttp2_session *h2, uint8_t flags, int32_t id, const uint8_t *data, size_t len, void *user)
 {
     stream *s = nghttp2_session_get_stream_user_data(h2, id);
+    conn *c = user;
     if (!s || s->too_big)
         return 0;
-    if (s->len + len > OSD_MAX_MESSAGE + 5) {
+    if (s->len + len > OSD_MAX_MESSAGE + 5 || c->buffered + len > CONN_BUDGET || buffered_total + len > TOTAL_BUDGET) {
         s->too_big = true;
         return 0;
     }
@@ -211,6 +223,8 @@ static int on_data(nghttp2_session *h2, uint8_t flags, int32_t id, const uint8_t
     memcpy(nb + s->len, data, len);
     s->buf = nb;
     s->len += len;
+    c->buffered += len;
+    buffered_total += len;
     return 0;
 }
 

@@ -170,6 +170,12 @@ static int check_labels(const pb_template *t, mxc_error *e)
     return 0;
 }
 
+static bool ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), t = strlen(tail);
+    return n >= t && !strcmp(s + n - t, tail);
+}
+
 static int check_template(const pb_template *t, osd_limits *lim, mxc_error *e)
 {
     if (!t->image[0])
@@ -179,7 +185,8 @@ static int check_template(const pb_template *t, osd_limits *lim, mxc_error *e)
                       "'-', at most %d bytes)",
                    MAX_IMAGE_LEN);
     const char *asp = t->agent_socket_path;
-    if (asp[0] && (asp[0] != '/' || strlen(asp) >= 108 || strstr(asp, "/../") || strstr(asp, "/./") ||
+    if (asp[0] && (asp[0] != '/' || strlen(asp) >= 108 || strstr(asp, "/../") || strstr(asp, "/./") || ends_with(asp, "/..") ||
+                   ends_with(asp, "/.") ||
                    !is_token(asp, 107)))
         return bad(e, "template.agent_socket_path is not an absolute socket path without . or .. (at most 107 bytes)");
     if (check_env("template.environment", t->n_environment, t->environment, e) < 0 || check_labels(t, e) < 0)

@@ -262,6 +262,10 @@ REFUSALS = [
     ("token", _set(["spec", "sandbox_token"], "a b"), INVALID, "spec.sandbox_token is not a token"),
     ("agent-socket", _set(["spec", "template", "agent_socket_path"], "run/a.sock"), INVALID,
      "template.agent_socket_path is not an absolute socket path"),
+    ("agent-socket-dotdot", _set(["spec", "template", "agent_socket_path"], "/run/.."), INVALID,
+     "template.agent_socket_path is not an absolute socket path"),
+    ("agent-socket-dot", _set(["spec", "template", "agent_socket_path"], "/run/."), INVALID,
+     "template.agent_socket_path is not an absolute socket path"),
     ("gpu", _gpu, PRECONDITION, "spec.resource_requirements.gpu: the mxc driver gives a sandbox no GPU"),
     ("platform-config", _struct("platform_config"), PRECONDITION, "template.platform_config is not read by the mxc driver"),
     ("policy-version", _struct("driver_config"), INVALID, "template.driver_config: the policy's version must be 1"),
@@ -374,7 +378,7 @@ def test_transport_bounds_and_bad_peers(driver, pb):
     with pytest.raises(grpc.RpcError) as ei:
         big(b"\x0a" + b"\xff" * 3 + b"\x7f" + b"x" * (5 << 20), timeout=20)
     assert ei.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-    assert ei.value.details() == "the request is larger than 4194304 bytes"
+    assert ei.value.details().startswith("the request is larger than 4194304 bytes"), ei.value.details()
     gz = grpc.insecure_channel("unix:" + driver.sock, compression=grpc.Compression.Gzip)
     try:
         rpc = gz.unary_unary(SVC + "GetCapabilities")
@@ -644,3 +648,76 @@ def test_man_page_renders_and_usage():
         assert "\\-\\-" + opt in text, opt
     r = subprocess.run([DRIVER, "--socket", "/x"], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.startswith("usage: mxc-openshell-driver --socket PATH --state-dir DIR")
+
+
+def _rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+
+
+def _h2_frame(kind, flags, sid, payload=b""):
+    return len(payload).to_bytes(3, "big") + bytes([kind, flags]) + sid.to_bytes(4, "big") + payload
+
+
+def test_streams_held_open_cannot_grow_the_driver_without_bound(driver, pb):
+    """Review of issue 37: a peer opening many streams, each filled to just under the 4 MiB message
+    bound and never ended, grew the driver by every byte (25 GiB over 64 connections).  Request
+    bytes held at once are budgeted per connection and for the driver: beyond, a stream is refused."""
+    import threading
+    path = "/openshell.compute.v1.ComputeDriver/ValidateSandboxCreate".encode()
+    hdr = b"\x83\x86\x01\x01x\x04" + bytes([len(path)]) + path + b"\x00\x0ccontent-type\x10application/grpc"
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(driver.sock)
+    cv = threading.Condition()
+    win, done = {0: 65535}, []
+
+    def reader():
+        buf = b""
+        while True:
+            try:
+                d = s.recv(65536)
+            except OSError:
+                d = b""
+            if not d:
+                break
+            buf += d
+            while len(buf) >= 9 and len(buf) >= 9 + int.from_bytes(buf[:3], "big"):
+                n, kind, flags = int.from_bytes(buf[:3], "big"), buf[3], buf[4]
+                sid, p, buf = int.from_bytes(buf[5:9], "big") & 0x7fffffff, buf[9:9 + n], buf[9 + n:]
+                with cv:
+                    if kind == 4 and not flags & 1:
+                        s.sendall(_h2_frame(4, 1, 0))
+                    elif kind == 8:
+                        win[sid] = win.get(sid, 65535) + (int.from_bytes(p, "big") & 0x7fffffff)
+                    elif kind in (3, 7):
+                        win[sid] = -(1 << 40)
+                    cv.notify_all()
+        with cv:
+            done.append(True)
+            cv.notify_all()
+    before = _rss_kib(driver.proc.pid)
+    s.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + _h2_frame(4, 0, 0))  # first: then the acks
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    sids, per, chunk = [2 * i + 1 for i in range(10)], 3 << 20, b"\x00" * 16384
+    for sid in sids:
+        win[sid] = 65535
+        s.sendall(_h2_frame(1, 4, sid, hdr))
+    sent = dict.fromkeys(sids, 0)
+    for sid in sids:                     # 10 streams x 3 MiB, none ended: 30 MiB offered
+        while sent[sid] < per:
+            with cv:
+                if not cv.wait_for(lambda: done or min(win[0], win[sid]) >= len(chunk), timeout=10):
+                    break
+                if done or win[sid] < 0:
+                    break
+                win[0] -= len(chunk)
+                win[sid] -= len(chunk)
+            s.sendall(_h2_frame(0, 0, sid, chunk))
+            sent[sid] += len(chunk)
+    grown = _rss_kib(driver.proc.pid) - before
+    s.close()
+    t.join(10)
+    assert sum(sent.values()) >= 20 << 20, sent           # the driver read them (its windows reopened)
+    assert grown < 16 << 10, (grown, sent)                # at most its budgets held (8 MiB a connection)
+    assert driver.call("GetCapabilities", b"", pb.GetCapabilitiesResponse).driver_name == "mxc"  # it serves on
