@@ -190,6 +190,26 @@ static void remove_claimed_cgroups(json_t *cgroups)
 }
 
 /* 2. claims whose sandbox is gone */
+/* Whether the range claim `name` (range-<base>) has a pod member's claim beside it in dir
+ * (member-<base>-<tag>): the range is then still a live member's, and its processes are not the
+ * dead owner's to kill. */
+static bool range_has_members(const char *dir, const char *name)
+{
+    unsigned base;
+    char prefix[40];
+    if (sscanf(name, "range-%u", &base) != 1)
+        return false;
+    snprintf(prefix, sizeof prefix, "member-%u-", base);
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    bool found = false;
+    while (d && !found && (de = readdir(d)))
+        found = !strncmp(de->d_name, prefix, strlen(prefix));
+    if (d)
+        closedir(d);
+    return found;
+}
+
 static void sweep_claims(bool act, json_t *r)
 {
     char dir[600];
@@ -243,6 +263,8 @@ static void sweep_claims(bool act, json_t *r)
              * again only once none of them is left (SIGKILL is not instant: a dying
              * process keeps its uid until its namespaces are torn down) */
             bool gone = true;
+            if (range_has_members(dir, de->d_name))
+                uid = 0; /* a pod's range a member still uses: the claim goes, its processes stay */
             for (int i = 0; root && uid && i < 200 && (gone = procs_of(uid, true) == 0) == false; i++)
                 nanosleep(&(struct timespec){.tv_nsec = 5000000}, NULL);
             if (gone)

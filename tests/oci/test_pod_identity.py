@@ -383,3 +383,29 @@ def test_a_pod_s_ipc_namespace_across_identities_is_refused(oci):  # noqa: F811
     assert "hostname x" not in out or lines[-1] != "x", out
     assert lines[-1] == oci("exec", "pod1", "hostname")[1].strip() and lines[-1] != "x", out  # the pod's, unchanged
     assert _claims_of(hid) == []
+
+
+def test_gc_of_a_dead_pod_owner_keeps_a_live_member_s_processes(oci):  # noqa: F811
+    """Review of issue 36 (L2): the pod's first container's init ends without delete; the sweeper
+    (mxc-exec --gc) released its range claim and killed every process of the range's root — a live
+    member's init among them.  With a member's claim beside it, the claim goes and nothing is killed
+    (the member's claim keeps the range; it is released once the member is gone)."""
+    from test_oci import REPO
+    pa = _pod(oci, "pause")
+    b = oci.bundle(["sleep", "600"], _member(pa, share=("user", "network", "ipc", "uts")))
+    pidfile = os.path.join(oci.base, "pid-m")
+    assert oci.create("m", b, "--pid-file", pidfile)[0] == 0
+    assert oci("start", "m")[0] == 0
+    pm = int(open(pidfile).read())
+    os.kill(pa, 9)                      # the pod's first init ends; its container is not deleted
+    for _ in range(200):
+        if dead(pa):
+            break
+        time.sleep(0.05)
+    env = dict(os.environ, MXC_SWEEP_MIN_AGE="0", MXC_STATE_DIR=os.path.join(oci.base, "mxc-state"))
+    g = subprocess.run([os.path.join(REPO, "build", "mxc-exec"), "--gc"], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert g.returncode == 0, g.stdout + g.stderr
+    time.sleep(0.2)
+    assert not dead(pm), "the sweeper killed the live member's init"
+    assert oci("delete", "--force", "m")[0] == 0
