@@ -448,6 +448,26 @@ static int join_namespaces(init_state *s)
     return rc;
 }
 
+/* Rootless: the parent could make no tree (the host's mount namespace is not the caller's); 'G'
+ * alone.  The rootfs (the cwd the init was born with: this namespace's copy of root.path) cloned
+ * recursively, nodev; the default devices from this namespace's copy of the host's /dev. */
+static int own_trees(init_state *s)
+{
+    char tag;
+    int fd;
+    if (recv_msg(&tag, &fd) < 0)
+        return parent_gone(s);
+    if (tag != OCI_MSG_GO)
+        return oci_init_err(&s->err, "protocol error");
+    s->rootfs = open_tree(AT_FDCWD, ".", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+    struct mount_attr attr = {.attr_set = MOUNT_ATTR_NODEV};
+    if (s->rootfs < 0 || mount_setattr(s->rootfs, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0)
+        return oci_init_err_os(&s->err, errno, "root.path: cloning the rootfs");
+    size_t bad = 0;
+    int r = mxc_dev_node_trees(s->devs, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, MS_PRIVATE, &bad);
+    return r < 0 ? oci_init_err_os(&s->err, -r, "/dev/%s", mxc_dev_nodes[bad]) : 0;
+}
+
 /* The trees the parent made ('T' + a descriptor each, then 'G'): the rootfs, each bind (and mount
  * made by the parent) in mount order, the default devices, linux.devices. */
 static int receive_trees(init_state *s)
@@ -458,6 +478,8 @@ static int receive_trees(init_state *s)
     size_t nb = 0, nd = 0, nx = 0;
     for (size_t i = 0; i < c->nmounts; i++)
         s->binds[i] = -1;
+    if (s->a->own_trees)
+        return own_trees(s);
     for (;;) {
         char tag;
         int fd;

@@ -49,6 +49,8 @@ typedef struct {
                                  * the init; with any hook before pivot_root it asks the parent first ('H',
                                  * answered 'h' + the state once prestart/createRuntime ran), and with
                                  * startContainer it gets that phase's state ('P' + text) before 'S' */
+    bool own_trees;             /* rootless: no tree comes ('G' alone); the init clones the rootfs (its cwd)
+                                 * and the default devices itself, in its own mount namespace (rootless.h) */
 } oci_init_args;
 
 _Noreturn void oci_init_main(const oci_init_args *a);

@@ -1,0 +1,322 @@
+"""Rootless mxc-oci (issue 36, first stage; src/oci/rootless.h): run by a throwaway local account
+(useradd, userdel at the end) with a test-added subordinate range in /etc/subuid and /etc/subgid
+(the lines removed in a finally).  The container's 0 is the caller's uid, 1.. its subordinate
+range (as rootless Podman and runc map it), written by newuidmap/newgidmap; the state in the
+caller's $XDG_RUNTIME_DIR/mxc-oci; no cgroup here (hybrid v1: none delegated), so linux.resources
+limits are refused by name; binds, namespaces joined by path and extra devices refused by name
+(this stage); the escape suite's core probes inside; nothing left behind.
+
+Run as root:  MXC_OCI=$PWD/build/mxc-oci python3 -m pytest -q -p no:cacheprovider tests/oci/test_oci_rootless.py
+"""
+import json
+import os
+import pwd
+import shlex
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+from conftest import HELPER, errno_of, verb_result, wait_until
+from test_oci import BUSYBOX, MXC_OCI, add_helper, make_rootfs
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.access(BUSYBOX, os.X_OK)
+                                or not os.access("/usr/bin/newuidmap", os.X_OK) or not shutil.which("useradd"),
+                                reason="needs root, busybox-static, uidmap (newuidmap) and useradd")
+
+NAME = "mxcrltest"
+SUB = 1310720  # the account's subordinate range (uids and gids), 65536 ids
+NSUB = 65536
+UIDNO = 61251  # the account's uid: no other test's (tests/conftest.py's setpriv uid is 61234)
+
+
+def _edit_subid(path, add=None, remove=None):
+    with open(path) as f:
+        lines = [l for l in f.read().splitlines() if l and l != remove]
+    if add:
+        lines.append(add)
+    tmp = path + ".mxc-test"
+    with open(tmp, "w") as f:
+        f.write("".join(l + "\n" for l in lines))
+    os.chmod(tmp, 0o644)
+    os.rename(tmp, path)
+
+
+class Rootless:
+    def __init__(self, base, uid, gid):
+        self.base, self.uid, self.gid = base, uid, gid
+        self.run = os.path.join(base, "run")
+        self.root = os.path.join(self.run, "mxc-oci")
+        self.n = 0
+
+    def __call__(self, *args, timeout=60, root=None):
+        """(rc, stdout, stderr) of mxc-oci as the account, its default --root (XDG_RUNTIME_DIR's); the
+        output through files (a created container's init keeps them open)."""
+        env = {"PATH": "/usr/bin:/bin", "XDG_RUNTIME_DIR": self.run}
+        argv = ["setpriv", "--reuid=%d" % self.uid, "--regid=%d" % self.gid, "--clear-groups", MXC_OCI]
+        argv += ["--root", root] if root else []
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            r = subprocess.run(argv + list(args), env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                               timeout=timeout)
+            out.seek(0)
+            err.seek(0)
+            return r.returncode, out.read().decode(errors="replace"), err.read().decode(errors="replace")
+
+    def bundle(self, args, mutate=None, helper=False, rootless_spec=True):
+        """A bundle the account owns: busybox rootfs, config.json from its own `mxc-oci spec --rootless`."""
+        self.n += 1
+        b = os.path.join(self.base, "bundle%d" % self.n)
+        os.makedirs(b)
+        make_rootfs(os.path.join(b, "rootfs"))
+        if helper:
+            add_helper(b)
+        subprocess.run(["chown", "-R", "%d:%d" % (self.uid, self.gid), b], check=True)
+        rc, _, err = self("spec", "--bundle", b, *(["--rootless"] if rootless_spec else []))
+        assert rc == 0, err
+        p = os.path.join(b, "config.json")
+        with open(p) as f:
+            c = json.load(f)
+        c["process"]["args"] = args
+        c["process"]["terminal"] = False
+        if mutate:
+            mutate(c)
+        with open(p, "w") as f:
+            json.dump(c, f)
+        os.chown(p, self.uid, self.gid)
+        return b
+
+    def pids(self):
+        """Live processes (not zombies) of the account's uid or its range."""
+        out = []
+        for p in os.listdir("/proc"):
+            try:
+                if p.isdigit():
+                    st = os.stat("/proc/" + p)
+                    with open("/proc/%s/stat" % p) as f:
+                        state = f.read().rsplit(")", 1)[1].split()[0]
+                    if state != "Z" and (st.st_uid == self.uid or SUB <= st.st_uid < SUB + NSUB):
+                        out.append(int(p))
+            except (OSError, IndexError):
+                pass
+        return out
+
+
+@pytest.fixture
+def rl():
+    subprocess.run(["userdel", "-r", NAME], capture_output=True)  # a leftover of a killed run
+    subprocess.run(["useradd", "-M", "-U", "-u", str(UIDNO), "-s", "/usr/sbin/nologin", "-K", "SUB_UID_COUNT=0",
+                    "-K", "SUB_GID_COUNT=0", NAME], check=True, capture_output=True)
+    line = "%s:%d:%d" % (NAME, SUB, NSUB)
+    base = None
+    r = None
+    try:
+        pw = pwd.getpwnam(NAME)
+        _edit_subid("/etc/subuid", add=line)
+        _edit_subid("/etc/subgid", add=line)
+        base = tempfile.mkdtemp(prefix="mxc-rl-", dir="/var/tmp")
+        os.chmod(base, 0o755)
+        r = Rootless(base, pw.pw_uid, pw.pw_gid)
+        os.mkdir(r.run, 0o700)
+        os.chown(r.run, r.uid, r.gid)
+        yield r
+    finally:
+        if r is not None:
+            if os.path.isdir(r.root):
+                for cid in os.listdir(r.root):
+                    r("delete", "--force", cid)
+            wait_until(lambda: not r.pids(), 10)
+            leftover = r.pids()
+            for p in leftover:
+                try:
+                    os.kill(p, 9)
+                except OSError:
+                    pass
+        _edit_subid("/etc/subuid", remove=line)
+        _edit_subid("/etc/subgid", remove=line)
+        subprocess.run(["userdel", "-r", NAME], capture_output=True)
+        if base:
+            shutil.rmtree(base, ignore_errors=True)
+    assert r is None or not leftover, "processes left behind: %s" % leftover
+
+
+def _maps(pid, f):
+    with open("/proc/%d/%s" % (pid, f)) as fh:
+        return [l.split() for l in fh.read().splitlines()]
+
+
+def _mounts_naming(path):
+    with open("/proc/self/mountinfo") as f:
+        return [l for l in f if path in l]
+
+
+def test_lifecycle_as_a_normal_user(rl):
+    """create/start/exec/kill/delete of the account's own bundle; 0 inside is the caller outside;
+    the maps are the caller's uid and its subordinate range; the state is in its runtime dir."""
+    b = rl.bundle(["sleep", "1000"])
+    rc, _, err = rl("create", "--bundle", b, "c1")
+    assert rc == 0, err
+    assert os.path.isdir(os.path.join(rl.root, "c1"))
+    st = os.stat(rl.root)
+    assert st.st_uid == rl.uid and st.st_mode & 0o077 == 0
+    rc, out, err = rl("state", "c1")
+    assert rc == 0, err
+    s = json.loads(out)
+    assert s["status"] == "created"
+    pid = s["pid"]
+    assert _maps(pid, "uid_map") == [["0", str(rl.uid), "1"], ["1", str(SUB), str(NSUB)]]
+    assert _maps(pid, "gid_map") == [["0", str(rl.gid), "1"], ["1", str(SUB), str(NSUB)]]
+    assert rl("start", "c1")[0] == 0
+    with open("/proc/%d/status" % pid) as f:
+        uids = [l.split()[1:] for l in f if l.startswith("Uid:")][0]
+    assert uids == [str(rl.uid)] * 4  # the process's uid on the host: the caller's
+    rc, out, err = rl("exec", "c1", "sh", "-c", "id -u; id -g")
+    assert rc == 0, err
+    assert out.split() == ["0", "0"]
+    assert rl("kill", "c1", "KILL")[0] == 0
+    assert wait_until(lambda: json.loads(rl("state", "c1")[1])["status"] == "stopped", 30)
+    rc, _, err = rl("delete", "c1")
+    assert rc == 0, err
+    assert os.listdir(rl.root) == []
+    assert not _mounts_naming(rl.base)
+    assert not os.path.exists("/var/lib/mxc/claims/" + "c1")
+
+
+def test_a_file_written_as_container_uid_1_is_the_first_subordinate_id(rl):
+    def as_uid1(c):
+        c["process"]["user"] = {"uid": 1, "gid": 1}
+        c["root"]["readonly"] = False
+    b = rl.bundle(["sh", "-c", "id -u; echo x > /w/f"], as_uid1)
+    w = os.path.join(b, "rootfs", "w")
+    os.mkdir(w)
+    os.chmod(w, 0o777)
+    os.chown(w, rl.uid, rl.gid)
+    rc, out, err = rl("run", "--bundle", b, "c1")
+    assert rc == 0, err
+    assert out.split() == ["1"]
+    st = os.stat(os.path.join(w, "f"))
+    assert (st.st_uid, st.st_gid) == (SUB, SUB)
+
+
+def test_spec_rootless_runs_unchanged_and_id_is_0(rl):
+    b = rl.bundle(["id", "-u"])
+    rc, out, err = rl("run", "--bundle", b, "c1")
+    assert rc == 0, err
+    assert out.strip() == "0"
+
+
+@pytest.mark.parametrize("field,mutate,words", [
+    ("linux.resources.memory", lambda c: c["linux"].update(resources={"memory": {"limit": 1 << 28}}),
+     ["linux.resources.memory", "refused", "needs a cgroup"]),
+    ("linux.resources.pids", lambda c: c["linux"].update(resources={"pids": {"limit": 10}}),
+     ["linux.resources.pids", "refused"]),
+    ("mounts bind", lambda c: c["mounts"].append({"destination": "/h", "type": "bind", "source": "/etc",
+                                                  "options": ["rbind", "ro"]}),
+     ["bind mounts are not supported rootless"]),
+    ("uidMappings of host root", lambda c: c["linux"].update(
+        uidMappings=[{"containerID": 0, "hostID": 0, "size": 1}], gidMappings=[{"containerID": 0, "hostID": 0, "size": 1}])
+        or c["linux"]["namespaces"].append({"type": "user"}),
+     ["linux.uidMappings[0]", "host uid 0: refused"]),
+    ("uidMappings beyond the range", lambda c: c["linux"].update(
+        uidMappings=[{"containerID": 0, "hostID": SUB, "size": NSUB + 1}],
+        gidMappings=[{"containerID": 0, "hostID": SUB, "size": 1}]) or c["linux"]["namespaces"].append({"type": "user"}),
+     ["linux.uidMappings[0]", "refused"]),
+    ("namespace path", lambda c: [n.update(path="/proc/1/ns/net") for n in c["linux"]["namespaces"]
+                                  if n["type"] == "network"],
+     ["joined by path is not supported rootless"]),
+    ("io.mxc.network", lambda c: c.update(annotations={"io.mxc.version": "1", "io.mxc.network": "{}"}),
+     ["io.mxc.", "refused rootless"]),
+])
+def test_what_needs_host_root_is_refused_by_name(rl, field, mutate, words):
+    b = rl.bundle(["true"], mutate)
+    rc, _, err = rl("create", "--bundle", b, "c1")
+    assert rc != 0, field
+    for w in words:
+        assert w in err, (field, err)
+    assert os.listdir(rl.root) == []
+
+
+def test_the_spec_template_s_cgroup_mount_is_refused_without_a_cgroup(rl):
+    b = rl.bundle(["true"], rootless_spec=False)
+    rc, _, err = rl("create", "--bundle", b, "c1")
+    assert rc != 0 and "cgroup" in err, err
+    assert os.listdir(rl.root) == []
+
+
+def test_root_s_state_and_another_user_s_root_are_refused(rl):
+    """No write to a root-owned place: /run/mxc-oci (root's default) is not the account's."""
+    b = rl.bundle(["true"])
+    rc, _, err = rl("run", "--bundle", b, "c1", root="/run/mxc-oci")
+    assert rc != 0, err
+    other = os.path.join(rl.base, "others")
+    os.mkdir(other, 0o755)  # root's
+    rc, _, err = rl("run", "--bundle", b, "c1", root=other)
+    assert rc != 0 and "not a directory of this user" in err, err
+    rc, _, err = rl("--rootless", "false", "state", "x")
+    assert rc != 0 and "--rootless false" in err
+
+
+def test_subordinate_maps_written_by_the_setuid_helpers_only_for_the_caller_s_range(rl):
+    """A config's own maps inside the caller's range are honoured (the helpers write them)."""
+    def own(c):
+        c["linux"]["namespaces"].append({"type": "user"})
+        c["linux"]["uidMappings"] = [{"containerID": 0, "hostID": rl.uid, "size": 1},
+                                     {"containerID": 1, "hostID": SUB + 100, "size": 10}]
+        c["linux"]["gidMappings"] = [{"containerID": 0, "hostID": rl.gid, "size": 1},
+                                     {"containerID": 1, "hostID": SUB + 100, "size": 10}]
+    b = rl.bundle(["cat", "/proc/self/uid_map"], own)
+    rc, out, err = rl("run", "--bundle", b, "c1")
+    assert rc == 0, err
+    assert [l.split() for l in out.splitlines()] == [["0", str(rl.uid), "1"], ["1", str(SUB + 100), "10"]]
+
+
+# --------------------------------------------------------------------------------------------
+# the escape suite's core probes (tests/oci/test_oci_escape.py) inside a rootless container
+
+
+def hc(*args):
+    return " ".join(shlex.quote(str(a)) for a in ("mxc-test-helper",) + args)
+
+
+@pytest.fixture
+def host_sleeper():
+    p = subprocess.Popen(["sleep", "1000"])
+    yield p
+    p.kill()
+    p.wait()
+
+
+@pytest.mark.skipif(not os.access(HELPER, os.X_OK), reason="needs build/mxc-test-helper")
+def test_escape_probes_inside_a_rootless_container(rl, host_sleeper):
+    """Host processes (root's, another user's) invisible and unreachable; host files outside the
+    rootfs (the caller's own too) invisible; /proc/sys read-only, /proc's sensitive files masked;
+    no capability over the host; the runtime's binary not the container's."""
+    mine = os.path.join(rl.base, "caller-secret")
+    with open(mine, "w") as f:
+        f.write("caller-only\n")
+    os.chown(mine, rl.uid, rl.gid)
+    pid = host_sleeper.pid
+    script = "; ".join([
+        "ls /proc", hc("kill", pid, 9), hc("kill", pid, 0), hc("ptrace_attach", pid), hc("pidfd_open", pid),
+        hc("kill", -1, 0), hc("read", mine), hc("read", "/etc/shadow"), hc("read", "/proc/1/root" + mine),
+        hc("dotdot"), hc("write", "/proc/sys/kernel/hostname", "x"), hc("write", "/proc/sysrq-trigger", "h"),
+        "cat /proc/kcore 2>/dev/null | head -c 64 | wc -c", hc("write_exe"),
+        "grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status",
+    ])
+    b = rl.bundle(["sh", "-c", script], helper=True)
+    rc, out, err = rl("run", "--bundle", b, "c1")
+    assert rc == 0, err
+    pids = sorted(int(x) for x in out.split() if x.isdigit() and int(x) > 1 and int(x) < 100000)
+    assert pid not in pids and os.getpid() not in pids
+    assert errno_of(out, "kill") == "ESRCH", out
+    assert errno_of(out, "ptrace_attach") in ("ESRCH", "EPERM"), out
+    assert errno_of(out, "pidfd_open") == "ESRCH", out
+    assert "caller-only" not in out
+    reads = [l for l in out.splitlines() if l.startswith("read:")]
+    assert len(reads) == 3 and all(l.split(": ")[1].split()[0] in ("ENOENT", "EACCES") for l in reads), out
+    assert verb_result(out, "dotdot").startswith("contained"), out
+    writes = [l.split(": ")[1].split()[0] for l in out.splitlines() if l.startswith("write:")]
+    assert len(writes) == 2 and all(w in ("EROFS", "EACCES", "EPERM", "ENOENT") for w in writes), out
+    assert errno_of(out, "write_exe") in ("ETXTBSY", "EACCES", "EROFS", "EPERM"), out
+    assert "NoNewPrivs:\t1" in out and "Seccomp:\t2" in out, out
+    assert host_sleeper.poll() is None
