@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "front.h"
 
 #define SUBID_MAX 16
 #define NEWMAP_MAX (2 * OCI_MAX_IDMAPS * 3 + 4)
@@ -26,12 +27,11 @@ bool oci_rootless(void)
 
 int oci_rootless_root(char *buf, size_t sz, mxc_error *e)
 {
-    const char *xdg = getenv("XDG_RUNTIME_DIR");
-    if (!xdg || xdg[0] != '/')
-        return mxc_err(e, MXC_E_MALFORMED_REQUEST, "rootless: XDG_RUNTIME_DIR is not set (an absolute path): set "
-                       "it (a login session has /run/user/UID) or pass --root DIR, a directory of yours");
-    if ((size_t)snprintf(buf, sz, "%s/mxc-oci", xdg) >= sz)
-        return mxc_err(e, MXC_E_MALFORMED_REQUEST, "rootless: XDG_RUNTIME_DIR is too long");
+    char dir[512];
+    if (mxc_private_dir(true, dir, sizeof dir, e) < 0) /* the engine's: the caller's own 0700 (state.h) */
+        return -1;
+    if ((size_t)snprintf(buf, sz, "%s/mxc-oci", dir) >= sz)
+        return mxc_err(e, MXC_E_MALFORMED_REQUEST, "rootless: the private directory %s is too long", dir);
     return 0;
 }
 

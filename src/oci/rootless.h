@@ -6,8 +6,8 @@
  * or the config's, each range the caller's own id or inside its subordinate
  * ranges, else refused naming the field), written by the set-uid
  * newuidmap/newgidmap (absolute paths, root's files checked by descriptor
- * before they are run), the default state root ($XDG_RUNTIME_DIR/mxc-oci,
- * the caller's own 0700), and the refusals of what needs host root or what
+ * before they are run), the default state root (mxc-oci in the caller's
+ * private directory, the engine's: $XDG_RUNTIME_DIR first), and the refusals of what needs host root or what
  * this stage does not deliver (each by name, with what to do instead).
  * No range claim is made: the ids are the caller's own (its subordinate
  * ranges are its by /etc/subuid, which root wrote), and a claim lives in
@@ -25,8 +25,10 @@
 /* Run by a non-root caller. */
 bool oci_rootless(void);
 
-/* The default --root of a non-root caller: $XDG_RUNTIME_DIR/mxc-oci in buf;
- * -1 with *e set (no XDG_RUNTIME_DIR: pass --root). */
+/* The default --root of a non-root caller: mxc-oci in the engine's private
+ * directory of the caller (mxc_private_dir: $XDG_RUNTIME_DIR, else
+ * /run/user/UID, /tmp/mxc-UID, ~/.local/state/mxc/run-HOST; the caller's
+ * own, no group or other permission) in buf; -1 with *e set. */
 int oci_rootless_root(char *buf, size_t sz, mxc_error *e);
 
 /* What a rootless container cannot have refused by name: binds, namespaces

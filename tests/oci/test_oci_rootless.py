@@ -320,3 +320,24 @@ def test_escape_probes_inside_a_rootless_container(rl, host_sleeper):
     assert errno_of(out, "write_exe") in ("ETXTBSY", "EACCES", "EROFS", "EPERM"), out
     assert "NoNewPrivs:\t1" in out and "Seccomp:\t2" in out, out
     assert host_sleeper.poll() is None
+
+
+def test_a_container_running_as_its_uid_1_is_killed_and_deleted(rl):
+    """The process's host uid is then a subordinate id, not the caller's: kill and delete --force
+    still reach it (signalled from inside the container's user namespace)."""
+    b = rl.bundle(["sleep", "1000"], lambda c: c["process"].update(user={"uid": 1, "gid": 1}))
+    rc, _, err = rl("create", "--bundle", b, "c1")
+    assert rc == 0, err
+    assert rl("start", "c1")[0] == 0
+    pid = json.loads(rl("state", "c1")[1])["pid"]
+    with open("/proc/%d/status" % pid) as f:
+        assert [l.split()[1] for l in f if l.startswith("Uid:")] == [str(SUB)]
+    rc, _, err = rl("kill", "c1", "KILL")
+    assert rc == 0, err
+    assert wait_until(lambda: json.loads(rl("state", "c1")[1])["status"] == "stopped", 30)
+    assert rl("delete", "c1")[0] == 0
+    b2 = rl.bundle(["sleep", "1000"], lambda c: c["process"].update(user={"uid": 1, "gid": 1}))
+    assert rl("run", "--detach", "--bundle", b2, "c2")[0] == 0
+    rc, _, err = rl("delete", "--force", "c2")
+    assert rc == 0, err
+    assert os.listdir(rl.root) == []
