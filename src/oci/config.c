@@ -978,11 +978,12 @@ int oci_config_load(int bundle_fd, int cgroup, oci_config *c, mxc_error *e)
                           "cannot open config.json in the bundle");
     json_error_t je;
     json_t *doc = oci_json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
-    /* what was read is root's word only if only root could have written it (hooks.h) */
+    /* what was read is root's word only if only root could have written it (hooks.h); rootless, the
+     * caller's (its hooks run as the caller: rootless.h) */
     struct stat fst, bst;
-    bool root_written = fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_uid == 0 &&
+    bool root_written = fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_uid == geteuid() &&
                         !(fst.st_mode & (S_IWGRP | S_IWOTH)) && fst.st_nlink == 1 && fstat(bundle_fd, &bst) == 0 &&
-                        bst.st_uid == 0 && !(bst.st_mode & (S_IWGRP | S_IWOTH));
+                        bst.st_uid == geteuid() && !(bst.st_mode & (S_IWGRP | S_IWOTH));
     close(fd);
     if (!doc)
         return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: line %d: %s", je.line, je.text);

@@ -532,8 +532,9 @@ static int check_config(create_ctx *x, mxc_error *e)
         return -1;
     if (oci_hooks_host_side(&x->hk) && !c->root_written)
         return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: hooks: refused: this config.json (or its bundle "
-                       "directory) is not root's alone, and a hook runs with the runtime's privileges; only a config "
-                       "that only root could write may name hooks");
+                       "directory) is not %s alone, and a hook runs with the runtime's privileges; only a config "
+                       "that only %s could write may name hooks", x->rootless ? "yours" : "root's",
+                       x->rootless ? "you" : "root");
     if (!c->has_process)
         return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: process must be set to create a container");
     if (x->rootless && oci_rootless_check(c, e) < 0)

@@ -341,3 +341,26 @@ def test_a_container_running_as_its_uid_1_is_killed_and_deleted(rl):
     rc, _, err = rl("delete", "--force", "c2")
     assert rc == 0, err
     assert os.listdir(rl.root) == []
+
+
+def test_hooks_run_as_the_caller_from_a_config_only_it_can_write(rl):
+    """Rootless, a host-side hook runs as the caller (as runc rootless runs it): a config (and bundle)
+    only the caller could write may name one; a group-writable one may not."""
+    out = os.path.join(rl.base, "hookout")
+    with open(out, "w"):
+        pass
+    os.chown(out, rl.uid, rl.gid)
+
+    def hooks(c):
+        h = {"path": "/bin/sh", "args": ["sh", "-c", "echo $(id -u) >> %s" % out]}
+        c["hooks"] = {"createRuntime": [h], "poststop": [h]}
+    b = rl.bundle(["true"], hooks)
+    rc, _, err = rl("run", "--bundle", b, "c1")
+    assert rc == 0, err
+    with open(out) as f:
+        assert f.read().split() == [str(rl.uid)] * 2
+    b2 = rl.bundle(["true"], hooks)
+    os.chmod(os.path.join(b2, "config.json"), 0o664)
+    rc, _, err = rl("run", "--bundle", b2, "c2")
+    assert rc != 0 and "config.json: hooks: refused" in err and "not yours alone" in err, err
+    assert os.listdir(rl.root) == []
