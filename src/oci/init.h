@@ -51,6 +51,8 @@ typedef struct {
                                  * startContainer it gets that phase's state ('P' + text) before 'S' */
     bool own_trees;             /* rootless: no tree comes ('G' alone); the init clones the rootfs (its cwd)
                                  * and the default devices itself, in its own mount namespace (rootless.h) */
+    const int *bind_src;        /* own_trees: per mount, the parent's descriptor of a bind's source, or -1 */
+    char *const *bind_paths;    /* own_trees: per mount, that source's resolved path (the parent's, no link) */
 } oci_init_args;
 
 _Noreturn void oci_init_main(const oci_init_args *a);

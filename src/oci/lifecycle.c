@@ -164,6 +164,7 @@ typedef struct {
     int bundle_fd, dir_fd, rootfs_fd, fifo_fd, sock, init_sock, userns, console;
     int *src;            /* per mount: a bind's source (O_PATH) or -1 */
     char **writable;     /* the binds' host paths the container can write (the range claim's) */
+    char **canon;        /* rootless: per mount, a bind's source resolved (the init re-resolves it) */
     size_t nwritable;
     char claim[MXC_IDRANGE_NAME_MAX];
     bool made_dir;
@@ -630,6 +631,8 @@ static int resolve_bind(create_ctx *x, size_t i, mxc_error *e)
         return -1;
     if (!ro && !(x->writable[x->nwritable++] = strdup(canon)))
         return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+    if (x->rootless && !(x->canon[i] = strdup(canon)))
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
     return 0;
 }
 
@@ -639,7 +642,8 @@ static int resolve_binds(create_ctx *x, mxc_error *e)
     size_t n = x->c.nmounts;
     x->src = calloc(n + 1, sizeof *x->src);
     x->writable = calloc(n + 1, sizeof *x->writable);
-    if (!x->src || !x->writable)
+    x->canon = calloc(n + 1, sizeof *x->canon);
+    if (!x->src || !x->writable || !x->canon)
         return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
     for (size_t i = 0; i < n; i++)
         x->src[i] = -1;
@@ -1017,7 +1021,7 @@ static int spawn_init(create_ctx *x, mxc_error *e)
         close(here);
         oci_init_args a = {.c = &x->c, .sock = sv[1], .fifo = x->fifo_fd, .console = x->console, .seccomp = &x->sc,
                            .preserve = x->preserve, .host_net = x->host_net, .hooks = &x->hk,
-                           .own_trees = x->rootless};
+                           .own_trees = x->rootless, .bind_src = x->src, .bind_paths = x->canon};
         oci_init_main(&a);
     }
     close(sv[1]);
@@ -1246,6 +1250,9 @@ static void create_release(create_ctx *x)
     for (size_t i = 0; i < x->nwritable; i++)
         free(x->writable[i]);
     free(x->writable);
+    for (size_t i = 0; x->canon && i < x->c.nmounts; i++)
+        free(x->canon[i]);
+    free(x->canon);
     oci_seccomp_free(&x->sc);
     oci_mxcnet_free(&x->net);
     for (size_t i = 0; i < x->nown; i++)

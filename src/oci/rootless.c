@@ -162,9 +162,10 @@ static int check_resources(const oci_config *c, mxc_error *e)
 int oci_rootless_check(const oci_config *c, mxc_error *e)
 {
     for (size_t i = 0; i < c->nmounts; i++)
-        if (c->mounts[i].kind == OCI_MNT_BIND)
-            return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu] (%s): bind mounts are not supported "
-                           "rootless yet: copy the files into the rootfs, or run as root", i, c->mounts[i].dest);
+        if (c->mounts[i].idmap)
+            return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu] (%s): an idmapped mount is refused "
+                           "rootless: a user cannot idmap a mount (the bind shows its files as they are; chown them "
+                           "into your subordinate range instead)", i, c->mounts[i].dest);
     if (c->njoin || c->join_user)
         return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.namespaces: a namespace joined by path is "
                        "not supported rootless yet: let the container make its own, or run as root");

@@ -13,6 +13,7 @@ import os
 import pwd
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
 
@@ -210,9 +211,12 @@ def test_spec_rootless_runs_unchanged_and_id_is_0(rl):
      ["linux.resources.memory", "refused", "needs a cgroup"]),
     ("linux.resources.pids", lambda c: c["linux"].update(resources={"pids": {"limit": 10}}),
      ["linux.resources.pids", "refused"]),
-    ("mounts bind", lambda c: c["mounts"].append({"destination": "/h", "type": "bind", "source": "/etc",
-                                                  "options": ["rbind", "ro"]}),
-     ["bind mounts are not supported rootless"]),
+    ("mounts idmap", lambda c: c["mounts"].append({"destination": "/h", "type": "bind", "source": "/etc",
+                                                   "options": ["rbind", "ro", "idmap"]}),
+     ["mounts[", "an idmapped mount is refused rootless"]),
+    ("mounts beyond the caller's reach", lambda c: c["mounts"].append(
+        {"destination": "/h", "type": "bind", "source": "/root/.bashrc", "options": ["bind", "ro"]}),
+     ["mounts[", "/root/.bashrc"]),
     ("uidMappings of host root", lambda c: c["linux"].update(
         uidMappings=[{"containerID": 0, "hostID": 0, "size": 1}], gidMappings=[{"containerID": 0, "hostID": 0, "size": 1}])
         or c["linux"]["namespaces"].append({"type": "user"}),
@@ -363,4 +367,69 @@ def test_hooks_run_as_the_caller_from_a_config_only_it_can_write(rl):
     os.chmod(os.path.join(b2, "config.json"), 0o664)
     rc, _, err = rl("run", "--bundle", b2, "c2")
     assert rc != 0 and "config.json: hooks: refused" in err and "not yours alone" in err, err
+    assert os.listdir(rl.root) == []
+
+
+def test_binds_show_host_paths_only_as_the_caller_may_use_them(rl):
+    """A bind of the caller's own directory, read-write: a file written by the container's root
+    is the caller's; a read-only bind of /etc: root's unreadable files stay unreadable (the
+    container's root has no capability over ids its namespace does not map); read-only holds; a
+    directory the caller cannot list (/root, 0700 root's) is bound but stays unlistable, and a path
+    below it the caller cannot reach is refused at create."""
+    d = os.path.join(rl.base, "share")
+    os.mkdir(d, 0o700)
+    os.chown(d, rl.uid, rl.gid)
+
+    def binds(c):
+        c["mounts"].append({"destination": "/share", "type": "bind", "source": d, "options": ["rbind", "rw"]})
+        c["mounts"].append({"destination": "/hostetc", "type": "bind", "source": "/etc", "options": ["rbind", "ro"]})
+        c["mounts"].append({"destination": "/hostroot", "type": "bind", "source": "/root", "options": ["rbind", "ro"]})
+    script = ("echo hi > /share/f; cat /hostetc/shadow >/dev/null 2>&1 && echo SHADOW; "
+              "ls /hostroot >/dev/null 2>&1 && echo LISTED; "
+              "touch /hostetc/x 2>/dev/null && echo WROTE; cat /hostetc/hostname >/dev/null && echo readable")
+    b = rl.bundle(["sh", "-c", script], binds)
+    rc, out, err = rl("run", "--bundle", b, "c1")
+    assert rc == 0, err
+    assert out.split() == ["readable"], out
+    st = os.stat(os.path.join(d, "f"))
+    assert (st.st_uid, st.st_gid) == (rl.uid, rl.gid)
+    assert not os.path.exists("/etc/x")
+    assert not _mounts_naming(rl.base)
+
+
+def test_a_bind_source_swapped_after_create_resolved_it_is_refused(rl):
+    """THREATS (rootless binds): the init, which cannot clone the parent's descriptor (another mount
+    namespace's), looks the source up again by the path create resolved; a directory renamed away
+    and replaced meanwhile (by the caller or anyone who can write its parent) is refused as not the
+    inode create resolved (ESTALE), never bound.  Needs a -Dfault_injection build (as the hooks' swap
+    test)."""
+    d = os.path.join(rl.base, "src")
+    os.mkdir(d, 0o755)
+    with open(os.path.join(d, "marker"), "w") as f:
+        f.write("real\n")
+    b = rl.bundle(["cat", "/m/marker"], lambda c: c["mounts"].append(
+        {"destination": "/m", "type": "bind", "source": d, "options": ["rbind", "ro"]}))
+    env = {"PATH": "/usr/bin:/bin", "XDG_RUNTIME_DIR": rl.run, "MXC_FAULT_OCI_BEFORE_CLONE": "1"}
+    argv = ["setpriv", "--reuid=%d" % rl.uid, "--regid=%d" % rl.gid, "--clear-groups", MXC_OCI, "create",
+            "--bundle", b, "c1"]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as errf:
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=errf, env=env)
+        try:
+            def stopped():
+                with open("/proc/%d/stat" % p.pid) as f:
+                    return f.read().rsplit(")", 1)[1].split()[0] == "T"
+            assert wait_until(stopped, timeout=20)
+            os.rename(d, d + ".real")
+            os.mkdir(d, 0o755)
+            with open(os.path.join(d, "marker"), "w") as f:
+                f.write("impostor\n")
+            os.kill(p.pid, signal.SIGCONT)
+            p.wait(timeout=60)
+            errf.seek(0)
+            err = errf.read().decode(errors="replace")
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert p.returncode != 0 and "not what create resolved" in err and "mounts[" in err, err
     assert os.listdir(rl.root) == []
