@@ -5,6 +5,7 @@
 #include "cgroup.h"
 #include "devices.h"
 #include "ocijson.h"
+#include "rootless.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -843,6 +844,16 @@ static int check_fs_type(size_t idx, oci_mount *o, const oci_config *c, bool nod
 {
     char f[FIELD_MAX];
     snprintf(f, sizeof f, "mounts[%zu].type '%.40s'", idx, o->type);
+    if ((!strcmp(o->type, "cgroup") || !strcmp(o->type, "cgroup2")) && c->cgroup == MXC_CGROUP_NONE &&
+        oci_rootless()) {
+        /* rootless without a cgroup (rootless.h): nothing of the host's hierarchy is shown; an empty
+         * read-only tmpfs stands in (rootless Podman always asks for the mount), said on stderr */
+        fprintf(stderr, "mxc-oci: warning: %s at %s: rootless, the container has no cgroup here: an empty "
+                "read-only tmpfs stands in for it\n", f, o->dest);
+        o->type = "tmpfs";
+        o->attr_set |= MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+        return 0;
+    }
     if (!strcmp(o->type, "cgroup") || !strcmp(o->type, "cgroup2")) { /* the container's own view (cgroup.c) */
         mxc_error why = {0};
         if (oci_cgroup_mount_check(o->type, c->cgroup, &why) < 0) {

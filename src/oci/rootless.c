@@ -12,6 +12,8 @@
 
 #include "cleanup.h"
 #include "front.h"
+#include "mountmap.h"
+#include "userns.h"
 
 #define SUBID_MAX 16
 #define NEWMAP_MAX (2 * OCI_MAX_IDMAPS * 3 + 4)
@@ -20,10 +22,23 @@ typedef struct {
     unsigned start, n;
 } subrange;
 
+/* The initial user namespace maps every id onto itself: "0 0 4294967295" alone. */
+bool oci_rootless_nested(void)
+{
+    static int nested = -1;
+    if (nested < 0) {
+        mxc_idmap_range r[2];
+        size_t n = mxc_userns_read_map(getpid(), false, r, 2);
+        nested = !(n == 1 && r[0].inside == 0 && r[0].outside == 0 && r[0].count == 4294967295U);
+    }
+    return nested;
+}
+
 bool oci_rootless(void)
 {
-    return geteuid() != 0;
+    return geteuid() != 0 || oci_rootless_nested();
 }
+
 
 int oci_rootless_root(char *buf, size_t sz, mxc_error *e)
 {
@@ -128,8 +143,39 @@ static int maps_of(bool gid, oci_idmap *map, size_t *nmap, bool given, mxc_error
     return 0;
 }
 
+/* Root of a user namespace not the host's (rootless Podman's): the ids are those this namespace
+ * maps, all the caller's; the container's own namespace maps them onto themselves by default,
+ * or as the config asks within them.  The maps written by us (we hold CAP_SETUID over them). */
+static int nested_maps(bool gid, oci_idmap *map, size_t *nmap, bool given, mxc_error *e)
+{
+    mxc_idmap_range own[OCI_MAX_IDMAPS];
+    size_t nown = mxc_userns_read_map(getpid(), gid, own, OCI_MAX_IDMAPS);
+    subrange sub[OCI_MAX_IDMAPS];
+    for (size_t i = 0; i < nown; i++)
+        sub[i] = (subrange){own[i].inside, own[i].count};
+    const char *field = gid ? "linux.gidMappings" : "linux.uidMappings";
+    if (!given) {
+        for (size_t i = 0; i < nown; i++)
+            map[i] = (oci_idmap){own[i].inside, own[i].inside, own[i].count};
+        *nmap = nown;
+        return nown ? 0 : mxc_err(e, MXC_E_BACKEND_ERROR, "rootless: this user namespace maps no %s",
+                                  gid ? "gid" : "uid");
+    }
+    for (size_t i = 0; i < *nmap; i++)
+        if (!owned(&map[i], (unsigned)-1, sub, (int)nown))
+            return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: %s[%zu]: ids %u..%llu are not mapped in the "
+                           "user namespace mxc-oci runs in (rootless: a container has only the caller's ids)", field,
+                           i, map[i].hid, (unsigned long long)map[i].hid + map[i].n - 1);
+    return 0;
+}
+
 int oci_rootless_maps(oci_config *c, mxc_error *e)
 {
+    if (oci_rootless_nested())
+        return nested_maps(false, c->uidmap, &c->nuidmap, c->user_ns, e) < 0 ||
+                       nested_maps(true, c->gidmap, &c->ngidmap, c->user_ns, e) < 0
+                   ? -1
+                   : 0;
     return maps_of(false, c->uidmap, &c->nuidmap, c->user_ns, e) < 0 ||
                    maps_of(true, c->gidmap, &c->ngidmap, c->user_ns, e) < 0
                ? -1
@@ -223,6 +269,12 @@ static int run_newmap(const char *helper, pid_t pid, const oci_idmap *m, size_t 
 
 int oci_rootless_write_maps(pid_t pid, const oci_config *c, mxc_error *e)
 {
+    int r;
+    if (oci_rootless_nested() && ((r = oci_write_idmap(pid, "uid_map", c->uidmap, c->nuidmap)) < 0 ||
+                                  (r = oci_write_idmap(pid, "gid_map", c->gidmap, c->ngidmap)) < 0))
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.idmap", -r, NULL, "rootless: writing the container's maps");
+    if (oci_rootless_nested())
+        return 0;
     return run_newmap("/usr/bin/newuidmap", pid, c->uidmap, c->nuidmap, e) < 0 ||
                    run_newmap("/usr/bin/newgidmap", pid, c->gidmap, c->ngidmap, e) < 0
                ? -1

@@ -22,8 +22,12 @@
 #include "config.h"
 #include "error.h"
 
-/* Run by a non-root caller. */
+/* Run by a non-root caller, or by root of a user namespace that is not the
+ * host's (rootless Podman runs its runtime there: "nested"; its ids are the
+ * ones that namespace maps, all the caller's, and the maps are written
+ * directly, no set-uid helper). */
 bool oci_rootless(void);
+bool oci_rootless_nested(void);
 
 /* The default --root of a non-root caller: mxc-oci in the engine's private
  * directory of the caller (mxc_private_dir: $XDG_RUNTIME_DIR, else
