@@ -134,3 +134,27 @@ def test_rootless_podman_run_exec_stop_rm(pod):
     state = os.path.join(pod.run, "mxc-oci")
     assert not os.path.isdir(state) or [e for e in os.listdir(state) if e != "@bpf"] == []  # @bpf: the profile cache
     assert wait_until(lambda: not [p for p in _ours() if _uid_of(p) >= SUB], 10)
+
+
+def test_rootless_podman_container_sees_no_host_process_or_file(pod):
+    """The escape suite's core probes through rootless Podman: a host process (root's) is neither
+    listed nor signalled, the caller's own file outside the image is not there, /proc/sys is not
+    writable, no capability over the host."""
+    host = subprocess.Popen(["sleep", "1000"])
+    secret = os.path.join(os.path.dirname(pod.run), "caller-secret")
+    try:
+        with open(secret, "w") as f:
+            f.write("caller-only\n")
+        os.chown(secret, pod.uid, pod.gid)
+        script = "; ".join(["ls /proc | grep -c '^[0-9]'", "kill -0 %d 2>/dev/null && echo SIGNALLED" % host.pid,
+                            "cat %s /proc/1/root%s 2>/dev/null" % (secret, secret),
+                            "echo x > /proc/sys/kernel/hostname 2>/dev/null && echo SYSWROTE",
+                            "grep -E '^(CapEff|NoNewPrivs):' /proc/self/status"])
+        r = pod("run", "--rm", "--network", "none", IMAGE, "sh", "-c", script)
+        out = r.stdout
+        assert int(out.split()[0]) <= 4, out
+        assert "SIGNALLED" not in out and "caller-only" not in out and "SYSWROTE" not in out, out
+        assert host.poll() is None
+    finally:
+        host.kill()
+        host.wait()
