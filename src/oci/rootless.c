@@ -99,6 +99,14 @@ static const char *caller_name(uid_t uid, char *buf, size_t sz)
     return found;
 }
 
+const char *oci_rootless_owner(void)
+{
+    static char name[256];
+    if (!name[0] && !caller_name(geteuid(), name, sizeof name))
+        snprintf(name, sizeof name, "%u", (unsigned)geteuid());
+    return name;
+}
+
 /* The caller's subordinate ranges of uids (gid false) or gids: lines of its name or its uid. */
 static int caller_subids(bool gid, subrange *out, mxc_error *e)
 {

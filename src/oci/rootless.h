@@ -29,6 +29,9 @@
 bool oci_rootless(void);
 bool oci_rootless_nested(void);
 
+/* The state's "owner" (runc's): the name of the runtime's user (root as root), else its uid. */
+const char *oci_rootless_owner(void);
+
 /* The default --root of a non-root caller: mxc-oci in the engine's private
  * directory of the caller (mxc_private_dir: $XDG_RUNTIME_DIR, else
  * /run/user/UID, /tmp/mxc-UID, ~/.local/state/mxc/run-HOST; the caller's

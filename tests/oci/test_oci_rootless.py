@@ -163,7 +163,7 @@ def test_lifecycle_as_a_normal_user(rl):
     rc, out, err = rl("state", "c1")
     assert rc == 0, err
     s = json.loads(out)
-    assert s["status"] == "created"
+    assert s["status"] == "created" and s["owner"] == NAME
     pid = s["pid"]
     assert _maps(pid, "uid_map") == [["0", str(rl.uid), "1"], ["1", str(SUB), str(NSUB)]]
     assert _maps(pid, "gid_map") == [["0", str(rl.gid), "1"], ["1", str(SUB), str(NSUB)]]
