@@ -482,6 +482,30 @@ static int own_binds(init_state *s)
     return 0;
 }
 
+/* Rootless linux.devices: each the host's node the parent checked (devices.h), found again by its
+ * path in this namespace's copy (never through a link at its name) as that very inode, bound. */
+static int own_devices(init_state *s)
+{
+    const oci_config *c = s->c;
+    for (size_t i = 0; i < c->nxdev; i++) {
+        const char *p = c->xdev[i].path;
+        int fd _cleanup_fd_ = open(p, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        struct stat want, got;
+        if (fd < 0)
+            return oci_init_err_os(&s->err, errno, "linux.devices %s", p);
+        if (fstat(s->a->xdev_src[i], &want) < 0 || fstat(fd, &got) < 0 || want.st_rdev != got.st_rdev ||
+            want.st_dev != got.st_dev || want.st_ino != got.st_ino)
+            return oci_init_err_os(&s->err, ESTALE, "linux.devices %s: not the node create checked", p);
+        mxc_tree_attr a = {.set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, .propagation = MS_PRIVATE, .userns_fd = -1};
+        if ((s->xdevs[i] = mxc_tree_clone(fd, "", &a)) < 0) {
+            int err = -s->xdevs[i];
+            s->xdevs[i] = -1;
+            return oci_init_err_os(&s->err, err, "linux.devices %s", p);
+        }
+    }
+    return 0;
+}
+
 /* Rootless: the parent could make no tree (the host's mount namespace is not the caller's); 'G'
  * alone.  The rootfs (the cwd the init was born with: this namespace's copy of root.path) cloned
  * recursively, nodev; the default devices from this namespace's copy of the host's /dev. */
@@ -499,7 +523,7 @@ static int own_trees(init_state *s)
         return oci_init_err_os(&s->err, errno, "root.path: cloning the rootfs");
     size_t bad = 0;
     int r = mxc_dev_node_trees(s->devs, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, MS_PRIVATE, &bad);
-    return r < 0 ? oci_init_err_os(&s->err, -r, "/dev/%s", mxc_dev_nodes[bad]) : own_binds(s);
+    return r < 0 ? oci_init_err_os(&s->err, -r, "/dev/%s", mxc_dev_nodes[bad]) : own_binds(s) < 0 ? -1 : own_devices(s);
 }
 
 /* The trees the parent made ('T' + a descriptor each, then 'G'): the rootfs, each bind (and mount

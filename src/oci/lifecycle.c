@@ -165,6 +165,7 @@ typedef struct {
     int *src;            /* per mount: a bind's source (O_PATH) or -1 */
     char **writable;     /* the binds' host paths the container can write (the range claim's) */
     char **canon;        /* rootless: per mount, a bind's source resolved (the init re-resolves it) */
+    int xdev_src[16];    /* rootless: per linux.devices entry, the host's node checked (O_PATH), or -1 */
     size_t nwritable;
     char claim[MXC_IDRANGE_NAME_MAX];
     bool made_dir;
@@ -650,6 +651,9 @@ static int resolve_binds(create_ctx *x, mxc_error *e)
     for (size_t i = 0; i < n; i++)
         if (x->c.mounts[i].kind == OCI_MNT_BIND && resolve_bind(x, i, e) < 0)
             return -1;
+    for (size_t i = 0; x->rootless && i < x->c.nxdev; i++) /* the init binds them again by path (devices.h) */
+        if ((x->xdev_src[i] = oci_device_src(&x->c, i, e)) < 0)
+            return -1;
     return 0;
 }
 
@@ -1021,7 +1025,8 @@ static int spawn_init(create_ctx *x, mxc_error *e)
         close(here);
         oci_init_args a = {.c = &x->c, .sock = sv[1], .fifo = x->fifo_fd, .console = x->console, .seccomp = &x->sc,
                            .preserve = x->preserve, .host_net = x->host_net, .hooks = &x->hk,
-                           .own_trees = x->rootless, .bind_src = x->src, .bind_paths = x->canon};
+                           .own_trees = x->rootless, .bind_src = x->src, .bind_paths = x->canon,
+                           .xdev_src = x->xdev_src};
         oci_init_main(&a);
     }
     close(sv[1]);
@@ -1253,6 +1258,9 @@ static void create_release(create_ctx *x)
     for (size_t i = 0; x->canon && i < x->c.nmounts; i++)
         free(x->canon[i]);
     free(x->canon);
+    for (size_t i = 0; i < sizeof x->xdev_src / sizeof x->xdev_src[0]; i++)
+        if (x->xdev_src[i] >= 0)
+            close(x->xdev_src[i]);
     oci_seccomp_free(&x->sc);
     oci_mxcnet_free(&x->net);
     for (size_t i = 0; i < x->nown; i++)
@@ -1283,6 +1291,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
                     .preserve = preserve, .cgroup = cgroup, .bundle_fd = -1, .dir_fd = -1, .rootfs_fd = -1, .fifo_fd = -1, .sock = -1,
                     .init_sock = -1, .userns = -1, .console = -1, .own_ns = {-1, -1, -1, -1}, .pod_userns = -1,
                     .pod_pidns = -1};
+    for (size_t i = 0; i < sizeof x.xdev_src / sizeof x.xdev_src[0]; i++)
+        x.xdev_src[i] = -1;
     int rc = 0;
     for (size_t s = 0; rc == 0 && s < sizeof create_steps / sizeof create_steps[0]; s++)
         rc = create_steps[s](&x, e);

@@ -190,22 +190,15 @@ int oci_rootless_maps(oci_config *c, mxc_error *e)
                : 0;
 }
 
-/* linux.resources: only the runtime-spec template's device deny-all (no device node can be made
- * rootless; the default devices are binds of the host's) */
+/* linux.resources: only devices (mxc-oci makes no devices cgroup in either mode: a container's
+ * nodes are the default ones and linux.devices, each the host's node bound; devices.h checks the
+ * rules against them) */
 static int check_resources(const oci_config *c, mxc_error *e)
 {
     const char *key;
     json_t *v;
     json_object_foreach(c->resources, key, v) {
-        bool deny_all = !strcmp(key, "devices") && json_is_array(v);
-        size_t i;
-        json_t *d;
-        json_array_foreach(deny_all ? v : NULL, i, d) {
-            json_t *t = json_object_get(d, "type");
-            deny_all = deny_all && json_is_false(json_object_get(d, "allow")) && !json_object_get(d, "major") &&
-                       !json_object_get(d, "minor") && (!t || (json_is_string(t) && !strcmp(json_string_value(t), "a")));
-        }
-        if (!deny_all && !json_is_null(v) && !(json_is_object(v) && !json_object_size(v)))
+        if (strcmp(key, "devices") && !json_is_null(v) && !(json_is_object(v) && !json_object_size(v)))
             return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.resources.%s: refused rootless: no cgroup "
                            "is delegated to this user here (cgroup v2 delegation: later), so the limit could not be "
                            "enforced; drop it, or run as root", key);
@@ -223,9 +216,6 @@ int oci_rootless_check(const oci_config *c, mxc_error *e)
     if (c->njoin || c->join_user)
         return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.namespaces: a namespace joined by path is "
                        "not supported rootless yet: let the container make its own, or run as root");
-    if (c->nxdev)
-        return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.devices: refused rootless: a user cannot "
-                       "make device nodes (only the default ones are bound from the host)");
     const char *key;
     json_t *v;
     json_object_foreach(c->annotations, key, v)

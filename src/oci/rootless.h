@@ -38,9 +38,9 @@ const char *oci_rootless_owner(void);
  * own, no group or other permission) in buf; -1 with *e set. */
 int oci_rootless_root(char *buf, size_t sz, mxc_error *e);
 
-/* What a rootless container cannot have refused by name: binds, namespaces
- * joined by path, devices beyond the defaults, linux.resources limits (no
- * delegated cgroup), the io.mxc.* network annotations. */
+/* What a rootless container cannot have refused by name: idmapped binds,
+ * namespaces joined by path, linux.resources limits (no delegated cgroup),
+ * the io.mxc.* network annotations. */
 int oci_rootless_check(const oci_config *c, mxc_error *e);
 
 /* The container's maps: the config's checked against the caller's ids, or

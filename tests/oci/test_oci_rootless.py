@@ -440,3 +440,28 @@ def test_a_bind_source_swapped_after_create_resolved_it_is_refused(rl):
                 p.wait()
     assert p.returncode != 0 and "not what create resolved" in err and "mounts[" in err, err
     assert os.listdir(rl.root) == []
+
+
+def test_linux_devices_are_the_host_s_nodes_bound_usable_only_as_the_caller_may(rl):
+    """As runc rootless: a user cannot mknod, so a linux.devices entry is the host's node, checked
+    by create (numbers, allowlist, mode and owner as given) and bound by the init as that very inode;
+    the container's root opens it only as the caller could (here root's 0600 /dev/fuse: not at all).
+    A raw host device and a path whose node is another device are refused by name."""
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("no /dev/fuse")
+    fuse = os.stat("/dev/fuse")
+
+    def dev(path, major, minor):
+        return lambda c: c["linux"].update(devices=[{"path": path, "type": "c", "major": major, "minor": minor}])
+    b = rl.bundle(["sh", "-c", "stat -c '%n %F %t:%T' /dev/fuse; cat /dev/fuse 2>&1 >/dev/null | head -1"],
+                  dev("/dev/fuse", 10, 229))
+    rc, out, err = rl("run", "--bundle", b, "c1")
+    assert rc == 0, err
+    assert "/dev/fuse character special file a:e5" in out, out
+    assert "ermission denied" in out, out
+    assert os.stat("/dev/fuse") == fuse
+    for mutate, word in ((dev("/dev/mem", 1, 1), "/dev/mem"), (dev("/dev/fuse", 10, 200), "not 10:200")):
+        b = rl.bundle(["true"], mutate)
+        rc, _, err = rl("run", "--bundle", b, "c2")
+        assert rc != 0 and "linux.devices" in err and word in err, err
+    assert os.listdir(rl.root) == []
