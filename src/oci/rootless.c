@@ -39,7 +39,6 @@ bool oci_rootless(void)
     return geteuid() != 0 || oci_rootless_nested();
 }
 
-
 int oci_rootless_root(char *buf, size_t sz, mxc_error *e)
 {
     char dir[512];
