@@ -13,6 +13,7 @@ PKGS=(build-essential pkg-config meson ninja-build libjansson-dev libseccomp-dev
       protobuf-compiler  # tests/openshell: protoc makes the Python messages from proto/openshell
       libssl-dev openssl  # src/proxy: TLS interception (OpenSSL 3); openssl: the TLS tests' CA
       busybox-static podman  # tests/oci: the rootfs of the bundles mxc-oci runs; Podman 4.3 driving it
+      uidmap  # rootless mxc-oci: newuidmap/newgidmap write a non-root caller's subordinate maps
       containerd runc crun bats jq  # tests/oci: containerd 1.6 + ctr (runc v2 shim); runc and crun as peers
                                     # (bench, runc's bats suite); bats, jq: that suite
       python3-grpcio python3-grpc-tools containernetworking-plugins  # tests/oci/test_cri.py: a CRI client

@@ -5,6 +5,7 @@
 #include "cgroup.h"
 #include "devices.h"
 #include "ocijson.h"
+#include "rootless.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -843,6 +844,16 @@ static int check_fs_type(size_t idx, oci_mount *o, const oci_config *c, bool nod
 {
     char f[FIELD_MAX];
     snprintf(f, sizeof f, "mounts[%zu].type '%.40s'", idx, o->type);
+    if ((!strcmp(o->type, "cgroup") || !strcmp(o->type, "cgroup2")) && c->cgroup == MXC_CGROUP_NONE &&
+        oci_rootless()) {
+        /* rootless without a cgroup (rootless.h): nothing of the host's hierarchy is shown; an empty
+         * read-only tmpfs stands in (rootless Podman always asks for the mount), said on stderr */
+        fprintf(stderr, "mxc-oci: warning: %s at %s: rootless, the container has no cgroup here: an empty "
+                "read-only tmpfs stands in for it\n", f, o->dest);
+        o->type = "tmpfs";
+        o->attr_set |= MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+        return 0;
+    }
     if (!strcmp(o->type, "cgroup") || !strcmp(o->type, "cgroup2")) { /* the container's own view (cgroup.c) */
         mxc_error why = {0};
         if (oci_cgroup_mount_check(o->type, c->cgroup, &why) < 0) {
@@ -978,11 +989,12 @@ int oci_config_load(int bundle_fd, int cgroup, oci_config *c, mxc_error *e)
                           "cannot open config.json in the bundle");
     json_error_t je;
     json_t *doc = oci_json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
-    /* what was read is root's word only if only root could have written it (hooks.h) */
+    /* what was read is root's word only if only root could have written it (hooks.h); rootless, the
+     * caller's (its hooks run as the caller: rootless.h) */
     struct stat fst, bst;
-    bool root_written = fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_uid == 0 &&
+    bool root_written = fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_uid == geteuid() &&
                         !(fst.st_mode & (S_IWGRP | S_IWOTH)) && fst.st_nlink == 1 && fstat(bundle_fd, &bst) == 0 &&
-                        bst.st_uid == 0 && !(bst.st_mode & (S_IWGRP | S_IWOTH));
+                        bst.st_uid == geteuid() && !(bst.st_mode & (S_IWGRP | S_IWOTH));
     close(fd);
     if (!doc)
         return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: line %d: %s", je.line, je.text);

@@ -86,7 +86,8 @@ typedef struct {
     int cgroup;                /* the backend its cgroup is given (cgroup.h's OCI_CGROUP_HOST, or none) */
     const char *sysctl[64][2]; /* key, value: namespaced keys only */
     size_t nsysctl;
-    bool root_written;       /* config.json (one link) and the bundle directory: root's, nobody else may write */
+    bool root_written;       /* config.json (one link) and the bundle directory: the runtime's user's (root's;
+                              * rootless, the caller's), nobody else may write */
     /* linux.devices beyond the defaults: allowlisted character devices, the host's nodes bound (devices.h) */
     struct { const char *path; unsigned major, minor; long mode, uid, gid; /* -1: not given */ } xdev[16];
     size_t nxdev;

@@ -186,15 +186,11 @@ int oci_device_rules(json_t *rules, const oci_config *c, mxc_error *e)
     return 0;
 }
 
-int oci_device_tree(const oci_config *c, size_t i, mxc_error *e)
+/* The host's node at fd (a tree or an O_PATH of it) checked against linux.devices[i]: 0, or -1 with
+ * *e set (fd closed then). */
+static int device_check(const oci_config *c, size_t i, int tree, mxc_error *e)
 {
     const char *path = c->xdev[i].path;
-    /* the node itself, never a link at its name; what is bound is what is checked */
-    int tree = mxc_tree_open(AT_FDCWD, path, false, true);
-    if (tree < 0)
-        return mxc_err_os(e, MXC_E_POLICY_VALIDATION, "oci.device", -tree, NULL,
-                          "linux.devices %s: the host's node of that path (a container's device is the host's node, "
-                          "bound: a user namespace cannot mknod)", path);
     struct stat st;
     const char *bad = NULL;
     char why[160];
@@ -221,6 +217,30 @@ int oci_device_tree(const oci_config *c, size_t i, mxc_error *e)
         return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: linux.devices %s: the host's node %s: refused", path,
                        bad);
     }
+    return 0;
+}
+
+int oci_device_src(const oci_config *c, size_t i, mxc_error *e)
+{
+    int fd = open(c->xdev[i].path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return mxc_err_os(e, MXC_E_POLICY_VALIDATION, "oci.device", errno, NULL,
+                          "linux.devices %s: the host's node of that path (a container's device is the host's node, "
+                          "bound: a user namespace cannot mknod)", c->xdev[i].path);
+    return device_check(c, i, fd, e) < 0 ? -1 : fd;
+}
+
+int oci_device_tree(const oci_config *c, size_t i, mxc_error *e)
+{
+    const char *path = c->xdev[i].path;
+    /* the node itself, never a link at its name; what is bound is what is checked */
+    int tree = mxc_tree_open(AT_FDCWD, path, false, true);
+    if (tree < 0)
+        return mxc_err_os(e, MXC_E_POLICY_VALIDATION, "oci.device", -tree, NULL,
+                          "linux.devices %s: the host's node of that path (a container's device is the host's node, "
+                          "bound: a user namespace cannot mknod)", path);
+    if (device_check(c, i, tree, e) < 0)
+        return -1;
     struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, .propagation = MS_PRIVATE};
     if (mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) {
         int err = errno;

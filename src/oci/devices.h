@@ -30,4 +30,10 @@ int oci_device_rules(json_t *rules, const oci_config *c, mxc_error *e);
  * checked on the descriptor itself; -1 with e set. */
 int oci_device_tree(const oci_config *c, size_t i, mxc_error *e);
 
+/* Rootless (rootless.h): no tree can be made in the host's mount namespace; the host's node of
+ * linux.devices[i] opened O_PATH (never through a link at its name) and checked as above, for the
+ * init to find again in its own namespace by path and bind as the same inode.  The descriptor, or
+ * -1 with *e set. */
+int oci_device_src(const oci_config *c, size_t i, mxc_error *e);
+
 #endif

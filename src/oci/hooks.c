@@ -139,10 +139,11 @@ static bool denied(const struct stat *st, const struct stat *deny, size_t ndeny)
 }
 
 /* Root's, and nobody else may write it (group and others: a sticky directory is still
- * someone else's to create names in). */
+ * someone else's to create names in).  Rootless (rootless.h) the hooks run as the caller: root's
+ * or the caller's, nobody else's. */
 static bool roots_only(const struct stat *st)
 {
-    return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
+    return (st->st_uid == 0 || st->st_uid == geteuid()) && !(st->st_mode & (S_IWGRP | S_IWOTH));
 }
 
 int oci_hook_open(const char *path, const struct stat *deny, size_t ndeny, mxc_error *e)
@@ -216,8 +217,8 @@ int oci_hook_open(const char *path, const struct stat *deny, size_t ndeny, mxc_e
         }
         if (!roots_only(&st)) {
             close(next);
-            snprintf(why, sizeof why, "%.255s is not root's alone (owner %u, mode %04o)", name, (unsigned)st.st_uid,
-                     (unsigned)(st.st_mode & 07777));
+            snprintf(why, sizeof why, "%.255s is not root's alone%s (owner %u, mode %04o)", name,
+                     geteuid() ? " or yours" : "", (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
             goto fail;
         }
         if (last) {

@@ -34,7 +34,9 @@
 #include <unistd.h>
 
 #include "apparmor.h"
+#include "cleanup.h"
 #include "front.h"
+#include "mounttree.h"
 #include "ptypair.h"
 #include "setupops.h"
 #include "sockmsg.h"
@@ -453,6 +455,82 @@ static int join_namespaces(init_state *s)
     return rc;
 }
 
+/* Rootless binds: each source looked up again in this namespace's copy of the host's tree by the
+ * path the parent resolved (no symlink, no magic link followed), admitted only as the very inode
+ * of the parent's descriptor (inherited), then cloned with the mount's flags. */
+static int own_binds(init_state *s)
+{
+    const oci_config *c = s->c;
+    int root _cleanup_fd_ = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    for (size_t i = 0; i < c->nmounts; i++) {
+        const oci_mount *m = &c->mounts[i];
+        if (m->kind != OCI_MNT_BIND)
+            continue;
+        const char *p = s->a->bind_paths ? s->a->bind_paths[i] : NULL;
+        if (!p || p[0] != '/' || root < 0)
+            return oci_init_err(&s->err, "mounts[%zu]: no resolved source", i);
+        int fd _cleanup_fd_ = mxc_openat2(root, p[1] ? p + 1 : ".", O_PATH, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+        struct stat want, got;
+        if (fd < 0)
+            return oci_init_err_os(&s->err, -fd, "mounts[%zu].source %s", i, p);
+        if (fstat(s->a->bind_src[i], &want) < 0 || fstat(fd, &got) < 0 || want.st_dev != got.st_dev ||
+            want.st_ino != got.st_ino)
+            return oci_init_err_os(&s->err, ESTALE, "mounts[%zu].source %s: not what create resolved", i, p);
+        mxc_tree_attr a = {.set = m->attr_set, .clr = m->attr_clr, .propagation = MS_PRIVATE, .userns_fd = -1,
+                           .recursive = m->recursive};
+        if ((s->binds[i] = mxc_tree_clone(fd, "", &a)) < 0) {
+            int err = -s->binds[i];
+            s->binds[i] = -1;
+            return oci_init_err_os(&s->err, err, "mounts[%zu].source %s", i, p);
+        }
+    }
+    return 0;
+}
+
+/* Rootless linux.devices: each the host's node the parent checked (devices.h), found again by its
+ * path in this namespace's copy (never through a link at its name) as that very inode, bound. */
+static int own_devices(init_state *s)
+{
+    const oci_config *c = s->c;
+    for (size_t i = 0; i < c->nxdev; i++) {
+        const char *p = c->xdev[i].path;
+        int fd _cleanup_fd_ = open(p, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        struct stat want, got;
+        if (fd < 0)
+            return oci_init_err_os(&s->err, errno, "linux.devices %s", p);
+        if (fstat(s->a->xdev_src[i], &want) < 0 || fstat(fd, &got) < 0 || want.st_rdev != got.st_rdev ||
+            want.st_dev != got.st_dev || want.st_ino != got.st_ino)
+            return oci_init_err_os(&s->err, ESTALE, "linux.devices %s: not the node create checked", p);
+        mxc_tree_attr a = {.set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, .propagation = MS_PRIVATE, .userns_fd = -1};
+        if ((s->xdevs[i] = mxc_tree_clone(fd, "", &a)) < 0) {
+            int err = -s->xdevs[i];
+            s->xdevs[i] = -1;
+            return oci_init_err_os(&s->err, err, "linux.devices %s", p);
+        }
+    }
+    return 0;
+}
+
+/* Rootless: the parent could make no tree (the host's mount namespace is not the caller's); 'G'
+ * alone.  The rootfs (the cwd the init was born with: this namespace's copy of root.path) cloned
+ * recursively, nodev; the default devices from this namespace's copy of the host's /dev. */
+static int own_trees(init_state *s)
+{
+    char tag;
+    int fd;
+    if (recv_msg(&tag, &fd) < 0)
+        return parent_gone(s);
+    if (tag != OCI_MSG_GO)
+        return oci_init_err(&s->err, "protocol error");
+    s->rootfs = open_tree(AT_FDCWD, ".", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+    struct mount_attr attr = {.attr_set = MOUNT_ATTR_NODEV};
+    if (s->rootfs < 0 || mount_setattr(s->rootfs, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0)
+        return oci_init_err_os(&s->err, errno, "root.path: cloning the rootfs");
+    size_t bad = 0;
+    int r = mxc_dev_node_trees(s->devs, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, MS_PRIVATE, &bad);
+    return r < 0 ? oci_init_err_os(&s->err, -r, "/dev/%s", mxc_dev_nodes[bad]) : own_binds(s) < 0 ? -1 : own_devices(s);
+}
+
 /* The trees the parent made ('T' + a descriptor each, then 'G'): the rootfs, each bind (and mount
  * made by the parent) in mount order, the default devices, linux.devices. */
 static int receive_trees(init_state *s)
@@ -463,6 +541,8 @@ static int receive_trees(init_state *s)
     size_t nb = 0, nd = 0, nx = 0;
     for (size_t i = 0; i < c->nmounts; i++)
         s->binds[i] = -1;
+    if (s->a->own_trees)
+        return own_trees(s);
     for (;;) {
         char tag;
         int fd;

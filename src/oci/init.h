@@ -49,6 +49,11 @@ typedef struct {
                                  * the init; with any hook before pivot_root it asks the parent first ('H',
                                  * answered 'h' + the state once prestart/createRuntime ran), and with
                                  * startContainer it gets that phase's state ('P' + text) before 'S' */
+    bool own_trees;             /* rootless: no tree comes ('G' alone); the init clones the rootfs (its cwd)
+                                 * and the default devices itself, in its own mount namespace (rootless.h) */
+    const int *bind_src;        /* own_trees: per mount, the parent's descriptor of a bind's source, or -1 */
+    char *const *bind_paths;    /* own_trees: per mount, that source's resolved path (the parent's, no link) */
+    const int *xdev_src;        /* own_trees: per linux.devices entry, the parent's checked host node (O_PATH) */
 } oci_init_args;
 
 _Noreturn void oci_init_main(const oci_init_args *a);

@@ -48,6 +48,7 @@
 #include "procs.h"
 #include "relay.h"
 #include "rootfs.h"
+#include "rootless.h"
 #include "setupops.h"
 #include "sockmsg.h"
 #include "store.h"
@@ -159,10 +160,13 @@ typedef struct {
     const char *id, *bundle, *pid_file, *console_path;
     int preserve;
     int cgroup;          /* the backend its cgroup is given (cgroup.h): none, or the host's */
+    bool rootless;       /* run by a non-root caller (rootless.h), judged once before the clone */
     oci_config c;
     int bundle_fd, dir_fd, rootfs_fd, fifo_fd, sock, init_sock, userns, console;
     int *src;            /* per mount: a bind's source (O_PATH) or -1 */
     char **writable;     /* the binds' host paths the container can write (the range claim's) */
+    char **canon;        /* rootless: per mount, a bind's source resolved (the init re-resolves it) */
+    int xdev_src[16];    /* rootless: per linux.devices entry, the host's node checked (O_PATH), or -1 */
     size_t nwritable;
     char claim[MXC_IDRANGE_NAME_MAX];
     bool made_dir;
@@ -538,10 +542,13 @@ static int check_config(create_ctx *x, mxc_error *e)
         return -1;
     if (oci_hooks_host_side(&x->hk) && !c->root_written)
         return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: hooks: refused: this config.json (or its bundle "
-                       "directory) is not root's alone, and a hook runs with the runtime's privileges; only a config "
-                       "that only root could write may name hooks");
+                       "directory) is not %s alone, and a hook runs with the runtime's privileges; only a config "
+                       "that only %s could write may name hooks", x->rootless ? "yours" : "root's",
+                       x->rootless ? "you" : "root");
     if (!c->has_process)
         return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: process must be set to create a container");
+    if (x->rootless && oci_rootless_check(c, e) < 0)
+        return -1; /* what needs host root, or this stage lacks, refused by name (rootless.h) */
     if (oci_check_preserved(x->preserve, e) < 0)
         return -1;
     if ((x->console = console_connect(x->console_path, c->terminal, e)) < 0 && e->code)
@@ -635,6 +642,8 @@ static int resolve_bind(create_ctx *x, size_t i, mxc_error *e)
         return -1;
     if (!ro && !(x->writable[x->nwritable++] = strdup(canon)))
         return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+    if (x->rootless && !(x->canon[i] = strdup(canon)))
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
     return 0;
 }
 
@@ -644,12 +653,16 @@ static int resolve_binds(create_ctx *x, mxc_error *e)
     size_t n = x->c.nmounts;
     x->src = calloc(n + 1, sizeof *x->src);
     x->writable = calloc(n + 1, sizeof *x->writable);
-    if (!x->src || !x->writable)
+    x->canon = calloc(n + 1, sizeof *x->canon);
+    if (!x->src || !x->writable || !x->canon)
         return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
     for (size_t i = 0; i < n; i++)
         x->src[i] = -1;
     for (size_t i = 0; i < n; i++)
         if (x->c.mounts[i].kind == OCI_MNT_BIND && resolve_bind(x, i, e) < 0)
+            return -1;
+    for (size_t i = 0; x->rootless && i < x->c.nxdev; i++) /* the init binds them again by path (devices.h) */
+        if ((x->xdev_src[i] = oci_device_src(&x->c, i, e)) < 0)
             return -1;
     return 0;
 }
@@ -887,8 +900,12 @@ static int claim_own_range(create_ctx *x, mxc_error *e)
 static int claim_ids(create_ctx *x, mxc_error *e)
 {
     oci_config *c = &x->c;
-    implied_pod(x);
-    if (c->join_user) {
+    if (!x->rootless) /* rootless: no namespace joined by path (refused before) */
+        implied_pod(x);
+    if (x->rootless) { /* the caller's own ids: no claim (rootless.h) */
+        if (oci_rootless_maps(c, e) < 0)
+            return -1;
+    } else if (c->join_user) {
         if (pod_claim(x, e) < 0)
             return -1;
     } else if (!c->user_ns) {
@@ -936,8 +953,12 @@ static int prepare_rootfs(create_ctx *x, mxc_error *e)
 /* create step 5: the exec fifo, the init's to open (as the process's own uid) */
 static int make_fifo(create_ctx *x, mxc_error *e)
 {
+    /* rootless, a process not the caller's own id cannot be given the fifo: others may write it (it
+     * is reached only through the caller's 0700 state directory, or the init's descriptor) */
+    bool own = !x->rootless || (x->huid == getuid() && x->hgid == getgid());
     if (mkfifoat(x->dir_fd, OCI_FIFO, 0600) < 0 ||
-        fchownat(x->dir_fd, OCI_FIFO, x->huid, x->hgid, AT_SYMLINK_NOFOLLOW) < 0 ||
+        (own ? fchownat(x->dir_fd, OCI_FIFO, x->huid, x->hgid, AT_SYMLINK_NOFOLLOW)
+             : fchmodat(x->dir_fd, OCI_FIFO, 0622, 0)) < 0 ||
         (x->fifo_fd = openat(x->dir_fd, OCI_FIFO, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.fifo", errno, NULL, "cannot make the exec fifo");
     return 0;
@@ -1085,7 +1106,9 @@ static int spawn_init(create_ctx *x, mxc_error *e)
         close(sv[0]);
         close(here);
         oci_init_args a = {.c = &x->c, .sock = sv[1], .fifo = x->fifo_fd, .console = x->console, .seccomp = &x->sc,
-                           .preserve = x->preserve, .host_net = x->host_net, .hooks = &x->hk};
+                           .preserve = x->preserve, .host_net = x->host_net, .hooks = &x->hk,
+                           .own_trees = x->rootless, .bind_src = x->src, .bind_paths = x->canon,
+                           .xdev_src = x->xdev_src};
         oci_init_main(&a);
     }
     close(sv[1]);
@@ -1113,8 +1136,10 @@ static int map_ids(create_ctx *x, mxc_error *e)
     if (x->made_cg && (oci_cgroup_enter(&x->cg, x->child, e) < 0 || oci_cgroup_sole(&x->cg, x->child, e) < 0))
         return -1;
     char path[64];
-    int r = x->c.join_user ? 0 : oci_write_idmap(x->child, "uid_map", x->c.uidmap, x->c.nuidmap);
-    if (r == 0 && !x->c.join_user) /* a pod's user namespace joined: its maps are written (the pod's range) */
+    if (x->rootless && oci_rootless_write_maps(x->child, &x->c, e) < 0)
+        return -1;
+    int r = x->c.join_user || x->rootless ? 0 : oci_write_idmap(x->child, "uid_map", x->c.uidmap, x->c.nuidmap);
+    if (r == 0 && !x->c.join_user && !x->rootless) /* a pod's user namespace joined: its maps are written (the pod's range) */
         r = oci_write_idmap(x->child, "gid_map", x->c.gidmap, x->c.ngidmap);
     snprintf(path, sizeof path, "/proc/%d/ns/user", (int)x->child);
     if (r == 0 && (x->userns = open(path, O_RDONLY | O_CLOEXEC)) < 0)
@@ -1150,10 +1175,12 @@ static int pass_trees(create_ctx *x, mxc_error *e)
 {
     oci_config *c = &x->c;
     char path[64];
-    int t = rootfs_tree(x, e);
-    if (t < 0)
+    int t = -1, r = 0;
+    if (x->rootless) /* no tree can be made in the host's mount namespace: the init makes its own */
+        goto go;
+    if ((t = rootfs_tree(x, e)) < 0)
         return -1;
-    int r = send_msg(x->sock, OCI_MSG_TREE, t);
+    r = send_msg(x->sock, OCI_MSG_TREE, t);
     close(t);
     for (size_t i = 0; r == 0 && i < c->nmounts; i++) {
         if (c->mounts[i].kind != OCI_MNT_BIND && !c->mounts[i].by_parent)
@@ -1185,6 +1212,7 @@ static int pass_trees(create_ctx *x, mxc_error *e)
         r = send_msg(x->sock, OCI_MSG_TREE, t);
         close(t);
     }
+go:
     if (r < 0 || send_msg(x->sock, OCI_MSG_GO, -1) < 0)
         return mxc_err(e, MXC_E_BACKEND_ERROR, "the container's init exited while it was being set up");
     if (!c->has_oom_score_adj)
@@ -1309,6 +1337,12 @@ static void create_release(create_ctx *x)
     for (size_t i = 0; i < x->nwritable; i++)
         free(x->writable[i]);
     free(x->writable);
+    for (size_t i = 0; x->canon && i < x->c.nmounts; i++)
+        free(x->canon[i]);
+    free(x->canon);
+    for (size_t i = 0; i < sizeof x->xdev_src / sizeof x->xdev_src[0]; i++)
+        if (x->xdev_src[i] >= 0)
+            close(x->xdev_src[i]);
     oci_seccomp_free(&x->sc);
     oci_mxcnet_free(&x->net);
     for (size_t i = 0; i < x->nown; i++)
@@ -1332,10 +1366,15 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
 {
     if (!oci_valid_id(id))
         return mxc_err(e, MXC_E_MALFORMED_ID, "invalid id format: %s", id ? id : "");
-    create_ctx x = {.rootfd = rootfd, .id = id, .bundle = bundle, .pid_file = pid_file, .console_path = console,
+    bool rootless = oci_rootless();
+    if (rootless)
+        cgroup = MXC_CGROUP_NONE; /* no delegated cgroup here: none, its limits refused (rootless.h) */
+    create_ctx x = {.rootless = rootless, .rootfd = rootfd, .id = id, .bundle = bundle, .pid_file = pid_file, .console_path = console,
                     .preserve = preserve, .cgroup = cgroup, .bundle_fd = -1, .dir_fd = -1, .rootfs_fd = -1, .fifo_fd = -1, .sock = -1,
                     .init_sock = -1, .userns = -1, .console = -1, .own_ns = {-1, -1, -1, -1}, .pod_userns = -1,
                     .pod_pidns = -1};
+    for (size_t i = 0; i < sizeof x.xdev_src / sizeof x.xdev_src[0]; i++)
+        x.xdev_src[i] = -1;
     int rc = 0;
     for (size_t s = 0; rc == 0 && s < sizeof create_steps / sizeof create_steps[0]; s++)
         rc = create_steps[s](&x, e);

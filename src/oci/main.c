@@ -19,6 +19,7 @@
 #include "cmds.h"
 #include "applied.h"
 #include "lifecycle.h"
+#include "rootless.h"
 #include "selfclone.h"
 #include "store.h"
 
@@ -287,8 +288,14 @@ static int preserved_first(int argc, char **argv, int i, mxc_error *e)
 /* A command over the store: as root, --preserve-fds judged, --root opened, then the handler. */
 static int run_over_store(const oci_cmd *c, oci_cli *cli, const char *root, mxc_error *e)
 {
-    if (geteuid() != 0)
-        return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "mxc-oci runs as root for now (rootless: later)");
+    char own[PATH_MAX];
+    if (oci_rootless() && !root) { /* a non-root caller's default: its runtime directory (rootless.h) */
+        if (oci_rootless_root(own, sizeof own, e) < 0)
+            return -1;
+        root = own;
+    }
+    if (!root)
+        root = OCI_ROOT_DEFAULT;
     log_debug("%s: --root %s, %d argument(s)", cli->name, root, cli->argc - cli->i);
     if (preserved_first(cli->argc, cli->argv, cli->i, e) < 0)
         return -1;
@@ -311,7 +318,7 @@ int main(int argc, char **argv)
             break;
         }
     }
-    globals g = {.root = OCI_ROOT_DEFAULT};
+    globals g = {.root = NULL};
     int i = global_flags(argc, argv, &g, &e);
     if (i < 0)
         return die("%s", e.message);
@@ -328,8 +335,11 @@ int main(int argc, char **argv)
         return usage();
     oci_cli cli = {.argc = argc, .argv = argv, .i = i + 1, .name = argv[i], .rootfd = -1, .systemd = g.systemd, .cgroup = g.cgroup,
                    .fail_status = 1};
-    if (g.rootless && strcmp(g.rootless, "false") && strcmp(g.rootless, "auto"))
-        return die("--rootless %s: mxc-oci runs as root for now (rootless: later)", g.rootless);
+    if (g.rootless && strcmp(g.rootless, "false") && strcmp(g.rootless, "auto") &&
+        (strcmp(g.rootless, "true") || !oci_rootless()))
+        return die("--rootless %s: mxc-oci is rootless exactly when run by a non-root user (rootless.h)", g.rootless);
+    if (g.rootless && !strcmp(g.rootless, "false") && oci_rootless())
+        return die("--rootless false: run by a non-root user, mxc-oci is rootless: run it as root");
     const oci_cmd *c = cmd_named(cli.name);
     if (!c)
         return die("No help topic for '%s'", cli.name);

@@ -13,6 +13,7 @@
 
 #include "fdio.h"
 #include "front.h"
+#include "rootless.h"
 #include "setupops.h"
 
 #define DEFAULT_ROOTS "/var/lib/containers/storage:/var/lib/docker"
@@ -79,11 +80,28 @@ static const char *after(const char *path, const char *dir, size_t n)
     return r;
 }
 
-/* Whether a directory may stand on the way to a storage root (last: it is the root itself). */
+/* The uid an id the user namespace does not map shows as. */
+static uid_t overflow_uid(void)
+{
+    FILE *f = fopen("/proc/sys/kernel/overflowuid", "re");
+    unsigned v = 65534;
+    if (f) {
+        if (fscanf(f, "%u", &v) != 1)
+            v = 65534;
+        fclose(f);
+    }
+    return (uid_t)v;
+}
+
+/* Whether a directory may stand on the way to a storage root (last: it is the root itself): root's;
+ * rootless (rootless.h) root's or the caller's — in a user namespace not the host's, host root's
+ * directories show as the overflow uid, admitted only above the root and writable by their owner
+ * alone. */
 static bool roots_alone(int fd, bool last)
 {
     struct stat st;
-    return fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == 0 &&
+    return fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) &&
+           (st.st_uid == 0 || st.st_uid == geteuid() || (!last && oci_rootless_nested() && st.st_uid == overflow_uid())) &&
            (!(st.st_mode & 022) || (!last && (st.st_mode & S_ISVTX)));
 }
 
@@ -122,10 +140,18 @@ static int storage_root(const char *dir, size_t n, mxc_error *e)
     return fd;
 }
 
+/* The operator's list; rootless by default the caller's own containers storage (rootless Podman's,
+ * $HOME/.local/share/containers/storage). */
 static const char *roots_list(void)
 {
-    const char *list = getenv("MXC_OCI_ROOTFS_ROOTS");
-    return list && list[0] ? list : DEFAULT_ROOTS;
+    static char own[PATH_MAX];
+    const char *list = getenv("MXC_OCI_ROOTFS_ROOTS"), *home = getenv("HOME");
+    if (list && list[0])
+        return list;
+    if (oci_rootless() && home && home[0] == '/' && !strchr(home, ':') &&
+        (size_t)snprintf(own, sizeof own, "%s/.local/share/containers/storage", home) < sizeof own)
+        return own;
+    return DEFAULT_ROOTS;
 }
 
 /* root_path strictly beneath a storage root of the operator's list: its descriptor; -2 when it is

@@ -1,5 +1,6 @@
 /* store.c — see store.h. */
 #include "store.h"
+#include "rootless.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -153,14 +154,14 @@ json_t *oci_store_ids(int rootfd)
 json_t *oci_state_partial(const char *id)
 {
     return json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:s, s:s}", "ociVersion", OCI_SPEC_VERSION, "id", id, "pid",
-                     (json_int_t)0, "status", "stopped", "bundle", "", "rootfs", "", "created", "", "owner", "root");
+                     (json_int_t)0, "status", "stopped", "bundle", "", "rootfs", "", "created", "", "owner", oci_rootless_owner());
 }
 
 int oci_state_write(int dirfd, const oci_state *s, mxc_error *e)
 {
     json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s}", "ociVersion", s->oci_version, "id", s->id,
                           "pid", (json_int_t)s->pid, "start", (json_int_t)s->start, "bundle", s->bundle, "rootfs",
-                          s->rootfs, "created", s->created, "claim", s->claim, "owner", "root");
+                          s->rootfs, "created", s->created, "claim", s->claim, "owner", oci_rootless_owner());
     if (j && s->annotations)
         json_object_set(j, "annotations", s->annotations);
     int rc = mxc_json_replace_at(dirfd, STATE_FILE, NULL, j);
@@ -217,7 +218,7 @@ json_t *oci_state_json(const oci_state *s, oci_status st)
     json_object_set_new(j, "bundle", json_string(s->bundle));
     json_object_set_new(j, "rootfs", json_string(s->rootfs));
     json_object_set_new(j, "created", json_string(s->created));
-    json_object_set_new(j, "owner", json_string("root"));
+    json_object_set_new(j, "owner", json_string(oci_rootless_owner()));
     json_object_set_new(j, "annotations", s->annotations ? json_incref(s->annotations) : json_object());
     return j;
 }
