@@ -24,6 +24,7 @@
 #include "calls.h"
 #include "cleanup.h"
 #include "front.h"
+#include "gateway.h"
 #include "grpcsrv.h"
 
 #define NAME_MAX_LEN 64 /* the socket's file name: /proc/self/fd/N/ + it fits sun_path */
@@ -233,6 +234,10 @@ static int run(const options *o, mxc_error *e)
     d.rt.podman = o->podman ? o->podman : "/usr/bin/podman";
     d.rt.supervisor = o->supervisor;
     d.rt.endpoint = o->endpoint;
+    static osd_gateway gw;
+    if (o->endpoint && (osd_gateway_parse(o->endpoint, &gw, e) < 0 || osd_gateway_allow(&gw, e) < 0))
+        return -1;
+    d.rt.gateway = o->endpoint ? &gw : NULL;
     d.rt.socket = o->socket;
     if ((o->supervisor && check_program("supervisor", o->supervisor, e) < 0) ||
         check_program("mxc-oci", d.rt.mxc_oci, e) < 0 || check_program("podman", d.rt.podman, e) < 0)
