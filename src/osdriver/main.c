@@ -6,7 +6,8 @@
  * 0600, or 0660 with the group), the supervisor checked (a regular executable file nobody
  * else may write), the state directory (store.h), and serving until SIGTERM/SIGINT
  * (grpcsrv.h over calls.h), or the socket systemd passes (socket activation: the unit
- * mxc-openshell-driver.socket).  docs/openshell.md: the trust boundary and the gateway's config. */
+ * mxc-openshell-driver.socket).  --gateway-endpoint URL: gateway.h (refused at start when
+ * malformed).  docs/openshell.md: the trust boundary and the gateway's config. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
