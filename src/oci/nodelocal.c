@@ -187,7 +187,106 @@ static int refuse(mxc_error *e, const char *field, const char *text, const char 
 {
     return mxc_err(e, MXC_E_POLICY_VALIDATION, "%s \"%.80s\" reaches %s: the node's own destinations (loopback, "
                    "link-local, its addresses) are its operator's, not an annotation's: refused (the operator "
-                   "allows them with " OCI_ALLOW_NODE_LOCAL_ENV "=1 in mxc-oci's environment)", field, text, what);
+                   "allows them with " OCI_ALLOW_NODE_LOCAL_ENV "=1 in mxc-oci's environment, or exact ADDRESS:PORT "
+                   "endpoints with " OCI_ALLOW_NODE_LOCAL_ENDPOINTS_ENV ")", field, text, what);
+}
+
+/* The operator's exact endpoints (OCI_ALLOW_NODE_LOCAL_ENDPOINTS_ENV): addresses as pfx bytes. */
+#define MAX_ENDPOINTS 16
+typedef struct {
+    uint8_t a[16];
+    unsigned port;
+} endpoint;
+
+typedef struct {
+    endpoint ep[MAX_ENDPOINTS];
+    size_t n;
+} endpoints;
+
+/* "1".."65535", decimal digits alone, no leading zero. */
+static bool parse_port(const char *s, unsigned *port)
+{
+    size_t n = strspn(s, "0123456789");
+    if (n == 0 || n > 5 || s[n] || s[0] == '0')
+        return false;
+    unsigned long v = strtoul(s, NULL, 10);
+    *port = (unsigned)v;
+    return v <= 65535;
+}
+
+/* Exactly "a.b.c.d:port" or "[v6]:port": true and *out. */
+static bool parse_endpoint(const char *s, endpoint *out)
+{
+    char buf[80];
+    if (!s || strlen(s) >= sizeof buf)
+        return false;
+    strcpy(buf, s);
+    char *host = buf, *port;
+    bool v6 = buf[0] == '[';
+    if (v6) {
+        char *c = strchr(buf, ']');
+        if (!c || c[1] != ':')
+            return false;
+        *c = '\0', host = buf + 1, port = c + 2;
+    } else {
+        char *c = strchr(buf, ':');
+        if (!c || strchr(c + 1, ':'))
+            return false;
+        *c = '\0', port = c + 1;
+    }
+    memset(out, 0, sizeof *out);
+    if (!parse_port(port, &out->port))
+        return false;
+    if (v6)
+        return inet_pton(AF_INET6, host, out->a) == 1;
+    memcpy(out->a, MAPPED, 12);
+    return inet_pton(AF_INET, host, out->a + 12) == 1;
+}
+
+/* The variable's comma-separated endpoints; unset or empty: none.  0, or -1 naming the entry. */
+static int endpoints_read(endpoints *eps, mxc_error *e)
+{
+    const char *v = getenv(OCI_ALLOW_NODE_LOCAL_ENDPOINTS_ENV);
+    eps->n = 0;
+    if (!v || !*v)
+        return 0;
+    for (const char *p = v;; p++) {
+        size_t len = strcspn(p, ",");
+        char item[80];
+        snprintf(item, sizeof item, "%.*s", (int)(len < sizeof item - 1 ? len : sizeof item - 1), p);
+        if (eps->n == MAX_ENDPOINTS)
+            return mxc_err(e, MXC_E_BACKEND_ERROR, OCI_ALLOW_NODE_LOCAL_ENDPOINTS_ENV " in mxc-oci's environment: "
+                           "more than %d endpoints", MAX_ENDPOINTS);
+        if (len >= sizeof item || !parse_endpoint(item, &eps->ep[eps->n]))
+            return mxc_err(e, MXC_E_BACKEND_ERROR, OCI_ALLOW_NODE_LOCAL_ENDPOINTS_ENV " in mxc-oci's environment: "
+                           "\"%.80s\" is not an endpoint (exactly IPV4:PORT or [IPV6]:PORT, port 1-65535): refused",
+                           item);
+        eps->n++;
+        p += len;
+        if (!*p)
+            return 0;
+    }
+}
+
+static bool endpoint_listed(const endpoints *eps, const uint8_t *a, unsigned port)
+{
+    for (size_t i = 0; i < eps->n; i++)
+        if (eps->ep[i].port == port && !memcmp(eps->ep[i].a, a, 16))
+            return true;
+    return false;
+}
+
+/* A rule's ports exactly one TCP port (no range): it, else 0. */
+static unsigned rule_port(const json_t *rule)
+{
+    const json_t *ports = json_object_get(rule, "ports"), *pt = json_array_get(ports, 0);
+    const json_t *port = json_object_get(pt, "port"), *end = json_object_get(pt, "endPort");
+    const char *proto = json_string_value(json_object_get(pt, "protocol"));
+    if (json_array_size(ports) != 1 || !proto || strcmp(proto, "tcp") || !json_is_integer(port) ||
+        (end && !json_equal(end, port)))
+        return 0;
+    json_int_t v = json_integer_value(port);
+    return v >= 1 && v <= 65535 ? (unsigned)v : 0;
 }
 
 /* One allowed destination p (field, text: how the policy names it), less the except parts. */
@@ -216,12 +315,15 @@ static int check_one(const pfx *p, const pfx *except, size_t nexcept, const char
 }
 
 /* A peer {cidr, except}: the cidr less its except parts. */
-static int check_peer(const json_t *peer, const char *field, node *nd, mxc_error *e)
+static int check_peer(const json_t *peer, const char *field, const endpoints *eps, unsigned port, node *nd,
+                      mxc_error *e)
 {
     const char *text = json_string_value(json_object_get(peer, "cidr"));
     pfx p, x[64];
     if (!text || (parse_pfx(text, false, &p) < 0 && parse_pfx(text, true, &p) < 0))
         return 0; /* the engine refused it already */
+    if (p.plen == 128 && port && endpoint_listed(eps, p.b, port))
+        return 0; /* one address, one TCP port: an endpoint the operator named */
     const json_t *except = json_object_get(peer, "except");
     size_t nx = 0;
     for (size_t k = 0; k < json_array_size(except) && nx < 64; k++) {
@@ -233,7 +335,7 @@ static int check_peer(const json_t *peer, const char *field, node *nd, mxc_error
 }
 
 /* egress.allow: every rule's peers; a rule without `to` allows every address. */
-static int check_allow(const json_t *allow, node *nd, mxc_error *e)
+static int check_allow(const json_t *allow, const endpoints *eps, node *nd, mxc_error *e)
 {
     for (size_t i = 0; i < json_array_size(allow); i++) {
         const json_t *rule = json_array_get(allow, i), *to = json_object_get(rule, "to");
@@ -246,7 +348,7 @@ static int check_allow(const json_t *allow, node *nd, mxc_error *e)
         }
         for (size_t j = 0; j < json_array_size(to); j++) {
             snprintf(field, sizeof field, "network.egress.allow[%zu].to[%zu].cidr", i, j);
-            if (check_peer(json_array_get(to, j), field, nd, e) < 0)
+            if (check_peer(json_array_get(to, j), field, eps, rule_port(rule), nd, e) < 0)
                 return -1;
         }
     }
@@ -287,18 +389,24 @@ int oci_nodelocal_check(const mxc_net_section *s, const json_t *network, mxc_net
         return mxc_err(e, MXC_E_POLICY_VALIDATION, "network.proxy (a proxy endpoint on the node's loopback) reaches "
                        "the node itself: refused (the operator allows it with " OCI_ALLOW_NODE_LOCAL_ENV "=1 in "
                        "mxc-oci's environment)");
+    endpoints eps;
+    if (endpoints_read(&eps, e) < 0)
+        return -1;
     node nd = {0};
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < s->nallowed; i++) {
         pfx p;
+        endpoint ep;
         char field[64];
         snprintf(field, sizeof field, "network.allowedHosts[%zu]", i);
+        if (parse_endpoint(s->allowed_hosts[i], &ep) && endpoint_listed(&eps, ep.a, ep.port))
+            continue; /* exactly an endpoint the operator named */
         if (entry_pfx(s->allowed_hosts[i], &p))
             rc = check_one(&p, NULL, 0, field, s->allowed_hosts[i], &nd, e);
     }
     const json_t *egress = json_object_get(network, "egress");
     if (rc == 0 && egress)
-        rc = check_allow(json_object_get(egress, "allow"), &nd, e);
+        rc = check_allow(json_object_get(egress, "allow"), &eps, &nd, e);
     const char *def = json_string_value(json_object_get(egress, "default"));
     forbidden f[NFORBIDDEN];
     forbidden_list(f);

@@ -17,7 +17,12 @@
  * Names are not judged: an allowed name never reaches a special address (hostpolicy.h).
  * Unless the node's operator allows them: MXC_OCI_ALLOW_NODE_LOCAL=1 in mxc-oci's own environment
  * (the runtime entry containerd or Podman runs it with; a container's process.env never reaches
- * it).  The wire contract (mxc-exec) keeps the engine's rules: its caller is the policy's author. */
+ * it).  Narrower: MXC_OCI_ALLOW_NODE_LOCAL_ENDPOINTS=EP[,EP...] (at most 16), each exactly
+ * a.b.c.d:PORT or [v6]:PORT (port 1-65535, decimal), anything else refused naming it: an
+ * allowedHosts entry that is exactly one of them (same address, same port; IPv4 also as
+ * [::ffff:a.b.c.d]), or a model-1 peer of one address (/32, /128) in a rule whose ports are
+ * exactly that one TCP port, is let through; every other node-local entry is still refused
+ * (mxc-openshell-driver sets it to its gateway's endpoint: docs/openshell.md).  The wire contract (mxc-exec) keeps the engine's rules: its caller is the policy's author. */
 #ifndef MXC_OCI_NODELOCAL_H
 #define MXC_OCI_NODELOCAL_H
 
@@ -27,10 +32,11 @@
 #include "front.h"
 
 #define OCI_ALLOW_NODE_LOCAL_ENV "MXC_OCI_ALLOW_NODE_LOCAL"
+#define OCI_ALLOW_NODE_LOCAL_ENDPOINTS_ENV "MXC_OCI_ALLOW_NODE_LOCAL_ENDPOINTS"
 
 /* s: the annotation's network section as the engine parsed it (legacy dialect), network its JSON,
  * model what the engine made of it.  0, or -1 with *e set (policy_validation naming the entry; backend_error when the
- * node's addresses cannot be read or the variable holds another value than 1). */
+ * node's addresses cannot be read, MXC_OCI_ALLOW_NODE_LOCAL holds another value than 1, or an endpoint is malformed). */
 int oci_nodelocal_check(const mxc_net_section *s, const json_t *network, mxc_net_model model, mxc_error *e);
 
 #endif

@@ -148,6 +148,30 @@ static void resources(json_t *cfg, const osd_limits *lim)
         put_resource(r, "memory", "reservation", lim->memory_request);
 }
 
+static const char *str_or(const json_t *v, const char *dflt)
+{
+    return json_string_value(v) ? json_string_value(v) : dflt;
+}
+
+/* The sandbox's network section (a new reference), or NULL: none (bundle.h). */
+static json_t *network(const json_t *net, const char *gateway)
+{
+    const char *dflt = str_or(json_object_get(net, "defaultPolicy"), "");
+    bool deny_all = json_object_size(net) == 1 && !strcmp(dflt, "deny");
+    json_t *out = net && json_object_size(net) && !deny_all ? json_deep_copy(net) : NULL;
+    if (!gateway || !strcmp(dflt, "allow"))
+        return out;
+    if (!out)
+        out = json_pack("{s:s}", "defaultPolicy", "block");
+    json_t *hosts = json_object_get(out, "allowedHosts");
+    if (!json_is_array(hosts)) {
+        hosts = json_array();
+        json_object_set_new(out, "allowedHosts", hosts);
+    }
+    json_array_append_new(hosts, json_string(gateway));
+    return out;
+}
+
 int osd_bundle_config(json_t *cfg, const pb_sandbox *sb, const json_t *fragment, const osd_limits *lim,
                       const osd_bundle_in *in, mxc_error *e)
 {
@@ -163,10 +187,8 @@ int osd_bundle_config(json_t *cfg, const pb_sandbox *sb, const json_t *fragment,
         bind_ro(mounts, in->token, OSD_TOKEN_IN, false);
     resources(cfg, lim);
     grants(mounts, fragment ? json_object_get(fragment, "filesystem") : NULL);
-    json_t *net = fragment ? json_object_get(fragment, "network") : NULL;
-    json_t *dflt = net ? json_object_get(net, "defaultPolicy") : NULL;
-    bool deny_all = json_object_size(net) == 1 && dflt && !strcmp(json_string_value(dflt) ? json_string_value(dflt) : "", "deny");
-    if (net && json_object_size(net) && !deny_all) { /* else: an empty network namespace, loopback alone */
+    json_t *net = network(fragment ? json_object_get(fragment, "network") : NULL, in->gateway);
+    if (net) { /* else: an empty network namespace, loopback alone */
         char *js = json_dumps(net, JSON_COMPACT);
         json_t *ann = json_object_get(cfg, "annotations");
         if (!json_is_object(ann)) {
@@ -176,6 +198,7 @@ int osd_bundle_config(json_t *cfg, const pb_sandbox *sb, const json_t *fragment,
         json_object_set_new(ann, "io.mxc.version", json_string("1")); /* docs/oci.md "Annotations" */
         json_object_set_new(ann, "io.mxc.network", json_string(js ? js : "{}"));
         free(js);
+        json_decref(net);
     }
     return 0;
 }

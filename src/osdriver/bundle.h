@@ -8,7 +8,9 @@
  * false (the supervisor holds the canonical process's pty); root the bundle's rootfs,
  * writable; the supervisor and the token bound read-only, nosuid, nodev; the resources as
  * linux.resources (limits and requests, bundle.c's resources() says how); driver_config's network
- * as the io.mxc.network annotation (mxc-oci's governed egress); driver_config's filesystem
+ * as the io.mxc.network annotation (mxc-oci's governed egress), the gateway's endpoint added to
+ * its allowedHosts (a sandbox without network rules: governed egress to the gateway alone; one
+ * whose policy is defaultPolicy allow: left as it is); driver_config's filesystem
  * grants as binds of the host paths at the same paths, read-only or read-write as granted
  * (life.h refuses a grant of the driver's own places first).  Pure: no I/O. */
 #ifndef MXC_OSD_BUNDLE_H
@@ -29,6 +31,7 @@ typedef struct {
     const char *supervisor; /* host path, bound at OSD_SUPERVISOR_IN */
     const char *token;      /* host path of the token file, or NULL: none */
     const char *endpoint;   /* OPENSHELL_ENDPOINT, or NULL */
+    const char *gateway;    /* its allowedHosts entry (gateway.h), or NULL */
 } osd_bundle_in;
 
 /* cfg (mxc-oci spec's config.json) made sb's: 0, or -1 with *e. */

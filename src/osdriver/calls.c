@@ -80,9 +80,19 @@ static void get_capabilities(void *ctx, const uint8_t *msg, size_t len, osd_repl
 
 static void get_listener_requirements(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)
 {
+    const osd_driver *d = ctx;
     Openshell__Compute__V1__GetGatewayListenerRequirementsResponse r =
         OPENSHELL__COMPUTE__V1__GET_GATEWAY_LISTENER_REQUIREMENTS_RESPONSE__INIT;
-    answer(out, &r.base); /* none yet: a sandbox has no way to the gateway (docs/openshell.md, "What is left") */
+    Openshell__Compute__V1__GatewayListenerRequirement q = OPENSHELL__COMPUTE__V1__GATEWAY_LISTENER_REQUIREMENT__INIT;
+    Openshell__Compute__V1__GatewayListenerRequirement *qs[1] = {&q};
+    if (d->rt.gateway && d->rt.gateway->literal) { /* a name: wherever it resolves, nothing to ask */
+        q.reason = "the sandboxes' governed egress admits exactly this address and port (--gateway-endpoint)";
+        q.selector_case = OPENSHELL__COMPUTE__V1__GATEWAY_LISTENER_REQUIREMENT__SELECTOR_EXACT_BIND_ADDRESS;
+        q.exact_bind_address = (char *)d->rt.gateway->entry;
+        r.n_requirements = 1;
+        r.requirements = qs;
+    }
+    answer(out, &r.base);
 }
 
 static void validate_create(void *ctx, const uint8_t *msg, size_t len, osd_reply *out)

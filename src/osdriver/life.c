@@ -209,7 +209,8 @@ static int write_config(const osd_rt *rt, int bfd, const char *bundle, pb_sandbo
         return mxc_err(e, MXC_E_BACKEND_ERROR, "cannot read the config.json mxc-oci spec wrote");
     char tok[PATH_MAX + 256];
     snprintf(tok, sizeof tok, "%.*s/token", PATH_MAX + 200, bundle);
-    osd_bundle_in in = {rt->supervisor, sb->spec->sandbox_token[0] ? tok : NULL, rt->endpoint};
+    osd_bundle_in in = {rt->supervisor, sb->spec->sandbox_token[0] ? tok : NULL, rt->endpoint,
+                        rt->gateway ? rt->gateway->entry : NULL};
     int rc = osd_bundle_config(cfg, sb, fragment, lim, &in, e);
     if (rc == 0 && mxc_json_replace_at(bfd, "config.json", NULL, cfg) < 0)
         rc = mxc_err(e, MXC_E_BACKEND_ERROR, "cannot write %s/config.json", bundle);

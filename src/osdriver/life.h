@@ -22,6 +22,7 @@
 #include <stdbool.h>
 
 #include "error.h"
+#include "gateway.h"
 #include "osdpb.h"
 #include "spec.h"
 #include "store.h"
@@ -29,6 +30,7 @@
 typedef struct {
     const char *mxc_oci, *podman, *supervisor, *endpoint; /* absolute paths; endpoint may be NULL */
     const char *socket;                                   /* --socket: no grant may reach it */
+    const osd_gateway *gateway;                           /* the endpoint as egress (gateway.h), or NULL */
     char state[PATH_MAX];                                 /* --state-dir, absolute, resolved */
     int runfd, workfd;                                    /* STATE/run, STATE/work */
     char oci_root[PATH_MAX + 8];                          /* STATE/oci */

@@ -6,7 +6,8 @@
  * 0600, or 0660 with the group), the supervisor checked (a regular executable file nobody
  * else may write), the state directory (store.h), and serving until SIGTERM/SIGINT
  * (grpcsrv.h over calls.h), or the socket systemd passes (socket activation: the unit
- * mxc-openshell-driver.socket).  docs/openshell.md: the trust boundary and the gateway's config. */
+ * mxc-openshell-driver.socket).  --gateway-endpoint URL: gateway.h (refused at start when
+ * malformed).  docs/openshell.md: the trust boundary and the gateway's config. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -24,6 +25,7 @@
 #include "calls.h"
 #include "cleanup.h"
 #include "front.h"
+#include "gateway.h"
 #include "grpcsrv.h"
 
 #define NAME_MAX_LEN 64 /* the socket's file name: /proc/self/fd/N/ + it fits sun_path */
@@ -233,6 +235,10 @@ static int run(const options *o, mxc_error *e)
     d.rt.podman = o->podman ? o->podman : "/usr/bin/podman";
     d.rt.supervisor = o->supervisor;
     d.rt.endpoint = o->endpoint;
+    static osd_gateway gw;
+    if (o->endpoint && (osd_gateway_parse(o->endpoint, &gw, e) < 0 || osd_gateway_allow(&gw, e) < 0))
+        return -1;
+    d.rt.gateway = o->endpoint ? &gw : NULL;
     d.rt.socket = o->socket;
     if ((o->supervisor && check_program("supervisor", o->supervisor, e) < 0) ||
         check_program("mxc-oci", d.rt.mxc_oci, e) < 0 || check_program("podman", d.rt.podman, e) < 0)

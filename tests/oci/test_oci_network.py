@@ -336,6 +336,53 @@ def test_the_operator_s_allow_lets_an_annotation_reach_the_node_s_loopback(oci, 
     assert rc != 0 and "MXC_OCI_ALLOW_NODE_LOCAL=yes" in err, err
 
 
+def test_the_operator_s_exact_endpoints_open_those_alone(oci, world, monkeypatch):  # noqa: F811
+    """MXC_OCI_ALLOW_NODE_LOCAL_ENDPOINTS in mxc-oci's environment (mxc-openshell-driver sets it to its
+    gateway's endpoint): an annotation naming exactly one of them reaches it through the container's
+    proxy; another port, another address, a wider entry or a model-1 rule wider than that one TCP port
+    stays refused, before anything runs."""
+    monkeypatch.setenv("MXC_OCI_ALLOW_NODE_LOCAL_ENDPOINTS", "127.0.0.1:8080,[::1]:9443")
+    script = 'curl -sS --max-time 10 -o /dev/null -w "LOOP %{http_code}\\n" http://127.0.0.1:8080/'
+    b = bundle(oci, ["sh", "-c", script], annotate(governed("api.example.test:443", "127.0.0.1:8080")))
+    rc, out, err = oci("run", "--bundle", b, "ep")
+    assert rc == 0 and out.split() == ["LOOP", "200"], (out, err)
+    assert world["host_hits"] == ["127.0.0.1"]
+    one_port = model_1("127.0.0.1/32")  # one address, exactly tcp 8080
+    rc, _, err = oci.create("ep1", bundle(oci, ["true"], annotate(one_port)))
+    assert rc == 0, err
+    assert oci("delete", "--force", "ep1")[0] == 0
+    wider_rule = model_1("127.0.0.1/32")
+    wider_rule["egress"]["allow"][0]["ports"][0]["endPort"] = 8081
+    for net, why in [(governed("127.0.0.1:8081"), '"127.0.0.1:8081" reaches loopback'),
+                     (governed("127.0.0.2:8080"), '"127.0.0.2:8080" reaches loopback'),
+                     (governed("127.0.0.1"), '"127.0.0.1" reaches loopback'),
+                     (governed("127.0.0.1/32:8080"), '"127.0.0.1/32:8080" reaches loopback'),
+                     (governed("127.0.0.0/8:8080"), '"127.0.0.0/8:8080" reaches loopback'),
+                     (governed("[::1]:8080"), "reaches loopback ::1"),
+                     (governed("%s:8080" % HOST_ADDR), "reaches an address of this node"),
+                     (model_1("127.0.0.2/32"), "network.egress.allow[0].to[0].cidr"),
+                     (model_1("127.0.0.0/31"), "network.egress.allow[0].to[0].cidr"),
+                     (wider_rule, "network.egress.allow[0].to[0].cidr")]:
+        rc, _, err = oci.create("ep2", bundle(oci, ["true"], annotate(net)))
+        assert rc != 0 and why in err and "MXC_OCI_ALLOW_NODE_LOCAL_ENDPOINTS" in err, (net, err)
+        assert not os.path.exists(os.path.join(oci.root, "ep2"))
+    assert world["host_hits"] == ["127.0.0.1"]
+
+
+@pytest.mark.parametrize("value", ["127.0.0.1", "127.0.0.1:0", "127.0.0.1:65536", "127.0.0.1:08080", "localhost:8080",
+                                   "::1:8080", "[::1]8080", "127.1:8080", "127.0.0.1/32:8080", "127.0.0.1:80a",
+                                   "127.0.0.1:8080,", " 127.0.0.1:8080", "[::1%lo]:8080"])
+def test_malformed_node_local_endpoints_are_refused_by_name(oci, monkeypatch, value):
+    """Parsed strictly, each entry exactly IPV4:PORT or [IPV6]:PORT: anything else refuses every
+    annotated create, naming the entry, never read as something wider."""
+    monkeypatch.setenv("MXC_OCI_ALLOW_NODE_LOCAL_ENDPOINTS", value)
+    rc, _, err = oci.create("bad", bundle(oci, ["true"], annotate(governed("127.0.0.1:8080"))))
+    item = value.split(",")[1] if value.endswith(",") else value
+    assert rc != 0 and 'MXC_OCI_ALLOW_NODE_LOCAL_ENDPOINTS in mxc-oci\'s environment: "%s" is not an endpoint' % item \
+        in err, err
+    assert not os.path.exists(os.path.join(oci.root, "bad"))
+
+
 def test_a_ca_directory_too_long_is_refused_never_truncated(oci, monkeypatch):
     """Governed egress with credentials writes the sandbox's CA under the container's state directory; a
     state root so long that the path does not fit is refused at create, never truncated (a truncated prefix

@@ -170,6 +170,32 @@ def test_capabilities(driver, pb):
     assert list(reqs.requirements) == []
 
 
+@pytest.mark.parametrize("url,want", [("http://127.0.0.1:8080/", "127.0.0.1:8080"), ("https://[::1]:9443", "[::1]:9443"),
+                                      ("http://10.1.2.3", "10.1.2.3:80"), ("http://gateway.example.test:8080/", None)])
+def test_listener_requirements_name_the_gateway_s_exact_address(pb, base, url, want):
+    """--gateway-endpoint an address: the gateway is asked to listen on exactly it (the sandboxes'
+    egress admits that address and port alone); a name: nothing asked."""
+    d = Driver(pb, base, extra=["--gateway-endpoint", url]).start()
+    try:
+        reqs = d.call("GetGatewayListenerRequirements", pb.GetGatewayListenerRequirementsRequest(),
+                      pb.GetGatewayListenerRequirementsResponse)
+        got = [r.exact_bind_address for r in reqs.requirements]
+        assert got == ([want] if want else []), got
+        assert all(r.WhichOneof("selector") == "exact_bind_address" and r.reason for r in reqs.requirements)
+    finally:
+        d.stop()
+
+
+@pytest.mark.parametrize("url", ["127.0.0.1:8080", "ftp://127.0.0.1:8080", "http://127.0.0.1:0/", "http://127.0.0.1:65536",
+                                 "http://127.0.0.1:08080", "http://127.1:8080", "http://[::1:8080", "http://[zz]:1",
+                                 "http://user@127.0.0.1:8080", "http://127.0.0.1:8080?x", "http://", "http://a_b:80"])
+def test_a_malformed_gateway_endpoint_is_refused_at_start(pb, base, url):
+    r = subprocess.run([DRIVER, "--socket", os.path.join(base, "run", "driver.sock"), "--state-dir",
+                        os.path.join(base, "state"), "--gateway-endpoint", url], capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode == 1 and '--gateway-endpoint "%s": ' % url in r.stderr, r.stderr
+
+
 def test_capabilities_say_no_supervisor_and_creates_are_refused(pb, base):
     d = Driver(pb, base, supervisor=False).start()
     try:

@@ -89,6 +89,8 @@ def store():
     for d in ("proc", "dev", "sys", "tmp", "etc"):
         os.makedirs(os.path.join(rootfs, d))
     add_helper(rootfs)
+    shutil.copy2(HELPER, os.path.join(rootfs, "bin", "helper-suid"))  # a set-uid-root program in the image
+    os.chmod(os.path.join(rootfs, "bin", "helper-suid"), 0o4755)
     tar = os.path.join(base, "bb.tar")
     subprocess.run(["tar", "-C", rootfs, "-cf", tar, "."], check=True)
     subprocess.run(cmd + ["import", "-q", tar, IMAGE], check=True, capture_output=True)
@@ -117,8 +119,11 @@ def env(pb, store):  # noqa: F811
     os.chmod(sup, 0o755)
     drivers = []
 
-    def start(extra=(), netns=False):
-        d = Driver(pb, base, extra=["--podman", store[0], "--gateway-endpoint", "http://127.0.0.1:9/", *extra])
+    def start(extra=(), netns=False, endpoint=None):
+        # an endpoint gives every sandbox governed egress to it (docs/openshell.md): a test naming one
+        # runs the driver in a network namespace it made (netns, or test_proxy's world)
+        gw = ["--gateway-endpoint", endpoint] if endpoint else []
+        d = Driver(pb, base, extra=["--podman", store[0], *gw, *extra])
         if netns:  # a network namespace of the test's own, loopback up: what governed egress starts stays there
             d.args = ["unshare", "--net", "--", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *d.args]
         drivers.append(d.start())
@@ -259,7 +264,7 @@ def ready_in(ev, sid, status, reason=None):
 
 def test_create_ready_stop_start_delete(env, pb, store):  # noqa: F811
     start, base = env
-    d = start()
+    d = start(endpoint="http://127.0.0.1:9/", netns=True)
     w = Watch(d)
     create(d, sandbox(pb, "s1", SLEEP, token="tok-secret-1"))
     assert w.until(lambda ev: ready_in(ev, "s1", "True")), "no ready event"  # the gateway waits for it
@@ -562,6 +567,49 @@ def test_escape_suite_probes_inside_a_driver_sandbox(env, pb):  # noqa: F811
 
 
 
+def test_set_uid_binaries_and_the_runtime_s_binary_inside_a_driver_sandbox(env, pb):  # noqa: F811
+    """tests/oci/test_oci_escape.py's set-uid and runtime-binary probes (its code, imported), in a
+    driver-made sandbox.  Its workload is the sandbox's root (the supervisor's uid), holding mxc-oci's
+    three default capabilities and not CAP_SETUID: a set-uid-root helper in the image, and one owned
+    by the host's root in a host directory driver_config grants read-only, each leave it the same uid
+    0 with no capability beyond those it held (every mount nosuid, no_new_privs, the bounding set);
+    it cannot make a set-uid file of its own (seccomp refuses the mode bit).  /proc/self/exe cannot
+    be written and no process of the sandbox is mxc-oci, podman or the driver."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "oci"))
+    from test_oci_escape import RUNTIME_PROBE, assert_gained_nothing, assert_runtime_untouched, status_fields
+    start, base = env
+    d = start()
+    suid = os.path.join(base, "suid")
+    os.mkdir(suid, 0o755)
+    shutil.copy(HELPER, os.path.join(suid, "helper-suid"))
+    os.chown(os.path.join(suid, "helper-suid"), 0, 0)
+    os.chmod(os.path.join(suid, "helper-suid"), 0o4755)
+    script = ("(echo PLAIN; mxc-test-helper status; cp /bin/mxc-test-helper /sandbox/own; "
+              "chmod 4755 /sandbox/own && echo chmod: ok || echo chmod: refused; echo ROOTFS; ls -l /bin/helper-suid; "
+              "/bin/helper-suid status; echo BIND; ls -l %s/helper-suid; %s/helper-suid status; echo EXE; %s; "
+              "echo done) > /sandbox/probes 2>&1; exec sleep 1000" % (suid, suid, RUNTIME_PROBE))
+    assert "'" not in script and '"' not in script  # the stand-in reads the command back by sed
+    sb = sandbox(pb, "u1", ["sh", "-c", script])
+    sb.spec.template.driver_config.update({"version": 1, "filesystem_policy": {"read_only": [suid]}})
+    create(d, sb)
+    out_file = os.path.join(upper(base, "u1"), "sandbox", "probes")
+    assert wait(lambda: os.path.exists(out_file) and "done" in open(out_file).read(), 30)
+    out = open(out_file).read()
+    plain, rest = out.split("PLAIN\n", 1)[1].split("ROOTFS\n", 1)
+    rootfs, rest = rest.split("BIND\n", 1)
+    bind, exe = rest.split("EXE\n", 1)
+    # CAP_AUDIT_WRITE, CAP_KILL, CAP_NET_BIND_SERVICE (mxc-oci spec's default), nothing else
+    three = (1 << 29) | (1 << 5) | (1 << 10)
+    assert_gained_nothing(plain, uid="0", caps=three)
+    held = int(status_fields(plain)["CapPrm"][0], 16)
+    assert rootfs.startswith("-rwsr-xr-x") and bind.startswith("-rwsr-xr-x"), out  # set-uid, as made
+    assert_gained_nothing(rootfs, uid="0", caps=held)
+    assert_gained_nothing(bind, uid="0", caps=held)
+    assert_runtime_untouched(exe, ("mxc-oci", "podman", "mxc-openshell-driver"))
+    assert "chmod: refused" in plain and not os.stat(os.path.join(upper(base, "u1"), "sandbox", "own")).st_mode & 0o6000
+    assert d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="u1"), pb.DeleteSandboxResponse).deleted
+
+
 def test_driver_config_egress_reaches_its_host_alone_and_refusals_are_audited(env, pb, world, monkeypatch):  # noqa: F811
     """driver_config's network rules govern a driver-made sandbox's egress: its allowed host answers
     through the sandbox's proxy, another host is refused, and the refusal is in the audit.
@@ -596,6 +644,54 @@ def test_driver_config_egress_reaches_its_host_alone_and_refusals_are_audited(en
     assert any(r["disposition"] == "denied" and r["dst_endpoint"]["hostname"] == "other.test" for r in recs), recs
     assert any(r["disposition"] == "allowed" and r["dst_endpoint"]["hostname"] == "api.example.test" for r in recs), recs
     assert d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="w1"), pb.DeleteSandboxResponse).deleted
+
+
+def test_the_supervisor_reaches_its_gateway_on_the_node_s_loopback_alone(env, pb, world, monkeypatch):  # noqa: F811
+    """--gateway-endpoint http://127.0.0.1:8080/ (the node's loopback): the driver adds that endpoint
+    to every sandbox's governed egress and tells mxc-oci it alone may be named
+    (MXC_OCI_ALLOW_NODE_LOCAL_ENDPOINTS): a sandbox without network rules of its own reaches the
+    gateway, and nothing else on the node (another port on loopback, the node's address); a tenant's
+    driver_config naming another node-local endpoint is still refused, creating nothing.
+
+    NETWORK SAFETY: test_proxy's world: this process (and so the driver and its mxc-oci) moves into a
+    "host" namespace the test made, whose loopback and address serve 8080 (the stand-in gateway) and
+    note every connection (host_hits)."""
+    if not os.access("/usr/bin/curl", os.X_OK):
+        pytest.skip("needs curl")
+    from test_proxy import HOST_ADDR
+    start, base = env
+    monkeypatch.setenv("MXC_PROXY_HOSTS_FILE", world["hosts"])
+    monkeypatch.delenv("MXC_OCI_ALLOW_NODE_LOCAL", raising=False)
+    monkeypatch.delenv("MXC_OCI_ALLOW_NODE_LOCAL_ENDPOINTS", raising=False)
+    conf = os.path.join(base, "driver.toml")
+    with open(conf, "w") as f:
+        f.write('[openshell.drivers.mxc]\nmxc_exec_path = "/usr/bin/mxc-exec"\negress_proxy = true\n')
+    d = start(extra=["--config", conf], endpoint="http://127.0.0.1:8080/")
+    reqs = d.call("GetGatewayListenerRequirements", pb.GetGatewayListenerRequirementsRequest(),
+                  pb.GetGatewayListenerRequirementsResponse)
+    assert [r.exact_bind_address for r in reqs.requirements] == ["127.0.0.1:8080"]
+    curl = "curl -sS --max-time 10 -o /dev/null -w %s_%%{http_code} %s 2>/dev/null || echo _refused; echo"
+    script = ("(%s; %s; %s; echo done) > /sandbox/gw 2>&1; exec sleep 1000"
+              % (curl % ("GW", "$OPENSHELL_ENDPOINT"), curl % ("PORT", "http://127.0.0.1:8081/"),
+                 curl % ("NODE", "http://%s:8080/" % HOST_ADDR)))
+    sb = sandbox(pb, "g1", ["sh", "-c", script])
+    sb.spec.template.driver_config.update({"version": 1, "filesystem_policy": {"read_only": ["/usr"]}})
+    create(d, sb)
+    out_file = os.path.join(upper(base, "g1"), "sandbox", "gw")
+    assert wait(lambda: os.path.exists(out_file) and "done" in open(out_file).read(), 60)
+    lines = open(out_file).read().splitlines()
+    assert lines[0] == "GW_200" and lines[1] in ("PORT_403", "PORT_000_refused") and \
+        lines[2] in ("NODE_403", "NODE_000_refused") and lines[3] == "done", lines
+    assert world["host_hits"] == ["127.0.0.1"]
+    # a tenant naming the node's loopback on another port: mxc-oci refuses it, the driver undoes the create
+    bad = sandbox(pb, "g2", SLEEP)
+    bad.spec.template.driver_config.update({"version": 1, "network_policies": {
+        "r": {"endpoints": [{"host": "127.0.0.1", "port": 8081}]}}})
+    code, msg = d.refused("CreateSandbox", pb.CreateSandboxRequest(sandbox=bad), pb.CreateSandboxResponse)
+    assert code == grpc.StatusCode.INTERNAL and '"127.0.0.1:8081" reaches loopback' in msg, msg
+    assert sorted(os.listdir(os.path.join(base, "state", "sandboxes"))) == ["g1"]
+    assert d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="g1"), pb.DeleteSandboxResponse).deleted
+    assert world["host_hits"] == ["127.0.0.1"]
 
 
 def test_a_create_that_fails_late_leaves_nothing(env, pb, store):  # noqa: F811
