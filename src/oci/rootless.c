@@ -176,10 +176,38 @@ static int nested_maps(bool gid, oci_idmap *map, size_t *nmap, bool given, mxc_e
     return 0;
 }
 
+/* A user namespace mxc-oci runs in as root that maps host root (systemd's PrivateUsers=, `unshare -r`
+ * by root) is no rootless caller's: its containers would hold host uid 0 (review of issue 36).
+ * Refused when a range of its maps reaches its parent's id 0, or when "/" (host root's) shows as a
+ * mapped owner rather than the overflow id (host root mapped at any depth). */
+static int nested_maps_host_root(mxc_error *e)
+{
+    for (int gid = 0; gid <= 1; gid++) {
+        mxc_idmap_range r[OCI_MAX_IDMAPS];
+        size_t n = mxc_userns_read_map(getpid(), gid, r, OCI_MAX_IDMAPS);
+        for (size_t i = 0; i < n; i++)
+            if (r[i].outside == 0)
+                return mxc_err(e, MXC_E_UNSUPPORTED_CONTAINMENT, "rootless: the user namespace mxc-oci runs in maps "
+                               "its parent's %s 0 (host root): its containers would be host root; run mxc-oci as host "
+                               "root, or as an unprivileged user", gid ? "gid" : "uid");
+    }
+    struct stat st;
+    char buf[16] = "";
+    int fd _cleanup_fd_ = open("/proc/sys/kernel/overflowuid", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (n <= 0 || stat("/", &st) < 0)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "rootless: cannot tell whether host root is mapped here");
+    if (st.st_uid != (uid_t)strtoul(buf, NULL, 10))
+        return mxc_err(e, MXC_E_UNSUPPORTED_CONTAINMENT, "rootless: host root's \"/\" is owned by uid %u in the user "
+                       "namespace mxc-oci runs in (host root is mapped here): its containers could be host root; run "
+                       "mxc-oci as host root, or as an unprivileged user", (unsigned)st.st_uid);
+    return 0;
+}
+
 int oci_rootless_maps(oci_config *c, mxc_error *e)
 {
     if (oci_rootless_nested())
-        return nested_maps(false, c->uidmap, &c->nuidmap, c->user_ns, e) < 0 ||
+        return nested_maps_host_root(e) < 0 || nested_maps(false, c->uidmap, &c->nuidmap, c->user_ns, e) < 0 ||
                        nested_maps(true, c->gidmap, &c->ngidmap, c->user_ns, e) < 0
                    ? -1
                    : 0;

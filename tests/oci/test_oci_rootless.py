@@ -465,3 +465,45 @@ def test_linux_devices_are_the_host_s_nodes_bound_usable_only_as_the_caller_may(
         rc, _, err = rl("run", "--bundle", b, "c2")
         assert rc != 0 and "linux.devices" in err and word in err, err
     assert os.listdir(rl.root) == []
+
+
+def test_root_in_a_user_namespace_mapping_host_root_is_refused():
+    """Review of issue 36 (high): host root running mxc-oci inside a user namespace that maps host
+    root (systemd's PrivateUsers=, `unshare -r`) was taken for rootless Podman's nested mode, and the
+    container's root was host uid 0 (it rewrote host root's files through a bind).  Refused."""
+    base = tempfile.mkdtemp(prefix="mxc-rl-nested-", dir="/var/tmp")
+    try:
+        b = os.path.join(base, "b")
+        os.makedirs(b)
+        make_rootfs(os.path.join(b, "rootfs"))
+        victim = os.path.join(base, "victim")
+        with open(victim, "w") as f:
+            f.write("host root's\n")
+        r = subprocess.run([MXC_OCI, "spec", "--rootless", "--bundle", b], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        with open(os.path.join(b, "config.json")) as f:
+            c = json.load(f)
+        c["process"]["args"] = ["sh", "-c", "echo pwned > /v/victim"]
+        c["process"]["terminal"] = False
+        c["mounts"].append({"destination": "/v", "type": "bind", "source": base, "options": ["rbind", "rw"]})
+        for m in c["mounts"]:          # `unshare -r` maps one id: gid 5 (tty) is none of its
+            m["options"] = [o for o in m.get("options", []) if not o.startswith("gid=")]
+        with open(os.path.join(b, "config.json"), "w") as f:
+            json.dump(c, f)
+        # a user namespace mapping host root to itself, setgroups allowed (as systemd's PrivateUsers=
+        # gives; `unshare -r` denies setgroups): the child unshares, host root writes its maps
+        code = ("import ctypes,os,sys; ctypes.CDLL(None, use_errno=True).unshare(0x10000000) == 0 or sys.exit(9); "
+                "os.write(1, b'u'); os.read(0, 1); os.execv(sys.argv[1], sys.argv[1:])")
+        p = subprocess.Popen(["/usr/bin/python3", "-c", code, MXC_OCI, "--root", os.path.join(base, "state"), "run",
+                              "--bundle", b, "c1"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        assert p.stdout.read(1) == b"u"
+        for f in ("uid_map", "gid_map"):
+            with open("/proc/%d/%s" % (p.pid, f), "w") as fh:
+                fh.write("0 0 1\n")
+        out, err = p.communicate(b"g", timeout=60)
+        assert p.returncode != 0 and b"host root" in err, (out, err)
+        with open(victim) as f:
+            assert f.read() == "host root's\n"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
