@@ -180,11 +180,22 @@ static int launch(const osd_rt *rt, const char *id, mxc_error *e)
     if (lfd < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "log.open", errno, NULL, "cannot open %s's log", id);
     oci(rt, "delete", "--force", id, NULL, -1, &io); /* what a stop or crash left */
+    struct stat before;
+    if (fstat(lfd, &before) < 0)
+        before.st_size = 0;
     if (oci(rt, "create", "--bundle", bundle, id, lfd, &io) != 0) {
+        /* what this create appended (never an earlier run's: the workload wrote those), its control
+         * bytes made '?' (review of issue 37: the workload's bytes, escapes included, reached the
+         * gateway's error) */
         char why[512] = "";
         _cleanup_fd_ int r = openat(rt->workfd, log, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        ssize_t n = r < 0 ? 0 : pread(r, why, sizeof why - 1, 0);
+        ssize_t n = r < 0 ? 0 : pread(r, why, sizeof why - 1, before.st_size);
         why[n > 0 ? n : 0] = 0;
+        for (size_t k = strlen(why); k > 0 && why[k - 1] == '\n'; k--)
+            why[k - 1] = 0;
+        for (char *c = why; *c; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                *c = *c == '\n' ? ' ' : '?';
         return mxc_err(e, MXC_E_BACKEND_ERROR, "mxc-oci create %s failed: %s", id, why);
     }
     if (give_token(rt, id, e) < 0 || oci(rt, "start", id, NULL, NULL, -1, &io) != 0) {
