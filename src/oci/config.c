@@ -839,6 +839,21 @@ static int check_mount_kind(size_t idx, oci_mount *o, mxc_error *e)
     return 0;
 }
 
+/* The container's /dev/shm made by mxc-oci as host root (lifecycle.c shm_tree): a tmpfs of the host's
+ * user namespace, owned by the container's root, so that host root (runc's seccomp agent, a hook) can
+ * make files in it as in runc's.  Not rootless (no host root), not in a pod's user namespace (its maps
+ * are not the config's), not with tmpcopyup, read-only or ids of its own: those stay the init's. */
+static bool shm_by_parent(const oci_mount *o, const oci_config *c)
+{
+    if (oci_rootless() || c->join_user || o->tmpcopyup || (o->attr_set & MOUNT_ATTR_RDONLY) ||
+        !oci_path_is(o->dest, "/dev/shm"))
+        return false;
+    for (size_t i = 0; i < o->nfsopt; i++)
+        if (!strncmp(o->fsopt[i], "uid=", 4) || !strncmp(o->fsopt[i], "gid=", 4))
+            return false;
+    return true;
+}
+
 /* A filesystem mount (not a bind) by its type: the ones a container may have, and how. */
 static int check_fs_type(size_t idx, oci_mount *o, const oci_config *c, bool nodev_asked, mxc_error *e)
 {
@@ -889,6 +904,8 @@ static int check_fs_type(size_t idx, oci_mount *o, const oci_config *c, bool nod
                 return refuse(e, "mounts[%zu]: a second proc is refused", idx);
         o->attr_set |= MOUNT_ATTR_NOEXEC;
     }
+    if (!strcmp(o->type, "tmpfs"))
+        o->by_parent = shm_by_parent(o, c);
     if (!strcmp(o->type, "devpts") && !nodev_asked) /* its nodes are the ptys of its own instance only */
         o->attr_set &= ~(uint64_t)MOUNT_ATTR_NODEV;
     return 0;

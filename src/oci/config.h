@@ -31,7 +31,7 @@ typedef struct {
     const char *source;      /* bind: host path (relative: to the bundle) */
     oci_mount_kind kind;
     bool recursive;          /* rbind */
-    bool by_parent;          /* OCI_MNT_FS made by mxc-oci, passed as a tree: sysfs of a joined network namespace */
+    bool by_parent;          /* OCI_MNT_FS made by mxc-oci, passed as a tree: sysfs of a joined network namespace, /dev/shm */
     uint64_t attr_set, attr_clr; /* MOUNT_ATTR_* */
     const char *fsopt[32];   /* fsconfig options "key" or "key=value" */
     size_t nfsopt;

@@ -72,6 +72,35 @@ static int sysfs_tree(const oci_mount *m)
     return mxc_fresh_fs(m->type, NULL, (unsigned)m->attr_set); /* sysfs, or a joined IPC namespace's mqueue */
 }
 
+/* The container's /dev/shm (config.c shm_by_parent): a detached tmpfs of the host's user namespace with
+ * the mount's options and flags, its root owned by the container's root (its ids on the host).  Host
+ * root's ids are mapped in it (runc's seccomp agent makes directories there through /proc/PID/root);
+ * the container's root owns it but cannot remount or resize it (CAP_SYS_ADMIN of the host's user
+ * namespace), nor chown into ids outside its map.  The tree, or -errno. */
+static int shm_tree(const oci_config *c, const oci_mount *m)
+{
+    unsigned uid, gid;
+    if (!oci_map_id(c->uidmap, c->nuidmap, 0, &uid) || !oci_map_id(c->gidmap, c->ngidmap, 0, &gid))
+        return -EOVERFLOW; /* the container's root has no host ids */
+    char kv[32][256], ids[2][16];
+    const char *opts[2 * 32 + 8];
+    size_t n = 0;
+    if (m->source && m->source[0])
+        opts[n++] = "source", opts[n++] = m->source;
+    for (size_t i = 0; i < m->nfsopt && i < 32; i++) {
+        snprintf(kv[i], sizeof kv[i], "%s", m->fsopt[i]);
+        char *eq = strchr(kv[i], '=');
+        if (eq)
+            *eq++ = '\0';
+        opts[n++] = kv[i], opts[n++] = eq;
+    }
+    snprintf(ids[0], sizeof ids[0], "%u", uid);
+    snprintf(ids[1], sizeof ids[1], "%u", gid);
+    opts[n++] = "uid", opts[n++] = ids[0], opts[n++] = "gid", opts[n++] = ids[1];
+    opts[n] = NULL;
+    return mxc_fresh_fs("tmpfs", opts, (unsigned)m->attr_set);
+}
+
 /* A detached copy of the tree at fd, its flags set before anyone sees it. */
 static int tree_of(int fd, const char *path, bool recursive, uint64_t set, uint64_t clr, int userns)
 {
@@ -1016,14 +1045,17 @@ static int enter_joined(create_ctx *x, mxc_error *e)
     if (write_joined_sysctls(c, e) < 0 || pod_low_ports(x, e) < 0)
         return -1;
     /* a pod's sysfs shows the network namespace of its maker: made now, while mxc-oci is in the pod's
-     * (it returns to its own right after the clone) */
-    for (size_t i = 0; i < c->nmounts; i++)
-        if (c->mounts[i].by_parent && (x->src[i] = sysfs_tree(&c->mounts[i])) < 0) {
-            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mount", -x->src[i], NULL, "mounts[%zu]: the pod's %s", i,
-                       c->mounts[i].type);
+     * (it returns to its own right after the clone); /dev/shm's tmpfs too (shm_tree) */
+    for (size_t i = 0; i < c->nmounts; i++) {
+        const oci_mount *m = &c->mounts[i];
+        bool shm = m->by_parent && !strcmp(m->type, "tmpfs");
+        if (m->by_parent && (x->src[i] = shm ? shm_tree(c, m) : sysfs_tree(m)) < 0) {
+            mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.mount", -x->src[i], NULL, "mounts[%zu]: %s %s", i,
+                       shm ? "the container's" : "the pod's", m->type);
             x->src[i] = -1;
             return -1;
         }
+    }
     return 0;
 }
 

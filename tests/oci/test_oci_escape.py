@@ -207,3 +207,71 @@ def test_pod_siblings_cannot_see_signal_ptrace_or_read_each_other(oci):
     assert len([x for x in out.split() if x.isdigit()]) < 5, out
     assert oci("delete", "--force", "pod-a")[0] == 0
     assert wait_until(lambda: dead(pa))
+
+
+# --------------------------------------------------------------------------------------------
+# /dev/shm: a tmpfs mxc-oci makes (host root, the host's user namespace), owned by the container's root
+
+SHM_PROBE = "; ".join([
+    "grep ' /dev/shm ' /proc/self/mountinfo", "stat -c 'owner %u %g %a' /dev/shm",
+    "mount -o remount,size=1g /dev/shm 2>/dev/null && echo resize: ok || echo resize: refused",
+    "mount -o remount,nosuid,nodev,noexec,size=1g /dev/shm 2>/dev/null && echo reconf: ok || echo reconf: refused",
+    "mount -t tmpfs -o size=1g shm /dev/shm 2>/dev/null && echo over: ok || echo over: refused",
+    "grep ' /dev/shm ' /proc/self/mountinfo | wc -l",
+    "touch /dev/shm/f && chown 65536 /dev/shm/f 2>/dev/null && echo chown-out: ok || echo chown-out: refused",
+    "chown 1000:1000 /dev/shm/f && echo chown-in: ok",
+    "mknod /dev/shm/mem c 1 1 2>/dev/null && echo mknod: ok || echo mknod: refused",
+    "mount -o remount,bind,suid /dev/shm 2>/dev/null && echo suid: cleared || echo suid: kept",
+    "exec sleep 1000"])
+
+
+def test_dev_shm_is_the_container_s_and_only_host_root_s_to_remount(oci):
+    """runc's seccomp agent makes directories in /dev/shm as host root through /proc/PID/root: mxc-oci makes that
+    tmpfs itself (the host's user namespace, so host root's ids are mapped in it), owned by the container's root,
+    with the config's options.  The container's root, with every capability a container may hold, can neither
+    resize it, reconfigure it, clear its nosuid, make a device node in it, nor give files ids outside its map; a
+    file set-uid to the container's root runs there as the caller (nosuid)."""
+    caps = ["CAP_CHOWN", "CAP_FOWNER", "CAP_DAC_OVERRIDE", "CAP_SETUID", "CAP_SETGID", "CAP_MKNOD", "CAP_FSETID"]
+
+    def mutate(c):
+        for k in ("bounding", "effective", "permitted"):
+            c["process"]["capabilities"][k] = caps
+        c["process"]["noNewPrivileges"] = False
+        c["linux"].pop("seccomp", None)
+        for m in c["mounts"]:
+            if m["destination"] == "/dev/shm":
+                m["options"] = ["nosuid", "nodev", "mode=1777", "size=65536k"]  # exec allowed: nosuid is the test
+    b = oci.bundle(["sh", "-c", SHM_PROBE], mutate)
+    add_helper(b)
+    rc, _, err = oci.create("c1", b)
+    assert rc == 0, err
+    assert oci("start", "c1")[0] == 0
+    pid = oci.state("c1")["pid"]
+    assert wait_until(lambda: "suid:" in open(os.path.join(b, "out")).read(), 30)
+    out = open(os.path.join(b, "out")).read()
+    mi = out.splitlines()[0].split()
+    opts, sb = mi[5].split(","), mi[-1].split(",")
+    assert "nosuid" in opts and "nodev" in opts and "noexec" not in opts and "rw" in opts, out
+    assert "size=65536k" in sb, out  # mode=1777: tmpfs's default, not listed (stat below)
+    assert "owner 0 0 1777" in out, out  # the container's root owns it
+    assert "resize: refused" in out and "reconf: refused" in out, out  # CAP_SYS_ADMIN of the host's user namespace
+    assert "chown-out: refused" in out and "chown-in: ok" in out, out
+    assert "mknod: refused" in out and "suid: kept" in out and out.splitlines()[5].strip() == "1", out
+    # host root (a seccomp agent) makes a directory there as in runc; it owns it as host root
+    d = "/proc/%d/root/dev/shm/agent-dir" % pid
+    os.mkdir(d)
+    assert os.stat(d).st_uid == 0
+    st = os.stat("/proc/%d/root/dev/shm" % pid)
+    exe = "/proc/%d/root/dev/shm/helper-suid" % pid
+    shutil.copy(HELPER, exe)
+    os.chown(exe, st.st_uid, st.st_gid)  # set-uid to the container's root (host root's would be ignored: unmapped)
+    os.chmod(exe, 0o6755)
+    assert st.st_uid != 0  # the container's root is not host root
+    rc, o, err = oci("exec", "--user", "1000:1000", "c1", "/dev/shm/helper-suid", "status")
+    assert rc == 0, err
+    uids = [l.split()[1:] for l in o.splitlines() if l.startswith("Uid:")]
+    assert uids == [["1000"] * 4], o  # nosuid: it runs as the caller
+    # the container's size limit holds: 64 MiB
+    rc, o, err = oci("exec", "c1", "sh", "-c", "dd if=/dev/zero of=/dev/shm/big bs=1M count=80 2>&1; "
+                     "du -m /dev/shm/big")
+    assert int(o.split()[-2]) <= 64, o
