@@ -340,8 +340,10 @@ static void sweep_cgroups(bool act, json_t *r)
     const char *v2 = mxc_cgroup_v2_root();
     const char *bases[] = {"/sys/fs/cgroup/pids/mxc", "/sys/fs/cgroup/memory/mxc", "/sys/fs/cgroup/cpu/mxc",
                            "/sys/fs/cgroup", "/sys/fs/cgroup/unified", v2 ? v2 : "/sys/fs/cgroup"};
-    char seen[512][64];
-    size_t nseen = 0;
+    /* every name once (v1's three controllers name each twice or thrice), however many: a fixed 512 left
+     * the cgroups past the 512th unexamined beside 1000 sessions, by every --gc alike (readdir's order) */
+    char (*seen)[64] = NULL;
+    size_t nseen = 0, cap = 0;
     claim_dirs cd;
     claim_dirs_read(&cd);
     for (size_t b = 0; b < sizeof bases / sizeof bases[0]; b++) {
@@ -360,7 +362,14 @@ static void sweep_cgroups(bool act, json_t *r)
             bool dup = false;
             for (size_t i = 0; i < nseen && !dup; i++)
                 dup = !strcmp(seen[i], name);
-            if (dup || nseen == sizeof seen / sizeof seen[0] || strlen(name) >= sizeof seen[0])
+            if (!dup && nseen == cap) {
+                size_t more = cap ? cap * 2 : 512;
+                char (*g)[64] = realloc(seen, more * sizeof *seen);
+                if (!g)
+                    break;
+                seen = g, cap = more;
+            }
+            if (dup || strlen(name) >= sizeof seen[0])
                 continue;
             snprintf(seen[nseen++], sizeof seen[0], "%s", name);
             char path[900];
@@ -379,6 +388,7 @@ static void sweep_cgroups(bool act, json_t *r)
             closedir(d);
     }
     claim_dirs_free(&cd);
+    free(seen);
 }
 
 /* 4. session holders (root) whose uid no claim names: their sandbox is gone.
