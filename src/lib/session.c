@@ -951,12 +951,26 @@ bool mxc_session_reap_unanswered(const char *root, const char *entry, bool act)
     return true;
 }
 
+/* Whether the session at dir has a claim: first the one its state names (one file read), then, for a
+ * state that names none or another's, every claim (a scan of the claim directory per session made
+ * `mxc --gc` beside 1000 idle sessions read 10^6 claim files: 5 s). */
+static bool claimed(const char *dir, char claim[MXC_CLAIM_NAME_MAX], char *ws, size_t wsz)
+{
+    char path[800];
+    snprintf(path, sizeof path, "%s/state.json", dir);
+    json_t *state = json_load_file(path, 0, NULL);
+    const char *named = json_string_value(json_object_get(state, "claim"));
+    bool mine = named && mxc_registry_is_session_claim(named, dir);
+    json_decref(state);
+    return mine || mxc_registry_find_session(dir, claim, ws, wsz);
+}
+
 bool mxc_session_reap_unclaimed(const char *root, const char *name, bool act)
 {
     char dir[700], claim[MXC_CLAIM_NAME_MAX], ws[700];
     snprintf(dir, sizeof dir, "%s/%s", root, name);
     struct stat sb;
-    if (lstat(dir, &sb) < 0 || !S_ISDIR(sb.st_mode) || mxc_registry_find_session(dir, claim, ws, sizeof ws))
+    if (lstat(dir, &sb) < 0 || !S_ISDIR(sb.st_mode) || claimed(dir, claim, ws, sizeof ws))
         return false;
     if (!act)
         return true;

@@ -276,29 +276,59 @@ static void sweep_claims(bool act, json_t *r)
 }
 
 /* Whether the cgroup named name belongs to something alive. */
-static bool cgroup_owned(const char *name)
+/* The state directories that the claims name, read once per sweep (a claim directory of N sessions
+ * read per cgroup was N^2 JSON files: 7 s for `mxc --gc` beside 1000 idle sessions).  A claim made
+ * after this read belongs to a session whose cgroups are made after it, which young_path() spares. */
+typedef struct {
+    char **dir;
+    size_t n;
+} claim_dirs;
+
+static void claim_dirs_read(claim_dirs *cd)
 {
-    if (!strncmp(name, "oneshot-", 8)) /* its caller's pid */
-        return kill((pid_t)atoi(name + 8), 0) == 0;
-    /* a session's: while its sandbox exists (its own phases remove it) */
+    *cd = (claim_dirs){0};
     char dir[600];
     claim_dir_path(dir, sizeof dir);
     DIR *d = opendir(dir);
     struct dirent *de;
-    bool owned = false;
-    while (d && !owned && (de = readdir(d))) {
+    size_t cap = 0;
+    while (d && (de = readdir(d))) {
         if (de->d_name[0] == '.')
             continue;
         char path[900];
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         json_t *j = json_load_file(path, 0, NULL);
         const char *state_dir = json_string_value(json_object_get(j, "stateDir"));
-        const char *base = state_dir ? strrchr(state_dir, '/') : NULL;
-        owned = base && !strcmp(base + 1, name) && session_exists(state_dir); /* its start/stop/deprovision own it */
+        if (state_dir && cd->n == cap) {
+            char **g = realloc(cd->dir, (cap = cap ? cap * 2 : 64) * sizeof *g);
+            if (g)
+                cd->dir = g;
+        }
+        if (state_dir && cd->n < cap)
+            cd->dir[cd->n] = strdup(state_dir), cd->n += cd->dir[cd->n] != NULL;
         json_decref(j);
     }
     if (d)
         closedir(d);
+}
+
+static void claim_dirs_free(claim_dirs *cd)
+{
+    for (size_t i = 0; i < cd->n; i++)
+        free(cd->dir[i]);
+    free(cd->dir);
+}
+
+static bool cgroup_owned(const char *name, const claim_dirs *cd)
+{
+    if (!strncmp(name, "oneshot-", 8)) /* its caller's pid */
+        return kill((pid_t)atoi(name + 8), 0) == 0;
+    /* a session's: while its sandbox exists (its own phases remove it) */
+    bool owned = false;
+    for (size_t i = 0; i < cd->n && !owned; i++) {
+        const char *base = strrchr(cd->dir[i], '/');
+        owned = base && !strcmp(base + 1, name) && session_exists(cd->dir[i]); /* its start/stop/deprovision own it */
+    }
     return owned;
 }
 
@@ -310,8 +340,12 @@ static void sweep_cgroups(bool act, json_t *r)
     const char *v2 = mxc_cgroup_v2_root();
     const char *bases[] = {"/sys/fs/cgroup/pids/mxc", "/sys/fs/cgroup/memory/mxc", "/sys/fs/cgroup/cpu/mxc",
                            "/sys/fs/cgroup", "/sys/fs/cgroup/unified", v2 ? v2 : "/sys/fs/cgroup"};
-    char seen[512][64];
-    size_t nseen = 0;
+    /* every name once (v1's three controllers name each twice or thrice), however many: a fixed 512 left
+     * the cgroups past the 512th unexamined beside 1000 sessions, by every --gc alike (readdir's order) */
+    char (*seen)[64] = NULL;
+    size_t nseen = 0, cap = 0;
+    claim_dirs cd;
+    claim_dirs_read(&cd);
     for (size_t b = 0; b < sizeof bases / sizeof bases[0]; b++) {
         bool v2_root = b >= 3;
         DIR *d = opendir(bases[b]);
@@ -328,12 +362,19 @@ static void sweep_cgroups(bool act, json_t *r)
             bool dup = false;
             for (size_t i = 0; i < nseen && !dup; i++)
                 dup = !strcmp(seen[i], name);
-            if (dup || nseen == sizeof seen / sizeof seen[0] || strlen(name) >= sizeof seen[0])
+            if (!dup && nseen == cap) {
+                size_t more = cap ? cap * 2 : 512;
+                char (*g)[64] = realloc(seen, more * sizeof *seen);
+                if (!g)
+                    break;
+                seen = g, cap = more;
+            }
+            if (dup || strlen(name) >= sizeof seen[0])
                 continue;
             snprintf(seen[nseen++], sizeof seen[0], "%s", name);
             char path[900];
             snprintf(path, sizeof path, "%s/%s", bases[b], de->d_name);
-            if (young_path(path) || cgroup_owned(name))
+            if (young_path(path) || cgroup_owned(name, &cd))
                 continue;
             bump(r, "cgroups");
             if (act) {
@@ -346,6 +387,8 @@ static void sweep_cgroups(bool act, json_t *r)
         if (d)
             closedir(d);
     }
+    claim_dirs_free(&cd);
+    free(seen);
 }
 
 /* 4. session holders (root) whose uid no claim names: their sandbox is gone.

@@ -128,6 +128,24 @@ def test_sweeper_reclaims_a_v2_cgroup_without_owner(mxc, v2root):
     assert not os.path.exists(orphan), r.stdout
 
 
+def test_sweeper_reclaims_every_orphan_past_512(mxc, v2root):
+    """One --gc examines every cgroup name: a fixed table of 512 left the rest unexamined by every
+    --gc alike (readdir's order), beside 1000 idle sessions (issue 38)."""
+    orphans = [os.path.join(v2root, "mxc-oneshot-999999999-%d" % i) for i in range(600)]
+    try:
+        for o in orphans:
+            os.mkdir(o)
+        r = subprocess.run([MXC_EXEC, "--gc"], capture_output=True, text=True,
+                           env=mxc.env({"MXC_SWEEP_MIN_AGE": "0"}))
+        assert r.returncode == 0, r.stderr
+        left = [o for o in orphans if os.path.exists(o)]
+        assert not left, "%d of 600 orphan cgroups left" % len(left)
+    finally:
+        for o in orphans:
+            if os.path.isdir(o):
+                os.rmdir(o)
+
+
 # ------------------------------------------------------------------------------------------------
 # no migration on the call path
 
