@@ -35,7 +35,7 @@ trap 'status=130; exit 130' INT TERM
 
 CFLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE"
 # every base file (base has no dependency beyond jansson and libyaml), and the engine and front files the harnesses reach
-SOURCES="$(cd "$root" && echo src/base/*.c) src/lib/sandbox_id.c src/lib/request.c src/lib/request_v1.c src/lib/policy.c src/lib/netplan.c src/lib/netrules.c src/lib/termfilter.c src/net/netpolicy.c src/proxy/httphead.c src/proxy/hostpolicy.c src/gateway/toml.c src/gateway/config.c src/oci/config.c src/oci/apparmor.c src/oci/ocijson.c src/oci/cgroup.c src/oci/devices.c src/lib/cgroup.c src/lib/cgroup_dir.c src/lib/cgroup_limits.c src/oci/store.c src/osdriver/quantity.c"
+SOURCES="$(cd "$root" && echo src/base/*.c) src/lib/sandbox_id.c src/lib/request.c src/lib/request_v1.c src/lib/policy.c src/lib/netplan.c src/lib/netrules.c src/lib/termfilter.c src/net/netpolicy.c src/proxy/httphead.c src/proxy/hostpolicy.c src/gateway/toml.c src/gateway/config.c src/oci/config.c src/oci/apparmor.c src/oci/ocijson.c src/oci/cgroup.c src/oci/devices.c src/lib/cgroup.c src/lib/cgroup_dir.c src/lib/cgroup_limits.c src/oci/store.c src/oci/rootless.c src/osdriver/quantity.c tests/fuzz/stubs.c"
 
 # fuzz_pbcheck reads the pinned OpenShell contract's C, generated here as the build does
 # (proto/openshell/meson.build: protoc-c 1.4 reads the proto with proto3's "optional" dropped)
@@ -53,7 +53,7 @@ for h in request sandbox_id termfilter httphead hostpolicy yamljson toml oci_con
     [ "$h" = pbcheck ] && extra=$PBC
     echo "== fuzz_$h: building"
     # shellcheck disable=SC2086 # word splitting of flag lists is intended
-    if ! (cd "$root" && $CC $CFLAGS -Iinclude -Isrc/base -Isrc/lib -Isrc/lib/iface -Isrc/lib/netiface -Isrc/net -Isrc/net/iface -Isrc/proxy -Isrc/gateway -Isrc/osdriver "tests/fuzz/fuzz_$h.c" $SOURCES $extra $JANSSON \
+    if ! (cd "$root" && $CC $CFLAGS -Iinclude -Isrc/base -Isrc/lib -Isrc/lib/iface -Isrc/lib/netiface -Isrc/net -Isrc/net/iface -Isrc/proxy -Isrc/gateway -Isrc/osdriver -Isrc/oci "tests/fuzz/fuzz_$h.c" $SOURCES $extra $JANSSON \
             -o "$work/fuzz_$h"); then
         echo "run.sh: fuzz_$h does not build" >&2
         status=1
