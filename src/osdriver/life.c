@@ -20,6 +20,7 @@
 #include "front.h"
 #include "image.h"
 #include "run.h"
+#include "userns.h"
 
 #define IMAGE_COND "mxc.io/image"
 #define STOP_GRACE_MS 10000 /* SIGTERM's grace before SIGKILL (the loop waits meanwhile) */
@@ -140,17 +141,11 @@ static void oci_status(const osd_rt *rt, const char *id, char *buf, size_t sz, l
 /* ---- the bundle ---- */
 
 /* The host id that ns 0 maps to in /proc/PID/{uid,gid}_map, or -1. */
-static long mapped_root(long pid, const char *which)
+static long mapped_root(long pid, bool gid)
 {
-    char p[64];
-    snprintf(p, sizeof p, "/proc/%ld/%s", pid, which);
-    FILE *f = fopen(p, "re");
-    long in = -1, out = -1, n = 0;
-    if (f && fscanf(f, "%ld %ld %ld", &in, &out, &n) != 3)
-        out = -1;
-    if (f)
-        fclose(f);
-    return in == 0 && n > 0 ? out : -1;
+    mxc_idmap_range r[1];
+    return mxc_userns_read_map((pid_t)pid, gid, r, 1) == 1 && r[0].inside == 0 && r[0].count > 0 ? (long)r[0].outside
+                                                                                                  : -1;
 }
 
 /* The token (if any) given to the sandbox's root as mapped: the init of a created container. */
@@ -163,7 +158,7 @@ static int give_token(const osd_rt *rt, const char *id, mxc_error *e)
         return errno == ENOENT ? 0 : mxc_err_os(e, MXC_E_BACKEND_ERROR, "token.open", errno, NULL, "cannot open %s's token", id);
     long pid;
     oci_status(rt, id, status, sizeof status, &pid);
-    long uid = pid > 0 ? mapped_root(pid, "uid_map") : -1, gid = pid > 0 ? mapped_root(pid, "gid_map") : -1;
+    long uid = pid > 0 ? mapped_root(pid, false) : -1, gid = pid > 0 ? mapped_root(pid, true) : -1;
     if (uid <= 0 || gid <= 0 || fchown(fd, (uid_t)uid, (gid_t)gid) < 0 || fchmod(fd, 0400) < 0)
         return mxc_err(e, MXC_E_BACKEND_ERROR, "cannot give %s's token to its root (mapped %ld:%ld)", id, uid, gid);
     return 0;
