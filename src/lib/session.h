@@ -21,8 +21,13 @@ int mxc_session_phase(const mxc_request *r, json_t **result, mxc_error *e);
  * CLI writes it to its stdout): a provision's sandbox stays marked
  * unanswered until mxc_session_answered(result), called once the answer is
  * written; if the caller dies before that, the sweeper tears the sandbox
- * down (nobody knows its id).  mxc_session_phase counts returning as
- * answering.  exiting: the caller exits once it answers (the CLI), so a
+ * down (nobody knows its id).  A death between the write and the record
+ * is the one window left (no order of the two closes it): the caller then
+ * holds an id the sweep finishes, and a later phase on it says stale_id.
+ * That side is chosen over the other (record first, then write: a death
+ * between leaves a sandbox nobody knows, for good) — a killed call's answer
+ * is no promise, its exit status says so, and nothing is left behind.
+ * mxc_session_phase counts returning as answering.  exiting: the caller exits once it answers (the CLI), so a
  * start's monitor may be its own child (container.h). */
 int mxc_session_phase_deliver(const mxc_request *r, bool exiting, json_t **result, mxc_error *e);
 void mxc_session_answered(json_t *result);
