@@ -8,6 +8,7 @@
   exec `true` into one session beside N idle sessions against beside none (hot, and with a 100 ms idle
   gap before every run; median of --samples, 50 by default)
   `mxc ls` and `mxc-exec --gc` wall time at N
+  a one-shot whose grant's path meets a symlink (the "can a live sandbox write it?" check) at 1 and at N
   syscalls of one exec (the client's side) and one provision at 0 and at N (strace -c -f), with --strace
   then every session deprovisioned, and a check that none of them left anything (state, claims,
   processes, cgroups); everything is torn down even on failure.
@@ -55,6 +56,19 @@ def start(res):
 
 def exec_true(sid):
     mxc({"phase": "exec", "sandboxId": sid, "process": {"commandLine": "true"}})
+
+
+LINKS = tempfile.mkdtemp(prefix="mxc-density-links-")
+os.chmod(LINKS, 0o755)
+os.mkdir(os.path.join(LINKS, "real"))
+os.symlink("real", os.path.join(LINKS, "lnk"))
+
+
+def oneshot_via_link():
+    """A one-shot whose read-only grant's path meets a symlink: each symlink met asks whether a live
+    sandbox can write the directory holding it (mxc_registry_inside_writable)."""
+    mxc({"containment": "process", "process": {"commandLine": "true"},
+         "filesystem": {"readonlyPaths": [os.path.join(LINKS, "lnk")]}})
 
 
 def timed(fn):
@@ -205,6 +219,7 @@ def main(made):
         print("syscalls (strace -f -c), one call each:")
         strace_report("beside 0", sid)
     ls0, gc0 = wall_ms([MXC, "ls"]), wall_ms([EXE, "--gc"])
+    link0 = median_ms(oneshot_via_link, SAMPLES)
 
     before = mem_available_kb()
     stamps, holders = [], []
@@ -243,6 +258,7 @@ def main(made):
     if STRACE:
         strace_report("beside %d" % N, sid)
     lsn, gcn = wall_ms([MXC, "ls"]), wall_ms([EXE, "--gc"])
+    linkn = median_ms(oneshot_via_link, SAMPLES)
     t = time.perf_counter()
     for res in made[1:]:
         mxc({"phase": "deprovision", "sandboxId": res["sandboxId"]})
@@ -271,6 +287,8 @@ def main(made):
     print("| exec beside N / beside none, hot · idle gap | %.2fx · %.2fx |" % (n_hot / none_hot, n_gap / none_gap))
     print("| `mxc ls` at 1 · at N | %.1f · %.1f ms |" % (ls0, lsn))
     print("| `mxc-exec --gc` at 1 · at N | %.1f · %.1f ms |" % (gc0, gcn))
+    print("| one-shot `true` whose grant's path meets a symlink, beside 1 · beside N (median of %d) | %.2f · %.2f "
+          "ms (%.2fx) |" % (SAMPLES, link0, linkn, linkn / link0))
     print("| deprovision rate at N..0 | %.1f /s |" % deprov)
     print("| load average during the run (1, 5, 15 min) | %s |" % " ".join(load_during))
 
@@ -305,6 +323,7 @@ def teardown(made):
           % (len(names), took, failed, len(left), claims, procs))
     shutil.rmtree(STATE, ignore_errors=True)
     shutil.rmtree(STATE + ".ws", ignore_errors=True)
+    shutil.rmtree(LINKS, ignore_errors=True)
     return not (failed or left or claims or procs)
 
 
