@@ -77,6 +77,13 @@ static void root_name(unsigned long long dev, unsigned long long ino, char out[4
     snprintf(out, 48, "%llu-%llu", dev, ino);
 }
 
+/* The name of the root directory a claim's "writable" element v names. */
+static void element_root(json_t *v, char out[48])
+{
+    root_name((unsigned long long)json_integer_value(json_object_get(v, "dev")),
+              (unsigned long long)json_integer_value(json_object_get(v, "ino")), out);
+}
+
 /* Whether the claim `name` lists the directory dev:ino as writable now. */
 static bool lists(int claims, const char *name, unsigned long long dev, unsigned long long ino)
 {
@@ -100,8 +107,7 @@ static int add_entries(int roots, const char *name, json_t *writable)
     json_t *v;
     json_array_foreach(writable, i, v) {
         char dn[48];
-        root_name((unsigned long long)json_integer_value(json_object_get(v, "dev")),
-                  (unsigned long long)json_integer_value(json_object_get(v, "ino")), dn);
+        element_root(v, dn);
         if (mkdirat(roots, dn, 0700) < 0 && errno != EEXIST)
             return -errno;
         int d = openat(roots, dn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -175,8 +181,7 @@ void mxc_wroots_prune(json_t *writable)
         json_t *v;
         json_array_foreach(writable, i, v) {
             char dn[48];
-            root_name((unsigned long long)json_integer_value(json_object_get(v, "dev")),
-                      (unsigned long long)json_integer_value(json_object_get(v, "ino")), dn);
+            element_root(v, dn);
             prune_dir(roots, claims, dn, true);
         }
     }
