@@ -20,6 +20,8 @@ Usage: sudo bench/density.py [N] [--samples K] [--strace]   (needs build/mxc-exe
 """
 import base64, json, os, shutil, statistics, subprocess, sys, tempfile, time
 
+from sessions import children_map, mem_available_kb, rollup, session_pids, timed
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXE = os.path.join(ROOT, "build", "mxc-exec")
 MXC = os.path.join(ROOT, "build", "mxc")
@@ -80,12 +82,6 @@ def link_cost():
     return statistics.median(via), statistics.median(direct), strace_counts(oneshot_ro("lnk"))[0]
 
 
-def timed(fn):
-    t = time.perf_counter()
-    fn()
-    return (time.perf_counter() - t) * 1000
-
-
 def median_ms(fn, n, gap=0.0):
     fn()  # warm
     xs = []
@@ -94,50 +90,6 @@ def median_ms(fn, n, gap=0.0):
             time.sleep(gap)
         xs.append(timed(fn))
     return statistics.median(xs)
-
-
-def stat_ppid(p):
-    return int(open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1])
-
-
-def children_map():
-    kids = {}
-    for p in os.listdir("/proc"):
-        if p.isdigit():
-            try:
-                kids.setdefault(stat_ppid(p), []).append(int(p))
-            except (OSError, IndexError, ValueError):
-                continue
-    return kids
-
-
-def session_pids(holder, kids):
-    """The holder, its monitor (its parent), and everything below the holder."""
-    out, todo = [stat_ppid(holder)], [holder]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(kids.get(p, []))
-    return out
-
-
-def rollup(pid):
-    vals = {}
-    try:
-        for line in open("/proc/%d/smaps_rollup" % pid):
-            f = line.split()
-            if len(f) >= 2 and f[0] in ("Pss:", "Rss:"):
-                vals[f[0][:-1]] = int(f[1])
-    except OSError:
-        pass
-    return vals
-
-
-def mem_available_kb():
-    for line in open("/proc/meminfo"):
-        if line.startswith("MemAvailable:"):
-            return int(line.split()[1])
-    return 0
 
 
 def own_ns(pid):
