@@ -18,7 +18,9 @@
  *   one linked after adds its entry after the removal ends (the shared lock waits for it);
  * - entries are not synced: the index names the boot it was built in (.boot-<boot_id>), and the first
  *   lookup of a boot, or of a host whose index an older build never kept, rebuilds it from every claim
- *   under the exclusive lock before answering. */
+ *   under the exclusive lock before answering.
+ * A claim written by a build that keeps no index, after this boot's rebuild, is not in it: the mxc
+ * programs of one host are one build (the package's), as the claim format already assumes. */
 #ifndef MXC_WROOTS_H
 #define MXC_WROOTS_H
 
