@@ -8,6 +8,7 @@
   exec `true` into one session beside N idle sessions against beside none (hot, and with a 100 ms idle
   gap before every run; median of --samples, 50 by default)
   `mxc ls` and `mxc-exec --gc` wall time at N
+  a one-shot whose grant's path meets a symlink (the "can a live sandbox write it?" check) at 1 and at N
   syscalls of one exec (the client's side) and one provision at 0 and at N (strace -c -f), with --strace
   then every session deprovisioned, and a check that none of them left anything (state, claims,
   processes, cgroups); everything is torn down even on failure.
@@ -18,6 +19,8 @@ touched.  The claim directory is host-wide: only the bench's own claims are coun
 Usage: sudo bench/density.py [N] [--samples K] [--strace]   (needs build/mxc-exec and build/mxc)
 """
 import base64, json, os, shutil, statistics, subprocess, sys, tempfile, time
+
+from sessions import children_map, mem_available_kb, rollup, session_pids, timed
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXE = os.path.join(ROOT, "build", "mxc-exec")
@@ -57,10 +60,26 @@ def exec_true(sid):
     mxc({"phase": "exec", "sandboxId": sid, "process": {"commandLine": "true"}})
 
 
-def timed(fn):
-    t = time.perf_counter()
-    fn()
-    return (time.perf_counter() - t) * 1000
+LINKS = tempfile.mkdtemp(prefix="mxc-density-links-")
+os.chmod(LINKS, 0o755)
+os.mkdir(os.path.join(LINKS, "real"))
+os.symlink("real", os.path.join(LINKS, "lnk"))
+
+
+def oneshot_ro(name):
+    return {"containment": "process", "process": {"commandLine": "true"},
+            "filesystem": {"readonlyPaths": [os.path.join(LINKS, name)]}}
+
+
+def link_cost():
+    """A one-shot whose read-only grant's path meets a symlink (each symlink met asks whether a live
+    sandbox can write the directory holding it: mxc_registry_inside_writable), interleaved with the
+    same grant by the link's target: medians (ms), and the first one's syscalls (strace -f -c)."""
+    via, direct = [], []
+    for _ in range(SAMPLES):
+        via.append(timed(lambda: mxc(oneshot_ro("lnk"))))
+        direct.append(timed(lambda: mxc(oneshot_ro("real"))))
+    return statistics.median(via), statistics.median(direct), strace_counts(oneshot_ro("lnk"))[0]
 
 
 def median_ms(fn, n, gap=0.0):
@@ -71,50 +90,6 @@ def median_ms(fn, n, gap=0.0):
             time.sleep(gap)
         xs.append(timed(fn))
     return statistics.median(xs)
-
-
-def stat_ppid(p):
-    return int(open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1])
-
-
-def children_map():
-    kids = {}
-    for p in os.listdir("/proc"):
-        if p.isdigit():
-            try:
-                kids.setdefault(stat_ppid(p), []).append(int(p))
-            except (OSError, IndexError, ValueError):
-                continue
-    return kids
-
-
-def session_pids(holder, kids):
-    """The holder, its monitor (its parent), and everything below the holder."""
-    out, todo = [stat_ppid(holder)], [holder]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(kids.get(p, []))
-    return out
-
-
-def rollup(pid):
-    vals = {}
-    try:
-        for line in open("/proc/%d/smaps_rollup" % pid):
-            f = line.split()
-            if len(f) >= 2 and f[0] in ("Pss:", "Rss:"):
-                vals[f[0][:-1]] = int(f[1])
-    except OSError:
-        pass
-    return vals
-
-
-def mem_available_kb():
-    for line in open("/proc/meminfo"):
-        if line.startswith("MemAvailable:"):
-            return int(line.split()[1])
-    return 0
 
 
 def own_ns(pid):
@@ -205,6 +180,7 @@ def main(made):
         print("syscalls (strace -f -c), one call each:")
         strace_report("beside 0", sid)
     ls0, gc0 = wall_ms([MXC, "ls"]), wall_ms([EXE, "--gc"])
+    link0 = link_cost()
 
     before = mem_available_kb()
     stamps, holders = [], []
@@ -243,6 +219,7 @@ def main(made):
     if STRACE:
         strace_report("beside %d" % N, sid)
     lsn, gcn = wall_ms([MXC, "ls"]), wall_ms([EXE, "--gc"])
+    linkn = link_cost()
     t = time.perf_counter()
     for res in made[1:]:
         mxc({"phase": "deprovision", "sandboxId": res["sandboxId"]})
@@ -271,6 +248,10 @@ def main(made):
     print("| exec beside N / beside none, hot · idle gap | %.2fx · %.2fx |" % (n_hot / none_hot, n_gap / none_gap))
     print("| `mxc ls` at 1 · at N | %.1f · %.1f ms |" % (ls0, lsn))
     print("| `mxc-exec --gc` at 1 · at N | %.1f · %.1f ms |" % (gc0, gcn))
+    print("| one-shot `true` whose grant's path meets a symlink, beside 1 · beside N (median of %d; the same grant "
+          "by the link's target, interleaved) | %.2f · %.2f ms (%.2f · %.2f ms) |" % (SAMPLES, link0[0], linkn[0],
+                                                                                   link0[1], linkn[1]))
+    print("| its syscalls (strace -f -c), beside 1 · beside N | %d · %d |" % (link0[2], linkn[2]))
     print("| deprovision rate at N..0 | %.1f /s |" % deprov)
     print("| load average during the run (1, 5, 15 min) | %s |" % " ".join(load_during))
 
@@ -305,6 +286,7 @@ def teardown(made):
           % (len(names), took, failed, len(left), claims, procs))
     shutil.rmtree(STATE, ignore_errors=True)
     shutil.rmtree(STATE + ".ws", ignore_errors=True)
+    shutil.rmtree(LINKS, ignore_errors=True)
     return not (failed or left or claims or procs)
 
 

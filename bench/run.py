@@ -29,6 +29,8 @@ Usage: sudo bench/run.py [N] [--sessions K]   (needs build/mxc-exec, bwrap, nsen
 """
 import ctypes, json, os, shutil, statistics, subprocess, sys, tempfile, time
 
+from sessions import mem_available_kb, rollup, session_pids, timed
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXE = os.path.join(ROOT, "build", "mxc-exec")
 FFI_LIB = os.path.join(ROOT, "build", "libmxc_ffi.so")
@@ -39,12 +41,6 @@ STATE = tempfile.mkdtemp(prefix="mxc-bench-")
 ENV = dict(os.environ, MXC_STATE_DIR=STATE, MXC_WORKSPACE_ROOT=STATE + ".ws")
 os.environ.update(MXC_STATE_DIR=STATE, MXC_WORKSPACE_ROOT=STATE + ".ws")  # for the in-process library
 GAP = 0.1
-
-
-def timed(fn):
-    t = time.perf_counter()
-    fn()
-    return (time.perf_counter() - t) * 1000
 
 
 def pair(fa, fb, n=N, gap=0.0):
@@ -178,43 +174,6 @@ def provision_started():
     return res["sandboxId"], int(holder)
 
 
-def kb_of(pid, field):
-    """A field of /proc/PID/smaps_rollup (kB)."""
-    try:
-        for line in open("/proc/%d/smaps_rollup" % pid):
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
-def mem_available_kb():
-    for line in open("/proc/meminfo"):
-        if line.startswith("MemAvailable:"):
-            return int(line.split()[1])
-    return 0
-
-
-def session_pids(holder):
-    """The holder, its monitor (its parent), and everything below the holder."""
-    kids = {}
-    for p in os.listdir("/proc"):
-        if p.isdigit():
-            try:
-                ppid = int(open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            kids.setdefault(ppid, []).append(int(p))
-    monitor = int(open("/proc/%d/stat" % holder).read().rsplit(")", 1)[1].split()[1])
-    out, todo = [monitor], [holder]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(kids.get(p, []))
-    return out
-
-
 def main():
     probe = json.loads(subprocess.run([EXE, "--probe"], capture_output=True).stdout)["result"]
     mig = migration_ms()
@@ -285,8 +244,9 @@ def main():
     pss = rss = 0
     for h in holders:
         for p in session_pids(h):
-            pss += kb_of(p, "Pss")
-            rss += kb_of(p, "Rss")
+            v = rollup(p)
+            pss += v.get("Pss", 0)
+            rss += v.get("Rss", 0)
     idle_rows = [("exec `true` into one of %d idle sessions" % IDLE_SESSIONS, sids[IDLE_SESSIONS // 2],
                   holders[IDLE_SESSIONS // 2])]
     for label, s, h in idle_rows:

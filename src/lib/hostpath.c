@@ -14,6 +14,7 @@
 
 #include "registry.h"
 #include "state.h"
+#include "wroots.h"
 
 static int dup_fd(int fd)
 {
@@ -408,10 +409,14 @@ int mxc_hostpath_check_grant(const char *path, const char *what, mxc_error *e)
         snprintf(state, sizeof state, "%s/mxc", xdg);
     if (mxc_claims_dir(false, claims, sizeof claims) < 0)
         claims[0] = '\0';
+    char index[600] = "";
+    if (mxc_wroots_path(index, sizeof index) < 0)
+        index[0] = '\0';
     if (!mxc_workspace_root_path(ws, sizeof ws))
         ws[0] = '\0';
     const mxc_hostpath_owned own[] = {
-        {state, "mxc's state root", true}, {claims, "mxc's claims directory", true}, {ws, "the workspace root", false}};
+        {state, "mxc's state root", true}, {claims, "mxc's claims directory", true},
+        {index, "mxc's index of writable roots", true}, {ws, "the workspace root", false}};
     return mxc_hostpath_check_grant_against(path, what, own, sizeof own / sizeof own[0],
                                             "grant a directory that neither contains nor lies inside mxc's state "
                                             "root, claims directory or workspace root (MXC_STATE_DIR, "

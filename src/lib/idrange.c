@@ -17,6 +17,7 @@
 #include "procs.h"
 #include "registry.h"
 #include "state.h"
+#include "wroots.h"
 
 #define RANGE_BASE_DEFAULT 2147483648u /* 2^31: far above the single-uid region and every allocator's */
 #define RANGE_SLOTS_DEFAULT 4096u
@@ -266,6 +267,25 @@ static int has_members(int dir, unsigned lo)
     return hit;
 }
 
+/* The claim cand, linked and checked, indexed under what it can write before it is handed out (before
+ * anything of the container runs: wroots.h); one that cannot be is removed (0 or -errno). */
+static int indexed(int dir, const char *cand)
+{
+    int rc = mxc_wroots_add(dir, cand);
+    if (rc < 0)
+        unlinkat(dir, cand, 0);
+    return rc;
+}
+
+/* The claim name removed, then its entries in the index of writable roots. */
+static void forget(int dir, const char *name)
+{
+    json_t *w = mxc_wroots_of(dir, name);
+    unlinkat(dir, name, 0);
+    mxc_wroots_prune(w);
+    json_decref(w);
+}
+
 int mxc_idrange_claim(const char *state_dir, const char *const *writable, size_t nwritable, unsigned *base,
                       char name[MXC_IDRANGE_NAME_MAX], mxc_error *e)
 {
@@ -316,6 +336,11 @@ int mxc_idrange_claim(const char *state_dir, const char *const *writable, size_t
         if (rc == 0 && has_members(dir, lo) != 0) {
             unlinkat(dir, cand, 0);
             continue;
+        }
+        if (rc == 0 && (rc = indexed(dir, cand)) < 0) {
+            close(dir);
+            json_decref(w);
+            return mxc_err_os(e, MXC_E_BACKEND_ERROR, "idrange.claim", -rc, NULL, "cannot index an id range's claim");
         }
         if (rc == 0) {
             fsync(dir);
@@ -386,7 +411,10 @@ int mxc_idrange_claim_at(unsigned base, const char *state_dir, const char *const
     }
     if (rc == 0)
         fsync(dir);
+    int irc = rc == 0 ? indexed(dir, cand) : 0;
     close(dir);
+    if (irc < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "idrange.claim", -irc, NULL, "cannot index an id range's claim");
     if (rc < 0)
         return mxc_err(e, MXC_E_POLICY_VALIDATION, "host ids %u..%u are another container's (a range claim on "
                        "them): refused", base, base + (MXC_IDRANGE_SIZE - 1));
@@ -433,6 +461,10 @@ int mxc_idrange_join(const char *of, const char *of_state_dir, pid_t of_pid, con
         close(dir);
         return mxc_err(e, MXC_E_POLICY_VALIDATION, "the pod's id range claim %s is no longer its container's "
                        "(released as it ended): refused", of);
+    }
+    if ((rc = indexed(dir, cand)) < 0) {
+        close(dir);
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "idrange.claim", -rc, NULL, "cannot index a pod member's claim");
     }
     close(dir);
     snprintf(name, MXC_IDRANGE_NAME_MAX, "%s", cand);
@@ -516,7 +548,7 @@ void mxc_idrange_release(const char *name)
     int dir = open_claim_dir();
     if (dir < 0)
         return;
-    unlinkat(dir, name, 0);
+    forget(dir, name);
     close(dir);
 }
 
@@ -529,7 +561,7 @@ void mxc_idrange_release_owned(const char *name, const char *state_dir, pid_t pi
     if (dir < 0)
         return;
     if (claim_is(dir, name, state_dir, pid))
-        unlinkat(dir, name, 0);
+        forget(dir, name);
     close(dir);
 }
 

@@ -16,6 +16,7 @@
 
 #include "procs.h"
 #include "state.h"
+#include "wroots.h"
 
 #define UID_BASE_DEFAULT 2100000000u
 #define UID_COUNT_DEFAULT 65536u
@@ -93,6 +94,16 @@ static int try_claim(const mxc_claim *c, const char *dir, const char *name, unsi
     unlink(tmp);
     if (fd >= 0)
         close(fd);
+    /* indexed before the claim is handed out, and so before anything of the sandbox runs (wroots.h);
+     * one that cannot be indexed is not made */
+    int d = rc == 0 ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    if (rc == 0 && (rc = d < 0 ? -errno : mxc_wroots_add(d, name)) < 0) {
+        unlink(final);
+        if (rc == -EEXIST)
+            rc = -EIO; /* not a taken uid: the caller must not try another */
+    }
+    if (d >= 0)
+        close(d);
     return rc;
 }
 
@@ -199,11 +210,24 @@ static bool claim_path(const char *name, char *out, size_t outsz)
     return true;
 }
 
+/* The claim at path unlinked, and its entries in the index of writable roots (wroots.h) after it. */
+static void unlink_claim(const char *path, const char *name)
+{
+    char dir[600];
+    int d = claim_dir(dir, sizeof dir) == 0 ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    json_t *w = d >= 0 ? mxc_wroots_of(d, name) : NULL;
+    if (d >= 0)
+        close(d);
+    unlink(path);
+    mxc_wroots_prune(w);
+    json_decref(w);
+}
+
 void mxc_registry_release(const char *name)
 {
     char path[700];
     if (claim_path(name, path, sizeof path))
-        unlink(path);
+        unlink_claim(path, name);
 }
 
 bool mxc_registry_is_session_claim(const char *name, const char *state_dir)
@@ -222,7 +246,7 @@ void mxc_registry_release_owned(const char *name, const char *state_dir)
 {
     char path[700];
     if (mxc_registry_is_session_claim(name, state_dir) && claim_path(name, path, sizeof path))
-        unlink(path);
+        unlink_claim(path, name);
 }
 
 bool mxc_registry_dead_writer(const char *entry)
@@ -301,61 +325,31 @@ static bool listed(const dev_ino *set, size_t n, const struct stat *st)
     return false;
 }
 
-/* Every writable root of every live claim, plus own[]. */
-static dev_ino *writable_set(const char *const *own, size_t nown, bool claims, size_t *n)
+/* Each directory from dirfd up to the root is looked up in own[] and, with claims, in the index of
+ * writable roots (wroots.h): one lookup per directory, whatever the number of claims (reading every
+ * claim per symlink met was O(claims) per grant).  The index is read after the caller read the
+ * symlink it asks about, and a sandbox's entries are made before anything of it runs: one that can
+ * have planted that link is in it. */
+bool mxc_registry_inside_writable(int dirfd, const char *const *own, size_t nown, bool claims)
 {
-    size_t cap = nown + 64;
-    dev_ino *set = malloc(cap * sizeof *set);
-    *n = 0;
+    dev_ino *set = malloc((nown + 1) * sizeof *set);
     if (!set)
-        return NULL;
+        return true; /* cannot tell: treat it as writable (refuse) */
+    size_t n = 0;
     for (size_t i = 0; i < nown; i++) {
         struct stat st;
         if (stat(own[i], &st) == 0)
-            set[(*n)++] = (dev_ino){st.st_dev, st.st_ino};
+            set[n++] = (dev_ino){st.st_dev, st.st_ino};
     }
-    char dir[600];
-    DIR *d = claims && claim_dir(dir, sizeof dir) == 0 ? opendir(dir) : NULL;
-    struct dirent *de;
-    while (d && (de = readdir(d))) {
-        if (de->d_name[0] == '.')
-            continue;
-        char path[900];
-        snprintf(path, sizeof path, "%s/%.255s", dir, de->d_name);
-        json_t *j = json_load_file(path, 0, NULL);
-        size_t i;
-        json_t *w;
-        json_array_foreach(json_object_get(j, "writable"), i, w) {
-            if (*n == cap) {
-                dev_ino *g = realloc(set, (cap *= 2) * sizeof *set);
-                if (!g)
-                    break;
-                set = g;
-            }
-            set[(*n)++] = (dev_ino){(dev_t)json_integer_value(json_object_get(w, "dev")),
-                                    (ino_t)json_integer_value(json_object_get(w, "ino"))};
-        }
-        json_decref(j);
-    }
-    if (d)
-        closedir(d);
-    return set;
-}
-
-bool mxc_registry_inside_writable(int dirfd, const char *const *own, size_t nown, bool claims)
-{
-    size_t n;
-    dev_ino *set = writable_set(own, nown, claims, &n);
-    if (!set)
-        return true; /* cannot tell: treat it as writable (refuse) */
-    bool inside = false;
-    int cur = dup(dirfd);
+    int roots = claims ? mxc_wroots_open() : -ENOENT;
+    bool inside = roots < 0 && roots != -ENOENT; /* an index that cannot be read: refuse */
+    int cur = inside ? -1 : dup(dirfd);
     for (int depth = 0; cur >= 0 && depth < 4096; depth++) {
         struct stat st, up;
         if (fstat(cur, &st) < 0)
             break;
-        if (listed(set, n, &st)) {
-            inside = true;
+        if (listed(set, n, &st) || (roots >= 0 && mxc_wroots_listed(roots, &st) != 0)) {
+            inside = true; /* an index entry that cannot be read counts too */
             break;
         }
         int parent = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -369,6 +363,8 @@ bool mxc_registry_inside_writable(int dirfd, const char *const *own, size_t nown
     }
     if (cur >= 0)
         close(cur);
+    if (roots >= 0)
+        close(roots);
     free(set);
     return inside;
 }

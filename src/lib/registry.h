@@ -69,7 +69,9 @@ bool mxc_registry_find_session(const char *state_dir, char name[MXC_CLAIM_NAME_M
 /* True when the directory at dirfd is, or lies below, one of own[] (host
  * paths the caller's own sandbox can write) or, with claims, a directory
  * that a sandbox with a live claim can write.  Walks up by "..", comparing
- * device and inode, so no spelling of the path can hide it. */
+ * device and inode, so no spelling of the path can hide it; each directory
+ * is one lookup in the index of writable roots (wroots.h), not a read of
+ * every claim.  True also when the index cannot be read. */
 bool mxc_registry_inside_writable(int dirfd, const char *const *own, size_t nown, bool claims);
 
 /* The one-shots running now (a claim whose claiming process lives), as

@@ -23,6 +23,7 @@
 #include "registry.h"
 #include "session.h"
 #include "state.h"
+#include "wroots.h"
 
 static long young_s(void)
 {
@@ -440,6 +441,8 @@ json_t *mxc_sweep(bool act, mxc_error *e)
     json_object_set_new(r, "unclaimed", json_integer(0));
     sweep_unknown(root, act, r);
     sweep_claims(act, r);
+    /* after the claims: the entries of the claims just released (and of any whose releaser died) */
+    json_object_set_new(r, "writableIndex", json_integer((json_int_t)mxc_wroots_sweep(act)));
     sweep_cgroups(act, r);
     sweep_holders(act, r);
     return r;

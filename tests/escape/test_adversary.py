@@ -428,6 +428,96 @@ def test_symlink_in_a_live_sandboxs_writable_area_is_refused(mxc, session_factor
     _assert_link_refused(_setup(mxc, backend, {"readonlyPaths": [link]}), link)
 
 
+INDEX = "/var/lib/mxc/claims.roots"  # the index of writable roots beside the claims (src/lib/wroots.h)
+
+
+def test_a_live_sandboxs_writable_area_is_found_after_the_index_is_lost(mxc, session_factory, scratch):
+    """The index's entries are not synced: the first lookup of a boot (its marker another boot's)
+    rebuilds it from every claim, so a root whose entry a crash lost is found again."""
+    shared = root_dir(scratch, "shared", 0o777)
+    root_dir(shared, "real")
+    session_factory(filesystem={"readwritePaths": [shared]})
+    st = os.stat(shared)
+    entry = os.path.join(INDEX, "%d-%d" % (st.st_dev, st.st_ino))
+    assert os.listdir(entry), "the session's entry"
+    shutil.rmtree(entry)  # as a crash before the entry reached the disk would have it
+    for m in [m for m in os.listdir(INDEX) if m.startswith(".boot-")]:
+        os.rename(os.path.join(INDEX, m), os.path.join(INDEX, ".boot-an-earlier-boot"))
+    link = os.path.join(shared, "lnk")
+    os.symlink("real", link)
+    _assert_link_refused(_setup(mxc, "process", {"readonlyPaths": [link]}), link)
+    assert os.listdir(entry), "rebuilt"
+
+
+@pytest.mark.parametrize("grant", ["readwritePaths", "readonlyPaths"])
+def test_the_index_of_writable_roots_is_never_granted(mxc, grant):
+    """A sandbox that could write the index could remove a root from it (and one that reads it
+    learns what the others can write): refused as mxc's claims directory is."""
+    mxc.oneshot("true")  # the index made
+    r = _setup(mxc, "process", {grant: [INDEX]})
+    assert r.rc != 0 and "index of writable roots" in (r.error or {}).get("message", ""), r.describe()
+
+
+def test_an_index_entry_counts_only_while_its_claim_lists_the_directory(mxc, scratch):
+    """An entry left behind (its claim released by a process killed before it pruned it, or a claim
+    of that name that now lists other directories) is not a writable root: the lookup reads the
+    claim it names.  --gc removes it."""
+    shared = root_dir(scratch, "shared", 0o777)
+    root_dir(shared, "real")
+    link = os.path.join(shared, "lnk")
+    os.symlink("real", link)
+    mxc.oneshot("true")  # the index made and current for this boot
+    st = os.stat(shared)
+    entry = os.path.join(INDEX, "%d-%d" % (st.st_dev, st.st_ino))
+    os.mkdir(entry, 0o700)
+    claims = sorted(os.listdir("/var/lib/mxc/claims"))
+    live = [c for c in claims if not c.startswith(".")][:1]
+    for name in ["2099999999"] + live:  # a claim that does not exist; another's, which lists other dirs
+        open(os.path.join(entry, name), "w").close()
+    r = _setup(mxc, "process", {"readonlyPaths": [link]})
+    assert r.rc == 0, r.describe()
+    g = subprocess.run([MXC_EXEC, "--gc"], capture_output=True, text=True, env=mxc.env(), timeout=120)
+    assert g.returncode == 0, g.stdout + g.stderr
+    assert json.loads(g.stdout)["result"]["swept"]["writableIndex"] >= 1 + len(live), g.stdout
+    assert not os.path.exists(entry), os.listdir(entry)
+
+
+def test_symlink_refused_while_sandboxes_sharing_the_area_come_and_go(mxc, scratch):
+    """The race: a grant resolved right after another sandbox's claim on a writable directory was
+    made sees it (its index entry is made before the provision answers), and one resolved after
+    the claim is released does not; meanwhile other sessions with the same directory are made and
+    released (each release prunes the directory's entries under the index's exclusive lock) and
+    never remove a live claim's entry."""
+    shared = root_dir(scratch, "shared", 0o777)
+    root_dir(shared, "real")
+    link = os.path.join(shared, "lnk")
+    os.symlink("real", link)
+    stop, errors = threading.Event(), []
+
+    def churn():
+        while not stop.is_set():
+            try:
+                sid = mxc.provision(filesystem={"readwritePaths": [shared]})["sandboxId"]
+            except AssertionError as e:
+                errors.append(e)
+                return
+            mxc.phase("deprovision", sid)
+
+    t = threading.Thread(target=churn)
+    t.start()
+    try:
+        for _ in range(12):
+            sid = mxc.provision(filesystem={"readwritePaths": [shared]})["sandboxId"]
+            _assert_link_refused(_setup(mxc, "process", {"readonlyPaths": [link]}), link)
+            assert mxc.phase("deprovision", sid).rc == 0
+    finally:
+        stop.set()
+        t.join()
+    assert not errors, errors
+    r = _setup(mxc, "process", {"readonlyPaths": [link]})  # none left that can write it
+    assert r.rc == 0, r.describe()
+
+
 def test_symlink_in_the_sandboxs_own_writable_grant_is_refused(mxc, scratch, backend):
     """No other sandbox is live: the link lies in this sandbox's own read-write grant, where its
     workload could have planted it (or swap it between runs)."""

@@ -199,10 +199,14 @@ def test_read_write_binds_are_recorded_in_the_claim(oci):
                         {"destination": "/ro", "type": "bind", "source": ro, "options": ["rbind", "ro"]}]
     b = oci.bundle(["sleep", "1000"], binds)
     assert oci.create("c1", b)[0] == 0
-    (_, claim), = claims_of(os.path.join(oci.root, "c1"))
+    (name, claim), = claims_of(os.path.join(oci.root, "c1"))
     st = os.stat(rw)
     assert claim["writable"] == [{"path": rw, "dev": st.st_dev, "ino": st.st_ino}]
+    # and indexed by device and inode (src/lib/wroots.h), what a grant's symlink is looked up in
+    entry = os.path.join(CLAIMS + ".roots", "%d-%d" % (st.st_dev, st.st_ino), name)
+    assert os.path.exists(entry), entry
     assert oci("delete", "--force", "c1")[0] == 0
+    assert not os.path.exists(entry), "pruned with the claim"
 
 
 def test_config_mapping_host_root_is_refused(oci):

@@ -20,6 +20,7 @@ import tempfile
 import pytest
 
 from conftest import HELPER, errno_of, verb_result, wait_until
+from subid import add_subids, remove_subids
 from test_oci import BUSYBOX, MXC_OCI, add_helper, make_rootfs
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.access(BUSYBOX, os.X_OK)
@@ -30,18 +31,6 @@ NAME = "mxcrltest"
 SUB = 1310720  # the account's subordinate range (uids and gids), 65536 ids
 NSUB = 65536
 UIDNO = 61251  # the account's uid: no other test's (tests/conftest.py's setpriv uid is 61234)
-
-
-def _edit_subid(path, add=None, remove=None):
-    with open(path) as f:
-        lines = [l for l in f.read().splitlines() if l and l != remove]
-    if add:
-        lines.append(add)
-    tmp = path + ".mxc-test"
-    with open(tmp, "w") as f:
-        f.write("".join(l + "\n" for l in lines))
-    os.chmod(tmp, 0o644)
-    os.rename(tmp, path)
 
 
 class Rootless:
@@ -113,8 +102,7 @@ def rl():
     r = None
     try:
         pw = pwd.getpwnam(NAME)
-        _edit_subid("/etc/subuid", add=line)
-        _edit_subid("/etc/subgid", add=line)
+        add_subids(line)
         base = tempfile.mkdtemp(prefix="mxc-rl-", dir="/var/tmp")
         os.chmod(base, 0o755)
         r = Rootless(base, pw.pw_uid, pw.pw_gid)
@@ -133,8 +121,7 @@ def rl():
                     os.kill(p, 9)
                 except OSError:
                     pass
-        _edit_subid("/etc/subuid", remove=line)
-        _edit_subid("/etc/subgid", remove=line)
+        remove_subids(line)
         subprocess.run(["userdel", "-r", NAME], capture_output=True)
         if base:
             shutil.rmtree(base, ignore_errors=True)

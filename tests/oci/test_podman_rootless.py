@@ -18,6 +18,7 @@ import tempfile
 import pytest
 
 from conftest import wait_until
+from subid import add_subids, remove_subids
 from test_oci import BUSYBOX, MXC_OCI, make_rootfs
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.access(BUSYBOX, os.X_OK) or not shutil.which("podman")
@@ -29,18 +30,6 @@ UIDNO = 61253
 SUB = 1376256
 NSUB = 65536
 IMAGE = "localhost/mxc-rl-bb:1"
-
-
-def _edit_subid(path, add=None, remove=None):
-    with open(path) as f:
-        lines = [l for l in f.read().splitlines() if l and l != remove]
-    if add:
-        lines.append(add)
-    tmp = path + ".mxc-test"
-    with open(tmp, "w") as f:
-        f.write("".join(l + "\n" for l in lines))
-    os.chmod(tmp, 0o644)
-    os.rename(tmp, path)
 
 
 def _ours():
@@ -67,8 +56,7 @@ def pod():
     line = "%s:%d:%d" % (NAME, SUB, NSUB)
     base = tempfile.mkdtemp(prefix="mxc-rlpod-", dir="/var/tmp")
     try:
-        _edit_subid("/etc/subuid", add=line)
-        _edit_subid("/etc/subgid", add=line)
+        add_subids(line)
         pw = pwd.getpwnam(NAME)
         os.chmod(base, 0o755)
         run = os.path.join(base, "run")
@@ -101,8 +89,7 @@ def pod():
             except OSError:
                 pass
         wait_until(lambda: not _ours(), 10)
-        _edit_subid("/etc/subuid", remove=line)
-        _edit_subid("/etc/subgid", remove=line)
+        remove_subids(line)
         subprocess.run(["userdel", "-r", NAME], capture_output=True)
         shutil.rmtree(base, ignore_errors=True)
 

@@ -24,7 +24,7 @@ import time
 
 import pytest
 
-from test_driver import DRIVER, SVC, Driver, pb  # noqa: F401 (pb: the module fixture)
+from driver_env import DRIVER, SVC, Driver, make_base, pb  # noqa: F401 (pb: the module fixture)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 from test_proxy import world  # noqa: E402,F401 (fixture)
@@ -109,14 +109,7 @@ def store():
 
 @pytest.fixture
 def env(pb, store):  # noqa: F811
-    base = tempfile.mkdtemp(prefix="mxc-osd-sbx-", dir="/var/tmp")
-    os.chmod(base, 0o755)
-    os.mkdir(os.path.join(base, "run"), 0o755)
-    os.mkdir(os.path.join(base, "state"), 0o700)
-    sup = os.path.join(base, "openshell-sandbox")
-    with open(sup, "w") as f:
-        f.write(STAND_IN)
-    os.chmod(sup, 0o755)
+    base = make_base(prefix="mxc-osd-sbx-", under="/var/tmp", supervisor=STAND_IN)
     drivers = []
 
     def start(extra=(), netns=False, endpoint=None):
