@@ -1,7 +1,8 @@
 /* dirtree.h — a directory tree removed by descriptor.
  * Owns: rm -rf of a name under a directory descriptor, O_NOFOLLOW at every
  * level (a link planted in the tree is removed, never followed), each
- * directory made 0700 before it is emptied, 256 levels at most.  The one
+ * directory made 0700 before it is emptied; one 256 levels down is moved
+ * up to the top and emptied by another pass (any depth).  The one
  * removal the engine's state directories and workspaces (state.c) and
  * mxc-oci's container directories and overlay layers use.  Base: no engine
  * header. */

@@ -931,6 +931,12 @@ int mxc_exec_relay_terminal(int master, int pidfd, int in, int out)
 {
     mxc_proc proc = {.in_fd = -1, .err_fd = -1, .ctl_fd = -1, .pty = true, .role = MXC_PROC_ONESHOT};
     proc.oneshot = (mxc_oneshot_link){.child_pidfd = pidfd, .pid1_pidfd = -1, .report_fd = -1};
+    /* the container's output reaches the person's terminal through the filter mxc's own attach
+     * uses (termfilter.h): no clipboard write, title, or query whose reply would be typed into the
+     * person's shell once the container is gone */
+    mxc_termfilter filter;
+    mxc_termfilter_init(&filter);
+    proc.filter = &filter;
     proc.out_fd = fcntl(master, F_DUPFD_CLOEXEC, 3); /* the run closes it at EOF; master stays the caller's */
     if (proc.out_fd < 0)
         return -1;

@@ -561,6 +561,12 @@ static int parse_namespaces(json_t *lin, oci_config *c, mxc_error *e)
     if (joined(c, CLONE_NEWPID) && (c->ns_flags & CLONE_NEWUSER))
         return refuse(e, "linux.namespaces: joining a pid namespace by path needs the pod's user namespace (joined "
                       "by path, or none listed: the pod's then), not one of the container's own");
+    /* delete reaches a container whose PID namespace is not its own through its cgroup alone: without
+     * one its processes, in the pod's PID namespace, cannot be told from the pod's and outlive it */
+    if (joined(c, CLONE_NEWPID) && c->cgroup == MXC_CGROUP_NONE)
+        return refuse(e, "linux.namespaces: joining a pid namespace by path needs a cgroup of the container's "
+                      "own (--cgroup-manager disabled makes none: its processes could not be told from the pod's, "
+                      "and would outlive its delete)");
     if (!(c->ns_flags & CLONE_NEWNS))
         return refuse(e, "linux.namespaces has no mount namespace: the host's mount namespace is refused");
     if (!(c->ns_flags & CLONE_NEWIPC) && !joined(c, CLONE_NEWIPC))

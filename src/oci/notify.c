@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,49 @@ static int userns_of(pid_t pid, struct stat *st)
     snprintf(p, sizeof p, "/proc/%d/ns/user", (int)pid);
     int fd _cleanup_fd_ = open(p, O_RDONLY | O_CLOEXEC);
     return fd >= 0 && fstat(fd, st) == 0 ? 0 : -1;
+}
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 /* Linux 6.5; asm-generic's number (older headers lack it) */
+#endif
+
+/* The pid a pidfd names, in our PID namespace (its fdinfo's "Pid:" line): > 0, or 0 when the process
+ * has exited (the kernel says -1) or the line cannot be read. */
+static pid_t pidfd_pid(int pfd)
+{
+    char p[64], buf[1024];
+    snprintf(p, sizeof p, "/proc/self/fdinfo/%d", pfd);
+    int fd _cleanup_fd_ = open(p, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    const char *l = strstr(buf, "\nPid:\t");
+    long v = l ? strtol(l + 6, NULL, 10) : 0;
+    return v > 0 ? (pid_t)v : 0;
+}
+
+/* The user namespace of the process that listens at the connected socket s (it called listen(2)),
+ * read while that very process lives: by its pidfd (SO_PEERPIDFD), its /proc entry opened by the
+ * pid the pidfd names, the pidfd not exited after that open.  SO_PEERCRED's pid alone is a number:
+ * once the listening process exits (the workload listens, hands the socket to a child, exits) any
+ * process given that pid again — a host one, of our user namespace — would vouch for it.  0, or -1
+ * with errno (ESRCH: the listening process has exited). */
+static int peer_userns(int s, struct stat *st)
+{
+    int pfd _cleanup_fd_ = -1;
+    socklen_t len = sizeof pfd;
+    if (getsockopt(s, SOL_SOCKET, SO_PEERPIDFD, &pfd, &len) < 0) {
+        pfd = -1;
+        return -1;
+    }
+    pid_t pid = pidfd_pid(pfd);
+    struct pollfd p = {pfd, POLLIN, 0};
+    if (pid <= 0 || userns_of(pid, st) < 0 || poll(&p, 1, 0) != 0) {
+        errno = ESRCH;
+        return -1;
+    }
+    return 0;
 }
 
 /* connect(2) on a non-blocking unix socket: a listener whose backlog is full answers EAGAIN at
@@ -59,12 +103,12 @@ static int agent_connect(const char *path, mxc_error *e)
     /* the listening process (its credentials as it listened) is the operator's: in mxc-oci's own
      * user namespace, never a container's (this one's, or another's that can write where the path
      * leads: the listener answers this container's system calls and can add descriptors to it) */
-    struct ucred cr;
-    socklen_t len = sizeof cr;
     struct stat peer, ours;
-    if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || cr.pid <= 0 || userns_of(cr.pid, &peer) < 0 ||
-        userns_of(getpid(), &ours) < 0)
-        return mxc_err(e, MXC_E_BACKEND_ERROR, "the seccomp agent at %s: cannot tell whose it is", path);
+    if (peer_userns(s, &peer) < 0 || userns_of(getpid(), &ours) < 0)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "the seccomp agent at %s: cannot tell whose it is (%s)", path,
+                       errno == ENOPROTOOPT ? "this kernel has no SO_PEERPIDFD, Linux 6.5"
+                       : errno == ESRCH     ? "the process that listens there has exited"
+                                            : strerror(errno));
     if (peer.st_dev != ours.st_dev || peer.st_ino != ours.st_ino)
         return mxc_err(e, MXC_E_POLICY_VALIDATION, "the seccomp agent at %s is served from another user namespace "
                        "than the runtime's (a container's?) (linux.seccomp.listenerPath): refused", path);

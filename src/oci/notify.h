@@ -12,7 +12,8 @@
  * following its last component and connected through that descriptor —
  * then closes its copy: once the
  * agent is gone, a notified call fails with ENOSYS.  An agent whose socket
- * is served from inside the container (its user namespace) is refused: the
+ * is served from inside the container (its user namespace; the listening
+ * process named by its pidfd, never by a pid number) is refused: the
  * workload would answer its own profile's notifications.  create sends it
  * once (state "creating"), each exec again (state "running", pid the
  * exec'd process). */

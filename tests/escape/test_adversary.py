@@ -153,6 +153,19 @@ def _claim(uid):
         return json.load(f)
 
 
+def test_a_workspace_nested_deeper_than_a_removal_pass_is_removed_at_deprovision(session):
+    """Review of issue 37: the tree removal refused anything deeper than 256 levels (ELOOP), and
+    deprovision ignores the workspace's removal: a workload that nested its workspace 300 deep got
+    `{"result":{}}` and left the workspace on disk, its uid claim released, nothing naming it for
+    --gc (a disk filled across sandboxes).  Now what lies deeper is moved up and removed too."""
+    ws = session.workspace
+    r = session.exec("cd %s && i=0; while [ $i -lt 300 ]; do mkdir d && cd d || exit 1; i=$((i+1)); done; "
+                     "chmod 500 %s/d/d; echo made" % (ws, ws))
+    assert r.rc == 0 and "made" in r.stdout, r.describe()
+    assert_ok_envelope(session.deprovision())
+    assert not os.path.exists(ws), ws
+
+
 def test_claims_are_host_wide(mxc, scratch):
     """Two state roots on one host never hand out the same uid: the claim is in one place, it
     names the sandbox that holds it, and one root's deprovision never releases the other's."""

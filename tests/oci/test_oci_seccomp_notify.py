@@ -11,15 +11,18 @@ what it saw.
 Run as root:  python3 -m pytest -q -p no:cacheprovider tests/oci/test_oci_seccomp_notify.py
 """
 import array
+import ctypes
 import errno
 import fcntl
 import json
 import os
 import select
+import signal
 import socket
 import struct
 import subprocess
 import threading
+import time
 
 import pytest
 
@@ -244,6 +247,66 @@ def test_an_agent_in_another_container_s_user_namespace_is_refused(oci, agent):
         fake.kill()
         fake.wait()
         oci("delete", "--force", "n10")
+
+
+def spawn_at(pid, argv):
+    """A host process (the runtime's user namespace) given exactly pid (clone3 with set_tid, as root):
+    any host process the kernel may hand a freed pid to.  Its pid, or None if pid is taken."""
+    libc = ctypes.PyDLL(None, use_errno=True)  # the GIL held across the call: the child runs no thread
+    tid = (ctypes.c_int * 1)(pid)
+    args = (ctypes.c_uint64 * 11)(0, 0, 0, 0, signal.SIGCHLD, 0, 0, 0, ctypes.addressof(tid), 1, 0)
+    r = libc.syscall(435, ctypes.byref(args), ctypes.sizeof(args))  # clone3 (x86_64)
+    if r == 0:
+        os.execv(argv[0], argv)
+    return r if r == pid else None
+
+
+def test_an_agent_whose_listening_process_exited_is_refused_whatever_holds_its_pid(oci):
+    """Review of issue 37: the agent's user namespace was read through SO_PEERCRED's pid, a number.
+    The workload listens at listenerPath, hands the socket to a child and exits; once any host
+    process is given that pid again (here made so: clone3 set_tid), the pid vouched for the
+    workload's socket, and exec handed the container's listener to it (the child received it).
+    Now the listening process is named by its pidfd (SO_PEERPIDFD), read while it lives."""
+    shared = os.path.join(oci.base, "shared3")
+    os.mkdir(shared)
+    os.chmod(shared, 0o1777)
+    agent = Agent(os.path.join(shared, "agent.sock"))
+    b = bundle(oci, ["sleep", "100"], notify_profile(agent.path))
+    assert oci.create("n13", b)[0] == 0
+    assert oci("start", "n13")[0] == 0
+    init = oci.state("n13")["pid"]
+    agent.close()
+    os.unlink(agent.path)
+    got = os.path.join(shared, "got")
+    code = ("import array,os,socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)\n"
+            "child = os.fork()\n"
+            "if child == 0:\n"
+            "    c = s.accept()[0]; m, anc, _, _ = c.recvmsg(4096, 64)\n"
+            "    if anc: open(sys.argv[2], 'w').write('listener')\n"
+            "    os._exit(0)\n"
+            "print(os.getpid(), child, flush=True)\n")
+    fake = subprocess.Popen(["nsenter", "-t", str(init), "-U", "--", "/usr/bin/python3", "-c", code, agent.path, got],
+                            stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    listening, child = (int(w) for w in fake.stdout.readline().split())
+    fake.wait()  # the listening process is gone; its child holds the socket
+    host = spawn_at(listening, ["/bin/sleep", "60"])
+    try:
+        if host is None:
+            pytest.skip("pid %d was taken again before the test could give it to a host process" % listening)
+        rc, out, err = oci("exec", "n13", "sh", "-c", "mkdir /tmp/w2; echo rc=$?")
+        assert rc != 0 and "cannot tell whose it is" in err and "has exited" in err, out + err
+        time.sleep(0.3)
+        assert not os.path.exists(got)
+        assert not os.path.exists(os.path.join(b, "rootfs", "tmp", "w2"))  # the exec'd process never ran
+    finally:
+        for p in (host, child):
+            if p:
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        if host:
+            os.waitpid(host, 0)
 
 
 def test_an_agent_that_never_accepts_cannot_hold_exec(oci, agent):

@@ -7,7 +7,11 @@ on a pty the test makes (pty.fork: a new session, the pty its controlling termin
 
 With a terminal and no --console-socket, mxc-oci relays the container's pty through its own stdio
 through the engine's one terminal relay (mxc_exec_relay_terminal): a window-size change of the
-caller's terminal reaches the container's, as runc resizes on SIGWINCH (test_*_resizes_*).
+caller's terminal reaches the container's, as runc resizes on SIGWINCH (test_*_resizes_*), and the
+container's output passes the engine's terminal filter (termfilter.h) as mxc's own attach does:
+what acts on the operator's machine (an OSC 52 clipboard write, a title, a query whose reply the
+terminal types into the operator's shell once the container is gone) is dropped, colours pass
+(test_*_output_acting_on_the_operator_s_machine_is_dropped).
 
 Run as root:  python3 -m pytest -q -p no:cacheprovider tests/oci/test_oci_tty.py
 """
@@ -172,3 +176,32 @@ def test_exec_terminal_resizes_with_the_callers(oci):  # noqa: F811
     first, second, rc, out = resized_on_a_pty(oci, "exec", "--tty", "t5", "sh", "-c", SIZES, first_size=b"\n")
     assert first and second, out
     assert rc == 0, out
+
+
+# what the workload prints to its terminal: an OSC 52 clipboard write, a cursor-position query
+# (CSI 6n: the terminal answers on its input), a window title, and colours, between markers
+EMIT = ("printf 'A\\033]52;c;cm0gLXJmIH4K\\007B\\033[6nC\\033[31mred\\033[0m\\033]0;title\\007D\\n'")
+
+
+def assert_filtered(out):
+    assert "A" in out and "D" in out, repr(out)
+    assert "\x1b]52" not in out and "\x1b[6n" not in out and "\x1b]0;" not in out, repr(out)
+    assert "ABC\x1b[31mred\x1b[0mD" in out, repr(out)  # the rest byte for byte
+
+
+def test_run_terminal_output_acting_on_the_operator_s_machine_is_dropped(oci):  # noqa: F811
+    """Review of issue 37: the relay copied the container's pty output as it was (the OSC 52
+    write, the query and the title reached the caller's terminal)."""
+    b = oci.bundle(["sh", "-c", EMIT], lambda c: c["process"].update(terminal=True))
+    rc, out = on_a_pty(oci, "run", "--bundle", b, "t6")
+    assert rc == 0, out
+    assert_filtered(out)
+
+
+def test_exec_terminal_output_acting_on_the_operator_s_machine_is_dropped(oci):  # noqa: F811
+    b = oci.bundle(["sleep", "1000"])
+    assert oci.create("t7", b)[0] == 0
+    assert oci("start", "t7")[0] == 0
+    rc, out = on_a_pty(oci, "exec", "--tty", "t7", "sh", "-c", EMIT)
+    assert rc == 0, out
+    assert_filtered(out)

@@ -106,6 +106,29 @@ def test_a_member_in_the_pod_s_pid_namespace_sees_and_is_seen(oci):  # noqa: F81
     assert dead(pm) and not dead(pa)
 
 
+def test_a_member_in_the_pod_s_pid_namespace_without_a_cgroup_is_refused(oci):  # noqa: F811
+    """Review of issue 37: with --cgroup-manager disabled a member in its pod's PID namespace had
+    nothing to reach its processes by once its init was gone: a daemon it left (setsid) outlived
+    its delete, in the pod.  Joining a PID namespace then needs a cgroup; refused naming why, nothing
+    left.  A member with a PID namespace of its own still runs (its init's end takes them all)."""
+    pa = _pod(oci, "pause")
+
+    def no_cgroup_mount(share):
+        def mutate(c):
+            _member(pa, share)(c)
+            c["mounts"] = [m for m in c["mounts"] if m["type"] != "cgroup"]
+        return mutate
+    b = oci.bundle(["sh", "-c", "setsid sleep 777 >/dev/null 2>&1 < /dev/null & echo started"],
+                   no_cgroup_mount(POD_NS))
+    rc, out, err = oci("--cgroup-manager", "disabled", "run", "--bundle", b, "m2")
+    assert rc != 0 and "joining a pid namespace by path needs a cgroup of the container's own" in err, out + err
+    assert "m2" not in os.listdir(oci.root)
+    assert subprocess.run(["pgrep", "-f", "sleep 777"], capture_output=True).returncode != 0
+    b = oci.bundle(["sh", "-c", "echo own"], no_cgroup_mount(tuple(n for n in POD_NS if n != "pid")))
+    rc, out, err = oci("--cgroup-manager", "disabled", "run", "--bundle", b, "m3")
+    assert rc == 0 and out.strip() == "own", out + err
+
+
 def test_the_range_stays_claimed_while_a_member_lives(oci):  # noqa: F811
     pa = _pod(oci, "pause")
     base = host_maps(pa)[0][1]

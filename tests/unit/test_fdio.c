@@ -5,7 +5,7 @@
  * than the first read buffer too; a read error is an error.  A file replaced
  * whole (mxc_replace_at) leaves no temporary, never writes through a link;
  * a tree removed by descriptor (dirtree.h) removes a planted link, never
- * what it names. */
+ * what it names, and is removed whatever its depth. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -76,6 +76,22 @@ static void replace_and_remove(void)
     CHECK_INT_EQ(mxc_remove_tree_at(d, "t"), 0);
     CHECK(faccessat(d, "t", F_OK, 0) < 0 && access(path, F_OK) == 0);
     CHECK_INT_EQ(mxc_remove_tree_at(d, "t"), 0); /* absent: 0 */
+    /* deeper than the 256 levels a pass descends (a workload's nested workspace): removed whole,
+     * read-only directories and a link at the bottom too */
+    int cur = openat(d, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    CHECK(mkdirat(cur, "deep", 0700) == 0);
+    for (int i = 0; i < 1000; i++) {
+        int next = openat(cur, i ? "d" : "deep", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        CHECK(next >= 0 && mkdirat(next, "d", 0700) == 0);
+        if (i % 7 == 0)
+            CHECK(fchmod(next, 0500) == 0);
+        close(cur);
+        cur = next;
+    }
+    CHECK(symlinkat(outside, cur, "l") == 0);
+    close(cur);
+    CHECK_INT_EQ(mxc_remove_tree_at(d, "deep"), 0);
+    CHECK(faccessat(d, "deep", F_OK, 0) < 0 && access(path, F_OK) == 0);
     CHECK_INT_EQ(mxc_remove_tree_at(AT_FDCWD, outside), 0);
     CHECK_INT_EQ(mxc_remove_tree_at(AT_FDCWD, top), 0);
     CHECK(access(top, F_OK) < 0);
