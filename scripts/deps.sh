@@ -21,6 +21,8 @@ PKGS=(build-essential pkg-config meson ninja-build libjansson-dev libseccomp-dev
       golang-go golang-github-seccomp-libseccomp-golang-dev golang-github-cyphar-filepath-securejoin-dev
       golang-github-opencontainers-specs-dev golang-github-sirupsen-logrus-dev golang-golang-x-sys-dev)
                                     # tests/oci/bats/run.sh: runc's seccomp agent, built offline (GOPATH mode)
+      docker-registry skopeo  # tests/oci/critest/run.sh: critest's stand-in images, a registry on a test
+                              # namespace's loopback (distribution 2.8), pushed by skopeo; golang-go builds critest
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -50,8 +50,9 @@ def _blob(layout, data):
     return "sha256:" + d
 
 
-def write_oci_image(path, rootfs, name, cmd=("sh",)):
-    """An OCI image layout tarball (one uncompressed layer: the rootfs, every file root's)."""
+def write_oci_image(path, rootfs, name, cmd=("sh",), config=None):
+    """An OCI image layout tarball (one uncompressed layer: the rootfs, every file root's); config:
+    more of the image config's "config" (User, Labels)."""
     layout = path + ".d"
     os.makedirs(os.path.join(layout, "blobs", "sha256"))
     buf = io.BytesIO()
@@ -66,7 +67,7 @@ def write_oci_image(path, rootfs, name, cmd=("sh",)):
     layer = buf.getvalue()
     arch = {"x86_64": "amd64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
     cfg = json.dumps({"architecture": arch, "os": "linux",
-                      "config": {"Env": ["PATH=/bin"], "Cmd": list(cmd)},
+                      "config": dict({"Env": ["PATH=/bin"], "Cmd": list(cmd)}, **(config or {})),
                       "rootfs": {"type": "layers", "diff_ids": ["sha256:" + hashlib.sha256(layer).hexdigest()]}
                       }).encode()
     man = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
