@@ -19,9 +19,9 @@ PKGS=(build-essential pkg-config meson ninja-build libjansson-dev libseccomp-dev
       python3-grpcio python3-grpc-tools containernetworking-plugins  # tests/oci/test_cri.py: a CRI client
                                     # (stubs made from containerd's vendored CRI proto), CNI's bridge
       golang-go golang-github-seccomp-libseccomp-golang-dev golang-github-cyphar-filepath-securejoin-dev
-      golang-github-opencontainers-specs-dev golang-github-sirupsen-logrus-dev golang-golang-x-sys-dev)
+      golang-github-opencontainers-specs-dev golang-github-sirupsen-logrus-dev golang-golang-x-sys-dev
                                     # tests/oci/bats/run.sh: runc's seccomp agent, built offline (GOPATH mode)
-      docker-registry skopeo  # tests/oci/critest/run.sh: critest's stand-in images, a registry on a test
+      docker-registry skopeo)  # tests/oci/critest/run.sh: critest's stand-in images, a registry on a test
                               # namespace's loopback (distribution 2.8), pushed by skopeo; golang-go builds critest
 missing=()
 for p in "${PKGS[@]}"; do
@@ -32,4 +32,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq "${missing[@]}" >/dev/null
+  # docker-registry's package enables a service (a registry on port 5000); the tests run their own
+  # in a namespace of theirs and the host gets none: disabled and stopped when this install brought it
+  if [[ " ${missing[*]} " == *" docker-registry "* ]] && command -v systemctl >/dev/null; then
+    systemctl disable --now docker-registry.service >/dev/null 2>&1 || true
+  fi
 fi
