@@ -16,9 +16,11 @@
 #include "bundle.h"
 #include "cleanup.h"
 #include "dirtree.h"
+#include "drvcfg.h"
 #include "fdio.h"
 #include "front.h"
 #include "image.h"
+#include "providers.h"
 #include "run.h"
 #include "userns.h"
 
@@ -164,9 +166,31 @@ static int give_token(const osd_rt *rt, const char *id, mxc_error *e)
     return 0;
 }
 
-/* mxc-oci create then start of the bundle run/ID, its stdio appended to work/ID/log. */
-static int launch(const osd_rt *rt, const char *id, mxc_error *e)
+/* mxc-oci create of the bundle run/ID, its stdio to lfd, with the secrets of sb's providers
+ * (driver_config's "providers", providers.h) in its environment alone: read now, wiped after.
+ * The exit status, or -1 with *e (a secret that cannot be read). */
+static int oci_create(const osd_rt *rt, const pb_sandbox *sb, const char *bundle, int lfd, mxc_error *e)
 {
+    const pb_template *t = sb->spec && sb->spec->template_ ? sb->spec->template_ : NULL;
+    json_t *doc = t && t->driver_config && t->driver_config->n_fields ? osd_driver_config_json(t->driver_config, e)
+                                                                       : NULL;
+    char *kv[OSD_MAX_PROVIDERS];
+    size_t n = 0;
+    int rc = osd_providers_secrets(json_object_get(doc, "providers"), rt->cfg, kv, &n, e);
+    json_decref(doc);
+    if (rc < 0)
+        return -1;
+    const char *argv[] = {rt->mxc_oci, "--root", rt->oci_root, "create", "--bundle", bundle, sb->id, NULL};
+    osd_run_io io;
+    rc = osd_run_env(argv, lfd, &io, kv, n);
+    osd_providers_wipe(kv, n);
+    return rc;
+}
+
+/* mxc-oci create then start of the bundle run/ID, its stdio appended to work/ID/log. */
+static int launch(const osd_rt *rt, const pb_sandbox *sb, mxc_error *e)
+{
+    const char *id = sb->id;
     char bundle[PATH_MAX + 200], log[PATH_MAX];
     snprintf(bundle, sizeof bundle, "%s/run/%s", rt->state, id);
     snprintf(log, sizeof log, "%s/log", id);
@@ -178,7 +202,10 @@ static int launch(const osd_rt *rt, const char *id, mxc_error *e)
     struct stat before;
     if (fstat(lfd, &before) < 0)
         before.st_size = 0;
-    if (oci(rt, "create", "--bundle", bundle, id, lfd, &io) != 0) {
+    int crc = oci_create(rt, sb, bundle, lfd, e);
+    if (crc < 0)
+        return -1;
+    if (crc != 0) {
         /* what this create appended (never an earlier run's: the workload wrote those), its control
          * bytes made '?' (review of issue 37: the workload's bytes, escapes included, reached the
          * gateway's error) */
@@ -339,7 +366,7 @@ int osd_sbx_create(const osd_rt *rt, const osd_store *st, pb_sandbox *sb, const 
         return -1;
     }
     if (put_phase(st, sb, "Creating", true, e) < 0 || make_bundle(rt, sb, fragment, lim, lowers, e) < 0 ||
-        launch(rt, sb->id, e) < 0 || put_phase(st, sb, "Running", true, e) < 0) {
+        launch(rt, sb, e) < 0 || put_phase(st, sb, "Running", true, e) < 0) {
         teardown(rt, sb->id, image);
         osd_store_remove(st, sb->id);
         return -1;
@@ -396,7 +423,7 @@ int osd_sbx_start(const osd_rt *rt, const osd_store *st, const char *id, mxc_err
     if (!strcmp(phase, "Creating"))
         rc = mxc_err(e, MXC_E_UNSUPPORTED_PHASE, "sandbox %s is still being created", id);
     else if (strcmp(status, "running")) /* stopped, or exited on its own: again from the same bundle */
-        rc = remount(rt, sb, e) < 0 || launch(rt, id, e) < 0 || put_phase(st, sb, "Running", held, e) < 0 ? -1 : 0;
+        rc = remount(rt, sb, e) < 0 || launch(rt, sb, e) < 0 || put_phase(st, sb, "Running", held, e) < 0 ? -1 : 0;
     openshell__compute__v1__driver_sandbox__free_unpacked(sb, NULL);
     return rc < 0 ? -1 : 1;
 }

@@ -31,6 +31,7 @@ typedef struct {
     const char *mxc_oci, *podman, *supervisor, *endpoint; /* absolute paths; endpoint may be NULL */
     const char *socket;                                   /* --socket: no grant may reach it */
     const osd_gateway *gateway;                           /* the endpoint as egress (gateway.h), or NULL */
+    const mxc_gw_config *cfg;                             /* --config: its providers' secrets (providers.h) */
     char state[PATH_MAX];                                 /* --state-dir, absolute, resolved */
     int runfd, workfd;                                    /* STATE/run, STATE/work */
     char oci_root[PATH_MAX + 8];                          /* STATE/oci */

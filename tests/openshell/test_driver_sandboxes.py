@@ -646,6 +646,111 @@ def test_driver_config_egress_reaches_its_host_alone_and_refusals_are_audited(en
     assert d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="w1"), pb.DeleteSandboxResponse).deleted
 
 
+PROVIDER_WORKLOAD = r"""
+echo "PLACEHOLDER=$GITHUB_TOKEN"
+curl -sS --max-time 10 -o /dev/null -w "BOUND %{http_code}\n" -H "Authorization: Bearer $GITHUB_TOKEN" https://api.example.test:8443/repos/x
+curl -sS --max-time 10 -o /dev/null -w "OUTSIDE %{http_code}\n" -H "Authorization: Bearer $GITHUB_TOKEN" https://api.example.test:8443/user
+curl -sS --max-time 10 -o /dev/null -w "OTHER %{http_code}\n" http://other.test:8080/ 2>/dev/null || echo "OTHER refused"
+echo done
+"""
+
+
+def test_driver_config_provider_placeholder_is_substituted_for_its_host_alone(env, pb, world, monkeypatch):  # noqa: F811
+    """Issue 37's must-show 2, providers: driver_config names a provider of the driver's --config
+    ([mxc.providers.github], its token in the driver's own environment); the sandbox gets the
+    placeholder, its request to the provider's endpoint reaches the origin with the real secret,
+    the same placeholder elsewhere and another host are refused, and the audit names the
+    credential. The secret is never in the sandbox, its output, the driver's state or the audit.
+
+    NETWORK SAFETY: tests/integration/test_proxy.py's world (test-made namespaces, hosts file);
+    the HTTPS origin (a test CA the proxy trusts) listens in its "internet" namespace."""
+    if not os.access("/usr/bin/curl", os.X_OK):
+        pytest.skip("needs curl")
+    from test_proxy import WEB, in_internet
+    from test_proxy_tls import SECRET, Origin, make_ca
+    start, base = env
+    pki = make_ca(str(world["tmp"] / "pki"), "mxc test CA")
+    with in_internet(world):
+        origin = Origin(WEB, 8443, pki)
+    monkeypatch.setenv("MXC_PROXY_HOSTS_FILE", world["hosts"])
+    monkeypatch.setenv("MXC_PROXY_UPSTREAM_CA", pki["ca"])
+    monkeypatch.setenv("MXC_TEST_OSD_GH", SECRET)  # the driver's environment: token_env reads it there
+    conf = os.path.join(base, "driver.toml")
+    with open(conf, "w") as f:
+        f.write('[openshell.drivers.mxc]\nmxc_exec_path = "/usr/bin/mxc-exec"\negress_proxy = true\n\n'
+                '[mxc.providers.github]\ntoken_env = "MXC_TEST_OSD_GH"\nenv = "GITHUB_TOKEN"\n'
+                'endpoints = ["api.example.test:8443/repos/"]\nrevision = 3\n'
+                '[mxc.providers.unlisted]\ntoken_env = "MXC_TEST_OSD_GH"\nenv = "OTHER_TOKEN"\n'
+                'endpoints = ["other.test:443"]\nrevision = 1\n')
+    scripts = os.path.join(base, "scripts")  # the workload, granted read-only (the stand-in takes no quotes)
+    os.mkdir(scripts, 0o755)
+    with open(os.path.join(scripts, "w.sh"), "w") as f:
+        f.write(PROVIDER_WORKLOAD)
+    try:
+        d = start(extra=["--config", conf])
+        policy = {"version": 1, "filesystem_policy": {"read_only": ["/usr", scripts]},
+                  "network_policies": {"r": {"endpoints": [{"host": "api.example.test", "port": 8443}]}}}
+        # refusals first, each naming the provider, nothing made
+        for names, word in ((["nope"], "providers[0] nope is not configured"),
+                            (["unlisted"], "providers[0] unlisted has an endpoint network_policies do not allow: "
+                                           "other.test:443"),
+                            (["github", "github"], "providers[1] github is named twice"),
+                            ("github", "must be a list")):
+            bad = sandbox(pb, "p0", SLEEP)
+            bad.spec.template.driver_config.update(dict(policy, providers=names))
+            code, msg = d.refused("ValidateSandboxCreate", pb.ValidateSandboxCreateRequest(sandbox=bad),
+                                  pb.ValidateSandboxCreateResponse)
+            assert code == grpc.StatusCode.INVALID_ARGUMENT and word in msg, (names, msg)
+        assert os.listdir(os.path.join(base, "state", "sandboxes")) == []
+        sb = sandbox(pb, "p1", ["sh", "-c", "sh %s/w.sh > /sandbox/out 2>&1; exec sleep 1000" % scripts])
+        sb.spec.environment["GITHUB_TOKEN"] = "given-by-the-gateway"  # the provider's placeholder wins
+        sb.spec.template.driver_config.update(dict(policy, providers=["github"]))
+        create(d, sb)
+        out_file = os.path.join(upper(base, "p1"), "sandbox", "out")
+        assert wait(lambda: os.path.exists(out_file) and "done" in open(out_file).read(), 60), \
+            open(out_file).read() if os.path.exists(out_file) else "no output"
+        text = open(out_file).read()
+        lines = text.splitlines()
+        assert "PLACEHOLDER=mxc:cred:github:3" in lines, lines
+        assert "BOUND 200" in lines and "OUTSIDE 403" in lines, lines
+        assert "OTHER 403" in lines or "OTHER refused" in lines, lines
+        assert SECRET not in text
+        # the origin got the secret in place of the placeholder, on the bound path alone
+        assert any("Bearer " + SECRET in h and h.startswith("GET /repos/x ") for h in origin.heads), origin.heads
+        assert not any("mxc:cred" in h for h in origin.heads), origin.heads
+        assert not any(h.startswith("GET /user ") for h in origin.heads), origin.heads
+        # the sandbox's processes never hold it: the stand-in supervisor's environment neither
+        pid = json.loads(subprocess.run([MXC_OCI, "--root", os.path.join(base, "state", "oci"), "state", "p1"],
+                                        capture_output=True, text=True).stdout)["pid"]
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            assert SECRET.encode() not in f.read()
+        # the audit names the credential, never the secret; the refusals are in it
+        audit = os.path.join(base, "state", "oci", "p1", "proxy-audit.jsonl")
+        atext = open(audit).read()
+        assert SECRET not in atext
+        recs = [json.loads(line) for line in atext.splitlines()]
+        assert any(r.get("credential") == "github" and r["disposition"] == "allowed" for r in recs), recs
+        assert any(r["disposition"] == "denied" and r["reason"] == "credential-path" for r in recs), recs
+        assert any(r["disposition"] == "denied" and r["dst_endpoint"]["hostname"] == "other.test" for r in recs), recs
+        # nothing the driver or mxc-oci wrote holds the secret (the record keeps the provider's name)
+        for root, _, files in os.walk(os.path.join(base, "state")):
+            if "/upper" in root or "/rootfs" in root:
+                continue
+            for name in files:
+                with open(os.path.join(root, name), "rb") as f:
+                    assert SECRET.encode() not in f.read(), os.path.join(root, name)
+        # Stop and Start: the secret read again for the new mxc-oci create, substituted again
+        assert d.call("StopSandbox", pb.StopSandboxRequest(sandbox_id="p1"), pb.StopSandboxResponse) is not None
+        os.unlink(out_file)
+        d.call("StartSandbox", pb.StartSandboxRequest(sandbox_id="p1"), pb.StartSandboxResponse)
+        assert wait(lambda: os.path.exists(out_file) and "done" in open(out_file).read(), 60)
+        assert "BOUND 200" in open(out_file).read().splitlines()
+        assert sum("Bearer " + SECRET in h and h.startswith("GET /repos/x ") for h in origin.heads) == 2
+        assert d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="p1"), pb.DeleteSandboxResponse).deleted
+    finally:
+        origin.close()
+
+
 def test_the_supervisor_reaches_its_gateway_on_the_node_s_loopback_alone(env, pb, world, monkeypatch):  # noqa: F811
     """--gateway-endpoint http://127.0.0.1:8080/ (the node's loopback): the driver adds that endpoint
     to every sandbox's governed egress and tells mxc-oci it alone may be named
