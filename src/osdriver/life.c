@@ -66,16 +66,20 @@ void osd_rt_close(osd_rt *rt)
 
 /* ---- the record's phase ---- */
 
-static const char *phase_of(const pb_sandbox *sb, bool *image_held)
+/* The phase; *held the image the sandbox holds (the ID its mxc.io/image condition's message
+ * records; a record written before IDs were: the template's name), or NULL: none held. */
+static const char *phase_of(const pb_sandbox *sb, const char **held)
 {
     const char *phase = "";
-    *image_held = false;
+    *held = NULL;
     for (size_t i = 0; sb->status && i < sb->status->n_conditions; i++) {
         const Openshell__Compute__V1__DriverCondition *c = sb->status->conditions[i];
         if (!strcmp(c->type, "Ready"))
             phase = c->reason;
-        else if (!strcmp(c->type, IMAGE_COND))
-            *image_held = !strcmp(c->status, "True");
+        else if (!strcmp(c->type, IMAGE_COND) && !strcmp(c->status, "True"))
+            *held = osd_image_id_ok(c->message) ? c->message
+                    : sb->spec && sb->spec->template_ ? sb->spec->template_->image
+                                                      : NULL;
     }
     return phase;
 }
@@ -88,8 +92,9 @@ static void now_rfc3339(char *buf, size_t sz)
     strftime(buf, sz, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* sb recorded with the phase (the Ready condition's reason) and whether its image is held. */
-static int put_phase(const osd_store *st, pb_sandbox *sb, const char *phase, bool image_held, mxc_error *e)
+/* sb recorded with the phase (the Ready condition's reason) and the image it holds (its ID, in
+ * the mxc.io/image condition's message; NULL: none). */
+static int put_phase(const osd_store *st, pb_sandbox *sb, const char *phase, const char *held, mxc_error *e)
 {
     char when[32];
     now_rfc3339(when, sizeof when);
@@ -100,8 +105,9 @@ static int put_phase(const osd_store *st, pb_sandbox *sb, const char *phase, boo
     ready.reason = (char *)phase;
     ready.last_transition_time = when;
     img.type = IMAGE_COND;
-    img.status = image_held ? "True" : "False";
-    img.reason = image_held ? "Held" : "NotHeld";
+    img.status = held ? "True" : "False";
+    img.reason = held ? "Held" : "NotHeld";
+    img.message = held ? (char *)held : "";
     Openshell__Compute__V1__DriverCondition *conds[] = {&ready, &img};
     pb_status status = OPENSHELL__COMPUTE__V1__DRIVER_SANDBOX_STATUS__INIT;
     status.sandbox_name = sb->name;
@@ -274,12 +280,17 @@ static int remount(const osd_rt *rt, const pb_sandbox *sb, mxc_error *e)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "rootfs.open", errno, NULL, "%s's bundle is gone", sb->id);
     if (fs.f_type == OVERLAYFS_SUPER_MAGIC)
         return 0;
-    const char *image = sb->spec && sb->spec->template_ ? sb->spec->template_->image : "";
-    char lowers[4096];
-    if (osd_image_hold(rt->podman, image, lowers, sizeof lowers, e) < 0)
+    const char *image = sb->spec && sb->spec->template_ ? sb->spec->template_->image : "", *held;
+    char lowers[4096], id[OSD_IMAGE_ID_LEN + 1];
+    phase_of(sb, &held);
+    if (held && osd_image_id_ok(held))
+        snprintf(id, sizeof id, "%s", held); /* the image of the create, whatever the name names now */
+    else if (osd_image_resolve(rt->podman, image, id, sizeof id, e) < 0) /* a record from before IDs */
+        return -1;
+    if (osd_image_hold(rt->podman, id, image, lowers, sizeof lowers, e) < 0)
         return -1;
     if (mount_rootfs(rt, bfd, sb->id, lowers, e) < 0) {
-        osd_image_release(rt->podman, image);
+        osd_image_release(rt->podman, id);
         return -1;
     }
     return 0;
@@ -307,8 +318,8 @@ static int make_bundle(const osd_rt *rt, pb_sandbox *sb, const json_t *fragment,
     return write_config(rt, bfd, bundle, sb, fragment, lim, e);
 }
 
-/* Everything of id gone: the container, the rootfs mount, the image's hold (image_ref),
- * the bundle, the upper layer; the record is the caller's. */
+/* Everything of id gone: the container, the rootfs mount, the image's hold (image_ref: its
+ * ID, NULL: none), the bundle, the upper layer; the record is the caller's. */
 static void teardown(const osd_rt *rt, const char *id, const char *image_ref)
 {
     osd_run_io io;
@@ -356,18 +367,20 @@ int osd_sbx_create(const osd_rt *rt, const osd_store *st, pb_sandbox *sb, const 
                    const osd_limits *lim, mxc_error *e)
 {
     const char *image = sb->spec->template_->image;
-    char lowers[4096];
+    char lowers[4096], iid[OSD_IMAGE_ID_LEN + 1];
     if (grants_ok(rt, fragment, e) < 0)
         return -1;
-    if (put_phase(st, sb, "Creating", false, e) < 0) /* first: a crash from here on is swept */
+    if (put_phase(st, sb, "Creating", NULL, e) < 0) /* first: a crash from here on is swept */
         return -1;
-    if (osd_image_hold(rt->podman, image, lowers, sizeof lowers, e) < 0) {
+    /* the name resolved once: held, recorded and released by ID (a tag moved later changes nothing) */
+    if (osd_image_resolve(rt->podman, image, iid, sizeof iid, e) < 0 ||
+        osd_image_hold(rt->podman, iid, image, lowers, sizeof lowers, e) < 0) {
         osd_store_remove(st, sb->id);
         return -1;
     }
-    if (put_phase(st, sb, "Creating", true, e) < 0 || make_bundle(rt, sb, fragment, lim, lowers, e) < 0 ||
-        launch(rt, sb, e) < 0 || put_phase(st, sb, "Running", true, e) < 0) {
-        teardown(rt, sb->id, image);
+    if (put_phase(st, sb, "Creating", iid, e) < 0 || make_bundle(rt, sb, fragment, lim, lowers, e) < 0 ||
+        launch(rt, sb, e) < 0 || put_phase(st, sb, "Running", iid, e) < 0) {
+        teardown(rt, sb->id, iid);
         osd_store_remove(st, sb->id);
         return -1;
     }
@@ -397,7 +410,7 @@ int osd_sbx_stop(const osd_rt *rt, const osd_store *st, const char *id, mxc_erro
     if (!osd_store_load(st, id, &sb))
         return 0;
     osd_run_io io;
-    bool held;
+    const char *held;
     phase_of(sb, &held);
     char status[32];
     if (!ended(rt, id, "TERM", STOP_GRACE_MS, status, sizeof status)) /* the supervisor's own shutdown first */
@@ -414,7 +427,7 @@ int osd_sbx_start(const osd_rt *rt, const osd_store *st, const char *id, mxc_err
     pb_sandbox *sb;
     if (!osd_store_load(st, id, &sb))
         return 0;
-    bool held;
+    const char *held;
     const char *phase = phase_of(sb, &held);
     char status[32];
     long pid;
@@ -433,10 +446,9 @@ int osd_sbx_delete(const osd_rt *rt, const osd_store *st, const char *id)
     pb_sandbox *sb;
     if (!osd_store_load(st, id, &sb))
         return 0;
-    bool held;
+    const char *held;
     phase_of(sb, &held);
-    const pb_template *t = sb->spec && sb->spec->template_ ? sb->spec->template_ : NULL;
-    teardown(rt, id, held && t ? t->image : NULL);
+    teardown(rt, id, held);
     osd_store_remove(st, id);
     openshell__compute__v1__driver_sandbox__free_unpacked(sb, NULL);
     return 1;
@@ -479,12 +491,11 @@ void osd_sbx_sweep(const osd_rt *rt, const osd_store *st)
         return;
     }
     for (size_t i = 0; i < n; i++) {
-        bool held;
+        const char *held;
         if (strcmp(phase_of(list[i], &held), "Creating"))
             continue;
         fprintf(stderr, "mxc-openshell-driver: %s was left half-created: torn down\n", list[i]->id);
-        const pb_template *t = list[i]->spec && list[i]->spec->template_ ? list[i]->spec->template_ : NULL;
-        teardown(rt, list[i]->id, held && t ? t->image : NULL);
+        teardown(rt, list[i]->id, held);
         osd_store_remove(st, list[i]->id);
     }
     osd_store_free(list, n);

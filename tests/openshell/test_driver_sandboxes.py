@@ -329,6 +329,63 @@ def test_create_ready_stop_start_delete(env, pb, store):  # noqa: F811
     w.close()
 
 
+def layer_mounts(store, image):
+    """Podman's mount count of image's top layer (containers-storage's mountpoints.json, in its runroot)."""
+    upper_dir = subprocess.run(store[1] + ["image", "inspect", "--format", "{{.GraphDriver.Data.UpperDir}}", "--",
+                                           image], capture_output=True, text=True, check=True).stdout.strip()
+    top = os.path.basename(os.path.dirname(upper_dir))  # .../overlay/LAYER/diff
+    with open(os.path.join(store[2], "run", "overlay-layers", "mountpoints.json")) as f:  # in the runroot
+        return sum(m.get("count", 0) for m in json.load(f) if m["id"] == top)
+
+
+def test_the_image_is_held_by_its_id_so_a_moved_tag_releases_nothing_else(env, pb, store):  # noqa: F811
+    """Review of issue 37 (c): the name is resolved to the image's ID once, at Create, and the
+    hold is taken, recorded and released by that ID. A tag moved to another image after Create
+    (podman tag OTHER IMAGE) leaves Delete releasing the first image's hold, never the other's."""
+    start, base = env
+    other_ref = "localhost/mxc-osd-bb-other:1"
+    rootfs = os.path.join(store[2], "rootfs-other")
+    shutil.copytree(os.path.join(store[2], "rootfs"), rootfs, symlinks=True)
+    with open(os.path.join(rootfs, "other"), "w") as f:
+        f.write("another image\n")
+    tar = os.path.join(store[2], "other.tar")
+    subprocess.run(["tar", "-C", rootfs, "-cf", tar, "."], check=True)
+    subprocess.run(store[1] + ["import", "-q", tar, other_ref], check=True, capture_output=True)
+    first = subprocess.run(store[1] + ["image", "inspect", "--format", "{{.Id}}", "--", IMAGE],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    other = subprocess.run(store[1] + ["image", "inspect", "--format", "{{.Id}}", "--", other_ref],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    try:
+        subprocess.run(store[1] + ["image", "mount", "--", other], check=True, capture_output=True)  # a hold of its own
+        first_before, other_before = layer_mounts(store, first), layer_mounts(store, other)
+        d = start()
+        create(d, sandbox(pb, "t1", SLEEP))
+        assert wait(lambda: ready(d, "t1").status == "True"), ready(d, "t1")
+        assert layer_mounts(store, first) == first_before + 1
+        img = [c for c in d.call("GetSandbox", pb.GetSandboxRequest(sandbox_id="t1"),
+                                 pb.GetSandboxResponse).sandbox.status.conditions if c.type == "mxc.io/image"]
+        assert img and img[0].status == "True" and img[0].message == first, img  # the record holds the ID
+        subprocess.run(store[1] + ["tag", other, IMAGE], check=True, capture_output=True)  # the tag moved
+        # a Stop and a Start after a reboot (the mount and the hold gone) hold the recorded image again
+        d.call("StopSandbox", pb.StopSandboxRequest(sandbox_id="t1"), pb.StopSandboxResponse)
+        subprocess.run(["umount", os.path.join(base, "state", "run", "t1", "rootfs")], check=True)
+        subprocess.run(store[1] + ["image", "unmount", "--", first], check=True, capture_output=True)
+        assert layer_mounts(store, first) == first_before
+        d.call("StartSandbox", pb.StartSandboxRequest(sandbox_id="t1"), pb.StartSandboxResponse)
+        assert wait(lambda: ready(d, "t1").status == "True"), ready(d, "t1")
+        assert layer_mounts(store, first) == first_before + 1 and layer_mounts(store, other) == other_before
+        assert not os.path.exists(os.path.join(base, "state", "run", "t1", "rootfs", "other"))
+        assert d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="t1"), pb.DeleteSandboxResponse).deleted
+        assert layer_mounts(store, first) == first_before, "the first image's hold is not back"
+        assert layer_mounts(store, other) == other_before, "another image's hold was released"
+    finally:
+        subprocess.run(store[1] + ["tag", first, IMAGE], capture_output=True)  # the module's image again
+        subprocess.run(store[1] + ["image", "unmount", "--force", "--", other], capture_output=True)
+        subprocess.run(store[1] + ["rmi", "-f", other], capture_output=True)
+        shutil.rmtree(rootfs, ignore_errors=True)
+        os.unlink(tar)
+
+
 def test_unknown_image_is_refused_creating_nothing(env, pb):  # noqa: F811
     start, base = env
     d = start()
