@@ -27,12 +27,39 @@
 #define IMAGE_COND "mxc.io/image"
 #define STOP_GRACE_MS 10000 /* SIGTERM's grace before SIGKILL (the loop waits meanwhile) */
 
+/* MXC_OCI_REFUSED_BIND_SOURCES (added to what the operator set) names the state directory and
+ * the socket: mxc-oci refuses a bind source that is, covers or lies inside either as it resolves
+ * it (by descriptor), so a grant swapped for a link between grants_ok's check and mxc-oci's bind
+ * (review of issue 37, (b)) reaches nothing of the driver's or another sandbox's. */
+static int refuse_in_oci(const osd_rt *rt, mxc_error *e)
+{
+    char sock[PATH_MAX + 2] = "", cwd[PATH_MAX];
+    if (rt->socket && rt->socket[0] != '/' && !getcwd(cwd, sizeof cwd))
+        return mxc_err_os(e, MXC_E_BACKEND_UNAVAILABLE, "getcwd", errno, NULL, "cannot make --socket absolute");
+    if (rt->socket && snprintf(sock, sizeof sock, "%s%s%s", rt->socket[0] == '/' ? "" : cwd,
+                               rt->socket[0] == '/' ? "" : "/", rt->socket) >= (int)sizeof sock)
+        return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "--socket is too long");
+    if (strchr(rt->state, ':') || strchr(sock, ':'))
+        return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "--state-dir and --socket must hold no ':' (mxc-oci is told "
+                                                     "them as a ':'-separated list, MXC_OCI_REFUSED_BIND_SOURCES)");
+    const char *was = getenv("MXC_OCI_REFUSED_BIND_SOURCES");
+    char *v = NULL;
+    if (asprintf(&v, "%s%s%s%s%s", was && *was ? was : "", was && *was ? ":" : "", rt->state, sock[0] ? ":" : "",
+                 sock) < 0)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+    int rc = setenv("MXC_OCI_REFUSED_BIND_SOURCES", v, 1);
+    free(v);
+    return rc < 0 ? mxc_err_os(e, MXC_E_BACKEND_ERROR, "setenv", errno, NULL, "MXC_OCI_REFUSED_BIND_SOURCES") : 0;
+}
+
 int osd_rt_open(osd_rt *rt, const osd_store *st, const char *state_dir, mxc_error *e)
 {
     rt->runfd = rt->workfd = -1;
     if (!realpath(state_dir, rt->state))
         return mxc_err_os(e, MXC_E_BACKEND_UNAVAILABLE, "state.path", errno, NULL, "cannot resolve %s", state_dir);
     snprintf(rt->oci_root, sizeof rt->oci_root, "%s/oci", rt->state);
+    if (refuse_in_oci(rt, e) < 0)
+        return -1;
     const char *names[] = {"oci", "run", "work"};
     int *fds[] = {NULL, &rt->runfd, &rt->workfd};
     for (int i = 0; i < 3; i++) {

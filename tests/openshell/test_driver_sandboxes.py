@@ -564,6 +564,45 @@ def test_driver_config_filesystem_grants_are_binds_never_the_driver_s_places(env
         assert os.listdir(os.path.join(state, "sandboxes")) == [] and os.listdir(os.path.join(state, "run")) == []
 
 
+def test_a_grant_swapped_for_a_link_after_the_driver_s_check_reaches_nothing(env, pb):  # noqa: F811
+    """Review of issue 37 (b): the driver checks a grant by path, and mxc-oci binds it after
+    resolving the path again. Someone who can write the granted path's parent swaps it for a link
+    into another sandbox's writable layer between the two (here exactly there: an --mxc-oci
+    wrapper swaps it just before the real `mxc-oci create`). mxc-oci is told the driver's places
+    (MXC_OCI_REFUSED_BIND_SOURCES) and judges the source as resolved, by descriptor: the create is
+    refused naming it, nothing of it is left, and the other sandbox is untouched."""
+    start, base = env
+    parent = os.path.join(base, "shared")  # the parent the "local user" controls
+    grant = os.path.join(parent, "data")
+    os.makedirs(grant, 0o755)
+    victim_upper = upper(base, "v1")
+    wrapper = os.path.join(base, "mxc-oci-swapping")
+    with open(wrapper, "w") as f:
+        f.write('#!/bin/sh\ncase " $* " in *" create "*" s2 "*) rm -rf %s && ln -s %s %s ;; esac\nexec %s "$@"\n'
+                % (grant, victim_upper, grant, MXC_OCI))
+    os.chmod(wrapper, 0o755)
+    d = start(extra=["--mxc-oci", wrapper])
+    create(d, sandbox(pb, "v1", ["sh", "-c", "echo mine > /sandbox/private; exec sleep 1000"]))
+    assert wait(lambda: os.path.exists(os.path.join(victim_upper, "sandbox", "private")))
+    for lst in ("read_only", "read_write"):
+        if os.path.islink(grant):
+            os.unlink(grant)
+            os.mkdir(grant, 0o755)
+        sb = sandbox(pb, "s2", ["sh", "-c", "cat %s/sandbox/private > /sandbox/stolen; exec sleep 1000" % grant])
+        sb.spec.template.driver_config.update({"version": 1, "filesystem_policy": {lst: [grant]}})
+        code, msg = d.refused("CreateSandbox", pb.CreateSandboxRequest(sandbox=sb), pb.CreateSandboxResponse)
+        assert os.path.islink(grant), "the wrapper did not swap the grant"
+        assert code == grpc.StatusCode.INTERNAL and "mounts[" in msg and "as resolved" in msg and \
+            "MXC_OCI_REFUSED_BIND_SOURCES" in msg, (lst, msg)
+        state = os.path.join(base, "state")
+        assert sorted(os.listdir(os.path.join(state, "sandboxes"))) == ["v1"], lst
+        assert sorted(os.listdir(os.path.join(state, "run"))) == ["v1"] and \
+            sorted(os.listdir(os.path.join(state, "work"))) == ["v1"], lst
+    assert ready(d, "v1").status == "True"
+    assert "stolen" not in os.listdir(os.path.join(victim_upper, "sandbox"))
+    assert d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="v1"), pb.DeleteSandboxResponse).deleted
+
+
 # the escape suite's probes (tests/helper), as tests/oci/test_oci.py runs them in an mxc-oci container
 PROBES = {
     "unshare_user": "EPERM", "clone_newuser": "EPERM", "mount_tmpfs": "EPERM",
