@@ -20,6 +20,7 @@
 #include "fdio.h"
 #include "front.h"
 #include "image.h"
+#include "logcap.h"
 #include "providers.h"
 #include "run.h"
 #include "userns.h"
@@ -220,7 +221,27 @@ static int oci_create(const osd_rt *rt, const pb_sandbox *sb, const char *bundle
     return rc;
 }
 
-/* mxc-oci create then start of the bundle run/ID, its stdio appended to work/ID/log. */
+/* What the failed create appended to the log from offset at (never an earlier run's: the
+ * workload wrote those; from the start when the cap truncated it meanwhile), its control
+ * bytes made '?' (review of issue 37: the workload's bytes, escapes included, reached the
+ * gateway's error). */
+static void create_said(const osd_rt *rt, const char *log, off_t at, char *why, size_t sz)
+{
+    _cleanup_fd_ int r = openat(rt->workfd, log, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    struct stat now;
+    if (r >= 0 && fstat(r, &now) == 0 && now.st_size < at)
+        at = 0;
+    ssize_t n = r < 0 ? 0 : pread(r, why, sz - 1, at);
+    why[n > 0 ? n : 0] = 0;
+    for (size_t k = strlen(why); k > 0 && why[k - 1] == '\n'; k--)
+        why[k - 1] = 0;
+    for (char *c = why; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = *c == '\n' ? ' ' : '?';
+}
+
+/* mxc-oci create then start of the bundle run/ID, its stdio through a keeper that caps the
+ * log work/ID/log (logcap.h). */
 static int launch(const osd_rt *rt, const pb_sandbox *sb, mxc_error *e)
 {
     const char *id = sb->id;
@@ -235,23 +256,20 @@ static int launch(const osd_rt *rt, const pb_sandbox *sb, mxc_error *e)
     struct stat before;
     if (fstat(lfd, &before) < 0)
         before.st_size = 0;
-    int crc = oci_create(rt, sb, bundle, lfd, e);
-    if (crc < 0)
+    _cleanup_fd_ int wr = -1;
+    _cleanup_fd_ int done = -1;
+    if (osd_log_keeper(lfd, &wr, &done, e) < 0)
         return -1;
+    int crc = oci_create(rt, sb, bundle, wr, e);
+    close(wr);
+    wr = -1; /* the container's now: the keeper ends with the sandbox's last process */
     if (crc != 0) {
-        /* what this create appended (never an earlier run's: the workload wrote those), its control
-         * bytes made '?' (review of issue 37: the workload's bytes, escapes included, reached the
-         * gateway's error) */
         char why[512] = "";
-        _cleanup_fd_ int r = openat(rt->workfd, log, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        ssize_t n = r < 0 ? 0 : pread(r, why, sizeof why - 1, before.st_size);
-        why[n > 0 ? n : 0] = 0;
-        for (size_t k = strlen(why); k > 0 && why[k - 1] == '\n'; k--)
-            why[k - 1] = 0;
-        for (char *c = why; *c; c++)
-            if ((unsigned char)*c < 0x20 || *c == 0x7f)
-                *c = *c == '\n' ? ' ' : '?';
-        return mxc_err(e, MXC_E_BACKEND_ERROR, "mxc-oci create %s failed: %s", id, why);
+        if (crc > 0) {
+            osd_log_keeper_ended(done, 3000); /* then all it was sent is written */
+            create_said(rt, log, before.st_size, why, sizeof why);
+        }
+        return crc < 0 ? -1 : mxc_err(e, MXC_E_BACKEND_ERROR, "mxc-oci create %s failed: %s", id, why);
     }
     if (give_token(rt, id, e) < 0 || oci(rt, "start", id, NULL, NULL, -1, &io) != 0) {
         if (!e->message[0])

@@ -386,6 +386,56 @@ def test_the_image_is_held_by_its_id_so_a_moved_tag_releases_nothing_else(env, p
         os.unlink(tar)
 
 
+LOG_MAX = 8 << 20  # src/osdriver/logcap.h OSD_LOG_MAX
+
+
+def test_the_supervisor_s_log_is_capped(env, pb):  # noqa: F811
+    """Review of issue 37 (a), the log: a sandbox's output (the supervisor's stdout and stderr)
+    goes through a keeper that truncates the log with a marker line when it would pass 8 MiB, so
+    a sandbox writing 20 MiB leaves at most 8 MiB, the marker, and what it wrote last; the
+    writer sees no error, and the keeper ends with the sandbox."""
+    start, base = env
+    d = start()
+    flood = ["sh", "-c", "busybox yes 0123456789abcdef | busybox head -c 20000000; echo END-OF-FLOOD; "
+                         "echo after > /sandbox/after; exec sleep 1000"]
+    create(d, sandbox(pb, "l1", flood))
+    log = os.path.join(base, "state", "work", "l1", "log")
+    assert wait(lambda: os.path.exists(os.path.join(upper(base, "l1"), "sandbox", "after")), 60)
+    assert wait(lambda: b"END-OF-FLOOD" in open(log, "rb").read()[-4096:], 10)
+    assert os.path.getsize(log) <= LOG_MAX
+    with open(log, "rb") as f:
+        text = f.read()
+    assert text.startswith(b"[mxc-openshell-driver: this log reached its cap of %d bytes: truncated here]\n" % LOG_MAX)
+    assert ready(d, "l1").status == "True"
+    keepers = [p for p in os.listdir("/proc") if p.isdigit() and _comm(p) == "mxc-osd-log" and _fd_is(p, 1, log)]
+    assert len(keepers) == 1, keepers
+    assert d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="l1"), pb.DeleteSandboxResponse).deleted
+    assert wait(lambda: _comm(keepers[0]) in (None, "") or _state(keepers[0]) == "Z", 10), "the keeper outlived its sandbox"
+
+
+def _comm(pid):
+    try:
+        with open("/proc/%s/comm" % pid) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def _state(pid):
+    try:
+        with open("/proc/%s/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+def _fd_is(pid, fd, path):
+    try:
+        return os.readlink("/proc/%s/fd/%d" % (pid, fd)) == path
+    except OSError:
+        return False
+
+
 def test_unknown_image_is_refused_creating_nothing(env, pb):  # noqa: F811
     start, base = env
     d = start()
