@@ -312,3 +312,29 @@ int mxc_gw_config_load(const char *path, mxc_gw_config *cfg, mxc_error *e)
     free(buf);
     return rc;
 }
+
+/* config.h */
+char *mxc_gw_provider_token(const json_t *p)
+{
+    const char *ev = json_string_value(json_object_get(p, "token_env"));
+    if (ev) {
+        const char *v = getenv(ev);
+        return v && *v ? strdup(v) : NULL;
+    }
+    const char *path = json_string_value(json_object_get(p, "token_file"));
+    int fd = path ? open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    if (fd < 0)
+        return NULL;
+    char buf[8193];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0 || n == (ssize_t)sizeof buf - 1) {
+        explicit_bzero(buf, sizeof buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    buf[strcspn(buf, "\r\n")] = '\0';
+    char *t = buf[0] ? strdup(buf) : NULL;
+    explicit_bzero(buf, sizeof buf);
+    return t;
+}

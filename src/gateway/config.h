@@ -44,4 +44,11 @@ int mxc_gw_config_load(const char *path, mxc_gw_config *cfg, mxc_error *e);
 /* The same, over a TOML text (the file's reading kept apart, for tests and fuzzing). */
 int mxc_gw_config_parse(const char *text, size_t len, mxc_gw_config *cfg, mxc_error *e);
 
+/* A provider's static token (one of cfg->providers' values): the reading
+ * process's environment variable token_env, or token_file (at most 8 KiB,
+ * one line; a final newline dropped).  Read when a sandbox is made, never
+ * at load.  A malloc'd copy the caller wipes (explicit_bzero) and frees;
+ * NULL when unset, empty or unreadable. */
+char *mxc_gw_provider_token(const json_t *provider);
+
 #endif

@@ -429,33 +429,6 @@ static void secrets_wipe(secret_env *se)
     se->n = 0;
 }
 
-/* A static token: the gateway's environment variable, or a file (at most
- * 8 KiB, one line; a final newline dropped). */
-static char *read_token(const json_t *p)
-{
-    const char *ev = json_string_value(json_object_get(p, "token_env"));
-    if (ev) {
-        const char *v = getenv(ev);
-        return v && *v ? strdup(v) : NULL;
-    }
-    const char *path = json_string_value(json_object_get(p, "token_file"));
-    int fd = path ? open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
-    if (fd < 0)
-        return NULL;
-    char buf[8193];
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0 || n == (ssize_t)sizeof buf - 1) {
-        explicit_bzero(buf, sizeof buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    buf[strcspn(buf, "\r\n")] = '\0';
-    char *t = buf[0] ? strdup(buf) : NULL;
-    explicit_bzero(buf, sizeof buf);
-    return t;
-}
-
 static void endpoint_text(const json_t *ep, char *out, size_t sz)
 {
     const char *h = json_string_value(json_object_get(ep, "host"));
@@ -503,7 +476,7 @@ static int providers(const json_t *names, json_t *net, json_t *envs, secret_env 
             if (!fail && !allowed(hosts, ep_text))
                 fail = "has an endpoint the policy's network_policies do not allow: ";
         }
-        char *token = fail ? NULL : read_token(p);
+        char *token = fail ? NULL : mxc_gw_provider_token(p);
         if (!fail && !token)
             fail = "has no token (its token_env is unset or empty, or its token_file unreadable)";
         if (fail) {

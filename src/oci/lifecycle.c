@@ -637,8 +637,55 @@ static int make_dir(create_ctx *x, mxc_error *e)
     return oci_applied_record(&x->net, x->rootfd, x->id, &x->c, e); /* into the state's annotations */
 }
 
+/* Whether the object at fd is an entry directly in dirfd (by device and inode). */
+static bool entry_of(int fd, int dirfd)
+{
+    char link[64], path[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, path, sizeof path - 1);
+    struct stat a, b;
+    if (n <= 0 || fstat(fd, &a) < 0)
+        return false;
+    path[n] = '\0';
+    const char *base = strrchr(path, '/');
+    return base && base[1] && fstatat(dirfd, base + 1, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
+}
+
+/* MXC_OCI_REFUSED_BIND_SOURCES=PATH:PATH... in mxc-oci's environment: places of its caller (an
+ * OpenShell driver's state and socket) that no bind source may be, cover or lie inside, judged on
+ * the source as resolved (its descriptor, through /proc/self/fd), so a link swapped in after the
+ * caller's own check by path is caught; an entry of this container's own bundle (its token) is
+ * its caller's giving, and the proxy's CA mxc-oci's own. */
+static int caller_refused(const create_ctx *x, size_t i, bool ro, mxc_error *e)
+{
+    const char *list = getenv("MXC_OCI_REFUSED_BIND_SOURCES");
+    if (!list || !*list || entry_of(x->src[i], x->bundle_fd) || x->c.mounts[i].source == x->net.ca_src)
+        return 0; /* ca_src: the proxy's CA, the one bind mxc-oci adds itself (mxcnet.h) */
+    char copy[PATH_MAX * 2], src[64], *save = NULL;
+    mxc_hostpath_owned own[8];
+    size_t n = 0;
+    if (snprintf(copy, sizeof copy, "%s", list) >= (int)sizeof copy)
+        return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "MXC_OCI_REFUSED_BIND_SOURCES is too long");
+    for (char *t = strtok_r(copy, ":", &save); t; t = strtok_r(NULL, ":", &save)) {
+        if (t[0] != '/' || n == sizeof own / sizeof own[0])
+            return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "MXC_OCI_REFUSED_BIND_SOURCES: at most %zu absolute paths",
+                           sizeof own / sizeof own[0]);
+        own[n++] = (mxc_hostpath_owned){t, "a place of mxc-oci's caller (MXC_OCI_REFUSED_BIND_SOURCES)", true};
+    }
+    snprintf(src, sizeof src, "/proc/self/fd/%d", x->src[i]);
+    mxc_error g = {0};
+    if (mxc_hostpath_check_grant_against(src, ro ? "read-only" : "read-write", own, n, NULL, &g) == 0)
+        return 0;
+    mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu].source %s as resolved: %s", i,
+            x->c.mounts[i].source, g.message);
+    mxc_error_clear(&g);
+    return -1;
+}
+
 /* create step 2, one bind's source resolved on the host as the engine resolves a grant: a symlink
- * followed only where no live sandbox can write it, mxc's own state refused; recorded if writable */
+ * followed only where no live sandbox can write it, mxc's own state refused, and its caller's
+ * (caller_refused); recorded if writable */
 static int resolve_bind(create_ctx *x, size_t i, mxc_error *e)
 {
     const oci_mount *m = &x->c.mounts[i];
@@ -667,7 +714,7 @@ static int resolve_bind(create_ctx *x, size_t i, mxc_error *e)
         return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu].source %s is a block device: a raw "
                        "host device is refused", i, m->source);
     bool ro = m->attr_set & MOUNT_ATTR_RDONLY;
-    if (mxc_hostpath_check_grant(canon, ro ? "read-only" : "read-write", e) < 0)
+    if (mxc_hostpath_check_grant(canon, ro ? "read-only" : "read-write", e) < 0 || caller_refused(x, i, ro, e) < 0)
         return -1;
     if (!ro && !(x->writable[x->nwritable++] = strdup(canon)))
         return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");

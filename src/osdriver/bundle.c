@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* name=value pairs of env (a JSON object) as process.env. */
 static json_t *env_array(const json_t *env)
@@ -29,8 +30,25 @@ static void put_env(json_t *env, Openshell__Compute__V1__DriverSandboxSpec__Envi
         json_object_set_new(env, kv[i]->key, json_string(kv[i]->value));
 }
 
+/* The user's variables a provider's placeholder owns (its env, in any letter case) dropped:
+ * mxc-oci sets the placeholder, never a value given here (as mxc-gateway's providers). */
+static void drop_provider_vars(json_t *env, const json_t *creds)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(creds, i, c) {
+        const char *owned = json_string_value(json_object_get(c, "env")), *k;
+        json_t *v;
+        void *tmp;
+        json_object_foreach_safe(env, tmp, k, v) {
+            if (owned && !strcasecmp(k, owned))
+                json_object_del(env, k);
+        }
+    }
+}
+
 /* process: the supervisor, its environment (bundle.h). */
-static int process(json_t *cfg, const pb_sandbox *sb, const osd_bundle_in *in, mxc_error *e)
+static int process(json_t *cfg, const pb_sandbox *sb, const osd_bundle_in *in, const json_t *creds, mxc_error *e)
 {
     const pb_spec *s = sb->spec;
     json_t *user = json_object(), *env = json_object();
@@ -38,6 +56,7 @@ static int process(json_t *cfg, const pb_sandbox *sb, const osd_bundle_in *in, m
     if (s->template_)
         put_env(user, (void *)s->template_->environment, s->template_->n_environment);
     put_env(user, s->environment, s->n_environment);
+    drop_provider_vars(user, creds);
     json_object_update(env, user);
     char *userjs = json_object_size(user) ? json_dumps(user, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     if (userjs)
@@ -175,7 +194,8 @@ static json_t *network(const json_t *net, const char *gateway)
 int osd_bundle_config(json_t *cfg, const pb_sandbox *sb, const json_t *fragment, const osd_limits *lim,
                       const osd_bundle_in *in, mxc_error *e)
 {
-    if (process(cfg, sb, in, e) < 0)
+    const json_t *creds = fragment ? json_object_get(json_object_get(fragment, "network"), "credentials") : NULL;
+    if (process(cfg, sb, in, creds, e) < 0)
         return -1;
     json_object_set_new(cfg, "root", json_pack("{s:s,s:b}", "path", "rootfs", "readonly", 0));
     json_object_set_new(cfg, "hostname", json_string(sb->name[0] ? sb->name : sb->id));

@@ -16,14 +16,42 @@
 #include "bundle.h"
 #include "cleanup.h"
 #include "dirtree.h"
+#include "drvcfg.h"
 #include "fdio.h"
 #include "front.h"
 #include "image.h"
+#include "logcap.h"
+#include "providers.h"
 #include "run.h"
 #include "userns.h"
 
 #define IMAGE_COND "mxc.io/image"
 #define STOP_GRACE_MS 10000 /* SIGTERM's grace before SIGKILL (the loop waits meanwhile) */
+
+/* MXC_OCI_REFUSED_BIND_SOURCES (added to what the operator set) names the state directory and
+ * the socket: mxc-oci refuses a bind source that is, covers or lies inside either as it resolves
+ * it (by descriptor), so a grant swapped for a link between grants_ok's check and mxc-oci's bind
+ * (review of issue 37, (b)) reaches nothing of the driver's or another sandbox's. */
+static int refuse_in_oci(const osd_rt *rt, mxc_error *e)
+{
+    char sock[PATH_MAX + 2] = "", cwd[PATH_MAX];
+    if (rt->socket && rt->socket[0] != '/' && !getcwd(cwd, sizeof cwd))
+        return mxc_err_os(e, MXC_E_BACKEND_UNAVAILABLE, "getcwd", errno, NULL, "cannot make --socket absolute");
+    if (rt->socket && snprintf(sock, sizeof sock, "%s%s%s", rt->socket[0] == '/' ? "" : cwd,
+                               rt->socket[0] == '/' ? "" : "/", rt->socket) >= (int)sizeof sock)
+        return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "--socket is too long");
+    if (strchr(rt->state, ':') || strchr(sock, ':'))
+        return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "--state-dir and --socket must hold no ':' (mxc-oci is told "
+                                                     "them as a ':'-separated list, MXC_OCI_REFUSED_BIND_SOURCES)");
+    const char *was = getenv("MXC_OCI_REFUSED_BIND_SOURCES");
+    char *v = NULL;
+    if (asprintf(&v, "%s%s%s%s%s", was && *was ? was : "", was && *was ? ":" : "", rt->state, sock[0] ? ":" : "",
+                 sock) < 0)
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");
+    int rc = setenv("MXC_OCI_REFUSED_BIND_SOURCES", v, 1);
+    free(v);
+    return rc < 0 ? mxc_err_os(e, MXC_E_BACKEND_ERROR, "setenv", errno, NULL, "MXC_OCI_REFUSED_BIND_SOURCES") : 0;
+}
 
 int osd_rt_open(osd_rt *rt, const osd_store *st, const char *state_dir, mxc_error *e)
 {
@@ -31,6 +59,8 @@ int osd_rt_open(osd_rt *rt, const osd_store *st, const char *state_dir, mxc_erro
     if (!realpath(state_dir, rt->state))
         return mxc_err_os(e, MXC_E_BACKEND_UNAVAILABLE, "state.path", errno, NULL, "cannot resolve %s", state_dir);
     snprintf(rt->oci_root, sizeof rt->oci_root, "%s/oci", rt->state);
+    if (refuse_in_oci(rt, e) < 0)
+        return -1;
     const char *names[] = {"oci", "run", "work"};
     int *fds[] = {NULL, &rt->runfd, &rt->workfd};
     for (int i = 0; i < 3; i++) {
@@ -64,16 +94,20 @@ void osd_rt_close(osd_rt *rt)
 
 /* ---- the record's phase ---- */
 
-static const char *phase_of(const pb_sandbox *sb, bool *image_held)
+/* The phase; *held the image the sandbox holds (the ID its mxc.io/image condition's message
+ * records; a record written before IDs were: the template's name), or NULL: none held. */
+static const char *phase_of(const pb_sandbox *sb, const char **held)
 {
     const char *phase = "";
-    *image_held = false;
+    *held = NULL;
     for (size_t i = 0; sb->status && i < sb->status->n_conditions; i++) {
         const Openshell__Compute__V1__DriverCondition *c = sb->status->conditions[i];
         if (!strcmp(c->type, "Ready"))
             phase = c->reason;
-        else if (!strcmp(c->type, IMAGE_COND))
-            *image_held = !strcmp(c->status, "True");
+        else if (!strcmp(c->type, IMAGE_COND) && !strcmp(c->status, "True"))
+            *held = osd_image_id_ok(c->message) ? c->message
+                    : sb->spec && sb->spec->template_ ? sb->spec->template_->image
+                                                      : NULL;
     }
     return phase;
 }
@@ -86,8 +120,9 @@ static void now_rfc3339(char *buf, size_t sz)
     strftime(buf, sz, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* sb recorded with the phase (the Ready condition's reason) and whether its image is held. */
-static int put_phase(const osd_store *st, pb_sandbox *sb, const char *phase, bool image_held, mxc_error *e)
+/* sb recorded with the phase (the Ready condition's reason) and the image it holds (its ID, in
+ * the mxc.io/image condition's message; NULL: none). */
+static int put_phase(const osd_store *st, pb_sandbox *sb, const char *phase, const char *held, mxc_error *e)
 {
     char when[32];
     now_rfc3339(when, sizeof when);
@@ -98,8 +133,9 @@ static int put_phase(const osd_store *st, pb_sandbox *sb, const char *phase, boo
     ready.reason = (char *)phase;
     ready.last_transition_time = when;
     img.type = IMAGE_COND;
-    img.status = image_held ? "True" : "False";
-    img.reason = image_held ? "Held" : "NotHeld";
+    img.status = held ? "True" : "False";
+    img.reason = held ? "Held" : "NotHeld";
+    img.message = held ? (char *)held : "";
     Openshell__Compute__V1__DriverCondition *conds[] = {&ready, &img};
     pb_status status = OPENSHELL__COMPUTE__V1__DRIVER_SANDBOX_STATUS__INIT;
     status.sandbox_name = sb->name;
@@ -164,9 +200,51 @@ static int give_token(const osd_rt *rt, const char *id, mxc_error *e)
     return 0;
 }
 
-/* mxc-oci create then start of the bundle run/ID, its stdio appended to work/ID/log. */
-static int launch(const osd_rt *rt, const char *id, mxc_error *e)
+/* mxc-oci create of the bundle run/ID, its stdio to lfd, with the secrets of sb's providers
+ * (driver_config's "providers", providers.h) in its environment alone: read now, wiped after.
+ * The exit status, or -1 with *e (a secret that cannot be read). */
+static int oci_create(const osd_rt *rt, const pb_sandbox *sb, const char *bundle, int lfd, mxc_error *e)
 {
+    const pb_template *t = sb->spec && sb->spec->template_ ? sb->spec->template_ : NULL;
+    json_t *doc = t && t->driver_config && t->driver_config->n_fields ? osd_driver_config_json(t->driver_config, e)
+                                                                       : NULL;
+    char *kv[OSD_MAX_PROVIDERS];
+    size_t n = 0;
+    int rc = osd_providers_secrets(json_object_get(doc, "providers"), rt->cfg, kv, &n, e);
+    json_decref(doc);
+    if (rc < 0)
+        return -1;
+    const char *argv[] = {rt->mxc_oci, "--root", rt->oci_root, "create", "--bundle", bundle, sb->id, NULL};
+    osd_run_io io;
+    rc = osd_run_env(argv, lfd, &io, kv, n);
+    osd_providers_wipe(kv, n);
+    return rc;
+}
+
+/* What the failed create appended to the log from offset at (never an earlier run's: the
+ * workload wrote those; from the start when the cap truncated it meanwhile), its control
+ * bytes made '?' (review of issue 37: the workload's bytes, escapes included, reached the
+ * gateway's error). */
+static void create_said(const osd_rt *rt, const char *log, off_t at, char *why, size_t sz)
+{
+    _cleanup_fd_ int r = openat(rt->workfd, log, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    struct stat now;
+    if (r >= 0 && fstat(r, &now) == 0 && now.st_size < at)
+        at = 0;
+    ssize_t n = r < 0 ? 0 : pread(r, why, sz - 1, at);
+    why[n > 0 ? n : 0] = 0;
+    for (size_t k = strlen(why); k > 0 && why[k - 1] == '\n'; k--)
+        why[k - 1] = 0;
+    for (char *c = why; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = *c == '\n' ? ' ' : '?';
+}
+
+/* mxc-oci create then start of the bundle run/ID, its stdio through a keeper that caps the
+ * log work/ID/log (logcap.h). */
+static int launch(const osd_rt *rt, const pb_sandbox *sb, mxc_error *e)
+{
+    const char *id = sb->id;
     char bundle[PATH_MAX + 200], log[PATH_MAX];
     snprintf(bundle, sizeof bundle, "%s/run/%s", rt->state, id);
     snprintf(log, sizeof log, "%s/log", id);
@@ -178,20 +256,20 @@ static int launch(const osd_rt *rt, const char *id, mxc_error *e)
     struct stat before;
     if (fstat(lfd, &before) < 0)
         before.st_size = 0;
-    if (oci(rt, "create", "--bundle", bundle, id, lfd, &io) != 0) {
-        /* what this create appended (never an earlier run's: the workload wrote those), its control
-         * bytes made '?' (review of issue 37: the workload's bytes, escapes included, reached the
-         * gateway's error) */
+    _cleanup_fd_ int wr = -1;
+    _cleanup_fd_ int done = -1;
+    if (osd_log_keeper(lfd, &wr, &done, e) < 0)
+        return -1;
+    int crc = oci_create(rt, sb, bundle, wr, e);
+    close(wr);
+    wr = -1; /* the container's now: the keeper ends with the sandbox's last process */
+    if (crc != 0) {
         char why[512] = "";
-        _cleanup_fd_ int r = openat(rt->workfd, log, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        ssize_t n = r < 0 ? 0 : pread(r, why, sizeof why - 1, before.st_size);
-        why[n > 0 ? n : 0] = 0;
-        for (size_t k = strlen(why); k > 0 && why[k - 1] == '\n'; k--)
-            why[k - 1] = 0;
-        for (char *c = why; *c; c++)
-            if ((unsigned char)*c < 0x20 || *c == 0x7f)
-                *c = *c == '\n' ? ' ' : '?';
-        return mxc_err(e, MXC_E_BACKEND_ERROR, "mxc-oci create %s failed: %s", id, why);
+        if (crc > 0) {
+            osd_log_keeper_ended(done, 3000); /* then all it was sent is written */
+            create_said(rt, log, before.st_size, why, sizeof why);
+        }
+        return crc < 0 ? -1 : mxc_err(e, MXC_E_BACKEND_ERROR, "mxc-oci create %s failed: %s", id, why);
     }
     if (give_token(rt, id, e) < 0 || oci(rt, "start", id, NULL, NULL, -1, &io) != 0) {
         if (!e->message[0])
@@ -247,12 +325,17 @@ static int remount(const osd_rt *rt, const pb_sandbox *sb, mxc_error *e)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "rootfs.open", errno, NULL, "%s's bundle is gone", sb->id);
     if (fs.f_type == OVERLAYFS_SUPER_MAGIC)
         return 0;
-    const char *image = sb->spec && sb->spec->template_ ? sb->spec->template_->image : "";
-    char lowers[4096];
-    if (osd_image_hold(rt->podman, image, lowers, sizeof lowers, e) < 0)
+    const char *image = sb->spec && sb->spec->template_ ? sb->spec->template_->image : "", *held;
+    char lowers[4096], id[OSD_IMAGE_ID_LEN + 1];
+    phase_of(sb, &held);
+    if (held && osd_image_id_ok(held))
+        snprintf(id, sizeof id, "%s", held); /* the image of the create, whatever the name names now */
+    else if (osd_image_resolve(rt->podman, image, id, sizeof id, e) < 0) /* a record from before IDs */
+        return -1;
+    if (osd_image_hold(rt->podman, id, image, lowers, sizeof lowers, e) < 0)
         return -1;
     if (mount_rootfs(rt, bfd, sb->id, lowers, e) < 0) {
-        osd_image_release(rt->podman, image);
+        osd_image_release(rt->podman, id);
         return -1;
     }
     return 0;
@@ -280,8 +363,8 @@ static int make_bundle(const osd_rt *rt, pb_sandbox *sb, const json_t *fragment,
     return write_config(rt, bfd, bundle, sb, fragment, lim, e);
 }
 
-/* Everything of id gone: the container, the rootfs mount, the image's hold (image_ref),
- * the bundle, the upper layer; the record is the caller's. */
+/* Everything of id gone: the container, the rootfs mount, the image's hold (image_ref: its
+ * ID, NULL: none), the bundle, the upper layer; the record is the caller's. */
 static void teardown(const osd_rt *rt, const char *id, const char *image_ref)
 {
     osd_run_io io;
@@ -329,18 +412,20 @@ int osd_sbx_create(const osd_rt *rt, const osd_store *st, pb_sandbox *sb, const 
                    const osd_limits *lim, mxc_error *e)
 {
     const char *image = sb->spec->template_->image;
-    char lowers[4096];
+    char lowers[4096], iid[OSD_IMAGE_ID_LEN + 1];
     if (grants_ok(rt, fragment, e) < 0)
         return -1;
-    if (put_phase(st, sb, "Creating", false, e) < 0) /* first: a crash from here on is swept */
+    if (put_phase(st, sb, "Creating", NULL, e) < 0) /* first: a crash from here on is swept */
         return -1;
-    if (osd_image_hold(rt->podman, image, lowers, sizeof lowers, e) < 0) {
+    /* the name resolved once: held, recorded and released by ID (a tag moved later changes nothing) */
+    if (osd_image_resolve(rt->podman, image, iid, sizeof iid, e) < 0 ||
+        osd_image_hold(rt->podman, iid, image, lowers, sizeof lowers, e) < 0) {
         osd_store_remove(st, sb->id);
         return -1;
     }
-    if (put_phase(st, sb, "Creating", true, e) < 0 || make_bundle(rt, sb, fragment, lim, lowers, e) < 0 ||
-        launch(rt, sb->id, e) < 0 || put_phase(st, sb, "Running", true, e) < 0) {
-        teardown(rt, sb->id, image);
+    if (put_phase(st, sb, "Creating", iid, e) < 0 || make_bundle(rt, sb, fragment, lim, lowers, e) < 0 ||
+        launch(rt, sb, e) < 0 || put_phase(st, sb, "Running", iid, e) < 0) {
+        teardown(rt, sb->id, iid);
         osd_store_remove(st, sb->id);
         return -1;
     }
@@ -370,7 +455,7 @@ int osd_sbx_stop(const osd_rt *rt, const osd_store *st, const char *id, mxc_erro
     if (!osd_store_load(st, id, &sb))
         return 0;
     osd_run_io io;
-    bool held;
+    const char *held;
     phase_of(sb, &held);
     char status[32];
     if (!ended(rt, id, "TERM", STOP_GRACE_MS, status, sizeof status)) /* the supervisor's own shutdown first */
@@ -387,7 +472,7 @@ int osd_sbx_start(const osd_rt *rt, const osd_store *st, const char *id, mxc_err
     pb_sandbox *sb;
     if (!osd_store_load(st, id, &sb))
         return 0;
-    bool held;
+    const char *held;
     const char *phase = phase_of(sb, &held);
     char status[32];
     long pid;
@@ -396,7 +481,7 @@ int osd_sbx_start(const osd_rt *rt, const osd_store *st, const char *id, mxc_err
     if (!strcmp(phase, "Creating"))
         rc = mxc_err(e, MXC_E_UNSUPPORTED_PHASE, "sandbox %s is still being created", id);
     else if (strcmp(status, "running")) /* stopped, or exited on its own: again from the same bundle */
-        rc = remount(rt, sb, e) < 0 || launch(rt, id, e) < 0 || put_phase(st, sb, "Running", held, e) < 0 ? -1 : 0;
+        rc = remount(rt, sb, e) < 0 || launch(rt, sb, e) < 0 || put_phase(st, sb, "Running", held, e) < 0 ? -1 : 0;
     openshell__compute__v1__driver_sandbox__free_unpacked(sb, NULL);
     return rc < 0 ? -1 : 1;
 }
@@ -406,10 +491,9 @@ int osd_sbx_delete(const osd_rt *rt, const osd_store *st, const char *id)
     pb_sandbox *sb;
     if (!osd_store_load(st, id, &sb))
         return 0;
-    bool held;
+    const char *held;
     phase_of(sb, &held);
-    const pb_template *t = sb->spec && sb->spec->template_ ? sb->spec->template_ : NULL;
-    teardown(rt, id, held && t ? t->image : NULL);
+    teardown(rt, id, held);
     osd_store_remove(st, id);
     openshell__compute__v1__driver_sandbox__free_unpacked(sb, NULL);
     return 1;
@@ -452,12 +536,11 @@ void osd_sbx_sweep(const osd_rt *rt, const osd_store *st)
         return;
     }
     for (size_t i = 0; i < n; i++) {
-        bool held;
+        const char *held;
         if (strcmp(phase_of(list[i], &held), "Creating"))
             continue;
         fprintf(stderr, "mxc-openshell-driver: %s was left half-created: torn down\n", list[i]->id);
-        const pb_template *t = list[i]->spec && list[i]->spec->template_ ? list[i]->spec->template_ : NULL;
-        teardown(rt, list[i]->id, held && t ? t->image : NULL);
+        teardown(rt, list[i]->id, held);
         osd_store_remove(st, list[i]->id);
     }
     osd_store_free(list, n);

@@ -2,7 +2,7 @@
  * Owns: the driver's runtime directories under --state-dir (oci/: mxc-oci's --root;
  * run/ID/: the bundle: config.json, rootfs (an overlay: the image's layers under the
  * sandbox's own upper layer), token; work/ID/: that upper layer, its work directory and
- * the supervisor's log), all 0700 and the driver's, reached by descriptor below the state
+ * the supervisor's log, written by its keeper, capped: logcap.h), all 0700 and the driver's, reached by descriptor below the state
  * directory; mxc-oci run as the containers' caller (create/start/kill/delete/state under
  * --root STATE/oci, never linked: docs/architecture.md); the sandbox token as a 0400 file
  * owned by the sandbox's root as mapped (chowned between mxc-oci create and start, when
@@ -31,6 +31,7 @@ typedef struct {
     const char *mxc_oci, *podman, *supervisor, *endpoint; /* absolute paths; endpoint may be NULL */
     const char *socket;                                   /* --socket: no grant may reach it */
     const osd_gateway *gateway;                           /* the endpoint as egress (gateway.h), or NULL */
+    const mxc_gw_config *cfg;                             /* --config: its providers' secrets (providers.h) */
     char state[PATH_MAX];                                 /* --state-dir, absolute, resolved */
     int runfd, workfd;                                    /* STATE/run, STATE/work */
     char oci_root[PATH_MAX + 8];                          /* STATE/oci */

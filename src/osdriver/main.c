@@ -240,6 +240,7 @@ static int run(const options *o, mxc_error *e)
         return -1;
     d.rt.gateway = o->endpoint ? &gw : NULL;
     d.rt.socket = o->socket;
+    d.rt.cfg = &d.cfg;
     if ((o->supervisor && check_program("supervisor", o->supervisor, e) < 0) ||
         check_program("mxc-oci", d.rt.mxc_oci, e) < 0 || check_program("podman", d.rt.podman, e) < 0)
         return -1;

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -26,6 +27,28 @@ static void slurp(int fd, char *buf, size_t sz)
 
 int osd_run(const char *const argv[], int out_fd, osd_run_io *io)
 {
+    return osd_run_env(argv, out_fd, io, NULL, 0);
+}
+
+/* extra[0..n) then environ (the extras first: getenv finds the first), or environ itself
+ * when there is none; NULL when out of memory. */
+static char **env_with(char *const extra[], size_t n)
+{
+    if (!n)
+        return environ;
+    size_t k = 0;
+    while (environ[k])
+        k++;
+    char **env = calloc(k + n + 1, sizeof *env);
+    if (!env)
+        return NULL;
+    memcpy(env, extra, n * sizeof *env);
+    memcpy(env + n, environ, k * sizeof *env);
+    return env;
+}
+
+int osd_run_env(const char *const argv[], int out_fd, osd_run_io *io, char *const extra[], size_t n_extra)
+{
     io->out[0] = io->err[0] = 0;
     _cleanup_fd_ int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
     _cleanup_fd_ int out = out_fd >= 0 ? -1 : memfd_create("osd-out", MFD_CLOEXEC);
@@ -41,7 +64,10 @@ int osd_run(const char *const argv[], int out_fd, osd_run_io *io)
     posix_spawn_file_actions_adddup2(&fa, o, 1);
     posix_spawn_file_actions_adddup2(&fa, e, 2);
     pid_t pid;
-    int rc = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+    char **env = env_with(extra, n_extra);
+    int rc = env ? posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, env) : ENOMEM;
+    if (env != environ)
+        free(env);
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) {
         snprintf(io->err, sizeof io->err, "cannot run %s: %s", argv[0], strerror(rc));

@@ -19,5 +19,8 @@ typedef struct {
  * (io->out and io->err empty).  The exit status (0-255), 128+signal, or -1 (it could not
  * be run: io->err says why). */
 int osd_run(const char *const argv[], int out_fd, osd_run_io *io);
+/* The same with extra "NAME=VALUE" entries ahead of the driver's environment (a provider's
+ * secret for mxc-oci create: in that child's environment alone, never its argv). */
+int osd_run_env(const char *const argv[], int out_fd, osd_run_io *io, char *const extra[], size_t n_extra);
 
 #endif

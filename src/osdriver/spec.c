@@ -7,6 +7,7 @@
 #include "drvcfg.h"
 #include "front.h"
 #include "policymap.h"
+#include "providers.h"
 #include "quantity.h"
 
 #define ID_MAX 128
@@ -207,8 +208,17 @@ static int check_policy(const pb_template *t, const mxc_gw_config *cfg, json_t *
     json_t *doc = osd_driver_config_json(t->driver_config, e);
     if (!doc)
         return -1;
+    json_t *names = json_incref(json_object_get(doc, "providers")); /* mxc's own key, beside the policy */
+    json_object_del(doc, "providers");
     *fragment = mxc_gw_map_policy(doc, cfg, NULL, e);
     json_decref(doc);
+    if (*fragment && osd_providers_bind(*fragment, names, cfg, e) < 0) {
+        json_decref(*fragment);
+        *fragment = NULL;
+        json_decref(names);
+        return -1;
+    }
+    json_decref(names);
     if (!*fragment) {
         char msg[sizeof e->message];
         snprintf(msg, sizeof msg, "%s", e->message);

@@ -322,6 +322,113 @@ def test_create_ready_stop_start_delete(env, pb, store):  # noqa: F811
     w.close()
 
 
+def layer_mounts(store, image):
+    """Podman's mount count of image's top layer (containers-storage's mountpoints.json, in its runroot)."""
+    upper_dir = subprocess.run(store[1] + ["image", "inspect", "--format", "{{.GraphDriver.Data.UpperDir}}", "--",
+                                           image], capture_output=True, text=True, check=True).stdout.strip()
+    top = os.path.basename(os.path.dirname(upper_dir))  # .../overlay/LAYER/diff
+    with open(os.path.join(store[2], "run", "overlay-layers", "mountpoints.json")) as f:  # in the runroot
+        return sum(m.get("count", 0) for m in json.load(f) if m["id"] == top)
+
+
+def test_the_image_is_held_by_its_id_so_a_moved_tag_releases_nothing_else(env, pb, store):  # noqa: F811
+    """Review of issue 37 (c): the name is resolved to the image's ID once, at Create, and the
+    hold is taken, recorded and released by that ID. A tag moved to another image after Create
+    (podman tag OTHER IMAGE) leaves Delete releasing the first image's hold, never the other's."""
+    start, base = env
+    other_ref = "localhost/mxc-osd-bb-other:1"
+    rootfs = os.path.join(store[2], "rootfs-other")
+    shutil.copytree(os.path.join(store[2], "rootfs"), rootfs, symlinks=True)
+    with open(os.path.join(rootfs, "other"), "w") as f:
+        f.write("another image\n")
+    tar = os.path.join(store[2], "other.tar")
+    subprocess.run(["tar", "-C", rootfs, "-cf", tar, "."], check=True)
+    subprocess.run(store[1] + ["import", "-q", tar, other_ref], check=True, capture_output=True)
+    first = subprocess.run(store[1] + ["image", "inspect", "--format", "{{.Id}}", "--", IMAGE],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    other = subprocess.run(store[1] + ["image", "inspect", "--format", "{{.Id}}", "--", other_ref],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    try:
+        subprocess.run(store[1] + ["image", "mount", "--", other], check=True, capture_output=True)  # a hold of its own
+        first_before, other_before = layer_mounts(store, first), layer_mounts(store, other)
+        d = start()
+        create(d, sandbox(pb, "t1", SLEEP))
+        assert wait(lambda: ready(d, "t1").status == "True"), ready(d, "t1")
+        assert layer_mounts(store, first) == first_before + 1
+        img = [c for c in d.call("GetSandbox", pb.GetSandboxRequest(sandbox_id="t1"),
+                                 pb.GetSandboxResponse).sandbox.status.conditions if c.type == "mxc.io/image"]
+        assert img and img[0].status == "True" and img[0].message == first, img  # the record holds the ID
+        subprocess.run(store[1] + ["tag", other, IMAGE], check=True, capture_output=True)  # the tag moved
+        # a Stop and a Start after a reboot (the mount and the hold gone) hold the recorded image again
+        d.call("StopSandbox", pb.StopSandboxRequest(sandbox_id="t1"), pb.StopSandboxResponse)
+        subprocess.run(["umount", os.path.join(base, "state", "run", "t1", "rootfs")], check=True)
+        subprocess.run(store[1] + ["image", "unmount", "--", first], check=True, capture_output=True)
+        assert layer_mounts(store, first) == first_before
+        d.call("StartSandbox", pb.StartSandboxRequest(sandbox_id="t1"), pb.StartSandboxResponse)
+        assert wait(lambda: ready(d, "t1").status == "True"), ready(d, "t1")
+        assert layer_mounts(store, first) == first_before + 1 and layer_mounts(store, other) == other_before
+        assert not os.path.exists(os.path.join(base, "state", "run", "t1", "rootfs", "other"))
+        assert d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="t1"), pb.DeleteSandboxResponse).deleted
+        assert layer_mounts(store, first) == first_before, "the first image's hold is not back"
+        assert layer_mounts(store, other) == other_before, "another image's hold was released"
+    finally:
+        subprocess.run(store[1] + ["tag", first, IMAGE], capture_output=True)  # the module's image again
+        subprocess.run(store[1] + ["image", "unmount", "--force", "--", other], capture_output=True)
+        subprocess.run(store[1] + ["rmi", "-f", other], capture_output=True)
+        shutil.rmtree(rootfs, ignore_errors=True)
+        os.unlink(tar)
+
+
+LOG_MAX = 8 << 20  # src/osdriver/logcap.h OSD_LOG_MAX
+
+
+def test_the_supervisor_s_log_is_capped(env, pb):  # noqa: F811
+    """Review of issue 37 (a), the log: a sandbox's output (the supervisor's stdout and stderr)
+    goes through a keeper that truncates the log with a marker line when it would pass 8 MiB, so
+    a sandbox writing 20 MiB leaves at most 8 MiB, the marker, and what it wrote last; the
+    writer sees no error, and the keeper ends with the sandbox."""
+    start, base = env
+    d = start()
+    flood = ["sh", "-c", "busybox yes 0123456789abcdef | busybox head -c 20000000; echo END-OF-FLOOD; "
+                         "echo after > /sandbox/after; exec sleep 1000"]
+    create(d, sandbox(pb, "l1", flood))
+    log = os.path.join(base, "state", "work", "l1", "log")
+    assert wait(lambda: os.path.exists(os.path.join(upper(base, "l1"), "sandbox", "after")), 60)
+    assert wait(lambda: b"END-OF-FLOOD" in open(log, "rb").read()[-4096:], 10)
+    assert os.path.getsize(log) <= LOG_MAX
+    with open(log, "rb") as f:
+        text = f.read()
+    assert text.startswith(b"[mxc-openshell-driver: this log reached its cap of %d bytes: truncated here]\n" % LOG_MAX)
+    assert ready(d, "l1").status == "True"
+    keepers = [p for p in os.listdir("/proc") if p.isdigit() and _comm(p) == "mxc-osd-log" and _fd_is(p, 1, log)]
+    assert len(keepers) == 1, keepers
+    assert d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="l1"), pb.DeleteSandboxResponse).deleted
+    assert wait(lambda: _comm(keepers[0]) in (None, "") or _state(keepers[0]) == "Z", 10), "the keeper outlived its sandbox"
+
+
+def _comm(pid):
+    try:
+        with open("/proc/%s/comm" % pid) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def _state(pid):
+    try:
+        with open("/proc/%s/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+def _fd_is(pid, fd, path):
+    try:
+        return os.readlink("/proc/%s/fd/%d" % (pid, fd)) == path
+    except OSError:
+        return False
+
+
 def test_unknown_image_is_refused_creating_nothing(env, pb):  # noqa: F811
     start, base = env
     d = start()
@@ -500,6 +607,45 @@ def test_driver_config_filesystem_grants_are_binds_never_the_driver_s_places(env
         assert os.listdir(os.path.join(state, "sandboxes")) == [] and os.listdir(os.path.join(state, "run")) == []
 
 
+def test_a_grant_swapped_for_a_link_after_the_driver_s_check_reaches_nothing(env, pb):  # noqa: F811
+    """Review of issue 37 (b): the driver checks a grant by path, and mxc-oci binds it after
+    resolving the path again. Someone who can write the granted path's parent swaps it for a link
+    into another sandbox's writable layer between the two (here exactly there: an --mxc-oci
+    wrapper swaps it just before the real `mxc-oci create`). mxc-oci is told the driver's places
+    (MXC_OCI_REFUSED_BIND_SOURCES) and judges the source as resolved, by descriptor: the create is
+    refused naming it, nothing of it is left, and the other sandbox is untouched."""
+    start, base = env
+    parent = os.path.join(base, "shared")  # the parent the "local user" controls
+    grant = os.path.join(parent, "data")
+    os.makedirs(grant, 0o755)
+    victim_upper = upper(base, "v1")
+    wrapper = os.path.join(base, "mxc-oci-swapping")
+    with open(wrapper, "w") as f:
+        f.write('#!/bin/sh\ncase " $* " in *" create "*" s2 "*) rm -rf %s && ln -s %s %s ;; esac\nexec %s "$@"\n'
+                % (grant, victim_upper, grant, MXC_OCI))
+    os.chmod(wrapper, 0o755)
+    d = start(extra=["--mxc-oci", wrapper])
+    create(d, sandbox(pb, "v1", ["sh", "-c", "echo mine > /sandbox/private; exec sleep 1000"]))
+    assert wait(lambda: os.path.exists(os.path.join(victim_upper, "sandbox", "private")))
+    for lst in ("read_only", "read_write"):
+        if os.path.islink(grant):
+            os.unlink(grant)
+            os.mkdir(grant, 0o755)
+        sb = sandbox(pb, "s2", ["sh", "-c", "cat %s/sandbox/private > /sandbox/stolen; exec sleep 1000" % grant])
+        sb.spec.template.driver_config.update({"version": 1, "filesystem_policy": {lst: [grant]}})
+        code, msg = d.refused("CreateSandbox", pb.CreateSandboxRequest(sandbox=sb), pb.CreateSandboxResponse)
+        assert os.path.islink(grant), "the wrapper did not swap the grant"
+        assert code == grpc.StatusCode.INTERNAL and "mounts[" in msg and "as resolved" in msg and \
+            "MXC_OCI_REFUSED_BIND_SOURCES" in msg, (lst, msg)
+        state = os.path.join(base, "state")
+        assert sorted(os.listdir(os.path.join(state, "sandboxes"))) == ["v1"], lst
+        assert sorted(os.listdir(os.path.join(state, "run"))) == ["v1"] and \
+            sorted(os.listdir(os.path.join(state, "work"))) == ["v1"], lst
+    assert ready(d, "v1").status == "True"
+    assert "stolen" not in os.listdir(os.path.join(victim_upper, "sandbox"))
+    assert d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="v1"), pb.DeleteSandboxResponse).deleted
+
+
 # the escape suite's probes (tests/helper), as tests/oci/test_oci.py runs them in an mxc-oci container
 PROBES = {
     "unshare_user": "EPERM", "clone_newuser": "EPERM", "mount_tmpfs": "EPERM",
@@ -637,6 +783,111 @@ def test_driver_config_egress_reaches_its_host_alone_and_refusals_are_audited(en
     assert any(r["disposition"] == "denied" and r["dst_endpoint"]["hostname"] == "other.test" for r in recs), recs
     assert any(r["disposition"] == "allowed" and r["dst_endpoint"]["hostname"] == "api.example.test" for r in recs), recs
     assert d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="w1"), pb.DeleteSandboxResponse).deleted
+
+
+PROVIDER_WORKLOAD = r"""
+echo "PLACEHOLDER=$GITHUB_TOKEN"
+curl -sS --max-time 10 -o /dev/null -w "BOUND %{http_code}\n" -H "Authorization: Bearer $GITHUB_TOKEN" https://api.example.test:8443/repos/x
+curl -sS --max-time 10 -o /dev/null -w "OUTSIDE %{http_code}\n" -H "Authorization: Bearer $GITHUB_TOKEN" https://api.example.test:8443/user
+curl -sS --max-time 10 -o /dev/null -w "OTHER %{http_code}\n" http://other.test:8080/ 2>/dev/null || echo "OTHER refused"
+echo done
+"""
+
+
+def test_driver_config_provider_placeholder_is_substituted_for_its_host_alone(env, pb, world, monkeypatch):  # noqa: F811
+    """Issue 37's must-show 2, providers: driver_config names a provider of the driver's --config
+    ([mxc.providers.github], its token in the driver's own environment); the sandbox gets the
+    placeholder, its request to the provider's endpoint reaches the origin with the real secret,
+    the same placeholder elsewhere and another host are refused, and the audit names the
+    credential. The secret is never in the sandbox, its output, the driver's state or the audit.
+
+    NETWORK SAFETY: tests/integration/test_proxy.py's world (test-made namespaces, hosts file);
+    the HTTPS origin (a test CA the proxy trusts) listens in its "internet" namespace."""
+    if not os.access("/usr/bin/curl", os.X_OK):
+        pytest.skip("needs curl")
+    from test_proxy import WEB, in_internet
+    from test_proxy_tls import SECRET, Origin, make_ca
+    start, base = env
+    pki = make_ca(str(world["tmp"] / "pki"), "mxc test CA")
+    with in_internet(world):
+        origin = Origin(WEB, 8443, pki)
+    monkeypatch.setenv("MXC_PROXY_HOSTS_FILE", world["hosts"])
+    monkeypatch.setenv("MXC_PROXY_UPSTREAM_CA", pki["ca"])
+    monkeypatch.setenv("MXC_TEST_OSD_GH", SECRET)  # the driver's environment: token_env reads it there
+    conf = os.path.join(base, "driver.toml")
+    with open(conf, "w") as f:
+        f.write('[openshell.drivers.mxc]\nmxc_exec_path = "/usr/bin/mxc-exec"\negress_proxy = true\n\n'
+                '[mxc.providers.github]\ntoken_env = "MXC_TEST_OSD_GH"\nenv = "GITHUB_TOKEN"\n'
+                'endpoints = ["api.example.test:8443/repos/"]\nrevision = 3\n'
+                '[mxc.providers.unlisted]\ntoken_env = "MXC_TEST_OSD_GH"\nenv = "OTHER_TOKEN"\n'
+                'endpoints = ["other.test:443"]\nrevision = 1\n')
+    scripts = os.path.join(base, "scripts")  # the workload, granted read-only (the stand-in takes no quotes)
+    os.mkdir(scripts, 0o755)
+    with open(os.path.join(scripts, "w.sh"), "w") as f:
+        f.write(PROVIDER_WORKLOAD)
+    try:
+        d = start(extra=["--config", conf])
+        policy = {"version": 1, "filesystem_policy": {"read_only": ["/usr", scripts]},
+                  "network_policies": {"r": {"endpoints": [{"host": "api.example.test", "port": 8443}]}}}
+        # refusals first, each naming the provider, nothing made
+        for names, word in ((["nope"], "providers[0] nope is not configured"),
+                            (["unlisted"], "providers[0] unlisted has an endpoint network_policies do not allow: "
+                                           "other.test:443"),
+                            (["github", "github"], "providers[1] github is named twice"),
+                            ("github", "must be a list")):
+            bad = sandbox(pb, "p0", SLEEP)
+            bad.spec.template.driver_config.update(dict(policy, providers=names))
+            code, msg = d.refused("ValidateSandboxCreate", pb.ValidateSandboxCreateRequest(sandbox=bad),
+                                  pb.ValidateSandboxCreateResponse)
+            assert code == grpc.StatusCode.INVALID_ARGUMENT and word in msg, (names, msg)
+        assert os.listdir(os.path.join(base, "state", "sandboxes")) == []
+        sb = sandbox(pb, "p1", ["sh", "-c", "sh %s/w.sh > /sandbox/out 2>&1; exec sleep 1000" % scripts])
+        sb.spec.environment["GITHUB_TOKEN"] = "given-by-the-gateway"  # the provider's placeholder wins
+        sb.spec.template.driver_config.update(dict(policy, providers=["github"]))
+        create(d, sb)
+        out_file = os.path.join(upper(base, "p1"), "sandbox", "out")
+        assert wait(lambda: os.path.exists(out_file) and "done" in open(out_file).read(), 60), \
+            open(out_file).read() if os.path.exists(out_file) else "no output"
+        text = open(out_file).read()
+        lines = text.splitlines()
+        assert "PLACEHOLDER=mxc:cred:github:3" in lines, lines
+        assert "BOUND 200" in lines and "OUTSIDE 403" in lines, lines
+        assert "OTHER 403" in lines or "OTHER refused" in lines, lines
+        assert SECRET not in text
+        # the origin got the secret in place of the placeholder, on the bound path alone
+        assert any("Bearer " + SECRET in h and h.startswith("GET /repos/x ") for h in origin.heads), origin.heads
+        assert not any("mxc:cred" in h for h in origin.heads), origin.heads
+        assert not any(h.startswith("GET /user ") for h in origin.heads), origin.heads
+        # the sandbox's processes never hold it: the stand-in supervisor's environment neither
+        pid = json.loads(subprocess.run([MXC_OCI, "--root", os.path.join(base, "state", "oci"), "state", "p1"],
+                                        capture_output=True, text=True).stdout)["pid"]
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            assert SECRET.encode() not in f.read()
+        # the audit names the credential, never the secret; the refusals are in it
+        audit = os.path.join(base, "state", "oci", "p1", "proxy-audit.jsonl")
+        atext = open(audit).read()
+        assert SECRET not in atext
+        recs = [json.loads(line) for line in atext.splitlines()]
+        assert any(r.get("credential") == "github" and r["disposition"] == "allowed" for r in recs), recs
+        assert any(r["disposition"] == "denied" and r["reason"] == "credential-path" for r in recs), recs
+        assert any(r["disposition"] == "denied" and r["dst_endpoint"]["hostname"] == "other.test" for r in recs), recs
+        # nothing the driver or mxc-oci wrote holds the secret (the record keeps the provider's name)
+        for root, _, files in os.walk(os.path.join(base, "state")):
+            if "/upper" in root or "/rootfs" in root:
+                continue
+            for name in files:
+                with open(os.path.join(root, name), "rb") as f:
+                    assert SECRET.encode() not in f.read(), os.path.join(root, name)
+        # Stop and Start: the secret read again for the new mxc-oci create, substituted again
+        assert d.call("StopSandbox", pb.StopSandboxRequest(sandbox_id="p1"), pb.StopSandboxResponse) is not None
+        os.unlink(out_file)
+        d.call("StartSandbox", pb.StartSandboxRequest(sandbox_id="p1"), pb.StartSandboxResponse)
+        assert wait(lambda: os.path.exists(out_file) and "done" in open(out_file).read(), 60)
+        assert "BOUND 200" in open(out_file).read().splitlines()
+        assert sum("Bearer " + SECRET in h and h.startswith("GET /repos/x ") for h in origin.heads) == 2
+        assert d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="p1"), pb.DeleteSandboxResponse).deleted
+    finally:
+        origin.close()
 
 
 def test_the_supervisor_reaches_its_gateway_on_the_node_s_loopback_alone(env, pb, world, monkeypatch):  # noqa: F811
