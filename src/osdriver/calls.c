@@ -110,7 +110,8 @@ static void validate_create(void *ctx, const uint8_t *msg, size_t len, osd_reply
     json_t *fragment = NULL;
     if (!req->sandbox)
         osd_refuse(out, OSD_INVALID_ARGUMENT, "sandbox is missing");
-    else if (osd_spec_check(req->sandbox, &j, &lim, &fragment, &e) < 0)
+    else if (osd_spec_check(req->sandbox, &j, &lim, &fragment, &e) < 0 ||
+             osd_sbx_grants_ok(&d->rt, fragment, &e) < 0)
         refuse_error(out, &e);
     else {
         Openshell__Compute__V1__ValidateSandboxCreateResponse r =

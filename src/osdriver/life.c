@@ -380,9 +380,52 @@ static void teardown(const osd_rt *rt, const char *id, const char *image_ref)
         fprintf(stderr, "mxc-openshell-driver: cannot remove all of %s: %s\n", id, strerror(r1 < 0 ? -r1 : -r2));
 }
 
+/* A grant inside one of the operator's --grant-root directories: path resolved as the kernel
+ * will (a link followed only where no live sandbox can write; a missing tail taken as written
+ * after the deepest existing directory), its canonical form compared component-wise. */
+static int inside_roots(const osd_rt *rt, const char *path, const char *what, mxc_error *e)
+{
+    if (rt->ngrant_roots == 0) {
+        mxc_err(e, MXC_E_POLICY_VALIDATION,
+                "template.driver_config: policy refused: filesystem_policy grants %s %s, and this driver grants no "
+                "host path (its operator names none with --grant-root)",
+                what, path);
+        mxc_err_set_remediation(e, "start the driver with --grant-root DIR for each host directory its sandboxes "
+                                   "may be granted");
+        return -1;
+    }
+    const mxc_hostpath_rules rules = {.claims = true};
+    char canon[PATH_MAX];
+    int fd = -1, dir = -1;
+    mxc_error ge = {0};
+    int rc = mxc_hostpath_resolve(&rules, path, true, canon, sizeof canon, &fd, &dir, &ge);
+    if (fd >= 0)
+        close(fd);
+    if (dir >= 0)
+        close(dir);
+    if (rc < 0 && rc != -ENOENT) {
+        mxc_err(e, MXC_E_POLICY_VALIDATION, "template.driver_config: policy refused: %s", ge.message);
+        mxc_error_clear(&ge);
+        return -1;
+    }
+    for (size_t i = 0; i < rt->ngrant_roots; i++) {
+        const char *r = rt->grant_roots[i];
+        size_t n = strlen(r);
+        if (!strcmp(r, "/") || (!strncmp(canon, r, n) && (canon[n] == '\0' || canon[n] == '/')))
+            return 0;
+    }
+    mxc_err(e, MXC_E_POLICY_VALIDATION,
+            "template.driver_config: policy refused: filesystem_policy grants %s %s (%s on this host), outside every "
+            "--grant-root of this driver",
+            what, path, canon);
+    mxc_err_set_remediation(e, "grant a path inside a directory the driver's --grant-root names");
+    return -1;
+}
+
 /* No grant reaches the driver's machinery: its socket, its state directory (records, bundles,
- * tokens, upper layers), nor mxc's own state (mxc_hostpath_check_grant_against, by descriptor). */
-static int grants_ok(const osd_rt *rt, const json_t *fragment, mxc_error *e)
+ * tokens, upper layers), nor mxc's own state (mxc_hostpath_check_grant_against, by descriptor),
+ * and each lies inside a --grant-root. */
+int osd_sbx_grants_ok(const osd_rt *rt, const json_t *fragment, mxc_error *e)
 {
     const mxc_hostpath_owned own[] = {{rt->state, "the driver's state directory", true},
                                       {rt->socket, "the driver's socket", true}};
@@ -394,6 +437,8 @@ static int grants_ok(const osd_rt *rt, const json_t *fragment, mxc_error *e)
         json_array_foreach(json_object_get(fs, LISTS[l][0]), i, p) {
             mxc_error ge = {0};
             const char *path = json_string_value(p);
+            if (inside_roots(rt, path, LISTS[l][1], e) < 0)
+                return -1;
             if (mxc_hostpath_check_grant(path, LISTS[l][1], &ge) < 0 ||
                 mxc_hostpath_check_grant_against(path, LISTS[l][1], own, rt->socket ? 2 : 1,
                                                  "grant a directory that neither contains nor lies inside the driver's "
@@ -413,7 +458,7 @@ int osd_sbx_create(const osd_rt *rt, const osd_store *st, pb_sandbox *sb, const 
 {
     const char *image = sb->spec->template_->image;
     char lowers[4096], iid[OSD_IMAGE_ID_LEN + 1];
-    if (grants_ok(rt, fragment, e) < 0)
+    if (osd_sbx_grants_ok(rt, fragment, e) < 0)
         return -1;
     if (put_phase(st, sb, "Creating", NULL, e) < 0) /* first: a crash from here on is swept */
         return -1;

@@ -32,6 +32,8 @@ typedef struct {
     const char *socket;                                   /* --socket: no grant may reach it */
     const osd_gateway *gateway;                           /* the endpoint as egress (gateway.h), or NULL */
     const mxc_gw_config *cfg;                             /* --config: its providers' secrets (providers.h) */
+    const char *const *grant_roots;                       /* --grant-root: canonical directories a driver_config */
+    size_t ngrant_roots;                                  /*   may grant from (none: no host path at all) */
     char state[PATH_MAX];                                 /* --state-dir, absolute, resolved */
     int runfd, workfd;                                    /* STATE/run, STATE/work */
     char oci_root[PATH_MAX + 8];                          /* STATE/oci */
@@ -39,6 +41,12 @@ typedef struct {
 
 int osd_rt_open(osd_rt *rt, const osd_store *st, const char *state_dir, mxc_error *e);
 void osd_rt_close(osd_rt *rt);
+
+/* driver_config's filesystem grants (fragment, spec.h) judged on this host: each resolved by
+ * descriptor (mxc_hostpath_resolve, a link followed only where no live sandbox can write) to
+ * lie inside a --grant-root, and never to reach the driver's socket, state or mxc's own.
+ * 0, or -1 with *e (policy_validation, the path named).  ValidateSandboxCreate and Create. */
+int osd_sbx_grants_ok(const osd_rt *rt, const json_t *fragment, mxc_error *e);
 
 /* sb checked (spec.h) and not yet recorded: made and started.  0, or -1 with *e and nothing
  * left (record included). */

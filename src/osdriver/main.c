@@ -37,14 +37,19 @@ static void on_signal(int sig)
     stop_flag = 1;
 }
 
+#define MAX_GRANT_ROOTS 16
+
 typedef struct {
     const char *socket, *state_dir, *supervisor, *group, *config, *mxc_oci, *podman, *endpoint;
+    const char *grant_root[MAX_GRANT_ROOTS]; /* --grant-root, as given */
+    size_t ngrant_roots;
 } options;
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: mxc-openshell-driver --socket PATH --state-dir DIR [--supervisor PATH] [--socket-group GROUP]\n"
                "                            [--config FILE] [--mxc-oci PATH] [--podman PATH] [--gateway-endpoint URL]\n"
+               "                            [--grant-root DIR]...\n"
                "Serves OpenShell's compute-driver contract (openshell.compute.v1.ComputeDriver) as the driver\n"
                "\"mxc\" on the unix socket PATH (mode 0600, or 0660 for GROUP).  docs/openshell.md.\n");
 }
@@ -59,6 +64,7 @@ static int parse_args(int argc, char **argv, options *o)
                                           {"mxc-oci", required_argument, NULL, 'o'},
                                           {"podman", required_argument, NULL, 'P'},
                                           {"gateway-endpoint", required_argument, NULL, 'e'},
+                                          {"grant-root", required_argument, NULL, 'r'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
     int c;
@@ -72,6 +78,11 @@ static int parse_args(int argc, char **argv, options *o)
         case 'o': o->mxc_oci = optarg; break;
         case 'P': o->podman = optarg; break;
         case 'e': o->endpoint = optarg; break;
+        case 'r':
+            if (o->ngrant_roots == MAX_GRANT_ROOTS)
+                return -1;
+            o->grant_root[o->ngrant_roots++] = optarg;
+            break;
         case 'h': usage(stdout); exit(0);
         default: return -1;
         }
@@ -226,8 +237,25 @@ static const char *beside_me(char *buf, size_t sz)
     return buf;
 }
 
+/* --grant-root DIR: an absolute path to a directory, kept in its canonical form (what a grant
+ * resolves to is compared with it). */
+static int grant_roots(const options *o, char (*canon)[PATH_MAX], const char **roots, mxc_error *e)
+{
+    for (size_t i = 0; i < o->ngrant_roots; i++) {
+        struct stat st;
+        if (o->grant_root[i][0] != '/')
+            return mxc_err(e, MXC_E_MALFORMED_REQUEST, "--grant-root %s is not an absolute path", o->grant_root[i]);
+        if (!realpath(o->grant_root[i], canon[i]) || stat(canon[i], &st) < 0 || !S_ISDIR(st.st_mode))
+            return mxc_err(e, MXC_E_MALFORMED_REQUEST, "--grant-root %s is not a directory", o->grant_root[i]);
+        roots[i] = canon[i];
+    }
+    return 0;
+}
+
 static int run(const options *o, mxc_error *e)
 {
+    static char canon[MAX_GRANT_ROOTS][PATH_MAX];
+    static const char *roots[MAX_GRANT_ROOTS];
     osd_seen seen = {0};
     osd_driver d = {.store = {-1, -1}, .rt = {.runfd = -1, .workfd = -1}, .seen = &seen};
     char me[4096];
@@ -241,6 +269,10 @@ static int run(const options *o, mxc_error *e)
     d.rt.gateway = o->endpoint ? &gw : NULL;
     d.rt.socket = o->socket;
     d.rt.cfg = &d.cfg;
+    if (grant_roots(o, canon, roots, e) < 0)
+        return -1;
+    d.rt.grant_roots = roots;
+    d.rt.ngrant_roots = o->ngrant_roots;
     if ((o->supervisor && check_program("supervisor", o->supervisor, e) < 0) ||
         check_program("mxc-oci", d.rt.mxc_oci, e) < 0 || check_program("podman", d.rt.podman, e) < 0)
         return -1;

@@ -46,13 +46,17 @@ def pb():
 class Driver:
     """One mxc-openshell-driver process on its socket, and calls to it."""
 
-    def __init__(self, pb, base, supervisor=True, extra=()):
+    def __init__(self, pb, base, supervisor=True, extra=(), grant_roots=("/",)):
+        """grant_roots: the operator's --grant-root directories ("/": any host path, what most tests
+        grant from; test_driver.py's grant-root tests narrow it)."""
         self.pb, self.base = pb, base
         self.sock = os.path.join(base, "run", "driver.sock")
         self.state = os.path.join(base, "state")
         self.args = [DRIVER, "--socket", self.sock, "--state-dir", self.state]
         if supervisor:
             self.args += ["--supervisor", os.path.join(base, "openshell-sandbox")]
+        for r in grant_roots:
+            self.args += ["--grant-root", r]
         self.args += list(extra)
         self.proc = None
         self.channel = None

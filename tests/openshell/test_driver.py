@@ -234,7 +234,7 @@ def test_validate_reads_driver_config_as_mxc_policy(pb, base):
     """driver_config is mxc's policy document, read by mxc-gateway's own policy mapper under
     the driver's host configuration (--config: [openshell.drivers.mxc] as mxc-gateway reads
     it): network rules need egress_proxy there."""
-    policy = {"version": 1, "filesystem_policy": {"read_only": ["/usr", "/etc"], "read_write": ["/tmp"]},
+    policy = {"version": 1, "filesystem_policy": {"read_only": ["/usr", "/etc"], "read_write": ["/var/tmp"]},
               "landlock": {"compatibility": "hard_requirement"},
               "network_policies": {"r": {"endpoints": [{"host": "api.example.com", "port": 443}]}}}
     conf = os.path.join(base, "driver.toml")
@@ -254,6 +254,56 @@ def test_validate_reads_driver_config_as_mxc_policy(pb, base):
     with open(conf, "w") as f:
         f.write('[openshell.drivers.mxc]\nmxc_exec_path = "/usr/bin/mxc-exec"\nsocket_path = "/x"\n')
     _fails(pb, base, "[openshell.drivers.mxc] has an unknown key socket_path", extra=["--config", conf])
+
+
+def _grant(sb, lst, path):
+    sb.spec.template.driver_config.update({"version": 1, "filesystem_policy": {lst: [path]}})
+    return sb
+
+
+def test_a_driver_with_no_grant_root_grants_no_host_path(pb, base):
+    """A tenant's driver_config names host paths; the operator decides which (review of issue 37:
+    a driver_config bound read-only /etc and read-write /tmp of the host). With no --grant-root
+    every filesystem grant is refused, at Validate and at Create, naming the flag."""
+    d = Driver(pb, base, grant_roots=()).start()
+    try:
+        for lst in ("read_only", "read_write"):
+            for call, req, resp in (("ValidateSandboxCreate", pb.ValidateSandboxCreateRequest,
+                                     pb.ValidateSandboxCreateResponse),
+                                    ("CreateSandbox", pb.CreateSandboxRequest, pb.CreateSandboxResponse)):
+                code, msg = d.refused(call, req(sandbox=_grant(good_sandbox(pb), lst, "/usr")), resp)
+                assert code == grpc.StatusCode.INVALID_ARGUMENT, msg
+                assert "grants no host path" in msg and "--grant-root" in msg, msg
+        assert os.listdir(os.path.join(d.state, "sandboxes")) == []
+        validate(d, good_sandbox(pb))  # a sandbox granting nothing is still made
+    finally:
+        d.stop()
+
+
+def test_grants_are_judged_inside_the_grant_roots_as_the_kernel_resolves_them(pb, base):
+    """--grant-root DIR: a grant is admitted only when its canonical path lies inside DIR
+    (component-wise: DIR-suffix is not inside DIR), links resolved as the kernel will."""
+    root = os.path.join(base, "shared")
+    os.makedirs(os.path.join(root, "proj"))
+    os.makedirs(root + "x")
+    os.symlink("/etc", os.path.join(root, "etc-link"))
+    d = Driver(pb, base, grant_roots=(root,)).start()
+    try:
+        validate(d, _grant(good_sandbox(pb), "read_write", os.path.join(root, "proj")))
+        validate(d, _grant(good_sandbox(pb), "read_only", root))
+        for path, why in (("/etc", "outside every --grant-root"), ("/usr", "outside every --grant-root"),
+                          (root + "x", "outside every --grant-root"),
+                          (os.path.join(root, "etc-link"), "(/etc on this host), outside every --grant-root"),
+                          (os.path.join(root, "proj", ".."), "has a . or .. component")):
+            code, msg = d.refused("ValidateSandboxCreate",
+                                  pb.ValidateSandboxCreateRequest(sandbox=_grant(good_sandbox(pb), "read_only", path)),
+                                  pb.ValidateSandboxCreateResponse)
+            assert code == grpc.StatusCode.INVALID_ARGUMENT, (path, msg)
+            assert why in msg, (path, msg)
+    finally:
+        d.stop()
+    _fails(pb, base, "--grant-root relative is not an absolute path", extra=["--grant-root", "relative"])
+    _fails(pb, base, "is not a directory", extra=["--grant-root", os.path.join(base, "nope")])
 
 
 def test_validate_malformed_messages(driver, pb):
