@@ -845,10 +845,12 @@ static int spawn_maps(spawn_state *s, int ctl, ctl_msg *m, mxc_error *e)
             err = mxc_userns_write_map(mapped, true, &gm, 1);
         if (err)
             rc = mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.uid_map", -err, NULL, "cannot write the id maps");
-        else if (mxc_net_ops_get()->after_maps(&p->net, &s->netcg, s->direct, s->c1, e) < 0) /* src/net: rules + stack first */
-            rc = -1;
         else if (send_msg_fds(ctl, MSG_MAPS_DONE, 0, 0, NULL, &etc, etc >= 0 ? 1 : 0) < 0)
             rc = died(ctl, e);
+        /* src/net: rules + stack while PID 1 builds its view; its workload waits for
+         * MSG_CGROUP_DONE (step 5), sent only once they are in */
+        else if (mxc_net_ops_get()->after_maps(&p->net, &s->netcg, s->direct, s->c1, e) < 0)
+            rc = -1;
     }
     if (rc == 0 && s->late_cgroup && s->shared && make_late_cgroup(p, s->cgroup_name, s->cg, s->join, &s->njoin, e) < 0)
         rc = -1;
