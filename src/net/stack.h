@@ -22,6 +22,7 @@
 #include "thishost.h"
 
 #define MXC_NET_PASTA "/usr/bin/pasta"
+#define MXC_NET_PASTA_AVX2 "/usr/bin/passt.avx2" /* what pasta re-execs itself as on an AVX2 CPU */
 
 /* Whether a plan of this model needs something attached from outside
  * before its workload runs: the stack and the rules (models 1, 2), or
