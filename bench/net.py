@@ -15,12 +15,24 @@ there, its default route onto its own veth); the sandboxes and pasta's host side
 packet leaves it.
 
 Usage: sudo bench/net.py [N]   (needs build/mxc-exec, pasta; N: runs per side, default 15)
+
+       sudo bench/net.py --start [N]   (issue 38) start cost only, each networked start beside its
+       blocked counterpart, interleaved, hot and with idle gaps, as ratios: a model-1 one-shot and a
+       governed one-shot (network.allowedHosts: mxc-proxy) vs a blocked one-shot (model 3); a model-1
+       session start vs a blocked session's start; an mxc-oci create->start annotated with
+       io.mxc.network (governed egress) vs the same bundle unannotated (a namespace of its own, nothing
+       in it).  Needs build/mxc-exec, build/mxc-proxy, build/mxc-oci (or $MXC_OCI), pasta, /bin/busybox.
+       Nothing is sent anywhere: the sandboxes only start, `true` inside a namespace made here.
+       --only TEXT keeps the rows whose label contains TEXT.
 """
 import ctypes, json, os, shutil, socket, statistics, subprocess, sys, tempfile, threading, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXE = os.environ.get("MXC_EXEC", os.path.join(ROOT, "build", "mxc-exec"))
-N = int(sys.argv[1]) if len(sys.argv) > 1 else 15
+MXC_OCI = os.path.realpath(os.environ.get("MXC_OCI", os.path.join(ROOT, "build", "mxc-oci")))
+START = "--start" in sys.argv
+_ARGS = [a for i, a in enumerate(sys.argv[1:], 1) if not a.startswith("--") and sys.argv[i - 1] != "--only"]
+N = int(_ARGS[0]) if _ARGS else 15
 SERVER = "198.51.100.7"
 SINK, ACCEPT = 9000, 9001
 MB = 64  # per throughput run
@@ -208,4 +220,158 @@ def main():
         shutil.rmtree(STATE + ".ws", ignore_errors=True)
 
 
-main()
+# ---- start cost (issue 38): each networked start beside its blocked counterpart ------------------
+GOVERNED = {"defaultPolicy": "block", "allowedHosts": ["api.example.test:8080"]}
+
+
+def mxc_phase(req):
+    p = subprocess.run([EXE, "--experimental", "--config", "-"], input=json.dumps(dict(req, version="1.0.0")).encode(),
+                       capture_output=True, env=ENV)
+    if p.returncode != 0:
+        sys.exit("mxc-exec failed on %s: %s %s" % (req, p.stdout[-400:], p.stderr[-400:]))
+    return json.loads(p.stdout)["result"]
+
+
+class Session:
+    """start timed; provision before it and stop + deprovision after it are not."""
+
+    def __init__(self, net):
+        self.net = net
+
+    def __call__(self):
+        sid = mxc_phase({"containment": "isolation_session", "phase": "provision", "network": self.net})["sandboxId"]
+        t = time.perf_counter()
+        mxc_phase({"phase": "start", "sandboxId": sid})
+        ms = (time.perf_counter() - t) * 1000
+        for ph in ("stop", "deprovision"):
+            mxc_phase({"phase": ph, "sandboxId": sid})
+        return ms
+
+
+class OciStart:
+    """mxc-oci create then start of `true` timed; wait and delete are not."""
+
+    def __init__(self, root, bundle):
+        self.root, self.bundle, self.n = root, bundle, 0
+
+    def call(self, *a):
+        # the container inherits create's stdio: a file, not a pipe whose EOF would wait for it
+        with tempfile.TemporaryFile(dir=self.root) as err:
+            p = subprocess.run([MXC_OCI, "--root", self.root] + list(a), stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=err)
+            if p.returncode != 0:
+                err.seek(0)
+                sys.exit("mxc-oci %s failed: %s" % (" ".join(a), err.read().decode(errors="replace")[-400:]))
+
+    def __call__(self):
+        self.n += 1
+        cid = "nb-%d-%d" % (os.getpid(), self.n)
+        pidf = os.path.join(self.root, "pid-" + cid)
+        t = time.perf_counter()
+        self.call("create", "--bundle", self.bundle, "--pid-file", pidf, cid)
+        self.call("start", cid)
+        ms = (time.perf_counter() - t) * 1000
+        with open(pidf) as f:
+            pid = int(f.read())
+        os.waitpid(pid, 0)  # ours: this process is a child subreaper (start_main)
+        self.call("delete", "--force", cid)
+        os.unlink(pidf)
+        return ms
+
+
+def oci_bundle(path, annotations):
+    rootfs = os.path.join(path, "rootfs")
+    os.makedirs(os.path.join(rootfs, "bin"))
+    shutil.copy2("/bin/busybox", os.path.join(rootfs, "bin", "busybox"))
+    for a in ("sh", "true"):
+        os.symlink("busybox", os.path.join(rootfs, "bin", a))
+    for d in ("proc", "dev", "sys", "tmp", "etc"):
+        os.makedirs(os.path.join(rootfs, d))
+    subprocess.run([MXC_OCI, "spec", "--bundle", path], check=True)
+    with open(os.path.join(path, "config.json")) as f:
+        c = json.load(f)
+    c["process"]["args"], c["process"]["terminal"], c["root"]["readonly"] = ["true"], False, True
+    c["mounts"] = [m for m in c["mounts"] if m.get("type") != "cgroup"]
+    c["annotations"] = annotations
+    with open(os.path.join(path, "config.json"), "w") as f:
+        json.dump(c, f, indent=1)
+    return path
+
+
+def oneshot_fn(net):
+    # network.allowedHosts is the unversioned request's (the 1.0.0 schema has egress/ingress)
+    req = dict({"network": net, "process": {"commandLine": "true"}}, **({} if "allowedHosts" in net else {"version": "1.0.0"}))
+
+    def go():
+        t = time.perf_counter()
+        mxc(req)
+        return (time.perf_counter() - t) * 1000
+    return go
+
+
+def start_main():
+    if _libc.prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER: a container's init, once started, is reaped here
+        sys.exit("cannot become a child subreaper")
+    name = "mxcbenchs%d" % os.getpid()
+    sh("ip", "netns", "add", name)
+    home = os.open("/proc/self/ns/net", os.O_RDONLY)
+    base = tempfile.mkdtemp(prefix="mxc-bench-netstart-", dir="/var/tmp")
+    os.chmod(base, 0o755)
+    try:
+        ns = lambda *c: sh("ip", "netns", "exec", name, *c)  # noqa: E731
+        ns("ip", "link", "set", "lo", "up")  # pasta needs a routable interface: a veth pair, both ends here
+        ns("ip", "link", "add", "d0", "type", "veth", "peer", "name", "d1")
+        ns("ip", "link", "set", "d0", "up")
+        ns("ip", "link", "set", "d1", "up")
+        ns("ip", "addr", "add", SERVER + "/24", "dev", "d0")
+        ns("ip", "route", "add", "default", "via", "198.51.100.254", "dev", "d0", "onlink")
+        setns("/run/netns/" + name)  # every sandbox, pasta and mxc-proxy below starts in it
+        blocked = {"egress": {"default": "deny"}}
+        oroot = os.path.join(base, "oci-root")
+        os.makedirs(oroot)
+        rows = [
+            ("one-shot `true`, model 1 (egress allow)", oneshot_fn({"egress": {"default": "allow"}}),
+             "blocked one-shot (model 3)", oneshot_fn(blocked)),
+            ("one-shot `true`, governed (allowedHosts: mxc-proxy)", oneshot_fn(GOVERNED),
+             "blocked one-shot (model 3)", oneshot_fn(blocked)),
+            ("session start, model 1 (egress allow)", Session({"egress": {"default": "allow"}}),
+             "blocked session's start", Session(blocked)),
+            ("mxc-oci create->start, io.mxc.network (governed)",
+             OciStart(oroot, oci_bundle(os.path.join(base, "b-gov"), {"io.mxc.version": "1",
+                                                                      "io.mxc.network": json.dumps(GOVERNED)})),
+             "the bundle unannotated (own netns, nothing in it)", OciStart(oroot, oci_bundle(os.path.join(base, "b-none"), {}))),
+        ]
+        print("start cost, N = %d per side, interleaved; idle gap %.1f s before each sample\n" % (N, GAP))
+        print("| networked start | hot ms | blocked counterpart | hot ms | hot ratio | gap ms | gap blocked ms | gap ratio |")
+        print("|---|---|---|---|---|---|---|---|")
+        only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else ""
+        for label, fa, peer, fb in rows:
+            if only not in label:
+                continue
+            out = []
+            for gap in (0.0, GAP):
+                fa(), fb()
+                xa, xb = [], []
+                for _ in range(N):
+                    time.sleep(gap)
+                    xa.append(fa())
+                    time.sleep(gap)
+                    xb.append(fb())
+                out.append((statistics.median(xa), statistics.median(xb)))
+            (ha, hb), (ga, gb) = out
+            print("| %s | %.2f | %s | %.2f | %.2fx | %.2f | %.2f | %.2fx |" % (label, ha, peer, hb, ha / hb, ga, gb, ga / gb),
+                  flush=True)
+    finally:
+        if _libc.setns(home, 0x40000000) != 0:
+            print("warning: could not return to the original network namespace", file=sys.stderr)
+        os.close(home)
+        subprocess.run(["ip", "netns", "del", name], check=False)
+        shutil.rmtree(base, ignore_errors=True)
+        shutil.rmtree(STATE, ignore_errors=True)
+        shutil.rmtree(STATE + ".ws", ignore_errors=True)
+
+
+if START:
+    start_main()
+else:
+    main()

@@ -334,7 +334,10 @@ int mxc_cgroup_helpers_join_fds(const char *name, uint64_t pids_max, uint64_t me
     for (size_t i = 0; i < n; i++) {
         char dir[600], path[700];
         snprintf(dir, sizeof dir, "%s/" MXC_CGROUP_HELPERS, dirs[i]);
-        snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+        /* v1: the helper is one thread (just forked) writing "0" to `tasks`, which moves only
+         * itself and skips the RCU grace period a cgroup.procs write waits out (4-15 ms here,
+         * before the stack or the proxy could start; docs/design-decisions.md) */
+        snprintf(path, sizeof path, "%s/%s", dir, cg.v2 ? "cgroup.procs" : "tasks");
         int err = mkdir(dir, 0755) < 0 && errno != EEXIST ? errno : 0;
         if (!err && (fds[i] = open(path, O_WRONLY | O_CLOEXEC)) < 0)
             err = errno;

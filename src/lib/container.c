@@ -845,10 +845,13 @@ static int spawn_maps(spawn_state *s, int ctl, ctl_msg *m, mxc_error *e)
             err = mxc_userns_write_map(mapped, true, &gm, 1);
         if (err)
             rc = mxc_err_os(e, MXC_E_BACKEND_ERROR, "session.uid_map", -err, NULL, "cannot write the id maps");
-        else if (mxc_net_ops_get()->after_maps(&p->net, &s->netcg, s->direct, s->c1, e) < 0) /* src/net: rules + stack first */
-            rc = -1;
         else if (send_msg_fds(ctl, MSG_MAPS_DONE, 0, 0, NULL, &etc, etc >= 0 ? 1 : 0) < 0)
             rc = died(ctl, e);
+        /* src/net: rules + stack while PID 1 (or a session's holder, cloned into its namespaces
+         * by the monitor) builds its view; it waits for MSG_CGROUP_DONE (step 5), sent only once
+         * they are in, before its workload or its readiness (and so before any exec) */
+        else if (mxc_net_ops_get()->after_maps(&p->net, &s->netcg, s->direct || s->detached, mapped, e) < 0)
+            rc = -1;
     }
     if (rc == 0 && s->late_cgroup && s->shared && make_late_cgroup(p, s->cgroup_name, s->cg, s->join, &s->njoin, e) < 0)
         rc = -1;
@@ -944,10 +947,10 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
         return spawn_abort(&s, ctl, h->pid);
     if (s.direct)
         h->pid = s.c1; /* it knows itself only as pid 1 */
-    /* src/net: a session's before any exec; a one-shot's through C1
-     * before its workload (the holder waits for MSG_NET_DONE) */
+    /* src/net: a one-shot's through C1 before its workload (the holder waits for
+     * MSG_NET_DONE); a direct one-shot's and a session's were attached with the maps */
     int nrc = 0;
-    if (!s.direct && mxc_net_ops_get()->needs_stack(&p->net)) {
+    if (!s.direct && !s.detached && mxc_net_ops_get()->needs_stack(&p->net)) {
         nrc = mxc_net_ops_get()->attach(&p->net, &s.netcg, h->pid, e);
         if (nrc == 0 && !s.detached && send_msg(ctl, MSG_NET_DONE, 0, 0, NULL) < 0)
             nrc = died(ctl, e);

@@ -22,6 +22,7 @@
 #include "thishost.h"
 
 #define MXC_NET_PASTA "/usr/bin/pasta"
+#define MXC_NET_PASTA_AVX2 "/usr/bin/passt.avx2" /* what pasta re-execs itself as on an AVX2 CPU */
 
 /* Whether a plan of this model needs something attached from outside
  * before its workload runs: the stack and the rules (models 1, 2), or
@@ -36,12 +37,14 @@ int mxc_net_require(const mxc_net_policy *np, bool rootless, mxc_error *e);
  * NULL).  Owned text; NULL with *err = -errno when they cannot be listed,
  * or when the plan has no rules (*err 0). */
 char *mxc_net_rules_now(const mxc_net_policy *np, mxc_thishost *now, int *err);
-/* container.c's hook once the id maps are written: a direct one-shot's
- * PID 1 (pid1) exists and waits, so its network is attached now, while it
- * builds the view.  Otherwise (a session, or a one-shot of a
- * multi-threaded in-process caller, whose namespaces C1 makes after the
- * maps) container.c calls mxc_net_attach once the holder is ready and
- * before it runs anything: any exec, or the one-shot's workload. */
+/* container.c's hook once the id maps are written and sent: a direct
+ * one-shot's PID 1 or a session's holder (pid1, cloned into its namespaces)
+ * exists and builds its view meanwhile (direct true), so its network is
+ * attached now; it runs nothing (workload, readiness, so no exec) before
+ * container.c's next message, sent after this returns.  Otherwise (a
+ * one-shot of a multi-threaded in-process caller, whose namespaces C1 makes
+ * after the maps) container.c calls mxc_net_attach once the holder is
+ * ready, and the workload waits for it. */
 int mxc_net_after_maps(const mxc_net_policy *np, const mxc_net_cgroup *cg, bool direct, pid_t pid1, mxc_error *e);
 /* {"userspaceStack":{...}, "nfTables":bool, "conntrack":bool, "dns":{...},
  * "thisHost":{"rejected":[prefixes], "followsChanges":true}} */

@@ -288,6 +288,24 @@ def test_model1_allow_cidr_and_port(internet, sandbox, client):
                    "tcp:%s:%d" % (GW, LOOPBACK_PORT): "FAIL"}, got
 
 
+def test_model1_the_first_command_meets_rules_and_route(internet, mxc, client):
+    """The stack and the rules attach while the sandbox builds its view (issue 38), yet the
+    workload (a one-shot's, a session's first exec right after start) exists only once both are
+    in: its first connects reach the allowed address (the route is there) and not the denied one
+    (the rules are there).  Several starts: each one races the attach afresh."""
+    d, cmd = client
+    net = {"egress": {"default": "deny", "allow": [rule("198.51.100.0/24", "tcp", 8080)]}}
+    want = {"tcp:%s:8080" % WEB: "OK", "tcp:%s:8081" % WEB: "FAIL"}
+    for kind in ("process", "session") * 3:
+        sb = Surface(mxc, kind, net, d, "1.0.0")
+        try:
+            assert probe(sb, cmd, *want) == want
+        finally:
+            if sb.sid:
+                for ph in ("stop", "deprovision"):
+                    assert_ok_envelope(mxc({"version": "1.0.0", "phase": ph, "sandboxId": sb.sid}))
+
+
 def test_model1_deny_outranks_allow_and_except(internet, sandbox, client):
     d, cmd = client
     sb = sandbox({"egress": {"default": "deny",

@@ -211,7 +211,8 @@ bool mxc_net_proxy_url_ok(const char *url);
 
 /* --- engine services for the network layer's helpers (defined by their modules) --- */
 /* cgroup.h: the helpers' child cgroup of sandbox `name` (made with its limits), and the files a
- * helper moves itself in through: how many (0-3) are in fds[], or -1. */
+ * helper moves itself in through (v1: `tasks`, so the mover must be single-threaded — a process
+ * just forked): how many (0-3) are in fds[], or -1. */
 int mxc_cgroup_helpers_join_fds(const char *name, uint64_t pids_max, uint64_t memory_max, uint64_t cpu_quota_us,
                                 int fds[3], mxc_error *e);
 /* cgroup.h: in the process that moves: "0" written to each fd, and closed.  0 or -errno. */
