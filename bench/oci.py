@@ -47,7 +47,7 @@ Usage: sudo bench/oci.py [N]   (needs build/mxc-oci or $MXC_OCI, /usr/sbin/runc,
        start lets go), per phase and mode, call by call where A and B differ; a count is the same on a
        loaded machine
 """
-import ctypes, json, os, platform, shutil, signal, statistics, subprocess, sys, tempfile, time
+import ctypes, json, os, platform, re, shutil, signal, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MXC_OCI = os.path.realpath(os.environ.get("MXC_OCI", os.path.join(ROOT, "build", "mxc-oci")))
@@ -293,8 +293,9 @@ def traced_cycle(rt, bundle, out):
     st = ["strace", "-f", "-o"]
     out = tempfile.mkdtemp(dir=out)  # a trace file of its own for each call: its end is looked for in it
     files = {ph: os.path.join(out, ph + ".strace") for ph in ("create", "start", "delete")}
+    err = open(os.path.join(out, "create.err"), "w+")  # not this script's stderr: strace holds it to the init's end
     p = subprocess.Popen(st + [files["create"]] + rt.argv + ["create", "--bundle", bundle, "--pid-file", pidf, cid],
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
     deadline = time.time() + 30
     while time.time() < deadline:
         try:
@@ -302,19 +303,23 @@ def traced_cycle(rt, bundle, out):
                 text = f.read()
         except FileNotFoundError:  # strace has not opened it yet
             text = ""
-        first = text.split(None, 1)[0] if text else None
-        if first and ("\n%s +++ exited" % first) in text:
+        first = text.split(None, 1)[0] if text else None  # create's pid (strace pads it with spaces)
+        if first and re.search(r"^%s\s+\+\+\+ (exited|killed)" % first, text, re.M):
             break
         if p.poll() is not None:
-            sys.exit("%s: the traced create failed" % rt.name)
+            err.seek(0)
+            sys.exit("%s: the traced create failed: %s" % (rt.name, err.read()[-400:]))
         time.sleep(0.05)
     else:
+        p.kill()  # strace gone, its tracees let go: the container removed as a shim would
+        rt.call("delete", "--force", cid, check=False)
         sys.exit("%s: the traced create did not finish" % rt.name)
     with open(pidf) as f:
         pid = int(f.read())
     subprocess.run(st + [files["start"]] + rt.argv + ["start", cid], check=True, stdin=subprocess.DEVNULL)
     os.waitpid(pid, 0)
     p.wait()
+    err.close()
     subprocess.run(st + [files["delete"]] + rt.argv + ["delete", cid], check=True, stdin=subprocess.DEVNULL)
     os.unlink(pidf)
     return {ph: strace_counts(path) for ph, path in files.items()}
