@@ -42,13 +42,18 @@ Usage: sudo bench/oci.py [N]   (needs build/mxc-oci or $MXC_OCI, /usr/sbin/runc,
        sudo bench/oci.py [N] --ab OLD NEW   two mxc-oci binaries A/B (an optimisation's measurement): the
        lifecycle, interleaved, hot and with idle gaps, each phase's median too; both modes (cgroup and
        --cgroup-manager disabled)
+       sudo bench/oci.py --ab OLD NEW --syscalls   no timing: the system calls of one create, start and
+       delete of each (strace -f; create's count takes in its init up to the exec of `true`, which
+       start lets go), per phase and mode, call by call where A and B differ; a count is the same on a
+       loaded machine
 """
-import ctypes, json, os, platform, shutil, signal, statistics, subprocess, sys, tempfile, time
+import ctypes, json, os, platform, re, shutil, signal, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MXC_OCI = os.path.realpath(os.environ.get("MXC_OCI", os.path.join(ROOT, "build", "mxc-oci")))
 RUNC, CRUN, BUSYBOX = "/usr/sbin/runc", "/usr/bin/crun", "/bin/busybox"
-args = [a for i, a in enumerate(sys.argv[1:], 1) if not a.startswith("--") and not sys.argv[i - 1].startswith("--")]
+args = [a for i, a in enumerate(sys.argv[1:], 1) if not a.startswith("--") and not sys.argv[i - 1].startswith("--")
+        and sys.argv[i - 2:i - 1] != ["--ab"]]  # --ab's two binaries are not N
 N = int(args[0]) if args else 30
 PODMAN_N = int(sys.argv[sys.argv.index("--podman-n") + 1]) if "--podman-n" in sys.argv else max(5, N // 2)
 GAP = 0.1
@@ -264,10 +269,89 @@ def ab(old, new):
         shutil.rmtree(BASE, ignore_errors=True)
 
 
+def strace_counts(path):
+    """Calls per name in an `strace -f -o` file (a call cut by another process's counted once)."""
+    counts = {}
+    with open(path) as f:
+        for line in f:
+            w = line.split(None, 1)
+            rest = w[1] if len(w) > 1 else ""
+            if rest.startswith(("<...", "+++", "---")) or "(" not in rest:
+                continue
+            name = rest.split("(", 1)[0]
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def traced_cycle(rt, bundle, out):
+    """One create -> start -> wait -> delete with each command under strace -f: {phase: counts}.  The
+    traced create ends only with its init (strace follows it), so start is run once create's own
+    process has exited (its "+++ exited" line), and create's trace read after the init's exit."""
+    rt.n += 1
+    cid = "trace-%s-%d-%d" % (rt.name, os.getpid(), rt.n)
+    pidf = os.path.join(BASE, "pid-" + cid)
+    st = ["strace", "-f", "-o"]
+    out = tempfile.mkdtemp(dir=out)  # a trace file of its own for each call: its end is looked for in it
+    files = {ph: os.path.join(out, ph + ".strace") for ph in ("create", "start", "delete")}
+    err = open(os.path.join(out, "create.err"), "w+")  # not this script's stderr: strace holds it to the init's end
+    p = subprocess.Popen(st + [files["create"]] + rt.argv + ["create", "--bundle", bundle, "--pid-file", pidf, cid],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            with open(files["create"]) as f:
+                text = f.read()
+        except FileNotFoundError:  # strace has not opened it yet
+            text = ""
+        first = text.split(None, 1)[0] if text else None  # create's pid (strace pads it with spaces)
+        if first and re.search(r"^%s\s+\+\+\+ (exited|killed)" % first, text, re.M):
+            break
+        if p.poll() is not None:
+            err.seek(0)
+            sys.exit("%s: the traced create failed: %s" % (rt.name, err.read()[-400:]))
+        time.sleep(0.05)
+    else:
+        p.kill()  # strace gone, its tracees let go: the container removed as a shim would
+        rt.call("delete", "--force", cid, check=False)
+        sys.exit("%s: the traced create did not finish" % rt.name)
+    with open(pidf) as f:
+        pid = int(f.read())
+    subprocess.run(st + [files["start"]] + rt.argv + ["start", cid], check=True, stdin=subprocess.DEVNULL)
+    os.waitpid(pid, 0)
+    p.wait()
+    err.close()
+    subprocess.run(st + [files["delete"]] + rt.argv + ["delete", cid], check=True, stdin=subprocess.DEVNULL)
+    os.unlink(pidf)
+    return {ph: strace_counts(path) for ph, path in files.items()}
+
+
+def ab_syscalls(old, new):
+    print("A %s\nB %s\nsystem calls of one create, start and delete each (strace -f)\n" % (old, new))
+    bundle = os.path.join(BASE, "bundle")
+    make_bundle(bundle)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    try:
+        for mode, extra in (("cg", []), ("nocg", ["--cgroup-manager", "disabled"])):
+            rts = [Runtime(n, [exe, "--root", os.path.join(BASE, n + mode)] + extra, None)
+                   for n, exe in (("A", old), ("B", new))]
+            for r in rts:
+                r.cycle(bundle)  # warm: the root, the bundle's pages, a seccomp cache entry
+            a, b = (traced_cycle(r, bundle, BASE) for r in rts)
+            for ph in ("create", "start", "delete"):
+                x, y = a[ph], b[ph]
+                print("%s %s: A %d, B %d" % (mode, ph, sum(x.values()), sum(y.values())))
+                for k in sorted(set(x) | set(y), key=lambda k: (y.get(k, 0) - x.get(k, 0), k)):
+                    if x.get(k, 0) != y.get(k, 0):
+                        print("  %-18s %5d %5d %+d" % (k, x.get(k, 0), y.get(k, 0), y.get(k, 0) - x.get(k, 0)))
+    finally:
+        shutil.rmtree(BASE, ignore_errors=True)
+
+
 def main():
     if "--ab" in sys.argv:
         i = sys.argv.index("--ab")
-        return ab(os.path.realpath(sys.argv[i + 1]), os.path.realpath(sys.argv[i + 2]))
+        run = ab_syscalls if "--syscalls" in sys.argv else ab
+        return run(os.path.realpath(sys.argv[i + 1]), os.path.realpath(sys.argv[i + 2]))
     for exe in (MXC_OCI, RUNC, CRUN, BUSYBOX):
         if not os.access(exe, os.X_OK):
             sys.exit("missing %s" % exe)

@@ -143,7 +143,8 @@ int mxc_json_dumpfd(const json_t *json, int fd, size_t flags)
     return ok ? 0 : -1;
 }
 
-int mxc_replace_at(int dirfd, const char *name, const char *tmp, const void *buf, size_t len, mode_t mode)
+/* mxc_replace_at and mxc_replace_at_unsynced: the same write, synced or not. */
+static int replace_at(int dirfd, const char *name, const char *tmp, const void *buf, size_t len, mode_t mode, bool sync)
 {
     char own[256];
     if (!tmp) {
@@ -153,7 +154,7 @@ int mxc_replace_at(int dirfd, const char *name, const char *tmp, const void *buf
     int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd < 0)
         return -errno;
-    int rc = mxc_write_all(fd, buf, len) && fsync(fd) == 0 ? 0 : -errno;
+    int rc = mxc_write_all(fd, buf, len) && (!sync || fsync(fd) == 0) ? 0 : -errno;
     close(fd);
     if (rc == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
         rc = -errno;
@@ -162,12 +163,32 @@ int mxc_replace_at(int dirfd, const char *name, const char *tmp, const void *buf
     return rc;
 }
 
-int mxc_json_replace_at(int dirfd, const char *name, const char *tmp, const json_t *json)
+int mxc_replace_at(int dirfd, const char *name, const char *tmp, const void *buf, size_t len, mode_t mode)
+{
+    return replace_at(dirfd, name, tmp, buf, len, mode, true);
+}
+
+int mxc_replace_at_unsynced(int dirfd, const char *name, const char *tmp, const void *buf, size_t len, mode_t mode)
+{
+    return replace_at(dirfd, name, tmp, buf, len, mode, false);
+}
+
+static int json_replace_at(int dirfd, const char *name, const char *tmp, const json_t *json, bool sync)
 {
     char *text = json ? json_dumps(json, JSON_COMPACT) : NULL;
     if (!text)
         return -ENOMEM;
-    int rc = mxc_replace_at(dirfd, name, tmp, text, strlen(text), 0600);
+    int rc = replace_at(dirfd, name, tmp, text, strlen(text), 0600, sync);
     free(text);
     return rc;
+}
+
+int mxc_json_replace_at(int dirfd, const char *name, const char *tmp, const json_t *json)
+{
+    return json_replace_at(dirfd, name, tmp, json, true);
+}
+
+int mxc_json_replace_at_unsynced(int dirfd, const char *name, const char *tmp, const json_t *json)
+{
+    return json_replace_at(dirfd, name, tmp, json, false);
 }

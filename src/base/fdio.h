@@ -52,5 +52,13 @@ int mxc_replace_at(int dirfd, const char *name, const char *tmp, const void *buf
 /* The same for a JSON document, dumped compact, mode 0600 (-ENOMEM when it
  * cannot be dumped). */
 int mxc_json_replace_at(int dirfd, const char *name, const char *tmp, const json_t *json);
+/* Both without the sync: for a file that describes only what a crash of the
+ * machine ends with it (a live container's state, its pid file, its
+ * cgroups).  The rename alone already keeps every reader from a half file;
+ * the sync only adds that the bytes survive a crash (on ext4, ~0.3-1 ms and
+ * a slower unlink of the then allocated file), and after one the file may
+ * read empty, which its reader takes as no record. */
+int mxc_replace_at_unsynced(int dirfd, const char *name, const char *tmp, const void *buf, size_t len, mode_t mode);
+int mxc_json_replace_at_unsynced(int dirfd, const char *name, const char *tmp, const json_t *json);
 
 #endif

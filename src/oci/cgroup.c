@@ -260,8 +260,10 @@ static void unmake(const oci_cgroup *cg, bool made_too)
     }
 }
 
-/* cgroup.json, whole or not at all: written aside, synced, renamed into place (a kill or a full disk never
- * leaves a half record, nor a directory no record names).  The error says why (ENOSPC: a full disk). */
+/* cgroup.json, whole or not at all: written aside, renamed into place (a kill or a full disk never leaves a
+ * half record, nor a directory no record names).  Not synced: cgroups live in the kernel's memory, and a
+ * crash of the machine that could lose the file ends every one it names.  The error says why (ENOSPC:
+ * a full disk). */
 static int save(int dirfd, const oci_cgroup *cg, mxc_error *e)
 {
     json_t *dirs = json_object();
@@ -269,7 +271,7 @@ static int save(int dirfd, const oci_cgroup *cg, mxc_error *e)
         json_object_set_new(dirs, cg->h[i].ctrl, json_string(cg->h[i].dir));
     json_t *j = json_pack("{s:b, s:s, s:i, s:o, s:b}", "v2", V2(cg), "path", cg->path, "levels", cg->levels, "dirs",
                           dirs, "pending", cg->pending);
-    int err = -mxc_json_replace_at(dirfd, SAVED, NULL, j);
+    int err = -mxc_json_replace_at_unsynced(dirfd, SAVED, NULL, j);
     json_decref(j);
     if (err)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.cgroup", err, NULL, "cannot save the container's cgroup "

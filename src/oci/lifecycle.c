@@ -121,7 +121,7 @@ static int write_pid_file(const char *path, pid_t pid, mxc_error *e)
     char tmp[PATH_MAX + 16], text[32];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     int len = snprintf(text, sizeof text, "%d", (int)pid);
-    int rc = mxc_replace_at(AT_FDCWD, path, tmp, text, (size_t)len, 0644);
+    int rc = mxc_replace_at_unsynced(AT_FDCWD, path, tmp, text, (size_t)len, 0644); /* a live pid: fdio.h */
     if (rc < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.pidfile", -rc, NULL, "cannot write the pid file %s", path);
     return 0;

@@ -289,7 +289,8 @@ static int preserved_first(int argc, char **argv, int i, mxc_error *e)
 static int run_over_store(const oci_cmd *c, oci_cli *cli, const char *root, mxc_error *e)
 {
     char own[PATH_MAX];
-    if (oci_rootless() && !root) { /* a non-root caller's default: its runtime directory (rootless.h) */
+    if (!root && oci_rootless()) { /* a non-root caller's default: its runtime directory (rootless.h); with
+                                    * --root given, start, kill and delete read no uid_map to ask */
         if (oci_rootless_root(own, sizeof own, e) < 0)
             return -1;
         root = own;

@@ -164,7 +164,7 @@ int oci_state_write(int dirfd, const oci_state *s, mxc_error *e)
                           s->rootfs, "created", s->created, "claim", s->claim, "owner", oci_rootless_owner());
     if (j && s->annotations)
         json_object_set(j, "annotations", s->annotations);
-    int rc = mxc_json_replace_at(dirfd, STATE_FILE, NULL, j);
+    int rc = mxc_json_replace_at_unsynced(dirfd, STATE_FILE, NULL, j); /* what a crash ends: fdio.h */
     json_decref(j);
     if (rc < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.state", -rc, NULL, "cannot write state.json");

@@ -3,9 +3,9 @@
  * the same document, the same refusals (a duplicate key under
  * JSON_REJECT_DUPLICATES, an empty or truncated text), for a text larger
  * than the first read buffer too; a read error is an error.  A file replaced
- * whole (mxc_replace_at) leaves no temporary, never writes through a link;
- * a tree removed by descriptor (dirtree.h) removes a planted link, never
- * what it names, and is removed whatever its depth. */
+ * whole (mxc_replace_at, synced or not) leaves no temporary, never writes
+ * through a link; a tree removed by descriptor (dirtree.h) removes a planted
+ * link, never what it names, and is removed whatever its depth. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -57,6 +57,16 @@ static void replace_and_remove(void)
     CHECK(fd >= 0 && read(fd, buf, sizeof buf) == 4 && !strcmp(buf, "two!"));
     close(fd);
     CHECK(faccessat(d, "f.new", F_OK, 0) < 0 && faccessat(d, ".f.tmp", F_OK, 0) < 0);
+    /* unsynced: the same whole replacement, the same refusal of a link (below) */
+    CHECK_INT_EQ(mxc_replace_at_unsynced(d, "u", NULL, "old", 3, 0600), 0);
+    o = json_pack("{s:i}", "b", 2);
+    CHECK_INT_EQ(mxc_json_replace_at_unsynced(d, "u", NULL, o), 0);
+    json_decref(o);
+    fd = openat(d, "u", O_RDONLY | O_CLOEXEC);
+    memset(buf, 0, sizeof buf);
+    CHECK(fd >= 0 && read(fd, buf, sizeof buf) == 7 && !strcmp(buf, "{\"b\":2}"));
+    close(fd);
+    CHECK(faccessat(d, "u.new", F_OK, 0) < 0);
     /* a copy of a known size: what is asked, or -EIO when the file ends sooner */
     int in = openat(d, "f", O_RDONLY | O_CLOEXEC), out = memfd_create("copy", MFD_CLOEXEC);
     CHECK_INT_EQ(mxc_copy_size(in, out, 3), 0);
@@ -66,6 +76,8 @@ static void replace_and_remove(void)
     /* a link where the temporary goes: refused, what it names untouched */
     CHECK(symlinkat("/etc/hostname", d, "g.new") == 0);
     CHECK_INT_EQ(mxc_replace_at(d, "g", NULL, "x", 1, 0600), -ELOOP);
+    CHECK(faccessat(d, "g", F_OK, 0) < 0);
+    CHECK_INT_EQ(mxc_replace_at_unsynced(d, "g", NULL, "x", 1, 0600), -ELOOP);
     CHECK(faccessat(d, "g", F_OK, 0) < 0);
     /* a tree: a link in it to a directory outside is removed, not followed */
     char outside[] = "/tmp/mxc-fdio-out-XXXXXX", path[128];
