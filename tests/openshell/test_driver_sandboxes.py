@@ -1069,3 +1069,27 @@ def test_without_loop_devices_creates_are_refused_never_run_uncapped(env, pb, st
         r = subprocess.run([DRIVER, "--socket", os.path.join(base, "run", "x.sock"), "--state-dir", state,
                             "--layer-size", bad], capture_output=True, text=True, timeout=30)
         assert r.returncode == 1 and "--layer-size %s:" % bad in r.stderr, r.stderr
+
+
+def test_a_sandbox_made_before_layers_starts_and_deletes_as_it_was(env, pb):  # noqa: F811
+    """A sandbox recorded before the capped layer (its upper at STATE/work/ID/upper, no layer/):
+    Start mounts the rootfs over that upper again (uncapped, as it was made), and Delete removes it."""
+    start, base = env
+    d = start(extra=["--layer-size", "none"])
+    create(d, sandbox(pb, "o1", SLEEP))
+    assert wait(lambda: os.path.exists(os.path.join(upper(base, "o1"), "sandbox", "ran")))
+    d.call("StopSandbox", pb.StopSandboxRequest(sandbox_id="o1"), pb.StopSandboxResponse)
+    d.stop()
+    work = os.path.join(base, "state", "work", "o1")
+    subprocess.run(["umount", os.path.join(base, "state", "run", "o1", "rootfs")], check=True)
+    for sub in ("upper", "work"):  # the layout of before
+        os.rename(os.path.join(work, "layer", sub), os.path.join(work, sub))
+    os.rmdir(os.path.join(work, "layer"))
+    os.unlink(os.path.join(work, "upper", "sandbox", "ran"))
+    d2 = start()
+    d2.call("StartSandbox", pb.StartSandboxRequest(sandbox_id="o1"), pb.StartSandboxResponse)
+    assert wait(lambda: ready(d2, "o1").status == "True")
+    assert wait(lambda: os.path.exists(os.path.join(work, "upper", "sandbox", "ran")))
+    assert not os.path.exists(os.path.join(work, "layer")) and loops_of(base) == []
+    assert d2.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="o1"), pb.DeleteSandboxResponse).deleted
+    assert os.listdir(os.path.join(base, "state", "work")) == [] and mounts_under(os.path.join(base, "state")) == []
