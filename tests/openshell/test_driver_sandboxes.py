@@ -492,6 +492,7 @@ def test_crash_mid_create_is_swept(env, pb, store):  # noqa: F811
     assert len(d2.call("ListSandboxes", pb.ListSandboxesRequest(), pb.ListSandboxesResponse).sandboxes) == 0
     state = os.path.join(base, "state")
     assert os.listdir(os.path.join(state, "run")) == [] and mounts_under(state) == []
+    assert os.listdir(os.path.join(state, "work")) == [] and wait(lambda: loops_of(base) == []), loops_of(base)
     assert podman_mounts(store) == ""
 
 
@@ -966,6 +967,7 @@ def test_a_create_that_fails_late_leaves_nothing(env, pb, store):  # noqa: F811
     state = os.path.join(base, "state")
     assert os.listdir(os.path.join(state, "sandboxes")) == [] and os.listdir(os.path.join(state, "run")) == []
     assert os.listdir(os.path.join(state, "work")) == [] and mounts_under(state) == []
+    assert wait(lambda: loops_of(base) == []), loops_of(base)  # the layer was made, and went with the rest
     assert podman_mounts(store) == ""
 
 
