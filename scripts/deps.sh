@@ -11,6 +11,7 @@ PKGS=(build-essential pkg-config meson ninja-build libjansson-dev libseccomp-dev
       libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev  # src/osdriver: gRPC's HTTP/2,
                                     # the messages, protoc-c, google/protobuf/struct.proto
       protobuf-compiler  # tests/openshell: protoc makes the Python messages from proto/openshell
+      e2fsprogs  # src/osdriver: mke2fs formats each sandbox's capped writable layer (layer.h)
       libssl-dev openssl  # src/proxy: TLS interception (OpenSSL 3); openssl: the TLS tests' CA
       busybox-static podman  # tests/oci: the rootfs of the bundles mxc-oci runs; Podman 4.3 driving it
       uidmap  # rootless mxc-oci: newuidmap/newgidmap write a non-root caller's subordinate maps

@@ -20,6 +20,7 @@
 #include "fdio.h"
 #include "front.h"
 #include "image.h"
+#include "layer.h"
 #include "logcap.h"
 #include "providers.h"
 #include "run.h"
@@ -302,12 +303,15 @@ static int write_config(const osd_rt *rt, int bfd, const char *bundle, pb_sandbo
     return rc;
 }
 
-/* bfd's rootfs: an overlay of lowers under work/ID/upper. */
+/* bfd's rootfs: an overlay of lowers under work/ID/layer/upper (layer.h; a sandbox made before
+ * layers were: work/ID/upper). */
 static int mount_rootfs(const osd_rt *rt, int bfd, const char *id, const char *lowers, mxc_error *e)
 {
-    char opts[8192], p[64];
-    int n = snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=%s/work/%s/upper,workdir=%s/work/%s/work", lowers,
-                     rt->state, id, rt->state, id);
+    char opts[8192], p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/layer", id);
+    const char *in = faccessat(rt->workfd, p, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ? "/layer" : "";
+    int n = snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=%s/work/%s%s/upper,workdir=%s/work/%s%s/work", lowers,
+                     rt->state, id, in, rt->state, id, in);
     snprintf(p, sizeof p, "/proc/self/fd/%d/rootfs", bfd);
     if (n < 0 || (size_t)n >= sizeof opts || mount("overlay", p, "overlay", MS_NODEV | MS_NOSUID, opts) < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "rootfs.mount", errno, NULL, "cannot mount %s's rootfs overlay", id);
@@ -332,6 +336,11 @@ static int remount(const osd_rt *rt, const pb_sandbox *sb, mxc_error *e)
         snprintf(id, sizeof id, "%s", held); /* the image of the create, whatever the name names now */
     else if (osd_image_resolve(rt->podman, image, id, sizeof id, e) < 0) /* a record from before IDs */
         return -1;
+    _cleanup_fd_ int wfd = openat(rt->workfd, sb->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (wfd < 0)
+        return mxc_err_os(e, MXC_E_BACKEND_ERROR, "layer.open", errno, NULL, "%s's layer is gone", sb->id);
+    if (osd_layer_mount(wfd, e) < 0) /* the layer first: the overlay's upper is in it */
+        return -1;
     if (osd_image_hold(rt->podman, id, image, lowers, sizeof lowers, e) < 0)
         return -1;
     if (mount_rootfs(rt, bfd, sb->id, lowers, e) < 0) {
@@ -341,19 +350,22 @@ static int remount(const osd_rt *rt, const pb_sandbox *sb, mxc_error *e)
     return 0;
 }
 
-/* run/ID (the token, rootfs: an overlay of lowers under work/ID/upper, config.json). */
+/* run/ID (the token, rootfs: an overlay of lowers under work/ID/layer/upper, config.json);
+ * work/ID/layer (layer.h). */
 static int make_bundle(const osd_rt *rt, pb_sandbox *sb, const json_t *fragment, const osd_limits *lim,
                        const char *lowers, mxc_error *e)
 {
     const char *id = sb->id;
-    char bundle[PATH_MAX + 200];
+    char bundle[PATH_MAX + 200], wdir[PATH_MAX + 200];
     if (mkdirat(rt->runfd, id, 0700) < 0 || mkdirat(rt->workfd, id, 0700) < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "bundle.mkdir", errno, NULL, "cannot make %s's directories", id);
     _cleanup_fd_ int bfd = openat(rt->runfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     _cleanup_fd_ int wfd = openat(rt->workfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (bfd < 0 || wfd < 0 || mkdirat(wfd, "upper", 0755) < 0 || mkdirat(wfd, "work", 0700) < 0 ||
-        mkdirat(wfd, "upper/sandbox", 0755) < 0 || mkdirat(bfd, "rootfs", 0755) < 0)
+    if (bfd < 0 || wfd < 0 || mkdirat(bfd, "rootfs", 0755) < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "bundle.mkdir", errno, NULL, "cannot make %s's directories", id);
+    snprintf(wdir, sizeof wdir, "%s/work/%s", rt->state, id);
+    if (osd_layer_make(wfd, wdir, rt->layer_size, e) < 0)
+        return -1;
     const char *tok = sb->spec->sandbox_token;
     if (tok[0] && mxc_replace_at(bfd, "token", NULL, tok, strlen(tok), 0400) < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "token.write", errno, NULL, "cannot write %s's token", id);
@@ -363,8 +375,9 @@ static int make_bundle(const osd_rt *rt, pb_sandbox *sb, const json_t *fragment,
     return write_config(rt, bfd, bundle, sb, fragment, lim, e);
 }
 
-/* Everything of id gone: the container, the rootfs mount, the image's hold (image_ref: its
- * ID, NULL: none), the bundle, the upper layer; the record is the caller's. */
+/* Everything of id gone: the container, the rootfs mount, the layer's mount and loop device,
+ * the image's hold (image_ref: its ID, NULL: none), the bundle, the layer and its image; the
+ * record is the caller's. */
 static void teardown(const osd_rt *rt, const char *id, const char *image_ref)
 {
     osd_run_io io;
@@ -373,6 +386,8 @@ static void teardown(const osd_rt *rt, const char *id, const char *image_ref)
     snprintf(p, sizeof p, "%s/run/%s/rootfs", rt->state, id);
     while (umount2(p, MNT_DETACH | UMOUNT_NOFOLLOW) == 0)
         ;
+    snprintf(p, sizeof p, "%s/work/%s", rt->state, id);
+    osd_layer_unmount(p); /* its loop device goes with it (autoclear) */
     if (image_ref)
         osd_image_release(rt->podman, image_ref);
     int r1 = mxc_remove_tree_at(rt->runfd, id), r2 = mxc_remove_tree_at(rt->workfd, id);
@@ -458,6 +473,8 @@ int osd_sbx_create(const osd_rt *rt, const osd_store *st, pb_sandbox *sb, const 
 {
     const char *image = sb->spec->template_->image;
     char lowers[4096], iid[OSD_IMAGE_ID_LEN + 1];
+    if (rt->layer_refused)
+        return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "%s", rt->layer_refused);
     if (osd_sbx_grants_ok(rt, fragment, e) < 0)
         return -1;
     if (put_phase(st, sb, "Creating", NULL, e) < 0) /* first: a crash from here on is swept */

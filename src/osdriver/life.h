@@ -1,7 +1,8 @@
 /* life.h — a sandbox's life on the host: Create, Stop, Start, Delete, observation, sweep.
  * Owns: the driver's runtime directories under --state-dir (oci/: mxc-oci's --root;
  * run/ID/: the bundle: config.json, rootfs (an overlay: the image's layers under the
- * sandbox's own upper layer), token; work/ID/: that upper layer, its work directory and
+ * sandbox's own upper layer), token; work/ID/: layer/ (the upper layer and its work
+ * directory, on a capped file system of the sandbox's own: layer.h, its image layer.img) and
  * the supervisor's log, written by its keeper, capped: logcap.h), all 0700 and the driver's, reached by descriptor below the state
  * directory; mxc-oci run as the containers' caller (create/start/kill/delete/state under
  * --root STATE/oci, never linked: docs/architecture.md); the sandbox token as a 0400 file
@@ -20,6 +21,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "error.h"
 #include "gateway.h"
@@ -37,6 +39,8 @@ typedef struct {
     char state[PATH_MAX];                                 /* --state-dir, absolute, resolved */
     int runfd, workfd;                                    /* STATE/run, STATE/work */
     char oci_root[PATH_MAX + 8];                          /* STATE/oci */
+    uint64_t layer_size;                                  /* --layer-size: each writable layer's cap, 0: none */
+    const char *layer_refused;                            /* why creates are refused (layer.h), or NULL */
 } osd_rt;
 
 int osd_rt_open(osd_rt *rt, const osd_store *st, const char *state_dir, mxc_error *e);

@@ -7,7 +7,9 @@
  * else may write), the state directory (store.h), and serving until SIGTERM/SIGINT
  * (grpcsrv.h over calls.h), or the socket systemd passes (socket activation: the unit
  * mxc-openshell-driver.socket).  --gateway-endpoint URL: gateway.h (refused at start when
- * malformed).  docs/openshell.md: the trust boundary and the gateway's config. */
+ * malformed).  --layer-size SIZE|none: each sandbox's writable layer's cap (layer.h; 10Gi by
+ * default; creates refused when loop devices are unavailable, unless "none").
+ * docs/openshell.md: the trust boundary and the gateway's config. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -27,6 +29,7 @@
 #include "front.h"
 #include "gateway.h"
 #include "grpcsrv.h"
+#include "layer.h"
 
 #define NAME_MAX_LEN 64 /* the socket's file name: /proc/self/fd/N/ + it fits sun_path */
 
@@ -40,7 +43,7 @@ static void on_signal(int sig)
 #define MAX_GRANT_ROOTS 16
 
 typedef struct {
-    const char *socket, *state_dir, *supervisor, *group, *config, *mxc_oci, *podman, *endpoint;
+    const char *socket, *state_dir, *supervisor, *group, *config, *mxc_oci, *podman, *endpoint, *layer_size;
     const char *grant_root[MAX_GRANT_ROOTS]; /* --grant-root, as given */
     size_t ngrant_roots;
 } options;
@@ -49,7 +52,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: mxc-openshell-driver --socket PATH --state-dir DIR [--supervisor PATH] [--socket-group GROUP]\n"
                "                            [--config FILE] [--mxc-oci PATH] [--podman PATH] [--gateway-endpoint URL]\n"
-               "                            [--grant-root DIR]...\n"
+               "                            [--grant-root DIR]... [--layer-size SIZE|none]\n"
                "Serves OpenShell's compute-driver contract (openshell.compute.v1.ComputeDriver) as the driver\n"
                "\"mxc\" on the unix socket PATH (mode 0600, or 0660 for GROUP).  docs/openshell.md.\n");
 }
@@ -65,6 +68,7 @@ static int parse_args(int argc, char **argv, options *o)
                                           {"podman", required_argument, NULL, 'P'},
                                           {"gateway-endpoint", required_argument, NULL, 'e'},
                                           {"grant-root", required_argument, NULL, 'r'},
+                                          {"layer-size", required_argument, NULL, 'L'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
     int c;
@@ -78,6 +82,7 @@ static int parse_args(int argc, char **argv, options *o)
         case 'o': o->mxc_oci = optarg; break;
         case 'P': o->podman = optarg; break;
         case 'e': o->endpoint = optarg; break;
+        case 'L': o->layer_size = optarg; break;
         case 'r':
             if (o->ngrant_roots == MAX_GRANT_ROOTS)
                 return -1;
@@ -272,6 +277,12 @@ static int run(const options *o, mxc_error *e)
     if (grant_roots(o, canon, roots, e) < 0)
         return -1;
     d.rt.grant_roots = roots;
+    static char no_layer[512];
+    d.rt.layer_size = OSD_LAYER_DEFAULT;
+    if (o->layer_size && osd_layer_size_parse(o->layer_size, &d.rt.layer_size, e) < 0)
+        return -1;
+    if (d.rt.layer_size && (d.rt.layer_refused = osd_layer_unavailable(no_layer, sizeof no_layer)))
+        fprintf(stderr, "mxc-openshell-driver: %s\n", d.rt.layer_refused); /* never uncapped unasked */
     d.rt.ngrant_roots = o->ngrant_roots;
     if ((o->supervisor && check_program("supervisor", o->supervisor, e) < 0) ||
         check_program("mxc-oci", d.rt.mxc_oci, e) < 0 || check_program("podman", d.rt.podman, e) < 0)

@@ -16,6 +16,7 @@ import os
 import queue
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -141,6 +142,9 @@ def _leave_nothing(base, store):
     run = os.path.join(state, "run")
     for sid in os.listdir(run) if os.path.isdir(run) else []:
         subprocess.run(["umount", "-l", os.path.join(run, sid, "rootfs")], capture_output=True)
+    work = os.path.join(state, "work")
+    for sid in os.listdir(work) if os.path.isdir(work) else []:
+        subprocess.run(["umount", "-l", os.path.join(work, sid, "layer")], capture_output=True)
     subprocess.run(store[1] + ["image", "unmount", "-a"], capture_output=True)
     shutil.rmtree(base, ignore_errors=True)
 
@@ -181,7 +185,7 @@ def wait(pred, timeout=10):
 
 
 def upper(base, sid):
-    return os.path.join(base, "state", "work", sid, "upper")
+    return os.path.join(base, "state", "work", sid, "layer", "upper")  # in the layer's file system
 
 
 def cgroup_limits(pid):
@@ -488,6 +492,7 @@ def test_crash_mid_create_is_swept(env, pb, store):  # noqa: F811
     assert len(d2.call("ListSandboxes", pb.ListSandboxesRequest(), pb.ListSandboxesResponse).sandboxes) == 0
     state = os.path.join(base, "state")
     assert os.listdir(os.path.join(state, "run")) == [] and mounts_under(state) == []
+    assert os.listdir(os.path.join(state, "work")) == [] and wait(lambda: loops_of(base) == []), loops_of(base)
     assert podman_mounts(store) == ""
 
 
@@ -560,15 +565,19 @@ def test_start_after_a_reboot_mounts_again(env, pb, store):  # noqa: F811
     with open(os.path.join(upper(base, "r1"), "sandbox", "kept"), "w") as f:
         f.write("k")
     subprocess.run(["umount", os.path.join(base, "state", "run", "r1", "rootfs")], check=True)
+    subprocess.run(["umount", os.path.join(base, "state", "work", "r1", "layer")], check=True)  # and the layer's
     subprocess.run(store[1] + ["image", "unmount", IMAGE], check=True, capture_output=True)
     assert podman_mounts(store) == ""
+    assert wait(lambda: loops_of(base) == []), loops_of(base)  # autoclear: the device went with its mount
     d2 = start()
     d2.call("StartSandbox", pb.StartSandboxRequest(sandbox_id="r1"), pb.StartSandboxResponse)
     assert wait(lambda: ready(d2, "r1").status == "True")
     assert IMAGE in podman_mounts(store)
     assert os.path.exists(os.path.join(upper(base, "r1"), "sandbox", "kept"))
+    assert len(loops_of(base)) == 1  # the layer mounted again
     d2.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="r1"), pb.DeleteSandboxResponse)
     assert podman_mounts(store) == "" and mounts_under(os.path.join(base, "state")) == []
+    assert wait(lambda: loops_of(base) == []), loops_of(base)
 
 
 def test_driver_config_filesystem_grants_are_binds_never_the_driver_s_places(env, pb):  # noqa: F811
@@ -876,6 +885,8 @@ def test_driver_config_provider_placeholder_is_substituted_for_its_host_alone(en
             if "/upper" in root or "/rootfs" in root:
                 continue
             for name in files:
+                if name == "layer.img":  # the writable layer's file system: what /upper holds
+                    continue
                 with open(os.path.join(root, name), "rb") as f:
                     assert SECRET.encode() not in f.read(), os.path.join(root, name)
         # Stop and Start: the secret read again for the new mxc-oci create, substituted again
@@ -956,4 +967,131 @@ def test_a_create_that_fails_late_leaves_nothing(env, pb, store):  # noqa: F811
     state = os.path.join(base, "state")
     assert os.listdir(os.path.join(state, "sandboxes")) == [] and os.listdir(os.path.join(state, "run")) == []
     assert os.listdir(os.path.join(state, "work")) == [] and mounts_under(state) == []
+    assert wait(lambda: loops_of(base) == []), loops_of(base)  # the layer was made, and went with the rest
     assert podman_mounts(store) == ""
+
+
+def loops_of(base):
+    """The loop devices whose backing file lies under base (other tests' and the host's aside)."""
+    out = []
+    for dev in os.listdir("/sys/block"):
+        try:
+            with open(os.path.join("/sys/block", dev, "loop", "backing_file")) as f:
+                if f.read().startswith(base + "/"):
+                    out.append(dev)
+        except OSError:
+            pass
+    return out
+
+
+def test_a_sandbox_filling_its_layer_gets_enospc_and_another_create_succeeds(env, pb, store):  # noqa: F811
+    """Review of issue 37 (a), the writable layer: each sandbox's upper layer is a file system of
+    its own (a sparse ext4 image of --layer-size on a loop device), so a sandbox writing without
+    end gets ENOSPC inside at its cap, and the state's file system (here a 128 MiB tmpfs: the
+    reproduction, where the uncapped upper layer filled it and another tenant's Create failed with
+    ENOSPC) keeps room for every other sandbox. The layer survives Stop and Start; Delete leaves
+    no loop device, mount or file."""
+    start, base = env
+    state = os.path.join(base, "state")
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=128m,mode=0700", "mxc-osd-small", state], check=True)
+    try:
+        d = start(extra=["--layer-size", "32Mi"])
+        fill = ["sh", "-c", "busybox dd if=/dev/zero of=/sandbox/big bs=1048576 count=200 2>/sandbox/dd.err; "
+                            "echo $? > /sandbox/rc; exec sleep 1000"]
+        create(d, sandbox(pb, "q1", fill))
+        rc = os.path.join(upper(base, "q1"), "sandbox", "rc")
+        assert wait(lambda: os.path.exists(rc) and os.path.getsize(rc) > 0, 60)
+        with open(os.path.join(upper(base, "q1"), "sandbox", "dd.err")) as f:
+            assert "No space left on device" in f.read()
+        assert open(rc).read().strip() != "0"
+        assert os.path.getsize(os.path.join(upper(base, "q1"), "sandbox", "big")) < 32 << 20
+        img = os.stat(os.path.join(state, "work", "q1", "layer.img"))
+        assert img.st_size == 32 << 20 and img.st_blocks * 512 <= 32 << 20  # sparse, never past its size
+        layer = os.path.join(state, "work", "q1", "layer")
+        assert os.stat(layer).st_dev != os.stat(state).st_dev and len(loops_of(base)) == 1
+        opts = [ln.split()[5] for ln in mounts_under(layer) if ln.split()[4] == layer]
+        assert opts and "nosuid" in opts[0] and "nodev" in opts[0], opts
+        # another tenant's Create still succeeds, and it writes
+        create(d, sandbox(pb, "q2", SLEEP))
+        assert wait(lambda: ready(d, "q2").status == "True")
+        assert wait(lambda: os.path.exists(os.path.join(upper(base, "q2"), "sandbox", "ran")))
+        assert len(loops_of(base)) == 2
+        # Stop and Start keep the layer (and its mount: the same file system)
+        assert ready(d, "q1").status == "True"
+        d.call("StopSandbox", pb.StopSandboxRequest(sandbox_id="q1"), pb.StopSandboxResponse)
+        os.unlink(rc)
+        d.call("StartSandbox", pb.StartSandboxRequest(sandbox_id="q1"), pb.StartSandboxResponse)
+        assert wait(lambda: ready(d, "q1").status == "True")
+        assert wait(lambda: os.path.exists(rc) and os.path.getsize(rc) > 0, 60)
+        assert os.path.exists(os.path.join(upper(base, "q1"), "sandbox", "big"))
+        # Delete: no loop device, mount or file left
+        for sid in ("q1", "q2"):
+            assert d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id=sid), pb.DeleteSandboxResponse).deleted
+        assert os.listdir(os.path.join(state, "work")) == [] and os.listdir(os.path.join(state, "run")) == []
+        assert mounts_under(os.path.join(state, "work")) == [] and mounts_under(os.path.join(state, "run")) == []
+        assert wait(lambda: loops_of(base) == []), loops_of(base)
+        d.stop()
+    finally:
+        _leave_nothing(base, store)
+        subprocess.run(["umount", "-l", state], capture_output=True)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_without_loop_devices_creates_are_refused_never_run_uncapped(env, pb, store):  # noqa: F811
+    """Loop devices unavailable (here /dev/loop-control hidden by a socket bound over it, in a mount
+    namespace the test made): the driver says so at start, and refuses every Create precisely,
+    making nothing; it runs uncapped layers only when its operator says --layer-size none. A
+    --layer-size that is not a size is refused at start."""
+    start, base = env
+    hide = os.path.join(base, "not-a-loop-control")
+    sk = socket.socket(socket.AF_UNIX)
+    sk.bind(hide)
+    sk.close()
+    d = start(extra=["--layer-size", "64Mi"])
+    d.stop()
+    plain = list(d.args)
+    d.args = ["unshare", "-m", "--propagation", "private", "--", "sh", "-c",
+              'mount --bind "$0" /dev/loop-control && exec "$@"', hide, *d.args]
+    d.start()
+    code, msg = d.refused("CreateSandbox", pb.CreateSandboxRequest(sandbox=sandbox(pb, "u1", SLEEP)),
+                          pb.CreateSandboxResponse)
+    assert code == grpc.StatusCode.FAILED_PRECONDITION and "loop devices are unavailable here (/dev/loop-control" in msg, msg
+    assert "--layer-size none" in msg
+    state = os.path.join(base, "state")
+    assert os.listdir(os.path.join(state, "sandboxes")) == [] and os.listdir(os.path.join(state, "work")) == []
+    d.stop()
+    d.args = plain[:-2] + ["--layer-size", "none"]  # the operator's explicit choice: uncapped, on the state's fs
+    d.start()
+    create(d, sandbox(pb, "u2", SLEEP))
+    assert wait(lambda: os.path.exists(os.path.join(upper(base, "u2"), "sandbox", "ran")))
+    assert not os.path.exists(os.path.join(state, "work", "u2", "layer.img")) and loops_of(base) == []
+    assert d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="u2"), pb.DeleteSandboxResponse).deleted
+    d.stop()
+    for bad in ("1Ki", "lots", "17Ti"):
+        r = subprocess.run([DRIVER, "--socket", os.path.join(base, "run", "x.sock"), "--state-dir", state,
+                            "--layer-size", bad], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 1 and "--layer-size %s:" % bad in r.stderr, r.stderr
+
+
+def test_a_sandbox_made_before_layers_starts_and_deletes_as_it_was(env, pb):  # noqa: F811
+    """A sandbox recorded before the capped layer (its upper at STATE/work/ID/upper, no layer/):
+    Start mounts the rootfs over that upper again (uncapped, as it was made), and Delete removes it."""
+    start, base = env
+    d = start(extra=["--layer-size", "none"])
+    create(d, sandbox(pb, "o1", SLEEP))
+    assert wait(lambda: os.path.exists(os.path.join(upper(base, "o1"), "sandbox", "ran")))
+    d.call("StopSandbox", pb.StopSandboxRequest(sandbox_id="o1"), pb.StopSandboxResponse)
+    d.stop()
+    work = os.path.join(base, "state", "work", "o1")
+    subprocess.run(["umount", os.path.join(base, "state", "run", "o1", "rootfs")], check=True)
+    for sub in ("upper", "work"):  # the layout of before
+        os.rename(os.path.join(work, "layer", sub), os.path.join(work, sub))
+    os.rmdir(os.path.join(work, "layer"))
+    os.unlink(os.path.join(work, "upper", "sandbox", "ran"))
+    d2 = start()
+    d2.call("StartSandbox", pb.StartSandboxRequest(sandbox_id="o1"), pb.StartSandboxResponse)
+    assert wait(lambda: ready(d2, "o1").status == "True")
+    assert wait(lambda: os.path.exists(os.path.join(work, "upper", "sandbox", "ran")))
+    assert not os.path.exists(os.path.join(work, "layer")) and loops_of(base) == []
+    assert d2.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="o1"), pb.DeleteSandboxResponse).deleted
+    assert os.listdir(os.path.join(base, "state", "work")) == [] and mounts_under(os.path.join(base, "state")) == []
