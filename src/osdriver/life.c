@@ -512,6 +512,20 @@ int osd_sbx_stop(const osd_rt *rt, const osd_store *st, const char *id, mxc_erro
     return rc < 0 ? -1 : 1;
 }
 
+/* A Start runs the bundle again, and mxc-oci resolves its grants anew: they are judged again as
+ * at Create, or a grant's path that leads elsewhere by now (a link planted where a sandbox could
+ * write, that sandbox stopped or deleted since, so that no live one can write it) would be bound
+ * wherever it leads, outside every --grant-root (review of this session's changes). */
+static int grants_still_ok(const osd_rt *rt, const pb_sandbox *sb, mxc_error *e)
+{
+    osd_judge j = {rt->cfg, true};
+    osd_limits lim;
+    json_t *fragment = NULL;
+    int rc = osd_spec_check(sb, &j, &lim, &fragment, e) < 0 || osd_sbx_grants_ok(rt, fragment, e) < 0 ? -1 : 0;
+    json_decref(fragment);
+    return rc;
+}
+
 int osd_sbx_start(const osd_rt *rt, const osd_store *st, const char *id, mxc_error *e)
 {
     pb_sandbox *sb;
@@ -526,7 +540,10 @@ int osd_sbx_start(const osd_rt *rt, const osd_store *st, const char *id, mxc_err
     if (!strcmp(phase, "Creating"))
         rc = mxc_err(e, MXC_E_UNSUPPORTED_PHASE, "sandbox %s is still being created", id);
     else if (strcmp(status, "running")) /* stopped, or exited on its own: again from the same bundle */
-        rc = remount(rt, sb, e) < 0 || launch(rt, sb, e) < 0 || put_phase(st, sb, "Running", held, e) < 0 ? -1 : 0;
+        rc = grants_still_ok(rt, sb, e) < 0 || remount(rt, sb, e) < 0 || launch(rt, sb, e) < 0 ||
+                     put_phase(st, sb, "Running", held, e) < 0
+                 ? -1
+                 : 0;
     openshell__compute__v1__driver_sandbox__free_unpacked(sb, NULL);
     return rc < 0 ? -1 : 1;
 }
