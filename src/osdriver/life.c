@@ -53,13 +53,38 @@ static int refuse_in_oci(const osd_rt *rt, mxc_error *e)
     return rc < 0 ? mxc_err_os(e, MXC_E_BACKEND_ERROR, "setenv", errno, NULL, "MXC_OCI_REFUSED_BIND_SOURCES") : 0;
 }
 
+/* MXC_OCI_BIND_ROOTS names the --grant-root directories and the supervisor (the one bind the
+ * driver adds outside its bundle): mxc-oci refuses a bind source that, as it resolves it (by
+ * descriptor), lies outside them all, so a grant made a link after grants_ok's check by path
+ * (a window of an image's resolution and hold at Create) reaches nothing else of the host. */
+static int roots_in_oci(const osd_rt *rt, mxc_error *e)
+{
+    char v[(PATH_MAX + 1) * 17] = "";
+    size_t n = 0;
+    for (size_t i = 0; i <= rt->ngrant_roots; i++) {
+        const char *p = i < rt->ngrant_roots ? rt->grant_roots[i] : rt->supervisor;
+        if (!p)
+            continue;
+        if (strchr(p, ':'))
+            return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "--grant-root and --supervisor must hold no ':' (mxc-oci is "
+                                                         "told them as a ':'-separated list, MXC_OCI_BIND_ROOTS)");
+        int w = snprintf(v + n, sizeof v - n, "%s%s", n ? ":" : "", p);
+        if (w < 0 || (size_t)w >= sizeof v - n)
+            return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "--grant-root: too long a list");
+        n += (size_t)w;
+    }
+    return setenv("MXC_OCI_BIND_ROOTS", v, 1) < 0
+               ? mxc_err_os(e, MXC_E_BACKEND_ERROR, "setenv", errno, NULL, "MXC_OCI_BIND_ROOTS")
+               : 0;
+}
+
 int osd_rt_open(osd_rt *rt, const osd_store *st, const char *state_dir, mxc_error *e)
 {
     rt->runfd = rt->workfd = -1;
     if (!realpath(state_dir, rt->state))
         return mxc_err_os(e, MXC_E_BACKEND_UNAVAILABLE, "state.path", errno, NULL, "cannot resolve %s", state_dir);
     snprintf(rt->oci_root, sizeof rt->oci_root, "%s/oci", rt->state);
-    if (refuse_in_oci(rt, e) < 0)
+    if (refuse_in_oci(rt, e) < 0 || roots_in_oci(rt, e) < 0)
         return -1;
     const char *names[] = {"oci", "run", "work"};
     int *fds[] = {NULL, &rt->runfd, &rt->workfd};

@@ -678,6 +678,46 @@ def test_a_grant_that_leads_outside_the_grant_roots_by_a_restart_is_refused(env,
     assert d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="r1"), pb.DeleteSandboxResponse).deleted
 
 
+def test_a_grant_made_a_link_out_of_the_grant_roots_after_the_check_is_refused_by_mxc_oci(env, pb):  # noqa: F811
+    """The driver judges a grant against --grant-root by path; mxc-oci resolves it again when it
+    binds (at Create, after the image's resolution and hold). A grant made a link to /etc in
+    between (here exactly there: an --mxc-oci wrapper swaps it just before `mxc-oci create`) is
+    refused by mxc-oci on the source as resolved, by descriptor (MXC_OCI_BIND_ROOTS: the grant
+    roots and the supervisor): nothing of the sandbox is left, /etc was never bound."""
+    start, base = env
+    root = os.path.join(base, "shared")
+    grant = os.path.join(root, "data")
+    os.makedirs(grant, 0o755)
+    wrapper = os.path.join(base, "mxc-oci-swapping")
+    with open(wrapper, "w") as f:
+        f.write('#!/bin/sh\ncase " $* " in *" create "*" s3 "*) rm -rf %s && ln -s /etc %s ;; esac\nexec %s "$@"\n'
+                % (grant, grant, MXC_OCI))
+    os.chmod(wrapper, 0o755)
+    d = start(extra=["--mxc-oci", wrapper], grant_roots=(root,))
+    for lst in ("read_only", "read_write"):
+        if os.path.islink(grant):
+            os.unlink(grant)
+            os.mkdir(grant, 0o755)
+        sb = sandbox(pb, "s3", ["sh", "-c", "ls %s > /sandbox/listed; exec sleep 1000" % grant])
+        sb.spec.template.driver_config.update({"version": 1, "filesystem_policy": {lst: [grant]}})
+        code, msg = d.refused("CreateSandbox", pb.CreateSandboxRequest(sandbox=sb), pb.CreateSandboxResponse)
+        assert os.path.islink(grant), "the wrapper did not swap the grant"
+        assert code == grpc.StatusCode.INTERNAL and "mounts[" in msg and "MXC_OCI_BIND_ROOTS" in msg, (lst, msg)
+        state = os.path.join(base, "state")
+        assert os.listdir(os.path.join(state, "sandboxes")) == [] and os.listdir(os.path.join(state, "run")) == [], lst
+    os.unlink(grant)
+    os.mkdir(grant, 0o755)
+    with open(os.path.join(grant, "f"), "w") as f:
+        f.write("granted")
+    sb = sandbox(pb, "s4", ["sh", "-c", "cat %s/f > /sandbox/read; exec sleep 1000" % grant])
+    sb.spec.template.driver_config.update({"version": 1, "filesystem_policy": {"read_only": [grant]}})
+    create(d, sb)  # inside the root: bound, the supervisor too
+    assert wait(lambda: os.path.exists(os.path.join(upper(base, "s4"), "sandbox", "read")), 30)
+    with open(os.path.join(upper(base, "s4"), "sandbox", "read")) as f:
+        assert f.read() == "granted"
+    assert d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="s4"), pb.DeleteSandboxResponse).deleted
+
+
 # the escape suite's probes (tests/helper), as tests/oci/test_oci.py runs them in an mxc-oci container
 PROBES = {
     "unshare_user": "EPERM", "clone_newuser": "EPERM", "mount_tmpfs": "EPERM",
