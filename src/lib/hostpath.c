@@ -396,6 +396,18 @@ int mxc_hostpath_check_grant_against(const char *path, const char *what, const m
     return 0;
 }
 
+bool mxc_hostpath_within(int obj, int parent, const char *root)
+{
+    int r = open(root, O_PATH | O_CLOEXEC);
+    struct stat rst, ost;
+    bool in = r >= 0 && fstat(r, &rst) == 0 && fstat(obj, &ost) == 0 &&
+              ((ost.st_dev == rst.st_dev && ost.st_ino == rst.st_ino) ||
+               (S_ISDIR(rst.st_mode) && at_or_below(S_ISDIR(ost.st_mode) ? obj : parent, &rst)));
+    if (r >= 0)
+        close(r);
+    return in;
+}
+
 int mxc_hostpath_check_grant(const char *path, const char *what, mxc_error *e)
 {
     char state[512] = "", claims[512] = "", ws[512] = "";

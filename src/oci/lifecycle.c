@@ -683,6 +683,26 @@ static int caller_refused(const create_ctx *x, size_t i, bool ro, mxc_error *e)
     return -1;
 }
 
+/* MXC_OCI_BIND_ROOTS=PATH:PATH... in mxc-oci's environment, when set: the only places a bind
+ * source may be, as resolved (by descriptor): one of them or below one (a file: that file
+ * alone), bar this container's bundle entries and the proxy's CA.  An OpenShell driver names its
+ * --grant-root directories and its supervisor, so a grant made a link after the driver's check
+ * by path reaches nothing outside them (review of this session's changes). */
+static int outside_roots(const create_ctx *x, size_t i, int parent, mxc_error *e)
+{
+    const char *list = getenv("MXC_OCI_BIND_ROOTS");
+    if (!list || entry_of(x->src[i], x->bundle_fd) || x->c.mounts[i].source == x->net.ca_src)
+        return 0;
+    char copy[PATH_MAX * 2], *save = NULL;
+    if (snprintf(copy, sizeof copy, "%s", list) >= (int)sizeof copy)
+        return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "MXC_OCI_BIND_ROOTS is too long");
+    for (char *t = strtok_r(copy, ":", &save); t; t = strtok_r(NULL, ":", &save))
+        if (t[0] == '/' && mxc_hostpath_within(x->src[i], parent, t))
+            return 0;
+    return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu].source %s as resolved lies outside every "
+                   "place MXC_OCI_BIND_ROOTS names: refused", i, x->c.mounts[i].source);
+}
+
 /* create step 2, one bind's source resolved on the host as the engine resolves a grant: a symlink
  * followed only where no live sandbox can write it, mxc's own state refused, and its caller's
  * (caller_refused); recorded if writable */
@@ -697,10 +717,8 @@ static int resolve_bind(create_ctx *x, size_t i, mxc_error *e)
                  m->source) >= (int)sizeof want)
         return mxc_err(e, MXC_E_MALFORMED_REQUEST, "config.json: mounts[%zu].source is too long", i);
     mxc_hostpath_rules rules = {.claims = true};
-    int dirfd = -1;
+    _cleanup_fd_ int dirfd = -1; /* where the source was found: outside_roots */
     int r = mxc_hostpath_resolve(&rules, want, true, canon, sizeof canon, &x->src[i], &dirfd, &why);
-    if (dirfd >= 0)
-        close(dirfd);
     struct stat sst;
     if (r < 0 || fstat(x->src[i], &sst) < 0) {
         if (r == 0) {
@@ -714,7 +732,8 @@ static int resolve_bind(create_ctx *x, size_t i, mxc_error *e)
         return mxc_err(e, MXC_E_POLICY_VALIDATION, "config.json: mounts[%zu].source %s is a block device: a raw "
                        "host device is refused", i, m->source);
     bool ro = m->attr_set & MOUNT_ATTR_RDONLY;
-    if (mxc_hostpath_check_grant(canon, ro ? "read-only" : "read-write", e) < 0 || caller_refused(x, i, ro, e) < 0)
+    if (mxc_hostpath_check_grant(canon, ro ? "read-only" : "read-write", e) < 0 || caller_refused(x, i, ro, e) < 0 ||
+        outside_roots(x, i, dirfd, e) < 0)
         return -1;
     if (!ro && !(x->writable[x->nwritable++] = strdup(canon)))
         return mxc_err(e, MXC_E_BACKEND_ERROR, "out of memory");

@@ -54,13 +54,38 @@ static int refuse_in_oci(const osd_rt *rt, mxc_error *e)
     return rc < 0 ? mxc_err_os(e, MXC_E_BACKEND_ERROR, "setenv", errno, NULL, "MXC_OCI_REFUSED_BIND_SOURCES") : 0;
 }
 
+/* MXC_OCI_BIND_ROOTS names the --grant-root directories and the supervisor (the one bind the
+ * driver adds outside its bundle): mxc-oci refuses a bind source that, as it resolves it (by
+ * descriptor), lies outside them all, so a grant made a link after grants_ok's check by path
+ * (a window of an image's resolution and hold at Create) reaches nothing else of the host. */
+static int roots_in_oci(const osd_rt *rt, mxc_error *e)
+{
+    char v[(PATH_MAX + 1) * 17] = "";
+    size_t n = 0;
+    for (size_t i = 0; i <= rt->ngrant_roots; i++) {
+        const char *p = i < rt->ngrant_roots ? rt->grant_roots[i] : rt->supervisor;
+        if (!p)
+            continue;
+        if (strchr(p, ':'))
+            return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "--grant-root and --supervisor must hold no ':' (mxc-oci is "
+                                                         "told them as a ':'-separated list, MXC_OCI_BIND_ROOTS)");
+        int w = snprintf(v + n, sizeof v - n, "%s%s", n ? ":" : "", p);
+        if (w < 0 || (size_t)w >= sizeof v - n)
+            return mxc_err(e, MXC_E_BACKEND_UNAVAILABLE, "--grant-root: too long a list");
+        n += (size_t)w;
+    }
+    return setenv("MXC_OCI_BIND_ROOTS", v, 1) < 0
+               ? mxc_err_os(e, MXC_E_BACKEND_ERROR, "setenv", errno, NULL, "MXC_OCI_BIND_ROOTS")
+               : 0;
+}
+
 int osd_rt_open(osd_rt *rt, const osd_store *st, const char *state_dir, mxc_error *e)
 {
     rt->runfd = rt->workfd = -1;
     if (!realpath(state_dir, rt->state))
         return mxc_err_os(e, MXC_E_BACKEND_UNAVAILABLE, "state.path", errno, NULL, "cannot resolve %s", state_dir);
     snprintf(rt->oci_root, sizeof rt->oci_root, "%s/oci", rt->state);
-    if (refuse_in_oci(rt, e) < 0)
+    if (refuse_in_oci(rt, e) < 0 || roots_in_oci(rt, e) < 0)
         return -1;
     const char *names[] = {"oci", "run", "work"};
     int *fds[] = {NULL, &rt->runfd, &rt->workfd};
@@ -529,6 +554,20 @@ int osd_sbx_stop(const osd_rt *rt, const osd_store *st, const char *id, mxc_erro
     return rc < 0 ? -1 : 1;
 }
 
+/* A Start runs the bundle again, and mxc-oci resolves its grants anew: they are judged again as
+ * at Create, or a grant's path that leads elsewhere by now (a link planted where a sandbox could
+ * write, that sandbox stopped or deleted since, so that no live one can write it) would be bound
+ * wherever it leads, outside every --grant-root (review of this session's changes). */
+static int grants_still_ok(const osd_rt *rt, const pb_sandbox *sb, mxc_error *e)
+{
+    osd_judge j = {rt->cfg, true};
+    osd_limits lim;
+    json_t *fragment = NULL;
+    int rc = osd_spec_check(sb, &j, &lim, &fragment, e) < 0 || osd_sbx_grants_ok(rt, fragment, e) < 0 ? -1 : 0;
+    json_decref(fragment);
+    return rc;
+}
+
 int osd_sbx_start(const osd_rt *rt, const osd_store *st, const char *id, mxc_error *e)
 {
     pb_sandbox *sb;
@@ -543,7 +582,10 @@ int osd_sbx_start(const osd_rt *rt, const osd_store *st, const char *id, mxc_err
     if (!strcmp(phase, "Creating"))
         rc = mxc_err(e, MXC_E_UNSUPPORTED_PHASE, "sandbox %s is still being created", id);
     else if (strcmp(status, "running")) /* stopped, or exited on its own: again from the same bundle */
-        rc = remount(rt, sb, e) < 0 || launch(rt, sb, e) < 0 || put_phase(st, sb, "Running", held, e) < 0 ? -1 : 0;
+        rc = grants_still_ok(rt, sb, e) < 0 || remount(rt, sb, e) < 0 || launch(rt, sb, e) < 0 ||
+                     put_phase(st, sb, "Running", held, e) < 0
+                 ? -1
+                 : 0;
     openshell__compute__v1__driver_sandbox__free_unpacked(sb, NULL);
     return rc < 0 ? -1 : 1;
 }

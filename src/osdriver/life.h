@@ -49,7 +49,7 @@ void osd_rt_close(osd_rt *rt);
 /* driver_config's filesystem grants (fragment, spec.h) judged on this host: each resolved by
  * descriptor (mxc_hostpath_resolve, a link followed only where no live sandbox can write) to
  * lie inside a --grant-root, and never to reach the driver's socket, state or mxc's own.
- * 0, or -1 with *e (policy_validation, the path named).  ValidateSandboxCreate and Create. */
+ * 0, or -1 with *e (policy_validation, the path named).  ValidateSandboxCreate, Create and Start. */
 int osd_sbx_grants_ok(const osd_rt *rt, const json_t *fragment, mxc_error *e);
 
 /* sb checked (spec.h) and not yet recorded: made and started.  0, or -1 with *e and nothing

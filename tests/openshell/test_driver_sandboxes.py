@@ -113,11 +113,11 @@ def env(pb, store):  # noqa: F811
     base = make_base(prefix="mxc-osd-sbx-", under="/var/tmp", supervisor=STAND_IN)
     drivers = []
 
-    def start(extra=(), netns=False, endpoint=None):
+    def start(extra=(), netns=False, endpoint=None, grant_roots=("/",)):
         # an endpoint gives every sandbox governed egress to it (docs/openshell.md): a test naming one
         # runs the driver in a network namespace it made (netns, or test_proxy's world)
         gw = ["--gateway-endpoint", endpoint] if endpoint else []
-        d = Driver(pb, base, extra=["--podman", store[0], *gw, *extra])
+        d = Driver(pb, base, extra=["--podman", store[0], *gw, *extra], grant_roots=grant_roots)
         if netns:  # a network namespace of the test's own, loopback up: what governed egress starts stays there
             d.args = ["unshare", "--net", "--", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *d.args]
         drivers.append(d.start())
@@ -653,6 +653,78 @@ def test_a_grant_swapped_for_a_link_after_the_driver_s_check_reaches_nothing(env
     assert ready(d, "v1").status == "True"
     assert "stolen" not in os.listdir(os.path.join(victim_upper, "sandbox"))
     assert d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="v1"), pb.DeleteSandboxResponse).deleted
+
+
+def test_a_grant_that_leads_outside_the_grant_roots_by_a_restart_is_refused(env, pb):  # noqa: F811
+    """--grant-root is judged at Validate and Create; a Start runs the same bundle again, and
+    mxc-oci resolves its grants anew. A sandbox that could write a grant's parent (here the host
+    does it, as sandbox A with read_write on the parent would, stopped before B starts: no live
+    sandbox can write the parent then, so mxc-oci follows a link there) makes the grant a link to
+    /etc while B is stopped: B's Start is refused, naming the grant root, and /etc is never bound."""
+    start, base = env
+    root = os.path.join(base, "shared")
+    parent = os.path.join(root, "w")
+    grant = os.path.join(parent, "sub")
+    os.makedirs(grant)
+    os.chmod(root, 0o755)
+    os.chmod(parent, 0o777)
+    d = start(grant_roots=(root,))
+    sb = sandbox(pb, "r1", ["sh", "-c", "ls %s > /sandbox/listed; exec sleep 1000" % grant])
+    sb.spec.template.driver_config.update({"version": 1, "filesystem_policy": {"read_only": [grant]}})
+    create(d, sb)
+    listed = os.path.join(upper(base, "r1"), "sandbox", "listed")
+    assert wait(lambda: os.path.exists(listed), 30)
+    d.call("StopSandbox", pb.StopSandboxRequest(sandbox_id="r1"), pb.StopSandboxResponse)
+    assert ready(d, "r1").reason == "Stopped"
+    os.unlink(listed)
+    os.rename(grant, os.path.join(parent, "old"))
+    os.symlink("/etc", grant)
+    code, msg = d.refused("StartSandbox", pb.StartSandboxRequest(sandbox_id="r1"), pb.StartSandboxResponse)
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "outside every --grant-root" in msg, msg
+    time.sleep(1)
+    assert not os.path.exists(listed), open(listed).read()
+    assert ready(d, "r1").reason == "Stopped"
+    assert d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="r1"), pb.DeleteSandboxResponse).deleted
+
+
+def test_a_grant_made_a_link_out_of_the_grant_roots_after_the_check_is_refused_by_mxc_oci(env, pb):  # noqa: F811
+    """The driver judges a grant against --grant-root by path; mxc-oci resolves it again when it
+    binds (at Create, after the image's resolution and hold). A grant made a link to /etc in
+    between (here exactly there: an --mxc-oci wrapper swaps it just before `mxc-oci create`) is
+    refused by mxc-oci on the source as resolved, by descriptor (MXC_OCI_BIND_ROOTS: the grant
+    roots and the supervisor): nothing of the sandbox is left, /etc was never bound."""
+    start, base = env
+    root = os.path.join(base, "shared")
+    grant = os.path.join(root, "data")
+    os.makedirs(grant, 0o755)
+    wrapper = os.path.join(base, "mxc-oci-swapping")
+    with open(wrapper, "w") as f:
+        f.write('#!/bin/sh\ncase " $* " in *" create "*" s3 "*) rm -rf %s && ln -s /etc %s ;; esac\nexec %s "$@"\n'
+                % (grant, grant, MXC_OCI))
+    os.chmod(wrapper, 0o755)
+    d = start(extra=["--mxc-oci", wrapper], grant_roots=(root,))
+    for lst in ("read_only", "read_write"):
+        if os.path.islink(grant):
+            os.unlink(grant)
+            os.mkdir(grant, 0o755)
+        sb = sandbox(pb, "s3", ["sh", "-c", "ls %s > /sandbox/listed; exec sleep 1000" % grant])
+        sb.spec.template.driver_config.update({"version": 1, "filesystem_policy": {lst: [grant]}})
+        code, msg = d.refused("CreateSandbox", pb.CreateSandboxRequest(sandbox=sb), pb.CreateSandboxResponse)
+        assert os.path.islink(grant), "the wrapper did not swap the grant"
+        assert code == grpc.StatusCode.INTERNAL and "mounts[" in msg and "MXC_OCI_BIND_ROOTS" in msg, (lst, msg)
+        state = os.path.join(base, "state")
+        assert os.listdir(os.path.join(state, "sandboxes")) == [] and os.listdir(os.path.join(state, "run")) == [], lst
+    os.unlink(grant)
+    os.mkdir(grant, 0o755)
+    with open(os.path.join(grant, "f"), "w") as f:
+        f.write("granted")
+    sb = sandbox(pb, "s4", ["sh", "-c", "cat %s/f > /sandbox/read; exec sleep 1000" % grant])
+    sb.spec.template.driver_config.update({"version": 1, "filesystem_policy": {"read_only": [grant]}})
+    create(d, sb)  # inside the root: bound, the supervisor too
+    assert wait(lambda: os.path.exists(os.path.join(upper(base, "s4"), "sandbox", "read")), 30)
+    with open(os.path.join(upper(base, "s4"), "sandbox", "read")) as f:
+        assert f.read() == "granted"
+    assert d.call("DeleteSandbox", pb.DeleteSandboxRequest(sandbox_id="s4"), pb.DeleteSandboxResponse).deleted
 
 
 # the escape suite's probes (tests/helper), as tests/oci/test_oci.py runs them in an mxc-oci container

@@ -136,6 +136,10 @@ typedef struct {
 } mxc_hostpath_owned;
 int mxc_hostpath_check_grant_against(const char *path, const char *what, const mxc_hostpath_owned *own, size_t nown,
                                      const char *remedy, mxc_error *e);
+/* Whether an object as resolved (obj; parent: the directory it was found in)
+ * is root or lies below it, root a directory, or is root, root anything
+ * else: by device and inode, walking up by "..", no path string trusted. */
+bool mxc_hostpath_within(int obj, int parent, const char *root);
 
 /* ---- state.h: the caller's own directories ---- */
 int mxc_open_own_dir(const char *path, mode_t forbidden);
