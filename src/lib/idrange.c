@@ -519,6 +519,11 @@ static int rewrite(const char *name, pid_t pid, json_t *cgroups)
             rc = -errno;
             unlinkat(dir, tmp, 0);
         }
+        /* a release (unlink, then its entries pruned) between the read above and the rename
+         * brings the claim back: its entries are made again (idempotent, the shared lock), so
+         * the index never misses a claim that is there (review of the index, finding 3) */
+        if (rc == 0 && json_array_size(json_object_get(old, "writable")))
+            rc = mxc_wroots_add(dir, name);
     }
     json_decref(old);
     close(dir);
