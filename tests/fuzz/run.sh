@@ -1,6 +1,7 @@
 #!/bin/sh
 # run.sh [SECONDS] — build and run the libFuzzer harnesses over the pure
-# engine sources, each for SECONDS (default 60).  Everything is built and run
+# engine sources, each for SECONDS (default 60; 0: each harness over its seed
+# corpus once).  The sources they share are compiled once.  Everything is built and run
 # in a temporary directory: the repository (and its seed corpus) is never
 # written.  Exits non-zero if a harness fails to build or finds a crash; the
 # temporary directory (with the crash artifacts) is then kept and printed.
@@ -18,7 +19,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 CC=${CC:-clang}
 command -v "$CC" >/dev/null 2>&1 || { echo "run.sh: $CC not found" >&2; exit 2; }
-JANSSON=$(pkg-config --cflags --libs jansson libidn2 yaml-0.1) || { echo "run.sh: jansson, libidn2 or yaml-0.1 not found by pkg-config" >&2; exit 2; }
+JANSSON_CFLAGS=$(pkg-config --cflags jansson libidn2 yaml-0.1) || { echo "run.sh: jansson, libidn2 or yaml-0.1 not found by pkg-config" >&2; exit 2; }
+JANSSON_LIBS=$(pkg-config --libs jansson libidn2 yaml-0.1)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/mxc-fuzz.XXXXXX")
 status=0
@@ -48,12 +50,25 @@ cp "$root/proto/openshell/options.proto" "$pb/"
     "$pbinc/google/protobuf/struct.proto" "$pbinc/google/protobuf/descriptor.proto") || { echo "run.sh: protoc-c failed" >&2; exit 2; }
 PBC="-I$pb src/osdriver/pbcheck.c $pb/compute_driver.pb-c.c $pb/google/protobuf/struct.pb-c.c $(pkg-config --cflags --libs libprotobuf-c)"
 
+INC="-Iinclude -Isrc/base -Isrc/lib -Isrc/lib/iface -Isrc/lib/netiface -Isrc/net -Isrc/net/iface -Isrc/proxy -Isrc/gateway -Isrc/osdriver -Isrc/oci"
+# the sources every harness links, compiled once (two at a time), not once per harness
+obj="$work/obj"
+mkdir -p "$obj"
+export CC CFLAGS INC JANSSON_CFLAGS obj
+# shellcheck disable=SC2016,SC2086 # expanded by the inner shell; word splitting of flag lists is intended
+if ! (cd "$root" && printf '%s\n' $SOURCES | xargs -P 2 -I{} sh -c \
+        'o="$obj/$(echo "{}" | tr / _).o"; $CC $CFLAGS $INC $JANSSON_CFLAGS -c "{}" -o "$o" || { echo "run.sh: {} does not compile" >&2; exit 255; }'); then
+    status=1
+    exit 1
+fi
+OBJS=$(echo "$obj"/*.o)
+
 for h in request sandbox_id termfilter httphead hostpolicy yamljson toml oci_config quantity pbcheck; do
     extra=""
     [ "$h" = pbcheck ] && extra=$PBC
     echo "== fuzz_$h: building"
     # shellcheck disable=SC2086 # word splitting of flag lists is intended
-    if ! (cd "$root" && $CC $CFLAGS -Iinclude -Isrc/base -Isrc/lib -Isrc/lib/iface -Isrc/lib/netiface -Isrc/net -Isrc/net/iface -Isrc/proxy -Isrc/gateway -Isrc/osdriver -Isrc/oci "tests/fuzz/fuzz_$h.c" $SOURCES $extra $JANSSON \
+    if ! (cd "$root" && $CC $CFLAGS $INC $JANSSON_CFLAGS "tests/fuzz/fuzz_$h.c" $OBJS $extra $JANSSON_LIBS \
             -o "$work/fuzz_$h"); then
         echo "run.sh: fuzz_$h does not build" >&2
         status=1
@@ -62,7 +77,10 @@ for h in request sandbox_id termfilter httphead hostpolicy yamljson toml oci_con
     mkdir -p "$work/corpus_$h" "$work/artifacts_$h"
     cp -R "$here/corpus/$h/." "$work/corpus_$h/"
     echo "== fuzz_$h: running for ${SECONDS_EACH}s"
-    if "$work/fuzz_$h" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
+    # 0 seconds: the seed corpus run once (libFuzzer's -max_total_time=0 would mean no limit at all)
+    limit="-max_total_time=$SECONDS_EACH"
+    [ "$SECONDS_EACH" -eq 0 ] && limit="-runs=0"
+    if "$work/fuzz_$h" "$limit" -timeout=10 -rss_limit_mb=2048 \
             -print_final_stats=1 -artifact_prefix="$work/artifacts_$h/" \
             "$work/corpus_$h" >"$work/fuzz_$h.log" 2>&1; then
         tail -n 12 "$work/fuzz_$h.log" | grep -E '^(stat::|Done|#[0-9]+.*DONE)' || true
