@@ -305,13 +305,21 @@ static size_t attach_dirs(const mxc_cgroup *cg, const char *dirs[3])
     return n;
 }
 
+/* The file a process writes "0" to, to join a directory of cg: on v1 `tasks`, which moves only the
+ * writing thread (the joiners are single-threaded, just forked) and skips the RCU grace period a
+ * cgroup.procs write waits out (4-15 ms here; docs/design-decisions.md); on v2 cgroup.procs. */
+static const char *join_file(const mxc_cgroup *cg)
+{
+    return cg->v2 ? "cgroup.procs" : "tasks";
+}
+
 int mxc_cgroup_join_fds(const mxc_cgroup *cg, int fds[3], mxc_error *e)
 {
     const char *dirs[3];
     size_t n = attach_dirs(cg, dirs);
     for (size_t i = 0; i < n; i++) {
         char path[700];
-        snprintf(path, sizeof path, "%s/%s", dirs[i], cg->v2 ? "cgroup.procs" : "tasks");
+        snprintf(path, sizeof path, "%s/%s", dirs[i], join_file(cg));
         fds[i] = open(path, O_WRONLY | O_CLOEXEC);
         if (fds[i] < 0) {
             int err = errno;
@@ -334,10 +342,7 @@ int mxc_cgroup_helpers_join_fds(const char *name, uint64_t pids_max, uint64_t me
     for (size_t i = 0; i < n; i++) {
         char dir[600], path[700];
         snprintf(dir, sizeof dir, "%s/" MXC_CGROUP_HELPERS, dirs[i]);
-        /* v1: the helper is one thread (just forked) writing "0" to `tasks`, which moves only
-         * itself and skips the RCU grace period a cgroup.procs write waits out (4-15 ms here,
-         * before the stack or the proxy could start; docs/design-decisions.md) */
-        snprintf(path, sizeof path, "%s/%s", dir, cg.v2 ? "cgroup.procs" : "tasks");
+        snprintf(path, sizeof path, "%s/%s", dir, join_file(&cg)); /* before the stack or the proxy starts */
         int err = mkdir(dir, 0755) < 0 && errno != EEXIST ? errno : 0;
         if (!err && (fds[i] = open(path, O_WRONLY | O_CLOEXEC)) < 0)
             err = errno;
