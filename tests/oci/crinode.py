@@ -22,7 +22,8 @@ import sys
 import tempfile
 
 from conftest import wait_until
-from test_containerd import base_config, cgroup_dirs, claims_naming, mounts_under, pids_naming, write_oci_image
+from test_containerd import (base_config, cgroup_dirs, claims_naming, mounts_under, pids_naming, stop_process,
+                             write_oci_image)
 from test_oci import MXC_OCI, make_rootfs
 
 REPO = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -228,12 +229,7 @@ def cri_node(netns, subnet=SUBNET, gateway=False, portmap=False, extra_toml="", 
         except Exception:                # noqa: BLE001
             pass
         c.channel.close()
-        d.send_signal(signal.SIGTERM)
-        try:
-            d.wait(60)
-        except subprocess.TimeoutExpired:
-            d.kill()
-            d.wait()
+        stop_process(d)
         log.close()
         left = pids_naming(base)
         for p in left:

@@ -43,6 +43,16 @@ pytestmark = pytest.mark.skipif(
     reason="needs root, containerd 1.6, ctr, containerd-shim-runc-v2 and busybox-static")
 
 
+
+def stop_process(p, timeout=60):
+    """SIGTERM (nothing when p has ended), SIGKILL after timeout seconds; p reaped either way."""
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
 def _blob(layout, data):
     d = hashlib.sha256(data).hexdigest()
     with open(os.path.join(layout, "blobs", "sha256", d), "wb") as f:
@@ -217,12 +227,7 @@ def ctrd():
             c.remove_all()
             c("images", "rm", IMAGE, check=False)
         finally:
-            d.send_signal(signal.SIGTERM)
-            try:
-                d.wait(60)
-            except subprocess.TimeoutExpired:
-                d.kill()
-                d.wait()
+            stop_process(d)
             log.close()
             left = pids_naming(base)       # shims name the containerd address, runtimes the bundle
             for p in left:
@@ -411,12 +416,7 @@ def test_cri_runtime_entry_of_the_docs_loads():
         assert wait_until(lambda: d.poll() is None and cri(), 60)
         assert cri() == ["ok"], open(os.path.join(base, "containerd.log")).read()
     finally:
-        d.send_signal(signal.SIGTERM)
-        try:
-            d.wait(60)
-        except subprocess.TimeoutExpired:
-            d.kill()
-            d.wait()
+        stop_process(d)
         log.close()
         mnts = mounts_under(base)
         shutil.rmtree(base, ignore_errors=True)

@@ -17,7 +17,6 @@ against run.sh's allowed differences (docs/oci.md "critest").  Called by tests/o
 """
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -29,7 +28,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from conftest import wait_until  # noqa: E402
 from crinode import cri_node  # noqa: E402
-from test_containerd import write_oci_image  # noqa: E402
+from test_containerd import stop_process, write_oci_image  # noqa: E402
 from test_oci import BUSYBOX  # noqa: E402
 
 REGISTRY = "127.0.0.1:5000"
@@ -203,13 +202,7 @@ def start_registry(work, netns):
 
 
 def stop(p):
-    if p.poll() is None:
-        p.send_signal(signal.SIGTERM)
-        try:
-            p.wait(30)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
+    stop_process(p, 30)
 
 
 def results(junit):
