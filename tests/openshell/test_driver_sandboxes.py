@@ -616,6 +616,30 @@ def test_driver_config_filesystem_grants_are_binds_never_the_driver_s_places(env
         assert os.listdir(os.path.join(state, "sandboxes")) == [] and os.listdir(os.path.join(state, "run")) == []
 
 
+def swapping_mxc_oci(base, sid, grant, target):
+    """An --mxc-oci that, at the create of sandbox sid, swaps the directory grant for a link to
+    target (after the driver's own check, before mxc-oci resolves it), then runs mxc-oci."""
+    wrapper = os.path.join(base, "mxc-oci-swapping")
+    with open(wrapper, "w") as f:
+        f.write('#!/bin/sh\ncase " $* " in *" create "*" %s "*) rm -rf %s && ln -s %s %s ;; esac\nexec %s "$@"\n'
+                % (sid, grant, target, grant, MXC_OCI))
+    os.chmod(wrapper, 0o755)
+    return wrapper
+
+
+def create_swapped(d, pb, sid, command, grant, lst):
+    """Sandbox sid granted grant (filesystem_policy lst, a directory again first) and running
+    command, created through swapping_mxc_oci: the refusal's (code, message)."""
+    if os.path.islink(grant):
+        os.unlink(grant)
+        os.mkdir(grant, 0o755)
+    sb = sandbox(pb, sid, ["sh", "-c", command + "; exec sleep 1000"])
+    sb.spec.template.driver_config.update({"version": 1, "filesystem_policy": {lst: [grant]}})
+    code, msg = d.refused("CreateSandbox", pb.CreateSandboxRequest(sandbox=sb), pb.CreateSandboxResponse)
+    assert os.path.islink(grant), "the wrapper did not swap the grant"
+    return code, msg
+
+
 def test_a_grant_swapped_for_a_link_after_the_driver_s_check_reaches_nothing(env, pb):  # noqa: F811
     """Review of issue 37 (b): the driver checks a grant by path, and mxc-oci binds it after
     resolving the path again. Someone who can write the granted path's parent swaps it for a link
@@ -628,22 +652,11 @@ def test_a_grant_swapped_for_a_link_after_the_driver_s_check_reaches_nothing(env
     grant = os.path.join(parent, "data")
     os.makedirs(grant, 0o755)
     victim_upper = upper(base, "v1")
-    wrapper = os.path.join(base, "mxc-oci-swapping")
-    with open(wrapper, "w") as f:
-        f.write('#!/bin/sh\ncase " $* " in *" create "*" s2 "*) rm -rf %s && ln -s %s %s ;; esac\nexec %s "$@"\n'
-                % (grant, victim_upper, grant, MXC_OCI))
-    os.chmod(wrapper, 0o755)
-    d = start(extra=["--mxc-oci", wrapper])
+    d = start(extra=["--mxc-oci", swapping_mxc_oci(base, "s2", grant, victim_upper)])
     create(d, sandbox(pb, "v1", ["sh", "-c", "echo mine > /sandbox/private; exec sleep 1000"]))
     assert wait(lambda: os.path.exists(os.path.join(victim_upper, "sandbox", "private")))
     for lst in ("read_only", "read_write"):
-        if os.path.islink(grant):
-            os.unlink(grant)
-            os.mkdir(grant, 0o755)
-        sb = sandbox(pb, "s2", ["sh", "-c", "cat %s/sandbox/private > /sandbox/stolen; exec sleep 1000" % grant])
-        sb.spec.template.driver_config.update({"version": 1, "filesystem_policy": {lst: [grant]}})
-        code, msg = d.refused("CreateSandbox", pb.CreateSandboxRequest(sandbox=sb), pb.CreateSandboxResponse)
-        assert os.path.islink(grant), "the wrapper did not swap the grant"
+        code, msg = create_swapped(d, pb, "s2", "cat %s/sandbox/private > /sandbox/stolen" % grant, grant, lst)
         assert code == grpc.StatusCode.INTERNAL and "mounts[" in msg and "as resolved" in msg and \
             "MXC_OCI_REFUSED_BIND_SOURCES" in msg, (lst, msg)
         state = os.path.join(base, "state")
@@ -697,20 +710,9 @@ def test_a_grant_made_a_link_out_of_the_grant_roots_after_the_check_is_refused_b
     root = os.path.join(base, "shared")
     grant = os.path.join(root, "data")
     os.makedirs(grant, 0o755)
-    wrapper = os.path.join(base, "mxc-oci-swapping")
-    with open(wrapper, "w") as f:
-        f.write('#!/bin/sh\ncase " $* " in *" create "*" s3 "*) rm -rf %s && ln -s /etc %s ;; esac\nexec %s "$@"\n'
-                % (grant, grant, MXC_OCI))
-    os.chmod(wrapper, 0o755)
-    d = start(extra=["--mxc-oci", wrapper], grant_roots=(root,))
+    d = start(extra=["--mxc-oci", swapping_mxc_oci(base, "s3", grant, "/etc")], grant_roots=(root,))
     for lst in ("read_only", "read_write"):
-        if os.path.islink(grant):
-            os.unlink(grant)
-            os.mkdir(grant, 0o755)
-        sb = sandbox(pb, "s3", ["sh", "-c", "ls %s > /sandbox/listed; exec sleep 1000" % grant])
-        sb.spec.template.driver_config.update({"version": 1, "filesystem_policy": {lst: [grant]}})
-        code, msg = d.refused("CreateSandbox", pb.CreateSandboxRequest(sandbox=sb), pb.CreateSandboxResponse)
-        assert os.path.islink(grant), "the wrapper did not swap the grant"
+        code, msg = create_swapped(d, pb, "s3", "ls %s > /sandbox/listed" % grant, grant, lst)
         assert code == grpc.StatusCode.INTERNAL and "mounts[" in msg and "MXC_OCI_BIND_ROOTS" in msg, (lst, msg)
         state = os.path.join(base, "state")
         assert os.listdir(os.path.join(state, "sandboxes")) == [] and os.listdir(os.path.join(state, "run")) == [], lst
