@@ -27,6 +27,8 @@ Usage: sudo bench/net.py [N]   (needs build/mxc-exec, pasta; N: runs per side, d
 """
 import ctypes, json, os, shutil, socket, statistics, subprocess, sys, tempfile, threading, time
 
+from bundles import spec_bundle
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXE = os.environ.get("MXC_EXEC", os.path.join(ROOT, "build", "mxc-exec"))
 MXC_OCI = os.path.realpath(os.environ.get("MXC_OCI", os.path.join(ROOT, "build", "mxc-oci")))
@@ -280,21 +282,7 @@ class OciStart:
 
 
 def oci_bundle(path, annotations):
-    rootfs = os.path.join(path, "rootfs")
-    os.makedirs(os.path.join(rootfs, "bin"))
-    shutil.copy2("/bin/busybox", os.path.join(rootfs, "bin", "busybox"))
-    for a in ("sh", "true"):
-        os.symlink("busybox", os.path.join(rootfs, "bin", a))
-    for d in ("proc", "dev", "sys", "tmp", "etc"):
-        os.makedirs(os.path.join(rootfs, d))
-    subprocess.run([MXC_OCI, "spec", "--bundle", path], check=True)
-    with open(os.path.join(path, "config.json")) as f:
-        c = json.load(f)
-    c["process"]["args"], c["process"]["terminal"], c["root"]["readonly"] = ["true"], False, True
-    c["mounts"] = [m for m in c["mounts"] if m.get("type") != "cgroup"]
-    c["annotations"] = annotations
-    with open(os.path.join(path, "config.json"), "w") as f:
-        json.dump(c, f, indent=1)
+    spec_bundle(path, MXC_OCI, "/bin/busybox", lambda c: c.update(annotations=annotations))
     return path
 
 

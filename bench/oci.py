@@ -49,6 +49,8 @@ Usage: sudo bench/oci.py [N]   (needs build/mxc-oci or $MXC_OCI, /usr/sbin/runc,
 """
 import ctypes, json, os, platform, re, shutil, signal, statistics, subprocess, sys, tempfile, time
 
+from bundles import spec_bundle
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MXC_OCI = os.path.realpath(os.environ.get("MXC_OCI", os.path.join(ROOT, "build", "mxc-oci")))
 RUNC, CRUN, BUSYBOX = "/usr/sbin/runc", "/usr/bin/crun", "/bin/busybox"
@@ -65,28 +67,9 @@ UNIFIED = "/sys/fs/cgroup/unified/cgroup.controllers"
 
 
 def make_bundle(path):
-    """A busybox-static rootfs and a config.json every runtime takes: mxc-oci's `spec` (runc's own
-    shape) minus its cgroup mount, `true`."""
-    rootfs = os.path.join(path, "rootfs")
-    os.makedirs(os.path.join(rootfs, "bin"))
-    shutil.copy2(BUSYBOX, os.path.join(rootfs, "bin", "busybox"))
-    for a in ("sh", "true"):
-        os.symlink("busybox", os.path.join(rootfs, "bin", a))
-    for d in ("proc", "dev", "sys", "tmp", "etc"):
-        os.makedirs(os.path.join(rootfs, d))
-    subprocess.run([MXC_OCI, "spec", "--bundle", path], check=True)
-    with open(os.path.join(path, "config.json")) as f:
-        c = json.load(f)
-    c["ociVersion"] = "1.0.2"  # crun 1.8 takes 1.0.x only
-    c["process"]["args"] = ["true"]
-    c["process"]["terminal"] = False
-    c["root"]["readonly"] = True
-    # runc's template's /sys/fs/cgroup mount (mxc-oci spec writes it since issue 36) left out: the
-    # no-cgroup runs (--cgroup-manager disabled) refuse it, and every runtime gets one config
-    c["mounts"] = [m for m in c["mounts"] if m.get("type") != "cgroup"]
-    with open(os.path.join(path, "config.json"), "w") as f:
-        json.dump(c, f, indent=1)
-    return rootfs
+    """A busybox-static rootfs and a config.json every runtime takes (bundles.spec_bundle), its
+    ociVersion 1.0.2: crun 1.8 takes 1.0.x only."""
+    return spec_bundle(path, MXC_OCI, BUSYBOX, lambda c: c.update(ociVersion="1.0.2"))
 
 
 class CrunNs:

@@ -20,6 +20,8 @@ Usage: sudo bench/openshell.py [N]   (needs build/mxc-openshell-driver, build/mx
 """
 import json, os, platform, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 
+from bundles import busybox_rootfs
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build")
 DRIVER, GATEWAY, MXC_EXEC = (os.path.join(BUILD, b) for b in ("mxc-openshell-driver", "mxc-gateway", "mxc-exec"))
@@ -35,13 +37,7 @@ STAND_IN = "#!/bin/sh\nexec sleep 1000\n"
 
 
 def setup_image():
-    rootfs = os.path.join(BASE, "rootfs")
-    os.makedirs(os.path.join(rootfs, "bin"))
-    shutil.copy2("/bin/busybox", os.path.join(rootfs, "bin", "busybox"))
-    for a in ("sh", "sleep"):
-        os.symlink("busybox", os.path.join(rootfs, "bin", a))
-    for d in ("proc", "dev", "sys", "tmp", "etc"):
-        os.makedirs(os.path.join(rootfs, d))
+    rootfs = busybox_rootfs(os.path.join(BASE, "rootfs"), "/bin/busybox", ("sh", "sleep"))
     subprocess.run(["tar", "-C", rootfs, "-cf", BASE + "/bb.tar", "."], check=True)
     subprocess.run(PODMAN + ["import", "-q", BASE + "/bb.tar", IMAGE], check=True, capture_output=True)
     with open(BASE + "/podman", "w") as f:
