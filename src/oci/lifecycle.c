@@ -1208,6 +1208,7 @@ static int spawn_init(create_ctx *x, mxc_error *e)
         close(cgfd);
     if (x->child == 0) {
         oci_stdio_take(x->io);
+        oci_mxcnet_wipe_secrets(&x->net); /* a provider's secret: mxc-oci's, for the proxy alone */
         close(sv[0]);
         close(here);
         oci_init_args a = {.c = &x->c, .sock = sv[1], .fifo = x->fifo_fd, .console = x->console, .seccomp = &x->sc,
