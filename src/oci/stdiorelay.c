@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -93,8 +94,8 @@ static bool input_ours(void)
     return fg < 0 || fg == getpgrp();
 }
 
-/* One read of output pipe i, filtered onto mxc-oci's fd i: false at EOF or an error, or when
- * nothing is there now (then *more false) */
+/* One read of output pipe i (at most *budget bytes, when given), filtered onto mxc-oci's fd i:
+ * false at EOF or an error (the pipe closed), or when nothing is there now */
 static bool copy_out(oci_stdio *s, int i, mxc_termfilter *f, size_t *budget)
 {
     unsigned char raw[16384], out[sizeof raw + MXC_TERMFILTER_SEQ_MAX];
@@ -172,7 +173,9 @@ void oci_stdio_relay(oci_stdio *s, int pidfd)
     }
     /* the process ended: what its pipes hold now (no more: what it left running may keep writing) */
     for (int i = 1; i < 3; i++) {
-        int held = s->near[i] >= 0 ? fcntl(s->near[i], F_GETPIPE_SZ) : 0;
+        int held = 0;
+        if (s->near[i] >= 0 && ioctl(s->near[i], FIONREAD, &held) < 0)
+            held = 0;
         size_t budget = held > 0 ? (size_t)held : 0;
         while (s->near[i] >= 0 && budget && copy_out(s, i, &f[i], &budget))
             ;

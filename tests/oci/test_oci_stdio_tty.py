@@ -99,6 +99,16 @@ def test_run_relays_input_output_exit_code_and_eof(oci):  # noqa: F811
     assert b"got [typed]" in out and b"to-err" in out and b"after-eof" in out, out
 
 
+def test_run_output_is_whole_when_the_process_ends(oci):  # noqa: F811
+    """What the process wrote before it exited is all copied (its pipe drained at its end)."""
+    b = oci.bundle(["sh", "-c", "seq 1 30000"])
+    rc, out, master = on_tty(oci, "run", "--bundle", b, "s11")
+    os.close(master)
+    assert rc == 0, out[-200:]
+    lines = out.split(b"\r\n")
+    assert lines[-2:] == [b"30000", b""] and lines.count(b"15000") == 1, out[-200:]
+
+
 def test_detached_run_and_create_get_dev_null(oci):  # noqa: F811
     b = oci.bundle(["sh", "-c", PROBE], readonly=False)
     rc, out, master = on_tty(oci, "run", "--detach", "--bundle", b, "s3")
