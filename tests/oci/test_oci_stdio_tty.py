@@ -109,6 +109,29 @@ def test_run_output_is_whole_when_the_process_ends(oci):  # noqa: F811
     assert lines[-2:] == [b"30000", b""] and lines.count(b"15000") == 1, out[-200:]
 
 
+def test_run_relaying_forwards_signals(oci):  # noqa: F811
+    """A signal to mxc-oci while it relays reaches the process, as before; its status is run's."""
+    b = oci.bundle(["sh", "-c", "trap 'echo got-term; exit 3' TERM; echo ready; while :; do sleep 0.1; done"])
+    master, slave = pty.openpty()
+    p = subprocess.Popen([MXC_OCI, "--root", oci.root, "run", "--bundle", b, "s12"], stdin=slave, stdout=slave,
+                         stderr=slave)
+    os.close(slave)
+    try:
+        out, deadline = b"", time.monotonic() + 30
+        while b"ready" not in out and time.monotonic() < deadline:
+            out = drain(master, out, 0.05)
+        p.send_signal(15)
+        while p.poll() is None and time.monotonic() < deadline + 30:
+            out = drain(master, out, 0.05)
+        out = drain(master, out)
+    finally:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+        os.close(master)
+    assert p.returncode == 3 and b"got-term" in out, (p.returncode, out)
+
+
 def test_detached_run_and_create_get_dev_null(oci):  # noqa: F811
     b = oci.bundle(["sh", "-c", PROBE], readonly=False)
     rc, out, master = on_tty(oci, "run", "--detach", "--bundle", b, "s3")
