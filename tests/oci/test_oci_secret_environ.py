@@ -14,20 +14,29 @@ from test_oci import oci  # noqa: F401 (fixture)
 from test_oci_network import NET, SECRET, annotate, bundle, origin, world  # noqa: F401 (fixtures)
 
 
-def memory_holds(pid, needle):
-    """Whether any readable mapping of pid holds needle (read through /proc/PID/mem, as root)."""
+def memory_holds(pid, needle, most=256 << 20, chunk=1 << 20):
+    """Whether a readable mapping of pid holds needle (read through /proc/PID/mem, as root), in
+    chunks; a mapping over `most` bytes is passed over (a sanitizer's shadow: terabytes reserved;
+    the environment is on the stack, the heap far smaller)."""
     with open("/proc/%d/maps" % pid) as maps, open("/proc/%d/mem" % pid, "rb", 0) as mem:
         for line in maps:
             m = re.match(r"([0-9a-f]+)-([0-9a-f]+) r", line)
             if not m or "[vvar]" in line or "[vsyscall]" in line:
                 continue
             lo, hi = int(m.group(1), 16), int(m.group(2), 16)
-            try:
-                mem.seek(lo)
-                if needle in mem.read(hi - lo):
-                    return True
-            except OSError:
+            if hi - lo > most:
                 continue
+            tail = b""
+            for at in range(lo, hi, chunk):
+                try:
+                    mem.seek(at)
+                    data = tail + mem.read(min(chunk, hi - at))
+                except OSError:
+                    tail = b""
+                    continue
+                if needle in data:
+                    return True
+                tail = data[-(len(needle) - 1):]
     return False
 
 
