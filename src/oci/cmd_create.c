@@ -26,7 +26,8 @@ static int create_or_run(oci_cli *cli, bool run, mxc_error *e)
         return oci_bad_count(preserve, e);
     int n = oci_count_of(preserve), status;
     if (!run)
-        return oci_create(cli->rootfd, id, bundle, pid_file, console, n, cli->cgroup, false, NULL, e) < 0 ? -1 : 0;
+        return oci_create(cli->rootfd, id, bundle, pid_file, console, n, cli->cgroup, false, NULL, NULL, e) < 0
+                   ? -1 : 0;
     return oci_run(cli->rootfd, id, bundle, pid_file, console, n, cli->cgroup, detach, keep, &status, e) < 0 ? -1
                                                                                                              : status;
 }

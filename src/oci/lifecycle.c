@@ -47,6 +47,7 @@
 #include "notify.h"
 #include "procs.h"
 #include "relay.h"
+#include "stdiorelay.h"
 #include "rootfs.h"
 #include "rootless.h"
 #include "setupops.h"
@@ -217,6 +218,9 @@ typedef struct {
     unsigned huid, hgid; /* the process's ids on the host */
     char ping_range[32]; /* net.ipv4.ping_group_range as the container's own gids (own_ping_range) */
     oci_state st;
+    oci_stdio *io;       /* without process.terminal: what the init gets for mxc-oci's stdio that are terminals */
+    oci_stdio own_io;    /* io when the caller relays none (a detached process) */
+    bool attached;       /* the caller relays io (run, not detached) */
 } create_ctx;
 
 static void ctx_close(create_ctx *x)
@@ -581,6 +585,8 @@ static int check_config(create_ctx *x, mxc_error *e)
     if (oci_check_preserved(x->preserve, e) < 0)
         return -1;
     if ((x->console = console_connect(x->console_path, c->terminal, e)) < 0 && e->code)
+        return -1;
+    if (!c->terminal && oci_stdio_open(x->io, x->attached, e) < 0) /* never the operator's terminal */
         return -1;
     return oci_seccomp_compile_cached(x->rootfd, c->seccomp, &x->sc, e);
 }
@@ -1201,6 +1207,8 @@ static int spawn_init(create_ctx *x, mxc_error *e)
     if (cgfd >= 0)
         close(cgfd);
     if (x->child == 0) {
+        oci_stdio_take(x->io);
+        oci_mxcnet_wipe_secrets(&x->net); /* a provider's secret: mxc-oci's, for the proxy alone */
         close(sv[0]);
         close(here);
         oci_init_args a = {.c = &x->c, .sock = sv[1], .fifo = x->fifo_fd, .console = x->console, .seccomp = &x->sc,
@@ -1211,6 +1219,7 @@ static int spawn_init(create_ctx *x, mxc_error *e)
     }
     close(sv[1]);
     x->init_sock = -1;
+    oci_stdio_given(x->io);
     int back = fchdir(here) < 0 ? errno : 0;
     close(here);
     if (back)
@@ -1449,6 +1458,7 @@ static void create_release(create_ctx *x)
     oci_hooks_free(&x->hk);
     free(x->hstate);
     oci_config_free(&x->c);
+    oci_stdio_close(&x->own_io);
 }
 
 /* The create's steps, in order: each makes what the next needs, and a failure rolls back what
@@ -1460,7 +1470,7 @@ static int (*const create_steps[])(create_ctx *, mxc_error *) = {
 };
 
 int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_file, const char *console,
-               int preserve, int cgroup, bool keep, pid_t *child, mxc_error *e)
+               int preserve, int cgroup, bool keep, pid_t *child, oci_stdio *io, mxc_error *e)
 {
     if (!oci_valid_id(id))
         return mxc_err(e, MXC_E_MALFORMED_ID, "invalid id format: %s", id ? id : "");
@@ -1470,7 +1480,8 @@ int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_f
     create_ctx x = {.rootless = rootless, .rootfd = rootfd, .id = id, .bundle = bundle, .pid_file = pid_file, .console_path = console,
                     .preserve = preserve, .cgroup = cgroup, .bundle_fd = -1, .dir_fd = -1, .rootfs_fd = -1, .fifo_fd = -1, .sock = -1,
                     .init_sock = -1, .userns = -1, .console = -1, .own_ns = {-1, -1, -1, -1}, .pod_userns = -1,
-                    .pod_pidns = -1};
+                    .pod_pidns = -1, .own_io = OCI_STDIO_NONE, .attached = io != NULL};
+    x.io = io ? io : &x.own_io;
     for (size_t i = 0; i < sizeof x.xdev_src / sizeof x.xdev_src[0]; i++)
         x.xdev_src[i] = -1;
     int rc = 0;
@@ -1745,6 +1756,27 @@ static void forward(int sig)
         kill(run_child, sig);
 }
 
+/* The signals that would end mxc-oci forwarded to child instead (run's and exec's, as runc's). */
+static void forward_signals(pid_t child)
+{
+    run_child = child;
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaction(sigs[i], &(struct sigaction){.sa_handler = forward, .sa_flags = SA_RESTART}, NULL);
+}
+
+/* Stdio relayed (stdiorelay.h) until child exits, then closed: nothing of the container reaches
+ * the terminal any more. */
+static void relay_stdio(oci_stdio *io, pid_t child)
+{
+    int pidfd = oci_stdio_relays(io) ? (int)syscall(SYS_pidfd_open, child, 0) : -1;
+    if (pidfd >= 0) {
+        oci_stdio_relay(io, pidfd);
+        close(pidfd);
+    }
+    oci_stdio_close(io);
+}
+
 int oci_run(int rootfd, const char *id, const char *bundle, const char *pid_file, const char *console, int preserve,
             int cgroup, bool detach, bool keep, int *status, mxc_error *e)
 {
@@ -1759,8 +1791,12 @@ int oci_run(int rootfd, const char *id, const char *bundle, const char *pid_file
         }
         console = relay.path;
     }
-    if (oci_create(rootfd, id, bundle, pid_file, console, preserve, cgroup, !detach, &child, e) < 0) {
+    /* without a terminal: pipes in place of the caller's stdio that are terminals, relayed (stdiorelay.h) */
+    oci_stdio io = OCI_STDIO_NONE;
+    if (oci_create(rootfd, id, bundle, pid_file, console, preserve, cgroup, !detach, &child, detach ? NULL : &io,
+                   e) < 0) {
         oci_relay_close(&relay);
+        oci_stdio_close(&io);
         return -1;
     }
     if (relay.listen_fd >= 0 && oci_relay_receive(&relay, e) < 0) {
@@ -1768,24 +1804,23 @@ int oci_run(int rootfd, const char *id, const char *bundle, const char *pid_file
         oci_delete(rootfd, id, true, &dummy);
         waitpid(child, NULL, 0);
         oci_relay_close(&relay);
+        oci_stdio_close(&io);
         return -1;
     }
-    if (!detach) {
-        run_child = child;
-        const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
-        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-            sigaction(sigs[i], &(struct sigaction){.sa_handler = forward, .sa_flags = SA_RESTART}, NULL);
-    }
+    if (!detach)
+        forward_signals(child);
     if (oci_start(rootfd, id, e) < 0) {
         mxc_error dummy = {0};
         oci_delete(rootfd, id, true, &dummy);
         if (!detach)
             waitpid(child, NULL, 0);
         oci_relay_close(&relay);
+        oci_stdio_close(&io);
         return -1;
     }
     if (detach)
         return 0;
+    relay_stdio(&io, child);
     if (relay.master >= 0) {
         int pidfd = (int)syscall(SYS_pidfd_open, child, 0);
         if (pidfd >= 0) {
@@ -2074,6 +2109,7 @@ typedef struct {
     oci_state s;
     int pfd, sv[2], console, proc_fd;
     oci_relay relay;
+    oci_stdio io;        /* without a terminal: what the process gets for mxc-oci's stdio that are terminals */
     oci_seccomp sc;
     oci_config pc;       /* the process, parsed as create parses the config's */
     json_t *proc;
@@ -2129,7 +2165,8 @@ static int exec_prepare_process(exec_ctx *x, mxc_error *e)
     return 0;
 }
 
-/* exec step: the process's terminal (a relayed pty, or --console-socket) and --preserve-fds */
+/* exec step: the process's terminal (a relayed pty, or --console-socket), --preserve-fds, and
+ * without a terminal what it gets for mxc-oci's stdio that are terminals (stdiorelay.h) */
 static int exec_open_console(exec_ctx *x, mxc_error *e)
 {
     const oci_exec_opts *o = x->o;
@@ -2139,7 +2176,9 @@ static int exec_open_console(exec_ctx *x, mxc_error *e)
     const char *path = x->relay.listen_fd >= 0 ? x->relay.path : o->console;
     if ((x->console = console_connect(path, x->pc.terminal, e)) < 0 && e->code)
         return -1;
-    return oci_check_preserved(o->preserve, e);
+    if (oci_check_preserved(o->preserve, e) < 0)
+        return -1;
+    return x->pc.terminal ? 0 : oci_stdio_open(&x->io, !o->detach, e); /* never the operator's terminal */
 }
 
 /* The joining child's messages to exec: the pid of the process it forked ('P' + a pid_t), or why
@@ -2158,6 +2197,7 @@ static void exec_join(exec_ctx *x)
 {
     int sock = x->sv[1];
     close(x->sv[0]);
+    oci_stdio_take(&x->io);
     /* not dumpable before anything of the container can see us (CVE-2019-5736: /proc/PID/exe) */
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     mxc_error ce = {0};
@@ -2217,6 +2257,7 @@ static int exec_spawn(exec_ctx *x, mxc_error *e)
         exec_join(x);
     close(x->sv[1]);
     x->sv[1] = -1;
+    oci_stdio_given(&x->io);
     if (x->a < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "oci.exec", errno, NULL, "fork");
     char msg[1 + sizeof(pid_t)];
@@ -2263,10 +2304,8 @@ static void exec_wait(exec_ctx *x, int *status)
         oci_relay_close(&x->relay);
     }
     if (!x->o->detach) {
-        run_child = x->b;
-        const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
-        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-            sigaction(sigs[i], &(struct sigaction){.sa_handler = forward, .sa_flags = SA_RESTART}, NULL);
+        forward_signals(x->b);
+        relay_stdio(&x->io, x->b);
         int ws;
         while (waitpid(x->b, &ws, 0) < 0 && errno == EINTR)
             ;
@@ -2289,6 +2328,7 @@ static void exec_release(exec_ctx *x)
         if (fds[i] >= 0)
             close(fds[i]);
     oci_relay_close(&x->relay);
+    oci_stdio_close(&x->io);
     oci_seccomp_free(&x->sc);
     json_decref(x->proc);
     oci_config_free(&x->pc);
@@ -2302,7 +2342,7 @@ static int (*const exec_steps[])(exec_ctx *, mxc_error *) = {
 int oci_exec(int rootfd, const char *id, const oci_exec_opts *o, int *status, mxc_error *e)
 {
     exec_ctx x = {.rootfd = rootfd, .dirfd = -1, .o = o, .pfd = -1, .sv = {-1, -1}, .console = -1, .proc_fd = -1,
-                  .relay = {.listen_fd = -1, .master = -1}, .a = -1, .b = -1};
+                  .relay = {.listen_fd = -1, .master = -1}, .io = OCI_STDIO_NONE, .a = -1, .b = -1};
     *status = 0;
     if (load(rootfd, id, &x.dirfd, &x.s, e) < 0)
         return -1;

@@ -15,15 +15,19 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "stdiorelay.h"
 
 /* create; with keep, the init stays this process's child (run) and *child names it. */
 /* console: --console-socket (with process.terminal), or NULL; preserve:
  * --preserve-fds, fds 3..3+preserve-1 passed to the process (never a
  * directory or an O_PATH descriptor: a way out of the rootfs); cgroup: the
  * backend the container's cgroup is given (--cgroup-manager: cgroup.h's
- * OCI_CGROUP_HOST, or MXC_CGROUP_NONE: none is made). */
+ * OCI_CGROUP_HOST, or MXC_CGROUP_NONE: none is made); io: without
+ * process.terminal, filled with the pipes the caller relays in place of its
+ * stdio that are terminals (stdiorelay.h: run, not detached), or NULL: a
+ * detached process, /dev/null there. */
 int oci_create(int rootfd, const char *id, const char *bundle, const char *pid_file, const char *console,
-               int preserve, int cgroup, bool keep, pid_t *child, mxc_error *e);
+               int preserve, int cgroup, bool keep, pid_t *child, oci_stdio *io, mxc_error *e);
 int oci_start(int rootfd, const char *id, mxc_error *e);
 json_t *oci_query(int rootfd, const char *id, mxc_error *e);
 int oci_kill(int rootfd, const char *id, int sig, bool all, mxc_error *e);

@@ -362,6 +362,18 @@ int oci_mxcnet_attach(oci_mxcnet *m, pid_t init, mxc_error *e)
     return 0;
 }
 
+void oci_mxcnet_wipe_secrets(const oci_mxcnet *m)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(m->network, "credentials"), i, c) {
+        const char *name = json_string_value(json_object_get(c, "secretEnv"));
+        char *v = name ? getenv(name) : NULL;
+        if (v)
+            explicit_bzero(v, strlen(v));
+    }
+}
+
 void oci_mxcnet_free(oci_mxcnet *m)
 {
     json_decref(m->network);

@@ -60,6 +60,11 @@ int oci_mxcnet_prepare(oci_mxcnet *m, int dir_fd, const char *dir_path, const ch
  * proxy and pasta start in them, never in the container's or the pod's): the policy attached to the
  * init's network namespace. */
 int oci_mxcnet_attach(oci_mxcnet *m, pid_t init, mxc_error *e);
+/* In the init, first thing: the values of the variables the policy's credentials name (secretEnv)
+ * wiped in its copy of mxc-oci's environment.  mxc-oci reads them at attach for the proxy alone;
+ * the init, a clone of mxc-oci, carried them in its memory and /proc/PID/environ until start's
+ * execve.  Async-signal-safe (no allocation). */
+void oci_mxcnet_wipe_secrets(const oci_mxcnet *m);
 void oci_mxcnet_free(oci_mxcnet *m);
 /* The pod rule's look-up: a live container of rootfd in the network namespace at path whose
  * OCI_MXC_FILE says it applied a policy equal to want (any policy: want NULL); its id into applier
