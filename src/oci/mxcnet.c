@@ -364,13 +364,16 @@ int oci_mxcnet_attach(oci_mxcnet *m, pid_t init, mxc_error *e)
 
 void oci_mxcnet_wipe_secrets(const oci_mxcnet *m)
 {
+    extern char **environ;
     size_t i;
     json_t *c;
     json_array_foreach(json_object_get(m->network, "credentials"), i, c) {
         const char *name = json_string_value(json_object_get(c, "secretEnv"));
-        char *v = name ? getenv(name) : NULL;
-        if (v)
-            explicit_bzero(v, strlen(v));
+        size_t n = name ? strlen(name) : 0;
+        /* every entry of that name, not only getenv's first (an envp may hold a name twice) */
+        for (char **v = environ; n && v && *v; v++)
+            if (!strncmp(*v, name, n) && (*v)[n] == '=')
+                explicit_bzero(*v + n + 1, strlen(*v + n + 1));
     }
 }
 

@@ -63,7 +63,8 @@ int oci_mxcnet_attach(oci_mxcnet *m, pid_t init, mxc_error *e);
 /* In the init, first thing: the values of the variables the policy's credentials name (secretEnv)
  * wiped in its copy of mxc-oci's environment.  mxc-oci reads them at attach for the proxy alone;
  * the init, a clone of mxc-oci, carried them in its memory and /proc/PID/environ until start's
- * execve.  Async-signal-safe (no allocation). */
+ * execve; every entry of such a name, not only the one getenv finds.  Async-signal-safe (no
+ * allocation). */
 void oci_mxcnet_wipe_secrets(const oci_mxcnet *m);
 void oci_mxcnet_free(oci_mxcnet *m);
 /* The pod rule's look-up: a live container of rootfd in the network namespace at path whose

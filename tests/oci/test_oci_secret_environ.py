@@ -8,9 +8,12 @@ NETWORK SAFETY: test_oci_network.py's world (namespaces the test made; nothing s
 
 Run as root:  python3 -m pytest -q -p no:cacheprovider tests/oci/test_oci_secret_environ.py
 """
+import os
 import re
+import subprocess
+import sys
 
-from test_oci import oci  # noqa: F401 (fixture)
+from test_oci import MXC_OCI, oci  # noqa: F401 (fixture)
 from test_oci_network import NET, SECRET, annotate, bundle, origin, world  # noqa: F401 (fixtures)
 
 
@@ -52,3 +55,31 @@ def test_a_created_init_holds_no_provider_secret(oci, world, origin):  # noqa: F
     assert not memory_holds(init, SECRET.encode())
     rc, _, err = oci("start", "e1")
     assert rc == 0, err
+
+
+# mxc-oci started with the secret's variable twice in its environment (an execve's envp may hold a
+# name more than once; getenv, the proxy's look-up, sees the first): every copy is wiped, not only
+# the one getenv finds (review of this session's changes)
+DUPLICATED = r'''
+import ctypes, os, sys
+env = ["%s=%s" % kv for kv in os.environ.items()]
+env.append("MXC_TEST_GH_SECRET=" + os.environ["MXC_TEST_GH_SECRET"][::-1])
+argv = sys.argv[1:]
+A, E = ctypes.c_char_p * (len(argv) + 1), ctypes.c_char_p * (len(env) + 1)
+ctypes.CDLL(None).execve(argv[0].encode(), A(*[a.encode() for a in argv], None), E(*[e.encode() for e in env], None))
+sys.exit(127)
+'''
+
+
+def test_every_copy_of_a_duplicated_secret_variable_is_wiped(oci, world, origin):  # noqa: F811
+    b = bundle(oci, ["sleep", "600"], annotate(NET))
+    with open(os.path.join(b, "out"), "wb") as out:  # the container keeps it: no pipe to wait on
+        r = subprocess.run([sys.executable, "-c", DUPLICATED, MXC_OCI, "--root", oci.root, "create", "--bundle", b,
+                            "e2"], stdin=subprocess.DEVNULL, stdout=out, stderr=out, timeout=60)
+    assert r.returncode == 0, open(os.path.join(b, "out")).read()
+    init = oci.state("e2")["pid"]
+    env = open("/proc/%d/environ" % init, "rb").read()
+    assert env.count(b"MXC_TEST_GH_SECRET=") == 2  # both copies were there, as the init was cloned
+    for s in (SECRET, SECRET[::-1]):
+        assert s.encode() not in env
+        assert not memory_holds(init, s.encode())
