@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,11 +12,18 @@
 #include <sys/sendfile.h>
 #include <unistd.h>
 
-bool mxc_write_all(int fd, const void *buf, size_t len)
+/* All of buf to fd; with wait, EAGAIN (an O_NONBLOCK description) waits for room (poll). */
+static bool write_all(int fd, const void *buf, size_t len, bool wait)
 {
     const char *p = buf;
     while (len) {
         ssize_t n = write(fd, p, len);
+        if (n < 0 && wait && errno == EAGAIN) {
+            struct pollfd w = {.fd = fd, .events = POLLOUT};
+            if (poll(&w, 1, -1) < 0 && errno != EINTR)
+                return false;
+            continue;
+        }
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
@@ -26,6 +34,16 @@ bool mxc_write_all(int fd, const void *buf, size_t len)
         p += n, len -= (size_t)n;
     }
     return true;
+}
+
+bool mxc_write_all(int fd, const void *buf, size_t len)
+{
+    return write_all(fd, buf, len, false);
+}
+
+bool mxc_write_all_wait(int fd, const void *buf, size_t len)
+{
+    return write_all(fd, buf, len, true);
 }
 
 /* what fd holds, its first max bytes at most; a read error ends the text, or (strict) fails it */

@@ -19,6 +19,10 @@
 
 /* All len bytes of buf to fd: true, or false (errno set) when a write failed. */
 bool mxc_write_all(int fd, const void *buf, size_t len);
+/* As mxc_write_all, but an fd whose open file description is O_NONBLOCK (a terminal another
+ * program sharing it left so) is waited for (poll) where it would fail with EAGAIN: a relay's
+ * output is never cut short (nor a sequence its filter let through cut in two). */
+bool mxc_write_all_wait(int fd, const void *buf, size_t len);
 /* What fd holds from its offset to its end, or its first max bytes when it
  * holds more (max SIZE_MAX: no bound), read whole: a malloc'd buffer with a
  * NUL after the *len bytes read, or NULL when memory ran out.  A read error

@@ -109,7 +109,8 @@ static bool copy_out(oci_stdio *s, int i, mxc_termfilter *f, size_t *budget)
     }
     if (budget)
         *budget -= (size_t)n;
-    (void)mxc_write_all(i, out, mxc_termfilter_run(f, raw, (size_t)n, out)); /* the terminal gone: keep draining */
+    /* a terminal left O_NONBLOCK is waited for, never cut mid-sequence; the terminal gone: keep draining */
+    (void)mxc_write_all_wait(i, out, mxc_termfilter_run(f, raw, (size_t)n, out));
     return true;
 }
 

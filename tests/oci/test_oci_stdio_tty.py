@@ -253,3 +253,29 @@ def test_a_background_run_is_not_stopped_by_the_relay(oci):  # noqa: F811
         _, ws = os.waitpid(pid, 0)
         os.close(fd)
     assert os.waitstatus_to_exitcode(ws) == 0 and b"done" in out, out
+
+
+def test_run_output_is_whole_on_a_non_blocking_terminal(oci):  # noqa: F811
+    """The operator's terminal left O_NONBLOCK by another program (its open file description is
+    shared) and read slowly: the relay waits for room instead of dropping the rest of a chunk (a
+    cut inside a sequence it let through would leave the terminal mid-sequence for the next one:
+    review of this session's changes)."""
+    import fcntl
+    b = oci.bundle(["sh", "-c", "head -c 600000 /dev/zero | tr '\\0' x; echo END"])
+    master, slave = pty.openpty()
+    fcntl.fcntl(slave, fcntl.F_SETFL, fcntl.fcntl(slave, fcntl.F_GETFL) | os.O_NONBLOCK)
+    p = subprocess.Popen([MXC_OCI, "--root", oci.root, "run", "--bundle", b, "s13"], stdin=slave, stdout=slave,
+                         stderr=slave)
+    os.close(slave)
+    try:
+        time.sleep(1.5)  # nobody reads: the terminal's buffer fills
+        out, deadline = b"", time.monotonic() + 60
+        while p.poll() is None and time.monotonic() < deadline:
+            out = drain(master, out, 0.05)
+        out = drain(master, out)
+    finally:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+        os.close(master)
+    assert p.returncode == 0 and out.count(b"x") == 600000 and b"END" in out, (p.returncode, out.count(b"x"))
