@@ -18,10 +18,12 @@ owner may): they change no set-id bit, add no capability, and grant only access 
 
 Run as root:  python3 -m pytest -q -p no:cacheprovider tests/oci/test_oci_fcaps.py
 """
+import hashlib
 import json
 import os
 import shutil
 import stat
+import struct
 import subprocess
 import tempfile
 
@@ -376,3 +378,66 @@ def test_containerd_overlayfs_default_caps_leave_no_file_capability(ctrd):
     finally:
         ctrd("task", "delete", cid, check=False)
         ctrd("container", "rm", cid, check=False)
+
+
+# --------------------------------------------------------------------------------------------
+# a set-id or file-capability file the image already has, rewritten through a shared mapping (the
+# kernel keeps set-id bits and security.capability on a page-fault write): each is bound read-only
+# onto itself before the workload exists (src/base/setidscan.h)
+
+# security.capability v2, effective, permitted cap_net_raw (13): a `setcap cap_net_raw+ep` ping
+FCAP_NET_RAW = struct.pack("<IIIII", 0x02000001, 1 << 13, 0, 0, 0)
+
+MMAP_ATTEMPTS = ("H=/bin/mxc-test-helper; B='/bin/busybox'; $B ln /bin/hl /bin/hl2; echo ln=$?; "
+                 "$B mv /bin/ren /bin/ren2; echo mv=$?; "
+                 "$H mmapw /bin/su /bin/sg /bin/ping /usr/lib/deep/x /bin/hl2 /bin/ren2 /bin/hl /bin/ren; "
+                 "$H mmapw -u /bin/up; $B rm -f /bin/su; echo rm=$?; $B mv /usr/lib/deep /usr/lib/deep2; "
+                 "echo mvdir=$?")
+
+
+def digests(root):
+    out = {}
+    for dirpath, _, files in os.walk(root):
+        for f in files:
+            p = os.path.join(dirpath, f)
+            if not os.path.islink(p):
+                with open(p, "rb") as fh:
+                    out[p] = hashlib.sha256(fh.read()).hexdigest()
+    return out
+
+
+def privileged(p):
+    st = os.lstat(p)
+    try:
+        cap = os.getxattr(p, "security.capability", follow_symlinks=False)
+    except OSError:
+        cap = None
+    return bool(st.st_mode & stat.S_ISUID or (st.st_mode & stat.S_ISGID and st.st_mode & stat.S_IXGRP) or cap)
+
+
+def test_bundle_image_set_id_files_cannot_be_rewritten_through_mmap(oci):
+    """A read-write rootfs whose image has a 4755 root `su`, a 2755 `sg`, a cap_net_raw `ping` and
+    a set-id file deep in /usr/lib: the container's root (Podman's default capabilities) opens none
+    for write (EROFS, direct, after a hard link or a rename, or by an mprotect upgrade of a read-only
+    mapping); it can neither unlink, rename nor hard-link them, nor rename the directory above one;
+    on the host every privileged file is byte-for-byte the image's."""
+    b = with_helper(oci, ["sh", "-c", MMAP_ATTEMPTS], podman_caps)
+    r = os.path.join(b, "rootfs")
+    os.makedirs(os.path.join(r, "usr", "lib", "deep"))
+    for name, mode in (("bin/su", 0o4755), ("bin/sg", 0o2755), ("bin/ping", 0o755), ("usr/lib/deep/x", 0o4755),
+                       ("bin/hl", 0o4755), ("bin/ren", 0o4755), ("bin/up", 0o4755)):
+        p = os.path.join(r, name)
+        shutil.copy(BUSYBOX, p)
+        os.chmod(p, mode)
+        if name == "bin/ping":
+            os.setxattr(p, "security.capability", FCAP_NET_RAW)
+    before = digests(r)
+    rc, out, err = oci("run", "--bundle", b, "c1")
+    assert rc == 0, err
+    for f in ("/bin/su", "/bin/sg", "/bin/ping", "/usr/lib/deep/x", "/bin/hl", "/bin/ren"):
+        assert errno_of(out, "mmapw:" + f) == "EROFS", (f, out)
+    assert errno_of(out, "mmapw:/bin/up") == "EACCES", out
+    assert "ln=1" in out and "mv=1" in out and "rm=1" in out and "mvdir=1" in out, out
+    after = digests(r)
+    changed = [p for p in after if privileged(p) and after[p] != before.get(p)]
+    assert changed == [], (changed, out)
