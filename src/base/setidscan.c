@@ -178,7 +178,9 @@ static int scan_entry(mxc_setid_scan *s, int dir, uint64_t mnt, unsigned depth, 
         return 0; /* a symlink is never followed; a device, fifo or socket carries no privilege */
     int sub = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (sub < 0)
-        return errno == ENOENT || errno == EACCES || errno == ENOTDIR ? 0 : -errno;
+        /* gone, or no directory any more (a symlink now: never followed) — no privileged file's
+         * directory can be moved by a view that pinned it; EACCES: see setidscan.h */
+        return errno == ENOENT || errno == EACCES || errno == ENOTDIR || errno == ELOOP ? 0 : -errno;
     uint64_t m = mount_of(sub);
     int rc = m == mnt ? 1 : enter_mount(s, sub, m);
     size_t len = s->len;
