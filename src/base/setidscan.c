@@ -4,6 +4,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <linux/mount.h>
 #include <linux/openat2.h>
 #include <limits.h>
@@ -13,10 +15,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "mounttree.h"
 #include "setupops.h"
 
@@ -97,6 +102,19 @@ static bool seen(const mxc_setid_scan *s, uint64_t id)
     return false;
 }
 
+/* arr (n elements of size, capacity *cap) with room for one more (the capacity doubled when full):
+ * the array, or NULL when memory ran out (arr kept). */
+static void *room(void *arr, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap)
+        return arr;
+    size_t c = *cap ? 2 * *cap : 16;
+    void *a = realloc(arr, c * size);
+    if (a)
+        *cap = c;
+    return a;
+}
+
 /* A mount to walk: writable, not walked yet (then recorded).  1, 0 (leave it), or -errno. */
 static int enter_mount(mxc_setid_scan *s, int fd, uint64_t id)
 {
@@ -105,13 +123,10 @@ static int enter_mount(mxc_setid_scan *s, int fd, uint64_t id)
         return -errno;
     if ((sv.f_flag & ST_RDONLY) || seen(s, id))
         return 0;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 16;
-        uint64_t *ids = realloc(s->ids, cap * sizeof *ids);
-        if (!ids)
-            return -ENOMEM;
-        s->ids = ids, s->cap = cap;
-    }
+    uint64_t *ids = room(s->ids, &s->cap, s->n, sizeof *ids);
+    if (!ids)
+        return -ENOMEM;
+    s->ids = ids;
     s->ids[s->n++] = id;
     return 1;
 }
@@ -130,33 +145,68 @@ static int push(mxc_setid_scan *s, const char *name)
     return 0;
 }
 
-/* The privileged file name in the directory being walked, for the binds after the walk. */
+/* A privileged file's path (relative to the start) for the binds after the walk: 0, or -ENOMEM. */
+static int add_found(mxc_setid_scan *s, const char *rel)
+{
+    char **found = room(s->found, &s->capfound, s->nfound, sizeof *found);
+    if (!found)
+        return -ENOMEM;
+    s->found = found;
+    if (!(s->found[s->nfound] = strdup(rel)))
+        return -ENOMEM;
+    s->nfound++;
+    return 0;
+}
+
+/* The privileged file name in the directory being walked, recorded. */
 static int record(mxc_setid_scan *s, const char *name)
 {
     size_t len = s->len;
     int rc = s->overflow ? -ENAMETOOLONG : push(s, name);
-    if (rc == 0 && s->nfound == s->capfound) {
-        size_t cap = s->capfound ? 2 * s->capfound : 8;
-        char **f = realloc(s->found, cap * sizeof *f);
-        if (!f)
-            rc = -ENOMEM;
-        else
-            s->found = f, s->capfound = cap;
-    }
-    if (rc == 0 && !(s->found[s->nfound] = strdup(s->rel)))
-        rc = -ENOMEM;
     if (rc == 0)
-        s->nfound++;
+        rc = add_found(s, s->rel);
     s->len = len;
     s->rel[len] = '\0';
     return rc;
 }
 
-static int scan_dir(mxc_setid_scan *s, int dir, uint64_t mnt, unsigned depth);
+static int scan_dir(mxc_setid_scan *s, int dir, uint64_t mnt, unsigned depth, mxc_setid_key key);
+static void share_out(mxc_setid_scan *s);
+
+static int key_cmp(const void *a, const void *b)
+{
+    const mxc_setid_key *x = a, *y = b;
+    return x->mnt != y->mnt ? (x->mnt < y->mnt ? -1 : 1) : x->ino != y->ino ? (x->ino < y->ino ? -1 : 1) : 0;
+}
+
+/* Whether this walker checks the files of the directory key names: its share, and (a worker) not
+ * one the walk that forked it had finished. */
+static bool mine(const mxc_setid_scan *s, mxc_setid_key key)
+{
+    if (s->w <= 1)
+        return true;
+    if ((unsigned)(((key.ino ^ (key.mnt << 40)) * 0x9E3779B97F4A7C15ull) >> 33) % s->w != s->k)
+        return false;
+    return !s->k || !bsearch(&key, s->done, s->ndone, sizeof key, key_cmp);
+}
+
+/* The walk that may share out later: dir key's files are all checked. */
+static int finished(mxc_setid_scan *s, mxc_setid_key key)
+{
+    if (s->w != 1 || s->start < 0)
+        return 0;
+    mxc_setid_key *done = room(s->done, &s->capdone, s->ndone, sizeof *done);
+    if (!done)
+        return -ENOMEM;
+    s->done = done;
+    s->done[s->ndone++] = key;
+    return 0;
+}
 
 /* One entry of dir: a directory walked (within the mount, or a writable one below), a regular file
  * checked and bound.  0, or -errno. */
-static int scan_entry(mxc_setid_scan *s, int dir, uint64_t mnt, unsigned depth, const char *name, unsigned char type)
+static int scan_entry(mxc_setid_scan *s, int dir, uint64_t mnt, unsigned depth, mxc_setid_key key, const char *name,
+                      uint64_t ino, unsigned char type)
 {
     if (type == DT_UNKNOWN) {
         struct statx sx;
@@ -165,7 +215,10 @@ static int scan_entry(mxc_setid_scan *s, int dir, uint64_t mnt, unsigned depth, 
         type = S_ISDIR(sx.stx_mode) ? DT_DIR : S_ISREG(sx.stx_mode) ? DT_REG : DT_LNK;
     }
     if (type == DT_REG) {
-        s->files++;
+        if (++s->files == MXC_SETID_SHARE_AFTER && s->w == 1 && s->start >= 0)
+            share_out(s);
+        if (!mine(s, key))
+            return 0;
         struct statx sx;
         if (statx(dir, name, AT_SYMLINK_NOFOLLOW, STATX_MODE, &sx) < 0)
             return errno == ENOENT ? 0 : -errno;
@@ -190,7 +243,7 @@ static int scan_entry(mxc_setid_scan *s, int dir, uint64_t mnt, unsigned depth, 
     if (rc == 1 && push(s, name) < 0)
         over = true, s->overflow++; /* walked on; a privileged file there is refused (record) */
     if (rc == 1)
-        rc = scan_dir(s, sub, m, depth + 1);
+        rc = scan_dir(s, sub, m, depth + 1, (mxc_setid_key){mnt, ino});
     s->overflow -= over;
     s->len = len;
     s->rel[len] = '\0';
@@ -206,7 +259,7 @@ struct linux_dirent64 {
     char d_name[];
 };
 
-static int scan_dir(mxc_setid_scan *s, int dir, uint64_t mnt, unsigned depth)
+static int scan_dir(mxc_setid_scan *s, int dir, uint64_t mnt, unsigned depth, mxc_setid_key key)
 {
     s->dirs++;
     enum { BUF = 16384 };
@@ -226,12 +279,93 @@ static int scan_dir(mxc_setid_scan *s, int dir, uint64_t mnt, unsigned depth)
             const char *nm = d->d_name;
             if (nm[0] == '.' && (!nm[1] || (nm[1] == '.' && !nm[2])))
                 continue;
-            rc = scan_entry(s, dir, mnt, depth, nm, d->d_type);
+            rc = scan_entry(s, dir, mnt, depth, key, nm, d->d_ino, d->d_type);
         }
         if (rc < 0)
             break;
     }
+    if (rc == 0)
+        rc = finished(s, key);
     free(buf);
+    return rc;
+}
+
+/* The CPUs this process may run on, at most MXC_SETID_MAX_WORKERS. */
+static unsigned cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) < 0)
+        return 1;
+    int n = CPU_COUNT(&set);
+    return n < 1 ? 1 : n > MXC_SETID_MAX_WORKERS ? MXC_SETID_MAX_WORKERS : (unsigned)n;
+}
+
+/* Worker k of w: the whole walk again from the start, checking only its share of the directories;
+ * what it found written to out, each path with its '\0'.  Exits 0, or with the errno. */
+static _Noreturn void work(mxc_setid_scan *s, unsigned k, unsigned w, int out)
+{
+    int start = s->start;
+    s->start = -1; /* no sharing again */
+    s->w = w, s->k = k, s->n = s->n0, s->nfound = 0, s->len = 0, s->overflow = 0;
+    qsort(s->done, s->ndone, sizeof *s->done, key_cmp); /* the forking walk's finished directories */
+    s->rel[0] = '\0';
+    int dir = openat(start, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int rc = dir < 0 ? -errno : 0;
+    uint64_t m = rc == 0 ? mount_of(dir) : 0;
+    if (rc == 0 && (rc = enter_mount(s, dir, m)) == 1)
+        rc = scan_dir(s, dir, m, 0, (mxc_setid_key){0, 0});
+    for (size_t i = 0; rc >= 0 && i < s->nfound; i++)
+        if (!mxc_write_all(out, s->found[i], strlen(s->found[i]) + 1))
+            rc = -EIO;
+    _exit(rc >= 0 ? 0 : -rc < 256 ? -rc : EIO);
+}
+
+/* Past MXC_SETID_SHARE_AFTER files: workers forked for shares 1..w-1, this walk keeps share 0 from
+ * here on (what it checked before is checked again by a worker: harmless).  A worker that cannot
+ * be made (a pids limit) leaves this walk checking everything, as before. */
+static void share_out(mxc_setid_scan *s)
+{
+    unsigned w = cpus(), made = 0;
+    for (unsigned k = 1; k < w; k++) {
+        int out = memfd_create("mxc-setid", MFD_CLOEXEC);
+        pid_t pid = out < 0 ? -1 : (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0);
+        if (pid == 0)
+            work(s, k, w, out);
+        if (pid < 0) {
+            if (out >= 0)
+                close(out);
+            break;
+        }
+        s->pid[made] = pid, s->out[made++] = out;
+    }
+    s->nworkers = made;
+    if (made && made == w - 1)
+        s->w = w, s->k = 0;
+}
+
+/* Every worker waited for (killed first when the walk failed) and what it found added.  rc, or the
+ * first failure. */
+static int collect(mxc_setid_scan *s, int rc)
+{
+    for (size_t i = 0; i < s->nworkers; i++) {
+        if (rc < 0)
+            kill(s->pid[i], SIGKILL);
+        int st = 0;
+        while (waitpid(s->pid[i], &st, 0) < 0 && errno == EINTR)
+            ;
+        if (rc >= 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+            rc = WIFEXITED(st) ? -WEXITSTATUS(st) : -EIO;
+        size_t len = 0;
+        char *all = rc >= 0 && lseek(s->out[i], 0, SEEK_SET) == 0 ? mxc_read_whole(s->out[i], SIZE_MAX, &len) : NULL;
+        if (rc >= 0 && !all)
+            rc = -EIO;
+        for (size_t off = 0; rc >= 0 && off < len; off += strlen(all + off) + 1)
+            rc = add_found(s, all + off);
+        free(all);
+        close(s->out[i]);
+    }
+    s->nworkers = 0;
+    s->w = 1, s->k = 0;
     return rc;
 }
 
@@ -311,9 +445,12 @@ int mxc_setid_pin(int fd, mxc_setid_scan *s)
     s->len = 0;
     s->rel[0] = '\0';
     s->nfound = 0;
+    s->start = dir, s->w = 1, s->k = 0, s->n0 = s->n, s->nworkers = 0, s->ndone = 0;
     int rc = enter_mount(s, dir, m);
     if (rc == 1)
-        rc = scan_dir(s, dir, m, 0);
+        rc = scan_dir(s, dir, m, 0, (mxc_setid_key){0, 0});
+    rc = collect(s, rc);
+    s->start = -1;
     for (size_t i = 0; i < s->nfound; i++) {
         if (rc >= 0)
             rc = protect(s, dir, s->found[i]);
@@ -330,6 +467,9 @@ void mxc_setid_scan_free(mxc_setid_scan *s)
         free(s->found[i]);
     free(s->found);
     free(s->ids);
+    free(s->done);
+    s->done = NULL;
+    s->ndone = s->capdone = 0;
     s->found = NULL;
     s->ids = NULL;
     s->n = s->cap = s->nfound = s->capfound = 0;

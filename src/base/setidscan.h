@@ -18,6 +18,16 @@
 
 /* Deeper than this many directories below the start is refused (-ELOOP): nothing is left unwalked. */
 #define MXC_SETID_MAX_DEPTH 512
+/* After this many files (about 4 ms) a walk is shared with up to MAX_WORKERS - 1 forked workers
+ * (one per CPU this process may run on), each walking the tree again but checking only a share of
+ * the directories (none the forking walk had finished) and handing back what it found; all binds
+ * are made by the caller, one at a time. */
+#define MXC_SETID_SHARE_AFTER 2000
+#define MXC_SETID_MAX_WORKERS 4
+
+typedef struct {
+    uint64_t mnt, ino; /* a directory: the mount holding its entry, the entry's inode */
+} mxc_setid_key;
 
 typedef struct {
     uint64_t *ids; /* mounts already walked from their root (so a nested grant is walked once) */
@@ -27,6 +37,15 @@ typedef struct {
     char rel[4096]; /* the directory being walked, relative to the start */
     size_t len, overflow; /* overflow: directories below the one whose name did not fit in rel */
     size_t dirs, files, bound; /* what the walks saw and bound */
+    /* a large walk shared out (MXC_SETID_SHARE_AFTER): worker k of w checks the files of the
+     * directories whose entry's inode hashes to k; 0 of 1 before */
+    int start;
+    unsigned w, k;
+    size_t n0;
+    int pid[MXC_SETID_MAX_WORKERS], out[MXC_SETID_MAX_WORKERS];
+    size_t nworkers;
+    mxc_setid_key *done; /* directories whose files the walk checked before it shared out */
+    size_t ndone, capdone;
 } mxc_setid_scan;
 
 /* Walks fd (a directory, or a regular file: then only it) and binds every

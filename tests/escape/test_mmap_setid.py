@@ -251,3 +251,22 @@ def test_a_set_id_file_beyond_path_max_refuses_the_start(sandbox, host_dir):
     except AssertionError as e:  # a session: its start is what fails, and the fixture says so
         text = str(e)
     assert "fsview.setid" in text and "0x24" in text, text  # ENAMETOOLONG
+
+
+def test_a_large_grant_s_walk_shared_out_finds_every_set_id_file(sandbox, host_dir):
+    """Past 2000 files the walk is shared with forked workers, each checking a share of the
+    directories the walk had not finished (src/base/setidscan.h): 80 directories of 100 files, a
+    setuid-root file in each of them, and each is EROFS to open for write — none falls between the
+    shares."""
+    g = host_dir("g-large", 0o755)
+    names = []
+    for i in range(80):
+        sub = os.path.join(g, "d%02d" % i)
+        os.mkdir(sub)
+        for j in range(100):
+            with open(os.path.join(sub, "f%d" % j), "wb") as f:
+                f.write(b"x" * 128)
+        os.chmod(os.path.join(sub, "f%d" % (i * 7 % 100)), 0o4755)
+        names.append("d%02d/f%d" % (i, i * 7 % 100))
+    res = attack(sandbox(filesystem={"readwritePaths": [g]}), g, names)
+    assert [n for n in names if res["direct:" + n] != "EROFS"] == [], res
