@@ -29,6 +29,7 @@
 #include "hostpath.h"
 #include "mounttree.h"
 #include "registry.h"
+#include "setidscan.h"
 #include "setupops.h"
 #include "userns.h"
 
@@ -1036,6 +1037,27 @@ static void recreate_links(view *v, const mxc_fsview_sources *s)
     }
 }
 
+/* Every set-id or file-capability file in what the workload can write (the
+ * workspace, the read-write grants and the writable mounts below them)
+ * bound onto itself read-only before the workload exists: a write through a
+ * shared mapping keeps both (setidscan.h). */
+static int pin_privileged(view *v, const mxc_plan *p, const mxc_fsview_sources *s)
+{
+    mxc_setid_scan scan = {0};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i <= p->ngrants; i++) {
+        const char *path = i == p->ngrants ? (s->workspace_fd >= 0 ? p->workspace : NULL) : p->grants[i].path;
+        if (!path || (i < p->ngrants && (p->grants[i].mode != MXC_GRANT_RW || !p->grants[i].present)))
+            continue;
+        int t = walk(v, path, MAKE_NONE, false);
+        rc = t < 0 ? t : mxc_setid_pin(t, &scan);
+        if (t >= 0)
+            close(t);
+    }
+    mxc_setid_scan_free(&scan);
+    return rc;
+}
+
 static void view_close(view *v)
 {
     close_fd(&v->root);
@@ -1118,6 +1140,9 @@ int mxc_fsview_build(const mxc_plan *p, mxc_fsview_sources *s, const char **stag
             goto out;
     }
     recreate_links(v, s);
+    *stage = "fsview.setid";
+    if ((rc = pin_privileged(v, p, s)) < 0)
+        goto out;
     *stage = "fsview.proc";
     if ((rc = fresh_proc(v)) < 0)
         goto out;

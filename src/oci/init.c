@@ -38,6 +38,7 @@
 #include "front.h"
 #include "mounttree.h"
 #include "ptypair.h"
+#include "setidscan.h"
 #include "setupops.h"
 #include "sockmsg.h"
 #include "tmpcopy.h"
@@ -597,6 +598,20 @@ static int setup_rootfs(init_state *s)
     return 0;
 }
 
+/* Every set-id or file-capability file of a writable rootfs (the image's su, passwd, a cap_net_raw
+ * ping) bound onto itself read-only before the config's mounts cover anything and before the
+ * workload exists: the container's root owns them through the idmap, and a write through a shared
+ * mapping would keep their privilege on the host (setidscan.h). */
+static int protect_setid(init_state *s)
+{
+    if (s->c->root_readonly)
+        return 0; /* all of it read-only at pivot */
+    mxc_setid_scan scan = {0};
+    int rc = mxc_setid_pin(s->root_fd, &scan);
+    mxc_setid_scan_free(&scan);
+    return rc < 0 ? oci_init_err_os(&s->err, -rc, "root.path: the set-id and file-capability files made read-only") : 0;
+}
+
 /* The config lowered to the engine's setup operations (rootops.h), applied in order by its
  * executor (setupops.h): the mounts, each on a descriptor resolved inside the rootfs, the devices
  * and /dev's links, the sysctls, the masked and read-only paths (the engine's /proc rules, then the
@@ -694,7 +709,7 @@ static int confine(init_state *s)
 }
 
 static int (*const init_steps[])(init_state *) = {
-    wait_maps, join_namespaces, receive_trees, setup_rootfs, apply_mounts, run_create_hooks,
+    wait_maps, join_namespaces, receive_trees, setup_rootfs, protect_setid, apply_mounts, run_create_hooks,
     pivot,     set_names,       setup_tty,     set_process,  confine,
 };
 

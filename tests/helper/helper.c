@@ -1257,6 +1257,37 @@ static int v_wait_file(VERB_ARGS)
 	return 0;
 }
 
+/* mmapw [-u] PATH...: each file opened O_RDWR (with -u: O_RDONLY, mapped PROT_READ and upgraded
+ * by mprotect) and 8 bytes at offset 64 rewritten through a MAP_SHARED mapping (the page-fault
+ * write that keeps set-id bits and file capabilities).  "mmapw:PATH: RESULT" each */
+static int v_mmapw(VERB_ARGS)
+{
+	int up = argc > 0 && !strcmp(argv[0], "-u");
+	for (int i = up ? 1 : 0; i < argc; i++) {
+		char verb[4200];
+		snprintf(verb, sizeof verb, "mmapw:%s", argv[i]);
+		int fd = open(argv[i], (up ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+		int err = errno;
+		char *m = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, up ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (fd >= 0 && m == MAP_FAILED)
+			err = errno;
+		if (m != MAP_FAILED && up && mprotect(m, 4096, PROT_READ | PROT_WRITE) < 0) {
+			err = errno;
+			munmap(m, 4096);
+			m = MAP_FAILED;
+		}
+		if (m != MAP_FAILED) {
+			memcpy(m + 64, "MMAPPWN!", 8);
+			msync(m, 4096, MS_SYNC);
+			munmap(m, 4096);
+		}
+		if (fd >= 0)
+			close(fd);
+		report(verb, m == MAP_FAILED ? -1 : 0, err);
+	}
+	return 0;
+}
+
 static int v_pid(VERB_ARGS)
 {
 	printf("pid: ok %d ppid=%d uid=%d gid=%d\n", (int)getpid(), (int)getppid(), (int)getuid(),
@@ -1270,6 +1301,7 @@ static const struct {
 	verb_fn fn;
 } verbs[] = {
 	{"tiocsti", v_tiocsti},
+	{"mmapw", v_mmapw},
 	{"tiocsti_hibits", v_tiocsti_hibits},
 	{"tioclinux", v_tioclinux},
 	{"devtty", v_devtty},

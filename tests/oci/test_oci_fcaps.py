@@ -18,10 +18,12 @@ owner may): they change no set-id bit, add no capability, and grant only access 
 
 Run as root:  python3 -m pytest -q -p no:cacheprovider tests/oci/test_oci_fcaps.py
 """
+import hashlib
 import json
 import os
 import shutil
 import stat
+import struct
 import subprocess
 import tempfile
 
@@ -283,13 +285,16 @@ def test_engine_grant_gets_no_file_capability(sandbox, scratch):
 # own default capabilities (CAP_SETFCAP among them); the image has the helper
 
 
-def helper_rootfs(base):
-    """A busybox rootfs with mxc-test-helper and a /w (base/hb/rootfs)."""
-    hb = os.path.join(base, "hb")
+def helper_rootfs(base, set_id=False):
+    """A busybox rootfs with mxc-test-helper and a /w (base/hb/rootfs; set_id: base/hbs/rootfs,
+    with the image's own set-id files, IMAGE_SET_ID: copies of busybox, root's)."""
+    hb = os.path.join(base, "hbs" if set_id else "hb")
     make_rootfs(os.path.join(hb, "rootfs"))
     add_helper(hb)
     add_tools(os.path.join(hb, "rootfs"))
     os.makedirs(os.path.join(hb, "rootfs", "w"))
+    if set_id:
+        plant_set_id(os.path.join(hb, "rootfs"), fcap=False)  # an image tar carries no xattr here
     return os.path.join(hb, "rootfs")
 
 
@@ -324,6 +329,9 @@ def podman(request):
         tar = os.path.join(p.base, "hb.tar")
         subprocess.run(["tar", "-C", rootfs, "-cf", tar, "."], check=True)
         p("import", tar, "localhost/mxc-bbh:1")
+        tar = os.path.join(p.base, "hbs.tar")
+        subprocess.run(["tar", "-C", helper_rootfs(p.base, True), "-cf", tar, "."], check=True)
+        p("import", tar, "localhost/mxc-bbs:1")
         p.driver = request.param
         yield p
 
@@ -355,10 +363,14 @@ def ctrd():
         tar = os.path.join(c.base, "hb.tar")
         test_containerd.write_oci_image(tar, helper_rootfs(c.base), "localhost/mxc-bbh:1")
         c("images", "import", "--snapshotter", "overlayfs", tar)
+        tar = os.path.join(c.base, "hbs.tar")
+        test_containerd.write_oci_image(tar, helper_rootfs(c.base, True), "localhost/mxc-bbs:1")
+        c("images", "import", "--snapshotter", "overlayfs", tar)
         try:
             yield c
         finally:
             c("images", "rm", "localhost/mxc-bbh:1", check=False)
+            c("images", "rm", "localhost/mxc-bbs:1", check=False)
 
 
 def test_containerd_overlayfs_default_caps_leave_no_file_capability(ctrd):
@@ -376,3 +388,119 @@ def test_containerd_overlayfs_default_caps_leave_no_file_capability(ctrd):
     finally:
         ctrd("task", "delete", cid, check=False)
         ctrd("container", "rm", cid, check=False)
+
+
+# --------------------------------------------------------------------------------------------
+# a set-id or file-capability file the image already has, rewritten through a shared mapping (the
+# kernel keeps set-id bits and security.capability on a page-fault write): each is bound read-only
+# onto itself before the workload exists (src/base/setidscan.h)
+
+# security.capability v2, effective, permitted cap_net_raw (13): a `setcap cap_net_raw+ep` ping
+FCAP_NET_RAW = struct.pack("<IIIII", 0x02000001, 1 << 13, 0, 0, 0)
+
+MMAP_ATTEMPTS = ("H=/bin/mxc-test-helper; B='/bin/busybox'; $B ln /bin/hl /bin/hl2; echo ln=$?; "
+                 "$B mv /bin/ren /bin/ren2; echo mv=$?; "
+                 "$H mmapw /bin/su /bin/sg /bin/ping /usr/lib/deep/x /bin/hl2 /bin/ren2 /bin/hl /bin/ren; "
+                 "$H mmapw -u /bin/up; $B rm -f /bin/su; echo rm=$?; $B mv /usr/lib/deep /usr/lib/deep2; "
+                 "echo mvdir=$?")
+
+
+def digests(root):
+    out = {}
+    for dirpath, _, files in os.walk(root):
+        for f in files:
+            p = os.path.join(dirpath, f)
+            try:
+                if not os.path.islink(p):
+                    with open(p, "rb") as fh:
+                        out[p] = hashlib.sha256(fh.read()).hexdigest()
+            except OSError:
+                pass  # an earlier container's snapshot, being removed
+    return out
+
+
+def privileged(p):
+    st = os.lstat(p)
+    try:
+        cap = os.getxattr(p, "security.capability", follow_symlinks=False)
+    except OSError:
+        cap = None
+    return bool(st.st_mode & stat.S_ISUID or (st.st_mode & stat.S_ISGID and st.st_mode & stat.S_IXGRP) or cap)
+
+
+IMAGE_SET_ID = (("bin/su", 0o4755), ("bin/sg", 0o2755), ("usr/lib/deep/x", 0o4755), ("bin/hl", 0o4755),
+                ("bin/ren", 0o4755), ("bin/up", 0o4755))
+
+
+def plant_set_id(r, fcap=True):
+    """IMAGE_SET_ID under the rootfs r, and (fcap) a cap_net_raw /bin/ping."""
+    os.makedirs(os.path.join(r, "usr", "lib", "deep"), exist_ok=True)
+    for name, mode in IMAGE_SET_ID + ((("bin/ping", 0o755),) if fcap else ()):
+        p = os.path.join(r, name)
+        shutil.copy(BUSYBOX, p)
+        os.chmod(p, mode)
+        if name == "bin/ping":
+            os.setxattr(p, "security.capability", FCAP_NET_RAW)
+
+
+def assert_mmap_refused(out, files):
+    for f in files:
+        assert errno_of(out, "mmapw:" + f) == "EROFS", (f, out)
+    assert errno_of(out, "mmapw:/bin/up") == "EACCES", out
+    assert "ln=1" in out and "mv=1" in out and "rm=1" in out and "mvdir=1" in out, out
+
+
+def rewritten_privileged(before, root):
+    """Privileged files under root whose content is no file's of before (an engine's copy of the
+    image made by the run — Podman's vfs — is new by path, not by content)."""
+    after = digests(root)
+    known = set(before.values())
+    return [p for p in after if os.path.exists(p) and privileged(p) and after[p] not in known]
+
+
+MMAP_FILES = ["/bin/su", "/bin/sg", "/usr/lib/deep/x", "/bin/hl", "/bin/ren"]
+
+
+def test_podman_image_set_id_files_cannot_be_rewritten_through_mmap(podman):
+    """The same through Podman (vfs: a copy; overlay: the open for write is refused before any
+    copy-up): no privileged file anywhere in its storage was rewritten."""
+    storage = os.path.join(podman.base, "storage")
+    before = digests(storage)
+    r = podman("run", "--name", "m1", "--network", "none", "--cgroups=disabled", "--tmpfs",
+               "/sys/fs/cgroup:ro,notmpcopyup", "localhost/mxc-bbs:1", "sh", "-c", MMAP_ATTEMPTS)
+    try:
+        assert_mmap_refused(r.stdout, MMAP_FILES)
+        assert rewritten_privileged(before, storage) == []
+    finally:
+        podman("rm", "-f", "m1", check=False)
+
+
+def test_containerd_image_set_id_files_cannot_be_rewritten_through_mmap(ctrd):
+    """The same through containerd's overlayfs snapshotter."""
+    snaps = os.path.join(ctrd.base, "root", "io.containerd.snapshotter.v1.overlayfs")
+    before = digests(snaps)
+    cid = ctrd.cid()
+    r = ctrd("run", *ctrd.run_args(MXC_OCI, snapshotter="overlayfs"), "localhost/mxc-bbs:1", cid, "sh", "-c",
+             MMAP_ATTEMPTS)
+    try:
+        assert_mmap_refused(r.stdout, MMAP_FILES)
+        assert rewritten_privileged(before, snaps) == []
+    finally:
+        ctrd("task", "delete", cid, check=False)
+        ctrd("container", "rm", cid, check=False)
+
+
+def test_bundle_image_set_id_files_cannot_be_rewritten_through_mmap(oci):
+    """A read-write rootfs whose image has a 4755 root `su`, a 2755 `sg`, a cap_net_raw `ping` and
+    a set-id file deep in /usr/lib: the container's root (Podman's default capabilities) opens none
+    for write (EROFS, direct, after a hard link or a rename, or by an mprotect upgrade of a read-only
+    mapping); it can neither unlink, rename nor hard-link them, nor rename the directory above one;
+    on the host every privileged file is byte-for-byte the image's."""
+    b = with_helper(oci, ["sh", "-c", MMAP_ATTEMPTS], podman_caps)
+    r = os.path.join(b, "rootfs")
+    plant_set_id(r)
+    before = digests(r)
+    rc, out, err = oci("run", "--bundle", b, "c1")
+    assert rc == 0, err
+    assert_mmap_refused(out, ["/bin/su", "/bin/sg", "/bin/ping", "/usr/lib/deep/x", "/bin/hl", "/bin/ren"])
+    assert rewritten_privileged(before, r) == [], out
