@@ -115,14 +115,17 @@ static void *room(void *arr, size_t *cap, size_t n, size_t size)
     return a;
 }
 
-/* A mount to walk: writable, not walked yet (then recorded).  1, 0 (leave it), or -errno. */
-static int enter_mount(mxc_setid_scan *s, int fd, uint64_t id)
+/* A mount to walk: not walked yet (then recorded); *writable whether a file of it can be opened
+ * for write (a read-only one is walked too: a writable mount may lie below it).  1, 0 (walked
+ * already), or -errno. */
+static int enter_mount(mxc_setid_scan *s, int fd, uint64_t id, bool *writable)
 {
     struct statvfs sv;
     if (fstatvfs(fd, &sv) < 0)
         return -errno;
-    if ((sv.f_flag & ST_RDONLY) || seen(s, id))
+    if (seen(s, id))
         return 0;
+    *writable = !(sv.f_flag & ST_RDONLY);
     uint64_t *ids = room(s->ids, &s->cap, s->n, sizeof *ids);
     if (!ids)
         return -ENOMEM;
@@ -170,7 +173,7 @@ static int record(mxc_setid_scan *s, const char *name)
     return rc;
 }
 
-static int scan_dir(mxc_setid_scan *s, int dir, uint64_t mnt, unsigned depth, mxc_setid_key key);
+static int scan_dir(mxc_setid_scan *s, int dir, uint64_t mnt, bool writable, unsigned depth, mxc_setid_key key);
 static void share_out(mxc_setid_scan *s);
 
 static int key_cmp(const void *a, const void *b)
@@ -203,10 +206,10 @@ static int finished(mxc_setid_scan *s, mxc_setid_key key)
     return 0;
 }
 
-/* One entry of dir: a directory walked (within the mount, or a writable one below), a regular file
- * checked and bound.  0, or -errno. */
-static int scan_entry(mxc_setid_scan *s, int dir, uint64_t mnt, unsigned depth, mxc_setid_key key, const char *name,
-                      uint64_t ino, unsigned char type)
+/* One entry of dir (in a mount writable or not): a directory walked (within the mount, or a mount
+ * below not walked yet), a regular file of a writable mount checked and bound.  0, or -errno. */
+static int scan_entry(mxc_setid_scan *s, int dir, uint64_t mnt, bool writable, unsigned depth, mxc_setid_key key,
+                      const char *name, uint64_t ino, unsigned char type)
 {
     if (type == DT_UNKNOWN) {
         struct statx sx;
@@ -214,6 +217,8 @@ static int scan_entry(mxc_setid_scan *s, int dir, uint64_t mnt, unsigned depth, 
             return errno == ENOENT ? 0 : -errno;
         type = S_ISDIR(sx.stx_mode) ? DT_DIR : S_ISREG(sx.stx_mode) ? DT_REG : DT_LNK;
     }
+    if (type == DT_REG && !writable)
+        return 0; /* read-only: nobody writes it through this mount */
     if (type == DT_REG) {
         if (++s->files == MXC_SETID_SHARE_AFTER && s->w == 1 && s->start >= 0)
             share_out(s);
@@ -235,7 +240,8 @@ static int scan_entry(mxc_setid_scan *s, int dir, uint64_t mnt, unsigned depth, 
          * directory can be moved by a view that pinned it; EACCES: see setidscan.h */
         return errno == ENOENT || errno == EACCES || errno == ENOTDIR || errno == ELOOP ? 0 : -errno;
     uint64_t m = mount_of(sub);
-    int rc = m == mnt ? 1 : enter_mount(s, sub, m);
+    bool w = writable;
+    int rc = m == mnt ? 1 : enter_mount(s, sub, m, &w);
     size_t len = s->len;
     if (rc == 1 && depth + 1 >= MXC_SETID_MAX_DEPTH)
         rc = -ELOOP;
@@ -243,7 +249,7 @@ static int scan_entry(mxc_setid_scan *s, int dir, uint64_t mnt, unsigned depth, 
     if (rc == 1 && push(s, name) < 0)
         over = true, s->overflow++; /* walked on; a privileged file there is refused (record) */
     if (rc == 1)
-        rc = scan_dir(s, sub, m, depth + 1, (mxc_setid_key){mnt, ino});
+        rc = scan_dir(s, sub, m, w, depth + 1, (mxc_setid_key){mnt, ino});
     s->overflow -= over;
     s->len = len;
     s->rel[len] = '\0';
@@ -259,7 +265,7 @@ struct linux_dirent64 {
     char d_name[];
 };
 
-static int scan_dir(mxc_setid_scan *s, int dir, uint64_t mnt, unsigned depth, mxc_setid_key key)
+static int scan_dir(mxc_setid_scan *s, int dir, uint64_t mnt, bool writable, unsigned depth, mxc_setid_key key)
 {
     s->dirs++;
     enum { BUF = 16384 };
@@ -279,7 +285,7 @@ static int scan_dir(mxc_setid_scan *s, int dir, uint64_t mnt, unsigned depth, mx
             const char *nm = d->d_name;
             if (nm[0] == '.' && (!nm[1] || (nm[1] == '.' && !nm[2])))
                 continue;
-            rc = scan_entry(s, dir, mnt, depth, key, nm, d->d_ino, d->d_type);
+            rc = scan_entry(s, dir, mnt, writable, depth, key, nm, d->d_ino, d->d_type);
         }
         if (rc < 0)
             break;
@@ -312,8 +318,9 @@ static _Noreturn void work(mxc_setid_scan *s, unsigned k, unsigned w, int out)
     int dir = openat(start, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int rc = dir < 0 ? -errno : 0;
     uint64_t m = rc == 0 ? mount_of(dir) : 0;
-    if (rc == 0 && (rc = enter_mount(s, dir, m)) == 1)
-        rc = scan_dir(s, dir, m, 0, (mxc_setid_key){0, 0});
+    bool writable = true;
+    if (rc == 0 && (rc = enter_mount(s, dir, m, &writable)) == 1)
+        rc = scan_dir(s, dir, m, writable, 0, (mxc_setid_key){0, 0});
     for (size_t i = 0; rc >= 0 && i < s->nfound; i++)
         if (!mxc_write_all(out, s->found[i], strlen(s->found[i]) + 1))
             rc = -EIO;
@@ -446,9 +453,10 @@ int mxc_setid_pin(int fd, mxc_setid_scan *s)
     s->rel[0] = '\0';
     s->nfound = 0;
     s->start = dir, s->w = 1, s->k = 0, s->n0 = s->n, s->nworkers = 0, s->ndone = 0;
-    int rc = enter_mount(s, dir, m);
+    bool writable = true;
+    int rc = enter_mount(s, dir, m, &writable);
     if (rc == 1)
-        rc = scan_dir(s, dir, m, 0, (mxc_setid_key){0, 0});
+        rc = scan_dir(s, dir, m, writable, 0, (mxc_setid_key){0, 0});
     rc = collect(s, rc);
     s->start = -1;
     for (size_t i = 0; i < s->nfound; i++) {

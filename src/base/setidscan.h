@@ -54,8 +54,9 @@ typedef struct {
  * point cannot be renamed from inside, so another view of the same tree —
  * a second sandbox of a shared grant — cannot move a privileged file out
  * of the way of this walk while it runs; whatever has pins cannot move
- * one either).  Never follows a symlink; enters a mount below only when it
- * is writable and not walked already; a directory the caller cannot open
+ * one either).  Never follows a symlink; enters every mount below not
+ * walked already (a read-only one too, whose files it leaves: a writable
+ * mount may lie below it); a directory the caller cannot open
  * (EACCES: neither could the workload, whose credentials are no stronger)
  * is left.  0, or -errno (the tree may be left partly bound: the caller
  * fails the start).  A privileged file whose path is beyond 4095 bytes is

@@ -19,6 +19,7 @@ import os
 import shutil
 import stat
 import struct
+import subprocess
 
 import pytest
 
@@ -270,3 +271,29 @@ def test_a_large_grant_s_walk_shared_out_finds_every_set_id_file(sandbox, host_d
         names.append("d%02d/f%d" % (i, i * 7 % 100))
     res = attack(sandbox(filesystem={"readwritePaths": [g]}), g, names)
     assert [n for n in names if res["direct:" + n] != "EROFS"] == [], res
+
+
+def test_a_writable_mount_below_a_read_only_one_in_a_grant_is_walked(sandbox, host_dir):
+    """A read-only mount in a read-write grant with a writable mount below it (host mounts): the walk
+    enters the read-only one too, so the set-id-root file of the writable one is EROFS to open for
+    write (review of this session's changes: the walk left the read-only mount, and with it the
+    writable one below, whose file was rewritten through a shared mapping and kept 4755 root)."""
+    g = host_dir("g-ro-rw", 0o755)
+    ro, rw = os.path.join(g, "ro"), os.path.join(g, "ro", "rw")
+    os.mkdir(ro)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=755", "mxc-test-ro", ro], check=True)
+    try:
+        os.mkdir(rw)
+        subprocess.run(["mount", "-o", "remount,bind,ro", ro], check=True)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=755", "mxc-test-rw", rw], check=True)
+        try:
+            p = planted(rw, "suid", 0, 0o4755)
+            before = digest(p)
+            res = attack(sandbox(filesystem={"readwritePaths": [g]}), g, ["ro/rw/suid"])
+            assert digest(p) == before, res
+            assert res["direct:ro/rw/suid"] == "EROFS", res
+        finally:
+            subprocess.run(["umount", "-l", rw], check=False)
+    finally:
+        subprocess.run(["umount", "-l", ro], check=False)
+
