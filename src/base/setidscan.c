@@ -243,8 +243,14 @@ static int scan_entry(mxc_setid_scan *s, int dir, uint64_t mnt, bool writable, u
     bool w = writable;
     int rc = m == mnt ? 1 : enter_mount(s, sub, m, &w);
     size_t len = s->len;
-    if (rc == 1 && depth + 1 >= MXC_SETID_MAX_DEPTH)
-        rc = -ELOOP;
+    if (rc == 1 && depth + 1 >= MXC_SETID_MAX_DEPTH) {
+        /* deeper than the walk goes (a workload's mkdir -p makes such a chain): the rest bound
+         * read-only whole, by descriptor, by the walk that forked (it walks every directory),
+         * never a refused start */
+        rc = s->k ? 0 : mxc_view_readonly_at(sub, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+        close(sub);
+        return rc < 0 ? rc : 0;
+    }
     bool over = false;
     if (rc == 1 && push(s, name) < 0)
         over = true, s->overflow++; /* walked on; a privileged file there is refused (record) */

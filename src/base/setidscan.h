@@ -16,7 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Deeper than this many directories below the start is refused (-ELOOP): nothing is left unwalked. */
+/* A directory this many levels below the start is not walked: the walk that forked (not a worker)
+ * binds it read-only whole by descriptor, so nothing below it is writable and nothing is left
+ * unprotected; a workload's mkdir -p makes such a chain, and it never refuses a start. */
 #define MXC_SETID_MAX_DEPTH 512
 /* After this many files (about 4 ms) a walk is shared with up to MAX_WORKERS - 1 forked workers
  * (one per CPU this process may run on), each walking the tree again but checking only a share of

@@ -297,3 +297,28 @@ def test_a_writable_mount_below_a_read_only_one_in_a_grant_is_walked(sandbox, ho
     finally:
         subprocess.run(["umount", "-l", ro], check=False)
 
+
+def test_a_deep_chain_the_workload_makes_does_not_refuse_later_starts(sandbox, host_dir):
+    """A chain of 530 directories the workload made with mkdir (no privileged file anywhere), beside
+    2100 files (the walk shared out), does not refuse the next start of a sandbox granted it (review
+    of this session's changes: fsview.setid ELOOP at every start, any sandbox of that grant)."""
+    g = host_dir("g-deepdos", 0o755)
+    for i in range(2100):
+        open(os.path.join(g, "f%d" % i), "wb").close()
+    sb = sandbox(filesystem={"readwritePaths": [g]})
+    r = sb.run("cd %s && i=0; while [ $i -lt 530 ]; do mkdir d && cd d || exit 1; i=$((i+1)); done" % g)
+    assert r.rc == 0, r.describe()
+    r = sandbox(filesystem={"readwritePaths": [g]}).run("touch %s/f0 && echo ok" % g)
+    assert r.rc == 0 and "ok" in r.stdout, r.describe()
+
+
+def test_a_set_id_file_deeper_than_the_walk_is_read_only(sandbox, host_dir):
+    """512 directories down the walk stops and binds what is below read-only whole: a set-id-root
+    file the host put 520 levels down is EROFS to open for write, and the start is not refused."""
+    g = host_dir("g-deepsuid", 0o755)
+    rel = "/".join(["d"] * 520)
+    os.makedirs(os.path.join(g, rel))
+    p = planted(os.path.join(g, rel), "suid", 0, 0o4755)
+    before = digest(p)
+    res = attack(sandbox(filesystem={"readwritePaths": [g]}), g, [rel + "/suid"])
+    assert res["direct:" + rel + "/suid"] == "EROFS" and digest(p) == before, res
