@@ -504,3 +504,17 @@ def test_bundle_image_set_id_files_cannot_be_rewritten_through_mmap(oci):
     assert rc == 0, err
     assert_mmap_refused(out, ["/bin/su", "/bin/sg", "/bin/ping", "/usr/lib/deep/x", "/bin/hl", "/bin/ren"])
     assert rewritten_privileged(before, r) == [], out
+
+
+def test_a_deep_chain_the_container_makes_does_not_refuse_its_next_create(oci):  # noqa: F811
+    """A container writes a chain of 530 directories into its read-write rootfs (no privileged file
+    anywhere); the next container of that rootfs (a restart) is created and runs: the init's walk
+    binds what lies 512 levels down read-only instead of failing the create (review of this
+    session's changes: root.path ELOOP, every later create of that rootfs)."""
+    b = oci.bundle(["sh", "-c", "mkdir /chain && cd /chain && i=0; while [ $i -lt 530 ]; do mkdir d && cd d || exit 1; "
+                    "i=$((i+1)); done"], readonly=False)
+    rc, out, err = oci("run", "--bundle", b, "c1")
+    assert rc == 0, err
+    assert oci("delete", "c1")[0] in (0, 1)
+    rc, out, err = oci("run", "--bundle", b, "c2")
+    assert rc == 0, err
