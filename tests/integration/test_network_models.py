@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from conftest import MXC_EXEC, assert_ok_envelope, serve_tcp, unique
+from conftest import MXC_EXEC, assert_ok_envelope, serve_tcp, unique, wait_until
 
 CLONE_NEWNET = 0x40000000
 WEB = "198.51.100.7"     # TCP 8080 (allowed in most tests), 8081; UDP 5005, 5020
@@ -473,6 +473,49 @@ def test_model1_pool_entry_is_never_handed_out_twice(internet, mxc):
         pooled += len(set(seen) & before)
         time.sleep(0.2)  # the refiller's turn
     assert (pooled > 0) == POOL_ON, pooled
+
+
+def _pool_entries(netns_ino):
+    """{entry name: (holder pid, pasta pid)} of the pool's ready entries for the given namespace"""
+    out, ready = {}, os.path.join(POOL, "ready")
+    for e in os.listdir(ready) if os.path.isdir(ready) else []:
+        if e.startswith("%d-" % netns_ino):
+            try:
+                f = open(os.path.join(ready, e, "pids")).read().split()
+                out[e] = (int(f[0]), int(f[2]))
+            except (OSError, ValueError, IndexError):
+                pass
+    return out
+
+
+def _gone(pid):
+    try:
+        return open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0] in "ZX"
+    except OSError:
+        return True
+
+
+@pytest.mark.skipif(not POOL_ON, reason="the pool is off (MXC_NETPOOL_SIZE=0)")
+def test_model1_pool_gc_sweeps_dead_entries_and_all_when_off(internet, mxc):
+    """--gc removes an entry whose pasta died (its holder killed), keeps live ones, and with the
+    pool off (MXC_NETPOOL_SIZE=0 in --gc's environment) removes every one: no holder, no pasta,
+    no record left."""
+    r = mxc(dict(v1({"egress": {"default": "allow"}}), process={"commandLine": "true"}))
+    assert r.rc == 0, r.describe()
+    assert wait_until(lambda: len(_pool_entries(internet.ino)) >= 2 and not refilling(internet.ino), 10)
+    entries = _pool_entries(internet.ino)
+    dead, (holder, pasta) = sorted(entries.items())[0]
+    os.kill(pasta, 9)
+    assert wait_until(lambda: _gone(pasta), 5)
+    p = subprocess.run([MXC_EXEC, "--gc"], capture_output=True, env=mxc.env(), timeout=60)
+    assert p.returncode == 0 and json.loads(p.stdout)["result"]["swept"]["netpoolEntries"] >= 1, p
+    left = _pool_entries(internet.ino)
+    assert dead not in left and wait_until(lambda: _gone(holder), 5), left
+    assert all(not _gone(h) and not _gone(pp) for h, pp in left.values()), left
+    p = subprocess.run([MXC_EXEC, "--gc"], capture_output=True, env=dict(mxc.env(), MXC_NETPOOL_SIZE="0"), timeout=60)
+    assert p.returncode == 0, p
+    assert _pool_entries(internet.ino) == {}
+    assert all(wait_until(lambda: _gone(h) and _gone(pp), 5) for h, pp in left.values()), left
 
 
 def test_model1_pooled_namespace_keeps_what_the_workload_could_do(internet, sandbox, client):
