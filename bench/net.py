@@ -44,6 +44,7 @@ CONNECTS = 200
 GAP = 0.1
 STATE = tempfile.mkdtemp(prefix="mxc-bench-net-", dir="/var/tmp")
 ENV = dict(os.environ, MXC_STATE_DIR=STATE, MXC_WORKSPACE_ROOT=STATE + ".ws")
+ENV.setdefault("MXC_NETPOOL_SIZE", "2")  # model 1's pool is off by default (src/net/netpool.h): on for the pool rows
 
 CLIENT = r'''
 import socket, statistics, sys, time

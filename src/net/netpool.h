@@ -27,7 +27,7 @@
 #include "netplan.h"
 
 #define MXC_NETPOOL_DIR "/run/mxc-netpool"
-#define MXC_NETPOOL_DEFAULT_SIZE 2
+#define MXC_NETPOOL_DEFAULT_SIZE 0
 #define MXC_NETPOOL_MAX_AGE_S 3600 /* an entry older than this is swept, not handed out */
 
 /* The pool's size per key: MXC_NETPOOL_SIZE (0-32; 0: off), else MXC_NETPOOL_DEFAULT_SIZE. */

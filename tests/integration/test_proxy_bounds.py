@@ -453,7 +453,7 @@ def test_the_helpers_are_charged_to_their_sandbox(governed, mxc, request, hierar
     # one made ahead, moved into the sandbox's helpers at the claim (off: made at the start)
     r = mxc({"version": "1.0.0", "network": {"egress": {"default": "allow"}}, "process": {"commandLine": "true"}})
     assert r.rc == 0, r.describe()
-    if os.environ.get("MXC_NETPOOL_SIZE", "2") != "0":
+    if os.environ.get("MXC_NETPOOL_SIZE", "0") != "0":
         assert wait_until(lambda: len(_pooled_stacks()) >= 1, 10)
     assert wait_until(lambda: not _sandbox_stacks(), 10)  # the one-shot's, gone with it
     pooled = _pooled_stacks()
