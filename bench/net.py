@@ -21,7 +21,9 @@ Usage: sudo bench/net.py [N]   (needs build/mxc-exec, pasta; N: runs per side, d
        governed one-shot (network.allowedHosts: mxc-proxy) vs a blocked one-shot (model 3); a model-1
        session start vs a blocked session's start; an mxc-oci create->start annotated with
        io.mxc.network (governed egress) vs the same bundle unannotated (a namespace of its own, nothing
-       in it).  Needs build/mxc-exec, build/mxc-proxy, build/mxc-oci (or $MXC_OCI), pasta, /bin/busybox.
+       in it).  Model 1 twice: with its pool of namespaces made ahead (src/net/netpool.h; the default,
+       or MXC_NETPOOL_SIZE as set) and with it off (MXC_NETPOOL_SIZE=0: the namespace and pasta made
+       at the start).  Needs build/mxc-exec, build/mxc-proxy, build/mxc-oci (or $MXC_OCI), pasta, /bin/busybox.
        Nothing is sent anywhere: the sandboxes only start, `true` inside a namespace made here.
        --only TEXT keeps the rows whose label contains TEXT.
 """
@@ -42,6 +44,7 @@ CONNECTS = 200
 GAP = 0.1
 STATE = tempfile.mkdtemp(prefix="mxc-bench-net-", dir="/var/tmp")
 ENV = dict(os.environ, MXC_STATE_DIR=STATE, MXC_WORKSPACE_ROOT=STATE + ".ws")
+ENV.setdefault("MXC_NETPOOL_SIZE", "2")  # model 1's pool is off by default (src/net/netpool.h): on for the pool rows
 
 CLIENT = r'''
 import socket, statistics, sys, time
@@ -107,8 +110,11 @@ def serve(stop):
     return ts
 
 
-def mxc(req):
-    p = subprocess.run([EXE, "--config", "-"], input=json.dumps(req).encode(), capture_output=True, env=ENV)
+POOL_OFF = dict(ENV, MXC_NETPOOL_SIZE="0")  # model 1's pool (src/net/netpool.h) off: today's path
+
+
+def mxc(req, env=ENV):
+    p = subprocess.run([EXE, "--config", "-"], input=json.dumps(req).encode(), capture_output=True, env=env)
     if p.returncode != 0:
         sys.exit("mxc-exec failed on %s: %s %s" % (req, p.stdout[-400:], p.stderr[-400:]))
     return p.stdout.decode()
@@ -226,9 +232,9 @@ def main():
 GOVERNED = {"defaultPolicy": "block", "allowedHosts": ["api.example.test:8080"]}
 
 
-def mxc_phase(req):
+def mxc_phase(req, env=ENV):
     p = subprocess.run([EXE, "--experimental", "--config", "-"], input=json.dumps(dict(req, version="1.0.0")).encode(),
-                       capture_output=True, env=ENV)
+                       capture_output=True, env=env)
     if p.returncode != 0:
         sys.exit("mxc-exec failed on %s: %s %s" % (req, p.stdout[-400:], p.stderr[-400:]))
     return json.loads(p.stdout)["result"]
@@ -237,13 +243,13 @@ def mxc_phase(req):
 class Session:
     """start timed; provision before it and stop + deprovision after it are not."""
 
-    def __init__(self, net):
-        self.net = net
+    def __init__(self, net, env=ENV):
+        self.net, self.env = net, env
 
     def __call__(self):
         sid = mxc_phase({"containment": "isolation_session", "phase": "provision", "network": self.net})["sandboxId"]
         t = time.perf_counter()
-        mxc_phase({"phase": "start", "sandboxId": sid})
+        mxc_phase({"phase": "start", "sandboxId": sid}, self.env)
         ms = (time.perf_counter() - t) * 1000
         for ph in ("stop", "deprovision"):
             mxc_phase({"phase": ph, "sandboxId": sid})
@@ -286,15 +292,37 @@ def oci_bundle(path, annotations):
     return path
 
 
-def oneshot_fn(net):
+def oneshot_fn(net, env=ENV):
     # network.allowedHosts is the unversioned request's (the 1.0.0 schema has egress/ingress)
     req = dict({"network": net, "process": {"commandLine": "true"}}, **({} if "allowedHosts" in net else {"version": "1.0.0"}))
 
     def go():
         t = time.perf_counter()
-        mxc(req)
+        mxc(req, env)
         return (time.perf_counter() - t) * 1000
     return go
+
+
+def drop_pool_entries(ino):
+    """model 1's pool entries made for the bench's namespace (their name's key starts with its inode):
+    their holder and pasta killed, their records removed (what --gc would do once it is gone)"""
+    ready = "/run/mxc-netpool/ready"
+    for e in os.listdir(ready) if os.path.isdir(ready) else []:
+        if not e.startswith("%d-" % ino):
+            continue
+        try:
+            h, hs, p, ps = open(os.path.join(ready, e, "pids")).read().split()
+            os.rename(os.path.join(ready, e), os.path.join(ready, "..", "claimed", e + ".%d" % os.getpid()))
+        except (OSError, ValueError):
+            continue
+        for pid, start in ((int(p), ps), (int(h), hs)):
+            try:
+                if open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[19] == start:
+                    os.kill(pid, 9)
+            except (OSError, IndexError):
+                pass
+        d = os.path.join(ready, "..", "claimed", e + ".%d" % os.getpid())
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def start_main():
@@ -320,9 +348,13 @@ def start_main():
         rows = [
             ("one-shot `true`, model 1 (egress allow)", oneshot_fn({"egress": {"default": "allow"}}),
              "blocked one-shot (model 3)", oneshot_fn(blocked)),
+            ("one-shot `true`, model 1, pool off (MXC_NETPOOL_SIZE=0)",
+             oneshot_fn({"egress": {"default": "allow"}}, POOL_OFF), "blocked one-shot (model 3)", oneshot_fn(blocked)),
             ("one-shot `true`, governed (allowedHosts: mxc-proxy)", oneshot_fn(GOVERNED),
              "blocked one-shot (model 3)", oneshot_fn(blocked)),
             ("session start, model 1 (egress allow)", Session({"egress": {"default": "allow"}}),
+             "blocked session's start", Session(blocked)),
+            ("session start, model 1, pool off (MXC_NETPOOL_SIZE=0)", Session({"egress": {"default": "allow"}}, POOL_OFF),
              "blocked session's start", Session(blocked)),
             ("mxc-oci create->start, io.mxc.network (governed)",
              OciStart(oroot, oci_bundle(os.path.join(base, "b-gov"), {"io.mxc.version": "1",
@@ -350,6 +382,7 @@ def start_main():
             print("| %s | %.2f | %s | %.2f | %.2fx | %.2f | %.2f | %.2fx |" % (label, ha, peer, hb, ha / hb, ga, gb, ga / gb),
                   flush=True)
     finally:
+        drop_pool_entries(os.stat("/run/netns/" + name).st_ino)
         if _libc.setns(home, 0x40000000) != 0:
             print("warning: could not return to the original network namespace", file=sys.stderr)
         os.close(home)

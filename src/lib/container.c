@@ -190,7 +190,7 @@ static _Noreturn void holder_main(const mxc_plan *p, mxc_fsview_sources *src, in
         prctl(PR_SET_DUMPABLE, 0);
     const char *stage = "holder.sethostname";
     int rc = sethostname(p->hostname, strlen(p->hostname)) < 0 ? -errno : 0;
-    if (rc == 0 && !p->host_network) {
+    if (rc == 0 && !p->host_network && !p->net_pooled) { /* a pooled namespace's lo is up already */
         stage = "holder.loopback";
         rc = loopback_up();
     }
@@ -508,7 +508,7 @@ static _Noreturn void monitor_main(const mxc_plan *p, mxc_fsview_sources *src, i
      * namespace owned by the sandbox's uid, clone_as); its pid is the
      * caller's first message, for the maps. */
     unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
-    if (!p->host_network)
+    if (!p->host_network && !p->net_pooled)
         flags |= CLONE_NEWNET;
     int dirfd = session->dirfd; /* read before the caller goes on */
     pid_t c1 = clone_as(p, flags, cgfd);
@@ -683,6 +683,7 @@ typedef struct {
     int sv[2];
     pid_t c1;
     mxc_net_cgroup netcg; /* the cgroup src/net charges the sandbox's helpers to */
+    int pool_self;        /* our own network namespace while we are in a pooled one (pool_join) */
 } spawn_state;
 
 /* Step 1: the cgroup, as far as it is made before any child.  v2: the
@@ -740,11 +741,48 @@ static int spawn_sources(spawn_state *s, mxc_error *e)
     return 0;
 }
 
+/* Model 1, root, a direct one-shot or a session: a network namespace made ahead with pasta
+ * attached (src/net/netpool.h), claimed one-use and joined by this thread for the clone below,
+ * which then makes none (p->net_pooled): the namespace is owned by the host's user namespace,
+ * so the workload's CAP_NET_ADMIN never applies to it.  Our own namespace's fd to return to
+ * (pool_leave), or -1: no entry, the clone makes a namespace as without a pool. */
+static int pool_join(spawn_state *s)
+{
+    mxc_plan *p = s->p;
+    p->net_pooled = false;
+    if (p->host_network || p->rootless || !(s->direct || s->detached) || !mxc_net_ops_get()->needs_stack(&p->net) ||
+        !single_threaded()) /* one claim per process at a time (netpool.h) */
+        return -1;
+    int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+    int ns = self >= 0 ? mxc_net_ops_get()->pool_claim(&p->net) : -1;
+    if (ns >= 0 && setns(ns, CLONE_NEWNET) == 0)
+        p->net_pooled = true;
+    if (ns >= 0)
+        close(ns);
+    if (!p->net_pooled && self >= 0) {
+        close(self);
+        self = -1;
+    }
+    return self;
+}
+
+/* Back into our own namespace after the clone: everything after (this host's destinations
+ * read for the rules, the helpers) runs there.  Not back: this process must go no further. */
+static void pool_leave(int self)
+{
+    if (self < 0)
+        return;
+    if (setns(self, CLONE_NEWNET) < 0)
+        abort();
+    close(self);
+}
+
 /* Step 3: the first child (C1, PID 1 itself, or the monitor); the child's
  * side never returns. */
 static int spawn_children(spawn_state *s, mxc_error *e)
 {
     mxc_plan *p = s->p;
+    s->pool_self = pool_join(s);
     const mxc_holder_session *session = s->session;
     /* a session started by a process that exits once it answers (the CLI,
      * libmxc_ffi's fresh mxc-exec): the monitor is its child, orphaned when
@@ -763,7 +801,7 @@ static int spawn_children(spawn_state *s, mxc_error *e)
         }
     } else if (s->direct) {
         unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
-        if (!p->host_network)
+        if (!p->host_network && !p->net_pooled)
             flags |= CLONE_NEWNET;
         s->c1 = clone_as(p, flags, s->cgfd);
     } else if (s->detached && single_threaded()) {
@@ -778,6 +816,8 @@ static int spawn_children(spawn_state *s, mxc_error *e)
     } else {
         s->c1 = fork();
     }
+    if (s->c1 != 0) /* the children went on in the claimed namespace */
+        pool_leave(s->pool_self);
     if (s->c1 < 0) {
         int err = errno;
         close(s->sv[0]), close(s->sv[1]);
@@ -960,6 +1000,10 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
     h->start_time = mxc_proc_start_time(h->pid);
     h->ctl_fd = ctl;
     h->first_child = s.detached ? 0 : s.c1;
+    /* src/net: model 1's pool topped up again by a detached refiller, now that this session runs
+     * (a no-op unless root, model 1, pool on); a direct one-shot's once it is over (oneshot.c) */
+    if (s.detached && !p->host_network && mxc_net_ops_get()->needs_stack(&p->net))
+        mxc_net_ops_get()->pool_refill(&p->net);
     return 0;
 }
 

@@ -71,10 +71,28 @@ static json_t *probe_none(void)
     return json_pack("{s:b}", "networkLayer", 0);
 }
 
+static int pool_claim_none(const mxc_net_policy *np)
+{
+    (void)np;
+    return -1;
+}
+
+static void pool_refill_none(const mxc_net_policy *np)
+{
+    (void)np;
+}
+
+static void pool_sweep_none(bool act, json_t *r)
+{
+    (void)act;
+    (void)r;
+}
+
 static const mxc_net_ops NONE = {
     .lower = lower_none, .require = require_none, .credential = policy_none, .workload_env = policy_none,
     .resolve = resolve_none, .needs_stack = needs_none, .after_maps = after_maps_none, .attach = attach_none,
-    .remove_ca = remove_ca_none, .rules_now = rules_none, .probe = probe_none,
+    .remove_ca = remove_ca_none, .rules_now = rules_none, .probe = probe_none, .pool_claim = pool_claim_none,
+    .pool_refill = pool_refill_none, .pool_sweep = pool_sweep_none,
 };
 
 static const mxc_net_ops *installed;

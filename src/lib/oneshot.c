@@ -45,6 +45,9 @@ static int spawn_cleaner(pid_t pid1, const mxc_cgroup *cg, const char *claim, co
         mxc_net_ops_get()->remove_ca(np); /* credentials: the run's CA files in its grant */
         /* PID 1 has exited: its namespace, and every process of the sandbox, is gone */
         mxc_registry_release(claim);
+        /* src/net: model 1's pool topped up again, now that the run is over (no-op unless root,
+         * model 1, pool on): never beside the run's own start */
+        mxc_net_ops_get()->pool_refill(np);
         _exit(0);
     }
     close(pfd);
@@ -211,6 +214,8 @@ void mxc_oneshot_finish(mxc_oneshot *os)
         mxc_cgroup_kill_all(&os->cg);
         mxc_cgroup_remove(&os->cg);
         mxc_net_ops_get()->remove_ca(&os->plan->net);
+        if (os->direct) /* model 1's pool topped up again, the run over (as the cleaner does) */
+            mxc_net_ops_get()->pool_refill(&os->plan->net);
         mxc_exec_spec_free(&os->spec);
         mxc_plan_free(os->plan);
         free(os->plan);

@@ -50,6 +50,8 @@ typedef struct mxc_plan {
     char agent_name[32];
     char hostname[64];
     bool host_network;     /* canonical allow acknowledgment (net.model == MXC_NETM_HOST) */
+    bool net_pooled;       /* set by container.c for its clone: the sandbox's first process is cloned in a
+                              namespace claimed from src/net's pool (netpool.h), without CLONE_NEWNET */
     mxc_net_policy net;    /* the connectivity model and, for models 1 and 2, its nftables rule set (src/net) */
     bool rootless;         /* no root: uid is the caller's, setgroups denied, no cgroups (rlimit fallback) */
     char *workspace;       /* host path bound read-write at the same path; NULL for one-shot */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "netplan.h"
 #include "procs.h"
 #include "registry.h"
 #include "session.h"
@@ -445,5 +446,7 @@ json_t *mxc_sweep(bool act, mxc_error *e)
     json_object_set_new(r, "writableIndex", json_integer((json_int_t)mxc_wroots_sweep(act)));
     sweep_cgroups(act, r);
     sweep_holders(act, r);
+    /* src/net: model 1's pool of namespaces made ahead (dead, over-age, or the pool off) */
+    mxc_net_ops_get()->pool_sweep(act, r);
     return r;
 }

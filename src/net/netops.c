@@ -6,6 +6,7 @@
 
 #include "governed.h"
 #include "netpolicy.h"
+#include "netpool.h"
 #include "resolver.h"
 #include "stack.h"
 #include "thishost.h"
@@ -56,6 +57,9 @@ static const mxc_net_ops OPS = {
     .remove_ca = mxc_governed_remove_ca,
     .rules_now = rules_now,
     .probe = mxc_net_probe,
+    .pool_claim = mxc_netpool_claim,
+    .pool_refill = mxc_netpool_refill,
+    .pool_sweep = mxc_netpool_sweep,
 };
 
 void mxc_net_install(void)

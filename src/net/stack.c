@@ -32,6 +32,7 @@
 #include "governed.h"
 #include "helperbounds.h"
 #include "helpers.h"
+#include "netpool.h"
 #include "netplan.h"
 #include "resolver.h"
 #include "thishost.h"
@@ -296,84 +297,89 @@ static int watch_refresh(int nsfd, mxc_thishost *cur)
     return 0;
 }
 
-/* The keeper: starts pasta on the namespace (fd 3), reports "ok" or why
- * not on rep, then ends pasta when PID 1 (hfd) exits.  Model 1 (wfd >=
- * 0): once gate (a pipe's read end) reports the caller's end closed,
- * follows this host's destinations into the rules (above), and ends pasta
- * — the sandbox keeps no network — when it cannot. */
-static _Noreturn void keeper(const mxc_net_policy *np, int nsfd, int hfd, int rep, int gate, int wfd,
-                             mxc_thishost *cur)
+/* pasta's launcher, forked: the namespace on fd 3, pasta's pid written to
+ * fd 4 (what pasta daemonizes as), why not on fd 2. */
+static _Noreturn void pasta_exec(const mxc_net_policy *np, int nsfd, int pidw, int errw)
+{
+    if (dup2(nsfd, 3) < 0 || dup2(pidw, 4) < 0 || dup2(errw, 2) < 0)
+        _exit(127);
+    int null = open("/dev/null", O_RDWR);
+    if (null >= 0)
+        dup2(null, 0), dup2(null, 1);
+    int keep[] = {0, 1, 2, 3, 4};
+    mxc_close_all_but(keep, 5);
+    /* pasta refuses to start with SIGPIPE already ignored (as our callers
+     * have it): a clean signal state, as a fresh process would have */
+    mxc_reset_signals();
+    /* it raises its soft limit to the hard one: that bounds its flows */
+    struct rlimit nofile = {MXC_NET_STACK_NOFILE, MXC_NET_STACK_NOFILE};
+    if (setrlimit(RLIMIT_NOFILE, &nofile) < 0)
+        _exit(127);
+    const char *argv[40];
+    int n = 0;
+    argv[n++] = "pasta";
+    argv[n++] = "--quiet";
+    argv[n++] = "--runas";
+    argv[n++] = "0:0"; /* pasta's default (nobody) cannot join the namespace here; it drops its capabilities itself */
+    argv[n++] = "--config-net";
+    argv[n++] = "--address", argv[n++] = MXC_NET_ADDR;
+    argv[n++] = "--netmask", argv[n++] = "24";
+    argv[n++] = "--gateway", argv[n++] = MXC_NET_GATEWAY;
+    argv[n++] = "--ns-ifname", argv[n++] = MXC_NET_IFNAME;
+    /* DNS: a forwarder only to the resolver the plan chose, never host
+     * loopback (resolver.h): pasta relays to the first nameserver of the
+     * /etc/resolv.conf it sees, so it sees one naming that resolver
+     * (pasta_resolv_conf); without one no forwarder, and pasta reads no
+     * resolv.conf at all (-D none).  Never --dns-forward with -D ADDR:
+     * Debian 12's pasta then relays to 0.0.0.0, which is host loopback. */
+    if (np->model == MXC_NETM_DIRECT && np->dns[0]) {
+        if (pasta_resolv_conf(np->dns) < 0)
+            _exit(127);
+        argv[n++] = "--dns-forward", argv[n++] = MXC_NET_DNS;
+    } else {
+        argv[n++] = "--dns", argv[n++] = "none";
+    }
+    argv[n++] = "--ipv4-only";
+    /* nothing is forwarded into the sandbox, in either protocol */
+    argv[n++] = "-t", argv[n++] = "none", argv[n++] = "-u", argv[n++] = "none";
+    argv[n++] = "-T", argv[n++] = "none", argv[n++] = "-U", argv[n++] = "none";
+    if (np->model == MXC_NETM_DIRECT)
+        argv[n++] = "--no-map-gw"; /* host loopback not even mapped (the rules drop it too) */
+    argv[n++] = "--pid", argv[n++] = "/proc/self/fd/4";
+    argv[n++] = "--netns", argv[n++] = "/proc/self/fd/3";
+    argv[n++] = "--netns-only";
+    argv[n] = NULL;
+    char *envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+    /* pasta (passt) re-execs itself as passt.avx2 where the CPU has AVX2: that build
+     * directly, named pasta as the re-exec names it (one exec fewer: 15.2 -> 13.2 ms of
+     * pasta's start here, docs/benchmarks.md) */
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2"))
+        execve(MXC_NET_PASTA_AVX2, (char *const *)argv, envp);
+    execve(MXC_NET_PASTA, (char *const *)argv, envp);
+    _exit(127);
+}
+
+pid_t mxc_net_pasta_start(const mxc_net_policy *np, int nsfd, char *why, size_t whysz)
 {
     int pidp[2], errp[2];
-    if (pipe2(pidp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
-        dprintf(rep, "pipe: %s", strerror(errno));
-        _exit(1);
+    if (pipe2(pidp, O_CLOEXEC) < 0) {
+        snprintf(why, whysz, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    if (pipe2(errp, O_CLOEXEC) < 0) {
+        snprintf(why, whysz, "pipe: %s", strerror(errno));
+        close(pidp[0]), close(pidp[1]);
+        return -1;
     }
     pid_t launcher = fork();
-    if (launcher == 0) {
-        /* fd 3: the namespace, fd 4: where pasta writes its pid */
-        if (dup2(nsfd, 3) < 0 || dup2(pidp[1], 4) < 0 || dup2(errp[1], 2) < 0)
-            _exit(127);
-        int null = open("/dev/null", O_RDWR);
-        if (null >= 0)
-            dup2(null, 0), dup2(null, 1);
-        int keep[] = {0, 1, 2, 3, 4};
-        mxc_close_all_but(keep, 5);
-        /* pasta refuses to start with SIGPIPE already ignored (as our callers
-         * have it): a clean signal state, as a fresh process would have */
-        mxc_reset_signals();
-        /* it raises its soft limit to the hard one: that bounds its flows */
-        struct rlimit nofile = {MXC_NET_STACK_NOFILE, MXC_NET_STACK_NOFILE};
-        if (setrlimit(RLIMIT_NOFILE, &nofile) < 0)
-            _exit(127);
-        const char *argv[40];
-        int n = 0;
-        argv[n++] = "pasta";
-        argv[n++] = "--quiet";
-        argv[n++] = "--runas";
-        argv[n++] = "0:0"; /* pasta's default (nobody) cannot join the namespace here; it drops its capabilities itself */
-        argv[n++] = "--config-net";
-        argv[n++] = "--address", argv[n++] = MXC_NET_ADDR;
-        argv[n++] = "--netmask", argv[n++] = "24";
-        argv[n++] = "--gateway", argv[n++] = MXC_NET_GATEWAY;
-        argv[n++] = "--ns-ifname", argv[n++] = MXC_NET_IFNAME;
-        /* DNS: a forwarder only to the resolver the plan chose, never host
-         * loopback (resolver.h): pasta relays to the first nameserver of the
-         * /etc/resolv.conf it sees, so it sees one naming that resolver
-         * (pasta_resolv_conf); without one no forwarder, and pasta reads no
-         * resolv.conf at all (-D none).  Never --dns-forward with -D ADDR:
-         * Debian 12's pasta then relays to 0.0.0.0, which is host loopback. */
-        if (np->model == MXC_NETM_DIRECT && np->dns[0]) {
-            if (pasta_resolv_conf(np->dns) < 0)
-                _exit(127);
-            argv[n++] = "--dns-forward", argv[n++] = MXC_NET_DNS;
-        } else {
-            argv[n++] = "--dns", argv[n++] = "none";
-        }
-        argv[n++] = "--ipv4-only";
-        /* nothing is forwarded into the sandbox, in either protocol */
-        argv[n++] = "-t", argv[n++] = "none", argv[n++] = "-u", argv[n++] = "none";
-        argv[n++] = "-T", argv[n++] = "none", argv[n++] = "-U", argv[n++] = "none";
-        if (np->model == MXC_NETM_DIRECT)
-            argv[n++] = "--no-map-gw"; /* host loopback not even mapped (the rules drop it too) */
-        argv[n++] = "--pid", argv[n++] = "/proc/self/fd/4";
-        argv[n++] = "--netns", argv[n++] = "/proc/self/fd/3";
-        argv[n++] = "--netns-only";
-        argv[n] = NULL;
-        char *envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
-        /* pasta (passt) re-execs itself as passt.avx2 where the CPU has AVX2: that build
-         * directly, named pasta as the re-exec names it (one exec fewer: 15.2 -> 13.2 ms of
-         * pasta's start here, docs/benchmarks.md) */
-        __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx2"))
-            execve(MXC_NET_PASTA_AVX2, (char *const *)argv, envp);
-        execve(MXC_NET_PASTA, (char *const *)argv, envp);
-        _exit(127);
-    }
+    if (launcher == 0)
+        pasta_exec(np, nsfd, pidp[1], errp[1]);
     close(pidp[1]), close(errp[1]);
     if (launcher < 0) {
-        dprintf(rep, "fork: %s", strerror(errno));
-        _exit(1);
+        snprintf(why, whysz, "fork: %s", strerror(errno));
+        close(pidp[0]), close(errp[0]);
+        return -1;
     }
     /* pasta's first process exits once the namespace side is configured;
      * one that hangs is killed before the caller's own wait runs out */
@@ -382,15 +388,18 @@ static _Noreturn void keeper(const mxc_net_policy *np, int nsfd, int hfd, int re
     struct pollfd lw = {.fd = lfd, .events = POLLIN};
     if (lfd >= 0 && poll(&lw, 1, 8000) == 0)
         kill(launcher, SIGKILL);
+    if (lfd >= 0)
+        close(lfd);
     int status = 0;
     while (waitpid(launcher, &status, 0) < 0 && errno == EINTR)
         ;
     char pidtext[32], err[300];
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         slurp(errp[0], err, sizeof err);
-        dprintf(rep, "pasta failed (%s%d): %s", WIFEXITED(status) ? "status " : "signal ",
-                WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), err);
-        _exit(1);
+        snprintf(why, whysz, "pasta failed (%s%d): %s", WIFEXITED(status) ? "status " : "signal ",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), err);
+        close(errp[0]), close(pidp[0]);
+        return -1;
     }
     close(errp[0]);
     /* the daemon keeps its end of the pipe open: read what it wrote, no EOF */
@@ -399,16 +408,60 @@ static _Noreturn void keeper(const mxc_net_policy *np, int nsfd, int hfd, int re
     pidtext[got > 0 ? got : 0] = '\0';
     close(pidp[0]);
     pid_t pasta = (pid_t)atoi(pidtext);
-    int pfd = pasta > 0 ? (int)syscall(SYS_pidfd_open, pasta, 0) : -1;
+    if (pasta <= 0)
+        snprintf(why, whysz, "pasta started but named no pid (\"%s\")", pidtext);
+    return pasta > 0 ? pasta : -1;
+}
+
+/* The keeper: starts pasta on the namespace (or, adopt >= 0, watches the
+ * pidfd of the pool's pasta already attached to it, netpool.h), reports
+ * "ok" or why not on rep, then ends pasta when PID 1 (hfd) exits.  Model 1
+ * (wfd >= 0): once gate (a pipe's read end) reports the caller's end
+ * closed, follows this host's destinations into the rules (above), and
+ * ends pasta — the sandbox keeps no network — when it cannot. */
+/* A pasta of the pool's (netpool.h) that the keeper takes over: its pidfd (-1: none, the keeper
+ * starts one) and pid, and the helpers' cgroup files it is moved in through. */
+typedef struct {
+    int pfd;
+    pid_t pid;
+    const int *cgfds;
+    int ncg;
+} adopted;
+
+/* The adopted pasta into the sandbox's helpers cgroup, by pid: that migration waits out the
+ * threadgroup lock's RCU grace period (~10 ms on v1), so the keeper does it once it has
+ * answered, off the start's path; until then pasta is charged where it was made (the pool's
+ * caller's cgroup).  0, or -1: the keeper kills it (no network rather than an uncharged one). */
+static int adopted_move(const adopted *a)
+{
+    int rc = a->pfd >= 0 ? mxc_netpool_move(a->cgfds, (size_t)a->ncg, a->pid) : 0;
+    for (int i = 0; a->pfd >= 0 && i < a->ncg; i++)
+        close(a->cgfds[i]);
+    return rc < 0 ? -1 : 0;
+}
+
+static _Noreturn void keeper(const mxc_net_policy *np, int nsfd, int hfd, int rep, int gate, int wfd,
+                             mxc_thishost *cur, const adopted *a)
+{
+    int pfd = a->pfd;
     if (pfd < 0) {
-        dprintf(rep, "pasta started but its pid (\"%s\") cannot be watched", pidtext);
-        if (pasta > 0)
+        char why[400];
+        pid_t pasta = mxc_net_pasta_start(np, nsfd, why, sizeof why);
+        if (pasta < 0) {
+            dprintf(rep, "%s", why);
+            _exit(1);
+        }
+        pfd = (int)syscall(SYS_pidfd_open, pasta, 0);
+        if (pfd < 0) {
+            dprintf(rep, "pasta started but its pid (%d) cannot be watched", (int)pasta);
             kill(pasta, SIGKILL);
-        _exit(1);
+            _exit(1);
+        }
     }
+    signal(SIGPIPE, SIG_IGN);
     if (wfd < 0)
         close(nsfd);
-    if (write(rep, "ok", 2) != 2) {
+    if (write(rep, "ok", 2) != 2 || adopted_move(a) < 0) {
         syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
         _exit(1);
     }
@@ -505,22 +558,37 @@ int mxc_net_attach(const mxc_net_policy *np, const mxc_net_cgroup *cg, pid_t hol
         rules_done(rules, rules_err, NULL, NULL);
         return -1;
     }
+    /* the pool's entry this caller claimed for this namespace (netpool.h): its pasta is adopted */
+    pid_t pooled = 0;
+    int adopt = mxc_netpool_adopt(nsfd, &pooled);
     pid_t k = fork();
     if (k == 0) {
         setsid();
-        int joined = mxc_cgroup_join_self(cgfds, (size_t)ncg); /* the keeper and pasta are born inside */
+        /* the keeper is born inside, and so is a pasta it starts; an adopted one (one thread:
+         * v1 `tasks` moves it whole) is moved in by the keeper once it has answered */
+        int joined = adopt >= 0 ? mxc_netpool_move(cgfds, (size_t)ncg, 0) : mxc_cgroup_join_self(cgfds, (size_t)ncg);
         if (joined < 0) {
+            if (adopt >= 0)
+                syscall(SYS_pidfd_send_signal, adopt, SIGKILL, NULL, 0);
             dprintf(rp[1], "cannot join the sandbox's cgroup: %s", strerror(-joined));
             _exit(0);
         }
-        int keep[] = {nsfd, hfd, rp[1], gp[0], wfd};
-        mxc_close_all_but(keep, wfd >= 0 ? 5 : 4);
+        int keep[] = {nsfd, hfd, rp[1], gp[0], adopt, cgfds[0], cgfds[1], cgfds[2], wfd};
+        for (int i = adopt >= 0 ? ncg : 0; i < 3; i++)
+            keep[5 + i] = -1;
+        mxc_close_all_but(keep, wfd >= 0 ? 9 : 8);
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
         if (null >= 0)
             dup2(null, 0), dup2(null, 1), dup2(null, 2);
+        adopted a = {.pfd = adopt, .pid = pooled, .cgfds = cgfds, .ncg = ncg};
         if (fork() == 0)
-            keeper(np, nsfd, hfd, rp[1], gp[0], wfd, &cur);
+            keeper(np, nsfd, hfd, rp[1], gp[0], wfd, &cur, &a);
         _exit(0);
+    }
+    if (adopt >= 0) {
+        if (k < 0) /* no keeper to own it */
+            syscall(SYS_pidfd_send_signal, adopt, SIGKILL, NULL, 0);
+        close(adopt);
     }
     close(rp[1]), close(gp[0]), close(nsfd), close(hfd);
     for (int i = 0; i < ncg; i++)
@@ -674,8 +742,8 @@ json_t *mxc_net_probe(void)
     else
         self = (json_decref(self), json_null());
     mxc_thishost_free(&th);
-    return json_pack("{s:{s:s, s:s, s:b}, s:b, s:b, s:b, s:o, s:{s:o, s:b}}", "userspaceStack", "name", "pasta", "path",
-                     MXC_NET_PASTA, "present", pasta, "nfTables", root && nft_works(false), "conntrack",
+    return json_pack("{s:{s:s, s:s, s:b}, s:b, s:b, s:b, s:o, s:{s:o, s:b}, s:o}", "userspaceStack", "name", "pasta",
+                     "path", MXC_NET_PASTA, "present", pasta, "nfTables", root && nft_works(false), "conntrack",
                      root && nft_works(true), "models", root && pasta, "dns", dns, "thisHost", "rejected", self,
-                     "followsChanges", true);
+                     "followsChanges", true, "pool", mxc_netpool_probe());
 }

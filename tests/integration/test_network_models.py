@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from conftest import MXC_EXEC, assert_ok_envelope, serve_tcp, unique
+from conftest import MXC_EXEC, assert_ok_envelope, serve_tcp, unique, wait_until
 
 CLONE_NEWNET = 0x40000000
 WEB = "198.51.100.7"     # TCP 8080 (allowed in most tests), 8081; UDP 5005, 5020
@@ -242,12 +242,47 @@ def probe(sb, cmd, *specs):
     return {line.split()[0]: line.split()[1] for line in r.stdout.splitlines()}
 
 
-def stacks_in(netns_ino):
-    """pids of pasta processes whose host side is the given network namespace."""
+POOL = "/run/mxc-netpool"  # src/net/netpool.h
+
+
+def pooled_stacks():
+    """pids of the pastas idle in model 1's pool (src/net/netpool.h): made ahead, no sandbox's."""
+    out = set()
+    ready = os.path.join(POOL, "ready")
+    for e in os.listdir(ready) if os.path.isdir(ready) else []:
+        try:
+            out.add(int(open(os.path.join(ready, e, "pids")).read().split()[2]))
+        except (OSError, ValueError, IndexError):
+            pass
+    return out
+
+
+def refilling(netns_ino):
+    """the pool's refillers running in the given network namespace (src/net/netpool.c): a pasta
+    one of them is starting is not in the pool's records yet, nor any sandbox's"""
     out = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            if open("/proc/%s/comm" % pid).read().strip() not in ("pasta", "passt.avx2", "passt"):
+            if open("/proc/%s/comm" % pid).read().strip() == "mxc-netpool-fil" and \
+                    os.stat("/proc/%s/ns/net" % pid).st_ino == netns_ino:
+                out.append(int(pid))
+        except OSError:
+            pass
+    return out
+
+
+def stacks_in(netns_ino):
+    """pids of pasta processes whose host side is the given network namespace (not the pool's
+    idle ones, nor one a refiller is starting: a sandbox's)."""
+    deadline = time.time() + 10
+    while refilling(netns_ino) and time.time() < deadline:
+        time.sleep(0.02)
+    out = []
+    pooled = pooled_stacks()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if open("/proc/%s/comm" % pid).read().strip() not in ("pasta", "passt.avx2", "passt") \
+                    or int(pid) in pooled:
                 continue
             if os.stat("/proc/%s/ns/net" % pid).st_ino == netns_ino:
                 out.append(int(pid))
@@ -386,6 +421,113 @@ def test_stack_lives_for_the_sandbox_only(internet, mxc, session_factory, client
     while stacks_in(internet.ino) and time.time() < deadline:
         time.sleep(0.05)
     assert stacks_in(internet.ino) == []
+
+
+# ---- model 1's pool (issue 38: src/net/netpool.h) ---------------------------------------------
+# Root, model 1: network namespaces made ahead by root (owned by the host's user namespace), pasta
+# attached, claimed one-use.  Whether a sandbox got one: its namespace is one of the pool's ready
+# entries' (their holders' namespaces, read before it started).  MXC_NETPOOL_SIZE=0 runs every test
+# here without the pool.
+
+POOL_ON = os.environ.get("MXC_NETPOOL_SIZE", "0") != "0"  # off by default; run-tests.sh sets 2
+
+
+def pool_namespaces():
+    """the network namespaces (inodes) of the pool's ready entries now"""
+    out = set()
+    ready = os.path.join(POOL, "ready")
+    for e in os.listdir(ready) if os.path.isdir(ready) else []:
+        try:
+            holder = int(open(os.path.join(ready, e, "pids")).read().split()[0])
+            out.add(os.stat("/proc/%d/ns/net" % holder).st_ino)
+        except (OSError, ValueError, IndexError):
+            pass
+    return out
+
+
+def _ns_of(r):
+    assert r.rc == 0, r.describe()
+    link = r.stdout.split()[0]  # net:[INODE]
+    return int(link[link.index("[") + 1:link.index("]")])
+
+
+def test_model1_pool_entry_is_never_handed_out_twice(internet, mxc):
+    """Four one-shots at once, ten times, against a pool of two: each sandbox alive beside the
+    others has a namespace of its own (never one entry twice: its claim is a rename, one winner),
+    the losers fall back to a namespace of their own, and every one of them runs."""
+    net = {"egress": {"default": "allow"}}
+    pooled = 0
+    for _ in range(10):
+        out = [None] * 4
+        before = pool_namespaces()
+
+        def run(i):
+            out[i] = mxc(dict(v1(net), process={"commandLine": "sh -c 'readlink /proc/self/ns/net; sleep 0.3'"}))
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        seen = [_ns_of(r) for r in out]
+        assert len(set(seen)) == 4, seen
+        pooled += len(set(seen) & before)
+        time.sleep(0.2)  # the refiller's turn
+    assert (pooled > 0) == POOL_ON, pooled
+
+
+def _pool_entries(netns_ino):
+    """{entry name: (holder pid, pasta pid)} of the pool's ready entries for the given namespace"""
+    out, ready = {}, os.path.join(POOL, "ready")
+    for e in os.listdir(ready) if os.path.isdir(ready) else []:
+        if e.startswith("%d-" % netns_ino):
+            try:
+                f = open(os.path.join(ready, e, "pids")).read().split()
+                out[e] = (int(f[0]), int(f[2]))
+            except (OSError, ValueError, IndexError):
+                pass
+    return out
+
+
+def _gone(pid):
+    try:
+        return open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0] in "ZX"
+    except OSError:
+        return True
+
+
+@pytest.mark.skipif(not POOL_ON, reason="the pool is off (MXC_NETPOOL_SIZE=0)")
+def test_model1_pool_gc_sweeps_dead_entries_and_all_when_off(internet, mxc):
+    """--gc removes an entry whose pasta died (its holder killed), keeps live ones, and with the
+    pool off (MXC_NETPOOL_SIZE=0 in --gc's environment) removes every one: no holder, no pasta,
+    no record left."""
+    r = mxc(dict(v1({"egress": {"default": "allow"}}), process={"commandLine": "true"}))
+    assert r.rc == 0, r.describe()
+    assert wait_until(lambda: len(_pool_entries(internet.ino)) >= 2 and not refilling(internet.ino), 10)
+    entries = _pool_entries(internet.ino)
+    dead, (holder, pasta) = sorted(entries.items())[0]
+    os.kill(pasta, 9)
+    assert wait_until(lambda: _gone(pasta), 5)
+    p = subprocess.run([MXC_EXEC, "--gc"], capture_output=True, env=mxc.env(), timeout=60)
+    assert p.returncode == 0 and json.loads(p.stdout)["result"]["swept"]["netpoolEntries"] >= 1, p
+    left = _pool_entries(internet.ino)
+    assert dead not in left and wait_until(lambda: _gone(holder), 5), left
+    assert all(not _gone(h) and not _gone(pp) for h, pp in left.values()), left
+    p = subprocess.run([MXC_EXEC, "--gc"], capture_output=True, env=dict(mxc.env(), MXC_NETPOOL_SIZE="0"), timeout=60)
+    assert p.returncode == 0, p
+    assert _pool_entries(internet.ino) == {}
+    assert all(wait_until(lambda: _gone(h) and _gone(pp), 5) for h, pp in left.values()), left
+
+
+def test_model1_pooled_namespace_keeps_what_the_workload_could_do(internet, sandbox, client):
+    """A pooled namespace is not the workload's user namespace's: what the workload could do in one
+    of its own it still can (bind an unprivileged port; ping: test_model1_udp_endport_and_icmp),
+    and no more: a port below 1024 is refused as before (its uid holds no capability), the rules
+    and the route stay (test_workload_cannot_undo_the_rules), its sysctls are not its to write."""
+    d, cmd = client
+    sb = sandbox({"egress": {"default": "allow"}})
+    bind = "import socket\nfor p in (8080, 80):\n  s = socket.socket()\n  try:\n    s.bind((\"0.0.0.0\", p)); print(p, \"bound\")\n  except OSError as e:\n    print(p, e.errno)\n"
+    r = sb.run("printf '%s' | /usr/bin/python3; echo 1 > /proc/sys/net/ipv4/ip_forward; echo fwd=$?" % bind)
+    assert "8080 bound" in r.stdout and "80 13" in r.stdout and "fwd=0" not in r.stdout, r.describe()
 
 
 # ---- this host (issue 27, third round) ----------------------------------------------------------
@@ -828,6 +970,10 @@ def test_probe_reports_what_the_host_can_enforce():
     nm = out["result"]["networkModels"]
     assert nm["userspaceStack"]["present"] is True and nm["nfTables"] is True and nm["conntrack"] is True, nm
     assert "127.0.0.0/8" in nm["thisHost"]["rejected"] and nm["thisHost"]["followsChanges"] is True, nm
+    # model 1's pool (src/net/netpool.h): its size as configured, what is ready, what an entry costs idle
+    pool = nm["pool"]
+    assert pool["size"] == int(os.environ.get("MXC_NETPOOL_SIZE", "0")) and pool["maxAgeSeconds"] == 3600, pool
+    assert pool["ready"] >= 0 and (pool["idlePssKiB"] is None or pool["idlePssKiB"] > 0), pool
 
 
 def test_host_without_the_stack_is_backend_unavailable(mxc):

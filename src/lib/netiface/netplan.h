@@ -189,6 +189,15 @@ typedef struct mxc_net_ops {
     char *(*rules_now)(const mxc_net_policy *np, int *err);
     /* --probe's networkModels (mxc_net_probe), new reference */
     json_t *(*probe)(void);
+    /* model 1, root: a network namespace made ahead with its stack attached (src/net/netpool.h),
+     * claimed one-use: its descriptor, which the caller joins (setns) to clone the sandbox's first
+     * process without CLONE_NEWNET, and which after_maps/attach then recognise; -1: none (the
+     * caller makes a namespace as without a pool) */
+    int (*pool_claim)(const mxc_net_policy *np);
+    /* the pool topped up for the plan's key by a detached refiller, off the caller's path */
+    void (*pool_refill)(const mxc_net_policy *np);
+    /* --gc: the pool's stale entries (killed and removed when act), counted into r */
+    void (*pool_sweep)(bool act, json_t *r);
 } mxc_net_ops;
 
 /* The network layer's table, installed once (at startup, before any thread); NULL: none. */

@@ -1,0 +1,590 @@
+/* netpool.c — see netpool.h.
+ *
+ * Layout: MXC_NETPOOL_DIR/ready/<key>.<holder pid>/pids, claimed/<key>.<holder pid>.<claimer
+ * pid>/pids, .new.<holder pid>/ (being made), lock (the refiller's flock).  Every step below
+ * the pool's root goes through directory descriptors, O_NOFOLLOW; the root is checked to be a
+ * directory of root's, 0700, not a link: nothing a sandbox can write is ever on the path. */
+#include "netpool.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "procs.h"
+#include "stack.h"
+
+/* this process's one claim, between mxc_netpool_claim and mxc_netpool_adopt */
+static struct {
+    bool live;
+    ino_t ns_ino;
+    dev_t ns_dev;
+    int pasta_fd;
+    pid_t pasta;
+    char name[96]; /* under claimed/ */
+} claim = {.pasta_fd = -1};
+
+int mxc_netpool_size(void)
+{
+    const char *v = getenv("MXC_NETPOOL_SIZE");
+    char *end;
+    long n = v && *v ? strtol(v, &end, 10) : MXC_NETPOOL_DEFAULT_SIZE;
+    return v && *v && (*end || n < 0 || n > 32) ? MXC_NETPOOL_DEFAULT_SIZE : (int)n;
+}
+
+static bool pool_model(const mxc_net_policy *np)
+{
+    return np->model == MXC_NETM_DIRECT && geteuid() == 0 && mxc_netpool_size() > 0;
+}
+
+/* pasta dials from the namespace it was started in: an entry serves only callers of that
+ * namespace (its inode here, checked again against pasta's own at the claim) and that DNS
+ * upstream. */
+static ino_t own_netns(void)
+{
+    struct stat st;
+    return stat("/proc/self/ns/net", &st) == 0 ? st.st_ino : 0;
+}
+
+static void key_of(const mxc_net_policy *np, char *key, size_t sz)
+{
+    snprintf(key, sz, "%llu-%s", (unsigned long long)own_netns(), np->dns[0] ? np->dns : "none");
+}
+
+/* The pool's root (made when make), checked: a directory of root's, 0700, not a link. */
+static int root_open(bool make)
+{
+    if (make && mkdir(MXC_NETPOOL_DIR, 0700) < 0 && errno != EEXIST)
+        return -1;
+    int fd = open(MXC_NETPOOL_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 07777) != 0700)) {
+        close(fd);
+        return -1;
+    }
+    if (fd >= 0 && make)
+        (void)!mkdirat(fd, "ready", 0700), (void)!mkdirat(fd, "claimed", 0700);
+    return fd;
+}
+
+static int sub_open(int root, const char *name)
+{
+    return openat(root, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* A listing of the directory dir (a descriptor of its own: dir's offset is untouched); NULL. */
+static DIR *listing(int dir)
+{
+    int fd = dir >= 0 ? openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d && fd >= 0)
+        close(fd);
+    return d;
+}
+
+static void listing_end(DIR *d)
+{
+    if (d)
+        closedir(d);
+}
+
+typedef struct {
+    pid_t holder, pasta;
+    unsigned long long holder_start, pasta_start;
+} entry_pids;
+
+static int pids_read(int dir, const char *name, entry_pids *ep)
+{
+    char path[160], text[128];
+    snprintf(path, sizeof path, "%s/pids", name);
+    int fd = openat(dir, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, text, sizeof text - 1);
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return -1;
+    text[n] = '\0';
+    int h, p;
+    if (sscanf(text, "%d %llu %d %llu", &h, &ep->holder_start, &p, &ep->pasta_start) != 4 || h <= 0 || p <= 0)
+        return -1;
+    ep->holder = h, ep->pasta = p;
+    return 0;
+}
+
+static void kill_checked(pid_t pid, unsigned long long start)
+{
+    int fd = mxc_pidfd_of(pid, start);
+    if (fd >= 0) {
+        syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0);
+        close(fd);
+    }
+}
+
+static void entry_remove(int dir, const char *name)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/pids", name);
+    unlinkat(dir, path, 0);
+    unlinkat(dir, name, AT_REMOVEDIR);
+}
+
+/* Its holder and pasta killed (when they are still the record's), its record removed. */
+static void entry_discard(int dir, const char *name)
+{
+    entry_pids ep;
+    if (pids_read(dir, name, &ep) == 0) {
+        kill_checked(ep.pasta, ep.pasta_start);
+        kill_checked(ep.holder, ep.holder_start);
+    }
+    entry_remove(dir, name);
+}
+
+/* The claimed entry's namespace by descriptor: its holder and pasta still the record's
+ * processes (pidfds), the namespace opened while the holder is pinned and alive; the holder is
+ * then killed.  The namespace's fd, or -1. */
+static int entry_take(int claimed, const char *name)
+{
+    entry_pids ep;
+    if (pids_read(claimed, name, &ep) < 0)
+        return -1;
+    int hfd = mxc_pidfd_of(ep.holder, ep.holder_start);
+    int pfd = hfd >= 0 ? mxc_pidfd_of(ep.pasta, ep.pasta_start) : -1;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/ns/net", (int)ep.holder);
+    int nsfd = pfd >= 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    /* pasta's own side in the caller's namespace (the key said so; its process says so now) */
+    char ppath[64];
+    snprintf(ppath, sizeof ppath, "/proc/%d/ns/net", (int)ep.pasta);
+    struct stat st, pst;
+    ino_t mine = own_netns();
+    struct pollfd alive[2] = {{.fd = hfd, .events = POLLIN}, {.fd = pfd, .events = POLLIN}};
+    bool ok = nsfd >= 0 && mine && stat(ppath, &pst) == 0 && pst.st_ino == mine && poll(alive, 2, 0) == 0 &&
+              fstat(nsfd, &st) == 0;
+    if (hfd >= 0) {
+        syscall(SYS_pidfd_send_signal, hfd, SIGKILL, NULL, 0);
+        close(hfd);
+    }
+    if (!ok) {
+        if (nsfd >= 0)
+            close(nsfd);
+        if (pfd >= 0)
+            close(pfd);
+        return -1;
+    }
+    claim.live = true;
+    claim.ns_ino = st.st_ino, claim.ns_dev = st.st_dev;
+    claim.pasta_fd = pfd, claim.pasta = ep.pasta;
+    snprintf(claim.name, sizeof claim.name, "%s", name);
+    return nsfd;
+}
+
+/* A claim never adopted (the start failed between): its pasta killed, its record removed. */
+static void claim_drop(void)
+{
+    if (!claim.live)
+        return;
+    syscall(SYS_pidfd_send_signal, claim.pasta_fd, SIGKILL, NULL, 0);
+    close(claim.pasta_fd);
+    int root = root_open(false), claimed = root >= 0 ? sub_open(root, "claimed") : -1;
+    if (claimed >= 0)
+        entry_remove(claimed, claim.name), close(claimed);
+    if (root >= 0)
+        close(root);
+    claim.live = false;
+    claim.pasta_fd = -1;
+}
+
+int mxc_netpool_claim(const mxc_net_policy *np)
+{
+    claim_drop();
+    if (!pool_model(np))
+        return -1;
+    char key[48], prefix[56];
+    key_of(np, key, sizeof key);
+    snprintf(prefix, sizeof prefix, "%s.", key);
+    int root = root_open(false);
+    int ready = root >= 0 ? sub_open(root, "ready") : -1, claimed = root >= 0 ? sub_open(root, "claimed") : -1;
+    DIR *d = claimed >= 0 ? listing(ready) : NULL;
+    int nsfd = -1;
+    struct dirent *de;
+    while (d && nsfd < 0 && (de = readdir(d))) {
+        char to[96];
+        if (strncmp(de->d_name, prefix, strlen(prefix)) || strchr(de->d_name + strlen(prefix), '.') ||
+            snprintf(to, sizeof to, "%s.%d", de->d_name, (int)getpid()) >= (int)sizeof to)
+            continue;
+        /* one winner: a second claimer's rename finds nothing */
+        if (renameat(ready, de->d_name, claimed, to) < 0)
+            continue;
+        if ((nsfd = entry_take(claimed, to)) < 0)
+            entry_discard(claimed, to); /* stale: gone, and the next one is tried */
+    }
+    listing_end(d);
+    int fds[] = {root, ready, claimed};
+    for (size_t i = 0; i < 3; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    return nsfd;
+}
+
+int mxc_netpool_adopt(int nsfd, pid_t *pasta)
+{
+    struct stat st;
+    if (!claim.live || fstat(nsfd, &st) < 0 || st.st_ino != claim.ns_ino || st.st_dev != claim.ns_dev)
+        return -1;
+    int root = root_open(false), claimed = root >= 0 ? sub_open(root, "claimed") : -1;
+    if (claimed >= 0)
+        entry_remove(claimed, claim.name);
+    if (claimed >= 0)
+        close(claimed);
+    if (root >= 0)
+        close(root);
+    claim.live = false;
+    *pasta = claim.pasta;
+    /* made under SCHED_IDLE (the refiller's): now the sandbox's stack, scheduled as before */
+    struct sched_param normal = {0};
+    struct pollfd alive = {.fd = claim.pasta_fd, .events = POLLIN};
+    if (poll(&alive, 1, 0) == 0) /* still the pinned process: its pid names it */
+        sched_setscheduler(claim.pasta, SCHED_OTHER, &normal);
+    int fd = claim.pasta_fd;
+    claim.pasta_fd = -1;
+    return fd;
+}
+
+int mxc_netpool_move(const int *fds, size_t n, pid_t pid)
+{
+    char text[16];
+    int len = snprintf(text, sizeof text, "%d", (int)pid);
+    for (size_t i = 0; i < n; i++)
+        if (fds[i] >= 0 && write(fds[i], text, (size_t)len) != len)
+            return -errno;
+    return 0;
+}
+
+/* ---- making entries (the refiller) --------------------------------------- */
+
+static void sysctl_set(const char *path, const char *value)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)!write(fd, value, strlen(value));
+        close(fd);
+    }
+}
+
+/* The holder: a network namespace of its own (owned by the host's user namespace), ping
+ * sockets for every gid (as stack.c's rules installer sets in a sandbox's own namespace), lo up
+ * (the sandbox's holder, without CAP_NET_ADMIN here, cannot); then it only holds the namespace
+ * until a claim kills it.  ip_unprivileged_port_start stays 1024: the workload's uid holds no
+ * capability, so ports below 1024 stay refused to it as in a namespace of its own. */
+static _Noreturn void holder_main(const int sp[2])
+{
+    int ready = sp[1];
+    close(sp[0]);
+    prctl(PR_SET_NAME, "mxc-netpool");
+    if (unshare(CLONE_NEWNET) < 0)
+        _exit(1);
+    sysctl_set("/proc/sys/net/ipv4/ping_group_range", "0 2147483647");
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    struct ifreq ifr = {0};
+    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+    if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+        _exit(1);
+    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+    if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+        _exit(1);
+    close(s);
+    if (write(ready, "1", 1) != 1)
+        _exit(1);
+    int keep[] = {-1};
+    mxc_close_all_but(keep, 0);
+    for (;;)
+        pause();
+}
+
+/* One entry of np's key, made and renamed into ready/: 0, or -1. */
+static int entry_make(const mxc_net_policy *np, int root, int ready, const char *key)
+{
+    int sp[2]; /* the holder's "ready" */
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+        return -1;
+    pid_t h = fork();
+    if (h == 0)
+        holder_main(sp);
+    close(sp[1]);
+    char b = 0, path[64], why[400], tmp[32], name[64];
+    bool up = h > 0 && read(sp[0], &b, 1) == 1;
+    close(sp[0]);
+    snprintf(path, sizeof path, "/proc/%d/ns/net", (int)h);
+    int nsfd = up ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    pid_t pasta = nsfd >= 0 ? mxc_net_pasta_start(np, nsfd, why, sizeof why) : -1;
+    if (nsfd >= 0)
+        close(nsfd);
+    entry_pids ep = {.holder = h, .pasta = pasta, .holder_start = h > 0 ? mxc_proc_start_time(h) : 0,
+                     .pasta_start = pasta > 0 ? mxc_proc_start_time(pasta) : 0};
+    snprintf(tmp, sizeof tmp, ".new.%d", (int)h);
+    snprintf(name, sizeof name, "%s.%d", key, (int)h);
+    int dir = -1, fd = -1, rc = -1;
+    if (pasta > 0 && ep.holder_start && ep.pasta_start && mkdirat(root, tmp, 0700) == 0 &&
+        (dir = sub_open(root, tmp)) >= 0 &&
+        (fd = openat(dir, "pids", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0 &&
+        dprintf(fd, "%d %llu %d %llu\n", (int)h, ep.holder_start, (int)pasta, ep.pasta_start) > 0 &&
+        renameat(root, tmp, ready, name) == 0)
+        rc = 0;
+    if (fd >= 0)
+        close(fd);
+    if (dir >= 0)
+        close(dir);
+    if (rc < 0) {
+        if (pasta > 0)
+            kill(pasta, SIGKILL);
+        if (h > 0)
+            kill(h, SIGKILL);
+        entry_remove(root, tmp);
+    }
+    if (h > 0)
+        waitpid(h, NULL, WNOHANG); /* killed: reaped here; alive: init's once we exit */
+    return rc;
+}
+
+static int count_key(int ready, const char *prefix)
+{
+    int n = 0;
+    DIR *d = listing(ready);
+    struct dirent *de;
+    while (d && (de = readdir(d)))
+        n += !strncmp(de->d_name, prefix, strlen(prefix));
+    listing_end(d);
+    return n;
+}
+
+static bool pool_comm(pid_t pid)
+{
+    char path[64], comm[32] = "";
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, comm, sizeof comm - 1);
+    if (fd >= 0)
+        close(fd);
+    comm[n > 0 ? n : 0] = '\0';
+    return !strcmp(comm, "pasta\n") || !strcmp(comm, "passt\n") || !strcmp(comm, "passt.avx2\n") ||
+           !strcmp(comm, "mxc-netpool\n");
+}
+
+/* Whether any process but a stack or a pool holder is in the network namespace ino: one whose
+ * only members are idle pool entries' pastas is nobody's any more (a test's or a bench's
+ * namespace, deleted), and its entries are never claimed again. */
+static bool netns_used(ino_t ino)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    bool used = false;
+    while (d && !used && (de = readdir(d))) {
+        char path[300];
+        struct stat st;
+        pid_t pid = (pid_t)atoi(de->d_name);
+        if (pid <= 0)
+            continue;
+        snprintf(path, sizeof path, "/proc/%d/ns/net", (int)pid);
+        used = stat(path, &st) == 0 && st.st_ino == ino && !pool_comm(pid);
+    }
+    if (d)
+        closedir(d);
+    return !d || used;
+}
+
+/* Entries made for another namespace than ours whose namespace nobody uses now: discarded.  Only
+ * when there are any: a pool whose callers all live in one namespace (a host's) never scans. */
+static int sweep_orphans(int ready, bool act)
+{
+    char own[24];
+    snprintf(own, sizeof own, "%llu-", (unsigned long long)own_netns());
+    int n = 0;
+    DIR *d = listing(ready);
+    struct dirent *de;
+    ino_t known_used = 0;
+    while (d && (de = readdir(d))) {
+        if (de->d_name[0] == '.' || !strncmp(de->d_name, own, strlen(own)))
+            continue;
+        ino_t ino = (ino_t)strtoull(de->d_name, NULL, 10);
+        if (ino == known_used || netns_used(ino)) {
+            known_used = ino;
+            continue;
+        }
+        n++;
+        if (act)
+            entry_discard(ready, de->d_name);
+    }
+    listing_end(d);
+    return n;
+}
+
+static _Noreturn void refiller(const mxc_net_policy *np)
+{
+    prctl(PR_SET_NAME, "mxc-netpool-fill");
+    /* CPU no start is waiting for only: its holders and pastas inherit it (a claim gives the
+     * pasta the normal policy back, mxc_netpool_adopt) */
+    struct sched_param idle = {0};
+    sched_setscheduler(0, SCHED_IDLE, &idle);
+    int root = root_open(true), ready = root >= 0 ? sub_open(root, "ready") : -1;
+    int lock = root >= 0 ? openat(root, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+    if (ready < 0 || lock < 0 || flock(lock, LOCK_EX | LOCK_NB) < 0)
+        _exit(0);
+    sweep_orphans(ready, true);
+    char key[48], prefix[56];
+    key_of(np, key, sizeof key);
+    snprintf(prefix, sizeof prefix, "%s.", key);
+    /* at most size entries a run, none after a failure: never a loop that outruns its sweep */
+    int size = mxc_netpool_size();
+    for (int made = 0; made < size && count_key(ready, prefix) < size; made++)
+        if (entry_make(np, root, ready, key) < 0)
+            break;
+    _exit(0);
+}
+
+void mxc_netpool_refill(const mxc_net_policy *np)
+{
+    if (!pool_model(np) || access(MXC_NET_PASTA, X_OK) < 0)
+        return;
+    /* plain copies: np's owned strings are not followed (pasta's arguments need the model and dns) */
+    mxc_net_policy mine = {.model = np->model};
+    memcpy(mine.dns, np->dns, sizeof mine.dns);
+    pid_t c = fork();
+    if (c == 0) {
+        setsid();
+        int keep[] = {-1};
+        mxc_close_all_but(keep, 0);
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0)
+            dup2(null, 0), dup2(null, 1), dup2(null, 2);
+        mxc_reset_signals();
+        if (fork() == 0)
+            refiller(&mine);
+        _exit(0);
+    }
+    if (c > 0)
+        while (waitpid(c, NULL, 0) < 0 && errno == EINTR)
+            ;
+}
+
+/* ---- --gc and --probe ----------------------------------------------------- */
+
+static bool entry_stale(int dir, const char *name, bool is_ready)
+{
+    entry_pids ep;
+    struct stat st;
+    if (pids_read(dir, name, &ep) < 0)
+        return fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && time(NULL) - st.st_mtime > 10;
+    if (!is_ready) { /* claimed/<key>.<holder>.<claimer>: its claimer adopts or dies */
+        const char *dot = strrchr(name, '.');
+        return !dot || kill((pid_t)atoi(dot + 1), 0) < 0;
+    }
+    bool old = fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && time(NULL) - st.st_mtime > MXC_NETPOOL_MAX_AGE_S;
+    return old || mxc_netpool_size() == 0 || !mxc_pid_alive(ep.holder, ep.holder_start) ||
+           !mxc_pid_alive(ep.pasta, ep.pasta_start);
+}
+
+static int sweep_dir(int dir, bool is_ready, bool act)
+{
+    int n = 0;
+    DIR *d = listing(dir);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        if (de->d_name[0] == '.' || !entry_stale(dir, de->d_name, is_ready))
+            continue;
+        n++;
+        if (act)
+            entry_discard(dir, de->d_name);
+    }
+    listing_end(d);
+    return n;
+}
+
+/* .new.<holder>: a refiller died making it */
+static int sweep_new(int root, bool act)
+{
+    int n = 0;
+    DIR *d = listing(root);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        if (strncmp(de->d_name, ".new.", 5) || kill((pid_t)atoi(de->d_name + 5), 0) == 0)
+            continue;
+        n++;
+        if (act)
+            entry_discard(root, de->d_name);
+    }
+    listing_end(d);
+    return n;
+}
+
+void mxc_netpool_sweep(bool act, json_t *r)
+{
+    int root = geteuid() == 0 ? root_open(false) : -1, n = 0;
+    if (root >= 0) {
+        int ready = sub_open(root, "ready"), claimed = sub_open(root, "claimed");
+        n += ready >= 0 ? sweep_dir(ready, true, act) + sweep_orphans(ready, act) : 0;
+        n += claimed >= 0 ? sweep_dir(claimed, false, act) : 0;
+        n += sweep_new(root, act);
+        if (ready >= 0)
+            close(ready);
+        if (claimed >= 0)
+            close(claimed);
+        close(root);
+    }
+    json_object_set_new(r, "netpoolEntries", json_integer(n));
+}
+
+static long pss_kib(pid_t pid)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/smaps_rollup", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    const char *p = strstr(buf, "\nPss:");
+    return p ? strtol(p + 5, NULL, 10) : -1;
+}
+
+json_t *mxc_netpool_probe(void)
+{
+    int root = geteuid() == 0 ? root_open(false) : -1, ready = root >= 0 ? sub_open(root, "ready") : -1;
+    int n = 0;
+    long pss = -1;
+    DIR *d = listing(ready);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        entry_pids ep;
+        if (de->d_name[0] == '.' || pids_read(ready, de->d_name, &ep) < 0)
+            continue;
+        n++;
+        long a = pss_kib(ep.holder), b = pss_kib(ep.pasta);
+        if (pss < 0 && a >= 0 && b >= 0)
+            pss = a + b;
+    }
+    listing_end(d);
+    if (ready >= 0)
+        close(ready);
+    if (root >= 0)
+        close(root);
+    return json_pack("{s:i, s:b, s:i, s:i, s:o, s:s}", "size", mxc_netpool_size(), "rootOnly", true, "ready", n,
+                     "maxAgeSeconds", MXC_NETPOOL_MAX_AGE_S, "idlePssKiB", pss >= 0 ? json_integer(pss) : json_null(),
+                     "sizeSetting", "MXC_NETPOOL_SIZE (0: off)");
+}

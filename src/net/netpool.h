@@ -1,0 +1,57 @@
+/* netpool.h — model 1's pool of network namespaces made ahead, pasta already attached (root).
+ * Owns: the pool's directory (MXC_NETPOOL_DIR, root's, 0700: ready/, claimed/, the refiller's
+ * lock), making entries off the caller's critical path (a detached refiller), claiming one
+ * one-use for a sandbox (renameat(2) of the entry out of ready/: one winner; then held by
+ * descriptor), handing its pasta to the stack's keeper (stack.c), and sweeping what is stale.
+ *
+ * An entry is a network namespace made by root — owned by the host's user namespace, so the
+ * workload's CAP_NET_ADMIN never applies to it — held by a holder process (mxc-netpool, pause()
+ * inside it: no mount, nothing for a sandbox's mount namespace to copy), with its own
+ * ping_group_range "0 2147483647" (ping, as in a sandbox's own namespace; ports < 1024 stay
+ * refused to the workload's capability-less uid, as there), lo up, and pasta
+ * started on it with exactly model 1's arguments (stack.c's mxc_net_pasta_start), from the
+ * refiller's network namespace (where pasta dials from), for one DNS upstream: the key in the
+ * entry's name (<namespace inode>-<dns or "none">.<holder pid>); an entry is never handed out
+ * for another key, and pasta's namespace is checked to be the claimer's at the claim.  Its record ("pids": holder pid, start time, pasta pid, start
+ * time) is checked against the live processes by pidfd (pid reuse) at the claim.
+ * Nothing here may fail or delay a sandbox: an empty, stale or foreign pool is "no entry",
+ * and the caller makes its namespace as without a pool. */
+#ifndef MXC_NET_NETPOOL_H
+#define MXC_NET_NETPOOL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "netplan.h"
+
+#define MXC_NETPOOL_DIR "/run/mxc-netpool"
+#define MXC_NETPOOL_DEFAULT_SIZE 0
+#define MXC_NETPOOL_MAX_AGE_S 3600 /* an entry older than this is swept, not handed out */
+
+/* The pool's size per key: MXC_NETPOOL_SIZE (0-32; 0: off), else MXC_NETPOOL_DEFAULT_SIZE. */
+int mxc_netpool_size(void);
+/* For a model-1 plan, root, pool on: an entry of the plan's key claimed (this process's one
+ * claim, until mxc_netpool_adopt; one left unadopted by a failed start is dropped here, its
+ * pasta killed), its holder killed, its namespace's descriptor returned; -1: none (the caller
+ * makes its namespace as without a pool).  Single-threaded callers only. */
+int mxc_netpool_claim(const mxc_net_policy *np);
+/* In the claiming process's attach: when nsfd is the claimed entry's namespace, the entry's
+ * record is removed and its pasta's pidfd returned (*pasta its pid), the claim spent; else -1. */
+int mxc_netpool_adopt(int nsfd, pid_t *pasta);
+/* Writes pid into each of the helpers' cgroup join files fds (not closed): 0 or -errno. */
+int mxc_netpool_move(const int *fds, size_t n, pid_t pid);
+/* A detached refiller (a session of its own, every descriptor closed) tops the plan's key up to
+ * the pool's size; returns at once; does nothing unless root, model 1, pool on.  One refiller
+ * at a time (the lock): a second returns. */
+void mxc_netpool_refill(const mxc_net_policy *np);
+/* --gc: entries whose holder or pasta died, over-age ones, every ready one when the pool is off,
+ * claimed ones whose claimer died, half-made ones whose maker died: killed and removed (act), or
+ * counted.  Adds "netpoolEntries" to r. */
+void mxc_netpool_sweep(bool act, json_t *r);
+/* --probe: {"size", "ready", "maxAgeSeconds", "idlePssKiB" (one ready entry's holder + pasta,
+ * measured now; null without one)} */
+json_t *mxc_netpool_probe(void);
+
+#endif
