@@ -12,6 +12,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "netplan.h"
 #include "registry.h"
 #include "state.h"
 #include "wroots.h"
@@ -428,9 +429,10 @@ int mxc_hostpath_check_grant(const char *path, const char *what, mxc_error *e)
         ws[0] = '\0';
     const mxc_hostpath_owned own[] = {
         {state, "mxc's state root", true}, {claims, "mxc's claims directory", true},
-        {index, "mxc's index of writable roots", true}, {ws, "the workspace root", false}};
+        {index, "mxc's index of writable roots", true}, {ws, "the workspace root", false},
+        {MXC_NETPOOL_DIR, "mxc's pool of network namespaces", true}};
     return mxc_hostpath_check_grant_against(path, what, own, sizeof own / sizeof own[0],
                                             "grant a directory that neither contains nor lies inside mxc's state "
-                                            "root, claims directory or workspace root (MXC_STATE_DIR, "
-                                            "MXC_WORKSPACE_ROOT move them)", e);
+                                            "root, claims directory, network namespace pool or workspace root "
+                                            "(MXC_STATE_DIR, MXC_WORKSPACE_ROOT move them)", e);
 }

@@ -26,7 +26,7 @@
 
 #include "netplan.h"
 
-#define MXC_NETPOOL_DIR "/run/mxc-netpool"
+/* MXC_NETPOOL_DIR: netplan.h (the engine refuses grants of it, hostpath.c) */
 #define MXC_NETPOOL_DEFAULT_SIZE 0
 #define MXC_NETPOOL_MAX_AGE_S 3600 /* an entry older than this is swept, not handed out */
 

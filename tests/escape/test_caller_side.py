@@ -444,7 +444,12 @@ def test_grants_covering_mxcs_own_state_are_refused(mxc, session_factory):
     inside = next(os.path.join(mxc.state_dir, d) for d in os.listdir(mxc.state_dir)
                   if os.path.isdir(os.path.join(mxc.state_dir, d)) and not d.startswith("."))
     os.makedirs("/var/lib/mxc/claims", exist_ok=True)
-    cases = [("readwritePaths", os.path.dirname(mxc.state_dir)),   # contains the state root
+    made_pool = not os.path.isdir("/run/mxc-netpool")  # model 1's pool (src/net/netpool.h), as it makes it
+    if made_pool:
+        os.mkdir("/run/mxc-netpool", 0o700)
+    cases = [("readwritePaths", "/run/mxc-netpool"),  # root's records of pids it kills, namespaces it joins
+             ("readonlyPaths", "/run/mxc-netpool"),
+             ("readwritePaths", os.path.dirname(mxc.state_dir)),   # contains the state root
              ("readwritePaths", mxc.state_dir),
              ("readonlyPaths", mxc.state_dir),
              ("readwritePaths", inside),                              # another sandbox's state
@@ -459,6 +464,11 @@ def test_grants_covering_mxcs_own_state_are_refused(mxc, session_factory):
         if r.rc == 0:
             r = mxc.phase("start", r.result["sandboxId"])
         _grant_refused(r, path)
+    if made_pool:
+        try:
+            os.rmdir("/run/mxc-netpool")
+        except OSError:  # the pool took it meanwhile
+            pass
     # a directory beside them is fine
     r = mxc.oneshot("echo RAN", filesystem={"readwritePaths": [mxc.scratch]})
     assert (r.rc, r.stdout) == (0, "RAN\n"), r.describe()

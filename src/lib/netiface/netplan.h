@@ -34,6 +34,10 @@ typedef enum {
     MXC_NETM_GOVERNED, /* governed egress: own namespace, only mxc-proxy's listener on its loopback (host lists) */
 } mxc_net_model;
 
+/* Model 1's pool of network namespaces made ahead (src/net/netpool.h): root's records of pids it
+ * kills and namespaces it joins, so never a sandbox's to reach (hostpath.c refuses a grant of it). */
+#define MXC_NETPOOL_DIR "/run/mxc-netpool"
+
 /* Governed egress: where the sandbox reaches mxc-proxy (its own loopback)
  * and the user name of its credential. */
 #define MXC_GOVERNED_ADDR "127.0.0.1"
