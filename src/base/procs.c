@@ -86,3 +86,22 @@ int mxc_pidfd_of(pid_t pid, unsigned long long start_time)
     }
     return fd;
 }
+
+bool mxc_single_threaded(void)
+{
+    char buf[1024];
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    const char *q = strrchr(buf, ')');
+    int field = 2;
+    for (; q && *q; q++)
+        if (*q == ' ' && ++field == 20)
+            return strtol(q + 1, NULL, 10) == 1;
+    return false;
+}

@@ -11,6 +11,10 @@
 
 unsigned long long mxc_proc_start_time(pid_t pid);
 bool mxc_pid_alive(pid_t pid, unsigned long long start_time);
+/* Whether this process has one thread (/proc/self/stat's num_threads; false if unreadable): a
+ * fork that skips glibc's fork handlers, or a child that mallocs without exec'ing, is safe only
+ * then — no other thread can hold a libc lock the child would need. */
+bool mxc_single_threaded(void);
 /* Whether pid (of that start time) is alive and calls itself comm. */
 bool mxc_pid_alive_as(pid_t pid, unsigned long long start_time, const char *comm);
 /* Whether pid (of that start time) is dead and not yet reaped: a zombie. */

@@ -312,27 +312,6 @@ static _Noreturn void direct_child(const mxc_plan *p, mxc_fsview_sources *src, i
     holder_main(p, src, ctl, session, fx, true, listen_fd);
 }
 
-/* The direct clone skips glibc's fork handlers, which is only safe when no
- * other thread can hold a libc lock the child would need. */
-static bool single_threaded(void)
-{
-    char buf[1024];
-    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
-    const char *q = strrchr(buf, ')');
-    int field = 2;
-    for (; q && *q; q++)
-        if (*q == ' ' && ++field == 20)
-            return strtol(q + 1, NULL, 10) == 1;
-    return false;
-}
-
 /* C1: move into the sandbox's cgroup, become the plan's identity, create
  * the user namespace, get mapped, create the rest, fork PID 1. */
 static _Noreturn void first_child(const mxc_plan *p, mxc_fsview_sources *src, int ctl, bool detached,
@@ -751,7 +730,7 @@ static int pool_join(spawn_state *s)
     mxc_plan *p = s->p;
     p->net_pooled = false;
     if (p->host_network || p->rootless || !(s->direct || s->detached) || !mxc_net_ops_get()->needs_stack(&p->net) ||
-        !single_threaded()) /* one claim per process at a time (netpool.h) */
+        !mxc_single_threaded()) /* one claim per process at a time (netpool.h) */
         return -1;
     int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
     int ns = self >= 0 ? mxc_net_ops_get()->pool_claim(&p->net) : -1;
@@ -788,7 +767,7 @@ static int spawn_children(spawn_state *s, mxc_error *e)
      * libmxc_ffi's fresh mxc-exec): the monitor is its child, orphaned when
      * it exits, as C1's exit orphans it otherwise; no C1 to make and wait
      * for.  Single-threaded only (the raw clone below). */
-    s->monitor_first = s->detached && session->caller_exits && single_threaded();
+    s->monitor_first = s->detached && session->caller_exits && mxc_single_threaded();
     if (s->monitor_first) {
         /* tests/faults: the forked monitor, as valgrind gets it */
         s->c1 = mxc_fault("FORKED_MONITOR") ? -1 : monitor_clone(p, s->src, s->sv, s->cgfd, session);
@@ -804,7 +783,7 @@ static int spawn_children(spawn_state *s, mxc_error *e)
         if (!p->host_network && !p->net_pooled)
             flags |= CLONE_NEWNET;
         s->c1 = clone_as(p, flags, s->cgfd);
-    } else if (s->detached && single_threaded()) {
+    } else if (s->detached && mxc_single_threaded()) {
         /* C1 of a session only forks the monitor and exits: it shares our
          * memory (vfork) instead of copying it, so neither its copy nor its
          * exit (an address space torn down) is paid for; the monitor below
@@ -976,7 +955,7 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
     h->ctl_fd = -1;
     spawn_state s = {.p = p, .cgroup_name = cgroup_name, .session = session, .fx = fx, .h = h, .cg = cg,
                      .detached = session != NULL, .cgfd = -1, .sv = {-1, -1}};
-    s.direct = !s.detached && single_threaded();
+    s.direct = !s.detached && mxc_single_threaded();
     if (spawn_cgroup_first(&s, e) < 0 || spawn_sources(&s, e) < 0 || spawn_children(&s, e) < 0)
         return -1;
     int ctl = s.sv[0];

@@ -458,7 +458,10 @@ static _Noreturn void refiller(const mxc_net_policy *np)
 
 void mxc_netpool_refill(const mxc_net_policy *np)
 {
-    if (!pool_model(np) || access(MXC_NET_PASTA, X_OK) < 0)
+    /* the refiller mallocs, reads directories and starts pasta in a forked child without an exec:
+     * only a single-threaded caller's child cannot find a libc lock held by another thread (an
+     * in-process caller of the C ABI may have many) */
+    if (!pool_model(np) || access(MXC_NET_PASTA, X_OK) < 0 || !mxc_single_threaded())
         return;
     /* plain copies: np's owned strings are not followed (pasta's arguments need the model and dns) */
     mxc_net_policy mine = {.model = np->model};
