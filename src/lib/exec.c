@@ -779,8 +779,12 @@ static int pump(int from, int to, mxc_termfilter *filter, relay_buf **rb)
         n = (ssize_t)mxc_termfilter_run(filter, raw, (size_t)n, filtered);
         buf = filtered;
     }
+    /* a failure: the reader went away; keep draining.  The filtered stream goes to the caller's
+     * terminal, whose open file description another program may have left O_NONBLOCK: waited
+     * for, never cut short (a cut inside a sequence the filter passed would leave the terminal
+     * mid-sequence); pipes of the C ABI and the gateway keep the plain write */
     if (to >= 0)
-        (void)mxc_write_all(to, buf, (size_t)n); /* a failure: the reader went away; keep draining */
+        (void)(filter ? mxc_write_all_wait(to, buf, (size_t)n) : mxc_write_all(to, buf, (size_t)n));
     return 1;
 }
 
