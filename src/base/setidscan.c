@@ -67,6 +67,12 @@ static int has_fcap(int dir, const char *name)
     return errno == ENODATA || errno == EOPNOTSUPP ? 0 : -errno;
 }
 
+/* what a read-only bind of the walk adds besides read-only */
+static unsigned long long bind_attrs(const mxc_setid_scan *s)
+{
+    return s->keep_setid ? MOUNT_ATTR_NODEV : MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+}
+
 /* name beneath dir ("": dir itself), found privileged, bound onto itself read-only if it is still a
  * regular file (swapped since for another one, that one is bound: read-only is never less safe).
  * 0, or -errno. */
@@ -78,7 +84,7 @@ static int bind_ro(mxc_setid_scan *s, int dir, const char *name)
     struct stat st;
     int rc = fstat(fd, &st) < 0 ? -errno : 0;
     if (rc == 0 && S_ISREG(st.st_mode)) {
-        rc = mxc_view_readonly_at(fd, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+        rc = mxc_view_readonly_at(fd, bind_attrs(s));
         if (rc == 0)
             s->bound++;
     }
@@ -247,7 +253,7 @@ static int scan_entry(mxc_setid_scan *s, int dir, uint64_t mnt, bool writable, u
         /* deeper than the walk goes (a workload's mkdir -p makes such a chain): the rest bound
          * read-only whole, by descriptor, by the walk that forked (it walks every directory),
          * never a refused start */
-        rc = s->k ? 0 : mxc_view_readonly_at(sub, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+        rc = s->k ? 0 : mxc_view_readonly_at(sub, bind_attrs(s));
         close(sub);
         return rc < 0 ? rc : 0;
     }

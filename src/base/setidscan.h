@@ -13,6 +13,7 @@
 #ifndef MXC_SETIDSCAN_H
 #define MXC_SETIDSCAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +40,10 @@ typedef struct {
     char rel[4096]; /* the directory being walked, relative to the start */
     size_t len, overflow; /* overflow: directories below the one whose name did not fit in rel */
     size_t dirs, files, bound; /* what the walks saw and bound */
+    /* the caller's: the binds keep set-id working for processes inside (mxc-oci, whose
+     * noNewPrivileges false honours the image's set-uid programs within the container's own ids:
+     * only nodev added); else they are nosuid too (the engine: its grants are nosuid anyway) */
+    bool keep_setid;
     /* a large walk shared out (MXC_SETID_SHARE_AFTER): worker k of w checks the files of the
      * directories whose entry's inode hashes to k; 0 of 1 before */
     int start;

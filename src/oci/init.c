@@ -606,7 +606,8 @@ static int protect_setid(init_state *s)
 {
     if (s->c->root_readonly)
         return 0; /* all of it read-only at pivot */
-    mxc_setid_scan scan = {0};
+    /* read-only, not nosuid: noNewPrivileges false still raises to the container's own root */
+    mxc_setid_scan scan = {.keep_setid = true};
     int rc = mxc_setid_pin(s->root_fd, &scan);
     mxc_setid_scan_free(&scan);
     return rc < 0 ? oci_init_err_os(&s->err, -rc, "root.path: the set-id and file-capability files made read-only") : 0;

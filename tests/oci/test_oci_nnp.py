@@ -32,7 +32,7 @@ def _status(out):
     return f
 
 
-def _suid_bundle(oci, args, nnp, where="rootfs", profile=False):  # noqa: F811
+def _suid_bundle(oci, args, nnp, where="rootfs", profile=False, readonly=True):  # noqa: F811
     d = os.path.join(oci.base, "suid-host")
     os.makedirs(d, exist_ok=True)
     os.chmod(d, 0o755)
@@ -48,7 +48,7 @@ def _suid_bundle(oci, args, nnp, where="rootfs", profile=False):  # noqa: F811
         if profile:  # a config's own profile: allow all but getppid (EPERM) (proves it is loaded)
             c["linux"]["seccomp"] = {"defaultAction": "SCMP_ACT_ALLOW",
                                      "syscalls": [{"names": ["getppid"], "action": "SCMP_ACT_ERRNO"}]}
-    b = oci.bundle(args, mutate)
+    b = oci.bundle(args, mutate, readonly=readonly)
     add_helper(b)
     exe = os.path.join(d if where == "bind" else os.path.join(b, "rootfs", "suid"), "helper-suid")
     os.makedirs(os.path.dirname(exe), exist_ok=True)
@@ -204,3 +204,18 @@ def test_the_waiting_init_s_loader_capability_is_out_of_the_container_s_reach(oc
         assert int(out.split("CapEff:")[1].split()[0], 16) & (1 << 21), out   # the init holds it ...
         assert "environ: refused" in out and "fd: refused" in out and "mem: refused" in out, (user, out)
     assert oci("delete", "--force", "nnp-window")[0] == 0
+
+
+def test_no_new_privileges_false_in_a_read_write_rootfs(oci):  # noqa: F811
+    """A read-write rootfs's set-id files are bound read-only (a shared mapping would keep their bit
+    on the host: setidscan.h) but not nosuid: the image's set-uid program still raises to the
+    container's root, and is still not writable (critest's "should allow privilege escalation when
+    false" failed with the binds nosuid)."""
+    b = _suid_bundle(oci, ["sh", "-c", "/suid/helper-suid status; grep ' /suid/helper-suid ' /proc/self/mountinfo"],
+                     False, readonly=False)
+    rc, out, err = oci("run", "--bundle", b, "nnp-rw")
+    assert rc == 0, err
+    f = _status(out)
+    assert f["Uid"] == ["1000", "0", "0", "0"] and f["NoNewPrivs"] == ["0"], out
+    bind = [line.split() for line in out.splitlines() if " /suid/helper-suid " in line]
+    assert bind and bind[-1][5].split(",")[0] == "ro" and "nosuid" not in bind[-1][5], out
