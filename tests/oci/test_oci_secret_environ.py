@@ -17,6 +17,14 @@ from test_oci import MXC_OCI, oci  # noqa: F401 (fixture)
 from test_oci_network import NET, SECRET, annotate, bundle, origin, world  # noqa: F401 (fixtures)
 
 
+def sanitized(pid):
+    """Whether pid runs an ASan build (run-tests.sh's mxc-oci stage): the sanitizer's runtime reads
+    /proc/self/environ into a buffer of its own at startup (its options come from the environment)
+    and keeps it, so a copy of every variable stays in its memory whatever the program wipes — a
+    property of that build, not of mxc-oci (the plain build's run checks the memory)."""
+    return any("libasan" in line for line in open("/proc/%d/maps" % pid))
+
+
 def memory_holds(pid, needle, most=256 << 20, chunk=1 << 20):
     """Whether a readable mapping of pid holds needle (read through /proc/PID/mem, as root), in
     chunks; a mapping over `most` bytes is passed over (a sanitizer's shadow: terabytes reserved;
@@ -52,7 +60,7 @@ def test_a_created_init_holds_no_provider_secret(oci, world, origin):  # noqa: F
     assert b"MXC_TEST_GH_SECRET=" in env  # mxc-oci's environment, as the init was cloned with it
     assert SECRET.encode() not in env
     assert memory_holds(init, b"MXC_TEST_GH_SECRET=")  # (the look finds what is there)
-    assert not memory_holds(init, SECRET.encode())
+    assert sanitized(init) or not memory_holds(init, SECRET.encode())
     rc, _, err = oci("start", "e1")
     assert rc == 0, err
 
@@ -82,4 +90,4 @@ def test_every_copy_of_a_duplicated_secret_variable_is_wiped(oci, world, origin)
     assert env.count(b"MXC_TEST_GH_SECRET=") == 2  # both copies were there, as the init was cloned
     for s in (SECRET, SECRET[::-1]):
         assert s.encode() not in env
-        assert not memory_holds(init, s.encode())
+        assert sanitized(init) or not memory_holds(init, s.encode())
