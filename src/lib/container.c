@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "loopback.h"
 #include "fsview.h"
 #include "harden.h"
 #include "sockmsg.h"
@@ -68,23 +69,6 @@ static int recv_msg_fds(int fd, ctl_msg *m, int *fds, size_t *nfds, int flags)
 static int recv_msg(int fd, ctl_msg *m)
 {
     return recv_msg_fds(fd, m, NULL, NULL, 0);
-}
-
-static int loopback_up(void)
-{
-    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (s < 0)
-        return -errno;
-    struct ifreq ifr = {0};
-    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
-    int rc = 0;
-    if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
-        rc = -errno;
-    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-    if (rc == 0 && ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
-        rc = -errno;
-    close(s);
-    return rc;
 }
 
 /* One-shot: when the workload is reaped, everything else of the sandbox
@@ -192,7 +176,7 @@ static _Noreturn void holder_main(const mxc_plan *p, mxc_fsview_sources *src, in
     int rc = sethostname(p->hostname, strlen(p->hostname)) < 0 ? -errno : 0;
     if (rc == 0 && !p->host_network && !p->net_pooled) { /* a pooled namespace's lo is up already */
         stage = "holder.loopback";
-        rc = loopback_up();
+        rc = mxc_loopback_up();
     }
     if (rc == 0)
         rc = mxc_fsview_build(p, src, &stage);

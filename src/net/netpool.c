@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "loopback.h"
 #include "procs.h"
 #include "stack.h"
 
@@ -299,15 +300,8 @@ static _Noreturn void holder_main(const int sp[2])
     if (unshare(CLONE_NEWNET) < 0)
         _exit(1);
     sysctl_set("/proc/sys/net/ipv4/ping_group_range", "0 2147483647");
-    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    struct ifreq ifr = {0};
-    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
-    if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+    if (mxc_loopback_up() < 0)
         _exit(1);
-    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-    if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
-        _exit(1);
-    close(s);
     if (write(ready, "1", 1) != 1)
         _exit(1);
     int keep[] = {-1};

@@ -4,6 +4,7 @@
  * ('E' + the error itself: sockmsg.h's mxc_error_send) before it exits. */
 #include "init.h"
 #include "fault.h"
+#include "loopback.h"
 #include "notify.h" /* OCI_MSG_LISTENER */
 #include "rootops.h"
 
@@ -673,12 +674,9 @@ static int set_names(init_state *s)
 {
     const oci_config *c = s->c;
     if (c->ns_flags & CLONE_NEWNET) {
-        int sk = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        struct ifreq ifr = {0};
-        snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
-        if (sk < 0 || ioctl(sk, SIOCGIFFLAGS, &ifr) < 0 || (ifr.ifr_flags |= IFF_UP, ioctl(sk, SIOCSIFFLAGS, &ifr) < 0))
-            return oci_init_err_os(&s->err, errno, "bringing up the loopback");
-        close(sk);
+        int rc = mxc_loopback_up();
+        if (rc < 0)
+            return oci_init_err_os(&s->err, -rc, "bringing up the loopback");
     }
     if (c->hostname && *c->hostname && sethostname(c->hostname, strlen(c->hostname)) < 0)
         return oci_init_err_os(&s->err, errno, "hostname");
