@@ -26,9 +26,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "loopback.h"
+#include "net.h"
 #include "procs.h"
 #include "stack.h"
+
+#define NAME_MAX_POOL 192 /* <ino>-<dns>-<rules' hash>.<holder>[.<claimer>] fits */
+#define RULES_MAX (4u << 20) /* mxc-nft's own bound on a script */
 
 /* this process's one claim, between mxc_netpool_claim and mxc_netpool_adopt */
 static struct {
@@ -37,7 +42,8 @@ static struct {
     dev_t ns_dev;
     int pasta_fd;
     pid_t pasta;
-    char name[96]; /* under claimed/ */
+    char *set; /* the entry's rules as installed, past the plan's rule set: the host set's script */
+    char name[NAME_MAX_POOL]; /* under claimed/ */
 } claim = {.pasta_fd = -1};
 
 int mxc_netpool_size(void)
@@ -50,7 +56,7 @@ int mxc_netpool_size(void)
 
 static bool pool_model(const mxc_net_policy *np)
 {
-    return np->model == MXC_NETM_DIRECT && geteuid() == 0 && mxc_netpool_size() > 0;
+    return np->model == MXC_NETM_DIRECT && np->ruleset && geteuid() == 0 && mxc_netpool_size() > 0;
 }
 
 /* pasta dials from the namespace it was started in: an entry serves only callers of that
@@ -62,9 +68,14 @@ static ino_t own_netns(void)
     return stat("/proc/self/ns/net", &st) == 0 ? st.st_ino : 0;
 }
 
+/* The key also names the plan's rule set (FNV-1a, a filter only: a claim compares the entry's
+ * installed rules with the plan's byte for byte, so a collision finds no entry). */
 static void key_of(const mxc_net_policy *np, char *key, size_t sz)
 {
-    snprintf(key, sz, "%llu-%s", (unsigned long long)own_netns(), np->dns[0] ? np->dns : "none");
+    unsigned long long h = 14695981039346656037ULL;
+    for (const char *c = np->ruleset; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    snprintf(key, sz, "%llu-%s-%016llx", (unsigned long long)own_netns(), np->dns[0] ? np->dns : "none", h);
 }
 
 /* The pool's root (made when make), checked: a directory of root's, 0700, not a link. */
@@ -111,7 +122,7 @@ typedef struct {
 
 static int pids_read(int dir, const char *name, entry_pids *ep)
 {
-    char path[160], text[128];
+    char path[NAME_MAX_POOL + 8], text[128];
     snprintf(path, sizeof path, "%s/pids", name);
     int fd = openat(dir, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     ssize_t n = fd < 0 ? -1 : read(fd, text, sizeof text - 1);
@@ -138,10 +149,28 @@ static void kill_checked(pid_t pid, unsigned long long start)
 
 static void entry_remove(int dir, const char *name)
 {
-    char path[160];
+    char path[NAME_MAX_POOL + 8];
     snprintf(path, sizeof path, "%s/pids", name);
     unlinkat(dir, path, 0);
+    snprintf(path, sizeof path, "%s/rules", name);
+    unlinkat(dir, path, 0);
     unlinkat(dir, name, AT_REMOVEDIR);
+}
+
+/* The entry's installed rules when they are the plan's rule set (byte for byte) followed by this
+ * host's set's script: that script (owned), or NULL. */
+static char *rules_match(int dir, const char *name, const char *ruleset)
+{
+    char path[NAME_MAX_POOL + 8];
+    snprintf(path, sizeof path, "%s/rules", name);
+    int fd = openat(dir, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    size_t len = 0, a = strlen(ruleset);
+    char *text = fd >= 0 ? mxc_read_whole(fd, RULES_MAX, &len) : NULL;
+    if (fd >= 0)
+        close(fd);
+    char *set = text && len >= a && strlen(text) == len && !memcmp(text, ruleset, a) ? strdup(text + a) : NULL;
+    free(text);
+    return set;
 }
 
 /* Its holder and pasta killed (when they are still the record's), its record removed. */
@@ -201,6 +230,8 @@ static void claim_drop(void)
         return;
     syscall(SYS_pidfd_send_signal, claim.pasta_fd, SIGKILL, NULL, 0);
     close(claim.pasta_fd);
+    free(claim.set);
+    claim.set = NULL;
     int root = root_open(false), claimed = root >= 0 ? sub_open(root, "claimed") : -1;
     if (claimed >= 0)
         entry_remove(claimed, claim.name), close(claimed);
@@ -215,7 +246,7 @@ int mxc_netpool_claim(const mxc_net_policy *np)
     claim_drop();
     if (!pool_model(np))
         return -1;
-    char key[48], prefix[56];
+    char key[NAME_MAX_POOL - 24], prefix[NAME_MAX_POOL - 16];
     key_of(np, key, sizeof key);
     snprintf(prefix, sizeof prefix, "%s.", key);
     int root = root_open(false);
@@ -224,15 +255,20 @@ int mxc_netpool_claim(const mxc_net_policy *np)
     int nsfd = -1;
     struct dirent *de;
     while (d && nsfd < 0 && (de = readdir(d))) {
-        char to[96];
+        char to[NAME_MAX_POOL];
         if (strncmp(de->d_name, prefix, strlen(prefix)) || strchr(de->d_name + strlen(prefix), '.') ||
             snprintf(to, sizeof to, "%s.%d", de->d_name, (int)getpid()) >= (int)sizeof to)
             continue;
         /* one winner: a second claimer's rename finds nothing */
         if (renameat(ready, de->d_name, claimed, to) < 0)
             continue;
-        if ((nsfd = entry_take(claimed, to)) < 0)
-            entry_discard(claimed, to); /* stale: gone, and the next one is tried */
+        char *set = rules_match(claimed, to, np->ruleset);
+        if (set && (nsfd = entry_take(claimed, to)) >= 0) {
+            claim.set = set;
+            continue;
+        }
+        free(set);
+        entry_discard(claimed, to); /* stale, or another rule set's: gone, and the next one is tried */
     }
     listing_end(d);
     int fds[] = {root, ready, claimed};
@@ -255,6 +291,8 @@ int mxc_netpool_adopt(int nsfd, pid_t *pasta)
     if (root >= 0)
         close(root);
     claim.live = false;
+    free(claim.set);
+    claim.set = NULL;
     *pasta = claim.pasta;
     /* made under SCHED_IDLE (the refiller's): now the sandbox's stack, scheduled as before */
     struct sched_param normal = {0};
@@ -264,6 +302,13 @@ int mxc_netpool_adopt(int nsfd, pid_t *pasta)
     int fd = claim.pasta_fd;
     claim.pasta_fd = -1;
     return fd;
+}
+
+const char *mxc_netpool_claimed_set(int nsfd)
+{
+    struct stat st;
+    return claim.live && fstat(nsfd, &st) == 0 && st.st_ino == claim.ns_ino && st.st_dev == claim.ns_dev ? claim.set
+                                                                                                         : NULL;
 }
 
 int mxc_netpool_move(const int *fds, size_t n, pid_t pid)
@@ -310,6 +355,42 @@ static _Noreturn void holder_main(const int sp[2])
         pause();
 }
 
+/* The entry's rules installed in its namespace (the plan's rule set and this host's destinations
+ * as they are now, exactly what a sandbox's own attach installs, stack.c), and the script kept
+ * beside its record ("rules"), which a claim compares with its own plan's: true, or false. */
+static bool entry_rules(const mxc_net_policy *np, int nsfd, int dir)
+{
+    int err = 0, fd = -1;
+    char *script = mxc_net_rules_now(np, NULL, &err);
+    mxc_error e = {0};
+    bool ok = script && mxc_net_rules_into(nsfd, script, &e) == 0 &&
+              (fd = openat(dir, "rules", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0 &&
+              mxc_write_all(fd, script, strlen(script));
+    if (fd >= 0)
+        close(fd);
+    mxc_error_clear(&e);
+    free(script);
+    return ok;
+}
+
+/* The record of holder h and pasta in a new directory tmp under root, its rules installed, then
+ * renamed to ready/name: 0, or -1. */
+static int entry_record(const mxc_net_policy *np, int root, int ready, int nsfd, const entry_pids *ep,
+                        const char *tmp, const char *name)
+{
+    int dir = -1, fd = -1, rc = -1;
+    if (ep->holder_start && ep->pasta_start && mkdirat(root, tmp, 0700) == 0 && (dir = sub_open(root, tmp)) >= 0 &&
+        (fd = openat(dir, "pids", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0 &&
+        dprintf(fd, "%d %llu %d %llu\n", (int)ep->holder, ep->holder_start, (int)ep->pasta, ep->pasta_start) > 0 &&
+        entry_rules(np, nsfd, dir) && renameat(root, tmp, ready, name) == 0)
+        rc = 0;
+    if (fd >= 0)
+        close(fd);
+    if (dir >= 0)
+        close(dir);
+    return rc;
+}
+
 /* One entry of np's key, made and renamed into ready/: 0, or -1. */
 static int entry_make(const mxc_net_policy *np, int root, int ready, const char *key)
 {
@@ -320,29 +401,19 @@ static int entry_make(const mxc_net_policy *np, int root, int ready, const char 
     if (h == 0)
         holder_main(sp);
     close(sp[1]);
-    char b = 0, path[64], why[400], tmp[32], name[64];
+    char b = 0, path[64], why[400], tmp[32], name[NAME_MAX_POOL];
     bool up = h > 0 && read(sp[0], &b, 1) == 1;
     close(sp[0]);
     snprintf(path, sizeof path, "/proc/%d/ns/net", (int)h);
     int nsfd = up ? open(path, O_RDONLY | O_CLOEXEC) : -1;
     pid_t pasta = nsfd >= 0 ? mxc_net_pasta_start(np, nsfd, why, sizeof why) : -1;
-    if (nsfd >= 0)
-        close(nsfd);
     entry_pids ep = {.holder = h, .pasta = pasta, .holder_start = h > 0 ? mxc_proc_start_time(h) : 0,
                      .pasta_start = pasta > 0 ? mxc_proc_start_time(pasta) : 0};
     snprintf(tmp, sizeof tmp, ".new.%d", (int)h);
     snprintf(name, sizeof name, "%s.%d", key, (int)h);
-    int dir = -1, fd = -1, rc = -1;
-    if (pasta > 0 && ep.holder_start && ep.pasta_start && mkdirat(root, tmp, 0700) == 0 &&
-        (dir = sub_open(root, tmp)) >= 0 &&
-        (fd = openat(dir, "pids", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0 &&
-        dprintf(fd, "%d %llu %d %llu\n", (int)h, ep.holder_start, (int)pasta, ep.pasta_start) > 0 &&
-        renameat(root, tmp, ready, name) == 0)
-        rc = 0;
-    if (fd >= 0)
-        close(fd);
-    if (dir >= 0)
-        close(dir);
+    int rc = pasta > 0 ? entry_record(np, root, ready, nsfd, &ep, tmp, name) : -1;
+    if (nsfd >= 0)
+        close(nsfd);
     if (rc < 0) {
         if (pasta > 0)
             kill(pasta, SIGKILL);
@@ -439,7 +510,7 @@ static _Noreturn void refiller(const mxc_net_policy *np)
     if (ready < 0 || lock < 0 || flock(lock, LOCK_EX | LOCK_NB) < 0)
         _exit(0);
     sweep_orphans(ready, true);
-    char key[48], prefix[56];
+    char key[NAME_MAX_POOL - 24], prefix[NAME_MAX_POOL - 16];
     key_of(np, key, sizeof key);
     snprintf(prefix, sizeof prefix, "%s.", key);
     /* at most size entries a run, none after a failure: never a loop that outruns its sweep */
@@ -457,8 +528,9 @@ void mxc_netpool_refill(const mxc_net_policy *np)
      * in-process caller of the C ABI may have many) */
     if (!pool_model(np) || access(MXC_NET_PASTA, X_OK) < 0 || !mxc_single_threaded())
         return;
-    /* plain copies: np's owned strings are not followed (pasta's arguments need the model and dns) */
-    mxc_net_policy mine = {.model = np->model};
+    /* what the refiller needs (pasta's arguments: the model and dns; the rules: the rule set, which
+     * the forked refiller reads in its own copy of this memory) */
+    mxc_net_policy mine = {.model = np->model, .ruleset = np->ruleset};
     memcpy(mine.dns, np->dns, sizeof mine.dns);
     pid_t c = fork();
     if (c == 0) {

@@ -8,11 +8,13 @@
  * workload's CAP_NET_ADMIN never applies to it — held by a holder process (mxc-netpool, pause()
  * inside it: no mount, nothing for a sandbox's mount namespace to copy), with its own
  * ping_group_range "0 2147483647" (ping, as in a sandbox's own namespace; ports < 1024 stay
- * refused to the workload's capability-less uid, as there), lo up, and pasta
+ * refused to the workload's capability-less uid, as there), lo up, the plan's nftables rules
+ * installed (the rule set and this host's destinations as they were then; the script kept as
+ * the entry's "rules", compared byte for byte at a claim), and pasta
  * started on it with exactly model 1's arguments (stack.c's mxc_net_pasta_start), from the
- * refiller's network namespace (where pasta dials from), for one DNS upstream: the key in the
- * entry's name (<namespace inode>-<dns or "none">.<holder pid>); an entry is never handed out
- * for another key, and pasta's namespace is checked to be the claimer's at the claim.  Its record ("pids": holder pid, start time, pasta pid, start
+ * refiller's network namespace (where pasta dials from), for one DNS upstream and that rule set: the key
+ * in the entry's name (<namespace inode>-<dns or "none">-<the rule set's hash>.<holder pid>); an
+ * entry is never handed out for another key or other rules, and pasta's namespace is checked to be the claimer's at the claim.  Its record ("pids": holder pid, start time, pasta pid, start
  * time) is checked against the live processes by pidfd (pid reuse) at the claim.
  * Nothing here may fail or delay a sandbox: an empty, stale or foreign pool is "no entry",
  * and the caller makes its namespace as without a pool. */
@@ -40,6 +42,11 @@ int mxc_netpool_claim(const mxc_net_policy *np);
 /* In the claiming process's attach: when nsfd is the claimed entry's namespace, the entry's
  * record is removed and its pasta's pidfd returned (*pasta its pid), the claim spent; else -1. */
 int mxc_netpool_adopt(int nsfd, pid_t *pasta);
+/* Before the adoption, in the claiming process's attach: when nsfd is the claimed entry's
+ * namespace, this host's set's script as the entry's rules hold it (the plan's rule set is in
+ * already: the claim compared it byte for byte); else NULL.  The attach installs the set only
+ * when this host's destinations differ now (and nothing when they do not). */
+const char *mxc_netpool_claimed_set(int nsfd);
 /* Writes pid into each of the helpers' cgroup join files fds (not closed): 0 or -errno. */
 int mxc_netpool_move(const int *fds, size_t n, pid_t pid);
 /* A detached refiller (a session of its own, every descriptor closed) tops the plan's key up to

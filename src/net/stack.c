@@ -161,6 +161,8 @@ static pid_t nft_spawn(int nsfd, const char *script, int *errfd)
  * and why — the installer's own words (what it wrote on errfd), else the failure's errno text. */
 static int rules_done(pid_t c, int errfd, const char *what, mxc_error *e)
 {
+    if (c == 0) /* nothing was to install (rules_start) */
+        return 0;
     char why[600];
     slurp(errfd, why, sizeof why);
     close(errfd);
@@ -204,7 +206,8 @@ char *mxc_net_rules_now(const mxc_net_policy *np, mxc_thishost *now, int *err)
     if (!np->ruleset)
         return NULL;
     if (np->model == MXC_NETM_DIRECT) {
-        if ((*err = mxc_thishost_read(t)) < 0 || !(set = mxc_thishost_script(t))) {
+        /* the set is made by the same script: elements added, no flush (thishost.h) */
+        if ((*err = mxc_thishost_read(t)) < 0 || !(set = mxc_thishost_script(t, false))) {
             *err = *err ? *err : -ENOMEM;
             mxc_thishost_free(&mine);
             return NULL;
@@ -284,7 +287,7 @@ static int watch_refresh(int nsfd, mxc_thishost *cur)
         mxc_thishost_free(&now);
         return 0;
     }
-    char *script = mxc_thishost_script(&now);
+    char *script = mxc_thishost_script(&now, true); /* replaced in one transaction: never an empty set */
     int errfd = -1;
     pid_t c = script ? nft_spawn(nsfd, script, &errfd) : -1;
     free(script);
@@ -413,6 +416,22 @@ pid_t mxc_net_pasta_start(const mxc_net_policy *np, int nsfd, char *why, size_t 
     return pasta > 0 ? pasta : -1;
 }
 
+/* The attach's installer: the whole script into nsfd, or, for a namespace of the pool's whose
+ * entry holds the plan's rules (mxc_netpool_claimed_set), this host's set as it is now (cur)
+ * when the entry's differs.  Its pid, 0 when nothing is to install, or -errno; rules_done's. */
+static pid_t rules_start(int nsfd, const char *script, const mxc_thishost *cur, int *errfd)
+{
+    const char *held = mxc_netpool_claimed_set(nsfd);
+    if (!held)
+        return nft_spawn(nsfd, script, errfd);
+    char *set = mxc_thishost_script(cur, false), *replace = NULL; /* the form the entry installed */
+    pid_t c = !set ? -ENOMEM : strcmp(set, held) == 0 ? 0 : !(replace = mxc_thishost_script(cur, true)) ? -ENOMEM
+                                                                                           : nft_spawn(nsfd, replace, errfd);
+    free(set);
+    free(replace);
+    return c;
+}
+
 /* The keeper: starts pasta on the namespace (or, adopt >= 0, watches the
  * pidfd of the pool's pasta already attached to it, netpool.h), reports
  * "ok" or why not on rep, then ends pasta when PID 1 (hfd) exits.  Model 1
@@ -461,11 +480,13 @@ static _Noreturn void keeper(const mxc_net_policy *np, int nsfd, int hfd, int re
     signal(SIGPIPE, SIG_IGN);
     if (wfd < 0)
         close(nsfd);
-    if (write(rep, "ok", 2) != 2 || adopted_move(a) < 0) {
+    /* rep closed before the move: the caller reads the answer to its end */
+    bool said = write(rep, "ok", 2) == 2;
+    close(rep);
+    if (!said || adopted_move(a) < 0) {
         syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
         _exit(1);
     }
-    close(rep);
     /* w[2]: first the gate (POLLHUP once the caller's rules are in), then
      * the watch */
     struct pollfd w[3] = {{.fd = hfd, .events = POLLIN}, {.fd = pfd, .events = POLLIN}, {.fd = wfd < 0 ? -1 : gate}};
@@ -520,9 +541,10 @@ int mxc_net_attach(const mxc_net_policy *np, const mxc_net_cgroup *cg, pid_t hol
     }
     /* the rules and the stack start side by side (pasta's start is most of
      * the cost); both are in place before this returns, and the workload
-     * exists only after that */
+     * exists only after that.  A pool's entry holds the plan's rules already
+     * (netpool.h): only this host's set, and only when it changed since */
     int rules_err = -1;
-    pid_t rules = nft_spawn(nsfd, script, &rules_err);
+    pid_t rules = rules_start(nsfd, script, &cur, &rules_err);
     free(script);
     if (rules < 0) {
         if (wfd >= 0)

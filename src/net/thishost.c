@@ -74,7 +74,7 @@ bool mxc_thishost_equal(const mxc_thishost *a, const mxc_thishost *b)
     return true;
 }
 
-char *mxc_thishost_script(const mxc_thishost *t)
+char *mxc_thishost_script(const mxc_thishost *t, bool replace)
 {
     static const char FLUSH[] = "flush set inet mxc " MXC_THISHOST_SET "\n",
                       ADD[] = "add element inet mxc " MXC_THISHOST_SET " { ";
@@ -82,7 +82,7 @@ char *mxc_thishost_script(const mxc_thishost *t)
     char *s = malloc(cap);
     if (!s)
         return NULL;
-    size_t n = (size_t)snprintf(s, cap, "%s", FLUSH);
+    size_t n = (size_t)snprintf(s, cap, "%s", replace ? FLUSH : "");
     if (t->n)
         n += (size_t)snprintf(s + n, cap - n, "%s", ADD);
     for (size_t i = 0; i < t->n; i++) {

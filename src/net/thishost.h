@@ -36,9 +36,12 @@ int mxc_thishost_add(mxc_thishost *t, uint32_t addr, unsigned len);
 bool mxc_thishost_has(const mxc_thishost *t, uint32_t addr);
 /* Pure: the nft commands that make the table's set hold exactly t:
  * "flush set inet mxc thishost\nadd element inet mxc thishost { ... }\n"
- * (flush: replace what a refresh finds; an empty t only flushes).
- * Owned text, or NULL out of memory. */
-char *mxc_thishost_script(const mxc_thishost *t);
+ * (replace: flush first, to replace what a refresh finds, in the same
+ * transaction; an empty t then only flushes).  Without replace, only the
+ * "add element" (the set made in the same script, empty: a flush there
+ * costs a commit ~14 ms on this kernel, an element removed and added in one
+ * transaction of an interval set).  Owned text, or NULL out of memory. */
+char *mxc_thishost_script(const mxc_thishost *t, bool replace);
 /* Pure: whether two lists hold the same prefixes. */
 bool mxc_thishost_equal(const mxc_thishost *a, const mxc_thishost *b);
 void mxc_thishost_free(mxc_thishost *t);

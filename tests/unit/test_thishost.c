@@ -20,7 +20,7 @@ int main(void)
     CHECK(mxc_thishost_add(&t, 0x0A000001, 32) == 0); /* 10.0.0.1 */
     CHECK(mxc_thishost_add(&t, 0x0A000002, 32) == 0); /* 10.0.0.2: adjacent, kept apart */
     CHECK(t.n == 4);
-    char *s = mxc_thishost_script(&t);
+    char *s = mxc_thishost_script(&t, true);
     CHECK_STR_EQ(s, "flush set inet mxc thishost\n"
                     "add element inet mxc thishost { 10.0.0.1/32, 10.0.0.2/32, 127.0.0.0/8, 192.0.2.0/24 }\n");
     free(s);
@@ -33,8 +33,15 @@ int main(void)
     CHECK(mxc_thishost_add(&u, 0x0A000001, 32) == 0 && mxc_thishost_equal(&t, &u));
     mxc_thishost_free(&u);
     /* an empty list only flushes */
-    s = mxc_thishost_script(&u);
+    s = mxc_thishost_script(&u, true);
     CHECK_STR_EQ(s, "flush set inet mxc thishost\n");
+    free(s);
+    /* into a set made in the same script: no flush (an empty one: nothing) */
+    s = mxc_thishost_script(&u, false);
+    CHECK_STR_EQ(s, "");
+    free(s);
+    s = mxc_thishost_script(&t, false);
+    CHECK_STR_EQ(s, "add element inet mxc thishost { 10.0.0.1/32, 10.0.0.2/32, 127.0.0.0/8, 192.0.2.0/24 }\n");
     free(s);
     /* 0.0.0.0/0 (a local default route) covers everything */
     CHECK(mxc_thishost_add(&t, 0x01020304, 0) == 0 && t.n == 1 && mxc_thishost_has(&t, 0x08080808));
