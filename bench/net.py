@@ -21,9 +21,10 @@ Usage: sudo bench/net.py [N]   (needs build/mxc-exec, pasta; N: runs per side, d
        governed one-shot (network.allowedHosts: mxc-proxy) vs a blocked one-shot (model 3); a model-1
        session start vs a blocked session's start; an mxc-oci create->start annotated with
        io.mxc.network (governed egress) vs the same bundle unannotated (a namespace of its own, nothing
-       in it).  Model 1 twice: with its pool of namespaces made ahead (src/net/netpool.h; the default,
-       or MXC_NETPOOL_SIZE as set) and with it off (MXC_NETPOOL_SIZE=0: the namespace and pasta made
-       at the start).  Needs build/mxc-exec, build/mxc-proxy, build/mxc-oci (or $MXC_OCI), pasta, /bin/busybox.
+       in it).  Model 1 with its pool of namespaces made ahead (src/net/netpool.h): of N + 1 entries
+       (or MXC_NETPOOL_SIZE as set), which the hot burst of N does not drain, and of 2, which it does,
+       each filled before its samples; and with it off (MXC_NETPOOL_SIZE=0: the namespace and pasta
+       made at the start).  Needs build/mxc-exec, build/mxc-proxy, build/mxc-oci (or $MXC_OCI), pasta, /bin/busybox.
        Nothing is sent anywhere: the sandboxes only start, `true` inside a namespace made here.
        --only TEXT keeps the rows whose label contains TEXT.
 """
@@ -111,6 +112,9 @@ def serve(stop):
 
 
 POOL_OFF = dict(ENV, MXC_NETPOOL_SIZE="0")  # model 1's pool (src/net/netpool.h) off: today's path
+# a pool that covers the hot burst (N starts back to back) and the pool of 2 a burst drains
+POOL_BURST = dict(ENV, MXC_NETPOOL_SIZE=os.environ.get("MXC_NETPOOL_SIZE", str(min(32, N + 1))))
+POOL_TWO = dict(ENV, MXC_NETPOOL_SIZE="2")
 
 
 def mxc(req, env=ENV):
@@ -322,7 +326,39 @@ def drop_pool_entries(ino):
             except (OSError, IndexError):
                 pass
         d = os.path.join(ready, "..", "claimed", e + ".%d" % os.getpid())
+        try:  # v1: the entry's own cgroup (src/net/netpool.c), empty once both are gone
+            cg = open(os.path.join(d, "cgroup")).read().strip()
+        except OSError:
+            cg = ""
+        for path in ["/sys/fs/cgroup/%s/mxc/%s%s" % (h, cg, sub) for h in ("pids", "memory")
+                     for sub in ("/helpers", "")] if cg.startswith("netpool-") else []:
+            for _ in range(100):
+                try:
+                    os.rmdir(path)
+                except FileNotFoundError:
+                    pass
+                except OSError:  # busy: the killed ones are still exiting
+                    time.sleep(0.01)
+                    continue
+                break
         shutil.rmtree(d, ignore_errors=True)
+
+
+def primed(fn, ino, env):
+    """fn, with .fill(): waits (up to 30 s) until the pool holds MXC_NETPOOL_SIZE entries for the
+    bench's namespace and the rule set fn's plan has (one key: every row here has the same), and
+    drops the entries of other sizes' rows first (a pool of 2's leftovers are still ready)"""
+    size = int(env["MXC_NETPOOL_SIZE"])
+
+    def fill():
+        drop_pool_entries(ino)
+        fn()  # its refill tops the pool up to size
+        ready = "/run/mxc-netpool/ready"
+        end = time.time() + 30
+        while time.time() < end and sum(e.startswith("%d-" % ino) for e in os.listdir(ready)) < size:
+            time.sleep(0.05)
+    fn.fill = fill
+    return fn
 
 
 def start_main():
@@ -345,14 +381,21 @@ def start_main():
         blocked = {"egress": {"default": "deny"}}
         oroot = os.path.join(base, "oci-root")
         os.makedirs(oroot)
+        ino = os.stat("/run/netns/" + name).st_ino
+        burst = "pool of %s" % POOL_BURST["MXC_NETPOOL_SIZE"]
         rows = [
-            ("one-shot `true`, model 1 (egress allow)", oneshot_fn({"egress": {"default": "allow"}}),
+            ("one-shot `true`, model 1 (egress allow), %s" % burst,
+             primed(oneshot_fn({"egress": {"default": "allow"}}, POOL_BURST), ino, POOL_BURST),
+             "blocked one-shot (model 3)", oneshot_fn(blocked)),
+            ("one-shot `true`, model 1, pool of 2 (drained by the hot burst)",
+             primed(oneshot_fn({"egress": {"default": "allow"}}, POOL_TWO), ino, POOL_TWO),
              "blocked one-shot (model 3)", oneshot_fn(blocked)),
             ("one-shot `true`, model 1, pool off (MXC_NETPOOL_SIZE=0)",
              oneshot_fn({"egress": {"default": "allow"}}, POOL_OFF), "blocked one-shot (model 3)", oneshot_fn(blocked)),
             ("one-shot `true`, governed (allowedHosts: mxc-proxy)", oneshot_fn(GOVERNED),
              "blocked one-shot (model 3)", oneshot_fn(blocked)),
-            ("session start, model 1 (egress allow)", Session({"egress": {"default": "allow"}}),
+            ("session start, model 1 (egress allow), %s" % burst,
+             primed(Session({"egress": {"default": "allow"}}, POOL_BURST), ino, POOL_BURST),
              "blocked session's start", Session(blocked)),
             ("session start, model 1, pool off (MXC_NETPOOL_SIZE=0)", Session({"egress": {"default": "allow"}}, POOL_OFF),
              "blocked session's start", Session(blocked)),
@@ -371,6 +414,7 @@ def start_main():
             out = []
             for gap in (0.0, GAP):
                 fa(), fb()
+                getattr(fa, "fill", lambda: None)()  # a pool row: its pool full before the samples
                 xa, xb = [], []
                 for _ in range(N):
                     time.sleep(gap)

@@ -356,6 +356,71 @@ int mxc_cgroup_helpers_join_fds(const char *name, uint64_t pids_max, uint64_t me
     return (int)n;
 }
 
+/* v1's pids and memory directories of a name (either "" where this host has none); false: not v1. */
+static bool pool_dirs(const char *name, mxc_cgroup *cg)
+{
+    mxc_error e = {0};
+    bool v1 = mxc_cgroup_host(&e) == MXC_CGROUP_V1;
+    mxc_error_clear(&e);
+    fill_dirs(name, cg);
+    return v1 && (cg->pids_dir[0] || cg->memory_dir[0]);
+}
+
+int mxc_cgroup_pool_make(const char *name, int fds[2])
+{
+    mxc_cgroup cg;
+    if (!pool_dirs(name, &cg))
+        return -ENOTSUP;
+    const char *dirs[] = {cg.pids_dir, cg.memory_dir};
+    int n = 0, err = 0;
+    for (size_t i = 0; i < 2 && !err; i++) {
+        char helpers[600], path[700];
+        snprintf(helpers, sizeof helpers, "%s/" MXC_CGROUP_HELPERS, dirs[i]);
+        snprintf(path, sizeof path, "%s/tasks", helpers);
+        if (!dirs[i][0])
+            continue;
+        if (access(dirs[i], F_OK) == 0) /* made new, never one found */
+            err = EEXIST;
+        else if ((err = -make_dir(dirs[i])) == 0 && mkdir(helpers, 0755) < 0)
+            err = errno;
+        if (!err && (fds[n] = open(path, O_WRONLY | O_CLOEXEC)) < 0)
+            err = errno;
+        n += !err;
+    }
+    if (err) {
+        for (int i = 0; i < n; i++)
+            close(fds[i]);
+        mxc_cgroup_remove(&cg);
+        return -err;
+    }
+    return n;
+}
+
+void mxc_cgroup_pool_remove(const char *name)
+{
+    mxc_cgroup cg;
+    if (!pool_dirs(name, &cg))
+        return;
+    mxc_cgroup_kill_all(&cg);
+    mxc_cgroup_remove(&cg);
+}
+
+int mxc_cgroup_rename(const char *from, const char *to)
+{
+    mxc_cgroup a, b;
+    if (!pool_dirs(from, &a) || !pool_dirs(to, &b))
+        return -ENOTSUP;
+    if (a.pids_dir[0] && rename(a.pids_dir, b.pids_dir) < 0)
+        return -errno;
+    if (a.memory_dir[0] && rename(a.memory_dir, b.memory_dir) < 0) {
+        int err = errno;
+        if (a.pids_dir[0] && rename(b.pids_dir, a.pids_dir) < 0)
+            err = EIO; /* half renamed: the caller removes both names */
+        return -err;
+    }
+    return 0;
+}
+
 int mxc_cgroup_dir_fd(const mxc_cgroup *cg)
 {
     if (!cg->v2) {

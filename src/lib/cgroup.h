@@ -85,6 +85,19 @@ int mxc_cgroup_join_fds(const mxc_cgroup *cg, int fds[3], mxc_error *e);
  * where this host has no cgroup for mxc) are in fds[], or -1. */
 int mxc_cgroup_helpers_join_fds(const char *name, uint64_t pids_max, uint64_t memory_max, uint64_t cpu_quota_us,
                                 int fds[3], mxc_error *e);
+/* Model 1's pool (src/net/netpool.h), v1 only: a sandbox's cgroup made ahead under `name`
+ * (pids and memory where this host has them; EEXIST when one exists: never one found), its
+ * helpers' child with it, and the helpers' `tasks` files opened into fds, for a helper started
+ * ahead to move itself in ("0": no global lock).  Returns how many (1-2), or -errno (-ENOTSUP:
+ * not v1); on failure nothing made is left. */
+int mxc_cgroup_pool_make(const char *name, int fds[2]);
+/* v1 only: the cgroup `from` renamed `to` in each hierarchy (the kernel renames a v1 cgroup
+ * within its parent; cgroup2 has no rename).  The processes in it and what they are charged go
+ * with it, with no migration and so no grace period: how a pool's helper made ahead becomes a
+ * sandbox's.  0, or -errno (-EIO: half renamed and not undone). */
+int mxc_cgroup_rename(const char *from, const char *to);
+/* Model 1's pool: a pool's cgroup made by mxc_cgroup_pool_make: what is in it killed, and removed. */
+void mxc_cgroup_pool_remove(const char *name);
 /* v2: an fd of the sandbox's directory, for clone3(CLONE_INTO_CGROUP) —
  * the child is born inside, no migration.  -1 with errno on v1 (ENOTSUP)
  * or failure. */

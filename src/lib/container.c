@@ -717,7 +717,7 @@ static int pool_join(spawn_state *s)
         !mxc_single_threaded()) /* one claim per process at a time (netpool.h) */
         return -1;
     int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-    int ns = self >= 0 ? mxc_net_ops_get()->pool_claim(&p->net) : -1;
+    int ns = self >= 0 ? mxc_net_ops_get()->pool_claim(&p->net, s->cgroup_name) : -1;
     if (ns >= 0 && setns(ns, CLONE_NEWNET) == 0)
         p->net_pooled = true;
     if (ns >= 0)

@@ -71,9 +71,9 @@ static json_t *probe_none(void)
     return json_pack("{s:b}", "networkLayer", 0);
 }
 
-static int pool_claim_none(const mxc_net_policy *np)
+static int pool_claim_none(const mxc_net_policy *np, const char *cgroup)
 {
-    (void)np;
+    (void)np, (void)cgroup;
     return -1;
 }
 

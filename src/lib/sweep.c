@@ -325,6 +325,10 @@ static bool cgroup_owned(const char *name, const claim_dirs *cd)
 {
     if (!strncmp(name, "oneshot-", 8)) /* its caller's pid */
         return kill((pid_t)atoi(name + 8), 0) == 0;
+    /* model 1's pool entry's (src/net/netpool.h), named by its holder's pid: the pool's own sweep
+     * removes it with its entry; it is nobody's once the holder is gone (a claim renames it first) */
+    if (!strncmp(name, "netpool-", 8))
+        return kill((pid_t)atoi(name + 8), 0) == 0;
     /* a session's: while its sandbox exists (its own phases remove it) */
     bool owned = false;
     for (size_t i = 0; i < cd->n && !owned; i++) {

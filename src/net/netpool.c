@@ -43,6 +43,7 @@ static struct {
     int pasta_fd;
     pid_t pasta;
     char *set; /* the entry's rules as installed, past the plan's rule set: the host set's script */
+    bool charged; /* pasta is in the claimer's sandbox's cgroup: the entry's, renamed (v1) */
     char name[NAME_MAX_POOL]; /* under claimed/ */
 } claim = {.pasta_fd = -1};
 
@@ -154,7 +155,23 @@ static void entry_remove(int dir, const char *name)
     unlinkat(dir, path, 0);
     snprintf(path, sizeof path, "%s/rules", name);
     unlinkat(dir, path, 0);
+    snprintf(path, sizeof path, "%s/cgroup", name);
+    unlinkat(dir, path, 0);
     unlinkat(dir, name, AT_REMOVEDIR);
+}
+
+/* The entry's own cgroup (v1: "netpool-<holder>", made with it, its pasta inside; none on v2
+ * or where it could not be made): whether it has one, its name into cg. */
+static bool entry_cgroup(int dir, const char *name, char *cg, size_t cgsz)
+{
+    char path[NAME_MAX_POOL + 8];
+    snprintf(path, sizeof path, "%s/cgroup", name);
+    int fd = openat(dir, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, cg, cgsz - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    cg[n > 0 ? n : 0] = '\0';
+    return n > 0 && !strncmp(cg, "netpool-", 8) && !strchr(cg, '/') && !strchr(cg, '.');
 }
 
 /* The entry's installed rules when they are the plan's rule set (byte for byte) followed by this
@@ -177,10 +194,13 @@ static char *rules_match(int dir, const char *name, const char *ruleset)
 static void entry_discard(int dir, const char *name)
 {
     entry_pids ep;
+    char cg[64];
     if (pids_read(dir, name, &ep) == 0) {
         kill_checked(ep.pasta, ep.pasta_start);
         kill_checked(ep.holder, ep.holder_start);
     }
+    if (entry_cgroup(dir, name, cg, sizeof cg))
+        mxc_cgroup_pool_remove(cg);
     entry_remove(dir, name);
 }
 
@@ -241,7 +261,22 @@ static void claim_drop(void)
     claim.pasta_fd = -1;
 }
 
-int mxc_netpool_claim(const mxc_net_policy *np)
+/* The entry's cgroup (when it has one) renamed to the claimer's sandbox's: true, or false (none,
+ * or it could not be: the entry is not used).  Before the holder is killed: a sweep sees an entry
+ * whose holder lives, or a sandbox's cgroup. */
+static bool entry_charge(int claimed, const char *to, const char *cgroup, bool *charged)
+{
+    char cg[64];
+    *charged = false;
+    if (!entry_cgroup(claimed, to, cg, sizeof cg))
+        return true; /* pasta is moved in by the keeper (stack.c) */
+    if (!cgroup || !cgroup[0] || mxc_cgroup_rename(cg, cgroup) < 0)
+        return false;
+    *charged = true;
+    return true;
+}
+
+int mxc_netpool_claim(const mxc_net_policy *np, const char *cgroup)
 {
     claim_drop();
     if (!pool_model(np))
@@ -263,8 +298,16 @@ int mxc_netpool_claim(const mxc_net_policy *np)
         if (renameat(ready, de->d_name, claimed, to) < 0)
             continue;
         char *set = rules_match(claimed, to, np->ruleset);
+        bool charged = false;
+        if (set && !entry_charge(claimed, to, cgroup, &charged)) {
+            /* the sandbox's cgroup name is taken (a leftover): this start goes without the pool */
+            free(set);
+            (void)!renameat(claimed, to, ready, de->d_name);
+            break;
+        }
         if (set && (nsfd = entry_take(claimed, to)) >= 0) {
             claim.set = set;
+            claim.charged = charged;
             continue;
         }
         free(set);
@@ -278,7 +321,7 @@ int mxc_netpool_claim(const mxc_net_policy *np)
     return nsfd;
 }
 
-int mxc_netpool_adopt(int nsfd, pid_t *pasta)
+int mxc_netpool_adopt(int nsfd, pid_t *pasta, bool *charged)
 {
     struct stat st;
     if (!claim.live || fstat(nsfd, &st) < 0 || st.st_ino != claim.ns_ino || st.st_dev != claim.ns_dev)
@@ -294,6 +337,7 @@ int mxc_netpool_adopt(int nsfd, pid_t *pasta)
     free(claim.set);
     claim.set = NULL;
     *pasta = claim.pasta;
+    *charged = claim.charged;
     /* made under SCHED_IDLE (the refiller's): now the sandbox's stack, scheduled as before */
     struct sched_param normal = {0};
     struct pollfd alive = {.fd = claim.pasta_fd, .events = POLLIN};
@@ -376,14 +420,18 @@ static bool entry_rules(const mxc_net_policy *np, int nsfd, int dir)
 /* The record of holder h and pasta in a new directory tmp under root, its rules installed, then
  * renamed to ready/name: 0, or -1. */
 static int entry_record(const mxc_net_policy *np, int root, int ready, int nsfd, const entry_pids *ep,
-                        const char *tmp, const char *name)
+                        const char *cg, const char *tmp, const char *name)
 {
-    int dir = -1, fd = -1, rc = -1;
+    int dir = -1, fd = -1, cfd = -1, rc = -1;
     if (ep->holder_start && ep->pasta_start && mkdirat(root, tmp, 0700) == 0 && (dir = sub_open(root, tmp)) >= 0 &&
         (fd = openat(dir, "pids", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0 &&
         dprintf(fd, "%d %llu %d %llu\n", (int)ep->holder, ep->holder_start, (int)ep->pasta, ep->pasta_start) > 0 &&
+        (!cg[0] || ((cfd = openat(dir, "cgroup", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0 &&
+                    mxc_write_all(cfd, cg, strlen(cg)))) &&
         entry_rules(np, nsfd, dir) && renameat(root, tmp, ready, name) == 0)
         rc = 0;
+    if (cfd >= 0)
+        close(cfd);
     if (fd >= 0)
         close(fd);
     if (dir >= 0)
@@ -406,12 +454,21 @@ static int entry_make(const mxc_net_policy *np, int root, int ready, const char 
     close(sp[0]);
     snprintf(path, sizeof path, "/proc/%d/ns/net", (int)h);
     int nsfd = up ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-    pid_t pasta = nsfd >= 0 ? mxc_net_pasta_start(np, nsfd, why, sizeof why) : -1;
+    /* v1: pasta starts in a cgroup of the entry's own, which a claim renames into the sandbox's:
+     * charged to it from its first page, and no migration on the start's path (cgroup.h) */
+    char cg[64];
+    int join[2], njoin = 0;
+    snprintf(cg, sizeof cg, "netpool-%d", (int)h);
+    if (nsfd >= 0 && (njoin = mxc_cgroup_pool_make(cg, join)) < 0)
+        njoin = 0, cg[0] = '\0';
+    pid_t pasta = nsfd >= 0 ? mxc_net_pasta_start(np, nsfd, join, (size_t)njoin, why, sizeof why) : -1;
+    for (int i = 0; i < njoin; i++)
+        close(join[i]);
     entry_pids ep = {.holder = h, .pasta = pasta, .holder_start = h > 0 ? mxc_proc_start_time(h) : 0,
                      .pasta_start = pasta > 0 ? mxc_proc_start_time(pasta) : 0};
     snprintf(tmp, sizeof tmp, ".new.%d", (int)h);
     snprintf(name, sizeof name, "%s.%d", key, (int)h);
-    int rc = pasta > 0 ? entry_record(np, root, ready, nsfd, &ep, tmp, name) : -1;
+    int rc = pasta > 0 ? entry_record(np, root, ready, nsfd, &ep, cg, tmp, name) : -1;
     if (nsfd >= 0)
         close(nsfd);
     if (rc < 0) {
@@ -419,6 +476,8 @@ static int entry_make(const mxc_net_policy *np, int root, int ready, const char 
             kill(pasta, SIGKILL);
         if (h > 0)
             kill(h, SIGKILL);
+        if (cg[0])
+            mxc_cgroup_pool_remove(cg);
         entry_remove(root, tmp);
     }
     if (h > 0)

@@ -37,11 +37,15 @@ int mxc_netpool_size(void);
 /* For a model-1 plan, root, pool on: an entry of the plan's key claimed (this process's one
  * claim, until mxc_netpool_adopt; one left unadopted by a failed start is dropped here, its
  * pasta killed), its holder killed, its namespace's descriptor returned; -1: none (the caller
- * makes its namespace as without a pool).  Single-threaded callers only. */
-int mxc_netpool_claim(const mxc_net_policy *np);
+ * makes its namespace as without a pool).  On v1 an entry's pasta lives in a cgroup of the
+ * entry's own ("netpool-<holder>", its helpers' child), renamed here to the sandbox's cgroup
+ * `cgroup` (which does not exist yet: an entry whose cgroup cannot be renamed is not used), so
+ * pasta needs no migration (cgroup.h).  Single-threaded callers only. */
+int mxc_netpool_claim(const mxc_net_policy *np, const char *cgroup);
 /* In the claiming process's attach: when nsfd is the claimed entry's namespace, the entry's
- * record is removed and its pasta's pidfd returned (*pasta its pid), the claim spent; else -1. */
-int mxc_netpool_adopt(int nsfd, pid_t *pasta);
+ * record is removed and its pasta's pidfd returned (*pasta its pid; *charged: it is in the
+ * sandbox's helpers' cgroup already), the claim spent; else -1. */
+int mxc_netpool_adopt(int nsfd, pid_t *pasta, bool *charged);
 /* Before the adoption, in the claiming process's attach: when nsfd is the claimed entry's
  * namespace, this host's set's script as the entry's rules hold it (the plan's rule set is in
  * already: the claim compared it byte for byte); else NULL.  The attach installs the set only

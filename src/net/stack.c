@@ -301,9 +301,14 @@ static int watch_refresh(int nsfd, mxc_thishost *cur)
 }
 
 /* pasta's launcher, forked: the namespace on fd 3, pasta's pid written to
- * fd 4 (what pasta daemonizes as), why not on fd 2. */
-static _Noreturn void pasta_exec(const mxc_net_policy *np, int nsfd, int pidw, int errw)
+ * fd 4 (what pasta daemonizes as), why not on fd 2; moved into the cgroup
+ * whose `tasks` files join[] are first, when any. */
+static _Noreturn void pasta_exec(const mxc_net_policy *np, int nsfd, int pidw, int errw, int *join, size_t njoin)
 {
+    if (njoin && mxc_cgroup_join_self(join, njoin) < 0) {
+        dprintf(errw, "cannot join the cgroup made for pasta: %s", strerror(errno));
+        _exit(127);
+    }
     if (dup2(nsfd, 3) < 0 || dup2(pidw, 4) < 0 || dup2(errw, 2) < 0)
         _exit(127);
     int null = open("/dev/null", O_RDWR);
@@ -363,7 +368,7 @@ static _Noreturn void pasta_exec(const mxc_net_policy *np, int nsfd, int pidw, i
     _exit(127);
 }
 
-pid_t mxc_net_pasta_start(const mxc_net_policy *np, int nsfd, char *why, size_t whysz)
+pid_t mxc_net_pasta_start(const mxc_net_policy *np, int nsfd, int *join, size_t njoin, char *why, size_t whysz)
 {
     int pidp[2], errp[2];
     if (pipe2(pidp, O_CLOEXEC) < 0) {
@@ -377,7 +382,7 @@ pid_t mxc_net_pasta_start(const mxc_net_policy *np, int nsfd, char *why, size_t 
     }
     pid_t launcher = fork();
     if (launcher == 0)
-        pasta_exec(np, nsfd, pidp[1], errp[1]);
+        pasta_exec(np, nsfd, pidp[1], errp[1], join, njoin);
     close(pidp[1]), close(errp[1]);
     if (launcher < 0) {
         snprintf(why, whysz, "fork: %s", strerror(errno));
@@ -445,15 +450,20 @@ typedef struct {
     pid_t pid;
     const int *cgfds;
     int ncg;
+    bool charged; /* in the sandbox's helpers' cgroup already (the pool's renamed cgroup), but the cpu one */
+    bool cpu;     /* the sandbox has a cpu cgroup, which pasta is not in yet */
 } adopted;
 
-/* The adopted pasta into the sandbox's helpers cgroup, by pid: that migration waits out the
- * threadgroup lock's RCU grace period (~10 ms on v1), so the keeper does it once it has
- * answered, off the start's path; until then pasta is charged where it was made (the pool's
- * caller's cgroup).  0, or -1: the keeper kills it (no network rather than an uncharged one). */
+/* The adopted pasta into the sandbox's helpers cgroup, by pid — unless it is there already: on
+ * v1 the pool made it in a cgroup of its own, which the claim renamed into the sandbox's
+ * (netpool.h), and only a cpu cgroup (a CPU limit) is still to join.  A migration by pid holds
+ * cgroup_mutex across the threadgroup lock's RCU grace period (~10-15 ms on v1), which every
+ * other cgroup step of the start (the holder's own join) then waits for; the keeper does it
+ * once it has answered.  Until then pasta is charged where it was made.  0, or -1: the keeper
+ * kills it (no network rather than an uncharged one). */
 static int adopted_move(const adopted *a)
 {
-    int rc = a->pfd >= 0 ? mxc_netpool_move(a->cgfds, (size_t)a->ncg, a->pid) : 0;
+    int rc = a->pfd >= 0 && (!a->charged || a->cpu) ? mxc_netpool_move(a->cgfds, (size_t)a->ncg, a->pid) : 0;
     for (int i = 0; a->pfd >= 0 && i < a->ncg; i++)
         close(a->cgfds[i]);
     return rc < 0 ? -1 : 0;
@@ -465,7 +475,7 @@ static _Noreturn void keeper(const mxc_net_policy *np, int nsfd, int hfd, int re
     int pfd = a->pfd;
     if (pfd < 0) {
         char why[400];
-        pid_t pasta = mxc_net_pasta_start(np, nsfd, why, sizeof why);
+        pid_t pasta = mxc_net_pasta_start(np, nsfd, NULL, 0, why, sizeof why);
         if (pasta < 0) {
             dprintf(rep, "%s", why);
             _exit(1);
@@ -582,7 +592,8 @@ int mxc_net_attach(const mxc_net_policy *np, const mxc_net_cgroup *cg, pid_t hol
     }
     /* the pool's entry this caller claimed for this namespace (netpool.h): its pasta is adopted */
     pid_t pooled = 0;
-    int adopt = mxc_netpool_adopt(nsfd, &pooled);
+    bool charged = false;
+    int adopt = mxc_netpool_adopt(nsfd, &pooled, &charged);
     pid_t k = fork();
     if (k == 0) {
         setsid();
@@ -602,7 +613,8 @@ int mxc_net_attach(const mxc_net_policy *np, const mxc_net_cgroup *cg, pid_t hol
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
         if (null >= 0)
             dup2(null, 0), dup2(null, 1), dup2(null, 2);
-        adopted a = {.pfd = adopt, .pid = pooled, .cgfds = cgfds, .ncg = ncg};
+        adopted a = {.pfd = adopt, .pid = pooled, .cgfds = cgfds, .ncg = ncg, .charged = charged,
+                     .cpu = cg && cg->cpu_quota_us};
         if (fork() == 0)
             keeper(np, nsfd, hfd, rp[1], gp[0], wfd, &cur, &a);
         _exit(0);

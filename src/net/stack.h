@@ -38,8 +38,9 @@ int mxc_net_require(const mxc_net_policy *np, bool rootless, mxc_error *e);
  * or when the plan has no rules (*err 0). */
 char *mxc_net_rules_now(const mxc_net_policy *np, mxc_thishost *now, int *err);
 /* pasta started on the namespace nsfd with model 1's (or 2's) arguments for np, by a launcher
- * forked here: the pid it daemonized as, or -1 with why (the keeper's; the pool's refiller). */
-pid_t mxc_net_pasta_start(const mxc_net_policy *np, int nsfd, char *why, size_t whysz);
+ * forked here, which first moves itself into a cgroup through the `tasks` files join[] (njoin 0:
+ * none): the pid it daemonized as, or -1 with why (the keeper's; the pool's refiller). */
+pid_t mxc_net_pasta_start(const mxc_net_policy *np, int nsfd, int *join, size_t njoin, char *why, size_t whysz);
 /* container.c's hook once the id maps are written and sent: a direct
  * one-shot's PID 1 or a session's holder (pid1, cloned into its namespaces)
  * exists and builds its view meanwhile (direct true), so its network is

@@ -196,8 +196,9 @@ typedef struct mxc_net_ops {
     /* model 1, root: a network namespace made ahead with its stack attached (src/net/netpool.h),
      * claimed one-use: its descriptor, which the caller joins (setns) to clone the sandbox's first
      * process without CLONE_NEWNET, and which after_maps/attach then recognise; -1: none (the
-     * caller makes a namespace as without a pool) */
-    int (*pool_claim)(const mxc_net_policy *np);
+     * caller makes a namespace as without a pool); cgroup: the sandbox's cgroup name, not made
+     * yet (v1: the entry's cgroup, pasta in it, is renamed to it) */
+    int (*pool_claim)(const mxc_net_policy *np, const char *cgroup);
     /* the pool topped up for the plan's key by a detached refiller, off the caller's path */
     void (*pool_refill)(const mxc_net_policy *np);
     /* --gc: the pool's stale entries (killed and removed when act), counted into r */
@@ -230,6 +231,17 @@ int mxc_cgroup_helpers_join_fds(const char *name, uint64_t pids_max, uint64_t me
                                 int fds[3], mxc_error *e);
 /* cgroup.h: in the process that moves: "0" written to each fd, and closed.  0 or -errno. */
 int mxc_cgroup_join_self(int *fds, size_t n);
+/* cgroup.h: model 1's pool (src/net/netpool.h), v1 only: a sandbox's cgroup made ahead under
+ * `name` (pids and memory, where this host has them; never one that exists), its helpers' child
+ * with it, and the helpers' `tasks` files opened into fds: how many (1-2), or -errno (-ENOTSUP:
+ * not v1), nothing left made. */
+int mxc_cgroup_pool_make(const char *name, int fds[2]);
+/* cgroup.h: v1 only: the cgroup `from` renamed `to` in each hierarchy (v1 renames within one
+ * parent; its processes and their charges go with it, with no migration).  0, or -errno
+ * (-EIO: the first hierarchy could not be renamed back). */
+int mxc_cgroup_rename(const char *from, const char *to);
+/* cgroup.h: a pool's cgroup made by mxc_cgroup_pool_make: what is in it killed, and removed. */
+void mxc_cgroup_pool_remove(const char *name);
 /* harden.h: every descriptor closed but keep[]; every signal's disposition and mask reset. */
 void mxc_close_all_but(int *keep, size_t n);
 void mxc_reset_signals(void);
