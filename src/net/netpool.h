@@ -32,7 +32,9 @@
 #define MXC_NETPOOL_DEFAULT_SIZE 0
 #define MXC_NETPOOL_MAX_AGE_S 3600 /* an entry older than this is swept, not handed out */
 
-/* The pool's size per key: MXC_NETPOOL_SIZE (0-32; 0: off), else MXC_NETPOOL_DEFAULT_SIZE. */
+/* The pool's size: MXC_NETPOOL_SIZE (0-32; 0: off), else MXC_NETPOOL_DEFAULT_SIZE; the bound on the
+ * ready entries of one caller's namespace, whatever their keys' rule sets (the refiller ends the
+ * oldest of another rule set's to make one). */
 int mxc_netpool_size(void);
 /* For a model-1 plan, root, pool on: an entry of the plan's key claimed (this process's one
  * claim, until mxc_netpool_adopt; one left unadopted by a failed start is dropped here, its

@@ -534,12 +534,13 @@ def test_model1_pooled_namespace_keeps_what_the_workload_could_do(internet, sand
 # ---- model 1's pool: an entry's rules (src/net/netpool.h: installed when it is made, compared at the claim)
 
 def _starting(netns_ino):
-    """mxc-exec processes in the given namespace: once the test's own calls are over, a refiller
-    not yet named (mxc_netpool_refill forks it as its caller ends)"""
+    """mxc's processes in the given namespace (mxc-exec, a one-shot's detached cleaner, a refiller):
+    once the test's own calls are over, one of them may still start a refill (a one-shot's cleaner
+    forks it once PID 1 is gone)"""
     out = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            if open("/proc/%s/comm" % pid).read().strip() == "mxc-exec" and \
+            if open("/proc/%s/comm" % pid).read().startswith("mxc-") and \
                     os.stat("/proc/%s/ns/net" % pid).st_ino == netns_ino:
                 out.append(int(pid))
         except OSError:
@@ -688,7 +689,7 @@ def test_model1_pooled_entry_meets_this_hosts_addresses_as_they_are_at_the_claim
 def test_model1_pool_never_gives_one_rule_sets_entry_to_another(internet, mxc, client, own_pool):
     """Entries made for policy A (egress allow) are never a policy B sandbox's (deny but one port):
     B's namespace, pooled or not, holds exactly B's planned rules (as nft lists them), its probes
-    are B's, and A's entries stay ready, untouched."""
+    are B's, and A's entries stay ready, untouched, or are ended (room made for B's)."""
     d, cmd = client
     a = {"egress": {"default": "allow"}}
     b = {"egress": {"default": "deny", "allow": [rule(WEB + "/32", "tcp", 8080)]}}
@@ -708,8 +709,12 @@ def test_model1_pool_never_gives_one_rule_sets_entry_to_another(internet, mxc, c
             pooled_b = _holder_namespaces(_pool_fill(mxc, internet, b, keys_before=key_a))
         else:
             assert ino in pooled_b, (ino, pooled_b)
+    # each of A's entries still ready, untouched, or ended whole to make room for B's (the pool's
+    # size bounds the namespace's entries whatever the rule sets): never anyone's namespace
     left = {e: p for e, p in _pool_entries(internet.ino).items() if _key(e) in key_a}
-    assert left == ents_a and all(not _gone(h) and not _gone(p) for h, p in left.values()), (left, ents_a)
+    assert all(ents_a[e] == p and not _gone(p[0]) and not _gone(p[1]) for e, p in left.items()), (left, ents_a)
+    ended = [p for e, p in ents_a.items() if e not in left]
+    assert all(wait_until(lambda: _gone(h) and _gone(p), 5) for h, p in ended), ended
 
 
 @pytest.mark.skipif(not POOL_ON, reason="the pool is off (MXC_NETPOOL_SIZE=0)")
@@ -737,6 +742,31 @@ def test_model1_pool_entry_whose_rules_record_differs_is_not_used(internet, mxc,
     assert listed == _plan_listing(mxc, net), listed
     assert not set(entries) & set(_pool_entries(internet.ino)), _pool_entries(internet.ino)
     assert all(wait_until(lambda: _gone(h) and _gone(p), 5) for h, p in entries.values()), entries
+
+
+@pytest.mark.skipif(not POOL_ON, reason="the pool is off (MXC_NETPOOL_SIZE=0)")
+def test_model1_pool_holds_its_size_whatever_the_rule_sets(internet, mxc, own_pool):
+    """The rule set is in an entry's key, yet MXC_NETPOOL_SIZE stays the pool's idle cost for a
+    caller's namespace: one-shots under four policies in turn (each its own allowed port: four rule
+    sets) leave at most that many entries, the last policy's among them, and the entries made room
+    for are ended (holder and pasta), not left to age."""
+    size, made = int(os.environ["MXC_NETPOOL_SIZE"]), {}
+    for port in (8080, 8081, 5005, 5020):
+        net = {"egress": {"default": "deny", "allow": [rule(WEB + "/32", "tcp", port)]}}
+        r = mxc(dict(v1(net), process={"commandLine": "true"}))
+        assert r.rc == 0, r.describe()
+        keys = {_key(e) for e in made}
+
+        def refilled():
+            return not _starting(internet.ino) and [e for e in _pool_entries(internet.ino) if _key(e) not in keys]
+        assert wait_until(refilled, 15), _pool_entries(internet.ino)
+        now = _pool_entries(internet.ino)
+        made.update(now)
+        assert len(now) <= size, now
+    last = {_key(e) for e in now}
+    assert len(last) == 1 and len({_key(e) for e in made}) == 4, (last, made)
+    gone = {e: p for e, p in made.items() if e not in now}
+    assert all(wait_until(lambda: _gone(h) and _gone(p), 5) for h, p in gone.values()), gone
 
 
 # ---- this host (issue 27, third round) ----------------------------------------------------------
