@@ -52,7 +52,8 @@ const char *mxc_netpool_claimed_set(int nsfd);
 /* Writes pid into each of the helpers' cgroup join files fds (not closed): 0 or -errno. */
 int mxc_netpool_move(const int *fds, size_t n, pid_t pid);
 /* A detached refiller (a session of its own, every descriptor closed) tops the plan's key up to
- * the pool's size; returns at once; does nothing unless root, model 1, pool on.  One refiller
+ * the pool's size (ending the oldest entries of the caller's namespace's other rule sets for
+ * room: mxc_netpool_size); returns at once; does nothing unless root, model 1, pool on.  One refiller
  * at a time (the lock): a second returns. */
 void mxc_netpool_refill(const mxc_net_policy *np);
 /* --gc: entries whose holder or pasta died, over-age ones, every ready one when the pool is off,
