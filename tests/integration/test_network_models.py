@@ -662,11 +662,13 @@ DROPPED = "192.0.2.97"  # the test host's while they were made, gone before the 
 
 
 @pytest.mark.skipif(not POOL_ON, reason="the pool is off (MXC_NETPOOL_SIZE=0)")
-def test_model1_pooled_entry_meets_this_hosts_addresses_as_they_are_at_the_claim(internet, mxc, client, own_pool):
+@pytest.mark.parametrize("kind", ["process", "session"])
+def test_model1_pooled_entry_meets_this_hosts_addresses_as_they_are_at_the_claim(internet, mxc, client, own_pool,
+                                                                                  kind):
     """An entry holds this host's destinations as they were when it was made: an address the host
-    gains after that (a service on it) is still rejected to the sandbox that claims the entry (its
-    first connect), the internet still reached; an address the host lost since is no longer in the
-    sandbox's set."""
+    gains after that (a service on it) is still rejected to the sandbox that claims the entry (a
+    one-shot's first connect; a session's, claimed at its start, first exec), the internet still
+    reached; an address the host lost since is no longer in the sandbox's set."""
     d, cmd = client
     net = {"egress": {"default": "allow"}}
     _sh("ip", "addr", "add", DROPPED + "/32", "dev", "d0")
@@ -678,8 +680,21 @@ def test_model1_pooled_entry_meets_this_hosts_addresses_as_they_are_at_the_claim
     internet.serve(ADDED, 8080)
     _sh("ip", "addr", "del", DROPPED + "/32", "dev", "d0")
     specs = ("tcp:%s:8080" % ADDED, "tcp:%s:8080" % WEB, "tcp:%s:8080" % THIS_HOST)
-    got, ino, listed = _held_oneshot(internet, mxc, d, net, "%s %s" % (cmd, " ".join(specs)),
-                                     lambda fd: _nft_in(fd, "list", "set", "inet", "mxc", "thishost"))
+    list_set = lambda fd: _nft_in(fd, "list", "set", "inet", "mxc", "thishost")  # noqa: E731
+    if kind == "process":
+        got, ino, listed = _held_oneshot(internet, mxc, d, net, "%s %s" % (cmd, " ".join(specs)), list_set)
+    else:
+        sb = Surface(mxc, "session", net, d, "1.0.0")
+        try:
+            nsfd = _netns_of(internet, _holder_of(mxc, sb))
+            try:
+                ino, listed = os.fstat(nsfd).st_ino, list_set(nsfd)
+            finally:
+                os.close(nsfd)
+            got = probe(sb, cmd, *specs)
+        finally:  # gone before the pool's teardown (which waits for no mxc process in the namespace)
+            for ph in ("stop", "deprovision"):
+                assert_ok_envelope(mxc({"version": "1.0.0", "phase": ph, "sandboxId": sb.sid}))
     assert ino in made, (ino, made)  # a pooled namespace, made before the host changed
     assert got == dict(zip(specs, ("FAIL", "OK", "FAIL"))), got
     assert ADDED in listed and THIS_HOST in listed and DROPPED not in listed, listed
