@@ -34,6 +34,7 @@
 
 #define NAME_MAX_POOL 192 /* <ino>-<dns>-<rules' hash>.<holder>[.<claimer>] fits */
 #define RULES_MAX (4u << 20) /* mxc-nft's own bound on a script */
+#define POOL_SIZE_MAX 32  /* MXC_NETPOOL_SIZE's bound */
 
 /* this process's one claim, between mxc_netpool_claim and mxc_netpool_adopt */
 static struct {
@@ -52,7 +53,7 @@ int mxc_netpool_size(void)
     const char *v = getenv("MXC_NETPOOL_SIZE");
     char *end;
     long n = v && *v ? strtol(v, &end, 10) : MXC_NETPOOL_DEFAULT_SIZE;
-    return v && *v && (*end || n < 0 || n > 32) ? MXC_NETPOOL_DEFAULT_SIZE : (int)n;
+    return v && *v && (*end || n < 0 || n > POOL_SIZE_MAX) ? MXC_NETPOOL_DEFAULT_SIZE : (int)n;
 }
 
 static bool pool_model(const mxc_net_policy *np)
@@ -175,7 +176,7 @@ static bool entry_cgroup(int dir, const char *name, char *cg, size_t cgsz)
 }
 
 /* The entry's installed rules when they are the plan's rule set (byte for byte) followed by this
- * host's set's script: that script (owned), or NULL. */
+ * host's set's script, one "add element" line or none: that script (owned), or NULL. */
 static char *rules_match(int dir, const char *name, const char *ruleset)
 {
     char path[NAME_MAX_POOL + 8];
@@ -185,7 +186,11 @@ static char *rules_match(int dir, const char *name, const char *ruleset)
     char *text = fd >= 0 ? mxc_read_whole(fd, RULES_MAX, &len) : NULL;
     if (fd >= 0)
         close(fd);
-    char *set = text && len >= a && strlen(text) == len && !memcmp(text, ruleset, a) ? strdup(text + a) : NULL;
+    /* past the rule set, nothing but the set's one "add element" line (thishost.h), or nothing */
+    static const char ADD[] = "add element inet mxc " MXC_THISHOST_SET " { ";
+    const char *rest = text && len >= a && strlen(text) == len && !memcmp(text, ruleset, a) ? text + a : NULL;
+    bool one_line = rest && (!*rest || (!strncmp(rest, ADD, sizeof ADD - 1) && strchr(rest, '\n') == rest + strlen(rest) - 1));
+    char *set = one_line ? strdup(rest) : NULL;
     free(text);
     return set;
 }
@@ -557,6 +562,53 @@ static int sweep_orphans(int ready, bool act)
     return n;
 }
 
+/* How many ready entries the caller's namespace has (own: "<its inode>-", every rule set's), and
+ * the oldest of them not of this key (prefix) in oldest ("" when none). */
+static int own_entries(int ready, const char *own, const char *prefix, char *oldest, size_t sz)
+{
+    int n = 0;
+    struct timespec first = {0};
+    struct stat st;
+    oldest[0] = '\0';
+    DIR *d = listing(ready);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        if (strncmp(de->d_name, own, strlen(own)))
+            continue;
+        n++;
+        if (!strncmp(de->d_name, prefix, strlen(prefix)) || strlen(de->d_name) >= sz ||
+            fstatat(ready, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            continue;
+        if (!oldest[0] || st.st_mtim.tv_sec < first.tv_sec ||
+            (st.st_mtim.tv_sec == first.tv_sec && st.st_mtim.tv_nsec < first.tv_nsec)) {
+            first = st.st_mtim;
+            snprintf(oldest, sz, "%s", de->d_name);
+        }
+    }
+    listing_end(d);
+    return n;
+}
+
+/* Room for one more entry of this key: the size bounds the caller's namespace's entries whatever
+ * their rule sets (each its own key), so the oldest of another key's are ended first — taken out
+ * of ready/ as a claim takes one (a rename, one winner: never one a claimer holds), then
+ * discarded.  true, or false when there is no room (this key's own entries fill it). */
+static bool entry_room(int ready, int claimed, const char *prefix, int size)
+{
+    char own[24], oldest[NAME_MAX_POOL], to[NAME_MAX_POOL + 16];
+    snprintf(own, sizeof own, "%llu-", (unsigned long long)own_netns());
+    for (int tries = 0; tries < 4 * POOL_SIZE_MAX; tries++) {
+        if (own_entries(ready, own, prefix, oldest, sizeof oldest) < size)
+            return true;
+        if (!oldest[0] || claimed < 0)
+            return false;
+        snprintf(to, sizeof to, "%s.%d", oldest, (int)getpid());
+        if (renameat(ready, oldest, claimed, to) == 0)
+            entry_discard(claimed, to);
+    }
+    return false;
+}
+
 static _Noreturn void refiller(const mxc_net_policy *np)
 {
     prctl(PR_SET_NAME, "mxc-netpool-fill");
@@ -573,9 +625,9 @@ static _Noreturn void refiller(const mxc_net_policy *np)
     key_of(np, key, sizeof key);
     snprintf(prefix, sizeof prefix, "%s.", key);
     /* at most size entries a run, none after a failure: never a loop that outruns its sweep */
-    int size = mxc_netpool_size();
+    int size = mxc_netpool_size(), claimed = sub_open(root, "claimed");
     for (int made = 0; made < size && count_key(ready, prefix) < size; made++)
-        if (entry_make(np, root, ready, key) < 0)
+        if (!entry_room(ready, claimed, prefix, size) || entry_make(np, root, ready, key) < 0)
             break;
     _exit(0);
 }

@@ -32,7 +32,9 @@
 #define MXC_NETPOOL_DEFAULT_SIZE 0
 #define MXC_NETPOOL_MAX_AGE_S 3600 /* an entry older than this is swept, not handed out */
 
-/* The pool's size per key: MXC_NETPOOL_SIZE (0-32; 0: off), else MXC_NETPOOL_DEFAULT_SIZE. */
+/* The pool's size: MXC_NETPOOL_SIZE (0-32; 0: off), else MXC_NETPOOL_DEFAULT_SIZE; the bound on the
+ * ready entries of one caller's namespace, whatever their keys' rule sets (the refiller ends the
+ * oldest of another rule set's to make one). */
 int mxc_netpool_size(void);
 /* For a model-1 plan, root, pool on: an entry of the plan's key claimed (this process's one
  * claim, until mxc_netpool_adopt; one left unadopted by a failed start is dropped here, its
@@ -54,7 +56,8 @@ const char *mxc_netpool_claimed_set(int nsfd);
 /* Writes pid into each of the helpers' cgroup join files fds (not closed): 0 or -errno. */
 int mxc_netpool_move(const int *fds, size_t n, pid_t pid);
 /* A detached refiller (a session of its own, every descriptor closed) tops the plan's key up to
- * the pool's size; returns at once; does nothing unless root, model 1, pool on.  One refiller
+ * the pool's size (ending the oldest entries of the caller's namespace's other rule sets for
+ * room: mxc_netpool_size); returns at once; does nothing unless root, model 1, pool on.  One refiller
  * at a time (the lock): a second returns. */
 void mxc_netpool_refill(const mxc_net_policy *np);
 /* --gc: entries whose holder or pasta died, over-age ones, every ready one when the pool is off,

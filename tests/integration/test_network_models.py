@@ -13,6 +13,7 @@ and the documentation addresses above; nothing leaves the test's two namespaces.
 import ctypes
 import json
 import os
+import shutil
 import socket
 import subprocess
 import threading
@@ -528,6 +529,259 @@ def test_model1_pooled_namespace_keeps_what_the_workload_could_do(internet, sand
     bind = "import socket\nfor p in (8080, 80):\n  s = socket.socket()\n  try:\n    s.bind((\"0.0.0.0\", p)); print(p, \"bound\")\n  except OSError as e:\n    print(p, e.errno)\n"
     r = sb.run("printf '%s' | /usr/bin/python3; echo 1 > /proc/sys/net/ipv4/ip_forward; echo fwd=$?" % bind)
     assert "8080 bound" in r.stdout and "80 13" in r.stdout and "fwd=0" not in r.stdout, r.describe()
+
+
+# ---- model 1's pool: an entry's rules (src/net/netpool.h: installed when it is made, compared at the claim)
+
+def _starting(netns_ino):
+    """mxc's processes in the given namespace (mxc-exec, a one-shot's detached cleaner, a refiller):
+    once the test's own calls are over, one of them may still start a refill (a one-shot's cleaner
+    forks it once PID 1 is gone)"""
+    out = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if open("/proc/%s/comm" % pid).read().startswith("mxc-") and \
+                    os.stat("/proc/%s/ns/net" % pid).st_ino == netns_ino:
+                out.append(int(pid))
+        except OSError:
+            pass
+    return out
+
+
+def _discard_pool_of(netns_ino):
+    """Every pool entry made for the given namespace (ready or claimed), once no refiller of it runs
+    (one the test's last one-shot started included): its holder and pasta killed (checked by name),
+    its record removed; the rest of the host's pool (other callers') untouched."""
+    for _ in range(5):
+        assert wait_until(lambda: not refilling(netns_ino) and not _starting(netns_ino), 15)
+        if not _discard_entries(netns_ino):
+            return
+    raise AssertionError("the pool of namespace %d keeps refilling" % netns_ino)
+
+
+def _discard_entries(netns_ino):
+    n = 0
+    for sub in ("ready", "claimed"):
+        d = os.path.join(POOL, sub)
+        for e in os.listdir(d) if os.path.isdir(d) else []:
+            if not e.startswith("%d-" % netns_ino):
+                continue
+            try:
+                f = open(os.path.join(d, e, "pids")).read().split()
+                for pid, names in ((int(f[2]), ("pasta", "passt", "passt.avx2")), (int(f[0]), ("mxc-netpool",))):
+                    if open("/proc/%d/comm" % pid).read().strip() in names:
+                        os.kill(pid, 9)
+            except (OSError, ValueError, IndexError):
+                pass
+            shutil.rmtree(os.path.join(d, e), ignore_errors=True)
+            n += 1
+    return n
+
+
+@pytest.fixture
+def own_pool(internet):
+    """The pool's entries for the test's namespace discarded at teardown (before the namespace goes)."""
+    yield
+    _discard_pool_of(internet.ino)
+
+
+def _key(entry):
+    return entry.rsplit(".", 1)[0]  # <ns>-<dns>-<rules' hash>.<holder>
+
+
+def _pool_fill(mxc, world, net, keys_before=()):
+    """A model-1 one-shot under net (it starts the refill of net's key), then the pool's ready entries
+    of that key, waited for until there are two and no refiller runs: {name: (holder, pasta)}."""
+    r = mxc(dict(v1(net), process={"commandLine": "true"}))
+    assert r.rc == 0, r.describe()
+
+    def mine():
+        return {e: p for e, p in _pool_entries(world.ino).items() if _key(e) not in keys_before}
+    assert wait_until(lambda: len(mine()) >= 2 and not refilling(world.ino), 15), mine()
+    got = mine()
+    assert len({_key(e) for e in got}) == 1, got
+    return got
+
+
+def _holder_namespaces(entries):
+    return {os.stat("/proc/%d/ns/net" % h).st_ino for h, _ in entries.values()}
+
+
+def _record_rules(entry):
+    with open(os.path.join(POOL, "ready", entry, "rules")) as f:
+        return f.read()
+
+
+def _held_oneshot(world, mxc, d, net, cmd, inspect):
+    """A model-1 one-shot under net whose workload runs cmd, then waits (for a file the test makes)
+    while inspect(nsfd) looks at its network namespace from here: (its result, its namespace's
+    inode, what inspect returned), the result's probes as {spec: OK|FAIL}."""
+    go = os.path.join(d, unique("go"))
+    done = {}
+    script = "%s; while [ ! -e %s ]; do sleep 0.05; done" % (cmd, go)
+    run = threading.Thread(target=lambda: done.setdefault("r", mxc(dict(
+        v1(net), filesystem={"readonlyPaths": [d]}, process={"commandLine": script}), timeout=120)))
+    run.start()
+    try:
+        nsfd = _netns_of(world, _waiting_workload(world, go, run, done, time.time() + 60))
+        try:
+            ino, seen = os.fstat(nsfd).st_ino, inspect(nsfd)
+        finally:
+            os.close(nsfd)
+    finally:
+        open(go, "w").close()
+        run.join()
+    r = done["r"]
+    assert r.rc == 0, r.describe()
+    return {l.split()[0]: l.split()[1] for l in r.stdout.splitlines()}, ino, seen
+
+
+def _nft_in(nsfd, *args):
+    p = subprocess.run(["nsenter", "--net=/proc/self/fd/%d" % nsfd, "nft"] + list(args), capture_output=True,
+                       text=True, pass_fds=(nsfd,))
+    assert p.returncode == 0, p
+    return p.stdout
+
+
+def _plan_listing(mxc, net):
+    """The rules mxc-exec --dry-run plans for net (its "Network rules" script, this host's set as it is
+    now), as nft lists them once installed in a namespace of their own (made and gone here)."""
+    plan = mxc(argv=["--dry-run", "--config", mxc.config_file(dict(v1(net), process={"commandLine": "true"}))])
+    assert plan.rc == 0, plan.describe()
+    lines = plan.stdout.splitlines()
+    start = lines.index("Network rules (nftables, in the sandbox's namespace):") + 1
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith(("Network ", "Runner ")))
+    p = subprocess.run(["unshare", "-n", "sh", "-c", "nft -f - && nft list ruleset"], capture_output=True,
+                       text=True, input="\n".join(lines[start:end]) + "\n")
+    assert p.returncode == 0 and "table inet mxc" in p.stdout, p
+    return p.stdout
+
+
+ADDED = "192.0.2.99"    # given to the test host after the pool's entries were made: TCP 8080
+DROPPED = "192.0.2.97"  # the test host's while they were made, gone before the claim
+
+
+@pytest.mark.skipif(not POOL_ON, reason="the pool is off (MXC_NETPOOL_SIZE=0)")
+@pytest.mark.parametrize("kind", ["process", "session"])
+def test_model1_pooled_entry_meets_this_hosts_addresses_as_they_are_at_the_claim(internet, mxc, client, own_pool,
+                                                                                  kind):
+    """An entry holds this host's destinations as they were when it was made: an address the host
+    gains after that (a service on it) is still rejected to the sandbox that claims the entry (a
+    one-shot's first connect; a session's, claimed at its start, first exec), the internet still
+    reached; an address the host lost since is no longer in the sandbox's set."""
+    d, cmd = client
+    net = {"egress": {"default": "allow"}}
+    _sh("ip", "addr", "add", DROPPED + "/32", "dev", "d0")
+    entries = _pool_fill(mxc, internet, net)
+    made = _holder_namespaces(entries)
+    for e in entries:
+        assert DROPPED in _record_rules(e) and ADDED not in _record_rules(e), _record_rules(e)
+    _sh("ip", "addr", "add", ADDED + "/32", "dev", "d0")
+    internet.serve(ADDED, 8080)
+    _sh("ip", "addr", "del", DROPPED + "/32", "dev", "d0")
+    specs = ("tcp:%s:8080" % ADDED, "tcp:%s:8080" % WEB, "tcp:%s:8080" % THIS_HOST)
+    list_set = lambda fd: _nft_in(fd, "list", "set", "inet", "mxc", "thishost")  # noqa: E731
+    if kind == "process":
+        got, ino, listed = _held_oneshot(internet, mxc, d, net, "%s %s" % (cmd, " ".join(specs)), list_set)
+    else:
+        sb = Surface(mxc, "session", net, d, "1.0.0")
+        try:
+            nsfd = _netns_of(internet, _holder_of(mxc, sb))
+            try:
+                ino, listed = os.fstat(nsfd).st_ino, list_set(nsfd)
+            finally:
+                os.close(nsfd)
+            got = probe(sb, cmd, *specs)
+        finally:  # gone before the pool's teardown (which waits for no mxc process in the namespace)
+            for ph in ("stop", "deprovision"):
+                assert_ok_envelope(mxc({"version": "1.0.0", "phase": ph, "sandboxId": sb.sid}))
+    assert ino in made, (ino, made)  # a pooled namespace, made before the host changed
+    assert got == dict(zip(specs, ("FAIL", "OK", "FAIL"))), got
+    assert ADDED in listed and THIS_HOST in listed and DROPPED not in listed, listed
+
+
+@pytest.mark.skipif(not POOL_ON, reason="the pool is off (MXC_NETPOOL_SIZE=0)")
+def test_model1_pool_never_gives_one_rule_sets_entry_to_another(internet, mxc, client, own_pool):
+    """Entries made for policy A (egress allow) are never a policy B sandbox's (deny but one port):
+    B's namespace, pooled or not, holds exactly B's planned rules (as nft lists them), its probes
+    are B's, and A's entries stay ready, untouched, or are ended (room made for B's)."""
+    d, cmd = client
+    a = {"egress": {"default": "allow"}}
+    b = {"egress": {"default": "deny", "allow": [rule(WEB + "/32", "tcp", 8080)]}}
+    ents_a = _pool_fill(mxc, internet, a)
+    made_a, key_a = _holder_namespaces(ents_a), {_key(e) for e in ents_a}
+    want = _plan_listing(mxc, b)
+    assert want != _plan_listing(mxc, a)
+    specs = ("tcp:%s:8080" % WEB, "tcp:%s:8081" % WEB)
+    pooled_b = set()
+    for turn in range(2):
+        got, ino, listed = _held_oneshot(internet, mxc, d, b, "%s %s" % (cmd, " ".join(specs)),
+                                         lambda fd: _nft_in(fd, "list", "ruleset"))
+        assert ino not in made_a, ino
+        assert got == dict(zip(specs, ("OK", "FAIL"))), got
+        assert listed == want, (listed, want)
+        if turn == 0:  # B's own entries now (its first one-shot's refill): the second one claims one
+            pooled_b = _holder_namespaces(_pool_fill(mxc, internet, b, keys_before=key_a))
+        else:
+            assert ino in pooled_b, (ino, pooled_b)
+    # each of A's entries still ready, untouched, or ended whole to make room for B's (the pool's
+    # size bounds the namespace's entries whatever the rule sets): never anyone's namespace
+    left = {e: p for e, p in _pool_entries(internet.ino).items() if _key(e) in key_a}
+    assert all(ents_a[e] == p and not _gone(p[0]) and not _gone(p[1]) for e, p in left.items()), (left, ents_a)
+    ended = [p for e, p in ents_a.items() if e not in left]
+    assert all(wait_until(lambda: _gone(h) and _gone(p), 5) for h, p in ended), ended
+
+
+@pytest.mark.skipif(not POOL_ON, reason="the pool is off (MXC_NETPOOL_SIZE=0)")
+def test_model1_pool_entry_whose_rules_record_differs_is_not_used(internet, mxc, client, own_pool):
+    """The claim does not take an entry's record on trust: every ready entry's rules record altered
+    (a reject line dropped, one per entry) makes each a mismatch, discarded (holder and pasta ended,
+    record gone); the sandbox gets a namespace of its own, its rules the plan's."""
+    d, cmd = client
+    net = {"egress": {"default": "allow"}}
+    entries = _pool_fill(mxc, internet, net)
+    made = _holder_namespaces(entries)
+    drops = ["ip daddr @thishost reject", "ip daddr 10.0.2.2 reject", "meta nfproto ipv6 reject"]
+    for i, e in enumerate(sorted(entries)):
+        path = os.path.join(POOL, "ready", e, "rules")
+        text = _record_rules(e)
+        cut = "".join(l for l in text.splitlines(True) if l.strip() != drops[i % len(drops)])
+        assert cut != text, text
+        with open(path, "w") as f:
+            f.write(cut)
+    specs = ("tcp:%s:8080" % THIS_HOST, "tcp:%s:%d" % (GW, LOOPBACK_PORT), "tcp:%s:8080" % WEB)
+    got, ino, listed = _held_oneshot(internet, mxc, d, net, "%s %s" % (cmd, " ".join(specs)),
+                                     lambda fd: _nft_in(fd, "list", "ruleset"))
+    assert ino not in made, (ino, made)
+    assert got == dict(zip(specs, ("FAIL", "FAIL", "OK"))), got
+    assert listed == _plan_listing(mxc, net), listed
+    assert not set(entries) & set(_pool_entries(internet.ino)), _pool_entries(internet.ino)
+    assert all(wait_until(lambda: _gone(h) and _gone(p), 5) for h, p in entries.values()), entries
+
+
+@pytest.mark.skipif(not POOL_ON, reason="the pool is off (MXC_NETPOOL_SIZE=0)")
+def test_model1_pool_holds_its_size_whatever_the_rule_sets(internet, mxc, own_pool):
+    """The rule set is in an entry's key, yet MXC_NETPOOL_SIZE stays the pool's idle cost for a
+    caller's namespace: one-shots under four policies in turn (each its own allowed port: four rule
+    sets) leave at most that many entries, the last policy's among them, and the entries made room
+    for are ended (holder and pasta), not left to age."""
+    size, made = int(os.environ["MXC_NETPOOL_SIZE"]), {}
+    for port in (8080, 8081, 5005, 5020):
+        net = {"egress": {"default": "deny", "allow": [rule(WEB + "/32", "tcp", port)]}}
+        r = mxc(dict(v1(net), process={"commandLine": "true"}))
+        assert r.rc == 0, r.describe()
+        keys = {_key(e) for e in made}
+
+        def refilled():
+            return not _starting(internet.ino) and [e for e in _pool_entries(internet.ino) if _key(e) not in keys]
+        assert wait_until(refilled, 15), _pool_entries(internet.ino)
+        now = _pool_entries(internet.ino)
+        made.update(now)
+        assert len(now) <= size, now
+    last = {_key(e) for e in now}
+    assert len(last) == 1 and len({_key(e) for e in made}) == 4, (last, made)
+    gone = {e: p for e, p in made.items() if e not in now}
+    assert all(wait_until(lambda: _gone(h) and _gone(p), 5) for h, p in gone.values()), gone
 
 
 # ---- this host (issue 27, third round) ----------------------------------------------------------
