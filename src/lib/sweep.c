@@ -383,7 +383,9 @@ static void sweep_cgroups(bool act, json_t *r)
             if (young_path(path) || cgroup_owned(name, &cd))
                 continue;
             bump(r, "cgroups");
-            if (act) {
+            if (act && !strncmp(name, "netpool-", 8)) { /* v1's, whatever this process's backend */
+                mxc_cgroup_pool_remove(name);
+            } else if (act) {
                 mxc_cgroup cg;
                 mxc_cgroup_open(name, &cg);
                 mxc_cgroup_kill_all(&cg);

@@ -573,9 +573,33 @@ def _discard_entries(netns_ino):
                         os.kill(pid, 9)
             except (OSError, ValueError, IndexError):
                 pass
+            _remove_entry_cgroup(os.path.join(d, e))
             shutil.rmtree(os.path.join(d, e), ignore_errors=True)
             n += 1
     return n
+
+
+def _remove_entry_cgroup(entry):
+    """v1: the entry's own cgroup (src/net/netpool.c: `netpool-<holder>`, named in its record), once
+    what was killed in it has exited"""
+    try:
+        cg = open(os.path.join(entry, "cgroup")).read().strip()
+    except OSError:
+        return
+    if not cg.startswith("netpool-") or "/" in cg:
+        return
+    for path in ["/sys/fs/cgroup/%s/mxc/%s%s" % (h, cg, sub) for h in ("pids", "memory") for sub in ("/helpers", "")]:
+        assert wait_until(lambda: _rmdir_gone(path), 10), path
+
+
+def _rmdir_gone(path):
+    try:
+        os.rmdir(path)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return False
+    return True
 
 
 @pytest.fixture

@@ -419,6 +419,18 @@ def _pooled_stacks():
     return out
 
 
+def _pooled_cgroups():
+    """{pasta pid: the entry's own cgroup's name} of the pool's ready entries that have one (v1)"""
+    out, ready = {}, "/run/mxc-netpool/ready"
+    for e in os.listdir(ready) if os.path.isdir(ready) else []:
+        try:
+            out[int(open(os.path.join(ready, e, "pids")).read().split()[2])] = \
+                open(os.path.join(ready, e, "cgroup")).read().strip()
+        except (OSError, ValueError, IndexError):
+            pass
+    return out
+
+
 def _refilling():
     """the pool's refillers running in this namespace (src/net/netpool.c)"""
     return [p for p in filter(str.isdigit, os.listdir("/proc"))
@@ -458,6 +470,7 @@ def test_the_helpers_are_charged_to_their_sandbox(governed, mxc, request, hierar
         assert wait_until(lambda: len(_pooled_stacks()) >= 1, 10)
     assert wait_until(lambda: not _sandbox_stacks(), 10)  # the one-shot's, gone with it
     pooled = _pooled_stacks()
+    entry_cgroups = _pooled_cgroups()
     _start_session(mxc, sid2, preexec_fn=soft_nofile(1024))
     assert wait_until(lambda: not _refilling(), 10)  # a pasta it is starting is nobody's yet
     stacks = _sandbox_stacks()
@@ -473,12 +486,12 @@ def test_the_helpers_are_charged_to_their_sandbox(governed, mxc, request, hierar
         assert_ok_envelope(mxc.phase("stop", s))
     for d in sandboxes:  # the helpers' cgroup went with the sandbox's
         assert wait_until(lambda: not os.path.exists(d), 10), d
-    # the claimed entry's own cgroup is the sandbox's now: none is left named after a holder that is
-    # gone (a claim kills it once the cgroup is renamed; an entry being made has a live one)
-    def left():
-        return [n for n in os.listdir(os.path.dirname(sandboxes[1])) if n.startswith("netpool-")
-                and not os.path.exists("/proc/%s" % n[8:])]
-    assert wait_until(lambda: not left(), 10), left()
+    # v1: the claimed entry's own cgroup (its record names it) became the sandbox's, renamed: no
+    # cgroup of that name is left, anywhere
+    own = entry_cgroups.get(stacks[0])
+    assert bool(own) == (hierarchy == "v1" and bool(pooled)), (own, entry_cgroups)
+    if own:
+        assert not [h for h in ("pids", "memory") if os.path.exists("/sys/fs/cgroup/%s/mxc/%s" % (h, own))], own
 
 
 def _netns(pid):
