@@ -695,19 +695,28 @@ static int sweep_dir(int dir, bool is_ready, bool act)
 }
 
 /* .new.<holder>: a refiller died making it */
+/* .new.<holder>: being made by the refiller that holds the lock, else half made by one that died
+ * (its holder lives on: the holder's pid says nothing of its maker).  Swept only while no refiller
+ * runs: the lock taken here (a refill that starts meanwhile returns at once). */
 static int sweep_new(int root, bool act)
 {
-    int n = 0;
+    int n = 0, lock = openat(root, "lock", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) < 0) {
+        if (lock >= 0)
+            close(lock);
+        return 0;
+    }
     DIR *d = listing(root);
     struct dirent *de;
     while (d && (de = readdir(d))) {
-        if (strncmp(de->d_name, ".new.", 5) || kill((pid_t)atoi(de->d_name + 5), 0) == 0)
+        if (strncmp(de->d_name, ".new.", 5))
             continue;
         n++;
         if (act)
             entry_discard(root, de->d_name);
     }
     listing_end(d);
+    close(lock); /* the lock with it */
     return n;
 }
 

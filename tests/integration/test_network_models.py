@@ -519,6 +519,43 @@ def test_model1_pool_gc_sweeps_dead_entries_and_all_when_off(internet, mxc):
     assert all(wait_until(lambda: _gone(h) and _gone(pp), 5) for h, pp in left.values()), left
 
 
+@pytest.mark.skipif(not POOL_ON, reason="the pool is off (MXC_NETPOOL_SIZE=0)")
+def test_model1_pool_gc_sweeps_a_half_made_entry_whose_holder_lives(mxc):
+    """An entry its refiller died making (`.new.<holder>`: the record is there, not yet renamed into
+    ready/) is swept by --gc once no refiller holds the pool's lock, though its holder and pasta live
+    on (they outlive the refiller by design): both killed, the record removed.  Before, --gc looked
+    only at whether the holder had died, and such an entry stayed for good."""
+    procs = [subprocess.Popen(["sleep", "60"]) for _ in range(2)]
+    try:
+        start = [open("/proc/%d/stat" % p.pid).read().rsplit(")", 1)[1].split()[19] for p in procs]
+        os.makedirs(os.path.join(POOL, "ready"), exist_ok=True)
+        new = os.path.join(POOL, ".new.%d" % procs[0].pid)
+        os.mkdir(new, 0o700)
+        with open(os.path.join(new, "pids"), "w") as f:
+            f.write("%d %s %d %s\n" % (procs[0].pid, start[0], procs[1].pid, start[1]))
+        assert wait_until(lambda: not any(_comm(q) == "mxc-netpool-fil" for q in _pids()), 15)
+        p = subprocess.run([MXC_EXEC, "--gc"], capture_output=True, env=mxc.env(), timeout=60)
+        assert p.returncode == 0 and json.loads(p.stdout)["result"]["swept"]["netpoolEntries"] >= 1, p
+        assert not os.path.exists(new)
+        assert all(wait_until(lambda: q.poll() is not None, 5) for q in procs)
+    finally:
+        for q in procs:
+            q.kill()
+            q.wait()
+        shutil.rmtree(os.path.join(POOL, ".new.%d" % procs[0].pid), ignore_errors=True)
+
+
+def _pids():
+    return [q for q in os.listdir("/proc") if q.isdigit()]
+
+
+def _comm(pid):
+    try:
+        return open("/proc/%s/comm" % pid).read().strip()
+    except OSError:
+        return ""
+
+
 def test_model1_pooled_namespace_keeps_what_the_workload_could_do(internet, sandbox, client):
     """A pooled namespace is not the workload's user namespace's: what the workload could do in one
     of its own it still can (bind an unprivileged port; ping: test_model1_udp_endport_and_icmp),
