@@ -209,10 +209,24 @@ static void entry_discard(int dir, const char *name)
     entry_remove(dir, name);
 }
 
+/* The entry's cgroup (when it has one) renamed to the claimer's sandbox's (*charged then): 0, or
+ * -errno: not renamed (-ENOTSUP: the claimer's cgroups are not v1; -EEXIST: the name is taken),
+ * or -EIO: half renamed, not undone (the entry is unusable). */
+static int entry_charge(int claimed, const char *to, const char *cgroup, bool *charged)
+{
+    char cg[64];
+    *charged = false;
+    if (!entry_cgroup(claimed, to, cg, sizeof cg))
+        return 0; /* pasta is moved in by the keeper (stack.c) */
+    int rc = cgroup && cgroup[0] ? mxc_cgroup_rename(cg, cgroup) : -ENOTSUP;
+    *charged = rc == 0;
+    return rc;
+}
+
 /* The claimed entry's namespace by descriptor: its holder and pasta still the record's
  * processes (pidfds), the namespace opened while the holder is pinned and alive; the holder is
  * then killed.  The namespace's fd, or -1. */
-static int entry_take(int claimed, const char *name)
+static int entry_take(int claimed, const char *name, const char *cgroup, bool *charged)
 {
     entry_pids ep;
     if (pids_read(claimed, name, &ep) < 0)
@@ -230,16 +244,19 @@ static int entry_take(int claimed, const char *name)
     struct pollfd alive[2] = {{.fd = hfd, .events = POLLIN}, {.fd = pfd, .events = POLLIN}};
     bool ok = nsfd >= 0 && mine && stat(ppath, &pst) == 0 && pst.st_ino == mine && poll(alive, 2, 0) == 0 &&
               fstat(nsfd, &st) == 0;
-    if (hfd >= 0) {
+    /* once it is known alive and ours: its cgroup renamed to the sandbox's, then the holder killed
+     * (a sweep meanwhile sees an entry whose holder lives, or the sandbox's cgroup) */
+    int charge = ok ? entry_charge(claimed, name, cgroup, charged) : 0;
+    if (hfd >= 0 && (!ok || charge == 0 || charge == -EIO))
         syscall(SYS_pidfd_send_signal, hfd, SIGKILL, NULL, 0);
+    if (hfd >= 0)
         close(hfd);
-    }
-    if (!ok) {
+    if (!ok || charge < 0) {
         if (nsfd >= 0)
             close(nsfd);
         if (pfd >= 0)
             close(pfd);
-        return -1;
+        return !ok || charge == -EIO ? -1 : -2;
     }
     claim.live = true;
     claim.ns_ino = st.st_ino, claim.ns_dev = st.st_dev;
@@ -266,21 +283,6 @@ static void claim_drop(void)
     claim.pasta_fd = -1;
 }
 
-/* The entry's cgroup (when it has one) renamed to the claimer's sandbox's: true, or false (none,
- * or it could not be: the entry is not used).  Before the holder is killed: a sweep sees an entry
- * whose holder lives, or a sandbox's cgroup. */
-static bool entry_charge(int claimed, const char *to, const char *cgroup, bool *charged)
-{
-    char cg[64];
-    *charged = false;
-    if (!entry_cgroup(claimed, to, cg, sizeof cg))
-        return true; /* pasta is moved in by the keeper (stack.c) */
-    if (!cgroup || !cgroup[0] || mxc_cgroup_rename(cg, cgroup) < 0)
-        return false;
-    *charged = true;
-    return true;
-}
-
 int mxc_netpool_claim(const mxc_net_policy *np, const char *cgroup)
 {
     claim_drop();
@@ -292,11 +294,15 @@ int mxc_netpool_claim(const mxc_net_policy *np, const char *cgroup)
     int root = root_open(false);
     int ready = root >= 0 ? sub_open(root, "ready") : -1, claimed = root >= 0 ? sub_open(root, "claimed") : -1;
     DIR *d = claimed >= 0 ? listing(ready) : NULL;
-    int nsfd = -1;
+    int nsfd = -1, nback = 0;
+    char back[POOL_SIZE_MAX][256]; /* (a d_name) put back untouched: a rename back may be listed again */
     struct dirent *de;
-    while (d && nsfd < 0 && (de = readdir(d))) {
+    while (d && nsfd < 0 && nback < POOL_SIZE_MAX && (de = readdir(d))) {
         char to[NAME_MAX_POOL];
-        if (strncmp(de->d_name, prefix, strlen(prefix)) || strchr(de->d_name + strlen(prefix), '.') ||
+        bool seen = false;
+        for (int i = 0; i < nback && !seen; i++)
+            seen = !strcmp(back[i], de->d_name);
+        if (seen || strncmp(de->d_name, prefix, strlen(prefix)) || strchr(de->d_name + strlen(prefix), '.') ||
             snprintf(to, sizeof to, "%s.%d", de->d_name, (int)getpid()) >= (int)sizeof to)
             continue;
         /* one winner: a second claimer's rename finds nothing */
@@ -304,19 +310,20 @@ int mxc_netpool_claim(const mxc_net_policy *np, const char *cgroup)
             continue;
         char *set = rules_match(claimed, to, np->ruleset);
         bool charged = false;
-        if (set && !entry_charge(claimed, to, cgroup, &charged)) {
-            /* the sandbox's cgroup name is taken (a leftover): this start goes without the pool */
-            free(set);
-            (void)!renameat(claimed, to, ready, de->d_name);
-            break;
-        }
-        if (set && (nsfd = entry_take(claimed, to)) >= 0) {
+        int taken = set ? entry_take(claimed, to, cgroup, &charged) : -1;
+        if (taken >= 0) {
+            nsfd = taken;
             claim.set = set;
             claim.charged = charged;
             continue;
         }
         free(set);
-        entry_discard(claimed, to); /* stale, or another rule set's: gone, and the next one is tried */
+        if (taken == -2) { /* alive, but its cgroup is not this sandbox's to take: left ready, untouched */
+            snprintf(back[nback++], sizeof back[0], "%s", de->d_name);
+            (void)!renameat(claimed, to, ready, de->d_name);
+        } else {
+            entry_discard(claimed, to); /* stale, half renamed, or another rule set's: gone, the next tried */
+        }
     }
     listing_end(d);
     int fds[] = {root, ready, claimed};

@@ -458,14 +458,16 @@ typedef struct {
  * v1 the pool made it in a cgroup of its own, which the claim renamed into the sandbox's
  * (netpool.h), and only a cpu cgroup (a CPU limit) is still to join.  A migration by pid holds
  * cgroup_mutex across the threadgroup lock's RCU grace period (~10-15 ms on v1), which every
- * other cgroup step of the start (the holder's own join) then waits for; the keeper does it
- * once it has answered.  Until then pasta is charged where it was made.  0, or -1: the keeper
- * kills it (no network rather than an uncharged one). */
+ * other cgroup step of the start (the holder's own join) then waits for: the caller's start
+ * waits for it (the answer's end comes after it), so the workload never runs with pasta charged
+ * elsewhere, nor outlives a kill-all that missed it.  0, or -1: the keeper kills it (no network
+ * rather than an uncharged one, and the start fails). */
 static int adopted_move(const adopted *a)
 {
     int rc = a->pfd >= 0 && (!a->charged || a->cpu) ? mxc_netpool_move(a->cgfds, (size_t)a->ncg, a->pid) : 0;
     for (int i = 0; a->pfd >= 0 && i < a->ncg; i++)
         close(a->cgfds[i]);
+    errno = rc < 0 ? -rc : 0;
     return rc < 0 ? -1 : 0;
 }
 
@@ -490,13 +492,18 @@ static _Noreturn void keeper(const mxc_net_policy *np, int nsfd, int hfd, int re
     signal(SIGPIPE, SIG_IGN);
     if (wfd < 0)
         close(nsfd);
-    /* rep closed before the move: the caller reads the answer to its end */
-    bool said = write(rep, "ok", 2) == 2;
-    close(rep);
-    if (!said || adopted_move(a) < 0) {
+    /* the answer once pasta is in the sandbox's cgroup(s): moved first where it is not (v2, an
+     * entry without a cgroup of its own, a cpu cgroup); at once where the claim's rename put it */
+    if (adopted_move(a) < 0) {
+        dprintf(rep, "cannot move the pool's pasta into the sandbox's cgroup: %s", strerror(errno));
         syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
         _exit(1);
     }
+    if (write(rep, "ok", 2) != 2) {
+        syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+        _exit(1);
+    }
+    close(rep);
     /* w[2]: first the gate (POLLHUP once the caller's rules are in), then
      * the watch */
     struct pollfd w[3] = {{.fd = hfd, .events = POLLIN}, {.fd = pfd, .events = POLLIN}, {.fd = wfd < 0 ? -1 : gate}};

@@ -520,6 +520,29 @@ def test_model1_pool_gc_sweeps_dead_entries_and_all_when_off(internet, mxc):
 
 
 @pytest.mark.skipif(not POOL_ON, reason="the pool is off (MXC_NETPOOL_SIZE=0)")
+def test_model1_a_stale_entry_does_not_spoil_the_next_one(internet, mxc):
+    """The entry a claim meets first has lost its holder (its pasta lives on): it is discarded, and
+    the claim goes on to the next, healthy one — whose namespace the sandbox gets.  (Review of the
+    cgroup rename: the stale entry's cgroup was renamed to the sandbox's before the entry was found
+    dead, so the healthy one's rename met that name taken, and the start went without the pool.)"""
+    r = mxc(dict(v1({"egress": {"default": "allow"}}), process={"commandLine": "true"}))
+    assert r.rc == 0, r.describe()
+    assert wait_until(lambda: len(_pool_entries(internet.ino)) >= 2 and not refilling(internet.ino), 15)
+    ready = os.path.join(POOL, "ready")
+    mine = [e for e in os.listdir(ready) if e.startswith("%d-" % internet.ino)]  # readdir's order: the claim's
+    entries = _pool_entries(internet.ino)
+    stale, healthy = entries[mine[0]], entries[mine[1]]
+    healthy_ns = os.stat("/proc/%d/ns/net" % healthy[0]).st_ino
+    os.kill(stale[0], 9)
+    assert wait_until(lambda: _gone(stale[0]), 5)
+    r = mxc(dict(v1({"egress": {"default": "allow"}}), process={"commandLine": "readlink /proc/self/ns/net"}))
+    assert r.rc == 0, r.describe()
+    assert _ns_of(r) == healthy_ns, (_ns_of(r), healthy_ns)
+    assert wait_until(lambda: _gone(stale[1]), 5)  # the stale entry's pasta ended with it
+    assert mine[0] not in os.listdir(ready)
+
+
+@pytest.mark.skipif(not POOL_ON, reason="the pool is off (MXC_NETPOOL_SIZE=0)")
 def test_model1_pool_gc_sweeps_a_half_made_entry_whose_holder_lives(mxc):
     """An entry its refiller died making (`.new.<holder>`: the record is there, not yet renamed into
     ready/) is swept by --gc once no refiller holds the pool's lock, though its holder and pasta live
