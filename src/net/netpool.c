@@ -701,7 +701,6 @@ static int sweep_dir(int dir, bool is_ready, bool act)
     return n;
 }
 
-/* .new.<holder>: a refiller died making it */
 /* .new.<holder>: being made by the refiller that holds the lock, else half made by one that died
  * (its holder lives on: the holder's pid says nothing of its maker).  Swept only while no refiller
  * runs: the lock taken here (a refill that starts meanwhile returns at once). */
