@@ -148,12 +148,18 @@ const char *mxc_cgroup_mode(const char *controller)
     return v1_has(controller) ? "v1" : "none";
 }
 
+/* A sandbox's directory in the v1 hierarchy of controller. */
+static void v1_dir(const char *controller, const char *name, char *out, size_t outsz)
+{
+    snprintf(out, outsz, "/sys/fs/cgroup/%s/mxc/%s", controller, name);
+}
+
 static void dir_for(const char *controller, const char *name, const mxc_cgroup *cg, char *out, size_t outsz)
 {
     if (cg->v2 && v2_has(controller))
         snprintf(out, outsz, "%s", cg->v2_dir);
     else if (v1_has(controller))
-        snprintf(out, outsz, "/sys/fs/cgroup/%s/mxc/%s", controller, name);
+        v1_dir(controller, name, out, outsz);
     else
         out[0] = '\0';
 }
@@ -404,7 +410,7 @@ void mxc_cgroup_pool_remove(const char *name)
     char *dirs[] = {cg.pids_dir, cg.memory_dir};
     for (size_t i = 0; i < 2; i++)
         if (v1_usable(ctrl[i]))
-            snprintf(dirs[i], sizeof cg.pids_dir, "/sys/fs/cgroup/%s/mxc/%s", ctrl[i], name);
+            v1_dir(ctrl[i], name, dirs[i], sizeof cg.pids_dir);
     mxc_cgroup_kill_all(&cg);
     mxc_cgroup_remove(&cg);
 }

@@ -258,18 +258,24 @@ def pooled_stacks():
     return out
 
 
-def refilling(netns_ino):
-    """the pool's refillers running in the given network namespace (src/net/netpool.c): a pasta
-    one of them is starting is not in the pool's records yet, nor any sandbox's"""
+def procs_named(match, netns_ino=None):
+    """pids of the processes whose name (comm) match() accepts, in the given network namespace
+    (None: any)"""
     out = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            if open("/proc/%s/comm" % pid).read().strip() == "mxc-netpool-fil" and \
-                    os.stat("/proc/%s/ns/net" % pid).st_ino == netns_ino:
+            if match(open("/proc/%s/comm" % pid).read().strip()) and \
+                    (netns_ino is None or os.stat("/proc/%s/ns/net" % pid).st_ino == netns_ino):
                 out.append(int(pid))
         except OSError:
             pass
     return out
+
+
+def refilling(netns_ino=None):
+    """the pool's refillers running in the given network namespace (src/net/netpool.c; None: any):
+    a pasta one of them is starting is not in the pool's records yet, nor any sandbox's"""
+    return procs_named(lambda comm: comm == "mxc-netpool-fil", netns_ino)
 
 
 def stacks_in(netns_ino):
@@ -556,7 +562,7 @@ def test_model1_pool_gc_sweeps_a_half_made_entry_whose_holder_lives(mxc):
         os.mkdir(new, 0o700)
         with open(os.path.join(new, "pids"), "w") as f:
             f.write("%d %s %d %s\n" % (procs[0].pid, start[0], procs[1].pid, start[1]))
-        assert wait_until(lambda: not any(_comm(q) == "mxc-netpool-fil" for q in _pids()), 15)
+        assert wait_until(lambda: not refilling(), 15)  # no refiller anywhere holds the pool's lock
         p = subprocess.run([MXC_EXEC, "--gc"], capture_output=True, env=mxc.env(), timeout=60)
         assert p.returncode == 0 and json.loads(p.stdout)["result"]["swept"]["netpoolEntries"] >= 1, p
         assert not os.path.exists(new)
@@ -566,17 +572,6 @@ def test_model1_pool_gc_sweeps_a_half_made_entry_whose_holder_lives(mxc):
             q.kill()
             q.wait()
         shutil.rmtree(os.path.join(POOL, ".new.%d" % procs[0].pid), ignore_errors=True)
-
-
-def _pids():
-    return [q for q in os.listdir("/proc") if q.isdigit()]
-
-
-def _comm(pid):
-    try:
-        return open("/proc/%s/comm" % pid).read().strip()
-    except OSError:
-        return ""
 
 
 def test_model1_pooled_namespace_keeps_what_the_workload_could_do(internet, sandbox, client):
@@ -597,15 +592,7 @@ def _starting(netns_ino):
     """mxc's processes in the given namespace (mxc-exec, a one-shot's detached cleaner, a refiller):
     once the test's own calls are over, one of them may still start a refill (a one-shot's cleaner
     forks it once PID 1 is gone)"""
-    out = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if open("/proc/%s/comm" % pid).read().startswith("mxc-") and \
-                    os.stat("/proc/%s/ns/net" % pid).st_ino == netns_ino:
-                out.append(int(pid))
-        except OSError:
-            pass
-    return out
+    return procs_named(lambda comm: comm.startswith("mxc-"), netns_ino)
 
 
 def _discard_pool_of(netns_ino):
