@@ -1,7 +1,8 @@
-"""tests/netpool_util.py — what the network tests (tests/integration/test_network_models.py,
-test_proxy_bounds.py) and bench/net.py read of this host's processes and of model 1's pool of
-namespaces made ahead (src/net/netpool.h): processes by name and network namespace, the pool's
-records, an entry discarded as `--gc` would.  Plain Python, no pytest: the bench imports it too."""
+"""tests/netpool_util.py — what the tests (tests/integration: test_network_models.py,
+test_proxy_bounds.py, test_proxy.py, test_zz_leftovers.py) and bench/net.py read of this host's
+processes and of model 1's pool of namespaces made ahead (src/net/netpool.h): processes by name
+and network namespace, whether one has exited, the pool's records, an entry discarded as `--gc`
+would.  Plain Python, no pytest: the bench imports it too."""
 import os
 import shutil
 import time
@@ -33,6 +34,14 @@ def start_time(pid):
         return open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[19]
     except (OSError, IndexError):
         return None
+
+
+def gone(pid):
+    """whether the process has exited: gone, or a zombie (or dead) not yet reaped"""
+    try:
+        return open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0] in "ZX"
+    except OSError:
+        return True
 
 
 def procs_named(match, netns_ino=None):

@@ -22,7 +22,8 @@ import time
 import pytest
 
 from conftest import MXC_EXEC, assert_ok_envelope, serve_tcp, unique, wait_until
-from netpool_util import POOL, discard_entry, netns, pool_entries as _pool_entries, procs_named, sandbox_stacks
+from netpool_util import POOL, discard_entry, gone as _gone, netns, pool_entries as _pool_entries, procs_named, \
+    sandbox_stacks
 
 CLONE_NEWNET = 0x40000000
 WEB = "198.51.100.7"     # TCP 8080 (allowed in most tests), 8081; UDP 5005, 5020
@@ -433,13 +434,6 @@ def test_model1_pool_entry_is_never_handed_out_twice(internet, mxc):
         pooled += len(set(seen) & before)
         time.sleep(0.2)  # the refiller's turn
     assert (pooled > 0) == POOL_ON, pooled
-
-
-def _gone(pid):
-    try:
-        return open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0] in "ZX"
-    except OSError:
-        return True
 
 
 @pytest.mark.skipif(not POOL_ON, reason="the pool is off (MXC_NETPOOL_SIZE=0)")
