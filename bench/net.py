@@ -33,6 +33,8 @@ import ctypes, json, os, shutil, socket, statistics, subprocess, sys, tempfile, 
 from bundles import spec_bundle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from netpool_util import POOL, discard_entry, pool_records  # noqa: E402 (tests/: model 1's pool's records)
 EXE = os.environ.get("MXC_EXEC", os.path.join(ROOT, "build", "mxc-exec"))
 MXC_OCI = os.path.realpath(os.environ.get("MXC_OCI", os.path.join(ROOT, "build", "mxc-oci")))
 START = "--start" in sys.argv
@@ -309,39 +311,14 @@ def oneshot_fn(net, env=ENV):
 
 def drop_pool_entries(ino):
     """model 1's pool entries made for the bench's namespace (their name's key starts with its inode):
-    their holder and pasta killed, their records removed (what --gc would do once it is gone)"""
-    ready = "/run/mxc-netpool/ready"
-    for e in os.listdir(ready) if os.path.isdir(ready) else []:
-        if not e.startswith("%d-" % ino):
-            continue
+    each taken from ready (renamed into claimed), then discarded as --gc would (netpool_util.discard_entry)"""
+    for e in pool_records(ino):
+        d = os.path.join(POOL, "claimed", e + ".%d" % os.getpid())
         try:
-            h, hs, p, ps = open(os.path.join(ready, e, "pids")).read().split()
-            os.rename(os.path.join(ready, e), os.path.join(ready, "..", "claimed", e + ".%d" % os.getpid()))
-        except (OSError, ValueError):
-            continue
-        for pid, start in ((int(p), ps), (int(h), hs)):
-            try:
-                if open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[19] == start:
-                    os.kill(pid, 9)
-            except (OSError, IndexError):
-                pass
-        d = os.path.join(ready, "..", "claimed", e + ".%d" % os.getpid())
-        try:  # v1: the entry's own cgroup (src/net/netpool.c), empty once both are gone
-            cg = open(os.path.join(d, "cgroup")).read().strip()
+            os.rename(os.path.join(POOL, "ready", e), d)
         except OSError:
-            cg = ""
-        for path in ["/sys/fs/cgroup/%s/mxc/%s%s" % (h, cg, sub) for h in ("pids", "memory")
-                     for sub in ("/helpers", "")] if cg.startswith("netpool-") else []:
-            for _ in range(100):
-                try:
-                    os.rmdir(path)
-                except FileNotFoundError:
-                    pass
-                except OSError:  # busy: the killed ones are still exiting
-                    time.sleep(0.01)
-                    continue
-                break
-        shutil.rmtree(d, ignore_errors=True)
+            continue
+        discard_entry(d, timeout=1.0)
 
 
 def primed(fn, ino, env):
@@ -353,7 +330,7 @@ def primed(fn, ino, env):
     def fill():
         drop_pool_entries(ino)
         fn()  # its refill tops the pool up to size
-        ready = "/run/mxc-netpool/ready"
+        ready = os.path.join(POOL, "ready")
         end = time.time() + 30
         while time.time() < end and sum(e.startswith("%d-" % ino) for e in os.listdir(ready)) < size:
             time.sleep(0.05)

@@ -92,6 +92,23 @@ char *mxc_read_whole(int fd, size_t max, size_t *len)
     return read_upto(fd, max, len, true);
 }
 
+ssize_t mxc_read_small_at(int dirfd, const char *path, char *buf, size_t size)
+{
+    int fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t n;
+    do
+        n = read(fd, buf, size - 1);
+    while (n < 0 && errno == EINTR);
+    int err = errno;
+    close(fd);
+    if (n < 0)
+        return -err;
+    buf[n] = '\0';
+    return n;
+}
+
 int mxc_copy_size(int in, int out, long long size)
 {
     for (long long left = size; left > 0;) {

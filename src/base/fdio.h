@@ -1,13 +1,14 @@
 /* fdio.h — whole texts through descriptors.
  * Owns: writing all of a buffer to a descriptor and reading one to its end
  * (a short write or read and EINTR are continued, never mistaken for the
- * end), and a text handed to another process as a memfd (the exec spec
- * to the holder, a request to a fresh mxc-exec, a rule set to mxc-nft); a
- * JSON document read or written whole (jansson's json_loadfd makes one
- * read(2) per byte and json_dumpfd one write(2) per token: ~1500 system
- * calls for an OCI config.json); a file in a directory replaced whole
- * (written aside, synced, renamed over it: a kill or a full disk never
- * leaves half a record). */
+ * end); a short file (a /proc or cgroup file, a small record) read at a
+ * directory descriptor into the caller's buffer; a text handed to another
+ * process as a memfd (the exec spec to the holder, a request to a fresh
+ * mxc-exec, a rule set to mxc-nft); a JSON document read or written whole
+ * (jansson's json_loadfd makes one read(2) per byte and json_dumpfd one
+ * write(2) per token: ~1500 system calls for an OCI config.json); a file in
+ * a directory replaced whole (written aside, synced, renamed over it: a kill
+ * or a full disk never leaves half a record). */
 #ifndef MXC_FDIO_H
 #define MXC_FDIO_H
 
@@ -31,6 +32,12 @@ char *mxc_read_all(int fd, size_t max, size_t *len);
 /* The same, but a read error is one: NULL, errno set (ENOMEM when memory
  * ran out). */
 char *mxc_read_whole(int fd, size_t max, size_t *len);
+/* A short file's text, as the kernel gives one (/proc, cgroupfs) or a record holds: path at
+ * dirfd (AT_FDCWD: as open(2) takes it; never through a link at its last component), read in
+ * one read(2) (EINTR continued) into buf, its first size-1 bytes at most, a NUL after them: how
+ * many bytes were read (0: the file is empty), or -errno (open or read failed; buf then
+ * untouched).  size is at least 1. */
+ssize_t mxc_read_small_at(int dirfd, const char *path, char *buf, size_t size);
 /* The next size bytes of in (a regular file) copied to out in the kernel
  * (sendfile): 0, or -errno (-EIO when in ends sooner). */
 int mxc_copy_size(int in, int out, long long size);

@@ -9,6 +9,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fdio.h"
+
 /* State (field 3) and start time (field 22) from one read of
  * /proc/PID/stat; comm (field 2) may hold spaces and parentheses, so the
  * fields are counted from the last ')'.  Thread-safe (no strtok). */
@@ -16,14 +18,8 @@ static int read_stat(pid_t pid, char *state, unsigned long long *start, char *co
 {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (mxc_read_small_at(AT_FDCWD, path, buf, sizeof buf) <= 0)
         return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
     const char *p = strrchr(buf, ')'), *l = strchr(buf, '(');
     if (!p || p[1] != ' ' || !l || l > p)
         return -1;
@@ -90,14 +86,8 @@ int mxc_pidfd_of(pid_t pid, unsigned long long start_time)
 bool mxc_single_threaded(void)
 {
     char buf[1024];
-    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (mxc_read_small_at(AT_FDCWD, "/proc/self/stat", buf, sizeof buf) <= 0)
         return false;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
     const char *q = strrchr(buf, ')');
     int field = 2;
     for (; q && *q; q++)

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "toml.h"
 
 typedef enum { K_BOOL, K_STR, K_INT, K_ARRAY } ktype;
@@ -322,17 +323,14 @@ char *mxc_gw_provider_token(const json_t *p)
         return v && *v ? strdup(v) : NULL;
     }
     const char *path = json_string_value(json_object_get(p, "token_file"));
-    int fd = path ? open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
-    if (fd < 0)
+    if (!path)
         return NULL;
     char buf[8193];
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
+    ssize_t n = mxc_read_small_at(AT_FDCWD, path, buf, sizeof buf);
     if (n <= 0 || n == (ssize_t)sizeof buf - 1) {
         explicit_bzero(buf, sizeof buf);
         return NULL;
     }
-    buf[n] = '\0';
     buf[strcspn(buf, "\r\n")] = '\0';
     char *t = buf[0] ? strdup(buf) : NULL;
     explicit_bzero(buf, sizeof buf);

@@ -45,15 +45,9 @@ int mxc_cgroup_read(const char *dir, const char *file, char *out, size_t outsz)
 {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return -errno;
-    ssize_t n = read(fd, out, outsz - 1);
-    int err = errno;
-    close(fd);
+    ssize_t n = mxc_read_small_at(AT_FDCWD, path, out, outsz);
     if (n < 0)
-        return -err;
-    out[n] = '\0';
+        return (int)n;
     out[strcspn(out, "\n")] = '\0';
     return 0;
 }
@@ -63,15 +57,9 @@ int mxc_cgroup_read_key(const char *dir, const char *file, const char *key, unsi
     char path[PATH_MAX], text[8192];
     snprintf(path, sizeof path, "%s/%s", dir, file);
     *out = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return -errno;
-    ssize_t n = read(fd, text, sizeof text - 1);
-    int err = errno;
-    close(fd);
+    ssize_t n = mxc_read_small_at(AT_FDCWD, path, text, sizeof text);
     if (n < 0)
-        return -err;
-    text[n] = '\0';
+        return (int)n;
     size_t klen = strlen(key);
     for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
         if (!strncmp(l, key, klen) && l[klen] == ' ') {

@@ -6,6 +6,7 @@
  * the holder is nobody's child but init's and outlives the caller. */
 #include "container.h"
 #include "fault.h"
+#include "fdio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -518,11 +519,7 @@ static _Noreturn void monitor_main(const mxc_plan *p, mxc_fsview_sources *src, i
          * clears the record first).  Anything else reaped here (a setup
          * process orphaned to this subreaper) is not the holder. */
         char rec[96] = "";
-        int rfd = openat(dirfd, "holder", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        ssize_t n = rfd < 0 ? -1 : read(rfd, rec, sizeof rec - 1);
-        if (rfd >= 0)
-            close(rfd);
-        if (n > 0 && atoi(rec) == (int)r) {
+        if (mxc_read_small_at(dirfd, "holder", rec, sizeof rec) > 0 && atoi(rec) == (int)r) {
             char text[64];
             if (si.si_code == CLD_EXITED && si.si_status == HOLDER_UNRELEASED)
                 snprintf(text, sizeof text, "%s\n", MXC_HOLDER_NEVER_RELEASED);

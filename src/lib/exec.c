@@ -390,11 +390,7 @@ static size_t kill_descendants(void)
             continue;
         char path[64], buf[512];
         snprintf(path, sizeof path, "/proc/%.20s/stat", de->d_name);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        ssize_t k = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
-        if (fd >= 0)
-            close(fd);
-        char *rp = k > 0 ? (buf[k] = '\0', strrchr(buf, ')')) : NULL;
+        char *rp = mxc_read_small_at(AT_FDCWD, path, buf, sizeof buf) > 0 ? strrchr(buf, ')') : NULL;
         char state;
         int pp;
         if (!rp || sscanf(rp + 1, " %c %d", &state, &pp) != 2)

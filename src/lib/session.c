@@ -20,6 +20,7 @@
 
 #include "cgroup.h"
 #include "container.h"
+#include "fdio.h"
 #include "harden.h"
 #include "procs.h"
 #include "quota.h"
@@ -372,13 +373,8 @@ static bool holder_in_cgroup(const char *name, pid_t *pid, unsigned long long *s
     for (size_t i = 0; i < n; i++) {
         char sp[64], buf[512];
         snprintf(sp, sizeof sp, "/proc/%d/stat", (int)in[i]);
-        int fd = open(sp, O_RDONLY | O_CLOEXEC);
-        ssize_t len = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
-        if (fd >= 0)
-            close(fd);
-        if (len <= 0)
+        if (mxc_read_small_at(AT_FDCWD, sp, buf, sizeof buf) <= 0)
             continue;
-        buf[len] = '\0';
         char *lp = strchr(buf, '('), *rp = strrchr(buf, ')');
         char state;
         int ppid;
@@ -1218,13 +1214,8 @@ static long long limit_of(const char *dir, const char *file)
         return -1;
     char path[700], buf[64];
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
-    if (fd >= 0)
-        close(fd);
-    if (n <= 0)
+    if (mxc_read_small_at(AT_FDCWD, path, buf, sizeof buf) <= 0)
         return -1;
-    buf[n] = '\0';
     return strncmp(buf, "max", 3) == 0 ? 0 : strtoll(buf, NULL, 10);
 }
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "dirtree.h"
+#include "fdio.h"
 #include "procs.h"
 
 int mxc_mkdir_p(const char *path, mode_t mode)
@@ -492,15 +493,7 @@ static bool read_small(const char *dir, const char *file, char *buf, size_t bufs
 {
     char path[760];
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return false;
-    ssize_t n = read(fd, buf, bufsz - 1);
-    close(fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
-    return true;
+    return mxc_read_small_at(AT_FDCWD, path, buf, bufsz) > 0;
 }
 
 int mxc_state_write_holder(const mxc_state *st, pid_t holder, unsigned long long start)

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "fdio.h"
 #include "netplan.h"
 #include "procs.h"
 #include "registry.h"
@@ -102,13 +103,8 @@ static bool proc_uid(pid_t pid, uid_t *uid, char comm[16])
 {
     char path[64], buf[2048];
     snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
-    if (fd >= 0)
-        close(fd);
-    if (n <= 0)
+    if (mxc_read_small_at(AT_FDCWD, path, buf, sizeof buf) <= 0)
         return false;
-    buf[n] = '\0';
     const char *state = strstr(buf, "\nState:\t");
     if (state && state[8] == 'Z')
         return false; /* a zombie runs nothing and holds nothing but its pid; its reaper is not us */

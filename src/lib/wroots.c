@@ -195,12 +195,8 @@ void mxc_wroots_prune(json_t *writable)
 static void boot_marker(char out[64])
 {
     out[0] = '\0';
-    int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
     char id[40] = "";
-    ssize_t n = fd >= 0 ? read(fd, id, sizeof id - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    if (n >= 32) {
+    if (mxc_read_small_at(AT_FDCWD, "/proc/sys/kernel/random/boot_id", id, sizeof id) >= 32) {
         id[strcspn(id, "\n")] = '\0';
         snprintf(out, 64, ".boot-%s", id);
     }

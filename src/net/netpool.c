@@ -126,13 +126,8 @@ static int pids_read(int dir, const char *name, entry_pids *ep)
 {
     char path[NAME_MAX_POOL + 8], text[128];
     snprintf(path, sizeof path, "%s/pids", name);
-    int fd = openat(dir, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    ssize_t n = fd < 0 ? -1 : read(fd, text, sizeof text - 1);
-    if (fd >= 0)
-        close(fd);
-    if (n <= 0)
+    if (mxc_read_small_at(dir, path, text, sizeof text) <= 0)
         return -1;
-    text[n] = '\0';
     int h, p;
     if (sscanf(text, "%d %llu %d %llu", &h, &ep->holder_start, &p, &ep->pasta_start) != 4 || h <= 0 || p <= 0)
         return -1;
@@ -167,12 +162,9 @@ static bool entry_cgroup(int dir, const char *name, char *cg, size_t cgsz)
 {
     char path[NAME_MAX_POOL + 8];
     snprintf(path, sizeof path, "%s/cgroup", name);
-    int fd = openat(dir, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, cg, cgsz - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    cg[n > 0 ? n : 0] = '\0';
-    return n > 0 && !strncmp(cg, "netpool-", 8) && !strchr(cg, '/') && !strchr(cg, '.');
+    cg[0] = '\0';
+    return mxc_read_small_at(dir, path, cg, cgsz) > 0 && !strncmp(cg, "netpool-", 8) && !strchr(cg, '/') &&
+           !strchr(cg, '.');
 }
 
 /* The entry's installed rules when they are the plan's rule set (byte for byte) followed by this
@@ -512,11 +504,7 @@ static bool pool_comm(pid_t pid)
 {
     char path[64], comm[32] = "";
     snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd < 0 ? -1 : read(fd, comm, sizeof comm - 1);
-    if (fd >= 0)
-        close(fd);
-    comm[n > 0 ? n : 0] = '\0';
+    (void)mxc_read_small_at(AT_FDCWD, path, comm, sizeof comm);
     return !strcmp(comm, "pasta\n") || !strcmp(comm, "passt\n") || !strcmp(comm, "passt.avx2\n") ||
            !strcmp(comm, "mxc-netpool\n");
 }
@@ -747,13 +735,8 @@ static long pss_kib(pid_t pid)
 {
     char path[64], buf[4096];
     snprintf(path, sizeof path, "/proc/%d/smaps_rollup", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
-    if (fd >= 0)
-        close(fd);
-    if (n <= 0)
+    if (mxc_read_small_at(AT_FDCWD, path, buf, sizeof buf) <= 0)
         return -1;
-    buf[n] = '\0';
     const char *p = strstr(buf, "\nPss:");
     return p ? strtol(p + 5, NULL, 10) : -1;
 }

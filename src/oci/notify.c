@@ -1,6 +1,7 @@
 /* notify.c — see notify.h. */
 #include "notify.h"
 #include "cleanup.h"
+#include "fdio.h"
 #include "sockmsg.h"
 
 #include <errno.h>
@@ -34,11 +35,8 @@ static pid_t pidfd_pid(int pfd)
 {
     char p[64], buf[1024];
     snprintf(p, sizeof p, "/proc/self/fdinfo/%d", pfd);
-    int fd _cleanup_fd_ = open(p, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
-    if (n <= 0)
+    if (mxc_read_small_at(AT_FDCWD, p, buf, sizeof buf) <= 0)
         return 0;
-    buf[n] = '\0';
     const char *l = strstr(buf, "\nPid:\t");
     long v = l ? strtol(l + 6, NULL, 10) : 0;
     return v > 0 ? (pid_t)v : 0;

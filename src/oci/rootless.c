@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "fdio.h"
 #include "front.h"
 #include "mountmap.h"
 #include "userns.h"
@@ -193,9 +194,7 @@ static int nested_maps_host_root(mxc_error *e)
     }
     struct stat st;
     char buf[16] = "";
-    int fd _cleanup_fd_ = open("/proc/sys/kernel/overflowuid", O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-    if (n <= 0 || stat("/", &st) < 0)
+    if (mxc_read_small_at(AT_FDCWD, "/proc/sys/kernel/overflowuid", buf, sizeof buf) <= 0 || stat("/", &st) < 0)
         return mxc_err(e, MXC_E_BACKEND_ERROR, "rootless: cannot tell whether host root is mapped here");
     if (st.st_uid != (uid_t)strtoul(buf, NULL, 10))
         return mxc_err(e, MXC_E_UNSUPPORTED_CONTAINMENT, "rootless: host root's \"/\" is owned by uid %u in the user "

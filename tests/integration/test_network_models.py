@@ -22,6 +22,8 @@ import time
 import pytest
 
 from conftest import MXC_EXEC, assert_ok_envelope, serve_tcp, unique, wait_until
+from netpool_util import POOL, discard_entry, gone as _gone, netns, pool_entries as _pool_entries, procs_named, \
+    sandbox_stacks
 
 CLONE_NEWNET = 0x40000000
 WEB = "198.51.100.7"     # TCP 8080 (allowed in most tests), 8081; UDP 5005, 5020
@@ -243,35 +245,6 @@ def probe(sb, cmd, *specs):
     return {line.split()[0]: line.split()[1] for line in r.stdout.splitlines()}
 
 
-POOL = "/run/mxc-netpool"  # src/net/netpool.h
-
-
-def pooled_stacks():
-    """pids of the pastas idle in model 1's pool (src/net/netpool.h): made ahead, no sandbox's."""
-    out = set()
-    ready = os.path.join(POOL, "ready")
-    for e in os.listdir(ready) if os.path.isdir(ready) else []:
-        try:
-            out.add(int(open(os.path.join(ready, e, "pids")).read().split()[2]))
-        except (OSError, ValueError, IndexError):
-            pass
-    return out
-
-
-def procs_named(match, netns_ino=None):
-    """pids of the processes whose name (comm) match() accepts, in the given network namespace
-    (None: any)"""
-    out = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if match(open("/proc/%s/comm" % pid).read().strip()) and \
-                    (netns_ino is None or os.stat("/proc/%s/ns/net" % pid).st_ino == netns_ino):
-                out.append(int(pid))
-        except OSError:
-            pass
-    return out
-
-
 def refilling(netns_ino=None):
     """the pool's refillers running in the given network namespace (src/net/netpool.c; None: any):
     a pasta one of them is starting is not in the pool's records yet, nor any sandbox's"""
@@ -284,18 +257,7 @@ def stacks_in(netns_ino):
     deadline = time.time() + 10
     while refilling(netns_ino) and time.time() < deadline:
         time.sleep(0.02)
-    out = []
-    pooled = pooled_stacks()
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if open("/proc/%s/comm" % pid).read().strip() not in ("pasta", "passt.avx2", "passt") \
-                    or int(pid) in pooled:
-                continue
-            if os.stat("/proc/%s/ns/net" % pid).st_ino == netns_ino:
-                out.append(int(pid))
-        except OSError:
-            pass
-    return out
+    return sandbox_stacks(netns_ino)
 
 
 def v1(net):
@@ -441,15 +403,7 @@ POOL_ON = os.environ.get("MXC_NETPOOL_SIZE", "0") != "0"  # off by default; run-
 
 def pool_namespaces():
     """the network namespaces (inodes) of the pool's ready entries now"""
-    out = set()
-    ready = os.path.join(POOL, "ready")
-    for e in os.listdir(ready) if os.path.isdir(ready) else []:
-        try:
-            holder = int(open(os.path.join(ready, e, "pids")).read().split()[0])
-            out.add(os.stat("/proc/%d/ns/net" % holder).st_ino)
-        except (OSError, ValueError, IndexError):
-            pass
-    return out
+    return {ino for ino in (netns(h) for h, _ in _pool_entries().values()) if ino is not None}
 
 
 def _ns_of(r):
@@ -480,26 +434,6 @@ def test_model1_pool_entry_is_never_handed_out_twice(internet, mxc):
         pooled += len(set(seen) & before)
         time.sleep(0.2)  # the refiller's turn
     assert (pooled > 0) == POOL_ON, pooled
-
-
-def _pool_entries(netns_ino):
-    """{entry name: (holder pid, pasta pid)} of the pool's ready entries for the given namespace"""
-    out, ready = {}, os.path.join(POOL, "ready")
-    for e in os.listdir(ready) if os.path.isdir(ready) else []:
-        if e.startswith("%d-" % netns_ino):
-            try:
-                f = open(os.path.join(ready, e, "pids")).read().split()
-                out[e] = (int(f[0]), int(f[2]))
-            except (OSError, ValueError, IndexError):
-                pass
-    return out
-
-
-def _gone(pid):
-    try:
-        return open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0] in "ZX"
-    except OSError:
-        return True
 
 
 @pytest.mark.skipif(not POOL_ON, reason="the pool is off (MXC_NETPOOL_SIZE=0)")
@@ -597,8 +531,9 @@ def _starting(netns_ino):
 
 def _discard_pool_of(netns_ino):
     """Every pool entry made for the given namespace (ready or claimed), once no refiller of it runs
-    (one the test's last one-shot started included): its holder and pasta killed (checked by name),
-    its record removed; the rest of the host's pool (other callers') untouched."""
+    (one the test's last one-shot started included): discarded (netpool_util.discard_entry: its
+    holder and pasta killed while they are the record's, its own cgroup and its record removed);
+    the rest of the host's pool (other callers') untouched."""
     for _ in range(5):
         assert wait_until(lambda: not refilling(netns_ino) and not _starting(netns_ino), 15)
         if not _discard_entries(netns_ino):
@@ -613,40 +548,10 @@ def _discard_entries(netns_ino):
         for e in os.listdir(d) if os.path.isdir(d) else []:
             if not e.startswith("%d-" % netns_ino):
                 continue
-            try:
-                f = open(os.path.join(d, e, "pids")).read().split()
-                for pid, names in ((int(f[2]), ("pasta", "passt", "passt.avx2")), (int(f[0]), ("mxc-netpool",))):
-                    if open("/proc/%d/comm" % pid).read().strip() in names:
-                        os.kill(pid, 9)
-            except (OSError, ValueError, IndexError):
-                pass
-            _remove_entry_cgroup(os.path.join(d, e))
-            shutil.rmtree(os.path.join(d, e), ignore_errors=True)
+            left = discard_entry(os.path.join(d, e))
+            assert left is None, left
             n += 1
     return n
-
-
-def _remove_entry_cgroup(entry):
-    """v1: the entry's own cgroup (src/net/netpool.c: `netpool-<holder>`, named in its record), once
-    what was killed in it has exited"""
-    try:
-        cg = open(os.path.join(entry, "cgroup")).read().strip()
-    except OSError:
-        return
-    if not cg.startswith("netpool-") or "/" in cg:
-        return
-    for path in ["/sys/fs/cgroup/%s/mxc/%s%s" % (h, cg, sub) for h in ("pids", "memory") for sub in ("/helpers", "")]:
-        assert wait_until(lambda: _rmdir_gone(path), 10), path
-
-
-def _rmdir_gone(path):
-    try:
-        os.rmdir(path)
-    except FileNotFoundError:
-        pass
-    except OSError:
-        return False
-    return True
 
 
 @pytest.fixture

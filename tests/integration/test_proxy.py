@@ -21,6 +21,7 @@ import time
 import pytest
 
 from conftest import REPO, serve_tcp, unique
+from netpool_util import netns, procs_named
 
 PROXY = os.path.realpath(os.environ.get("MXC_PROXY", os.path.join(os.path.dirname(
     os.path.realpath(os.environ.get("MXC_EXEC", os.path.join(REPO, "build", "mxc-exec")))), "mxc-proxy")))
@@ -598,15 +599,7 @@ def test_a_bad_host_entry_is_refused_before_anything_runs(governed):
 
 def _proxies():
     """mxc-proxy processes in this test's namespace (where the executor, hence the proxy, runs)."""
-    here = os.stat("/proc/self/ns/net").st_ino
-    n = 0
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            n += open("/proc/%s/comm" % pid).read().strip() == "mxc-proxy" and \
-                os.stat("/proc/%s/ns/net" % pid).st_ino == here
-        except OSError:
-            pass
-    return n
+    return len(procs_named(lambda c: c == "mxc-proxy", netns()))
 
 
 def test_the_proxy_holds_no_privilege(proxy):

@@ -25,6 +25,8 @@ import time
 import pytest
 
 from conftest import MXC_EXEC, assert_ok_envelope, wait_until
+from netpool_util import POOL, comm as _comm, entry_cgroup, netns, pool_entries, pooled_stacks, procs_named, \
+    sandbox_stacks
 from test_cgroup_v2 import cgroup2_mount, v2root  # noqa: F401 (fixture)
 from test_proxy import CLIENT, NET, WEB, Proxy, auth, governed, in_sandbox_ns, world  # noqa: F401 (fixtures)
 
@@ -54,16 +56,7 @@ def cpu_share(pid, seconds=3.0):
 
 def proxy_pids():
     """mxc-proxy processes in this test's network namespace (where the executor runs them)."""
-    here = os.stat("/proc/self/ns/net").st_ino
-    out = set()
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if open("/proc/%s/comm" % pid).read().strip() == "mxc-proxy" and \
-                    os.stat("/proc/%s/ns/net" % pid).st_ino == here:
-                out.add(int(pid))
-        except OSError:
-            pass
-    return out
+    return set(procs_named(lambda c: c == "mxc-proxy", netns()))
 
 
 def soft_nofile(n):
@@ -408,40 +401,23 @@ def _holder_in(d):
 
 def _pooled_stacks():
     """pids of the pastas idle in model 1's pool (src/net/netpool.h) for this namespace, no sandbox's"""
-    out, ready = set(), "/run/mxc-netpool/ready"
-    for e in os.listdir(ready) if os.path.isdir(ready) else []:
-        try:
-            pid = int(open(os.path.join(ready, e, "pids")).read().split()[2])
-            if _netns(pid) == os.stat("/proc/self/ns/net").st_ino:
-                out.add(pid)
-        except (OSError, ValueError, IndexError):
-            pass
-    return out
+    return pooled_stacks(netns())
 
 
 def _pooled_cgroups():
     """{pasta pid: the entry's own cgroup's name} of the pool's ready entries that have one (v1)"""
-    out, ready = {}, "/run/mxc-netpool/ready"
-    for e in os.listdir(ready) if os.path.isdir(ready) else []:
-        try:
-            out[int(open(os.path.join(ready, e, "pids")).read().split()[2])] = \
-                open(os.path.join(ready, e, "cgroup")).read().strip()
-        except (OSError, ValueError, IndexError):
-            pass
-    return out
+    cgroups = {p: entry_cgroup(os.path.join(POOL, "ready", e)) for e, (_, p) in pool_entries().items()}
+    return {p: cg for p, cg in cgroups.items() if cg}
 
 
 def _refilling():
     """the pool's refillers running in this namespace (src/net/netpool.c)"""
-    return [p for p in filter(str.isdigit, os.listdir("/proc"))
-            if _comm(p) == "mxc-netpool-fil" and _netns(p) == os.stat("/proc/self/ns/net").st_ino]
+    return procs_named(lambda c: c == "mxc-netpool-fil", netns())
 
 
 def _sandbox_stacks():
     """pids of the pastas in this namespace that are a sandbox's (not the pool's idle ones)"""
-    stacks = [p for p in filter(str.isdigit, os.listdir("/proc")) if _comm(p) in ("pasta", "passt", "passt.avx2")]
-    pooled = _pooled_stacks()
-    return [int(p) for p in stacks if _netns(p) == os.stat("/proc/self/ns/net").st_ino and int(p) not in pooled]
+    return sandbox_stacks(netns())
 
 
 @pytest.mark.parametrize("hierarchy", ["v1", "v2"])
@@ -492,17 +468,3 @@ def test_the_helpers_are_charged_to_their_sandbox(governed, mxc, request, hierar
     assert bool(own) == (hierarchy == "v1" and bool(pooled)), (own, entry_cgroups)
     if own:
         assert not [h for h in ("pids", "memory") if os.path.exists("/sys/fs/cgroup/%s/mxc/%s" % (h, own))], own
-
-
-def _netns(pid):
-    try:
-        return os.stat("/proc/%s/ns/net" % pid).st_ino
-    except OSError:
-        return None
-
-
-def _comm(pid):
-    try:
-        return open("/proc/%s/comm" % pid).read().strip()
-    except OSError:
-        return ""

@@ -9,6 +9,7 @@ import subprocess
 import pytest
 
 from conftest import MXC_EXEC, SESSION_STARTED, leftover_claims, wait_until
+from netpool_util import POOL, gone, pool_entries
 
 
 def test_no_claim_outlives_its_sandbox():
@@ -28,22 +29,10 @@ def test_model1_pool_entries_are_swept_at_the_end():
     one, so nothing of the suite's pool outlives it: no record, no holder, no pasta."""
     if os.geteuid() != 0:
         pytest.skip("the pool is root's")
-    ready = "/run/mxc-netpool/ready"
-    pids = []
-    for e in os.listdir(ready) if os.path.isdir(ready) else []:
-        try:
-            f = open(os.path.join(ready, e, "pids")).read().split()
-            pids += [int(f[0]), int(f[2])]
-        except (OSError, ValueError, IndexError):
-            pass
+    ready = os.path.join(POOL, "ready")
+    pids = [pid for entry in pool_entries().values() for pid in entry]
     p = subprocess.run([MXC_EXEC, "--gc"], capture_output=True, timeout=120,
                        env=dict(os.environ, MXC_NETPOOL_SIZE="0"))
     assert p.returncode == 0, p
     assert not (os.path.isdir(ready) and os.listdir(ready)), os.listdir(ready)
-
-    def gone(pid):
-        try:
-            return open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0] in "ZX"
-        except OSError:
-            return True
     assert wait_until(lambda: all(gone(q) for q in pids), 10), pids

@@ -160,6 +160,21 @@ static void directories(void)
     CHECK_INT_EQ(mxc_cgroup_read_key(d, "cgroup.controllers", "user", &v), -ENOENT); /* whole keys only */
     CHECK_INT_EQ((int)v, 0);
     CHECK_INT_EQ(mxc_cgroup_write(d, "no-such-file", "1"), -ENOENT);
+    /* read: its first line; a failed one (missing, a link: never followed) leaves the buffer as it
+     * was (quota_v2's default cpu.max) */
+    char t[32] = "kept";
+    CHECK_INT_EQ(mxc_cgroup_read(d, "no-such-file", t, sizeof t), -ENOENT);
+    CHECK_STR_EQ(t, "kept");
+    char link[300];
+    snprintf(link, sizeof link, "%s/l", d);
+    CHECK(symlink("cgroup.controllers", link) == 0);
+    CHECK_INT_EQ(mxc_cgroup_read(d, "l", t, sizeof t), -ELOOP);
+    CHECK_STR_EQ(t, "kept");
+    CHECK(unlink(link) == 0);
+    CHECK_INT_EQ(mxc_cgroup_read(d, "cgroup.controllers", t, 8), 0); /* cut at the buffer */
+    CHECK_STR_EQ(t, "usage_u");
+    CHECK_INT_EQ(mxc_cgroup_read(d, "cgroup.controllers", t, sizeof t), 0);
+    CHECK_STR_EQ(t, "usage_usec 12");
     CHECK_INT_EQ(mxc_cgroup_rmdir(d), -ENOTEMPTY); /* only EBUSY is waited for */
 }
 

@@ -5,7 +5,9 @@
  * than the first read buffer too; a read error is an error.  A file replaced
  * whole (mxc_replace_at, synced or not) leaves no temporary, never writes
  * through a link; a tree removed by descriptor (dirtree.h) removes a planted
- * link, never what it names, and is removed whatever its depth. */
+ * link, never what it names, and is removed whatever its depth.  A short
+ * file read at a descriptor (mxc_read_small_at) is cut at the buffer, never
+ * read through a link, and leaves the buffer as it was when it fails. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -110,9 +112,42 @@ static void replace_and_remove(void)
     close(d);
 }
 
+/* a short file read at a descriptor: its text with a NUL, cut at size-1 bytes; an empty file 0;
+ * a missing file, a link (never followed) or a directory -errno with the buffer untouched */
+static void read_small(void)
+{
+    char top[] = "/tmp/mxc-fdio-XXXXXX", buf[8];
+    CHECK(mkdtemp(top) != NULL);
+    int d = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    CHECK_INT_EQ(mxc_replace_at_unsynced(d, "f", NULL, "abc\n", 4, 0600), 0);
+    CHECK_INT_EQ(mxc_replace_at_unsynced(d, "long", NULL, "0123456789", 10, 0600), 0);
+    CHECK_INT_EQ(mxc_replace_at_unsynced(d, "empty", NULL, "", 0, 0600), 0);
+    CHECK(symlinkat("f", d, "l") == 0 && mkdirat(d, "dir", 0700) == 0);
+    CHECK_INT_EQ(mxc_read_small_at(d, "f", buf, sizeof buf), 4);
+    CHECK(!strcmp(buf, "abc\n"));
+    CHECK_INT_EQ(mxc_read_small_at(d, "long", buf, sizeof buf), 7);
+    CHECK(!strcmp(buf, "0123456"));
+    CHECK_INT_EQ(mxc_read_small_at(d, "long", buf, 1), 0);
+    CHECK(!strcmp(buf, ""));
+    strcpy(buf, "keep");
+    CHECK_INT_EQ(mxc_read_small_at(d, "empty", buf, sizeof buf), 0);
+    CHECK(!strcmp(buf, ""));
+    strcpy(buf, "keep");
+    CHECK_INT_EQ(mxc_read_small_at(d, "missing", buf, sizeof buf), -ENOENT);
+    CHECK_INT_EQ(mxc_read_small_at(d, "l", buf, sizeof buf), -ELOOP);
+    CHECK_INT_EQ(mxc_read_small_at(d, "dir", buf, sizeof buf), -EISDIR);
+    CHECK(!strcmp(buf, "keep"));
+    /* AT_FDCWD: a path as open(2) takes it (the kernel's files, whole in one read) */
+    char stat[1024];
+    CHECK(mxc_read_small_at(AT_FDCWD, "/proc/self/stat", stat, sizeof stat) > 0 && strchr(stat, ')'));
+    CHECK_INT_EQ(mxc_remove_tree_at(AT_FDCWD, top), 0);
+    close(d);
+}
+
 int main(void)
 {
     replace_and_remove();
+    read_small();
     json_t *j = both_load("{\"a\": [1, 2, {\"b\": \"c\"}], \"d\": null}", 0);
     CHECK(j && json_integer_value(json_array_get(json_object_get(j, "a"), 1)) == 2);
     json_decref(j);

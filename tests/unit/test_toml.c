@@ -1,8 +1,13 @@
 /* test_toml.c — unit tests for src/gateway/toml.c (the strict TOML reader)
  * and src/gateway/config.c ([openshell.drivers.mxc]): what TOML accepts,
  * what it refuses (and that we refuse it too, naming the line), what we
- * refuse as unsupported rather than misread, and every config key's rule. */
+ * refuse as unsupported rather than misread, and every config key's rule;
+ * a provider's token read from its token_file (its first line; none from a
+ * link, an empty file or one too long to be a token). */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "config.h"
@@ -207,9 +212,47 @@ static void config_cases(void)
     mxc_gw_config_free(&LAST);
 }
 
+/* the token mxc_gw_provider_token reads from a token_file holding text (len bytes; a link to
+ * such a file when link), or NULL */
+static char *token_of(const char *text, size_t len, bool link)
+{
+    char dir[] = "/tmp/mxc-toml-XXXXXX", file[64], path[64];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(file, sizeof file, "%s/t", dir);
+    snprintf(path, sizeof path, "%s/%s", dir, link ? "l" : "t");
+    FILE *f = fopen(file, "w");
+    CHECK(f && fwrite(text, 1, len, f) == len && fclose(f) == 0);
+    CHECK(!link || symlink(file, path) == 0);
+    json_t *p = json_pack("{s:s}", "token_file", path);
+    char *t = mxc_gw_provider_token(p);
+    json_decref(p);
+    unlink(path), unlink(file), rmdir(dir);
+    return t;
+}
+
+static void token_cases(void)
+{
+    char *t = token_of("s3cret\r\nsecond line\n", 20, false);
+    CHECK(t && !strcmp(t, "s3cret"));
+    free(t);
+    CHECK(token_of("s3cret\n", 7, true) == NULL); /* never through a link */
+    CHECK(token_of("", 0, false) == NULL);
+    CHECK(token_of("\n", 1, false) == NULL);
+    char big[8192];
+    memset(big, 'a', sizeof big);
+    CHECK(token_of(big, sizeof big, false) == NULL); /* 8192 bytes: too long */
+    t = token_of(big, sizeof big - 1, false);
+    CHECK(t && strlen(t) == sizeof big - 1);
+    free(t);
+    json_t *p = json_pack("{s:s}", "token_file", "/nonexistent/mxc-token");
+    CHECK(mxc_gw_provider_token(p) == NULL);
+    json_decref(p);
+}
+
 int main(void)
 {
     toml_cases();
     config_cases();
+    token_cases();
     return CHECK_DONE();
 }
