@@ -443,7 +443,8 @@ def test_the_helpers_are_charged_to_their_sandbox(governed, mxc, request, hierar
     r = mxc({"network": {"defaultPolicy": "allow"}, "process": {"commandLine": "true"}})
     assert r.rc == 0, r.describe()
     if os.environ.get("MXC_NETPOOL_SIZE", "0") != "0":
-        assert wait_until(lambda: len(_pooled_stacks()) >= 1, 10)
+        # the refiller done: an entry it made after the snapshot below could be the one claimed
+        assert wait_until(lambda: len(_pooled_stacks()) >= 1 and not _refilling(), 20)
     assert wait_until(lambda: not _sandbox_stacks(), 10)  # the one-shot's, gone with it
     pooled = _pooled_stacks()
     entry_cgroups = _pooled_cgroups()
