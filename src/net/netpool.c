@@ -161,7 +161,7 @@ static void entry_remove(int dir, const char *name)
     unlinkat(dir, name, AT_REMOVEDIR);
 }
 
-/* The entry's own cgroup (v1: "netpool-<holder>", made with it, its pasta inside; none on v2
+/* The entry's own cgroup (v1: "netpool-<holder>-<its start time>", made with it, its pasta inside; none on v2
  * or where it could not be made): whether it has one, its name into cg. */
 static bool entry_cgroup(int dir, const char *name, char *cg, size_t cgsz)
 {
@@ -470,13 +470,15 @@ static int entry_make(const mxc_net_policy *np, int root, int ready, const char 
      * charged to it from its first page, and no migration on the start's path (cgroup.h) */
     char cg[64];
     int join[2], njoin = 0;
-    snprintf(cg, sizeof cg, "netpool-%d", (int)h);
+    unsigned long long hstart = h > 0 ? mxc_proc_start_time(h) : 0;
+    /* named by the holder's pid and start time: --gc owns it by both (a reused pid is not it) */
+    snprintf(cg, sizeof cg, "netpool-%d-%llu", (int)h, hstart);
     if (nsfd >= 0 && (njoin = mxc_cgroup_pool_make(cg, join)) < 0)
         njoin = 0, cg[0] = '\0';
     pid_t pasta = nsfd >= 0 ? mxc_net_pasta_start(np, nsfd, join, (size_t)njoin, why, sizeof why) : -1;
     for (int i = 0; i < njoin; i++)
         close(join[i]);
-    entry_pids ep = {.holder = h, .pasta = pasta, .holder_start = h > 0 ? mxc_proc_start_time(h) : 0,
+    entry_pids ep = {.holder = h, .pasta = pasta, .holder_start = hstart,
                      .pasta_start = pasta > 0 ? mxc_proc_start_time(pasta) : 0};
     snprintf(tmp, sizeof tmp, ".new.%d", (int)h);
     snprintf(name, sizeof name, "%s.%d", key, (int)h);

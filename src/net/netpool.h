@@ -40,7 +40,7 @@ int mxc_netpool_size(void);
  * claim, until mxc_netpool_adopt; one left unadopted by a failed start is dropped here, its
  * pasta killed), its holder killed, its namespace's descriptor returned; -1: none (the caller
  * makes its namespace as without a pool).  On v1 an entry's pasta lives in a cgroup of the
- * entry's own ("netpool-<holder>", its helpers' child), renamed here to the sandbox's cgroup
+ * entry's own ("netpool-<holder>-<start time>", its helpers' child), renamed here to the sandbox's cgroup
  * `cgroup` (which does not exist yet: an entry whose cgroup cannot be renamed is not used), so
  * pasta needs no migration (cgroup.h).  Single-threaded callers only. */
 int mxc_netpool_claim(const mxc_net_policy *np, const char *cgroup);

@@ -1,0 +1,77 @@
+"""Model 1's pool of namespaces made ahead (src/net/netpool.h): what a failure, a dead maker or a
+reused pid leaves behind, and what --gc then does.  Run under the pool's lock (tests share
+/run/mxc-netpool):  flock /run/mxc-pooltest.lock python3 -m pytest tests/integration/test_netpool_faults.py
+
+NETWORK SAFETY: every model-1 sandbox and pool entry here is made from the test's own namespaces
+(test_network_models.internet); nothing leaves them.
+"""
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import MXC_EXEC, wait_until
+from test_network_models import (POOL, _discard_pool_of, _pool_entries, internet, own_pool,  # noqa: F401
+                                 procs_named, refilling, v1)
+
+NET = {"egress": {"default": "allow"}}
+V1_PIDS = "/sys/fs/cgroup/pids/mxc"
+
+
+def _gc(mxc, **env):
+    p = subprocess.run([MXC_EXEC, "--gc"], capture_output=True, env=mxc.env(dict(env, MXC_SWEEP_MIN_AGE="0")),
+                       timeout=60)
+    assert p.returncode == 0, p
+    return json.loads(p.stdout)["result"]["swept"]
+
+
+def _start_time(pid):
+    return int(open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[19])
+
+
+def _entry_cgroups(netns_ino):
+    """{entry: its own cgroup's name (v1)} of the pool's ready entries for the namespace"""
+    out = {}
+    for e in _pool_entries(netns_ino):
+        try:
+            out[e] = open(os.path.join(POOL, "ready", e, "cgroup")).read().strip()
+        except OSError:
+            pass
+    return out
+
+
+@pytest.fixture
+def pool_on(monkeypatch):
+    monkeypatch.setenv("MXC_NETPOOL_SIZE", "2")
+
+
+@pytest.mark.skipif(not os.path.isdir("/sys/fs/cgroup/pids"), reason="no v1 pids hierarchy here")
+def test_gc_owns_a_pool_cgroup_by_pid_and_start_time(internet, mxc, pool_on, own_pool):
+    """A pool entry's cgroup (`netpool-...`) is its holder's while that very process lives: one named
+    for a live pid that is another process (a reused pid: here an unrelated `sleep`, in the old
+    bare-pid form and with a wrong start time) is an orphan --gc removes; a live entry's is kept."""
+    r = mxc(dict(v1(NET), process={"commandLine": "true"}))
+    assert r.rc == 0, r.describe()
+    assert wait_until(lambda: len(_pool_entries(internet.ino)) >= 2 and not refilling(internet.ino), 15)
+    live = _entry_cgroups(internet.ino)
+    assert live, "the pool's entries have no cgroup of their own on v1"
+    other = subprocess.Popen(["sleep", "60"])
+    orphans = [os.path.join(V1_PIDS, "netpool-%d" % other.pid),
+               os.path.join(V1_PIDS, "netpool-%d-%d" % (other.pid, _start_time(other.pid) + 1))]
+    try:
+        for d in orphans:
+            os.mkdir(d)
+        swept = _gc(mxc)
+        assert swept["cgroups"] >= 2, swept
+        assert [d for d in orphans if os.path.exists(d)] == [], orphans
+        assert other.poll() is None  # not in them: nothing of its was touched
+        for e, cg in live.items():
+            assert os.path.isdir(os.path.join(V1_PIDS, cg)), (e, cg)
+        assert set(_pool_entries(internet.ino)) == set(live)
+    finally:
+        other.kill()
+        other.wait()
+        for d in orphans:
+            if os.path.isdir(d):
+                os.rmdir(d)
