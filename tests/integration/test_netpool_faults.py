@@ -75,3 +75,44 @@ def test_gc_owns_a_pool_cgroup_by_pid_and_start_time(internet, mxc, pool_on, own
         for d in orphans:
             if os.path.isdir(d):
                 os.rmdir(d)
+
+
+def _error(r):
+    """the error envelope's error: on stdout (a phase), else the last line of stderr (a one-shot)"""
+    if r.error:
+        return r.error
+    at = r.stderr.rfind('{"error"')
+    return json.loads(r.stderr[at:])["error"] if at >= 0 else None
+
+
+def _claimed_of(netns_ino):
+    d = os.path.join(POOL, "claimed")
+    return [e for e in os.listdir(d) if e.startswith("%d-" % netns_ino)] if os.path.isdir(d) else []
+
+
+@pytest.mark.parametrize("size", ["0", "2"])
+def test_model1_memory_limit_below_the_stack_is_refused_saying_why(internet, mxc, own_pool, monkeypatch, size):
+    """A model-1 sandbox whose memory limit cannot hold its network stack (pasta, charged to the
+    sandbox) is refused before anything runs, naming the limit, the stack's need and what to do —
+    pooled or not.  Before: "Device or resource busy" (pooled) or "pasta failed (signal 9)"."""
+    monkeypatch.setenv("MXC_NETPOOL_SIZE", size)
+    if size != "0":  # entries ready to be claimed
+        r = mxc(dict(v1(NET), process={"commandLine": "true"}))
+        assert r.rc == 0, r.describe()
+        assert wait_until(lambda: len(_pool_entries(internet.ino)) >= 2 and not refilling(internet.ino), 15)
+    for surface in ("process", "session"):
+        env = {"MXC_MEMORY_MAX": str(16 << 20)}
+        if surface == "process":
+            r = mxc(dict(v1(NET), process={"commandLine": "echo RAN"}), env=env)
+        else:
+            p = mxc(dict(v1(NET), phase="provision", containment="isolation_session"), env=env)
+            r = mxc(dict(phase="start", sandboxId=p.result["sandboxId"]), env=env) if p.rc == 0 else p
+        assert r.rc != 0 and "RAN" not in r.stdout, r.describe()
+        err = _error(r)
+        assert err and err["code"] == "policy_validation", r.describe()
+        assert "MXC_MEMORY_MAX" in err["message"] and "pasta" in err["message"], err
+        assert "MiB" in err["message"] and err.get("remediation"), err
+        assert _claimed_of(internet.ino) == [], surface
+    # at the documented floor (src/base/helperbounds.h: 32 MiB) it runs, pooled or not
+    r = mxc(dict(v1(NET), process={"commandLine": "echo RAN"}), env={"MXC_MEMORY_MAX": str(32 << 20)})
+    assert r.rc == 0 and "RAN" in r.stdout, r.describe()
