@@ -266,7 +266,7 @@ static int entry_take(int claimed, const char *name, const char *cgroup, bool *c
 }
 
 /* A claim never adopted (the start failed between): its pasta killed, its record removed. */
-static void claim_drop(void)
+void mxc_netpool_release(void)
 {
     if (!claim.live)
         return;
@@ -285,7 +285,7 @@ static void claim_drop(void)
 
 int mxc_netpool_claim(const mxc_net_policy *np, const char *cgroup)
 {
-    claim_drop();
+    mxc_netpool_release();
     if (!pool_model(np))
         return -1;
     char key[NAME_MAX_POOL - 24], prefix[NAME_MAX_POOL - 16];

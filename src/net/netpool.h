@@ -44,6 +44,9 @@ int mxc_netpool_size(void);
  * `cgroup` (which does not exist yet: an entry whose cgroup cannot be renamed is not used), so
  * pasta needs no migration (cgroup.h).  Single-threaded callers only. */
 int mxc_netpool_claim(const mxc_net_policy *np, const char *cgroup);
+/* The claim this process made and did not adopt (its start failed): its pasta killed, its record
+ * removed, at once; a no-op without one (the next claim does it too). */
+void mxc_netpool_release(void);
 /* In the claiming process's attach: when nsfd is the claimed entry's namespace, the entry's
  * record is removed and its pasta's pidfd returned (*pasta its pid; *charged: it is in the
  * sandbox's helpers' cgroup already), the claim spent; else -1. */

@@ -116,3 +116,32 @@ def test_model1_memory_limit_below_the_stack_is_refused_saying_why(internet, mxc
     # at the documented floor (src/base/helperbounds.h: 32 MiB) it runs, pooled or not
     r = mxc(dict(v1(NET), process={"commandLine": "echo RAN"}), env={"MXC_MEMORY_MAX": str(32 << 20)})
     assert r.rc == 0 and "RAN" in r.stdout, r.describe()
+
+
+def _pids_alive(pids):
+    return [p for p in pids if os.path.exists("/proc/%d" % p) and
+            open("/proc/%d/stat" % p).read().rsplit(")", 1)[1].split()[0] not in "ZX"]
+
+
+@pytest.mark.parametrize("surface", ["process", "session"])
+def test_a_failed_pooled_start_leaves_no_claimed_entry(internet, mxc, pool_on, own_pool, surface):
+    """A start that fails once it has claimed an entry and before its network adopted it (here a
+    fault at the attach, MXC_FAULT_NETPOOL_ATTACH_FAILS): the claimed record is removed and the
+    entry's pasta and holder ended at once, by the failing start — not left in claimed/ for --gc."""
+    r = mxc(dict(v1(NET), process={"commandLine": "true"}))
+    assert r.rc == 0, r.describe()
+    assert wait_until(lambda: len(_pool_entries(internet.ino)) >= 2 and not refilling(internet.ino), 15)
+    before = _pool_entries(internet.ino)
+    env = {"MXC_FAULT_NETPOOL_ATTACH_FAILS": "1"}
+    if surface == "process":
+        r = mxc(dict(v1(NET), process={"commandLine": "echo RAN"}), env=env)
+    else:
+        p = mxc(dict(v1(NET), phase="provision", containment="isolation_session"))
+        assert p.rc == 0, p.describe()
+        r = mxc(dict(phase="start", sandboxId=p.result["sandboxId"]), env=env)
+    assert r.rc != 0 and "RAN" not in r.stdout and "NETPOOL_ATTACH_FAILS" in json.dumps(_error(r)), r.describe()
+    taken = {e: pp for e, pp in before.items() if e not in _pool_entries(internet.ino)}
+    assert len(taken) == 1, (before, _pool_entries(internet.ino))
+    assert _claimed_of(internet.ino) == []
+    (holder, pasta), = taken.values()
+    assert wait_until(lambda: not _pids_alive([holder, pasta]), 5), _pids_alive([holder, pasta])
