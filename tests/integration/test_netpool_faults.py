@@ -11,7 +11,8 @@ import subprocess
 
 import pytest
 
-from conftest import MXC_EXEC, wait_until
+from conftest import MXC_EXEC, assert_ok_envelope, wait_until
+from test_cgroup_v2 import cgroup2_mount, v2root  # noqa: F401 (fixture)
 from test_network_models import (POOL, _discard_pool_of, _pool_entries, internet, own_pool,  # noqa: F401
                                  procs_named, refilling, v1)
 
@@ -145,3 +146,44 @@ def test_a_failed_pooled_start_leaves_no_claimed_entry(internet, mxc, pool_on, o
     assert _claimed_of(internet.ino) == []
     (holder, pasta), = taken.values()
     assert wait_until(lambda: not _pids_alive([holder, pasta]), 5), _pids_alive([holder, pasta])
+
+
+def _v2_cgroup(pid):
+    """pid's cgroup2 directory (its "0::" line under the cgroup2 mount), or None once it is gone"""
+    try:
+        for line in open("/proc/%d/cgroup" % pid):
+            if line.startswith("0::"):
+                return cgroup2_mount() + line.rstrip("\n")[3:]
+    except OSError:
+        pass
+    return None
+
+
+def test_model1_session_on_a_cgroupless_entry_starts_and_stops_clean(internet, mxc, pool_on, own_pool, v2root):
+    """cgroup2 (a private hierarchy, MXC_CGROUP2_ROOT): the pool's entries have no cgroup of their own
+    (v1's rename does not exist here), so a pooled start waits for its keeper to move the entry's
+    pasta into the sandbox's helpers' cgroup.  The session's pasta is the claimed entry's, in
+    <root>/mxc-<sandbox>/helpers; the sandbox reaches what its rules allow; stop leaves no pasta, no
+    holder and no cgroup of the sandbox's."""
+    r = mxc(dict(v1(NET), process={"commandLine": "true"}))
+    assert r.rc == 0, r.describe()
+    assert wait_until(lambda: len(_pool_entries(internet.ino)) >= 2 and not refilling(internet.ino), 15)
+    before = _pool_entries(internet.ino)
+    assert _entry_cgroups(internet.ino) == {}, "an entry made under cgroup2 has a cgroup of its own"
+    res = mxc.provision(network=NET, extra={"version": "1.0.0"})
+    sid, name = res["sandboxId"], res["metadata"]["agentUserName"]
+    assert_ok_envelope(mxc.phase("start", sid))
+    taken = {e: pp for e, pp in before.items() if e not in _pool_entries(internet.ino)}
+    assert len(taken) == 1, (before, _pool_entries(internet.ino))
+    (holder, pasta), = taken.values()
+    assert _pids_alive([holder]) == [] and _pids_alive([pasta]) == [pasta]
+    sandbox_cg = os.path.join(v2root, "mxc-" + name)
+    assert _v2_cgroup(pasta) == os.path.join(sandbox_cg, "helpers"), (_v2_cgroup(pasta), sandbox_cg)
+    r = mxc.exec(sid, "/usr/bin/python3 -c \"import socket; socket.create_connection(('198.51.100.7', 8080), 3)"
+                      ".close(); print('REACHED')\"")
+    assert r.rc == 0 and "REACHED" in r.stdout, r.describe()
+    assert_ok_envelope(mxc.phase("stop", sid))
+    assert wait_until(lambda: not _pids_alive([pasta]), 10), pasta
+    assert wait_until(lambda: not os.path.exists(sandbox_cg), 10), os.listdir(sandbox_cg)
+    assert [d for d in os.listdir(v2root) if d.startswith("mxc-")] == [], os.listdir(v2root)
+    assert _claimed_of(internet.ino) == []
