@@ -64,8 +64,9 @@ int mxc_netpool_move(const int *fds, size_t n, pid_t pid);
  * at a time (the lock): a second returns. */
 void mxc_netpool_refill(const mxc_net_policy *np);
 /* --gc: entries whose holder or pasta died, over-age ones, every ready one when the pool is off,
- * claimed ones whose claimer died, half-made ones whose maker died: killed and removed (act), or
- * counted.  Adds "netpoolEntries" to r. */
+ * claimed ones whose claimer died, half-made ones whose maker died (their holder by its record made
+ * before it was told to stay, their pasta by the holder's namespace until its pid is recorded):
+ * killed and removed (act), or counted.  Adds "netpoolEntries" to r. */
 void mxc_netpool_sweep(bool act, json_t *r);
 /* --probe: {"size", "ready", "maxAgeSeconds", "idlePssKiB" (one ready entry's holder + pasta,
  * measured now; null without one)} */

@@ -13,8 +13,8 @@ import pytest
 
 from conftest import MXC_EXEC, assert_ok_envelope, wait_until
 from test_cgroup_v2 import cgroup2_mount, v2root  # noqa: F401 (fixture)
-from test_network_models import (POOL, _discard_pool_of, _pool_entries, internet, own_pool,  # noqa: F401
-                                 procs_named, refilling, v1)
+from test_network_models import (POOL, _discard_pool_of, _pool_entries, _starting, internet,  # noqa: F401
+                                 own_pool, procs_named, refilling, v1)
 
 NET = {"egress": {"default": "allow"}}
 V1_PIDS = "/sys/fs/cgroup/pids/mxc"
@@ -187,3 +187,52 @@ def test_model1_session_on_a_cgroupless_entry_starts_and_stops_clean(internet, m
     assert wait_until(lambda: not os.path.exists(sandbox_cg), 10), os.listdir(sandbox_cg)
     assert [d for d in os.listdir(v2root) if d.startswith("mxc-")] == [], os.listdir(v2root)
     assert _claimed_of(internet.ino) == []
+
+
+def _started_since(pid, t0):
+    try:
+        return _start_time(pid) >= t0
+    except (OSError, ValueError, IndexError):
+        return False
+
+
+def _boot_ticks_now():
+    return int(float(open("/proc/uptime").read().split()[0]) * os.sysconf("SC_CLK_TCK"))
+
+
+def _pool_cgroups_since(t0):
+    """v1 pool cgroups (netpool-<holder>-<start>) whose holder started at t0 or later"""
+    out = []
+    for h in ("pids", "memory"):
+        d = "/sys/fs/cgroup/%s/mxc" % h
+        for n in os.listdir(d) if os.path.isdir(d) else []:
+            parts = n.split("-")
+            if n.startswith("netpool-") and len(parts) == 3 and parts[2].isdigit() and int(parts[2]) >= t0:
+                out.append(os.path.join(d, n))
+    return out
+
+
+@pytest.mark.parametrize("stage,hierarchy", [("forked", "v1"), ("ready", "v1"), ("pasta", "v1"), ("pasta", "v2")])
+def test_a_refiller_killed_while_making_an_entry_leaks_nothing(internet, mxc, pool_on, own_pool, request, stage,
+                                                               hierarchy):
+    """The refiller killed (SIGKILL: MXC_FAULT_NETPOOL_REFILLER_DIES, test build) just after it forked
+    the holder, once the holder's namespace is up, or once pasta runs on it but before the entry's
+    record: after --gc no holder, no pasta, no pool cgroup and no record of it is left.  Before, the
+    holder outlived its maker unrecorded (and with it pasta and its cgroup): nothing found them.
+    cgroup2 (a private hierarchy): the entry has no cgroup whose removal would end its pasta."""
+    if hierarchy == "v2":
+        request.getfixturevalue("v2root")
+    t0 = _boot_ticks_now() - 1
+    r = mxc(dict(v1(NET), process={"commandLine": "true"}), env={"MXC_FAULT_NETPOOL_REFILLER_DIES": stage})
+    assert r.rc == 0, r.describe()
+    assert wait_until(lambda: not _starting(internet.ino), 15)  # the one-shot's cleaner forks the refill
+    assert _pool_entries(internet.ino) == {}  # it died making its first
+    swept = _gc(mxc)
+    assert swept is not None
+
+    def left():
+        holders = [p for p in procs_named(lambda c: c == "mxc-netpool") if _started_since(p, t0)]
+        pastas = procs_named(lambda c: c in ("pasta", "passt", "passt.avx2"), internet.ino)
+        news = [e for e in os.listdir(POOL) if e.startswith(".new.")]
+        return holders, pastas, _pool_cgroups_since(t0), news, _pool_entries(internet.ino), _claimed_of(internet.ino)
+    assert wait_until(lambda: not any(left()), 10), left()
