@@ -27,4 +27,13 @@
  * the hard one, which bounds how many flows the sandbox can hold open) */
 #define MXC_NET_STACK_NOFILE 8192
 
+/* pasta is charged to its sandbox's memory limit (its helpers' cgroup, a child of the sandbox's):
+ * ~21 MiB of its own once started (20 MiB resident, its packet buffers, and 1 MiB of kernel
+ * memory: Debian 12's passt.avx2, measured in a pool entry's cgroup), beside its keeper and the
+ * workload.  A sandbox whose network runs it (models 1 and 2) and whose memory a cgroup limits is
+ * refused below this (plan.c): under it pasta was OOM-killed as it started ("pasta failed
+ * (signal 9)") or a pooled one's charge refused the limit ("Device or resource busy"). */
+#define MXC_NET_STACK_MEMORY_MIN (32ull << 20)
+#define MXC_NET_STACK_MEMORY_NEED_MIB 21
+
 #endif

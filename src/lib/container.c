@@ -929,8 +929,8 @@ static int spawn_abort(spawn_state *s, int ctl, pid_t holder)
     return -1;
 }
 
-int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_session *session, const mxc_first_exec *fx,
-                     mxc_holder *h, mxc_cgroup *cg, mxc_error *e)
+static int holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_session *session,
+                        const mxc_first_exec *fx, mxc_holder *h, mxc_cgroup *cg, mxc_error *e)
 {
     memset(h, 0, sizeof *h);
     h->ctl_fd = -1;
@@ -965,6 +965,15 @@ int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_sess
     if (s.detached && !p->host_network && mxc_net_ops_get()->needs_stack(&p->net))
         mxc_net_ops_get()->pool_refill(&p->net);
     return 0;
+}
+
+int mxc_holder_spawn(mxc_plan *p, const char *cgroup_name, const mxc_holder_session *session, const mxc_first_exec *fx,
+                     mxc_holder *h, mxc_cgroup *cg, mxc_error *e)
+{
+    int rc = holder_spawn(p, cgroup_name, session, fx, h, cg, e);
+    if (rc < 0) /* src/net: a pool entry claimed (pool_join) and not adopted by the attach: ended now */
+        mxc_net_ops_get()->pool_release();
+    return rc;
 }
 
 int mxc_holder_release(mxc_holder *h, mxc_error *e)

@@ -82,6 +82,10 @@ static void pool_refill_none(const mxc_net_policy *np)
     (void)np;
 }
 
+static void pool_release_none(void)
+{
+}
+
 static void pool_sweep_none(bool act, json_t *r)
 {
     (void)act;
@@ -92,7 +96,7 @@ static const mxc_net_ops NONE = {
     .lower = lower_none, .require = require_none, .credential = policy_none, .workload_env = policy_none,
     .resolve = resolve_none, .needs_stack = needs_none, .after_maps = after_maps_none, .attach = attach_none,
     .remove_ca = remove_ca_none, .rules_now = rules_none, .probe = probe_none, .pool_claim = pool_claim_none,
-    .pool_refill = pool_refill_none, .pool_sweep = pool_sweep_none,
+    .pool_refill = pool_refill_none, .pool_sweep = pool_sweep_none, .pool_release = pool_release_none,
 };
 
 static const mxc_net_ops *installed;

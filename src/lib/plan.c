@@ -216,6 +216,28 @@ static const char *oneshot_ca_home(const mxc_plan *p)
     return NULL;
 }
 
+/* A network that runs the userspace stack (models 1 and 2: pasta, in the sandbox's helpers'
+ * cgroup) under a memory limit a cgroup enforces (not the workload's RLIMIT_AS fallback, which
+ * pasta is not under): the limit must hold pasta and leave the workload room (helperbounds.h). */
+static int stack_memory_check(const mxc_plan *p, mxc_error *e)
+{
+    bool pasta = mxc_net_ops_get()->needs_stack(&p->net) && p->net.model != MXC_NETM_GOVERNED;
+    if (!pasta || p->as_rlimit || p->memory_max >= MXC_NET_STACK_MEMORY_MIN)
+        return 0;
+    mxc_err(e, MXC_E_POLICY_VALIDATION,
+            "the sandbox's memory limit (MXC_MEMORY_MAX=%llu bytes, %llu MiB) is below the %llu MiB a network of "
+            "this model needs: its userspace network stack pasta (~%d MiB) is charged to the sandbox's limit, "
+            "beside the workload",
+            (unsigned long long)p->memory_max, (unsigned long long)(p->memory_max >> 20),
+            (unsigned long long)(MXC_NET_STACK_MEMORY_MIN >> 20), MXC_NET_STACK_MEMORY_NEED_MIB);
+    char fix[256];
+    snprintf(fix, sizeof fix, "raise MXC_MEMORY_MAX to at least %llu (%llu MiB), or use a network without the userspace "
+             "stack: blocked (model 3), or network.allowedHosts (governed egress)",
+             (unsigned long long)MXC_NET_STACK_MEMORY_MIN, (unsigned long long)(MXC_NET_STACK_MEMORY_MIN >> 20));
+    mxc_err_set_remediation(e, fix);
+    return -1;
+}
+
 int mxc_plan_from_request(const mxc_request *r, const mxc_net_plan_opts *net, mxc_plan *p, mxc_error *e)
 {
     memset(p, 0, sizeof *p);
@@ -258,7 +280,7 @@ int mxc_plan_from_request(const mxc_request *r, const mxc_net_plan_opts *net, mx
         return -1;
     }
     p->host_network = p->net.model == MXC_NETM_HOST;
-    if (p->host_network && mxc_landlock_require_scope(e) < 0) {
+    if ((p->host_network && mxc_landlock_require_scope(e) < 0) || stack_memory_check(p, e) < 0) {
         mxc_plan_free(p);
         return -1;
     }

@@ -317,14 +317,28 @@ static void claim_dirs_free(claim_dirs *cd)
     free(cd->dir);
 }
 
+/* A model-1 pool entry's cgroup (src/net/netpool.h), named "netpool-<holder pid>-<its start time>":
+ * its while that very process lives (a reused pid is another process: its start time differs); the
+ * pool's own sweep removes it with its entry, a claim renames it first.  The bare "netpool-<pid>" of
+ * earlier builds: while that pid is a pool holder (mxc-netpool). */
+static bool pool_cgroup_owned(const char *id)
+{
+    char *end, *tail;
+    long pid = strtol(id, &end, 10);
+    if (pid <= 0 || end == id)
+        return false;
+    if (!*end)
+        return mxc_pid_alive_as((pid_t)pid, mxc_proc_start_time((pid_t)pid), "mxc-netpool");
+    unsigned long long start = *end == '-' && end[1] >= '0' && end[1] <= '9' ? strtoull(end + 1, &tail, 10) : 0;
+    return start && !*tail && mxc_pid_alive((pid_t)pid, start);
+}
+
 static bool cgroup_owned(const char *name, const claim_dirs *cd)
 {
     if (!strncmp(name, "oneshot-", 8)) /* its caller's pid */
         return kill((pid_t)atoi(name + 8), 0) == 0;
-    /* model 1's pool entry's (src/net/netpool.h), named by its holder's pid: the pool's own sweep
-     * removes it with its entry; it is nobody's once the holder is gone (a claim renames it first) */
     if (!strncmp(name, "netpool-", 8))
-        return kill((pid_t)atoi(name + 8), 0) == 0;
+        return pool_cgroup_owned(name + 8);
     /* a session's: while its sandbox exists (its own phases remove it) */
     bool owned = false;
     for (size_t i = 0; i < cd->n && !owned; i++) {

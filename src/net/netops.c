@@ -60,6 +60,7 @@ static const mxc_net_ops OPS = {
     .pool_claim = mxc_netpool_claim,
     .pool_refill = mxc_netpool_refill,
     .pool_sweep = mxc_netpool_sweep,
+    .pool_release = mxc_netpool_release,
 };
 
 void mxc_net_install(void)

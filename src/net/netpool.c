@@ -1,9 +1,11 @@
 /* netpool.c — see netpool.h.
  *
  * Layout: MXC_NETPOOL_DIR/ready/<key>.<holder pid>/pids, claimed/<key>.<holder pid>.<claimer
- * pid>/pids, .new.<holder pid>/ (being made), lock (the refiller's flock).  Every step below
- * the pool's root goes through directory descriptors, O_NOFOLLOW; the root is checked to be a
- * directory of root's, 0700, not a link: nothing a sandbox can write is ever on the path. */
+ * pid>/pids, .new.<holder pid>/ (being made: "holder" — its pid, start time and namespace — and
+ * "cgroup" before the holder is told to stay and before pasta starts, then "pids"), lock (the
+ * refiller's flock).  Every step below the pool's root goes through directory descriptors,
+ * O_NOFOLLOW; the root is checked to be a directory of root's, 0700, not a link: nothing a sandbox
+ * can write is ever on the path. */
 #include "netpool.h"
 
 #include <dirent.h>
@@ -26,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fault.h"
 #include "fdio.h"
 #include "loopback.h"
 #include "net.h"
@@ -153,10 +156,12 @@ static void entry_remove(int dir, const char *name)
     unlinkat(dir, path, 0);
     snprintf(path, sizeof path, "%s/cgroup", name);
     unlinkat(dir, path, 0);
+    snprintf(path, sizeof path, "%s/holder", name);
+    unlinkat(dir, path, 0);
     unlinkat(dir, name, AT_REMOVEDIR);
 }
 
-/* The entry's own cgroup (v1: "netpool-<holder>", made with it, its pasta inside; none on v2
+/* The entry's own cgroup (v1: "netpool-<holder>-<its start time>", made with it, its pasta inside; none on v2
  * or where it could not be made): whether it has one, its name into cg. */
 static bool entry_cgroup(int dir, const char *name, char *cg, size_t cgsz)
 {
@@ -258,7 +263,7 @@ static int entry_take(int claimed, const char *name, const char *cgroup, bool *c
 }
 
 /* A claim never adopted (the start failed between): its pasta killed, its record removed. */
-static void claim_drop(void)
+void mxc_netpool_release(void)
 {
     if (!claim.live)
         return;
@@ -277,7 +282,7 @@ static void claim_drop(void)
 
 int mxc_netpool_claim(const mxc_net_policy *np, const char *cgroup)
 {
-    claim_drop();
+    mxc_netpool_release();
     if (!pool_model(np))
         return -1;
     char key[NAME_MAX_POOL - 24], prefix[NAME_MAX_POOL - 16];
@@ -395,7 +400,10 @@ static _Noreturn void holder_main(const int sp[2])
     sysctl_set("/proc/sys/net/ipv4/ping_group_range", "0 2147483647");
     if (mxc_loopback_up() < 0)
         _exit(1);
-    if (write(ready, "1", 1) != 1)
+    /* bound to its maker until recorded: "k" once the refiller's .new record names it (a sweep can
+     * find it from then on); EOF — the refiller died or gave up — ends it */
+    char k = 0;
+    if (write(ready, "1", 1) != 1 || read(ready, &k, 1) != 1 || k != 'k')
         _exit(1);
     int keep[] = {-1};
     mxc_close_all_but(keep, 0);
@@ -421,58 +429,105 @@ static bool entry_rules(const mxc_net_policy *np, int nsfd, int dir)
     return ok;
 }
 
-/* The record of holder h and pasta in a new directory tmp under root, its rules installed, then
- * renamed to ready/name: 0, or -1. */
-static int entry_record(const mxc_net_policy *np, int root, int ready, int nsfd, const entry_pids *ep,
-                        const char *cg, const char *tmp, const char *name)
+/* A new file name in dir holding text: true, or false. */
+static bool file_put(int dir, const char *name, const char *text)
 {
-    int dir = -1, fd = -1, cfd = -1, rc = -1;
-    if (ep->holder_start && ep->pasta_start && mkdirat(root, tmp, 0700) == 0 && (dir = sub_open(root, tmp)) >= 0 &&
-        (fd = openat(dir, "pids", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0 &&
-        dprintf(fd, "%d %llu %d %llu\n", (int)ep->holder, ep->holder_start, (int)ep->pasta, ep->pasta_start) > 0 &&
-        (!cg[0] || ((cfd = openat(dir, "cgroup", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0 &&
-                    mxc_write_all(cfd, cg, strlen(cg)))) &&
-        entry_rules(np, nsfd, dir) && renameat(root, tmp, ready, name) == 0)
-        rc = 0;
-    if (cfd >= 0)
-        close(cfd);
+    int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    bool ok = fd >= 0 && mxc_write_all(fd, text, strlen(text));
     if (fd >= 0)
         close(fd);
+    return ok;
+}
+
+/* The half-made entry's record, before the holder is told to stay and before pasta starts: the
+ * directory tmp under root, its "holder" (pid, start time, its namespace's inode: pasta is found by
+ * it, new_unrecorded_kill, should the refiller die before "pids" names it) and its cgroup's name (cg, ""
+ * for none).  0, or -1. */
+static int entry_begin(int root, const char *tmp, pid_t h, unsigned long long hstart, int nsfd, const char *cg)
+{
+    struct stat st;
+    char text[96];
+    int dir = hstart && fstat(nsfd, &st) == 0 && mkdirat(root, tmp, 0700) == 0 ? sub_open(root, tmp) : -1;
+    snprintf(text, sizeof text, "%d %llu %llu\n", (int)h, hstart, dir >= 0 ? (unsigned long long)st.st_ino : 0ULL);
+    bool ok = dir >= 0 && file_put(dir, "holder", text) && (!cg[0] || file_put(dir, "cgroup", cg));
+    if (dir >= 0)
+        close(dir);
+    return ok ? 0 : -1;
+}
+
+/* The record of holder and pasta (ep) in the half-made entry tmp under root, its rules installed,
+ * then renamed to ready/name: 0, or -1. */
+static int entry_record(const mxc_net_policy *np, int root, int ready, int nsfd, const entry_pids *ep,
+                        const char *tmp, const char *name)
+{
+    char pids[96];
+    snprintf(pids, sizeof pids, "%d %llu %d %llu\n", (int)ep->holder, ep->holder_start, (int)ep->pasta,
+             ep->pasta_start);
+    int dir = ep->holder_start && ep->pasta_start ? sub_open(root, tmp) : -1;
+    int rc = dir >= 0 && file_put(dir, "pids", pids) && entry_rules(np, nsfd, dir) &&
+                     renameat(root, tmp, ready, name) == 0
+                 ? 0
+                 : -1;
     if (dir >= 0)
         close(dir);
     return rc;
 }
 
-/* One entry of np's key, made and renamed into ready/: 0, or -1. */
+/* tests: the refiller killed at a stage of making an entry (MXC_FAULT_NETPOOL_REFILLER_DIES) */
+static void refiller_fault(const char *stage)
+{
+    const char *f = mxc_fault("NETPOOL_REFILLER_DIES");
+    if (f && !strcmp(f, stage))
+        raise(SIGKILL);
+}
+
+/* pasta started on the holder's namespace nsfd, on v1 in a cgroup of the entry's own (its join
+ * files, closed here: none on v2), which a claim renames into the sandbox's: charged to it from its
+ * first page, and no migration on the start's path (cgroup.h).  Its pid, or -1. */
+static pid_t entry_stack(const mxc_net_policy *np, int nsfd, const int *join, int njoin)
+{
+    char why[400];
+    pid_t pasta = mxc_net_pasta_start(np, nsfd, (int *)join, (size_t)njoin, why, sizeof why);
+    for (int i = 0; i < njoin; i++)
+        close(join[i]);
+    return pasta;
+}
+
+/* One entry of np's key, made and renamed into ready/: 0, or -1.  Nothing of it is ever unrecorded
+ * while it can outlive this refiller: the holder ends by itself until told to stay ("k"), which it
+ * is once .new.<holder> names it (entry_begin); pasta starts only after (found by the holder's
+ * namespace until "pids" names it); the cgroup is named by the holder's pid and start time, which
+ * --gc owns it by. */
 static int entry_make(const mxc_net_policy *np, int root, int ready, const char *key)
 {
-    int sp[2]; /* the holder's "ready" */
+    int sp[2]; /* the holder's "ready", then its "stay" */
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
         return -1;
     pid_t h = fork();
     if (h == 0)
         holder_main(sp);
     close(sp[1]);
-    char b = 0, path[64], why[400], tmp[32], name[NAME_MAX_POOL];
+    refiller_fault("forked");
+    char b = 0, path[64], tmp[32], name[NAME_MAX_POOL], cg[64];
     bool up = h > 0 && read(sp[0], &b, 1) == 1;
-    close(sp[0]);
     snprintf(path, sizeof path, "/proc/%d/ns/net", (int)h);
-    int nsfd = up ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-    /* v1: pasta starts in a cgroup of the entry's own, which a claim renames into the sandbox's:
-     * charged to it from its first page, and no migration on the start's path (cgroup.h) */
-    char cg[64];
-    int join[2], njoin = 0;
-    snprintf(cg, sizeof cg, "netpool-%d", (int)h);
-    if (nsfd >= 0 && (njoin = mxc_cgroup_pool_make(cg, join)) < 0)
-        njoin = 0, cg[0] = '\0';
-    pid_t pasta = nsfd >= 0 ? mxc_net_pasta_start(np, nsfd, join, (size_t)njoin, why, sizeof why) : -1;
-    for (int i = 0; i < njoin; i++)
-        close(join[i]);
-    entry_pids ep = {.holder = h, .pasta = pasta, .holder_start = h > 0 ? mxc_proc_start_time(h) : 0,
-                     .pasta_start = pasta > 0 ? mxc_proc_start_time(pasta) : 0};
+    int nsfd = up ? open(path, O_RDONLY | O_CLOEXEC) : -1, join[2], njoin = 0;
+    refiller_fault("ready");
+    unsigned long long hstart = h > 0 ? mxc_proc_start_time(h) : 0;
+    snprintf(cg, sizeof cg, "netpool-%d-%llu", (int)h, hstart);
     snprintf(tmp, sizeof tmp, ".new.%d", (int)h);
     snprintf(name, sizeof name, "%s.%d", key, (int)h);
-    int rc = pasta > 0 ? entry_record(np, root, ready, nsfd, &ep, cg, tmp, name) : -1;
+    if (nsfd >= 0 && (njoin = mxc_cgroup_pool_make(cg, join)) < 0)
+        njoin = 0, cg[0] = '\0';
+    bool begun = nsfd >= 0 && entry_begin(root, tmp, h, hstart, nsfd, cg) == 0 && write(sp[0], "k", 1) == 1;
+    close(sp[0]);
+    pid_t pasta = begun ? entry_stack(np, nsfd, join, njoin) : -1;
+    for (int i = 0; !begun && i < njoin; i++)
+        close(join[i]);
+    refiller_fault("pasta");
+    entry_pids ep = {.holder = h, .pasta = pasta, .holder_start = hstart,
+                     .pasta_start = pasta > 0 ? mxc_proc_start_time(pasta) : 0};
+    int rc = pasta > 0 ? entry_record(np, root, ready, nsfd, &ep, tmp, name) : -1;
     if (nsfd >= 0)
         close(nsfd);
     if (rc < 0) {
@@ -689,6 +744,58 @@ static int sweep_dir(int dir, bool is_ready, bool act)
     return n;
 }
 
+#define NEW_PASTA_WINDOW_S 30 /* a half-made entry's pasta starts within this of its holder (8 s bound) */
+
+/* Whether process pid holds a descriptor of the network namespace ino. */
+static bool holds_netns(pid_t pid, ino_t ino)
+{
+    char dir[64], want[48], link[48];
+    snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
+    snprintf(want, sizeof want, "net:[%llu]", (unsigned long long)ino);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    struct dirent *de;
+    bool held = false;
+    while (d && !held && (de = readdir(d))) {
+        ssize_t n = readlinkat(dfd, de->d_name, link, sizeof link - 1);
+        held = n > 0 && (link[n] = '\0', !strcmp(link, want));
+    }
+    if (d)
+        closedir(d);
+    else if (dfd >= 0)
+        close(dfd);
+    return held;
+}
+
+/* A half-made entry's holder (its "holder" record) killed, and the pasta its refiller started on the
+ * holder's namespace before "pids" named it: a pasta (by name) holding that namespace, started
+ * within NEW_PASTA_WINDOW_S after the holder. */
+static void new_unrecorded_kill(int root, const char *name)
+{
+    char path[NAME_MAX_POOL + 8], text[96];
+    snprintf(path, sizeof path, "%s/holder", name);
+    int fd = openat(root, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    int h;
+    unsigned long long hstart, ino;
+    if (n <= 0 || (text[n] = '\0', sscanf(text, "%d %llu %llu", &h, &hstart, &ino) != 3) || h <= 0 || !hstart)
+        return;
+    kill_checked(h, hstart);
+    unsigned long long window = (unsigned long long)sysconf(_SC_CLK_TCK) * NEW_PASTA_WINDOW_S;
+    DIR *d = ino ? opendir("/proc") : NULL;
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        pid_t pid = (pid_t)atoi(de->d_name);
+        unsigned long long start = pid > 0 ? mxc_proc_start_time(pid) : 0;
+        if (start >= hstart && start - hstart <= window && pool_comm(pid) && holds_netns(pid, (ino_t)ino))
+            kill_checked(pid, start);
+    }
+    if (d)
+        closedir(d);
+}
+
 /* .new.<holder>: being made by the refiller that holds the lock, else half made by one that died
  * (its holder lives on: the holder's pid says nothing of its maker).  Swept only while no refiller
  * runs: the lock taken here (a refill that starts meanwhile returns at once). */
@@ -707,7 +814,7 @@ static int sweep_new(int root, bool act)
             continue;
         n++;
         if (act)
-            entry_discard(root, de->d_name);
+            new_unrecorded_kill(root, de->d_name), entry_discard(root, de->d_name);
     }
     listing_end(d);
     close(lock); /* the lock with it */

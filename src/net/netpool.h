@@ -40,10 +40,13 @@ int mxc_netpool_size(void);
  * claim, until mxc_netpool_adopt; one left unadopted by a failed start is dropped here, its
  * pasta killed), its holder killed, its namespace's descriptor returned; -1: none (the caller
  * makes its namespace as without a pool).  On v1 an entry's pasta lives in a cgroup of the
- * entry's own ("netpool-<holder>", its helpers' child), renamed here to the sandbox's cgroup
+ * entry's own ("netpool-<holder>-<start time>", its helpers' child), renamed here to the sandbox's cgroup
  * `cgroup` (which does not exist yet: an entry whose cgroup cannot be renamed is not used), so
  * pasta needs no migration (cgroup.h).  Single-threaded callers only. */
 int mxc_netpool_claim(const mxc_net_policy *np, const char *cgroup);
+/* The claim this process made and did not adopt (its start failed): its pasta killed, its record
+ * removed, at once; a no-op without one (the next claim does it too). */
+void mxc_netpool_release(void);
 /* In the claiming process's attach: when nsfd is the claimed entry's namespace, the entry's
  * record is removed and its pasta's pidfd returned (*pasta its pid; *charged: it is in the
  * sandbox's helpers' cgroup already), the claim spent; else -1. */
@@ -61,8 +64,9 @@ int mxc_netpool_move(const int *fds, size_t n, pid_t pid);
  * at a time (the lock): a second returns. */
 void mxc_netpool_refill(const mxc_net_policy *np);
 /* --gc: entries whose holder or pasta died, over-age ones, every ready one when the pool is off,
- * claimed ones whose claimer died, half-made ones whose maker died: killed and removed (act), or
- * counted.  Adds "netpoolEntries" to r. */
+ * claimed ones whose claimer died, half-made ones whose maker died (their holder by its record made
+ * before it was told to stay, their pasta by the holder's namespace until its pid is recorded):
+ * killed and removed (act), or counted.  Adds "netpoolEntries" to r. */
 void mxc_netpool_sweep(bool act, json_t *r);
 /* --probe: {"size", "ready", "maxAgeSeconds", "idlePssKiB" (one ready entry's holder + pasta,
  * measured now; null without one)} */

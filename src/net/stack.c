@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fault.h"
 #include "fdio.h"
 #include "governed.h"
 #include "helperbounds.h"
@@ -536,6 +537,10 @@ int mxc_net_attach(const mxc_net_policy *np, const mxc_net_cgroup *cg, pid_t hol
     int nsfd = open(path, O_RDONLY | O_CLOEXEC);
     if (nsfd < 0)
         return mxc_err_os(e, MXC_E_BACKEND_ERROR, "net.open_ns", errno, NULL, "cannot open the sandbox's network namespace");
+    if (mxc_fault("NETPOOL_ATTACH_FAILS") && mxc_netpool_claimed_set(nsfd)) { /* tests: a pooled start fails unadopted */
+        close(nsfd);
+        return mxc_err(e, MXC_E_BACKEND_ERROR, "MXC_FAULT_NETPOOL_ATTACH_FAILS");
+    }
     /* model 1: the watch on this host's destinations opens before they are
      * read into the rules (nothing falls between) */
     int wfd = np->model == MXC_NETM_DIRECT ? watch_open() : -1;

@@ -203,6 +203,9 @@ typedef struct mxc_net_ops {
     void (*pool_refill)(const mxc_net_policy *np);
     /* --gc: the pool's stale entries (killed and removed when act), counted into r */
     void (*pool_sweep)(bool act, json_t *r);
+    /* a start that failed: the entry it claimed and did not adopt (pool_claim) ended now, its
+     * pasta killed and its record removed (nothing for --gc to find); a no-op without one */
+    void (*pool_release)(void);
 } mxc_net_ops;
 
 /* The network layer's table, installed once (at startup, before any thread); NULL: none. */
