@@ -767,24 +767,41 @@ static bool holds_netns(pid_t pid, ino_t ino)
     return held;
 }
 
+/* A descriptor of the namespace of holder h (started at hstart) when its inode is ino: held, it
+ * pins the namespace, so no other can take the inode while pastas are matched by it; -1 when the
+ * holder is gone (or its pid another's: the start time read after the open). */
+static int netns_pin(pid_t h, unsigned long long hstart, ino_t ino)
+{
+    char path[48];
+    struct stat st;
+    snprintf(path, sizeof path, "/proc/%d/ns/net", (int)h);
+    int fd = ino ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_ino != ino || mxc_proc_start_time(h) != hstart)) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
 /* A half-made entry's holder (its "holder" record) killed, and the pasta its refiller started on the
  * holder's namespace before "pids" named it: a pasta (by name) holding that namespace, started
- * within NEW_PASTA_WINDOW_S after the holder. */
+ * within NEW_PASTA_WINDOW_S after the holder — looked for only while the namespace is pinned from
+ * the living holder (once it is gone, the inode may be a sandbox's, and its pasta not ours). */
 static void new_unrecorded_kill(int root, const char *name)
 {
     char path[NAME_MAX_POOL + 8], text[96];
     snprintf(path, sizeof path, "%s/holder", name);
-    int fd = openat(root, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
-    if (fd >= 0)
-        close(fd);
     int h;
     unsigned long long hstart, ino;
-    if (n <= 0 || (text[n] = '\0', sscanf(text, "%d %llu %llu", &h, &hstart, &ino) != 3) || h <= 0 || !hstart)
+    if (mxc_read_small_at(root, path, text, sizeof text) <= 0 ||
+        sscanf(text, "%d %llu %llu", &h, &hstart, &ino) != 3 || h <= 0 || !hstart)
         return;
+    int pin = netns_pin(h, hstart, (ino_t)ino);
     kill_checked(h, hstart);
+    if (pin < 0) /* the holder was gone: its namespace's inode may be another's now */
+        return;
     unsigned long long window = (unsigned long long)sysconf(_SC_CLK_TCK) * NEW_PASTA_WINDOW_S;
-    DIR *d = ino ? opendir("/proc") : NULL;
+    DIR *d = opendir("/proc");
     struct dirent *de;
     while (d && (de = readdir(d))) {
         pid_t pid = (pid_t)atoi(de->d_name);
@@ -794,6 +811,7 @@ static void new_unrecorded_kill(int root, const char *name)
     }
     if (d)
         closedir(d);
+    close(pin);
 }
 
 /* .new.<holder>: being made by the refiller that holds the lock, else half made by one that died
