@@ -127,7 +127,7 @@ typedef struct {
 
 static int pids_read(int dir, const char *name, entry_pids *ep)
 {
-    char path[NAME_MAX_POOL + 8], text[128];
+    char path[NAME_MAX + 8], text[128];
     snprintf(path, sizeof path, "%s/pids", name);
     if (mxc_read_small_at(dir, path, text, sizeof text) <= 0)
         return -1;
@@ -149,7 +149,7 @@ static void kill_checked(pid_t pid, unsigned long long start)
 
 static void entry_remove(int dir, const char *name)
 {
-    char path[NAME_MAX_POOL + 8];
+    char path[NAME_MAX + 8];
     snprintf(path, sizeof path, "%s/pids", name);
     unlinkat(dir, path, 0);
     snprintf(path, sizeof path, "%s/rules", name);
@@ -165,7 +165,7 @@ static void entry_remove(int dir, const char *name)
  * or where it could not be made): whether it has one, its name into cg. */
 static bool entry_cgroup(int dir, const char *name, char *cg, size_t cgsz)
 {
-    char path[NAME_MAX_POOL + 8];
+    char path[NAME_MAX + 8];
     snprintf(path, sizeof path, "%s/cgroup", name);
     cg[0] = '\0';
     return mxc_read_small_at(dir, path, cg, cgsz) > 0 && !strncmp(cg, "netpool-", 8) && !strchr(cg, '/') &&
@@ -176,7 +176,7 @@ static bool entry_cgroup(int dir, const char *name, char *cg, size_t cgsz)
  * host's set's script, one "add element" line or none: that script (owned), or NULL. */
 static char *rules_match(int dir, const char *name, const char *ruleset)
 {
-    char path[NAME_MAX_POOL + 8];
+    char path[NAME_MAX + 8];
     snprintf(path, sizeof path, "%s/rules", name);
     int fd = openat(dir, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     size_t len = 0, a = strlen(ruleset);
@@ -789,7 +789,7 @@ static int netns_pin(pid_t h, unsigned long long hstart, ino_t ino)
  * the living holder (once it is gone, the inode may be a sandbox's, and its pasta not ours). */
 static void new_unrecorded_kill(int root, const char *name)
 {
-    char path[NAME_MAX_POOL + 8], text[96];
+    char path[NAME_MAX + 8], text[96];
     snprintf(path, sizeof path, "%s/holder", name);
     int h;
     unsigned long long hstart, ino;
