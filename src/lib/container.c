@@ -717,6 +717,8 @@ static int pool_join(spawn_state *s)
     int ns = self >= 0 ? mxc_net_ops_get()->pool_claim(&p->net, s->cgroup_name) : -1;
     if (ns >= 0 && setns(ns, CLONE_NEWNET) == 0)
         p->net_pooled = true;
+    else if (ns >= 0) /* claimed but not joined: the entry ended now, not at --gc */
+        mxc_net_ops_get()->pool_release();
     if (ns >= 0)
         close(ns);
     if (!p->net_pooled && self >= 0) {

@@ -442,12 +442,14 @@ static bool file_put(int dir, const char *name, const char *text)
 /* The half-made entry's record, before the holder is told to stay and before pasta starts: the
  * directory tmp under root, its "holder" (pid, start time, its namespace's inode: pasta is found by
  * it, new_unrecorded_kill, should the refiller die before "pids" names it) and its cgroup's name (cg, ""
- * for none).  0, or -1. */
-static int entry_begin(int root, const char *tmp, pid_t h, unsigned long long hstart, int nsfd, const char *cg)
+ * for none).  0, or -1; *made: whether this call made tmp (the only record its failure removes). */
+static int entry_begin(int root, const char *tmp, pid_t h, unsigned long long hstart, int nsfd, const char *cg,
+                       bool *made)
 {
     struct stat st;
     char text[96];
-    int dir = hstart && fstat(nsfd, &st) == 0 && mkdirat(root, tmp, 0700) == 0 ? sub_open(root, tmp) : -1;
+    *made = hstart && fstat(nsfd, &st) == 0 && mkdirat(root, tmp, 0700) == 0;
+    int dir = *made ? sub_open(root, tmp) : -1;
     snprintf(text, sizeof text, "%d %llu %llu\n", (int)h, hstart, dir >= 0 ? (unsigned long long)st.st_ino : 0ULL);
     bool ok = dir >= 0 && file_put(dir, "holder", text) && (!cg[0] || file_put(dir, "cgroup", cg));
     if (dir >= 0)
@@ -479,6 +481,14 @@ static void refiller_fault(const char *stage)
     const char *f = mxc_fault("NETPOOL_REFILLER_DIES");
     if (f && !strcmp(f, stage))
         raise(SIGKILL);
+}
+
+/* tests: the holder dead (a zombie, not reaped) before it is told to stay (MXC_FAULT_NETPOOL_HOLDER_DIES) */
+static void holder_fault(pid_t h)
+{
+    siginfo_t si;
+    if (h > 0 && mxc_fault("NETPOOL_HOLDER_DIES") && kill(h, SIGKILL) == 0)
+        waitid(P_PID, (id_t)h, &si, WEXITED | WNOWAIT);
 }
 
 /* pasta started on the holder's namespace nsfd, on v1 in a cgroup of the entry's own (its join
@@ -513,32 +523,42 @@ static int entry_make(const mxc_net_policy *np, int root, int ready, const char 
     snprintf(path, sizeof path, "/proc/%d/ns/net", (int)h);
     int nsfd = up ? open(path, O_RDONLY | O_CLOEXEC) : -1, join[2], njoin = 0;
     refiller_fault("ready");
+    holder_fault(h);
     unsigned long long hstart = h > 0 ? mxc_proc_start_time(h) : 0;
     snprintf(cg, sizeof cg, "netpool-%d-%llu", (int)h, hstart);
     snprintf(tmp, sizeof tmp, ".new.%d", (int)h);
     snprintf(name, sizeof name, "%s.%d", key, (int)h);
     if (nsfd >= 0 && (njoin = mxc_cgroup_pool_make(cg, join)) < 0)
         njoin = 0, cg[0] = '\0';
-    bool begun = nsfd >= 0 && entry_begin(root, tmp, h, hstart, nsfd, cg) == 0 && write(sp[0], "k", 1) == 1;
+    bool made = false, begun = nsfd >= 0 && entry_begin(root, tmp, h, hstart, nsfd, cg, &made) == 0 &&
+                                send(sp[0], "k", 1, MSG_NOSIGNAL) == 1;
     close(sp[0]);
     pid_t pasta = begun ? entry_stack(np, nsfd, join, njoin) : -1;
     for (int i = 0; !begun && i < njoin; i++)
         close(join[i]);
     refiller_fault("pasta");
+    /* pasta is not our child (it daemonized): named by a pidfd taken now and its start time read
+     * after it, so a pid reused meanwhile is neither recorded nor killed */
+    int pfd = pasta > 0 ? (int)syscall(SYS_pidfd_open, pasta, 0) : -1;
     entry_pids ep = {.holder = h, .pasta = pasta, .holder_start = hstart,
-                     .pasta_start = pasta > 0 ? mxc_proc_start_time(pasta) : 0};
-    int rc = pasta > 0 ? entry_record(np, root, ready, nsfd, &ep, tmp, name) : -1;
+                     .pasta_start = pfd >= 0 ? mxc_proc_start_time(pasta) : 0};
+    if (pfd >= 0 && syscall(SYS_pidfd_send_signal, pfd, 0, NULL, 0) < 0)
+        ep.pasta_start = 0; /* gone before its start time was read: that may be another's */
+    int rc = ep.pasta_start ? entry_record(np, root, ready, nsfd, &ep, tmp, name) : -1;
     if (nsfd >= 0)
         close(nsfd);
     if (rc < 0) {
-        if (pasta > 0)
-            kill(pasta, SIGKILL);
+        if (pfd >= 0)
+            syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
         if (h > 0)
-            kill(h, SIGKILL);
+            kill(h, SIGKILL); /* our child, not yet reaped: its pid is still its own */
         if (cg[0])
             mxc_cgroup_pool_remove(cg);
-        entry_remove(root, tmp);
+        if (made) /* only a record this call made (.new.<h> may be an older holder's) */
+            entry_remove(root, tmp);
     }
+    if (pfd >= 0)
+        close(pfd);
     if (h > 0)
         waitpid(h, NULL, WNOHANG); /* killed: reaped here; alive: init's once we exit */
     return rc;
@@ -555,13 +575,28 @@ static int count_key(int ready, const char *prefix)
     return n;
 }
 
-static bool pool_comm(pid_t pid)
+static bool comm_is(pid_t pid, const char *const *names)
 {
     char path[64], comm[32] = "";
     snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
     (void)mxc_read_small_at(AT_FDCWD, path, comm, sizeof comm);
-    return !strcmp(comm, "pasta\n") || !strcmp(comm, "passt\n") || !strcmp(comm, "passt.avx2\n") ||
-           !strcmp(comm, "mxc-netpool\n");
+    for (; *names; names++)
+        if (!strcmp(comm, *names))
+            return true;
+    return false;
+}
+
+static bool pool_comm(pid_t pid)
+{
+    static const char *const names[] = {"pasta\n", "passt\n", "passt.avx2\n", "mxc-netpool\n", NULL};
+    return comm_is(pid, names);
+}
+
+/* the refiller's name (its forks' too: pasta's launcher until its exec) */
+static bool refiller_comm(pid_t pid)
+{
+    static const char *const names[] = {"mxc-netpool-fil\n", NULL};
+    return comm_is(pid, names);
 }
 
 /* Whether any process but a stack or a pool holder is in the network namespace ino: one whose
@@ -744,7 +779,6 @@ static int sweep_dir(int dir, bool is_ready, bool act)
     return n;
 }
 
-#define NEW_PASTA_WINDOW_S 30 /* a half-made entry's pasta starts within this of its holder (8 s bound) */
 
 /* Whether process pid holds a descriptor of the network namespace ino. */
 static bool holds_netns(pid_t pid, ino_t ino)
@@ -783,10 +817,13 @@ static int netns_pin(pid_t h, unsigned long long hstart, ino_t ino)
     return fd;
 }
 
-/* A half-made entry's holder (its "holder" record) killed, and the pasta its refiller started on the
- * holder's namespace before "pids" named it: a pasta (by name) holding that namespace, started
- * within NEW_PASTA_WINDOW_S after the holder — looked for only while the namespace is pinned from
- * the living holder (once it is gone, the inode may be a sandbox's, and its pasta not ours). */
+/* A half-made entry's holder (its "holder" record) killed, and what its refiller started on the
+ * holder's namespace before "pids" named it: a pasta, or its launcher (the refiller's name, between
+ * dropping the lock and its exec), holding that namespace.  Looked for only while the namespace is
+ * pinned from the living holder: then no other namespace has its inode, and none but the entry's
+ * own processes hold it (a half-made entry is nobody's).  Once the holder is gone the inode may be
+ * a sandbox's, whose pasta is not ours: what the entry's cgroup holds is ended by the sweep (v1),
+ * and on cgroup2 a pasta whose refiller and holder both died unrecorded is left (docs). */
 static void new_unrecorded_kill(int root, const char *name)
 {
     char path[NAME_MAX + 8], text[96];
@@ -798,20 +835,18 @@ static void new_unrecorded_kill(int root, const char *name)
         return;
     int pin = netns_pin(h, hstart, (ino_t)ino);
     kill_checked(h, hstart);
-    if (pin < 0) /* the holder was gone: its namespace's inode may be another's now */
-        return;
-    unsigned long long window = (unsigned long long)sysconf(_SC_CLK_TCK) * NEW_PASTA_WINDOW_S;
-    DIR *d = opendir("/proc");
+    DIR *d = pin >= 0 ? opendir("/proc") : NULL;
     struct dirent *de;
     while (d && (de = readdir(d))) {
         pid_t pid = (pid_t)atoi(de->d_name);
         unsigned long long start = pid > 0 ? mxc_proc_start_time(pid) : 0;
-        if (start >= hstart && start - hstart <= window && pool_comm(pid) && holds_netns(pid, (ino_t)ino))
+        if (start >= hstart && (pool_comm(pid) || refiller_comm(pid)) && holds_netns(pid, (ino_t)ino))
             kill_checked(pid, start);
     }
     if (d)
         closedir(d);
-    close(pin);
+    if (pin >= 0)
+        close(pin);
 }
 
 /* .new.<holder>: being made by the refiller that holds the lock, else half made by one that died

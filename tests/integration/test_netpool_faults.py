@@ -236,3 +236,20 @@ def test_a_refiller_killed_while_making_an_entry_leaks_nothing(internet, mxc, po
         news = [e for e in os.listdir(POOL) if e.startswith(".new.")]
         return holders, pastas, _pool_cgroups_since(t0), news, _pool_entries(internet.ino), _claimed_of(internet.ino)
     assert wait_until(lambda: not any(left()), 10), left()
+
+
+def test_a_holder_dead_before_it_is_told_to_stay_is_cleaned_by_its_refiller(internet, mxc, pool_on, own_pool):
+    """The holder dead before the refiller tells it to stay (MXC_FAULT_NETPOOL_HOLDER_DIES, test build):
+    the refiller's "stay" to a closed socket must not kill it (SIGPIPE: its signals are the default
+    ones) — it removes the half-made record and the entry's cgroup itself, with no --gc.  Before,
+    write(2) raised SIGPIPE and .new.<holder> (and on v1 its cgroup) stayed for --gc."""
+    t0 = _boot_ticks_now() - 1
+    r = mxc(dict(v1(NET), process={"commandLine": "true"}), env={"MXC_FAULT_NETPOOL_HOLDER_DIES": "1"})
+    assert r.rc == 0, r.describe()
+    assert wait_until(lambda: not _starting(internet.ino) and not refilling(internet.ino), 15)
+
+    def left():
+        news = [e for e in os.listdir(POOL) if e.startswith(".new.")]
+        pastas = procs_named(lambda c: c in ("pasta", "passt", "passt.avx2"), internet.ino)
+        return news, _pool_cgroups_since(t0), pastas, _pool_entries(internet.ino)
+    assert wait_until(lambda: not any(left()), 10), left()
