@@ -483,6 +483,27 @@ static void refiller_fault(const char *stage)
         raise(SIGKILL);
 }
 
+/* Whether process pid holds a descriptor of the network namespace ino. */
+static bool holds_netns(pid_t pid, ino_t ino)
+{
+    char dir[64], want[48], link[48];
+    snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
+    snprintf(want, sizeof want, "net:[%llu]", (unsigned long long)ino);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    struct dirent *de;
+    bool held = false;
+    while (d && !held && (de = readdir(d))) {
+        ssize_t n = readlinkat(dfd, de->d_name, link, sizeof link - 1);
+        held = n > 0 && (link[n] = '\0', !strcmp(link, want));
+    }
+    if (d)
+        closedir(d);
+    else if (dfd >= 0)
+        close(dfd);
+    return held;
+}
+
 /* tests: the holder dead (a zombie, not reaped) before it is told to stay (MXC_FAULT_NETPOOL_HOLDER_DIES) */
 static void holder_fault(pid_t h)
 {
@@ -542,8 +563,10 @@ static int entry_make(const mxc_net_policy *np, int root, int ready, const char 
     int pfd = pasta > 0 ? (int)syscall(SYS_pidfd_open, pasta, 0) : -1;
     entry_pids ep = {.holder = h, .pasta = pasta, .holder_start = hstart,
                      .pasta_start = pfd >= 0 ? mxc_proc_start_time(pasta) : 0};
-    if (pfd >= 0 && syscall(SYS_pidfd_send_signal, pfd, 0, NULL, 0) < 0)
-        ep.pasta_start = 0; /* gone before its start time was read: that may be another's */
+    struct stat ns;
+    if (pfd >= 0 && (syscall(SYS_pidfd_send_signal, pfd, 0, NULL, 0) < 0 || fstat(nsfd, &ns) < 0 ||
+                     !holds_netns(pasta, ns.st_ino)))
+        ep.pasta_start = 0; /* gone before its start time was read, or not the one on this namespace */
     int rc = ep.pasta_start ? entry_record(np, root, ready, nsfd, &ep, tmp, name) : -1;
     if (nsfd >= 0)
         close(nsfd);
@@ -779,27 +802,6 @@ static int sweep_dir(int dir, bool is_ready, bool act)
     return n;
 }
 
-
-/* Whether process pid holds a descriptor of the network namespace ino. */
-static bool holds_netns(pid_t pid, ino_t ino)
-{
-    char dir[64], want[48], link[48];
-    snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
-    snprintf(want, sizeof want, "net:[%llu]", (unsigned long long)ino);
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-    struct dirent *de;
-    bool held = false;
-    while (d && !held && (de = readdir(d))) {
-        ssize_t n = readlinkat(dfd, de->d_name, link, sizeof link - 1);
-        held = n > 0 && (link[n] = '\0', !strcmp(link, want));
-    }
-    if (d)
-        closedir(d);
-    else if (dfd >= 0)
-        close(dfd);
-    return held;
-}
 
 /* A descriptor of the namespace of holder h (started at hstart) when its inode is ino: held, it
  * pins the namespace, so no other can take the inode while pastas are matched by it; -1 when the

@@ -579,8 +579,23 @@ def _pool_fill(mxc, world, net, keys_before=()):
     return got
 
 
-def _holder_namespaces(entries):
-    return {os.stat("/proc/%d/ns/net" % h).st_ino for h, _ in entries.values()}
+@pytest.fixture
+def pinned():
+    """pinned(entries): the inodes of the entries' namespaces, each held open until the test ends —
+    an entry discarded or evicted meanwhile (its holder and pasta gone) keeps its namespace, so a
+    namespace made later never reuses its inode and passes for it (the kernel hands freed inodes
+    out again at once)"""
+    fds = []
+
+    def pin(entries):
+        inos = set()
+        for h, _ in entries.values():
+            fds.append(os.open("/proc/%d/ns/net" % h, os.O_RDONLY | os.O_CLOEXEC))
+            inos.add(os.fstat(fds[-1]).st_ino)
+        return inos
+    yield pin
+    for fd in fds:
+        os.close(fd)
 
 
 def _record_rules(entry):
@@ -639,7 +654,7 @@ DROPPED = "192.0.2.97"  # the test host's while they were made, gone before the 
 
 @pytest.mark.skipif(not POOL_ON, reason="the pool is off (MXC_NETPOOL_SIZE=0)")
 @pytest.mark.parametrize("kind", ["process", "session"])
-def test_model1_pooled_entry_meets_this_hosts_addresses_as_they_are_at_the_claim(internet, mxc, client, own_pool,
+def test_model1_pooled_entry_meets_this_hosts_addresses_as_they_are_at_the_claim(internet, mxc, client, own_pool, pinned,
                                                                                   kind):
     """An entry holds this host's destinations as they were when it was made: an address the host
     gains after that (a service on it) is still rejected to the sandbox that claims the entry (a
@@ -649,7 +664,7 @@ def test_model1_pooled_entry_meets_this_hosts_addresses_as_they_are_at_the_claim
     net = {"egress": {"default": "allow"}}
     _sh("ip", "addr", "add", DROPPED + "/32", "dev", "d0")
     entries = _pool_fill(mxc, internet, net)
-    made = _holder_namespaces(entries)
+    made = pinned(entries)
     for e in entries:
         assert DROPPED in _record_rules(e) and ADDED not in _record_rules(e), _record_rules(e)
     _sh("ip", "addr", "add", ADDED + "/32", "dev", "d0")
@@ -677,7 +692,7 @@ def test_model1_pooled_entry_meets_this_hosts_addresses_as_they_are_at_the_claim
 
 
 @pytest.mark.skipif(not POOL_ON, reason="the pool is off (MXC_NETPOOL_SIZE=0)")
-def test_model1_pool_never_gives_one_rule_sets_entry_to_another(internet, mxc, client, own_pool):
+def test_model1_pool_never_gives_one_rule_sets_entry_to_another(internet, mxc, client, own_pool, pinned):
     """Entries made for policy A (egress allow) are never a policy B sandbox's (deny but one port):
     B's namespace, pooled or not, holds exactly B's planned rules (as nft lists them), its probes
     are B's, and A's entries stay ready, untouched, or are ended (room made for B's)."""
@@ -685,7 +700,7 @@ def test_model1_pool_never_gives_one_rule_sets_entry_to_another(internet, mxc, c
     a = {"egress": {"default": "allow"}}
     b = {"egress": {"default": "deny", "allow": [rule(WEB + "/32", "tcp", 8080)]}}
     ents_a = _pool_fill(mxc, internet, a)
-    made_a, key_a = _holder_namespaces(ents_a), {_key(e) for e in ents_a}
+    made_a, key_a = pinned(ents_a), {_key(e) for e in ents_a}
     want = _plan_listing(mxc, b)
     assert want != _plan_listing(mxc, a)
     specs = ("tcp:%s:8080" % WEB, "tcp:%s:8081" % WEB)
@@ -697,7 +712,7 @@ def test_model1_pool_never_gives_one_rule_sets_entry_to_another(internet, mxc, c
         assert got == dict(zip(specs, ("OK", "FAIL"))), got
         assert listed == want, (listed, want)
         if turn == 0:  # B's own entries now (its first one-shot's refill): the second one claims one
-            pooled_b = _holder_namespaces(_pool_fill(mxc, internet, b, keys_before=key_a))
+            pooled_b = pinned(_pool_fill(mxc, internet, b, keys_before=key_a))
         else:
             assert ino in pooled_b, (ino, pooled_b)
     # each of A's entries still ready, untouched, or ended whole to make room for B's (the pool's
@@ -709,14 +724,14 @@ def test_model1_pool_never_gives_one_rule_sets_entry_to_another(internet, mxc, c
 
 
 @pytest.mark.skipif(not POOL_ON, reason="the pool is off (MXC_NETPOOL_SIZE=0)")
-def test_model1_pool_entry_whose_rules_record_differs_is_not_used(internet, mxc, client, own_pool):
+def test_model1_pool_entry_whose_rules_record_differs_is_not_used(internet, mxc, client, own_pool, pinned):
     """The claim does not take an entry's record on trust: every ready entry's rules record altered
     (a reject line dropped, one per entry) makes each a mismatch, discarded (holder and pasta ended,
     record gone); the sandbox gets a namespace of its own, its rules the plan's."""
     d, cmd = client
     net = {"egress": {"default": "allow"}}
     entries = _pool_fill(mxc, internet, net)
-    made = _holder_namespaces(entries)
+    made = pinned(entries)
     drops = ["ip daddr @thishost reject", "ip daddr 10.0.2.2 reject", "meta nfproto ipv6 reject"]
     for i, e in enumerate(sorted(entries)):
         path = os.path.join(POOL, "ready", e, "rules")
