@@ -36,4 +36,12 @@
 #define MXC_NET_STACK_MEMORY_MIN (32ull << 20)
 #define MXC_NET_STACK_MEMORY_NEED_MIB 21
 
+/* Both, and pasta's keeper, run with this OOM score adjustment (written before their exec): when
+ * the sandbox runs out of memory its memory cgroup's OOM killer takes the workload, never the
+ * network it would live on without.  Not -1000 (OOM_SCORE_ADJ_MIN): a helper stays killable as the
+ * last resort, or a cgroup with nothing else left to kill would stall instead.  Lowering a score
+ * needs CAP_SYS_RESOURCE over the host: without it (rootless, a container that drops it) the
+ * helpers keep their caller's score, --probe says which (networkHelpers.oomScoreAdj). */
+#define MXC_HELPER_OOM_SCORE_ADJ (-999)
+
 #endif

@@ -95,3 +95,15 @@ bool mxc_single_threaded(void)
             return strtol(q + 1, NULL, 10) == 1;
     return false;
 }
+
+int mxc_oom_score_adj_self(int adj)
+{
+    char v[16];
+    int n = snprintf(v, sizeof v, "%d", adj);
+    int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int rc = write(fd, v, (size_t)n) == n ? 0 : -errno;
+    close(fd);
+    return rc;
+}

@@ -2,7 +2,8 @@
  * Owns: a process's start time (/proc/PID/stat field 22), which with its
  * pid names it for good (a reused pid has another start time), and
  * whether it is alive (a zombie is not), and its name (comm); a pidfd of
- * it, checked after it is open (then it names that process for good). */
+ * it, checked after it is open (then it names that process for good);
+ * and this process's own OOM score adjustment. */
 #ifndef MXC_PROCS_H
 #define MXC_PROCS_H
 
@@ -23,5 +24,10 @@ bool mxc_pid_unreaped(pid_t pid, unsigned long long start_time);
 /* A close-on-exec pidfd of pid, alive with that start time once the pidfd
  * holds it: the fd, or -ESRCH (gone, or another process now), or -errno. */
 int mxc_pidfd_of(pid_t pid, unsigned long long start_time);
+
+/* Writes adj into /proc/self/oom_score_adj (inherited across fork and exec): 0, or -errno.
+ * Lowering it needs CAP_SYS_RESOURCE over the host; the value so written is the process's floor,
+ * which it cannot go below itself. */
+int mxc_oom_score_adj_self(int adj);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "container.h"
 #include "harden.h"
+#include "procs.h"
 #include "registry.h"
 #include "session.h"
 
@@ -163,8 +164,8 @@ int mxc_oneshot_start(const mxc_request *r, bool pty, unsigned short rows, unsig
     }
     if (!os->plan->rootless)
         os->plan->uid = os->plan->gid = uid;
-    char cgname[64]; /* one process may run many at once */
-    snprintf(cgname, sizeof cgname, "oneshot-%d-%lu", (int)getpid(), ++serial);
+    char cgname[64]; /* one process may run many at once; --gc owns it by this process's pid and start time */
+    snprintf(cgname, sizeof cgname, "oneshot-%d-%llu-%lu", (int)getpid(), mxc_proc_start_time(getpid()), ++serial);
     mxc_cgroup_open(cgname, &os->cg);
     mxc_exec_child child = {-1, -1, -1, -1};
     bool prepared = false;

@@ -1,17 +1,20 @@
 /* probe.c — see probe.h. */
 #include "probe.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cgroup.h"
 #include "harden.h"
 #include "helperbounds.h"
+#include "procs.h"
 #include "quota.h"
 #include "state.h"
 #include "sweep.h"
@@ -28,6 +31,24 @@ static long read_long(const char *path)
     return v;
 }
 
+/* Whether the helpers' OOM score can be lowered here (helperbounds.h): tried in a child, which
+ * exits at once, so this process keeps its own. */
+static json_t *helpers_oom_probe(void)
+{
+    pid_t c = fork();
+    if (c == 0)
+        _exit(mxc_oom_score_adj_self(MXC_HELPER_OOM_SCORE_ADJ) == 0 ? 0 : 1);
+    int status = 1;
+    while (c > 0 && waitpid(c, &status, 0) < 0 && errno == EINTR)
+        ;
+    bool ok = c > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    return json_pack("{s:i, s:b, s:s}", "value", MXC_HELPER_OOM_SCORE_ADJ, "inEffect", ok, "meaning",
+                     ok ? "mxc-proxy, pasta and its keeper run below the workload: the sandbox's OOM takes the "
+                          "workload first, a helper only when nothing else is left"
+                        : "cannot be lowered here (no CAP_SYS_RESOURCE over the host): the helpers keep their "
+                          "caller's score, and a sandbox that runs out of memory may lose its network to its OOM");
+}
+
 /* What bounds the host-side network helpers a workload drives. */
 static json_t *helpers_probe(void)
 {
@@ -38,7 +59,7 @@ static json_t *helpers_probe(void)
         snprintf(how, sizeof how, "a child (" MXC_CGROUP_HELPERS ") of each sandbox's cgroup: the sandbox's limits "
                  "(pids %s, memory %s, cpu %s when MXC_CPU_MAX is set) count mxc-proxy and pasta too",
                  mxc_cgroup_mode("pids"), mxc_cgroup_mode("memory"), mxc_cgroup_mode("cpu"));
-    return json_pack("{s:s, s:{s:i, s:s, s:I, s:s, s:s, s:{s:I, s:s, s:i, s:i, s:i, s:i, s:s}}, s:{s:i}}",
+    return json_pack("{s:s, s:{s:i, s:s, s:I, s:s, s:s, s:{s:I, s:s, s:i, s:i, s:i, s:i, s:s}}, s:{s:i}, s:o}",
                      "cgroup", how, "mxc-proxy", "maxConnections", MXC_PROXY_MAX_CONNECTIONS, "setting",
                      "MXC_PROXY_MAX_CONNECTIONS", "openFiles",
                      (json_int_t)MXC_PROXY_MAX_CONNECTIONS * MXC_PROXY_NOFILE_PER_CONN + MXC_PROXY_NOFILE_FIXED,
@@ -50,7 +71,7 @@ static json_t *helpers_probe(void)
                      "allowedPerSecond", MXC_PROXY_AUDIT_ALLOWED_PER_SEC, "allowedBurst", MXC_PROXY_AUDIT_ALLOWED_BURST,
                      "dropped", "counted by disposition and said: mxc-proxy-audit-dropped (OCSF 2004) at most once a "
                      "second and at the proxy's end, mxc-proxy-audit-full at the cap",
-                     "pasta", "openFiles", MXC_NET_STACK_NOFILE);
+                     "pasta", "openFiles", MXC_NET_STACK_NOFILE, "oomScoreAdj", helpers_oom_probe());
 }
 
 json_t *mxc_probe(void)

@@ -1219,6 +1219,29 @@ static long long limit_of(const char *dir, const char *file)
     return strncmp(buf, "max", 3) == 0 ? 0 : strtoll(buf, NULL, 10);
 }
 
+/* The sandbox's network helpers (pasta and its keeper, mxc-proxy: cgroup.h's MXC_CGROUP_HELPERS
+ * child, made when one starts): "running", or "ended" while the sandbox runs — its network (or its
+ * governed egress) is gone, and nothing restarts it — with how many of them its memory cgroup's OOM
+ * killed (v1: the child's own count; v2: the child has no memory controller of its own: none shown).
+ * NULL: no helper was ever started (no such child). */
+static json_t *helpers_summary(const mxc_cgroup *cg)
+{
+    const char *base = cg->v2 ? cg->v2_dir : cg->pids_dir[0] ? cg->pids_dir : cg->memory_dir;
+    char dir[600], mem[600];
+    snprintf(dir, sizeof dir, "%s/" MXC_CGROUP_HELPERS, base);
+    struct stat sb;
+    if (!base[0] || stat(dir, &sb) < 0 || !S_ISDIR(sb.st_mode))
+        return NULL;
+    pid_t one;
+    int n = mxc_cgroup_pids(dir, &one, 1);
+    json_t *out = json_pack("{s:s}", "state", n > 0 ? "running" : n == 0 ? "ended" : "unknown");
+    unsigned long long kills = 0;
+    snprintf(mem, sizeof mem, "%s/" MXC_CGROUP_HELPERS, cg->memory_dir);
+    if (!cg->v2 && cg->memory_dir[0] && mxc_cgroup_read_key(mem, "memory.oom_control", "oom_kill", &kills) == 0)
+        json_object_set_new(out, "oomKills", json_integer((json_int_t)kills));
+    return out;
+}
+
 json_t *mxc_session_summary(const char *root, const char *name, bool full)
 {
     if (!mxc_agent_name_is_safe(name))
@@ -1276,6 +1299,9 @@ json_t *mxc_session_summary(const char *root, const char *name, bool full)
         if (mem >= 0)
             json_object_set_new(lim, "memoryBytes", json_integer(mem));
         json_object_set_new(out, "limits", lim);
+        json_t *helpers = helpers_summary(&cg);
+        if (helpers)
+            json_object_set_new(out, "networkHelpers", helpers);
     }
     if (full && state) {
         if ((v = json_object_get(state, "policy")))

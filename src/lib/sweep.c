@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -333,10 +334,31 @@ static bool pool_cgroup_owned(const char *id)
     return start && !*tail && mxc_pid_alive((pid_t)pid, start);
 }
 
+/* A one-shot's cgroup, named "oneshot-<caller's pid>-<its start time>-<serial>": its while that very
+ * process lives (a reused pid is another process).  The "oneshot-<pid>-<serial>" and bare
+ * "oneshot-<pid>" of earlier builds: while that pid is any process. */
+static bool oneshot_cgroup_owned(const char *id)
+{
+    char *end = (char *)id;
+    unsigned long long n[3] = {0};
+    int fields = 0;
+    for (const char *p = id; fields < 3 && *p >= '0' && *p <= '9'; p = end + 1) {
+        n[fields++] = strtoull(p, &end, 10);
+        if (*end != '-')
+            break;
+    }
+    pid_t pid = (pid_t)n[0];
+    if (pid <= 0 || n[0] > INT_MAX)
+        return false;
+    if (fields == 3 && !*end)
+        return mxc_pid_alive(pid, n[1]);
+    return kill(pid, 0) == 0;
+}
+
 static bool cgroup_owned(const char *name, const claim_dirs *cd)
 {
-    if (!strncmp(name, "oneshot-", 8)) /* its caller's pid */
-        return kill((pid_t)atoi(name + 8), 0) == 0;
+    if (!strncmp(name, "oneshot-", 8))
+        return oneshot_cgroup_owned(name + 8);
     if (!strncmp(name, "netpool-", 8))
         return pool_cgroup_owned(name + 8);
     /* a session's: while its sandbox exists (its own phases remove it) */

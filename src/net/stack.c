@@ -35,6 +35,7 @@
 #include "helpers.h"
 #include "netpool.h"
 #include "netplan.h"
+#include "procs.h"
 #include "resolver.h"
 #include "thishost.h"
 
@@ -310,6 +311,8 @@ static _Noreturn void pasta_exec(const mxc_net_policy *np, int nsfd, int pidw, i
         dprintf(errw, "cannot join the cgroup made for pasta: %s", strerror(errno));
         _exit(127);
     }
+    /* the sandbox's OOM takes the workload, not its network (helperbounds.h: where it can be lowered) */
+    (void)mxc_oom_score_adj_self(MXC_HELPER_OOM_SCORE_ADJ);
     if (dup2(nsfd, 3) < 0 || dup2(pidw, 4) < 0 || dup2(errw, 2) < 0)
         _exit(127);
     int null = open("/dev/null", O_RDWR);
@@ -610,8 +613,10 @@ int mxc_net_attach(const mxc_net_policy *np, const mxc_net_cgroup *cg, pid_t hol
     if (k == 0) {
         setsid();
         /* the keeper is born inside, and so is a pasta it starts; an adopted one (one thread:
-         * v1 `tasks` moves it whole) is moved in by the keeper once it has answered */
+         * v1 `tasks` moves it whole) is moved in by the keeper once it has answered.  Both below
+         * the workload for the sandbox's OOM (helperbounds.h; the pool's pasta has its score) */
         int joined = adopt >= 0 ? mxc_netpool_move(cgfds, (size_t)ncg, 0) : mxc_cgroup_join_self(cgfds, (size_t)ncg);
+        (void)mxc_oom_score_adj_self(MXC_HELPER_OOM_SCORE_ADJ);
         if (joined < 0) {
             if (adopt >= 0)
                 syscall(SYS_pidfd_send_signal, adopt, SIGKILL, NULL, 0);

@@ -3,7 +3,9 @@ import os
 import subprocess
 import time
 
-from conftest import (assert_error, assert_ok_envelope, oneshot_request, sandbox_pids_on_host, unique,
+import pytest
+
+from conftest import (MXC_EXEC, assert_error, assert_ok_envelope, oneshot_request, sandbox_pids_on_host, unique,
                       wait_until)
 
 
@@ -217,7 +219,7 @@ def test_workload_runs_as_agent_uid(session):
 
 def _oneshot_cgroups(pid):
     """The one-shot cgroups of the mxc-exec whose pid is pid (src/lib/oneshot.c names them
-    oneshot-PID-SERIAL): only this test's own, never another caller's on this host (a load beside
+    oneshot-PID-STARTTIME-SERIAL): only this test's own, never another caller's on this host (a load beside
     the suite makes one-shots of its own)."""
     found = []
     for c in ("pids", "memory", "cpu"):
@@ -225,6 +227,45 @@ def _oneshot_cgroups(pid):
         if os.path.isdir(d):
             found += [os.path.join(d, n) for n in os.listdir(d) if n.startswith("oneshot-%d-" % pid)]
     return set(found)
+
+
+def _start_time(pid):
+    return int(open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[19])
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.isdir("/sys/fs/cgroup/pids"), reason="root's v1 pids hierarchy")
+def test_gc_owns_a_oneshot_cgroup_by_pid_and_start_time(mxc):
+    """A one-shot's cgroup (`oneshot-<pid>-<start time>-<serial>`) is its caller's while that very
+    process lives: one named for a live pid with another start time (a reused pid: here an unrelated
+    `sleep`) is an orphan --gc removes, where the bare pid kept it for as long as the stranger lived;
+    the right start time is kept.  Earlier builds' names (`oneshot-<pid>-<serial>`) keep the bare
+    pid's rule: kept while the pid lives, removed once it is gone.  Run under the pool's lock
+    (--gc also sweeps the shared pool: here with it on, so only dead entries go)."""
+    r = mxc(oneshot_request("true"))  # the mxc directory of the hierarchy exists
+    assert r.rc == 0, r.describe()
+    other = subprocess.Popen(["sleep", "60"])
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    base = "/sys/fs/cgroup/pids/mxc"
+    start = _start_time(other.pid)
+    kept = ["oneshot-%d-%d-1" % (other.pid, start), "oneshot-%d-1" % other.pid]
+    swept = ["oneshot-%d-%d-1" % (other.pid, start + 1), "oneshot-%d-1" % dead.pid,
+             "oneshot-%d-%d-1" % (dead.pid, start)]
+    try:
+        for n in kept + swept:
+            os.mkdir(os.path.join(base, n))
+        p = subprocess.run([MXC_EXEC, "--gc"], capture_output=True, timeout=120,
+                           env=mxc.env({"MXC_SWEEP_MIN_AGE": "0", "MXC_NETPOOL_SIZE": "2"}))
+        assert p.returncode == 0, p
+        assert [n for n in swept if os.path.exists(os.path.join(base, n))] == [], swept
+        assert [n for n in kept if not os.path.isdir(os.path.join(base, n))] == [], kept
+        assert other.poll() is None  # not in them: nothing of its was touched
+    finally:
+        other.kill()
+        other.wait()
+        for n in kept + swept:
+            if os.path.isdir(os.path.join(base, n)):
+                os.rmdir(os.path.join(base, n))
 
 
 def _gone(paths, timeout=10.0):

@@ -85,7 +85,8 @@ def _oneshot_holding(mxc, cmd, cpu_max):
     close; returns (popen, cgroup name)."""
     req = oneshot_request("%s; echo ready; read _; true" % cmd)
     p = mxc.popen(req, env={"MXC_CPU_MAX": cpu_max})
-    return p, "oneshot-%d-1" % p.pid  # the first one-shot of that mxc-exec
+    start = open("/proc/%d/stat" % p.pid).read().rsplit(")", 1)[1].split()[19]
+    return p, "oneshot-%d-%s-1" % (p.pid, start)  # the first one-shot of that mxc-exec (pid, start time)
 
 
 # ------------------------------------------------------------------------------------------------
