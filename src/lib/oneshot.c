@@ -165,7 +165,11 @@ int mxc_oneshot_start(const mxc_request *r, bool pty, unsigned short rows, unsig
     if (!os->plan->rootless)
         os->plan->uid = os->plan->gid = uid;
     char cgname[64]; /* one process may run many at once; --gc owns it by this process's pid and start time */
-    snprintf(cgname, sizeof cgname, "oneshot-%d-%llu-%lu", (int)getpid(), mxc_proc_start_time(getpid()), ++serial);
+    unsigned long long me = mxc_proc_start_time(getpid());
+    if (me) /* else the pid-only form: owned while the pid lives (sweep.c) */
+        snprintf(cgname, sizeof cgname, "oneshot-%d-%llu-%lu", (int)getpid(), me, ++serial);
+    else
+        snprintf(cgname, sizeof cgname, "oneshot-%d-%lu", (int)getpid(), ++serial);
     mxc_cgroup_open(cgname, &os->cg);
     mxc_exec_child child = {-1, -1, -1, -1};
     bool prepared = false;

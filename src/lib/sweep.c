@@ -318,41 +318,52 @@ static void claim_dirs_free(claim_dirs *cd)
     free(cd->dir);
 }
 
+/* id as "<n>[-<n>...]", at most max decimal fields, the first a pid: how many, or 0 when it is not of
+ * that form (a name mxc did not make: kept, whatever it is — the sweep's bases include the host's
+ * cgroup2 root, where another's cgroup may bear such a name). */
+static int id_fields(const char *id, unsigned long long *n, int max)
+{
+    int fields = 0;
+    for (const char *p = id;;) {
+        char *end;
+        if (fields == max || *p < '0' || *p > '9')
+            return 0;
+        errno = 0;
+        n[fields++] = strtoull(p, &end, 10);
+        if (errno || (*end && *end != '-'))
+            return 0;
+        if (!*end)
+            break;
+        p = end + 1;
+    }
+    return n[0] > 0 && n[0] <= INT_MAX ? fields : 0;
+}
+
 /* A model-1 pool entry's cgroup (src/net/netpool.h), named "netpool-<holder pid>-<its start time>":
  * its while that very process lives (a reused pid is another process: its start time differs); the
  * pool's own sweep removes it with its entry, a claim renames it first.  The bare "netpool-<pid>" of
  * earlier builds: while that pid is a pool holder (mxc-netpool). */
 static bool pool_cgroup_owned(const char *id)
 {
-    char *end, *tail;
-    long pid = strtol(id, &end, 10);
-    if (pid <= 0 || end == id)
-        return false;
-    if (!*end)
-        return mxc_pid_alive_as((pid_t)pid, mxc_proc_start_time((pid_t)pid), "mxc-netpool");
-    unsigned long long start = *end == '-' && end[1] >= '0' && end[1] <= '9' ? strtoull(end + 1, &tail, 10) : 0;
-    return start && !*tail && mxc_pid_alive((pid_t)pid, start);
+    unsigned long long n[2];
+    int fields = id_fields(id, n, 2);
+    if (fields == 1)
+        return mxc_pid_alive_as((pid_t)n[0], mxc_proc_start_time((pid_t)n[0]), "mxc-netpool");
+    return fields != 2 || mxc_pid_alive((pid_t)n[0], n[1]);
 }
 
 /* A one-shot's cgroup, named "oneshot-<caller's pid>-<its start time>-<serial>": its while that very
- * process lives (a reused pid is another process).  The "oneshot-<pid>-<serial>" and bare
- * "oneshot-<pid>" of earlier builds: while that pid is any process. */
+ * process exists (a reused pid is another process; a caller whose main thread has ended shows as a
+ * zombie while its other threads run, so a zombie still owns it).  The "oneshot-<pid>-<serial>" and
+ * bare "oneshot-<pid>" of earlier builds (and of a caller whose start time could not be read): while
+ * that pid is any process. */
 static bool oneshot_cgroup_owned(const char *id)
 {
-    char *end = (char *)id;
-    unsigned long long n[3] = {0};
-    int fields = 0;
-    for (const char *p = id; fields < 3 && *p >= '0' && *p <= '9'; p = end + 1) {
-        n[fields++] = strtoull(p, &end, 10);
-        if (*end != '-')
-            break;
-    }
-    pid_t pid = (pid_t)n[0];
-    if (pid <= 0 || n[0] > INT_MAX)
-        return false;
-    if (fields == 3 && !*end)
-        return mxc_pid_alive(pid, n[1]);
-    return kill(pid, 0) == 0;
+    unsigned long long n[3];
+    int fields = id_fields(id, n, 3);
+    if (fields == 3 && n[1])
+        return mxc_proc_start_time((pid_t)n[0]) == n[1];
+    return fields <= 0 || kill((pid_t)n[0], 0) == 0;
 }
 
 static bool cgroup_owned(const char *name, const claim_dirs *cd)

@@ -128,6 +128,23 @@ def test_sweeper_reclaims_a_v2_cgroup_without_owner(mxc, v2root):
     assert not os.path.exists(orphan), r.stdout
 
 
+@pytest.mark.parametrize("name", ["mxc-oneshot-x", "mxc-oneshot-", "mxc-oneshot-12-x", "mxc-netpool-x", "mxc-netpool-1-2-3"])
+def test_sweeper_keeps_a_cgroup_whose_name_mxc_never_makes(mxc, v2root, name):
+    """A name of mxc's prefix but not of a form mxc makes (oneshot-<pid>[-<start>]-<serial>,
+    netpool-<pid>-<start>) is another's, kept: --gc's bases include the host's cgroup2 root.  Before,
+    such a name parsed as pid 0 or as no owner, and its processes were killed and it removed."""
+    d = os.path.join(v2root, name)
+    os.mkdir(d)
+    try:
+        r = subprocess.run([MXC_EXEC, "--gc"], capture_output=True, text=True,
+                           env=mxc.env({"MXC_SWEEP_MIN_AGE": "0"}))
+        assert r.returncode == 0, r.stderr
+        assert os.path.isdir(d), r.stdout
+    finally:
+        if os.path.isdir(d):
+            os.rmdir(d)
+
+
 def test_sweeper_reclaims_every_orphan_past_512(mxc, v2root):
     """One --gc examines every cgroup name: a fixed table of 512 left the rest unexamined by every
     --gc alike (readdir's order), beside 1000 idle sessions (issue 38)."""
