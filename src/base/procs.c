@@ -96,14 +96,32 @@ bool mxc_single_threaded(void)
     return false;
 }
 
-int mxc_oom_score_adj_self(int adj)
+/* adj written through fd (an oom_score_adj file), which is then closed: 0, or -errno */
+static int oom_write(int fd, int adj)
 {
-    char v[16];
-    int n = snprintf(v, sizeof v, "%d", adj);
-    int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
+    char v[16];
+    int n = snprintf(v, sizeof v, "%d", adj);
     int rc = write(fd, v, (size_t)n) == n ? 0 : -errno;
     close(fd);
     return rc;
+}
+
+int mxc_oom_score_adj_self(int adj)
+{
+    return oom_write(open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC), adj);
+}
+
+int mxc_oom_score_adj_of(pid_t pid, int pidfd, int adj)
+{
+    char path[48];
+    snprintf(path, sizeof path, "/proc/%d/oom_score_adj", (int)pid);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    /* opened while pidfd's process lives: the file is that process's (its pid was not reused) */
+    if (fd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0) {
+        close(fd);
+        return -ESRCH;
+    }
+    return oom_write(fd, adj);
 }

@@ -29,5 +29,7 @@ int mxc_pidfd_of(pid_t pid, unsigned long long start_time);
  * Lowering it needs CAP_SYS_RESOURCE over the host; the value so written is the process's floor,
  * which it cannot go below itself. */
 int mxc_oom_score_adj_self(int adj);
+/* The same for process pid, named by pidfd (checked after the open): 0, -ESRCH (gone), or -errno. */
+int mxc_oom_score_adj_of(pid_t pid, int pidfd, int adj);
 
 #endif

@@ -110,8 +110,10 @@ static void spawn(const char *exe, int lfd, int cfg, int hfd, int st, int afd, i
         (void)!write(st, "config: cannot join the sandbox's cgroup", 40);
         _exit(126);
     }
-    /* the sandbox's OOM takes the workload, not its governed egress (helperbounds.h: where it can) */
-    (void)mxc_oom_score_adj_self(MXC_HELPER_OOM_SCORE_ADJ);
+    /* the sandbox's OOM takes the workload, not its governed egress (helperbounds.h: where it can),
+     * once charged to the sandbox's cgroup; uncharged (mxc-oci's) it keeps its caller's score */
+    if (ncg > 0)
+        (void)mxc_oom_score_adj_self(MXC_HELPER_OOM_SCORE_ADJ);
     int null = open("/dev/null", O_RDWR); /* moved high too: it may have landed on a target (3..7) */
     if (null >= 0) {
         int high = fcntl(null, F_DUPFD, 20);

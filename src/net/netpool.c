@@ -564,14 +564,15 @@ static int entry_make(const mxc_net_policy *np, int root, int ready, const char 
     entry_pids ep = {.holder = h, .pasta = pasta, .holder_start = hstart,
                      .pasta_start = pfd >= 0 ? mxc_proc_start_time(pasta) : 0};
     struct stat ns;
-    if (pfd >= 0 && (syscall(SYS_pidfd_send_signal, pfd, 0, NULL, 0) < 0 || fstat(nsfd, &ns) < 0 ||
-                     !holds_netns(pasta, ns.st_ino)))
-        ep.pasta_start = 0; /* gone before its start time was read, or not the one on this namespace */
+    bool ours = pfd >= 0 && syscall(SYS_pidfd_send_signal, pfd, 0, NULL, 0) == 0 && fstat(nsfd, &ns) == 0 &&
+                holds_netns(pasta, ns.st_ino);
+    if (!ours) /* gone before its start time was read, or not the one on this namespace: never killed */
+        ep.pasta_start = 0;
     int rc = ep.pasta_start ? entry_record(np, root, ready, nsfd, &ep, tmp, name) : -1;
     if (nsfd >= 0)
         close(nsfd);
     if (rc < 0) {
-        if (pfd >= 0)
+        if (ours)
             syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
         if (h > 0)
             kill(h, SIGKILL); /* our child, not yet reaped: its pid is still its own */

@@ -311,8 +311,6 @@ static _Noreturn void pasta_exec(const mxc_net_policy *np, int nsfd, int pidw, i
         dprintf(errw, "cannot join the cgroup made for pasta: %s", strerror(errno));
         _exit(127);
     }
-    /* the sandbox's OOM takes the workload, not its network (helperbounds.h: where it can be lowered) */
-    (void)mxc_oom_score_adj_self(MXC_HELPER_OOM_SCORE_ADJ);
     if (dup2(nsfd, 3) < 0 || dup2(pidw, 4) < 0 || dup2(errw, 2) < 0)
         _exit(127);
     int null = open("/dev/null", O_RDWR);
@@ -469,6 +467,8 @@ typedef struct {
 static int adopted_move(const adopted *a)
 {
     int rc = a->pfd >= 0 && (!a->charged || a->cpu) ? mxc_netpool_move(a->cgfds, (size_t)a->ncg, a->pid) : 0;
+    if (rc == 0 && a->pfd >= 0 && a->ncg > 0) /* charged now: below the workload, as the keeper is */
+        (void)mxc_oom_score_adj_of(a->pid, a->pfd, MXC_HELPER_OOM_SCORE_ADJ);
     for (int i = 0; a->pfd >= 0 && i < a->ncg; i++)
         close(a->cgfds[i]);
     errno = rc < 0 ? -rc : 0;
@@ -489,7 +489,8 @@ static _Noreturn void keeper(const mxc_net_policy *np, int nsfd, int hfd, int re
         pfd = (int)syscall(SYS_pidfd_open, pasta, 0);
         if (pfd < 0) {
             dprintf(rep, "pasta started but its pid (%d) cannot be watched", (int)pasta);
-            kill(pasta, SIGKILL);
+            if (errno != ESRCH) /* gone: the pid may be another's now (pasta is not our child) */
+                kill(pasta, SIGKILL);
             _exit(1);
         }
     }
@@ -614,9 +615,13 @@ int mxc_net_attach(const mxc_net_policy *np, const mxc_net_cgroup *cg, pid_t hol
         setsid();
         /* the keeper is born inside, and so is a pasta it starts; an adopted one (one thread:
          * v1 `tasks` moves it whole) is moved in by the keeper once it has answered.  Both below
-         * the workload for the sandbox's OOM (helperbounds.h; the pool's pasta has its score) */
+         * the workload for the sandbox's OOM (helperbounds.h) once charged to the sandbox: a
+         * pasta the keeper starts inherits its score, an adopted one is given it (adopted_move);
+         * uncharged (no sandbox cgroup: mxc-oci's) they keep their caller's, never shielded where
+         * no limit of the sandbox counts them, nor the pool's idle ones */
         int joined = adopt >= 0 ? mxc_netpool_move(cgfds, (size_t)ncg, 0) : mxc_cgroup_join_self(cgfds, (size_t)ncg);
-        (void)mxc_oom_score_adj_self(MXC_HELPER_OOM_SCORE_ADJ);
+        if (joined >= 0 && ncg > 0)
+            (void)mxc_oom_score_adj_self(MXC_HELPER_OOM_SCORE_ADJ);
         if (joined < 0) {
             if (adopt >= 0)
                 syscall(SYS_pidfd_send_signal, adopt, SIGKILL, NULL, 0);
