@@ -488,8 +488,9 @@ static _Noreturn void keeper(const mxc_net_policy *np, int nsfd, int hfd, int re
         }
         pfd = (int)syscall(SYS_pidfd_open, pasta, 0);
         if (pfd < 0) {
+            int err = errno;
             dprintf(rep, "pasta started but its pid (%d) cannot be watched", (int)pasta);
-            if (errno != ESRCH) /* gone: the pid may be another's now (pasta is not our child) */
+            if (err != ESRCH) /* gone: the pid may be another's now (pasta is not our child) */
                 kill(pasta, SIGKILL);
             _exit(1);
         }
