@@ -105,11 +105,11 @@ bash scripts/valgrind.sh || fail=1
 stage "valgrind on mxc-oci (its own process: documents, store, create up to the clone)"
 bash scripts/valgrind-oci.sh || fail=1
 
-stage "fuzzing (${MXC_FUZZ_SECONDS:-60} s per harness), beside it every buildtype with gcc and clang"
+stage "fuzzing (${MXC_FUZZ_SECONDS:-30} s per harness), beside it every buildtype with gcc and clang"
 # the fuzzers run one at a time: the builds (scripts/buildtypes.sh: release, debugoptimized, plain
 # with Debian's flags, clang debug and release, -Werror, no MXC_FAULT_ in any) take the other core
 bash scripts/buildtypes.sh >/tmp/mxc-buildtypes.$$ 2>&1 & buildtypes=$!
-bash tests/fuzz/run.sh "${MXC_FUZZ_SECONDS:-60}" || fail=1
+bash tests/fuzz/run.sh "${MXC_FUZZ_SECONDS:-30}" || fail=1
 wait $buildtypes || fail=1
 cat /tmp/mxc-buildtypes.$$; rm -f /tmp/mxc-buildtypes.$$
 
