@@ -786,8 +786,8 @@ def rl():
     m = RootlessMxc(state, scratch)
     yield m
     m.cleanup()
-    shutil.rmtree(state, ignore_errors=True)
-    shutil.rmtree(scratch, ignore_errors=True)
+    for d in (state, state + ".ws", scratch):  # .ws: its workspace root (Mxc.env)
+        shutil.rmtree(d, ignore_errors=True)
 
 
 class PtyScreen:
