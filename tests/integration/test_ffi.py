@@ -1,5 +1,7 @@
 """libmxc_ffi.so's C ABI (tests/abi/test_ffi_abi.c) against real sandboxes and sessions."""
+import contextlib
 import os
+import shutil
 import subprocess
 import tempfile
 
@@ -7,8 +9,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 BUILD = os.path.dirname(os.path.realpath(os.environ.get("MXC_EXEC", os.path.join(ROOT, "build", "mxc-exec"))))
 
 
-def test_ffi_abi():
+@contextlib.contextmanager
+def _state_root():
+    """a state root of the test's own, and its workspace root (<it>.ws) removed with it"""
     with tempfile.TemporaryDirectory(prefix="mxc-ffi-") as st:
+        try:
+            yield st
+        finally:
+            shutil.rmtree(st + ".ws", ignore_errors=True)
+
+
+def test_ffi_abi():
+    with _state_root() as st:
         p = subprocess.run([os.path.join(BUILD, "test-ffi-abi"), os.path.join(BUILD, "libmxc_ffi.so")],
                            capture_output=True, text=True, timeout=300, env=dict(os.environ, MXC_STATE_DIR=st))
         assert p.returncode == 0, p.stdout + p.stderr
@@ -63,7 +75,7 @@ def test_session_holder_is_no_copy_of_an_in_process_caller():
     address space copy-on-write for the session's life, and every exec would fork it.  Errors of the
     phase come back as the C ABI's own (status and detail), as from an in-process start."""
     import json
-    with tempfile.TemporaryDirectory(prefix="mxc-ffi-") as st:
+    with _state_root() as st:
         env = dict(os.environ, MXC_STATE_DIR=st, MXC_WORKSPACE_ROOT=st + ".ws")
         p = subprocess.run(["/usr/bin/python3", "-c", _BIG_CALLER, os.path.join(BUILD, "libmxc_ffi.so")],
                            capture_output=True, text=True, timeout=120, env=env)
@@ -162,7 +174,7 @@ def test_oneshot_pid1_is_no_copy_of_an_in_process_caller():
     import json
     from conftest import unique, wait_until
     marker = unique("mxc-bigcaller")
-    with tempfile.TemporaryDirectory(prefix="mxc-ffi-") as st:
+    with _state_root() as st:
         p, caller, _ = _big_caller("run", marker, st)
         seen = {}
 
@@ -189,7 +201,7 @@ def test_oneshot_dies_with_its_in_process_caller():
     import signal
     from conftest import sandbox_pids_on_host, unique, wait_until
     marker = unique("mxc-callerdies")
-    with tempfile.TemporaryDirectory(prefix="mxc-ffi-") as st:
+    with _state_root() as st:
         p, caller, env = _big_caller("hold", marker, st)
         assert wait_until(lambda: sandbox_pids_on_host(marker), 60), "the workload never ran"
         tree = _descendants(caller)
