@@ -483,8 +483,33 @@ static void refiller_fault(const char *stage)
         raise(SIGKILL);
 }
 
-/* Whether process pid holds a descriptor of the network namespace ino. */
-static bool holds_netns(pid_t pid, ino_t ino)
+static bool comm_is(pid_t pid, const char *const *names)
+{
+    char path[64], comm[32] = "";
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+    (void)mxc_read_small_at(AT_FDCWD, path, comm, sizeof comm);
+    for (; *names; names++)
+        if (!strcmp(comm, *names))
+            return true;
+    return false;
+}
+
+static bool pool_comm(pid_t pid)
+{
+    static const char *const names[] = {"pasta\n", "passt\n", "passt.avx2\n", "mxc-netpool\n", NULL};
+    return comm_is(pid, names);
+}
+
+/* the refiller's name (its forks' too: pasta's launcher until its exec) */
+static bool refiller_comm(pid_t pid)
+{
+    static const char *const names[] = {"mxc-netpool-fil\n", NULL};
+    return comm_is(pid, names);
+}
+
+/* Whether process pid holds a descriptor of the network namespace ino: 1, 0, or -1 when it cannot be
+ * told (its descriptors unreadable here: a non-dumpable process to a caller without CAP_SYS_PTRACE). */
+static int netns_held(pid_t pid, ino_t ino)
 {
     char dir[64], want[48], link[48];
     snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
@@ -492,16 +517,24 @@ static bool holds_netns(pid_t pid, ino_t ino)
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
     struct dirent *de;
-    bool held = false;
-    while (d && !held && (de = readdir(d))) {
+    int held = d || errno == ENOENT || errno == ESRCH ? 0 : -1;
+    while (d && held == 0 && (de = readdir(d))) {
         ssize_t n = readlinkat(dfd, de->d_name, link, sizeof link - 1);
-        held = n > 0 && (link[n] = '\0', !strcmp(link, want));
+        if (n > 0)
+            held = (link[n] = '\0', !strcmp(link, want));
+        else if (errno == EACCES || errno == EPERM)
+            held = -1;
     }
     if (d)
         closedir(d);
     else if (dfd >= 0)
         close(dfd);
     return held;
+}
+
+static bool holds_netns(pid_t pid, ino_t ino)
+{
+    return netns_held(pid, ino) == 1;
 }
 
 /* tests: the holder dead (a zombie, not reaped) before it is told to stay (MXC_FAULT_NETPOOL_HOLDER_DIES) */
@@ -564,8 +597,11 @@ static int entry_make(const mxc_net_policy *np, int root, int ready, const char 
     entry_pids ep = {.holder = h, .pasta = pasta, .holder_start = hstart,
                      .pasta_start = pfd >= 0 ? mxc_proc_start_time(pasta) : 0};
     struct stat ns;
-    bool ours = pfd >= 0 && syscall(SYS_pidfd_send_signal, pfd, 0, NULL, 0) == 0 && fstat(nsfd, &ns) == 0 &&
-                holds_netns(pasta, ns.st_ino);
+    int held = pfd >= 0 && syscall(SYS_pidfd_send_signal, pfd, 0, NULL, 0) == 0 && fstat(nsfd, &ns) == 0
+                   ? netns_held(pasta, ns.st_ino)
+                   : 0;
+    /* where pasta's descriptors cannot be read (no CAP_SYS_PTRACE), its name vouches for it */
+    bool ours = held == 1 || (held < 0 && pool_comm(pasta));
     if (!ours) /* gone before its start time was read, or not the one on this namespace: never killed */
         ep.pasta_start = 0;
     int rc = ep.pasta_start ? entry_record(np, root, ready, nsfd, &ep, tmp, name) : -1;
@@ -597,30 +633,6 @@ static int count_key(int ready, const char *prefix)
         n += !strncmp(de->d_name, prefix, strlen(prefix));
     listing_end(d);
     return n;
-}
-
-static bool comm_is(pid_t pid, const char *const *names)
-{
-    char path[64], comm[32] = "";
-    snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
-    (void)mxc_read_small_at(AT_FDCWD, path, comm, sizeof comm);
-    for (; *names; names++)
-        if (!strcmp(comm, *names))
-            return true;
-    return false;
-}
-
-static bool pool_comm(pid_t pid)
-{
-    static const char *const names[] = {"pasta\n", "passt\n", "passt.avx2\n", "mxc-netpool\n", NULL};
-    return comm_is(pid, names);
-}
-
-/* the refiller's name (its forks' too: pasta's launcher until its exec) */
-static bool refiller_comm(pid_t pid)
-{
-    static const char *const names[] = {"mxc-netpool-fil\n", NULL};
-    return comm_is(pid, names);
 }
 
 /* Whether any process but a stack or a pool holder is in the network namespace ino: one whose
