@@ -149,15 +149,12 @@ static void kill_checked(pid_t pid, unsigned long long start)
 
 static void entry_remove(int dir, const char *name)
 {
+    static const char *const files[] = {"pids", "rules", "cgroup", "holder"};
     char path[NAME_MAX + 8];
-    snprintf(path, sizeof path, "%s/pids", name);
-    unlinkat(dir, path, 0);
-    snprintf(path, sizeof path, "%s/rules", name);
-    unlinkat(dir, path, 0);
-    snprintf(path, sizeof path, "%s/cgroup", name);
-    unlinkat(dir, path, 0);
-    snprintf(path, sizeof path, "%s/holder", name);
-    unlinkat(dir, path, 0);
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        snprintf(path, sizeof path, "%s/%s", name, files[i]);
+        unlinkat(dir, path, 0);
+    }
     unlinkat(dir, name, AT_REMOVEDIR);
 }
 
@@ -532,11 +529,6 @@ static int netns_held(pid_t pid, ino_t ino)
     return held;
 }
 
-static bool holds_netns(pid_t pid, ino_t ino)
-{
-    return netns_held(pid, ino) == 1;
-}
-
 /* tests: the holder dead (a zombie, not reaped) before it is told to stay (MXC_FAULT_NETPOOL_HOLDER_DIES) */
 static void holder_fault(pid_t h)
 {
@@ -815,7 +807,6 @@ static int sweep_dir(int dir, bool is_ready, bool act)
     return n;
 }
 
-
 /* A descriptor of the namespace of holder h (started at hstart) when its inode is ino: held, it
  * pins the namespace, so no other can take the inode while pastas are matched by it; -1 when the
  * holder is gone (or its pid another's: the start time read after the open). */
@@ -855,7 +846,7 @@ static void new_unrecorded_kill(int root, const char *name)
     while (d && (de = readdir(d))) {
         pid_t pid = (pid_t)atoi(de->d_name);
         unsigned long long start = pid > 0 ? mxc_proc_start_time(pid) : 0;
-        if (start >= hstart && (pool_comm(pid) || refiller_comm(pid)) && holds_netns(pid, (ino_t)ino))
+        if (start >= hstart && (pool_comm(pid) || refiller_comm(pid)) && netns_held(pid, (ino_t)ino) == 1)
             kill_checked(pid, start);
     }
     if (d)
