@@ -36,9 +36,12 @@
 #define MXC_NET_STACK_MEMORY_MIN (32ull << 20)
 #define MXC_NET_STACK_MEMORY_NEED_MIB 21
 
-/* Both, and pasta's keeper, run with this OOM score adjustment (written before their exec): when
- * the sandbox runs out of memory its memory cgroup's OOM killer takes the workload, never the
- * network it would live on without.  Not -1000 (OOM_SCORE_ADJ_MIN): a helper stays killable as the
+/* Both, and pasta's keeper, run with this OOM score adjustment once charged to the sandbox's
+ * cgroup (the keeper and mxc-proxy write their own after joining it, before any exec; a pasta the
+ * keeper starts inherits it; an adopted pool pasta is given it through its pidfd; an idle pool
+ * entry's, and mxc-oci's uncharged helpers, keep their caller's): when the sandbox runs out of
+ * memory its memory cgroup's OOM killer takes the workload, never the network it would live on
+ * without.  Not -1000 (OOM_SCORE_ADJ_MIN): a helper stays killable as the
  * last resort, or a cgroup with nothing else left to kill would stall instead.  Lowering a score
  * needs CAP_SYS_RESOURCE over the host: without it (rootless, a container that drops it) the
  * helpers keep their caller's score, --probe says which (networkHelpers.oomScoreAdj). */

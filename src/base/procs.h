@@ -3,7 +3,7 @@
  * pid names it for good (a reused pid has another start time), and
  * whether it is alive (a zombie is not), and its name (comm); a pidfd of
  * it, checked after it is open (then it names that process for good);
- * and this process's own OOM score adjustment. */
+ * and an OOM score adjustment (this process's own, or another's by its pidfd). */
 #ifndef MXC_PROCS_H
 #define MXC_PROCS_H
 
