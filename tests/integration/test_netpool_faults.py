@@ -12,6 +12,7 @@ import subprocess
 import pytest
 
 from conftest import MXC_EXEC, assert_ok_envelope, wait_until
+from netpool_util import entry_cgroup, start_time
 from test_cgroup_v2 import cgroup2_mount, v2root  # noqa: F401 (fixture)
 from test_network_models import (POOL, _discard_pool_of, _pool_entries, _starting, internet,  # noqa: F401
                                  own_pool, procs_named, refilling, v1)
@@ -28,18 +29,14 @@ def _gc(mxc, **env):
 
 
 def _start_time(pid):
-    return int(open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[19])
+    """as an int: a gone process raises (TypeError), as a short read did"""
+    return int(start_time(pid))
 
 
 def _entry_cgroups(netns_ino):
     """{entry: its own cgroup's name (v1)} of the pool's ready entries for the namespace"""
-    out = {}
-    for e in _pool_entries(netns_ino):
-        try:
-            out[e] = open(os.path.join(POOL, "ready", e, "cgroup")).read().strip()
-        except OSError:
-            pass
-    return out
+    cgroups = {e: entry_cgroup(os.path.join(POOL, "ready", e)) for e in _pool_entries(netns_ino)}
+    return {e: cg for e, cg in cgroups.items() if cg}
 
 
 @pytest.fixture
@@ -192,7 +189,7 @@ def test_model1_session_on_a_cgroupless_entry_starts_and_stops_clean(internet, m
 def _started_since(pid, t0):
     try:
         return _start_time(pid) >= t0
-    except (OSError, ValueError, IndexError):
+    except (TypeError, ValueError):
         return False
 
 
